@@ -1,0 +1,81 @@
+/**
+ * Client: per-connection state shared by every transport (TCP connection, HTTP request,
+ * later scripts). The engine reads and changes it; the transport owns the socket.
+ */
+import type { Argv } from '../resp/argv.js';
+import type { ReplySink } from '../resp/reply-sink.js';
+import type { CommandDef } from './command.js';
+import type { Db } from './db.js';
+import type { Engine } from './engine.js';
+import type { DenyHook } from './dispatch.js';
+
+export const ReplyMode = { ON: 0, OFF: 1, SKIP: 2, SKIP_NEXT: 3 } as const;
+
+/** What a transport must provide to the engine. */
+export interface Transport {
+  readonly kind: 'tcp' | 'http' | 'internal';
+  /** Close the connection after pending replies are written (QUIT, CLIENT KILL, limits). */
+  close(afterReply: boolean): void;
+  /** Flush output written asynchronously (pub/sub messages, MONITOR lines, unblocked replies). */
+  requestFlush(): void;
+  /** Bytes waiting in the output buffer (CLIENT LIST omem, output-buffer limits). */
+  outputBytes(): number;
+  /** Bytes received but not yet parsed (CLIENT LIST qbuf). */
+  inputBytes(): number;
+}
+
+export interface QueuedCommand {
+  readonly def: CommandDef;
+  readonly argv: Argv;
+}
+
+export class Client {
+  readonly id: number;
+  dbIndex = 0;
+  name: string | null = null;
+  libName = '';
+  libVer = '';
+  authenticated: boolean;
+  user = 'default';
+  readonly createdAt: number;
+  lastInteraction: number;
+  lastCommand = 'NULL';
+
+  /** MULTI queue; null when not in a transaction. */
+  multi: QueuedCommand[] | null = null;
+  /** A command was rejected while queueing: EXEC answers EXECABORT. */
+  multiError = false;
+  /** A watched key changed: EXEC answers a null array. */
+  dirtyCas = false;
+  /** Watched keys: db index and key, with whether the key was already expired at WATCH time. */
+  watched: { db: number; key: string; expired: boolean }[] = [];
+
+  replyMode: number = ReplyMode.ON;
+  noEvict = false;
+  noTouch = false;
+  monitor = false;
+  /** Number of channel + pattern subscriptions (RESP2 subscribe context when > 0). */
+  subscriptions = 0;
+  /** Closed: nothing more is written or executed. */
+  closed = false;
+  /** Transport-specific admission rule (REST tokens, ACL); null = none. */
+  deny: DenyHook | null = null;
+
+  constructor(
+    readonly engine: Engine,
+    readonly transport: Transport,
+    /** Where asynchronous output for this client goes (pub/sub, MONITOR, unblocked replies). */
+    readonly out: ReplySink,
+    readonly addr: string,
+    readonly laddr: string,
+  ) {
+    this.id = engine.nextClientId++;
+    this.createdAt = engine.now;
+    this.lastInteraction = engine.now;
+    this.authenticated = !engine.authRequired();
+  }
+
+  get db(): Db {
+    return this.engine.dbs[this.dbIndex];
+  }
+}

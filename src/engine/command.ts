@@ -1,0 +1,78 @@
+/**
+ * The declarative command row. One row per command (and per subcommand) drives: the
+ * unknown-command and arity errors, COMMAND output, read-only enforcement (REST read-only
+ * token, *_RO scripts), MULTI queueing and ACL categories. Handlers never re-check arity.
+ */
+import type { Argv } from '../resp/argv.js';
+import type { ReplySink } from '../resp/reply-sink.js';
+import type { Client } from './client.js';
+import { type AclCategory, impliedFlags } from './flags.js';
+
+/** Legacy key positions: first, last (negative counts from the end), step. [0,0,0] = keyless. */
+export type Keys = readonly [first: number, last: number, step: number];
+
+/** Synchronous: no Promise per command on the hot path. */
+export type Handler = (c: Client, argv: Argv, out: ReplySink) => void;
+
+export interface CommandDef {
+  /** Lower-case wire name; "parent|sub" for subcommands. */
+  readonly name: string;
+  /** Redis convention: +N exactly N arguments, -N at least N; the name counts. */
+  readonly arity: number;
+  readonly flags: number;
+  readonly keys: Keys;
+  readonly handler: Handler;
+  /** ACL categories given by the family (the flag-implied ones are added by the registry). */
+  readonly categories: readonly AclCategory[];
+  /** Only with F.MOVABLE_KEYS: the key argument indexes for this argv. */
+  readonly getKeys?: (argv: Argv) => number[];
+  /** CONFIG GET, CLIENT SETNAME...: looked up by the second argument. */
+  readonly subcommands?: ReadonlyMap<string, CommandDef>;
+  /** Dense id assigned by the registry (per-command stats). */
+  id: number;
+}
+
+export interface RowOptions {
+  getKeys?: (argv: Argv) => number[];
+  categories?: readonly AclCategory[];
+}
+
+/** One table row. */
+export function row(
+  name: string, arity: number, flags: number, keys: Keys, handler: Handler, opts: RowOptions = {},
+): CommandDef {
+  return {
+    name, arity, flags: impliedFlags(flags), keys, handler,
+    categories: opts.categories ?? [], getKeys: opts.getKeys, id: -1,
+  };
+}
+
+/** A container command (CONFIG, CLIENT, OBJECT...) whose rows are its subcommands. */
+export function container(
+  name: string, arity: number, flags: number, subs: CommandDef[], fallback: Handler,
+): CommandDef {
+  const map = new Map<string, CommandDef>();
+  for (const s of subs) map.set(s.name, { ...s, name: `${name}|${s.name}` });
+  return { name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], subcommands: map, id: -1 };
+}
+
+export interface Family {
+  readonly name: string;
+  readonly categories: readonly AclCategory[];
+  readonly rows: readonly CommandDef[];
+}
+
+/** A command family: its rows get the family's ACL categories. */
+export function family(name: string, categories: readonly AclCategory[], rows: CommandDef[]): Family {
+  return {
+    name, categories,
+    rows: rows.map((r) => withCategories(r, categories)),
+  };
+}
+
+function withCategories(r: CommandDef, categories: readonly AclCategory[]): CommandDef {
+  const subs = r.subcommands
+    ? new Map([...r.subcommands].map(([k, v]) => [k, withCategories(v, categories)] as const))
+    : undefined;
+  return { ...r, categories: [...categories, ...r.categories], subcommands: subs };
+}

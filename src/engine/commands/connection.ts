@@ -1,0 +1,186 @@
+/**
+ * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts).
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E } from '../../resp/errors.js';
+import { ReplyMode, type Client } from '../client.js';
+import { F } from '../flags.js';
+import { family, row } from '../command.js';
+import { discardTransaction } from './transactions.js';
+
+// PING [message]
+function pingCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 2) {
+    out.error(`ERR wrong number of arguments for 'ping' command`);
+    return;
+  }
+  if (c.subscriptions > 0) {
+    // RESP2 subscribe context: PING answers as a pub/sub message.
+    out.array(2);
+    out.bulkText('pong');
+    if (argv.count === 2) out.bulk(argv.copy(1));
+    else out.bulkText('');
+    return;
+  }
+  if (argv.count === 2) out.bulk(argv.copy(1));
+  else out.simple('PONG');
+}
+
+// ECHO message
+function echoCommand(_c: Client, argv: Argv, out: ReplySink): void {
+  out.bulk(argv.copy(1));
+}
+
+/** Check a password for a user; only the default user exists until ACLs land. */
+export function checkPassword(c: Client, user: string, pass: string): boolean {
+  const required = c.engine.cfg('requirepass');
+  if (user !== 'default') return false;
+  return required === '' || pass === required;
+}
+
+// AUTH [username] password
+function authCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 3) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  if (argv.count === 2 && c.engine.cfg('requirepass') === '') {
+    out.error('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
+    return;
+  }
+  const user = argv.count === 3 ? argv.str(1) : 'default';
+  const pass = argv.str(argv.count - 1);
+  if (checkPassword(c, user, pass)) {
+    c.authenticated = true;
+    c.user = user;
+    out.ok();
+  } else {
+    out.error(E.WRONGPASS);
+  }
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let i = 1;
+  if (argv.count >= 2) {
+    const ver = argv.int(1);
+    if (ver !== ver) {
+      out.error('ERR Protocol version is not an integer or out of range');
+      return;
+    }
+    if (ver < 2 || ver > 3) {
+      out.error('NOPROTO unsupported protocol version');
+      return;
+    }
+    if (ver === 3) {
+      out.error('NOPROTO unsupported protocol version');
+      return;
+    }
+    i = 2;
+  }
+  let user: string | null = null;
+  let pass = '';
+  let name: string | null = null;
+  for (; i < argv.count; i++) {
+    const more = argv.count - i - 1;
+    if (argv.is(i, 'AUTH') && more >= 2) {
+      user = argv.str(i + 1);
+      pass = argv.str(i + 2);
+      i += 2;
+    } else if (argv.is(i, 'SETNAME') && more >= 1) {
+      name = argv.key(i + 1);
+      if (!validClientName(name)) {
+        out.error('ERR Client names cannot contain spaces, newlines or special characters.');
+        return;
+      }
+      i += 1;
+    } else {
+      out.error(`ERR Syntax error in HELLO option '${argv.key(i)}'`);
+      return;
+    }
+  }
+  if (user !== null) {
+    if (!checkPassword(c, user, pass)) {
+      out.error(E.WRONGPASS);
+      return;
+    }
+    c.authenticated = true;
+    c.user = user;
+  }
+  if (!c.authenticated) {
+    out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
+    return;
+  }
+  if (name !== null) c.name = name === '' ? null : name;
+  out.array(14);
+  out.bulkText('server'); out.bulkText('redis');
+  out.bulkText('version'); out.bulkText(REDIS_VERSION);
+  out.bulkText('proto'); out.int(2);
+  out.bulkText('id'); out.int(c.id);
+  out.bulkText('mode'); out.bulkText('standalone');
+  out.bulkText('role'); out.bulkText('master');
+  out.bulkText('modules'); out.array(0);
+}
+
+/** The Redis version we emulate (INFO redis_version, HELLO). */
+export const REDIS_VERSION = '7.0.15';
+
+export function validClientName(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const ch = name.charCodeAt(i);
+    if (ch < 33 || ch > 126) return false;
+  }
+  return true;
+}
+
+// SELECT index
+function selectCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const idx = argv.int(1);
+  if (idx !== idx) {
+    out.error(E.NOT_INTEGER);
+    return;
+  }
+  if (idx < 0 || idx >= c.engine.dbs.length) {
+    out.error(E.DB_INDEX);
+    return;
+  }
+  c.dbIndex = idx;
+  out.ok();
+}
+
+// QUIT
+function quitCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  out.ok();
+  c.transport.close(true);
+}
+
+// RESET
+function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  discardTransaction(c);
+  c.engine.monitors.delete(c);
+  c.monitor = false;
+  for (const l of resetHooks) l(c);
+  c.dbIndex = 0;
+  c.name = null;
+  c.replyMode = ReplyMode.ON;
+  c.noEvict = false;
+  c.noTouch = false;
+  c.authenticated = !c.engine.authRequired();
+  c.user = 'default';
+  out.simple('RESET');
+}
+
+/** Extra state reset by RESET (pub/sub subscriptions, blocking...). */
+export const resetHooks: ((c: Client) => void)[] = [];
+
+export default family('connection', ['connection'], [
+  //   name       arity  flags                                                          keys       handler
+  row('ping',      -1,   F.FAST | F.SUBSCRIBE_CTX,                                      [0, 0, 0], pingCommand),
+  row('echo',       2,   F.FAST,                                                        [0, 0, 0], echoCommand),
+  row('auth',      -2,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], authCommand),
+  row('hello',     -1,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], helloCommand),
+  row('select',     2,   F.LOADING | F.STALE | F.FAST | F.NO_REST,                      [0, 0, 0], selectCommand),
+  row('quit',      -1,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.SUBSCRIBE_CTX | F.NO_REST, [0, 0, 0], quitCommand),
+  row('reset',      1,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.SUBSCRIBE_CTX | F.NO_REST, [0, 0, 0], resetCommand),
+]);

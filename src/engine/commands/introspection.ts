@@ -1,0 +1,208 @@
+/**
+ * COMMAND and its subcommands, produced entirely from the command table.
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E } from '../../resp/errors.js';
+import type { Client } from '../client.js';
+import type { CommandDef } from '../command.js';
+import { F, FLAG_NAMES } from '../flags.js';
+import { container, family, row } from '../command.js';
+import { globMatch } from '../glob.js';
+
+/** One COMMAND INFO entry: name, arity, flags, first, last, step, categories, tips, key specs, subcommands. */
+function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
+  const reg = c.engine.registry;
+  out.array(10);
+  out.bulkText(def.name);
+  out.int(def.arity);
+  const names = FLAG_NAMES.filter(([bit]) => def.flags & bit).map(([, n]) => n);
+  out.array(names.length);
+  for (const n of names) out.simple(n);
+  out.int(def.keys[0]);
+  out.int(def.keys[1]);
+  out.int(def.keys[2]);
+  const cats = reg.categories(def);
+  out.array(cats.length);
+  for (const cat of cats) out.simple('@' + cat);
+  out.array(0); // tips
+  writeKeySpecs(def, out);
+  const subs = def.subcommands ? [...def.subcommands.values()] : [];
+  out.array(subs.length);
+  for (const s of subs) writeInfo(c, s, out);
+}
+
+/** Key specs derived from the legacy (first, last, step) triple. */
+function writeKeySpecs(def: CommandDef, out: ReplySink): void {
+  const [first, last, step] = def.keys;
+  if (first === 0) {
+    out.array(0);
+    return;
+  }
+  out.array(1);
+  out.array(6);
+  out.bulkText('flags');
+  const flag = def.flags & F.WRITE ? 'RW' : 'RO';
+  out.array(1);
+  out.simple(flag);
+  out.bulkText('begin_search');
+  out.array(4);
+  out.bulkText('type'); out.bulkText('index');
+  out.bulkText('spec'); out.array(2); out.bulkText('index'); out.int(first);
+  out.bulkText('find_keys');
+  out.array(4);
+  out.bulkText('type'); out.bulkText('range');
+  out.bulkText('spec'); out.array(6);
+  out.bulkText('lastkey'); out.int(last < 0 ? last : last - first);
+  out.bulkText('keystep'); out.int(step);
+  out.bulkText('limit'); out.int(0);
+}
+
+function topLevel(c: Client): CommandDef[] {
+  return [...c.engine.registry.commands.values()];
+}
+
+// COMMAND
+function commandCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const all = topLevel(c);
+  out.array(all.length);
+  for (const d of all) writeInfo(c, d, out);
+}
+
+// COMMAND COUNT
+function countCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  out.int(c.engine.registry.commands.size);
+}
+
+/** Resolve "get" or "config|get" to a row. */
+function findByName(c: Client, name: string): CommandDef | undefined {
+  const [top, sub] = name.toLowerCase().split('|');
+  const def = c.engine.registry.commands.get(top);
+  if (sub === undefined || def === undefined) return def;
+  return def.subcommands?.get(sub);
+}
+
+// COMMAND INFO [command-name ...]
+function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count === 2) {
+    commandCommand(c, argv, out);
+    return;
+  }
+  out.array(argv.count - 2);
+  for (let i = 2; i < argv.count; i++) {
+    const def = findByName(c, argv.str(i));
+    if (def) writeInfo(c, def, out);
+    else out.nilArray();
+  }
+}
+
+// COMMAND DOCS [command-name ...]: summary and group only.
+function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const defs: CommandDef[] = [];
+  if (argv.count === 2) defs.push(...topLevel(c));
+  else for (let i = 2; i < argv.count; i++) {
+    const d = findByName(c, argv.str(i));
+    if (d) defs.push(d);
+  }
+  out.array(defs.length * 2);
+  for (const d of defs) {
+    out.bulkText(d.name);
+    out.array(4);
+    out.bulkText('summary'); out.bulkText(`The ${d.name.toUpperCase()} command`);
+    out.bulkText('group'); out.bulkText(d.categories[0] ?? 'generic');
+  }
+}
+
+// COMMAND GETKEYS command [arg ...]
+function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const inner = argv.tail(2);
+  const def = c.engine.registry.lookup(inner);
+  if (def === undefined) {
+    out.error('ERR Invalid command specified');
+    return;
+  }
+  if ((def.arity > 0 && inner.count !== def.arity) || inner.count < -def.arity) {
+    out.error('ERR Invalid number of arguments specified for command');
+    return;
+  }
+  const idx = c.engine.registry.keyIndexes(def, inner);
+  if (idx.length === 0) {
+    out.error('ERR The command has no key arguments');
+    return;
+  }
+  out.array(idx.length);
+  for (const i of idx) out.bulk(inner.copy(i));
+}
+
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+function listCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let names: string[] = [];
+  const reg = c.engine.registry;
+  for (const d of reg.commands.values()) {
+    names.push(d.name);
+    if (d.subcommands) for (const s of d.subcommands.values()) names.push(s.name);
+  }
+  if (argv.count === 5 && argv.is(2, 'FILTERBY')) {
+    const v = argv.str(4);
+    if (argv.is(3, 'MODULE')) names = [];
+    else if (argv.is(3, 'ACLCAT')) {
+      names = names.filter((n) => {
+        const d = findByName(c, n)!;
+        return (reg.categories(d) as string[]).includes(v.toLowerCase());
+      });
+    } else if (argv.is(3, 'PATTERN')) {
+      const pat = Buffer.from(v);
+      names = names.filter((n) => globMatch(pat, Buffer.from(n), true));
+    } else {
+      out.error(E.SYNTAX);
+      return;
+    }
+  } else if (argv.count !== 2) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  out.array(names.length);
+  for (const n of names) out.bulkText(n);
+}
+
+// COMMAND HELP
+function helpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  const lines = [
+    'COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    '(no subcommand)',
+    '    Return details about all Redis commands.',
+    'COUNT',
+    '    Return the total number of commands in this Redis server.',
+    'LIST',
+    '    Return a list of all commands in this Redis server.',
+    'INFO [<command-name> ...]',
+    '    Return details about multiple Redis commands.',
+    '    If no command names are given, documentation details for all',
+    '    commands are returned.',
+    'DOCS [<command-name> ...]',
+    '    Return documentation details about multiple Redis commands.',
+    '    If no command names are given, documentation details for all',
+    '    commands are returned.',
+    'GETKEYS <full-command>',
+    '    Return the keys from a full Redis command.',
+    'GETKEYSANDFLAGS <full-command>',
+    '    Return the keys and the access flags from a full Redis command.',
+    'HELP',
+    '    Print this help.',
+  ];
+  out.array(lines.length);
+  for (const l of lines) out.simple(l);
+}
+
+const SUB = F.LOADING | F.STALE;
+export default family('introspection', ['connection'], [
+  container('command', -1, SUB, [
+    //   name        arity  flags      keys       handler
+    row('count',       2,   SUB,       [0, 0, 0], countCommand),
+    row('info',       -2,   SUB,       [0, 0, 0], infoCommand),
+    row('docs',       -2,   SUB,       [0, 0, 0], docsCommand),
+    row('getkeys',    -3,   SUB,       [0, 0, 0], getkeysCommand),
+    row('list',       -2,   SUB,       [0, 0, 0], listCommand),
+    row('help',        2,   SUB,       [0, 0, 0], helpCommand),
+  ], commandCommand),
+]);

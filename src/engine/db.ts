@@ -1,0 +1,348 @@
+/**
+ * Db: one logical database (redis db.c analogue). Owns its keys, their values and their TTLs.
+ *
+ * Keys are latin1 strings (one char per byte: exact and reversible) so that a JS Map can index
+ * them. Each key also owns a stable slot in `slots`: SCAN walks slots in order, and a key keeps
+ * its slot for as long as it lives, so every key present for a whole scan is returned (Redis's
+ * guarantee) even while other keys come and go. Freed slots are reused.
+ *
+ * Every change to a key MUST go through `modified()` (directly or through set/delete): it is
+ * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
+ */
+import type { Engine } from './engine.js';
+
+/** Value types (OBJECT ENCODING and TYPE derive from them). */
+export const T = { STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, STREAM: 5, JSON: 6 } as const;
+export type TypeTag = (typeof T)[keyof typeof T];
+export const TYPE_NAMES = ['string', 'list', 'set', 'zset', 'hash', 'stream', 'ReJSON-RL'] as const;
+
+/** A non-string value: every collection type implements this. */
+export interface TypedValue {
+  readonly type: TypeTag;
+  /** OBJECT ENCODING (listpack, hashtable, skiplist, intset, quicklist, stream...). */
+  encoding(): string;
+}
+
+/** Strings are plain immutable Buffers; everything else is a TypedValue. */
+export type Value = Buffer | TypedValue;
+
+export function typeOf(v: Value): TypeTag {
+  return v instanceof Uint8Array ? T.STRING : v.type;
+}
+
+export class Entry {
+  /** Absolute expiry in ms since the epoch; 0 = no TTL. */
+  exp = 0;
+  /** LRU clock (seconds) of the last access, for OBJECT IDLETIME. */
+  lru: number;
+  /** True while the string is known to be "raw" (APPEND/SETRANGE results, as Redis). */
+  raw = false;
+  constructor(readonly key: string, public value: Value, public slot: number, now: number) {
+    this.lru = Math.floor(now / 1000);
+  }
+}
+
+export class Db {
+  readonly map = new Map<string, Entry>();
+  private slots: (Entry | undefined)[] = [];
+  private free: number[] = [];
+  expires = 0;
+  /** Clients WATCHing each key. */
+  readonly watchers = new Map<string, Set<import('./client.js').Client>>();
+  // Min-heap of (exp, key) for the active expiry cycle; stale pairs are skipped when popped.
+  private heapExp: number[] = [];
+  private heapKey: string[] = [];
+  /** Counters for INFO keyspace hits/misses are kept on the engine. */
+  constructor(readonly index: number, private readonly eng: Engine) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Look a key up, deleting it first if its TTL ran out (lazy expiry). */
+  get(key: string): Entry | undefined {
+    const e = this.map.get(key);
+    if (e === undefined) return undefined;
+    if (e.exp !== 0 && e.exp <= this.eng.now) {
+      this.expireEntry(e);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Lookup for reading: updates the LRU clock and hit/miss statistics. */
+  read(key: string, touch = true): Entry | undefined {
+    const e = this.get(key);
+    if (e === undefined) {
+      this.eng.stats.keyspaceMisses++;
+      return undefined;
+    }
+    this.eng.stats.keyspaceHits++;
+    if (touch) e.lru = this.eng.lruClock;
+    return e;
+  }
+
+  /** True if the key exists and is not expired, without touching LRU or statistics. */
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /**
+   * Create or overwrite a key. `keepTtl` keeps the TTL of an existing key; otherwise it is
+   * cleared (SET semantics). Returns the entry.
+   */
+  set(key: string, value: Value, keepTtl = false): Entry {
+    let e = this.map.get(key);
+    if (e !== undefined) {
+      e.value = value;
+      e.raw = false;
+      e.lru = this.eng.lruClock;
+      if (!keepTtl && e.exp !== 0) {
+        e.exp = 0;
+        this.expires--;
+      } else if (e.exp !== 0 && e.exp <= this.eng.now) {
+        // An expired key that was overwritten with KEEPTTL: it is gone.
+        e.exp = 0;
+        this.expires--;
+      }
+    } else {
+      const slot = this.free.length > 0 ? this.free.pop()! : this.slots.length;
+      e = new Entry(key, value, slot, this.eng.now);
+      this.slots[slot] = e;
+      this.map.set(key, e);
+    }
+    this.modified(key);
+    return e;
+  }
+
+  /** Add a new key that is known not to exist (after get() returned undefined). */
+  add(key: string, value: Value): Entry {
+    const slot = this.free.length > 0 ? this.free.pop()! : this.slots.length;
+    const e = new Entry(key, value, slot, this.eng.now);
+    this.slots[slot] = e;
+    this.map.set(key, e);
+    this.modified(key);
+    return e;
+  }
+
+  /** Delete a key (whether or not it is logically expired). True if it existed. */
+  delete(key: string): boolean {
+    const e = this.map.get(key);
+    if (e === undefined) return false;
+    this.remove(e);
+    this.modified(key);
+    return true;
+  }
+
+  private remove(e: Entry): void {
+    this.map.delete(e.key);
+    this.slots[e.slot] = undefined;
+    this.free.push(e.slot);
+    if (e.exp !== 0) this.expires--;
+    if (this.map.size === 0) {
+      this.slots = [];
+      this.free = [];
+    }
+  }
+
+  private expireEntry(e: Entry): void {
+    this.remove(e);
+    this.eng.stats.expiredKeys++;
+    this.modified(e.key);
+    this.eng.onExpired(this, e.key);
+  }
+
+  /** Set an absolute expiry (ms). A time in the past deletes the key, as Redis does. */
+  setExpire(e: Entry, when: number): void {
+    if (when <= this.eng.now) {
+      this.delete(e.key);
+      return;
+    }
+    if (e.exp === 0) this.expires++;
+    e.exp = when;
+    this.heapPush(when, e.key);
+    this.modified(e.key);
+  }
+
+  /** Remove the TTL. True if there was one. */
+  persist(e: Entry): boolean {
+    if (e.exp === 0) return false;
+    e.exp = 0;
+    this.expires--;
+    this.modified(e.key);
+    return true;
+  }
+
+  /** The single change hook (WATCH, dirty counter, persistence, wake-ups). */
+  modified(key: string): void {
+    this.eng.dirty++;
+    if (this.watchers.size !== 0) {
+      const w = this.watchers.get(key);
+      if (w !== undefined) for (const c of w) c.dirtyCas = true;
+    }
+    this.eng.onKeyChanged(this, key);
+  }
+
+  /** Remove every key (FLUSHDB). Clients watching keys that existed are invalidated. */
+  flush(): number {
+    const n = this.map.size;
+    for (const [key, set] of this.watchers) {
+      if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
+    }
+    this.map.clear();
+    this.slots = [];
+    this.free = [];
+    this.expires = 0;
+    this.heapExp = [];
+    this.heapKey = [];
+    this.eng.dirty += n;
+    this.eng.onFlush(this);
+    return n;
+  }
+
+  /** Exchange contents with another database (SWAPDB); watchers stay with their db index. */
+  swapWith(other: Db): void {
+    for (const db of [this, other]) {
+      for (const [key, set] of db.watchers) {
+        if (this.map.has(key) || other.map.has(key)) for (const c of set) c.dirtyCas = true;
+      }
+    }
+    const fields = ['slots', 'free', 'expires', 'heapExp', 'heapKey'] as const;
+    for (const f of fields) {
+      const t = (this as any)[f];
+      (this as any)[f] = (other as any)[f];
+      (other as any)[f] = t;
+    }
+    // Map is readonly by reference; swap contents.
+    const mine = [...this.map];
+    this.map.clear();
+    for (const [k, v] of other.map) this.map.set(k, v);
+    other.map.clear();
+    for (const [k, v] of mine) other.map.set(k, v);
+  }
+
+  /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
+  randomKey(): string | undefined {
+    for (let tries = 0; this.map.size > 0; tries++) {
+      let e: Entry | undefined;
+      if (tries < 64 && this.slots.length > 0) {
+        e = this.slots[Math.floor(Math.random() * this.slots.length)];
+      } else {
+        // Very sparse slot array: pick by position in the map.
+        let k = Math.floor(Math.random() * this.map.size);
+        for (const x of this.map.values()) if (k-- === 0) { e = x; break; }
+      }
+      if (e === undefined) continue;
+      if (e.exp !== 0 && e.exp <= this.eng.now) {
+        // Redis stops looping on a replica-only all-volatile set; we simply expire and retry.
+        this.expireEntry(e);
+        continue;
+      }
+      return e.key;
+    }
+    return undefined;
+  }
+
+  /**
+   * SCAN step: visit up to `count` slots from `cursor`, calling `fn` for each live key.
+   * Returns the next cursor (0 when the walk is complete).
+   */
+  scan(cursor: number, count: number, fn: (e: Entry) => void): number {
+    const slots = this.slots;
+    let i = cursor;
+    let seen = 0;
+    // Keep walking empty slots without counting them, within a bound (Redis visits at most
+    // count*10 empty buckets).
+    let budget = count * 10;
+    while (i < slots.length && seen < count && budget > 0) {
+      const e = slots[i++];
+      if (e === undefined) {
+        budget--;
+        continue;
+      }
+      seen++;
+      if (e.exp !== 0 && e.exp <= this.eng.now) {
+        this.expireEntry(e);
+        continue;
+      }
+      fn(e);
+    }
+    return i >= slots.length ? 0 : i;
+  }
+
+  // ---------------------------------------------------------------- active expiry
+
+  private heapPush(exp: number, key: string): void {
+    const he = this.heapExp;
+    const hk = this.heapKey;
+    let i = he.length;
+    he.push(exp);
+    hk.push(key);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (he[p] <= exp) break;
+      he[i] = he[p];
+      hk[i] = hk[p];
+      i = p;
+    }
+    he[i] = exp;
+    hk[i] = key;
+    // Stale pairs accumulate when TTLs are changed often: rebuild when they dominate.
+    if (he.length > 1024 && he.length > 4 * this.expires) this.rebuildHeap();
+  }
+
+  private heapPop(): void {
+    const he = this.heapExp;
+    const hk = this.heapKey;
+    const lastE = he.pop()!;
+    const lastK = hk.pop()!;
+    const n = he.length;
+    if (n === 0) return;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && he[c + 1] < he[c]) c++;
+      if (he[c] >= lastE) break;
+      he[i] = he[c];
+      hk[i] = hk[c];
+      i = c;
+    }
+    he[i] = lastE;
+    hk[i] = lastK;
+  }
+
+  private rebuildHeap(): void {
+    this.heapExp = [];
+    this.heapKey = [];
+    const pairs: [number, string][] = [];
+    for (const e of this.map.values()) if (e.exp !== 0) pairs.push([e.exp, e.key]);
+    pairs.sort((a, b) => a[0] - b[0]); // a sorted array is a valid min-heap
+    for (const [x, k] of pairs) {
+      this.heapExp.push(x);
+      this.heapKey.push(k);
+    }
+  }
+
+  /**
+   * Active expiry: delete keys whose TTL has passed, oldest first, until none is due or the
+   * time budget (ms) is spent. Returns the number of keys deleted.
+   */
+  activeExpire(now: number, deadline: number): number {
+    let n = 0;
+    const he = this.heapExp;
+    const hk = this.heapKey;
+    while (he.length > 0 && he[0] <= now) {
+      const key = hk[0];
+      const exp = he[0];
+      this.heapPop();
+      const e = this.map.get(key);
+      if (e !== undefined && e.exp === exp) {
+        this.expireEntry(e);
+        n++;
+        if ((n & 63) === 0 && Date.now() > deadline) break;
+      }
+    }
+    return n;
+  }
+}

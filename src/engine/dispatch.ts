@@ -1,0 +1,134 @@
+/**
+ * The single entry for every command, whatever the transport. Gate order follows Redis's
+ * processCommand so that rejections (and their effect on MULTI) behave the same:
+ *
+ *   1. lookup            unknown command / unknown subcommand
+ *   2. arity             wrong number of arguments
+ *   3. auth              NOAUTH unless the row is NO_AUTH
+ *   4. NO_MULTI          refused inside MULTI
+ *   5. transport rules   (REST: NO_REST, read-only tokens) via `c.deny`
+ *   6. subscribe context RESP2 connection with subscriptions: only SUBSCRIBE_CTX rows
+ *   7. MULTI             queue it (+QUEUED) unless EXEC/DISCARD/MULTI/WATCH/QUIT/RESET
+ *   8. call              handler, statistics, MONITOR feed
+ *
+ * A rejection at steps 1-6 while in MULTI flags the transaction: EXEC answers EXECABORT.
+ */
+import type { Argv } from '../resp/argv.js';
+import { type ReplySink, replyStats } from '../resp/reply-sink.js';
+import { E, CommandError, unknownCommand, unknownSubcommand, wrongArity } from '../resp/errors.js';
+import { ReplyMode, type Client } from './client.js';
+import type { CommandDef } from './command.js';
+import { F } from './flags.js';
+import { feedMonitors } from './monitor.js';
+
+/** Commands that run immediately even inside MULTI. */
+const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
+
+/** A sink that drops everything (CLIENT REPLY OFF/SKIP). */
+const NULL_SINK: ReplySink = {
+  ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {},
+  bulkText() {}, nil() {}, array() {}, nilArray() {},
+};
+
+/** Extra per-transport admission rule (REST read-only token, ACL); returns an error or null. */
+export type DenyHook = (c: Client, def: CommandDef, argv: Argv) => string | null;
+
+export function execute(c: Client, argv: Argv, out: ReplySink): void {
+  const eng = c.engine;
+  if (!eng.inExec) eng.now = Date.now();
+  c.lastInteraction = eng.now;
+  if (c.replyMode !== ReplyMode.ON) {
+    if (c.replyMode === ReplyMode.SKIP_NEXT) {
+      c.replyMode = ReplyMode.SKIP;
+    } else if (c.replyMode === ReplyMode.SKIP) {
+      c.replyMode = ReplyMode.ON;
+      out = NULL_SINK;
+    } else {
+      out = NULL_SINK;
+    }
+  }
+
+  const def = eng.registry.lookup(argv);
+  if (def === undefined) {
+    const top = eng.registry.commands.get(argv.lower(0));
+    if (top !== undefined && top.subcommands !== undefined) {
+      reject(c, out, unknownSubcommand(argv.key(0), cutAtNul(argv.key(1))));
+    } else {
+      const args: string[] = [];
+      for (let i = 1; i < argv.count && i < 64; i++) args.push(cutAtNul(argv.key(i)));
+      reject(c, out, unknownCommand(cutAtNul(argv.key(0)), args));
+    }
+    return;
+  }
+  const arity = def.arity;
+  if ((arity > 0 && argv.count !== arity) || argv.count < -arity) {
+    rejectCmd(c, def, out, wrongArity(def.name));
+    return;
+  }
+  if (!c.authenticated && !(def.flags & F.NO_AUTH)) {
+    rejectCmd(c, def, out, E.NOAUTH);
+    return;
+  }
+  if (c.multi !== null && def.flags & F.NO_MULTI) {
+    rejectCmd(c, def, out, E.NOT_IN_MULTI);
+    return;
+  }
+  if (c.deny !== null) {
+    const err = c.deny(c, def, argv);
+    if (err !== null) {
+      rejectCmd(c, def, out, err);
+      return;
+    }
+  }
+  if (c.subscriptions > 0 && !(def.flags & F.SUBSCRIBE_CTX)) {
+    rejectCmd(c, def, out,
+      `ERR Can't execute '${def.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`);
+    return;
+  }
+  if (c.multi !== null && !MULTI_PASSTHROUGH.has(def.name)) {
+    c.multi.push({ def, argv: argv.clone() });
+    out.simple('QUEUED');
+    return;
+  }
+  call(c, def, argv, out);
+}
+
+/** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */
+export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
+  const eng = c.engine;
+  const st = eng.stats.perCommand[def.id];
+  const errorsBefore = replyStats.errors;
+  const t0 = performance.now();
+  try {
+    def.handler(c, argv, out);
+  } catch (err) {
+    if (err instanceof CommandError) {
+      out.error(err.message);
+    } else {
+      console.error(`internal error in '${def.name}':`, err);
+      out.error(E.INTERNAL);
+    }
+  }
+  st.usec += (performance.now() - t0) * 1000;
+  st.calls++;
+  if (replyStats.errors !== errorsBefore) st.failed++;
+  eng.stats.totalCommands++;
+  c.lastCommand = def.name;
+  if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
+}
+
+function reject(c: Client, out: ReplySink, msg: string): void {
+  if (c.multi !== null) c.multiError = true;
+  out.error(msg);
+}
+
+function rejectCmd(c: Client, def: CommandDef, out: ReplySink, msg: string): void {
+  c.engine.stats.perCommand[def.id].rejected++;
+  reject(c, out, msg);
+}
+
+/** Redis formats names with %s: a NUL byte ends the text. */
+function cutAtNul(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
+}

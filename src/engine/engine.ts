@@ -1,0 +1,199 @@
+/**
+ * Engine: the single writer. Owns the databases, the clients, the statistics and the command
+ * table; every transport feeds commands through `execute()` (see dispatch.ts) and gets replies
+ * through a ReplySink. Nothing here knows about sockets or HTTP.
+ */
+import { Db } from './db.js';
+import { Registry } from './registry.js';
+import type { Client } from './client.js';
+import type { Family } from './command.js';
+import { type Config, OPTIONS, checkValue } from '../config.js';
+
+export interface CommandStats {
+  calls: number;
+  usec: number;
+  rejected: number;
+  failed: number;
+}
+
+export class Stats {
+  totalCommands = 0;
+  totalConnections = 0;
+  rejectedConnections = 0;
+  expiredKeys = 0;
+  keyspaceHits = 0;
+  keyspaceMisses = 0;
+  netInputBytes = 0;
+  totalErrorReplies = 0;
+  errorCodes = new Map<string, number>();
+  perCommand: CommandStats[] = [];
+  /** Ring of (time, total commands) samples for instantaneous_ops_per_sec. */
+  opsSamples: number[] = [];
+  reset(): void {
+    this.totalCommands = 0;
+    this.totalConnections = 0;
+    this.rejectedConnections = 0;
+    this.expiredKeys = 0;
+    this.keyspaceHits = 0;
+    this.keyspaceMisses = 0;
+    this.netInputBytes = 0;
+    this.totalErrorReplies = 0;
+    this.errorCodes.clear();
+    for (const s of this.perCommand) s.calls = s.usec = s.rejected = s.failed = 0;
+  }
+}
+
+/** Change listeners: persistence, keyspace notifications, blocked clients. */
+export interface KeyspaceListener {
+  keyChanged(db: Db, key: string): void;
+  flushed(db: Db): void;
+}
+
+export class Engine {
+  readonly dbs: Db[] = [];
+  readonly registry: Registry;
+  readonly stats = new Stats();
+  readonly clients = new Map<number, Client>();
+  readonly monitors = new Set<Client>();
+  readonly startTime = Date.now();
+  readonly runId: string;
+  nextClientId = 1;
+  /** Time snapshot (ms) for the command being executed; frozen during EXEC. */
+  now = Date.now();
+  /** LRU clock in seconds (OBJECT IDLETIME). */
+  lruClock = Math.floor(Date.now() / 1000);
+  /** Changes since the last save (INFO rdb_changes_since_last_save). */
+  dirty = 0;
+  lastSave = Math.floor(Date.now() / 1000);
+  /** True while EXEC runs its queue (time is frozen, nested rules apply). */
+  inExec = false;
+  private listeners: KeyspaceListener[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  /** Ports the transports actually listen on (INFO server). */
+  tcpPort = 0;
+  httpPort = 0;
+  /** Called by SHUTDOWN; set by the application. */
+  shutdown: (() => void) | null = null;
+
+  constructor(readonly config: Config, families: readonly Family[]) {
+    this.registry = new Registry(families);
+    for (let i = 0; i < this.registry.all.length; i++) {
+      this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0 });
+    }
+    const n = Number(config.get('databases') ?? 16);
+    for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
+    this.runId = Array.from({ length: 40 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  cfg(name: string): string {
+    return this.config.get(name) ?? '';
+  }
+
+  cfgInt(name: string): number {
+    return Number(this.config.get(name) ?? 0);
+  }
+
+  /** CONFIG SET one option; returns an error text or null. */
+  setConfig(name: string, raw: string): string | null {
+    const spec = OPTIONS.find((o) => o.name === name);
+    if (!spec) return `Unknown option or number of arguments for CONFIG SET - '${name}'`;
+    if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
+    const r = checkValue(spec, raw);
+    if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
+    this.config.set(name, r.value);
+    return null;
+  }
+
+  authRequired(): boolean {
+    return this.cfg('requirepass') !== '';
+  }
+
+  // ---------------------------------------------------------------- keyspace events
+
+  addListener(l: KeyspaceListener): void {
+    this.listeners.push(l);
+  }
+
+  onKeyChanged(db: Db, key: string): void {
+    const ls = this.listeners;
+    for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key);
+  }
+
+  onExpired(_db: Db, _key: string): void {
+    // Keyspace notifications (expired events) plug in here.
+  }
+
+  onFlush(db: Db): void {
+    for (const l of this.listeners) l.flushed(db);
+  }
+
+  // ---------------------------------------------------------------- background cycle
+
+  /** Start the periodic tasks (active expiry, idle-client timeout), `hz` times a second. */
+  start(): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.cron();
+      this.timer = setTimeout(tick, 1000 / Math.max(1, this.cfgInt('hz')));
+      this.timer.unref();
+    };
+    this.timer = setTimeout(tick, 100);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** One background step; exposed for tests. */
+  cron(): void {
+    const now = Date.now();
+    this.now = now;
+    this.lruClock = Math.floor(now / 1000);
+    // Active expiry: at most 25% of one tick, as Redis's slow cycle.
+    const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
+    for (const db of this.dbs) {
+      if (db.expires > 0) db.activeExpire(now, deadline);
+      if (Date.now() > deadline) break;
+    }
+    // Idle clients (timeout seconds; pub/sub and blocked clients are exempt as in Redis).
+    const timeout = this.cfgInt('timeout');
+    if (timeout > 0) {
+      for (const c of this.clients.values()) {
+        if (c.transport.kind !== 'tcp' || c.subscriptions > 0 || c.monitor) continue;
+        if (now - c.lastInteraction > timeout * 1000) c.transport.close(false);
+      }
+    }
+    const s = this.stats.opsSamples;
+    s.push(now, this.stats.totalCommands);
+    if (s.length > 32) s.splice(0, 2);
+  }
+
+  /** instantaneous_ops_per_sec from the samples of the last ~1.6 s. */
+  opsPerSec(): number {
+    const s = this.stats.opsSamples;
+    if (s.length < 4) return 0;
+    const dt = s[s.length - 2] - s[0];
+    return dt > 0 ? Math.round(((s[s.length - 1] - s[1]) * 1000) / dt) : 0;
+  }
+
+  // ---------------------------------------------------------------- clients
+
+  register(c: Client): void {
+    this.clients.set(c.id, c);
+    this.stats.totalConnections++;
+  }
+
+  unregister(c: Client): void {
+    c.closed = true;
+    this.clients.delete(c.id);
+    this.monitors.delete(c);
+    for (const l of this.clientListeners) l(c);
+  }
+
+  /** Cleanups run when a client goes away (WATCH lists, pub/sub, blocking). */
+  readonly clientListeners: ((c: Client) => void)[] = [];
+}

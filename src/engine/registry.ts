@@ -1,0 +1,70 @@
+/**
+ * Registry: builds the command table from the families, assigns dense ids, checks the table's
+ * invariants, and resolves an argv to its row (with one level of subcommands).
+ */
+import type { Argv } from '../resp/argv.js';
+import type { CommandDef, Family } from './command.js';
+import { F, aclCategories, type AclCategory, ACL_CATEGORIES } from './flags.js';
+
+export class Registry {
+  readonly commands = new Map<string, CommandDef>();
+  /** Every row, top-level and sub, indexed by id. */
+  readonly all: CommandDef[] = [];
+
+  constructor(families: readonly Family[]) {
+    for (const fam of families) {
+      if (fam.rows.length === 0) throw new Error(`command family ${fam.name} is empty`);
+      for (const r of fam.rows) {
+        if (this.commands.has(r.name)) throw new Error(`duplicate command ${r.name}`);
+        this.check(r);
+        this.assign(r);
+        this.commands.set(r.name, r);
+      }
+    }
+  }
+
+  private assign(r: CommandDef): void {
+    r.id = this.all.length;
+    this.all.push(r);
+    if (r.subcommands) for (const s of r.subcommands.values()) this.assign(s);
+  }
+
+  /** Table invariants (also asserted by test/engine/registry.test.ts). */
+  private check(r: CommandDef): void {
+    const where = `command ${r.name}`;
+    if (r.name !== r.name.toLowerCase()) throw new Error(`${where}: name must be lower-case`);
+    if (r.flags & F.WRITE && r.flags & F.READONLY) throw new Error(`${where}: both write and readonly`);
+    if (!!(r.flags & F.MOVABLE_KEYS) !== !!r.getKeys) throw new Error(`${where}: movablekeys needs getKeys`);
+    if (r.arity === 0) throw new Error(`${where}: arity 0`);
+    const [first, last, step] = r.keys;
+    if (first > 0) {
+      if (step <= 0) throw new Error(`${where}: key step must be positive`);
+      if (r.arity > 0 && first >= r.arity) throw new Error(`${where}: first key beyond arity`);
+      if (last > 0 && last < first) throw new Error(`${where}: last key before first`);
+    }
+    if (r.subcommands) for (const s of r.subcommands.values()) this.check(s);
+  }
+
+  /** Resolve argv[0] (and argv[1] for containers). undefined when unknown. */
+  lookup(argv: Argv): CommandDef | undefined {
+    const def = this.commands.get(argv.lower(0));
+    if (def === undefined || def.subcommands === undefined || argv.count < 2) return def;
+    return def.subcommands.get(argv.lower(1));
+  }
+
+  /** Key argument indexes of a command (COMMAND GETKEYS, ACL key patterns, WATCH...). */
+  keyIndexes(def: CommandDef, argv: Argv): number[] {
+    if (def.getKeys) return def.getKeys(argv);
+    const [first, last0, step] = def.keys;
+    if (first === 0) return [];
+    const last = last0 < 0 ? argv.count + last0 : last0;
+    const out: number[] = [];
+    for (let i = first; i <= last && i < argv.count; i += step) out.push(i);
+    return out;
+  }
+
+  categories(def: CommandDef): AclCategory[] {
+    const set = aclCategories(def.flags, def.categories);
+    return ACL_CATEGORIES.filter((c) => set.has(c));
+  }
+}

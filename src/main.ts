@@ -1,0 +1,45 @@
+/**
+ * Command-line entry: parse options, start the server, stop gracefully on SIGINT/SIGTERM.
+ */
+import { loadConfig, helpText, ConfigError } from './config.js';
+import { createServer } from './app.js';
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(helpText());
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig(args);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const server = await createServer(config);
+  const bind = config.get('bind');
+  console.log(`Ready to accept connections: RESP on ${bind}:${server.tcpPort} (pid ${process.pid})`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`Received ${signal}, shutting down`);
+    server.stop().then(() => {
+      console.log('Bye.');
+      process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  server.engine.shutdown = () => shutdown('SHUTDOWN');
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error('fatal:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,157 @@
+/**
+ * Argv: the arguments of one command as offsets into a borrowed buffer.
+ *
+ * Ownership rule (MUST): `buf` belongs to the connection's parser (or to the HTTP request).
+ * Views returned by `view()` are valid only until the handler returns. Anything that is
+ * stored (a value, a key kept in a structure, a queued MULTI command) MUST be `copy()`-ed.
+ *
+ * Keys are looked up as `key(i)`: a latin1 string, i.e. one char per byte, so the mapping
+ * from bytes to the Map key is exact and reversible (no UTF-8 decoding, nothing lost).
+ */
+import { parseInt64, parseSafeInt, parseDouble } from './ascii.js';
+
+const INITIAL = 16;
+
+export class Argv {
+  buf: Buffer = EMPTY;
+  start: Int32Array = new Int32Array(INITIAL);
+  end: Int32Array = new Int32Array(INITIAL);
+  count = 0;
+
+  /** Reset to zero arguments over `buf`. */
+  reset(buf: Buffer): void {
+    this.buf = buf;
+    this.count = 0;
+  }
+
+  /** Append the argument buf[s, e). */
+  push(s: number, e: number): void {
+    if (this.count === this.start.length) this.grow();
+    this.start[this.count] = s;
+    this.end[this.count] = e;
+    this.count++;
+  }
+
+  private grow(): void {
+    const n = this.start.length * 2;
+    const s = new Int32Array(n);
+    s.set(this.start);
+    const e = new Int32Array(n);
+    e.set(this.end);
+    this.start = s;
+    this.end = e;
+  }
+
+  /** Shift every offset by `delta` (the parser moved the bytes to a new buffer). */
+  rebase(buf: Buffer, delta: number): void {
+    this.buf = buf;
+    for (let i = 0; i < this.count; i++) {
+      this.start[i] += delta;
+      this.end[i] += delta;
+    }
+  }
+
+  len(i: number): number {
+    return this.end[i] - this.start[i];
+  }
+
+  /** Borrowed view: no copy. Dies when the handler returns. */
+  view(i: number): Buffer {
+    return this.buf.subarray(this.start[i], this.end[i]);
+  }
+
+  /** Owned copy: use it whenever the bytes are stored. */
+  copy(i: number): Buffer {
+    const n = this.end[i] - this.start[i];
+    const out = Buffer.allocUnsafe(n);
+    this.buf.copy(out, 0, this.start[i], this.end[i]);
+    return out;
+  }
+
+  /** The argument as a keyspace key: latin1, one char per byte (exact). */
+  key(i: number): string {
+    return this.buf.latin1Slice(this.start[i], this.end[i]);
+  }
+
+  /** UTF-8 text (for option names in messages, config values...). Allocates. */
+  str(i: number): string {
+    return this.buf.toString('utf8', this.start[i], this.end[i]);
+  }
+
+  /** ASCII case-insensitive comparison against an upper-case token, no allocation. */
+  is(i: number, upper: string): boolean {
+    const s = this.start[i];
+    const n = this.end[i] - s;
+    if (n !== upper.length) return false;
+    const b = this.buf;
+    for (let j = 0; j < n; j++) {
+      let c = b[s + j];
+      if (c >= 97 && c <= 122) c -= 32;
+      if (c !== upper.charCodeAt(j)) return false;
+    }
+    return true;
+  }
+
+  /** Lower-case ASCII name of the argument (command names). */
+  lower(i: number): string {
+    return this.buf.latin1Slice(this.start[i], this.end[i]).toLowerCase();
+  }
+
+  /** Strict integer (Redis string2ll rules) within ±2^53; NaN otherwise. */
+  int(i: number): number {
+    return parseSafeInt(this.buf, this.start[i], this.end[i]);
+  }
+
+  /** Strict signed 64-bit integer; null if invalid or out of range. */
+  int64(i: number): bigint | null {
+    return parseInt64(this.buf, this.start[i], this.end[i]);
+  }
+
+  /** Redis strtold-style double (accepts inf/-inf); NaN if invalid. */
+  float(i: number): number {
+    return parseDouble(this.buf, this.start[i], this.end[i]);
+  }
+
+  /** An owned Argv holding copies of every argument (MULTI queue, MONITOR...). */
+  clone(): Argv {
+    let total = 0;
+    for (let i = 0; i < this.count; i++) total += this.end[i] - this.start[i];
+    const buf = Buffer.allocUnsafe(total);
+    const a = new Argv();
+    a.reset(buf);
+    let p = 0;
+    for (let i = 0; i < this.count; i++) {
+      const n = this.buf.copy(buf, p, this.start[i], this.end[i]);
+      a.push(p, p + n);
+      p += n;
+    }
+    return a;
+  }
+
+  /** A view of arguments [from, count) sharing this buffer (COMMAND GETKEYS, subcommands). */
+  tail(from: number): Argv {
+    const a = new Argv();
+    a.reset(this.buf);
+    for (let i = from; i < this.count; i++) a.push(this.start[i], this.end[i]);
+    return a;
+  }
+
+  /** Build an owned Argv from strings or Buffers (tests, internal commands, HTTP). */
+  static of(args: ReadonlyArray<string | Buffer>): Argv {
+    const parts = args.map((x) => (typeof x === 'string' ? Buffer.from(x) : x));
+    let total = 0;
+    for (const p of parts) total += p.length;
+    const buf = Buffer.allocUnsafe(total);
+    const a = new Argv();
+    a.reset(buf);
+    let pos = 0;
+    for (const p of parts) {
+      p.copy(buf, pos);
+      a.push(pos, pos + p.length);
+      pos += p.length;
+    }
+    return a;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,125 @@
+/**
+ * Byte-level number parsing with Redis's exact acceptance rules.
+ *
+ * Redis parses integers with string2ll: optional '-', no '+', no spaces, no leading zeros
+ * (except "0" itself), at most 20 characters, within signed 64 bits. We keep a JS-number fast
+ * path for values within ±2^53 and a BigInt path for the full 64-bit range.
+ */
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const I64_MAX = 9223372036854775807n;
+const I64_MIN = -9223372036854775808n;
+
+/** string2ll within ±2^53; NaN when invalid or outside the safe range. */
+export function parseSafeInt(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  if (n === 0 || n > 20) return NaN;
+  let p = s;
+  let neg = false;
+  if (b[p] === 45 /* - */) {
+    neg = true;
+    p++;
+    if (p === e) return NaN;
+  }
+  let c = b[p];
+  if (c === 48 /* 0 */) return n === 1 ? 0 : NaN; // "0" only; "-0" and "01" are invalid
+  if (c < 49 || c > 57) return NaN;
+  let v = c - 48;
+  p++;
+  for (; p < e; p++) {
+    c = b[p];
+    if (c < 48 || c > 57) return NaN;
+    v = v * 10 + (c - 48);
+    if (v > MAX_SAFE) return NaN;
+  }
+  return neg ? -v : v;
+}
+
+/** string2ll over the full signed 64-bit range; null when invalid. */
+export function parseInt64(b: Uint8Array, s: number, e: number): bigint | null {
+  const fast = parseSafeInt(b, s, e);
+  if (fast === fast) return BigInt(fast);
+  const n = e - s;
+  if (n === 0 || n > 20) return null;
+  let p = s;
+  if (b[p] === 45) p++;
+  if (p === e || b[p] < 49 || b[p] > 57) return null;
+  for (let i = p; i < e; i++) if (b[i] < 48 || b[i] > 57) return null;
+  const v = BigInt(Buffer.from(b.buffer, b.byteOffset + s, n).toString('latin1'));
+  return v > I64_MAX || v < I64_MIN ? null : v;
+}
+
+/** string2ll on a JS string (config values, tests). */
+export function parseIntStr(s: string): number {
+  const b = Buffer.from(s, 'latin1');
+  return parseSafeInt(b, 0, b.length);
+}
+
+/**
+ * A double as Redis's getDoubleFromObject accepts it (strtod): no leading space, the whole
+ * string consumed, no NaN, no overflow to ±HUGE_VAL and no underflow to zero from a non-zero
+ * literal. "inf", "+inf", "-inf", "infinity" (any case) are accepted. NaN when invalid.
+ */
+export function parseDouble(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  if (n === 0 || n > 5 * 1024) return NaN;
+  const str = Buffer.from(b.buffer, b.byteOffset + s, n).toString('latin1');
+  return parseDoubleStr(str);
+}
+
+const DEC_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const INF_RE = /^([+-]?)inf(?:inity)?$/i;
+const HEX_RE = /^([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)(?:[pP]([+-]?\d+))?$/;
+
+export function parseDoubleStr(str: string): number {
+  if (DEC_RE.test(str)) {
+    const v = Number(str);
+    if (v === Infinity || v === -Infinity) return NaN; // ERANGE overflow
+    if (v === 0 && /[1-9]/.test(str.replace(/[eE].*$/, ''))) return NaN; // ERANGE underflow
+    return v;
+  }
+  const inf = INF_RE.exec(str);
+  if (inf) return inf[1] === '-' ? -Infinity : Infinity;
+  const hex = HEX_RE.exec(str);
+  if (hex && (hex[2] || hex[3])) {
+    const mant = parseInt((hex[2] || '0') + (hex[3] || ''), 16);
+    const exp = (hex[4] ? Number(hex[4]) : 0) - 4 * hex[3].length;
+    const v = mant * Math.pow(2, exp);
+    if (!Number.isFinite(v)) return NaN;
+    return hex[1] === '-' ? -v : v;
+  }
+  return NaN;
+}
+
+/** Decimal text of a 64-bit integer reply. */
+export function intText(n: number | bigint): string {
+  return typeof n === 'number' ? String(n) : n.toString();
+}
+
+/**
+ * Redis's "%.17g" formatting of a double (addReplyDouble in Redis 7.0): 17 significant
+ * digits, C printf rules for choosing fixed or exponent notation, "inf"/"-inf".
+ */
+export function formatDouble17g(v: number): string {
+  if (v === Infinity) return 'inf';
+  if (v === -Infinity) return '-inf';
+  if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  const exp = v.toExponential(16); // d.dddddddddddddddde±x : 17 significant digits
+  const m = /^(-?)(\d)\.(\d+)e([+-]\d+)$/.exec(exp)!;
+  const x = Number(m[4]);
+  const digits = (m[2] + m[3]).replace(/0+$/, '');
+  if (x < -4 || x >= 17) {
+    const frac = digits.slice(1);
+    const ex = Math.abs(x) < 10 ? '0' + Math.abs(x) : String(Math.abs(x));
+    return `${m[1]}${digits[0]}${frac ? '.' + frac : ''}e${x < 0 ? '-' : '+'}${ex}`;
+  }
+  let out: string;
+  if (x >= 0) {
+    const intPart = digits.slice(0, x + 1).padEnd(x + 1, '0');
+    const frac = digits.slice(x + 1);
+    out = frac ? `${intPart}.${frac}` : intPart;
+  } else {
+    out = '0.' + '0'.repeat(-x - 1) + digits;
+  }
+  return m[1] + out;
+}

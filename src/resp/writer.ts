@@ -1,0 +1,245 @@
+/**
+ * RespWriter: RESP2 encoding into one process-wide bump slab (msgpackr's idea).
+ *
+ * Every writer appends to the same slab; a writer owns the bytes from `start` to the slab's
+ * `pos` while it is the last one to have written. When another writer takes over (a PUBLISH
+ * writing into a subscriber's output while the publisher's replies are pending), the previous
+ * owner's bytes are sealed into its `parts` list first, so each writer's output stays in order.
+ *
+ * Lifetime rules (MUST):
+ *  - Bytes handed to socket.write() are never overwritten: the slab only moves forward, except
+ *    that a writer whose region is the slab's tail rewinds `pos` after its socket took every
+ *    byte synchronously (writableLength === 0), so the hot request/reply loop reuses the
+ *    same cache-warm bytes.
+ *  - Values of at least BIG_VALUE bytes are not copied: the Buffer itself is queued. Such a
+ *    Buffer MUST be immutable (stored values are: APPEND and SETRANGE build new Buffers).
+ */
+import { type ReplySink, replyStats } from './reply-sink.js';
+
+const SLAB_SIZE = 256 * 1024;
+const BIG_VALUE = 16 * 1024;
+const CRLF = 0x0a0d; // little-endian "\r\n" for writeUInt16LE
+
+let slab = Buffer.allocUnsafe(SLAB_SIZE);
+let pos = 0;
+let owner: RespWriter | null = null;
+
+/** Pre-encoded small integers ":0\r\n" .. ":9999\r\n" and bulk headers "$0\r\n" ... */
+const SMALL = 10000;
+
+/** A sink for anything that can take bytes (net.Socket). */
+export interface ByteSink {
+  write(b: Buffer): boolean;
+  cork(): void;
+  uncork(): void;
+  readonly writableLength: number;
+}
+
+export class RespWriter implements ReplySink {
+  /** Start of this writer's unsealed bytes in the current slab (valid while owner === this). */
+  private start = 0;
+  /** Sealed output waiting for the next flush, in order. */
+  private parts: Buffer[] = [];
+  /** Bytes waiting in `parts` (for output-buffer limits). */
+  pendingBytes = 0;
+  /** Total bytes handed to the socket (INFO total_net_output_bytes). */
+  static totalOut = 0;
+
+  private claim(need: number): void {
+    if (owner !== this) {
+      if (owner !== null) owner.seal();
+      owner = this;
+      this.start = pos;
+    }
+    if (slab.length - pos < need) {
+      this.seal();
+      slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
+      pos = 0;
+      this.start = 0;
+    }
+  }
+
+  /** Move this writer's slab bytes into `parts`. */
+  private seal(): void {
+    if (owner === this) {
+      if (pos > this.start) {
+        this.parts.push(slab.subarray(this.start, pos));
+        this.pendingBytes += pos - this.start;
+      }
+      this.start = pos;
+      owner = null;
+    }
+  }
+
+  /** True when there is something to flush. */
+  get pending(): boolean {
+    return this.parts.length > 0 || (owner === this && pos > this.start);
+  }
+
+  /** Drop everything not yet flushed (CLIENT REPLY OFF, killed client). */
+  discard(): void {
+    if (owner === this) {
+      pos = this.start;
+      owner = null;
+    }
+    this.parts = [];
+    this.pendingBytes = 0;
+  }
+
+  /**
+   * Hand everything written since the last flush to `sock` in one write (or one corked batch).
+   * Returns socket.write's result: false means the kernel buffer is full (backpressure).
+   */
+  flush(sock: ByteSink): boolean {
+    let tailStart = -1;
+    const tailSlab = slab;
+    if (owner === this && pos > this.start) {
+      if (pos === tailSlab.length || this.parts.length > 0) {
+        this.seal();
+      } else {
+        tailStart = this.start;
+      }
+    }
+    let ok = true;
+    if (tailStart >= 0) {
+      // Fast path: one contiguous region at the slab's tail.
+      const region = tailSlab.subarray(tailStart, pos);
+      RespWriter.totalOut += region.length;
+      owner = null;
+      ok = sock.write(region);
+      if (sock.writableLength === 0 && slab === tailSlab && pos === tailStart + region.length) {
+        pos = tailStart; // the kernel has every byte: reuse the region
+      }
+      this.start = pos;
+      return ok;
+    }
+    const parts = this.parts;
+    if (parts.length === 0) return true;
+    this.parts = [];
+    RespWriter.totalOut += this.pendingBytes;
+    this.pendingBytes = 0;
+    if (parts.length === 1) return sock.write(parts[0]);
+    sock.cork();
+    for (const p of parts) ok = sock.write(p);
+    sock.uncork();
+    return ok;
+  }
+
+  /** Concatenate and take everything written so far (tests, HTTP resp2 format, captures). */
+  take(): Buffer {
+    this.seal();
+    const out = this.parts.length === 1 ? Buffer.from(this.parts[0]) : Buffer.concat(this.parts);
+    this.parts = [];
+    this.pendingBytes = 0;
+    return out;
+  }
+
+  /** Pre-encoded bytes. */
+  raw(b: Buffer): void {
+    this.claim(b.length);
+    pos += b.copy(slab, pos);
+  }
+
+  ok(): void {
+    this.raw(OK);
+  }
+
+  simple(s: string): void {
+    this.claim(s.length + 3);
+    slab[pos++] = 0x2b; // +
+    pos += slab.latin1Write(s, pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  error(msg: string): void {
+    if (msg.indexOf('\r') >= 0 || msg.indexOf('\n') >= 0) msg = msg.replace(/[\r\n]/g, ' ');
+    replyStats.errors++;
+    this.claim(msg.length + 3);
+    slab[pos++] = 0x2d; // -
+    pos += slab.latin1Write(msg, pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  int(n: number | bigint): void {
+    if (typeof n === 'number' && n >= 0 && n < SMALL && (n | 0) === n) {
+      this.raw(INTS[n]);
+      return;
+    }
+    this.claim(24);
+    slab[pos++] = 0x3a; // :
+    pos += slab.latin1Write(typeof n === 'number' ? String(n) : n.toString(), pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  private header(prefix: number, n: number): void {
+    if (n < 10) {
+      slab[pos] = prefix;
+      slab[pos + 1] = 48 + n;
+      slab.writeUInt16LE(CRLF, pos + 2);
+      pos += 4;
+    } else {
+      slab[pos++] = prefix;
+      pos += slab.latin1Write(String(n), pos);
+      slab.writeUInt16LE(CRLF, pos);
+      pos += 2;
+    }
+  }
+
+  bulk(v: Buffer): void {
+    const n = v.length;
+    if (n >= BIG_VALUE) {
+      this.claim(16);
+      this.header(0x24, n);
+      this.seal();
+      this.parts.push(v, CRLF_BUF);
+      this.pendingBytes += n + 2;
+      return;
+    }
+    this.claim(n + 16);
+    this.header(0x24, n);
+    pos += v.copy(slab, pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  bulkLatin1(s: string): void {
+    const n = s.length;
+    this.claim(n + 16);
+    this.header(0x24, n);
+    pos += slab.latin1Write(s, pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  bulkText(s: string): void {
+    const n = Buffer.byteLength(s);
+    this.claim(n + 16);
+    this.header(0x24, n);
+    pos += slab.utf8Write(s, pos);
+    slab.writeUInt16LE(CRLF, pos);
+    pos += 2;
+  }
+
+  nil(): void {
+    this.raw(NIL);
+  }
+
+  array(n: number): void {
+    this.claim(16);
+    this.header(0x2a, n);
+  }
+
+  nilArray(): void {
+    this.raw(NIL_ARRAY);
+  }
+}
+
+const OK = Buffer.from('+OK\r\n');
+const NIL = Buffer.from('$-1\r\n');
+const NIL_ARRAY = Buffer.from('*-1\r\n');
+const CRLF_BUF = Buffer.from('\r\n');
+const INTS: Buffer[] = [];
+for (let i = 0; i < SMALL; i++) INTS.push(Buffer.from(`:${i}\r\n`));

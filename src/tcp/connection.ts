@@ -1,0 +1,180 @@
+/**
+ * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read.
+ *
+ * Backpressure: when socket.write() reports a full kernel buffer, reading is paused until
+ * 'drain', so a client that does not read its replies stalls itself instead of growing our
+ * memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
+ * limit of the client's class: over the hard limit, or over the soft limit for longer than its
+ * time, the client is disconnected, as Redis's client-output-buffer-limit does.
+ */
+import type { Socket } from 'node:net';
+import { Argv } from '../resp/argv.js';
+import { Parse, RespParser } from '../resp/parser.js';
+import { RespWriter } from '../resp/writer.js';
+import { Client, type Transport } from '../engine/client.js';
+import type { Engine } from '../engine/engine.js';
+import { execute } from '../engine/dispatch.js';
+import { parseBytes } from '../config.js';
+
+export class Connection implements Transport {
+  readonly kind = 'tcp' as const;
+  readonly client: Client;
+  private readonly parser: RespParser;
+  private readonly argv = new Argv();
+  private readonly writer = new RespWriter();
+  private closing = false;
+  private paused = false;
+  private flushQueued = false;
+  /** When the output buffer first went over the soft limit (0 = not over). */
+  private softSince = 0;
+
+  constructor(private readonly sock: Socket, private readonly engine: Engine, private readonly onClose: (c: Connection) => void) {
+    this.parser = new RespParser({
+      maxBulk: engine.cfgInt('proto-max-bulk-len'),
+      maxInline: 64 * 1024,
+      maxMultibulk: 2147483647,
+    });
+    const addr = `${sock.remoteAddress}:${sock.remotePort}`;
+    const laddr = `${sock.localAddress}:${sock.localPort}`;
+    this.client = new Client(engine, this, this.writer, addr, laddr);
+    engine.register(this.client);
+    sock.setNoDelay(true);
+    const ka = engine.cfgInt('tcp-keepalive');
+    if (ka > 0) sock.setKeepAlive(true, ka * 1000);
+    sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    sock.on('drain', () => this.onDrain());
+    sock.on('error', () => {});
+    sock.on('close', () => this.closed());
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closing) return;
+    const eng = this.engine;
+    eng.stats.netInputBytes += chunk.length;
+    const p = this.parser;
+    const argv = this.argv;
+    const c = this.client;
+    p.push(chunk, argv);
+    if (p.buffered > eng.cfgInt('client-query-buffer-limit')) {
+      // Redis: "closing client that reached max query buffer length"
+      this.close(false);
+      return;
+    }
+    for (;;) {
+      p.authRequired = !c.authenticated;
+      const r = p.next(argv);
+      if (r === Parse.INCOMPLETE) break;
+      if (r === Parse.ERROR) {
+        this.writer.error(p.error!);
+        this.close(true);
+        break;
+      }
+      execute(c, argv, this.writer);
+      if (this.closing || c.closed) break;
+    }
+    this.flush();
+  }
+
+  private flush(): void {
+    if (this.sock.destroyed) return;
+    if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
+      this.paused = true;
+      this.sock.pause();
+    }
+    this.checkOutputLimit();
+    if (this.closing && !this.sock.destroyed) this.sock.end();
+  }
+
+  private onDrain(): void {
+    this.softSince = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.sock.resume();
+    }
+  }
+
+  private checkOutputLimit(): void {
+    const used = this.outputBytes();
+    if (used === 0) {
+      this.softSince = 0;
+      return;
+    }
+    const limits = outputLimits(this.engine.cfg('client-output-buffer-limit'));
+    const lim = this.client.subscriptions > 0 ? limits.pubsub : limits.normal;
+    if (lim === undefined) return;
+    const [hard, soft, secs] = lim;
+    const now = Date.now();
+    let over = hard > 0 && used >= hard;
+    if (soft > 0 && used >= soft) {
+      if (this.softSince === 0) this.softSince = now;
+      else if (now - this.softSince >= secs * 1000) over = true;
+    } else {
+      this.softSince = 0;
+    }
+    if (over) {
+      console.warn(`Client id=${this.client.id} addr=${this.client.addr} scheduled to be closed ASAP for overcoming of output buffer limits.`);
+      this.writer.discard();
+      this.sock.destroy();
+    }
+  }
+
+  // ---------------------------------------------------------------- Transport
+
+  close(afterReply: boolean): void {
+    if (this.closing) return;
+    this.closing = true;
+    if (!afterReply) {
+      this.writer.discard();
+      this.sock.destroy();
+    }
+  }
+
+  requestFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
+  }
+
+  outputBytes(): number {
+    return this.sock.writableLength + this.writer.pendingBytes;
+  }
+
+  inputBytes(): number {
+    return this.parser.buffered;
+  }
+
+  private closed(): void {
+    this.closing = true;
+    this.writer.discard();
+    this.engine.unregister(this.client);
+    this.onClose(this);
+  }
+
+  /** Graceful shutdown: finish what was read, flush, close. */
+  end(): void {
+    this.closing = true;
+    this.flush();
+    if (!this.sock.destroyed) this.sock.end();
+  }
+}
+
+type Limit = readonly [hard: number, soft: number, seconds: number];
+let cachedSpec = '';
+let cachedLimits: Record<string, Limit> = {};
+
+/** Parse "normal 0 0 0 pubsub 32mb 8mb 60" once per distinct value. */
+function outputLimits(spec: string): Record<string, Limit> {
+  if (spec !== cachedSpec) {
+    const w = spec.trim().split(/\s+/);
+    const out: Record<string, Limit> = {};
+    for (let i = 0; i + 3 < w.length; i += 4) {
+      out[w[i]] = [parseBytes(w[i + 1]), parseBytes(w[i + 2]), Number(w[i + 3])];
+    }
+    cachedSpec = spec;
+    cachedLimits = out;
+  }
+  return cachedLimits;
+}
