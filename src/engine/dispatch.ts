@@ -20,6 +20,7 @@ import { ReplyMode, type Client } from './client.js';
 import type { CommandDef } from './command.js';
 import { F } from './flags.js';
 import { feedMonitors } from './monitor.js';
+import { discardTransaction } from './commands/transactions.js';
 
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
@@ -124,6 +125,12 @@ function reject(c: Client, out: ReplySink, msg: string): void {
 
 function rejectCmd(c: Client, def: CommandDef, out: ReplySink, msg: string): void {
   c.engine.stats.perCommand[def.id].rejected++;
+  if (def.name === 'exec') {
+    // Redis's execCommandAbort: a rejected EXEC also discards the transaction.
+    discardTransaction(c);
+    out.error('EXECABORT Transaction discarded because of: ' + (msg.startsWith('ERR ') ? msg.slice(4) : msg));
+    return;
+  }
   reject(c, out, msg);
 }
 

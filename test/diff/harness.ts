@@ -1,0 +1,104 @@
+/**
+ * Differential testing: one script, two servers (ours and a real redis-server), every reply
+ * compared byte for byte.
+ *
+ * A case file in cases/ default-exports an array of Scripts. A step is a command (array of
+ * arguments) or an object with options:
+ *   compare: 'bytes' (default) | 'sorted' (array elements compared as a multiset: KEYS,
+ *            SMEMBERS...) | 'type' (only the reply type: RANDOMKEY, TIME...) | 'skip'
+ *   sleep:   milliseconds to wait before the command (TTL tests)
+ *   raw:     bytes to send instead of a command (protocol tests); `replies` says how many
+ *            replies to read (default 1)
+ */
+import { RawClient, replyLength } from '../helpers/resp-client.js';
+
+export type Compare = 'bytes' | 'sorted' | 'type' | 'skip';
+export interface StepObject {
+  cmd?: Array<string | Buffer>;
+  raw?: Buffer | string;
+  replies?: number;
+  compare?: Compare;
+  sleep?: number;
+}
+export type Step = Array<string | Buffer> | StepObject;
+export interface Script {
+  name: string;
+  steps: Step[];
+  /** Why this script is skipped (documented difference), if it is. */
+  skip?: string;
+}
+
+/** Raw elements of an array reply (each element's exact bytes). */
+export function arrayElements(reply: Buffer): Buffer[] | null {
+  if (reply[0] !== 0x2a) return null;
+  const nl = reply.indexOf('\r\n');
+  const n = Number(reply.toString('latin1', 1, nl));
+  const out: Buffer[] = [];
+  let p = nl + 2;
+  for (let i = 0; i < n; i++) {
+    const l = replyLength(reply, p);
+    out.push(reply.subarray(p, p + l));
+    p += l;
+  }
+  return out;
+}
+
+function sortedKey(reply: Buffer): string {
+  const els = arrayElements(reply);
+  if (els === null) return reply.toString('latin1');
+  return `*${els.length}:` + els.map((e) => e.toString('latin1')).sort().join('|');
+}
+
+function show(b: Buffer): string {
+  return JSON.stringify(b.toString('latin1'));
+}
+
+export interface Mismatch {
+  step: number;
+  cmd: string;
+  ours: string;
+  redis: string;
+}
+
+/** Run one script on both connections; returns the first mismatch or null. */
+export async function runScript(ours: RawClient, redis: RawClient, script: Script): Promise<Mismatch | null> {
+  for (let i = 0; i < script.steps.length; i++) {
+    const step = script.steps[i];
+    const s: StepObject = Array.isArray(step) ? { cmd: step } : step;
+    if (s.sleep) await new Promise((r) => setTimeout(r, s.sleep));
+    const replies = s.raw !== undefined ? (s.replies ?? 1) : 1;
+    const label = s.raw !== undefined ? `raw ${JSON.stringify(String(s.raw))}` : s.cmd!.map(String).join(' ');
+    if (s.raw !== undefined) {
+      ours.write(s.raw);
+      redis.write(s.raw);
+    } else if (s.cmd) {
+      ours.write(encodeCmd(s.cmd));
+      redis.write(encodeCmd(s.cmd));
+    } else {
+      continue;
+    }
+    for (let r = 0; r < replies; r++) {
+      const [a, b] = await Promise.all([
+        ours.next().catch((e: Error) => Buffer.from(`<${e.message}>`)),
+        redis.next().catch((e: Error) => Buffer.from(`<${e.message}>`)),
+      ]);
+      const mode = s.compare ?? 'bytes';
+      let same: boolean;
+      if (mode === 'skip') same = true;
+      else if (mode === 'type') same = a[0] === b[0];
+      else if (mode === 'sorted') same = sortedKey(a) === sortedKey(b);
+      else same = a.equals(b);
+      if (!same) return { step: i, cmd: label, ours: show(a), redis: show(b) };
+    }
+  }
+  return null;
+}
+
+function encodeCmd(args: Array<string | Buffer>): Buffer {
+  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
+  for (const a of args) {
+    const b = typeof a === 'string' ? Buffer.from(a) : a;
+    parts.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
+  }
+  return Buffer.concat(parts);
+}

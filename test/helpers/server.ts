@@ -1,0 +1,106 @@
+/**
+ * Start real server processes for tests: ours (node dist/main.js) and a real redis-server,
+ * each on a free port, stopped by the test (t.after / after).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import fs from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const MAIN = path.join(ROOT, 'dist', 'main.js');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface Proc {
+  readonly port: number;
+  readonly httpPort: number;
+  readonly proc: ChildProcess;
+  readonly dir: string;
+  /** Everything the process printed so far. */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+async function waitForPort(port: number, proc: ChildProcess, out: () => string): Promise<void> {
+  const deadline = Date.now() + 15000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${out()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ port, host: '127.0.0.1' }, () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server did not listen on ${port}:\n${out()}`);
+}
+
+function track(proc: ChildProcess): () => string {
+  let text = '';
+  proc.stdout?.on('data', (d) => { text += d; });
+  proc.stderr?.on('data', (d) => { text += d; });
+  return () => text;
+}
+
+function stopper(proc: ChildProcess) {
+  return (signal: NodeJS.Signals = 'SIGTERM') => new Promise<number | null>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+    const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+    proc.once('exit', (code) => { clearTimeout(t); resolve(code); });
+    proc.kill(signal);
+  });
+}
+
+/** Start our server. `args` are extra command-line options. */
+export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
+  const port = await freePort();
+  const httpPort = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-test-'));
+  const proc = spawn(process.execPath, [MAIN, '--port', String(port), '--http-port', String(httpPort), '--dir', dir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  const out = track(proc);
+  await waitForPort(port, proc, out);
+  const stop = stopper(proc);
+  return {
+    port, httpPort, proc, dir, output: out,
+    stop: async (signal) => {
+      const code = await stop(signal);
+      fs.rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+/** Start a real redis-server (Debian's), without persistence. */
+export async function startRedis(args: string[] = []): Promise<Proc> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-redis-'));
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = track(proc);
+  await waitForPort(port, proc, out);
+  const stop = stopper(proc);
+  return {
+    port, httpPort: 0, proc, dir, output: out,
+    stop: async (signal) => {
+      const code = await stop(signal);
+      fs.rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
