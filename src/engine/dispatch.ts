@@ -51,7 +51,7 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
 
   const def = eng.registry.lookup(argv);
   if (def === undefined) {
-    const top = eng.registry.commands.get(argv.lower(0));
+    const top = eng.registry.lookupName(argv.buf, argv.start[0], argv.end[0]);
     if (top !== undefined && top.subcommands !== undefined) {
       reject(c, out, unknownSubcommand(argv.key(0), cutAtNul(argv.key(1))));
     } else {

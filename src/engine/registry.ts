@@ -10,6 +10,11 @@ export class Registry {
   readonly commands = new Map<string, CommandDef>();
   /** Every row, top-level and sub, indexed by id. */
   readonly all: CommandDef[] = [];
+  /**
+   * perf: top-level lookup by a hash of the case-folded name bytes, verified byte by byte, so
+   * that resolving a command allocates no string (lookup() runs once per command).
+   */
+  private readonly hashed = new Map<number, { name: Buffer; def: CommandDef }[]>();
 
   constructor(families: readonly Family[]) {
     for (const fam of families) {
@@ -19,6 +24,11 @@ export class Registry {
         this.check(r);
         this.assign(r);
         this.commands.set(r.name, r);
+        const name = Buffer.from(r.name, 'latin1');
+        const h = foldHash(name, 0, name.length);
+        const list = this.hashed.get(h);
+        if (list) list.push({ name, def: r });
+        else this.hashed.set(h, [{ name, def: r }]);
       }
     }
   }
@@ -47,9 +57,27 @@ export class Registry {
 
   /** Resolve argv[0] (and argv[1] for containers). undefined when unknown. */
   lookup(argv: Argv): CommandDef | undefined {
-    const def = this.commands.get(argv.lower(0));
+    const def = this.lookupName(argv.buf, argv.start[0], argv.end[0]);
     if (def === undefined || def.subcommands === undefined || argv.count < 2) return def;
     return def.subcommands.get(argv.lower(1));
+  }
+
+  /** Top-level command by its (any-case) name bytes. */
+  lookupName(b: Buffer, s: number, e: number): CommandDef | undefined {
+    const list = this.hashed.get(foldHash(b, s, e));
+    if (list === undefined) return undefined;
+    for (let i = 0; i < list.length; i++) {
+      const name = list[i].name;
+      if (name.length !== e - s) continue;
+      let j = 0;
+      for (; j < name.length; j++) {
+        let c = b[s + j];
+        if (c >= 65 && c <= 90) c += 32;
+        if (c !== name[j]) break;
+      }
+      if (j === name.length) return list[i].def;
+    }
+    return undefined;
   }
 
   /** Key argument indexes of a command (COMMAND GETKEYS, ACL key patterns, WATCH...). */
@@ -67,4 +95,15 @@ export class Registry {
     const set = aclCategories(def.flags, def.categories);
     return ACL_CATEGORIES.filter((c) => set.has(c));
   }
+}
+
+/** Hash of the ASCII-lower-cased bytes b[s, e). */
+function foldHash(b: Uint8Array, s: number, e: number): number {
+  let h = e - s;
+  for (let i = s; i < e; i++) {
+    let c = b[i];
+    if (c >= 65 && c <= 90) c += 32;
+    h = (Math.imul(h, 31) + c) | 0;
+  }
+  return h;
 }
