@@ -8,6 +8,7 @@ import type { CommandDef } from './command.js';
 import type { Db } from './db.js';
 import type { Engine } from './engine.js';
 import type { DenyHook } from './dispatch.js';
+import type { AclUser } from './acl.js';
 
 export const ReplyMode = { ON: 0, OFF: 1, SKIP: 2, SKIP_NEXT: 3 } as const;
 
@@ -37,6 +38,8 @@ export class Client {
   libVer = '';
   authenticated: boolean;
   user = 'default';
+  /** The ACL user the connection runs as (permissions are checked against it). */
+  aclUser: AclUser;
   readonly createdAt: number;
   lastInteraction: number;
   lastCommand = 'NULL';
@@ -73,6 +76,7 @@ export class Client {
     this.createdAt = engine.now;
     this.lastInteraction = engine.now;
     this.authenticated = !engine.authRequired();
+    this.aclUser = engine.acl.defaultUser;
   }
 
   get db(): Db {

@@ -74,6 +74,19 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, E.NOT_IN_MULTI);
     return;
   }
+  if (!c.aclUser.unrestricted) {
+    const r = eng.acl.check(c.aclUser, def, argv);
+    if (r !== null) {
+      eng.acl.addLog({
+        reason: r.reason, context: eng.inExec ? 'multi' : 'toplevel',
+        object: r.reason === 'command' ? def.name : argv.key(r.index), username: c.user, clientInfo: `id=${c.id} addr=${c.addr}`,
+      });
+      rejectCmd(c, def, out, r.reason === 'command'
+        ? `NOPERM this user has no permissions to run the '${def.name}' command`
+        : `NOPERM this user has no permissions to access one of the ${r.reason === 'key' ? 'keys' : 'channels'} used as arguments`);
+      return;
+    }
+  }
   if (c.deny !== null) {
     const err = c.deny(c, def, argv);
     if (err !== null) {

@@ -5,6 +5,7 @@
  */
 import { Db } from './db.js';
 import { Registry } from './registry.js';
+import { Acl } from './acl.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -52,6 +53,7 @@ export interface KeyspaceListener {
 export class Engine {
   readonly dbs: Db[] = [];
   readonly registry: Registry;
+  readonly acl: Acl;
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
@@ -77,6 +79,11 @@ export class Engine {
 
   constructor(readonly config: Config, families: readonly Family[]) {
     this.registry = new Registry(families);
+    this.acl = new Acl(this.registry);
+    if (this.cfg('requirepass') !== '') this.acl.setDefaultPassword(this.cfg('requirepass'));
+    this.acl.onUserDeleted = (name) => {
+      for (const c of this.clients.values()) if (c.user === name) c.transport.close(true);
+    };
     for (let i = 0; i < this.registry.all.length; i++) {
       this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0 });
     }
@@ -103,12 +110,17 @@ export class Engine {
     const r = checkValue(spec, raw);
     if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
     this.config.set(name, r.value);
+    if (name === 'requirepass') this.acl.setDefaultPassword(r.value);
     return null;
   }
 
+  /** Connections start unauthenticated when the default user has a password or is off. */
   authRequired(): boolean {
-    return this.cfg('requirepass') !== '';
+    return this.acl.authRequired();
   }
+
+  /** A user's rules changed (ACL SETUSER); connections keep their user object, so nothing to do. */
+  aclChanged(_name: string): void {}
 
   // ---------------------------------------------------------------- keyspace events
 

@@ -32,11 +32,12 @@ function echoCommand(_c: Client, argv: Argv, out: ReplySink): void {
   out.bulk(argv.copy(1));
 }
 
-/** Check a password for a user; only the default user exists until ACLs land. */
+/** Authenticate the connection as `user`; false (and nothing changed) when refused. */
 export function checkPassword(c: Client, user: string, pass: string): boolean {
-  const required = c.engine.cfg('requirepass');
-  if (user !== 'default') return false;
-  return required === '' || pass === required;
+  const u = c.engine.acl.authenticate(user, pass);
+  if (u === null) return false;
+  c.aclUser = u;
+  return true;
 }
 
 // AUTH [username] password
@@ -45,12 +46,12 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(E.SYNTAX);
     return;
   }
-  if (argv.count === 2 && c.engine.cfg('requirepass') === '') {
+  if (argv.count === 2 && c.engine.acl.defaultUser.nopass) {
     out.error('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
     return;
   }
-  const user = argv.count === 3 ? argv.str(1) : 'default';
-  const pass = argv.str(argv.count - 1);
+  const user = argv.count === 3 ? argv.key(1) : 'default';
+  const pass = argv.key(argv.count - 1);
   if (checkPassword(c, user, pass)) {
     c.authenticated = true;
     c.user = user;
@@ -85,8 +86,8 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   for (; i < argv.count; i++) {
     const more = argv.count - i - 1;
     if (argv.is(i, 'AUTH') && more >= 2) {
-      user = argv.str(i + 1);
-      pass = argv.str(i + 2);
+      user = argv.key(i + 1);
+      pass = argv.key(i + 2);
       i += 2;
     } else if (argv.is(i, 'SETNAME') && more >= 1) {
       name = argv.key(i + 1);
@@ -168,6 +169,7 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   c.noTouch = false;
   c.authenticated = !c.engine.authRequired();
   c.user = 'default';
+  c.aclUser = c.engine.acl.defaultUser;
   out.simple('RESET');
 }
 

@@ -1,0 +1,299 @@
+/**
+ * ACL commands: SETUSER GETUSER DELUSER LIST USERS WHOAMI CAT GENPASS LOG DRYRUN LOAD SAVE HELP,
+ * plus Upstash's RESTTOKEN (a REST token carrying a user's permissions).
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E } from '../../resp/errors.js';
+import type { Client } from '../client.js';
+import { Acl, AclError } from '../acl.js';
+import { ACL_CATEGORIES, type AclCategory } from '../flags.js';
+import { F } from '../flags.js';
+import { container, family, row } from '../command.js';
+
+/** Redis rejects user names with spaces or control characters. */
+function validUserName(name: string): boolean {
+  return name.length > 0 && !/[\x00-\x20\x7f]/.test(name);
+}
+
+// ACL SETUSER username [rule [rule ...]]
+function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const acl = c.engine.acl;
+  const name = argv.key(2);
+  if (!validUserName(name)) {
+    out.error('ERR Usernames can\'t contain spaces or null characters');
+    return;
+  }
+  const rules: string[] = [];
+  for (let i = 3; i < argv.count; i++) rules.push(argv.key(i));
+  const existing = acl.users.get(name);
+  // Rules apply to a scratch copy first so that a bad rule changes nothing.
+  const scratch = acl.create('\0scratch');
+  acl.users.delete('\0scratch');
+  if (existing) copyUser(existing, scratch);
+  try {
+    acl.apply(scratch, rules);
+  } catch (err) {
+    if (err instanceof AclError) {
+      out.error('ERR ' + err.message);
+      return;
+    }
+    throw err;
+  }
+  const target = existing ?? acl.create(name);
+  copyUser(scratch, target);
+  target.refresh();
+  c.engine.aclChanged(name);
+  out.ok();
+}
+
+function copyUser(from: import('../acl.js').AclUser, to: import('../acl.js').AclUser): void {
+  to.enabled = from.enabled;
+  to.nopass = from.nopass;
+  to.sanitizePayload = from.sanitizePayload;
+  to.passwords.clear();
+  for (const p of from.passwords) to.passwords.add(p);
+  to.allowed = Uint8Array.from(from.allowed);
+  to.allCommands = from.allCommands;
+  to.rules = [...from.rules];
+  to.allKeys = from.allKeys;
+  to.keys = [...from.keys];
+  to.allChannels = from.allChannels;
+  to.channels = [...from.channels];
+  to.refresh();
+}
+
+// ACL GETUSER username
+function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const acl = c.engine.acl;
+  const u = acl.users.get(argv.key(2));
+  if (u === undefined) {
+    out.nilArray();
+    return;
+  }
+  out.array(12);
+  out.bulkText('flags');
+  const flags = acl.flags(u);
+  out.array(flags.length);
+  for (const f of flags) out.bulkText(f);
+  out.bulkText('passwords');
+  out.array(u.passwords.size);
+  for (const p of u.passwords) out.bulkText(p);
+  out.bulkText('commands');
+  out.bulkLatin1(acl.describeCommands(u));
+  out.bulkText('keys');
+  out.bulkLatin1(acl.describeKeys(u));
+  out.bulkText('channels');
+  out.bulkLatin1(acl.describeChannels(u));
+  out.bulkText('selectors');
+  out.array(0);
+}
+
+// ACL DELUSER username [username ...]
+function deluserCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const acl = c.engine.acl;
+  for (let i = 2; i < argv.count; i++) {
+    if (argv.key(i) === 'default') {
+      out.error('ERR The \'default\' user cannot be removed');
+      return;
+    }
+  }
+  let n = 0;
+  for (let i = 2; i < argv.count; i++) {
+    const name = argv.key(i);
+    if (acl.users.has(name)) {
+      acl.deleteUser(name);
+      n++;
+    }
+  }
+  out.int(n);
+}
+
+function sortedUsers(acl: Acl) {
+  return [...acl.users.values()].sort((a, b) => Buffer.compare(Buffer.from(a.name, 'latin1'), Buffer.from(b.name, 'latin1')));
+}
+
+// ACL LIST
+function listCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const users = sortedUsers(c.engine.acl);
+  out.array(users.length);
+  for (const u of users) out.bulkLatin1(c.engine.acl.describe(u));
+}
+
+// ACL USERS
+function usersCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const users = sortedUsers(c.engine.acl);
+  out.array(users.length);
+  for (const u of users) out.bulkLatin1(u.name);
+}
+
+// ACL WHOAMI
+function whoamiCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  out.bulkLatin1(c.user);
+}
+
+// ACL CAT [category]
+function catCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count === 2) {
+    out.array(ACL_CATEGORIES.length);
+    for (const cat of ACL_CATEGORIES) out.bulkText(cat);
+    return;
+  }
+  const cat = argv.str(2).toLowerCase() as AclCategory;
+  if (!ACL_CATEGORIES.includes(cat)) {
+    out.error(`ERR Unknown category '${argv.key(2)}'`);
+    return;
+  }
+  const reg = c.engine.registry;
+  const names: string[] = [];
+  for (const def of reg.all) if (reg.categories(def).includes(cat)) names.push(def.name);
+  out.array(names.length);
+  for (const n of names) out.bulkText(n);
+}
+
+// ACL GENPASS [bits]
+function genpassCommand(_c: Client, argv: Argv, out: ReplySink): void {
+  let bits = 256;
+  if (argv.count === 3) {
+    bits = argv.int(2);
+    if (bits !== bits) {
+      out.error(E.NOT_INTEGER);
+      return;
+    }
+    if (bits <= 0 || bits > 4096) {
+      out.error('ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096');
+      return;
+    }
+  }
+  out.bulkText(Acl.genpass(bits));
+}
+
+// ACL LOG [count | RESET]
+function logCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const acl = c.engine.acl;
+  let count = 10;
+  if (argv.count === 3) {
+    if (argv.is(2, 'RESET')) {
+      acl.log.length = 0;
+      out.ok();
+      return;
+    }
+    count = argv.int(2);
+    if (count !== count || count < 0) {
+      out.error(E.NOT_INTEGER);
+      return;
+    }
+  }
+  const entries = acl.log.slice(0, count);
+  const now = Date.now();
+  out.array(entries.length);
+  for (const e of entries) {
+    out.array(20);
+    out.bulkText('count'); out.int(e.count);
+    out.bulkText('reason'); out.bulkText(e.reason);
+    out.bulkText('context'); out.bulkText(e.context);
+    out.bulkText('object'); out.bulkLatin1(e.object);
+    out.bulkText('username'); out.bulkLatin1(e.username);
+    out.bulkText('age-seconds'); out.bulkText(((now - e.created) / 1000).toFixed(3));
+    out.bulkText('client-info'); out.bulkText(e.clientInfo);
+    out.bulkText('entry-id'); out.int(e.id);
+    out.bulkText('timestamp-created'); out.int(e.created);
+    out.bulkText('timestamp-last-updated'); out.int(e.updated);
+  }
+}
+
+// ACL DRYRUN username command [arg ...]
+function dryrunCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const acl = c.engine.acl;
+  const u = acl.users.get(argv.key(2));
+  if (u === undefined) {
+    out.error(`ERR User '${argv.key(2)}' not found`);
+    return;
+  }
+  const inner = argv.tail(3);
+  const def = c.engine.registry.lookup(inner);
+  if (def === undefined) {
+    out.error(`ERR Command '${argv.key(3)}' not found`);
+    return;
+  }
+  if ((def.arity > 0 && inner.count !== def.arity) || inner.count < -def.arity) {
+    out.error(`ERR wrong number of arguments for '${def.name}' command`);
+    return;
+  }
+  const r = acl.check(u, def, inner);
+  if (r === null) out.ok();
+  else if (r.reason === 'command') out.bulkText(`This user has no permissions to run the '${def.name}' command`);
+  else if (r.reason === 'key') out.bulkLatin1(`This user has no permissions to access the '${inner.key(r.index)}' key`);
+  else out.bulkLatin1(`This user has no permissions to access the '${inner.key(r.index)}' channel`);
+}
+
+// ACL LOAD / ACL SAVE: there is no ACL file; users persist with the data directory.
+function aclFileCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  out.error('ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.');
+}
+
+// ACL RESTTOKEN username password (Upstash)
+function resttokenCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const token = c.engine.acl.restToken(argv.key(2), argv.view(3).toString('latin1'));
+  if (token === null) out.error(E.WRONGPASS);
+  else out.bulkText(token);
+}
+
+// ACL HELP
+function helpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  const lines = [
+    'ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    'CAT [<category>]',
+    '    List all commands that belong to <category>, or all command categories',
+    '    when no category is specified.',
+    'DELUSER <username> [<username> ...]',
+    '    Delete a list of users.',
+    'DRYRUN <username> <command> [<arg> ...]',
+    '    Returns whether the user can execute the given command without executing the command.',
+    'GETUSER <username>',
+    '    Get the user\'s details.',
+    'GENPASS [<bits>]',
+    '    Generate a secure 256-bit user password. The optional `bits` argument can',
+    '    be used to specify a different size.',
+    'LIST',
+    '    Show users details in config file format.',
+    'LOAD',
+    '    Reload users from the ACL file.',
+    'LOG [<count> | RESET]',
+    '    Show the ACL log entries.',
+    'SAVE',
+    '    Save the current config to the ACL file.',
+    'SETUSER <username> <attribute> [<attribute> ...]',
+    '    Create or modify a user with the specified attributes.',
+    'USERS',
+    '    List all the registered usernames.',
+    'WHOAMI',
+    '    Return the current connection username.',
+    'HELP',
+    '    Prints this help.',
+  ];
+  out.array(lines.length);
+  for (const l of lines) out.simple(l);
+}
+
+const ADMIN = F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE;
+const CONN = F.NOSCRIPT | F.LOADING | F.STALE;
+export default family('acl', [], [
+  container('acl', -2, 0, [
+    //   name         arity  flags               keys       handler
+    row('setuser',     -3,   ADMIN,              [0, 0, 0], setuserCommand),
+    row('getuser',      3,   ADMIN,              [0, 0, 0], getuserCommand),
+    row('deluser',     -3,   ADMIN,              [0, 0, 0], deluserCommand),
+    row('list',         2,   ADMIN,              [0, 0, 0], listCommand),
+    row('users',        2,   ADMIN,              [0, 0, 0], usersCommand),
+    row('whoami',       2,   CONN,               [0, 0, 0], whoamiCommand),
+    row('cat',         -2,   CONN,               [0, 0, 0], catCommand),
+    row('genpass',     -2,   CONN,               [0, 0, 0], genpassCommand),
+    row('log',         -2,   ADMIN,              [0, 0, 0], logCommand),
+    row('dryrun',      -4,   ADMIN,              [0, 0, 0], dryrunCommand),
+    row('load',         2,   ADMIN,              [0, 0, 0], aclFileCommand),
+    row('save',         2,   ADMIN,              [0, 0, 0], aclFileCommand),
+    row('resttoken',    4,   ADMIN,              [0, 0, 0], resttokenCommand),
+    row('help',         2,   F.LOADING | F.STALE, [0, 0, 0], helpCommand),
+  ], (_c, _argv, out) => out.error('ERR wrong number of arguments for \'acl\' command')),
+]);

@@ -1,0 +1,43 @@
+import type { Script } from '../harness.js';
+
+// Every script ends by deleting the users it created: FLUSHALL does not reset ACLs.
+const cleanup = ['ACL', 'DELUSER', 'alice', 'bob', 'carol', 'dave'];
+
+const scripts: Script[] = [
+  { name: 'default user description', steps: [['ACL', 'LIST'], ['ACL', 'USERS'], ['ACL', 'WHOAMI'], ['ACL', 'GETUSER', 'default']] },
+  { name: 'SETUSER rules and their description', steps: [
+    ['ACL', 'SETUSER', 'alice', 'on', '>pw', '~cache:*', '+@read', '-get', '+set', '&ch*'],
+    ['ACL', 'GETUSER', 'alice'], ['ACL', 'LIST'],
+    ['ACL', 'SETUSER', 'alice', '+get', '-@write', '+@read'], ['ACL', 'GETUSER', 'alice'],
+    ['ACL', 'SETUSER', 'bob'], ['ACL', 'LIST'],
+    ['ACL', 'SETUSER', 'carol', 'allkeys', 'allcommands', 'allchannels', 'on', 'nopass'], ['ACL', 'GETUSER', 'carol'],
+    ['ACL', 'SETUSER', 'dave', '+config|get', '%R~r:*', '%W~w:*', '%RW~rw:*', 'resetchannels'], ['ACL', 'GETUSER', 'dave'],
+    ['ACL', 'SETUSER', 'dave', 'reset'], ['ACL', 'GETUSER', 'dave'], ['ACL', 'LIST'],
+    cleanup,
+  ] },
+  { name: 'SETUSER errors change nothing', steps: [
+    ['ACL', 'SETUSER', 'alice', 'on', '+@foo'], ['ACL', 'SETUSER', 'alice', 'foo'], ['ACL', 'SETUSER', 'alice', '+nocmd'],
+    ['ACL', 'GETUSER', 'alice'], ['ACL', 'SETUSER', 'alice', '~*', '~x'], ['ACL', 'SETUSER', 'alice', '#abc'],
+    ['ACL', 'SETUSER', 'alice', '<nopw'], ['ACL', 'SETUSER', 'alice', '%X~k'], ['ACL', 'LIST'],
+    ['ACL', 'DELUSER', 'default'], ['ACL', 'DELUSER', 'alice', 'nobody'], ['ACL', 'GETUSER', 'nobody'], cleanup,
+  ] },
+  { name: 'permissions are enforced: commands, keys, channels', steps: [
+    ['ACL', 'SETUSER', 'alice', 'on', 'nopass', '+get', '+set', '~k*', '%R~ro*', '+publish', '&news.*'],
+    ['AUTH', 'alice', 'x'], ['GET', 'k1'], ['GET', 'z'], ['SET', 'k1', 'v'], ['SET', 'ro1', 'v'], ['GET', 'ro1'],
+    ['DEL', 'k1'], ['PUBLISH', 'news.a', 'm'], ['PUBLISH', 'sports', 'm'], ['ACL', 'WHOAMI'],
+    ['AUTH', 'default', 'x'], ['ACL', 'WHOAMI'], cleanup,
+  ] },
+  { name: 'AUTH failures', steps: [
+    ['AUTH', 'nobody', 'x'], ['AUTH', 'x'], ['AUTH', 'a', 'b', 'c'],
+    ['ACL', 'SETUSER', 'bob', 'off', '>pw', '+@all'], ['AUTH', 'bob', 'pw'], ['ACL', 'SETUSER', 'bob', 'on'], ['AUTH', 'bob', 'bad'],
+    ['AUTH', 'bob', 'pw'], ['ACL', 'WHOAMI'], cleanup,
+  ] },
+  { name: 'CAT, GENPASS, DRYRUN and errors', steps: [
+    ['ACL', 'CAT'], { cmd: ['ACL', 'CAT', 'connection'], compare: 'type' }, ['ACL', 'CAT', 'nosuch'],
+    { cmd: ['ACL', 'GENPASS'], compare: 'type' }, ['ACL', 'GENPASS', '0'], ['ACL', 'GENPASS', 'x'],
+    ['ACL', 'SETUSER', 'alice', 'on', '+get', '~k*'], ['ACL', 'DRYRUN', 'alice', 'get', 'k'], ['ACL', 'DRYRUN', 'alice', 'set', 'k', 'v'],
+    ['ACL', 'DRYRUN', 'alice', 'get', 'zz'], ['ACL', 'DRYRUN', 'nobody', 'get', 'k'], ['ACL', 'DRYRUN', 'alice', 'nocmd'],
+    ['ACL', 'NOSUCH'], ['ACL'], ['ACL', 'LOAD'], ['ACL', 'HELP'], cleanup,
+  ] },
+];
+export default scripts;
