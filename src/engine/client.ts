@@ -23,6 +23,8 @@ export interface Transport {
   outputBytes(): number;
   /** Bytes received but not yet parsed (CLIENT LIST qbuf). */
   inputBytes(): number;
+  /** The client was unblocked: execute the input that waited behind the blocking command. */
+  resume(): void;
 }
 
 export interface QueuedCommand {
@@ -59,6 +61,8 @@ export class Client {
   monitor = false;
   /** Number of channel + pattern subscriptions (RESP2 subscribe context when > 0). */
   subscriptions = 0;
+  /** Waiting in a blocking command (see blocking.ts): further input waits. */
+  blocked = false;
   /** Closed: nothing more is written or executed. */
   closed = false;
   /** Transport-specific admission rule (REST tokens, ACL); null = none. */

@@ -105,6 +105,8 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   call(c, def, argv, out);
+  // Clients blocked on keys this command (or whole EXEC) made ready are served now.
+  if (eng.blocking.pending) eng.blocking.serveReady();
 }
 
 /** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */

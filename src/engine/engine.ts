@@ -6,6 +6,7 @@
 import { Db } from './db.js';
 import { Registry } from './registry.js';
 import { Acl } from './acl.js';
+import { Blocking } from './blocking.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -54,6 +55,7 @@ export class Engine {
   readonly dbs: Db[] = [];
   readonly registry: Registry;
   readonly acl: Acl;
+  readonly blocking: Blocking;
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
@@ -87,6 +89,7 @@ export class Engine {
     for (let i = 0; i < this.registry.all.length; i++) {
       this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0 });
     }
+    this.blocking = new Blocking(this);
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = Array.from({ length: 40 }, () => Math.floor(Math.random() * 16).toString(16)).join('');

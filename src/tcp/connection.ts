@@ -52,14 +52,22 @@ export class Connection implements Transport {
     const eng = this.engine;
     eng.stats.netInputBytes += chunk.length;
     const p = this.parser;
-    const argv = this.argv;
     const c = this.client;
-    p.push(chunk, argv);
+    p.push(chunk, this.argv);
     if (p.buffered > eng.cfgInt('client-query-buffer-limit')) {
       // Redis: "closing client that reached max query buffer length"
       this.close(false);
       return;
     }
+    if (!c.blocked) this.process();
+    else this.flush();
+  }
+
+  /** Execute every complete command in the parser, until one blocks. */
+  private process(): void {
+    const p = this.parser;
+    const argv = this.argv;
+    const c = this.client;
     for (;;) {
       p.authRequired = !c.authenticated;
       const r = p.next(argv);
@@ -70,9 +78,17 @@ export class Connection implements Transport {
         break;
       }
       execute(c, argv, this.writer);
-      if (this.closing || c.closed) break;
+      if (this.closing || c.closed || c.blocked) break;
     }
     this.flush();
+  }
+
+  resume(): void {
+    if (this.closing || this.client.blocked) return;
+    // Run what waited behind the blocking command, after the unblocking reply is flushed.
+    queueMicrotask(() => {
+      if (!this.closing && !this.client.blocked) this.process();
+    });
   }
 
   private flush(): void {

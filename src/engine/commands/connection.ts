@@ -161,6 +161,7 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   discardTransaction(c);
   c.engine.monitors.delete(c);
   c.monitor = false;
+  c.engine.blocking.cancel(c);
   for (const l of resetHooks) l(c);
   c.dbIndex = 0;
   c.name = null;
