@@ -1,0 +1,228 @@
+/**
+ * An order-statistics skiplist of (score, member), ordered by score then by member bytes
+ * (memcmp), as Redis's zskiplist: every forward link stores its span, so rank lookups and
+ * range-by-rank are O(log n). Members are latin1 strings (one char per byte) so comparing them
+ * with < is the same as memcmp on the bytes.
+ *
+ * Algorithm after William Pugh's paper and Redis's t_zset.c description (written anew here).
+ */
+
+const MAX_LEVEL = 32;
+const P = 0.25;
+
+export class SkipNode {
+  readonly next: (SkipNode | null)[];
+  readonly span: number[];
+  prev: SkipNode | null = null;
+  constructor(public score: number, public member: string, level: number) {
+    this.next = new Array(level).fill(null);
+    this.span = new Array(level).fill(0);
+  }
+}
+
+function randomLevel(): number {
+  let l = 1;
+  while (l < MAX_LEVEL && Math.random() < P) l++;
+  return l;
+}
+
+/** (score, member) strictly before (s2, m2) in zset order. */
+function before(s1: number, m1: string, s2: number, m2: string): boolean {
+  return s1 < s2 || (s1 === s2 && m1 < m2);
+}
+
+export class SkipList {
+  readonly head = new SkipNode(0, '', MAX_LEVEL);
+  tail: SkipNode | null = null;
+  length = 0;
+  level = 1;
+
+  insert(score: number, member: string): SkipNode {
+    const update: SkipNode[] = new Array(MAX_LEVEL);
+    const rank: number[] = new Array(MAX_LEVEL);
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      rank[i] = i === this.level - 1 ? 0 : rank[i + 1];
+      let n = x.next[i];
+      while (n !== null && before(n.score, n.member, score, member)) {
+        rank[i] += x.span[i];
+        x = n;
+        n = x.next[i];
+      }
+      update[i] = x;
+    }
+    const lvl = randomLevel();
+    if (lvl > this.level) {
+      for (let i = this.level; i < lvl; i++) {
+        rank[i] = 0;
+        update[i] = this.head;
+        update[i].span[i] = this.length;
+      }
+      this.level = lvl;
+    }
+    const node = new SkipNode(score, member, lvl);
+    for (let i = 0; i < lvl; i++) {
+      node.next[i] = update[i].next[i];
+      update[i].next[i] = node;
+      node.span[i] = update[i].span[i] - (rank[0] - rank[i]);
+      update[i].span[i] = rank[0] - rank[i] + 1;
+    }
+    for (let i = lvl; i < this.level; i++) update[i].span[i]++;
+    node.prev = update[0] === this.head ? null : update[0];
+    if (node.next[0] !== null) node.next[0].prev = node;
+    else this.tail = node;
+    this.length++;
+    return node;
+  }
+
+  /** Remove (score, member); false if absent. */
+  delete(score: number, member: string): boolean {
+    const update: SkipNode[] = new Array(MAX_LEVEL);
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && before(n.score, n.member, score, member)) {
+        x = n;
+        n = x.next[i];
+      }
+      update[i] = x;
+    }
+    const node = x.next[0];
+    if (node === null || node.score !== score || node.member !== member) return false;
+    this.unlink(node, update);
+    return true;
+  }
+
+  private unlink(node: SkipNode, update: SkipNode[]): void {
+    for (let i = 0; i < this.level; i++) {
+      if (update[i].next[i] === node) {
+        update[i].span[i] += node.span[i] - 1;
+        update[i].next[i] = node.next[i];
+      } else {
+        update[i].span[i]--;
+      }
+    }
+    if (node.next[0] !== null) node.next[0].prev = node.prev;
+    else this.tail = node.prev;
+    while (this.level > 1 && this.head.next[this.level - 1] === null) this.level--;
+    this.length--;
+  }
+
+  /** 1-based rank of (score, member), 0 if absent. */
+  rank(score: number, member: string): number {
+    let r = 0;
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && (before(n.score, n.member, score, member) || (n.score === score && n.member === member))) {
+        r += x.span[i];
+        x = n;
+        n = x.next[i];
+      }
+      if (x !== this.head && x.member === member) return r;
+    }
+    return 0;
+  }
+
+  /** Node at 1-based rank, or null. */
+  byRank(rank: number): SkipNode | null {
+    if (rank < 1 || rank > this.length) return null;
+    let traversed = 0;
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && traversed + x.span[i] <= rank) {
+        traversed += x.span[i];
+        x = n;
+        n = x.next[i];
+      }
+      if (traversed === rank) return x;
+    }
+    return null;
+  }
+
+  /** First node whose score is in range (> or >= min), or null. */
+  firstInScore(min: number, minEx: boolean, max: number, maxEx: boolean): SkipNode | null {
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && (minEx ? n.score <= min : n.score < min)) {
+        x = n;
+        n = x.next[i];
+      }
+    }
+    const n = x.next[0];
+    if (n === null) return null;
+    if (maxEx ? n.score >= max : n.score > max) return null;
+    return n;
+  }
+
+  /** Last node whose score is in range, or null. */
+  lastInScore(min: number, minEx: boolean, max: number, maxEx: boolean): SkipNode | null {
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && (maxEx ? n.score < max : n.score <= max)) {
+        x = n;
+        n = x.next[i];
+      }
+    }
+    if (x === this.head) return null;
+    if (minEx ? x.score <= min : x.score < min) return null;
+    return x;
+  }
+
+  /**
+   * First node whose member is in the lex range (all scores equal, as ZRANGEBYLEX requires).
+   * `min`/`max` are latin1 strings; `minInf`/`maxInf`: -inf for min, +inf for max.
+   */
+  firstInLex(min: LexBound, max: LexBound): SkipNode | null {
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && !lexGteMin(n.member, min)) {
+        x = n;
+        n = x.next[i];
+      }
+    }
+    const n = x.next[0];
+    if (n === null || !lexLteMax(n.member, max)) return null;
+    return n;
+  }
+
+  lastInLex(min: LexBound, max: LexBound): SkipNode | null {
+    let x = this.head;
+    for (let i = this.level - 1; i >= 0; i--) {
+      let n = x.next[i];
+      while (n !== null && lexLteMax(n.member, max)) {
+        x = n;
+        n = x.next[i];
+      }
+    }
+    if (x === this.head || !lexGteMin(x.member, min)) return null;
+    return x;
+  }
+
+  first(): SkipNode | null {
+    return this.head.next[0];
+  }
+}
+
+/** A lex range bound: '-' / '+' infinities, or a member with inclusive/exclusive flag. */
+export interface LexBound {
+  readonly inf: -1 | 0 | 1;
+  readonly value: string;
+  readonly exclusive: boolean;
+}
+
+export function lexGteMin(m: string, min: LexBound): boolean {
+  if (min.inf === -1) return true;
+  if (min.inf === 1) return false;
+  return min.exclusive ? m > min.value : m >= min.value;
+}
+
+export function lexLteMax(m: string, max: LexBound): boolean {
+  if (max.inf === 1) return true;
+  if (max.inf === -1) return false;
+  return max.exclusive ? m < max.value : m <= max.value;
+}
