@@ -10,6 +10,7 @@ import string from './string.js';
 import generic from './generic.js';
 import server from './server.js';
 import acl from './acl.js';
+import sortedSet from './sorted-set.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -19,4 +20,5 @@ export const FAMILIES: readonly Family[] = [
   generic,
   server,
   acl,
+  sortedSet,
 ];

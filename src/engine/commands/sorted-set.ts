@@ -1,0 +1,982 @@
+/**
+ * Sorted-set commands, including the blocking pops (BZPOPMIN BZPOPMAX BZMPOP).
+ * The value is ds/zset.ts (member map + order-statistics skiplist): ranks and range-by-rank
+ * are O(log n). Scores print as Redis 7.0 prints doubles ("%.17g", inf, -inf).
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E, CommandError } from '../../resp/errors.js';
+import { formatDouble17g, parseDoubleStr } from '../../resp/ascii.js';
+import type { Client } from '../client.js';
+import { T, type Db, type Value } from '../db.js';
+import { F } from '../flags.js';
+import { family, row } from '../command.js';
+import { ZSet } from '../ds/zset.js';
+import { type LexBound, type SkipNode, lexGteMin, lexLteMax } from '../ds/skiplist.js';
+import { globMatch } from '../glob.js';
+
+// ---------------------------------------------------------------- helpers
+
+const WRONGTYPE = new CommandError(E.WRONGTYPE);
+
+/** The zset at key: ZSet, null when missing; throws WRONGTYPE. */
+function lookupZset(db: Db, key: string, read = true): ZSet | null {
+  const e = read ? db.read(key) : db.get(key);
+  if (e === undefined) return null;
+  if (!(e.value instanceof ZSet)) throw WRONGTYPE;
+  return e.value;
+}
+
+/** Get or create the zset at key for writing. */
+function writableZset(db: Db, key: string): ZSet {
+  const z = lookupZset(db, key, false);
+  if (z !== null) return z;
+  const n = new ZSet();
+  db.add(key, n);
+  return n;
+}
+
+/** Delete the key when a write emptied it, else signal the change. */
+function afterWrite(db: Db, key: string, z: ZSet): void {
+  if (z.size === 0) db.delete(key);
+  else db.modified(key);
+}
+
+function score(v: number): string {
+  return formatDouble17g(v === 0 ? 0 : v);
+}
+
+function replyScore(out: ReplySink, v: number): void {
+  out.bulkText(score(v));
+}
+
+function parseScore(argv: Argv, i: number): number {
+  const v = argv.float(i);
+  if (v !== v) throw new CommandError(E.NOT_FLOAT);
+  return v;
+}
+
+function parseInt(argv: Argv, i: number): number {
+  const v = argv.int(i);
+  if (v !== v) throw new CommandError(E.NOT_INTEGER);
+  return v;
+}
+
+interface ScoreRange { min: number; minEx: boolean; max: number; maxEx: boolean }
+
+/** Redis zslParseRange: "(1.5", "-inf", "+inf", "3". */
+function parseScoreBound(argv: Argv, i: number): [number, boolean] {
+  const s = argv.key(i);
+  let ex = false;
+  let body = s;
+  if (s.startsWith('(')) {
+    ex = true;
+    body = s.slice(1);
+  }
+  const v = strtodWhole(body);
+  if (v !== v) throw new CommandError('ERR min or max is not a float');
+  return [v, ex];
+}
+
+/**
+ * zslParseRange uses plain strtod: leading whitespace is skipped, "" is 0, overflow gives
+ * ±inf; the whole text must be consumed and NaN is refused.
+ */
+function strtodWhole(s: string): number {
+  if (s === '') return 0;
+  const t = s.replace(/^[ \t\n\v\f\r]+/, '');
+  if (t === '') return NaN;
+  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(t)) return Number(t);
+  return parseDoubleStr(t);
+}
+
+function parseScoreRange(argv: Argv, minI: number, maxI: number): ScoreRange {
+  const [min, minEx] = parseScoreBound(argv, minI);
+  const [max, maxEx] = parseScoreBound(argv, maxI);
+  return { min, minEx, max, maxEx };
+}
+
+function inScoreRange(s: number, r: ScoreRange): boolean {
+  return (r.minEx ? s > r.min : s >= r.min) && (r.maxEx ? s < r.max : s <= r.max);
+}
+
+function parseLexBound(argv: Argv, i: number): LexBound {
+  const s = argv.key(i);
+  if (s === '+') return { inf: 1, value: '', exclusive: false };
+  if (s === '-') return { inf: -1, value: '', exclusive: false };
+  if (s[0] === '(' || s[0] === '[') return { inf: 0, value: s.slice(1), exclusive: s[0] === '(' };
+  throw new CommandError('ERR min or max not valid string range item');
+}
+
+function writePairs(out: ReplySink, nodes: ReadonlyArray<{ member: string; score: number }>, withScores: boolean): void {
+  out.array(withScores ? nodes.length * 2 : nodes.length);
+  for (const n of nodes) {
+    out.bulkLatin1(n.member);
+    if (withScores) replyScore(out, n.score);
+  }
+}
+
+// ---------------------------------------------------------------- ZADD / ZINCRBY
+
+const ZADD_NX = 1, ZADD_XX = 2, ZADD_GT = 4, ZADD_LT = 8, ZADD_CH = 16, ZADD_INCR = 32;
+
+/** Apply one ZADD element; returns [added, changed, newScore | NaN when skipped]. */
+function zaddOne(z: ZSet, member: string, s: number, flags: number): { added: boolean; updated: boolean; score: number } {
+  const cur = z.score(member);
+  if (cur !== undefined) {
+    if (flags & ZADD_NX) return { added: false, updated: false, score: NaN };
+    let next = s;
+    if (flags & ZADD_INCR) {
+      next = cur + s;
+      if (next !== next) throw new CommandError('ERR resulting score is not a number (NaN)');
+    }
+    if ((flags & ZADD_GT && next <= cur) || (flags & ZADD_LT && next >= cur)) return { added: false, updated: false, score: NaN };
+    if (next !== cur) {
+      z.set(member, next === 0 ? 0 : next);
+      return { added: false, updated: true, score: next };
+    }
+    return { added: false, updated: false, score: next };
+  }
+  if (flags & ZADD_XX) return { added: false, updated: false, score: NaN };
+  z.set(member, s === 0 ? 0 : s);
+  return { added: true, updated: false, score: s };
+}
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let flags = 0;
+  let i = 2;
+  for (; i < argv.count; i++) {
+    if (argv.is(i, 'NX')) flags |= ZADD_NX;
+    else if (argv.is(i, 'XX')) flags |= ZADD_XX;
+    else if (argv.is(i, 'GT')) flags |= ZADD_GT;
+    else if (argv.is(i, 'LT')) flags |= ZADD_LT;
+    else if (argv.is(i, 'CH')) flags |= ZADD_CH;
+    else if (argv.is(i, 'INCR')) flags |= ZADD_INCR;
+    else break;
+  }
+  const pairs = argv.count - i;
+  if (pairs === 0 || pairs % 2 !== 0) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  if (flags & ZADD_NX && flags & ZADD_XX) {
+    out.error('ERR XX and NX options at the same time are not compatible');
+    return;
+  }
+  if ((flags & ZADD_GT && flags & ZADD_NX) || (flags & ZADD_LT && flags & ZADD_NX) || (flags & ZADD_GT && flags & ZADD_LT)) {
+    out.error('ERR GT, LT, and/or NX options at the same time are not compatible');
+    return;
+  }
+  if (flags & ZADD_INCR && pairs > 2) {
+    out.error('ERR INCR option supports a single increment-element pair');
+    return;
+  }
+  // Parse every score first: a bad one changes nothing.
+  const scores: number[] = [];
+  for (let j = i; j < argv.count; j += 2) scores.push(parseScore(argv, j));
+  const db = c.db;
+  const key = argv.key(1);
+  let z = lookupZset(db, key, false);
+  if (z === null) {
+    if (flags & ZADD_XX) {
+      if (flags & ZADD_INCR) out.nil();
+      else out.int(0);
+      return;
+    }
+    z = new ZSet();
+    db.add(key, z);
+  }
+  let added = 0;
+  let updated = 0;
+  let last = NaN;
+  for (let j = i, k = 0; j < argv.count; j += 2, k++) {
+    const r = zaddOne(z, argv.key(j + 1), scores[k], flags);
+    if (r.added) added++;
+    if (r.updated) updated++;
+    last = r.score;
+  }
+  if (added + updated > 0) db.modified(key);
+  else if (z.size === 0) db.delete(key);
+  if (flags & ZADD_INCR) {
+    if (last !== last) out.nil();
+    else replyScore(out, last);
+  } else {
+    out.int(flags & ZADD_CH ? added + updated : added);
+  }
+}
+
+// ZINCRBY key increment member
+function zincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const inc = parseScore(argv, 2);
+  const db = c.db;
+  const key = argv.key(1);
+  const z = writableZset(db, key);
+  const r = zaddOne(z, argv.key(3), inc, ZADD_INCR);
+  db.modified(key);
+  replyScore(out, r.score);
+}
+
+// ---------------------------------------------------------------- simple reads and removals
+
+// ZREM key member [member ...]
+function zremCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const db = c.db;
+  const key = argv.key(1);
+  const z = lookupZset(db, key, false);
+  if (z === null) {
+    out.int(0);
+    return;
+  }
+  let n = 0;
+  for (let i = 2; i < argv.count; i++) if (z.remove(argv.key(i))) n++;
+  if (n > 0) afterWrite(db, key, z);
+  out.int(n);
+}
+
+// ZCARD key
+function zcardCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const z = lookupZset(c.db, argv.key(1));
+  out.int(z === null ? 0 : z.size);
+}
+
+// ZSCORE key member
+function zscoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const z = lookupZset(c.db, argv.key(1));
+  const s = z?.score(argv.key(2));
+  if (s === undefined) out.nil();
+  else replyScore(out, s);
+}
+
+// ZMSCORE key member [member ...]
+function zmscoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const z = lookupZset(c.db, argv.key(1));
+  out.array(argv.count - 2);
+  for (let i = 2; i < argv.count; i++) {
+    const s = z?.score(argv.key(i));
+    if (s === undefined) out.nil();
+    else replyScore(out, s);
+  }
+}
+
+// ZRANK key member [WITHSCORE] / ZREVRANK key member [WITHSCORE]
+function rankGeneric(c: Client, argv: Argv, out: ReplySink, rev: boolean): void {
+  let withScore = false;
+  if (argv.count > 4) throw new CommandError(E.SYNTAX);
+  if (argv.count === 4) {
+    if (!argv.is(3, 'WITHSCORE')) throw new CommandError(E.SYNTAX);
+    withScore = true;
+  }
+  const z = lookupZset(c.db, argv.key(1));
+  const m = argv.key(2);
+  const r = z === null ? -1 : z.rank(m);
+  if (r < 0) {
+    if (withScore) out.nilArray();
+    else out.nil();
+    return;
+  }
+  const rank = rev ? z!.size - 1 - r : r;
+  if (withScore) {
+    out.array(2);
+    out.int(rank);
+    replyScore(out, z!.score(m)!);
+  } else {
+    out.int(rank);
+  }
+}
+
+function zrankCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rankGeneric(c, argv, out, false);
+}
+
+function zrevrankCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rankGeneric(c, argv, out, true);
+}
+
+// ZCOUNT key min max
+function zcountCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const r = parseScoreRange(argv, 2, 3);
+  const z = lookupZset(c.db, argv.key(1));
+  if (z === null) {
+    out.int(0);
+    return;
+  }
+  const first = z.zsl.firstInScore(r.min, r.minEx, r.max, r.maxEx);
+  if (first === null) {
+    out.int(0);
+    return;
+  }
+  const last = z.zsl.lastInScore(r.min, r.minEx, r.max, r.maxEx)!;
+  out.int(z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1);
+}
+
+// ZLEXCOUNT key min max
+function zlexcountCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const min = parseLexBound(argv, 2);
+  const max = parseLexBound(argv, 3);
+  const z = lookupZset(c.db, argv.key(1));
+  if (z === null) {
+    out.int(0);
+    return;
+  }
+  const first = z.zsl.firstInLex(min, max);
+  if (first === null) {
+    out.int(0);
+    return;
+  }
+  const last = z.zsl.lastInLex(min, max)!;
+  out.int(z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1);
+}
+
+// ---------------------------------------------------------------- ranges
+
+type RangeKind = 'rank' | 'score' | 'lex';
+
+interface RangeSpec {
+  kind: RangeKind;
+  rev: boolean;
+  offset: number;
+  limit: number; // -1 = no limit
+  withScores: boolean;
+}
+
+/** Collect the nodes of a range request, in reply order. */
+function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: RangeSpec): SkipNode[] {
+  const out: SkipNode[] = [];
+  const zsl = z.zsl;
+  if (spec.kind === 'rank') {
+    let start = parseInt(argv, minI);
+    let end = parseInt(argv, maxI);
+    const len = z.size;
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    if (start < 0) start = 0;
+    if (start > end || start >= len) return out;
+    if (end >= len) end = len - 1;
+    if (spec.rev) {
+      for (let n = zsl.byRank(len - start); n !== null && out.length < end - start + 1; n = n.prev) out.push(n);
+    } else {
+      for (let n = zsl.byRank(start + 1); n !== null && out.length < end - start + 1; n = n.next[0]) out.push(n);
+    }
+    return out;
+  }
+  let { offset, limit } = spec;
+  if (spec.kind === 'score') {
+    // In REV form the first argument is max.
+    const r = spec.rev ? parseScoreRange(argv, maxI, minI) : parseScoreRange(argv, minI, maxI);
+    let n = spec.rev ? zsl.lastInScore(r.min, r.minEx, r.max, r.maxEx) : zsl.firstInScore(r.min, r.minEx, r.max, r.maxEx);
+    while (n !== null && offset > 0) {
+      n = spec.rev ? n.prev : n.next[0];
+      offset--;
+    }
+    while (n !== null && limit !== 0 && inScoreRange(n.score, r)) {
+      out.push(n);
+      n = spec.rev ? n.prev : n.next[0];
+      if (limit > 0) limit--;
+    }
+    return out;
+  }
+  const min = spec.rev ? parseLexBound(argv, maxI) : parseLexBound(argv, minI);
+  const max = spec.rev ? parseLexBound(argv, minI) : parseLexBound(argv, maxI);
+  let n = spec.rev ? zsl.lastInLex(min, max) : zsl.firstInLex(min, max);
+  while (n !== null && offset > 0) {
+    n = spec.rev ? n.prev : n.next[0];
+    offset--;
+  }
+  while (n !== null && limit !== 0 && lexGteMin(n.member, min) && lexLteMax(n.member, max)) {
+    out.push(n);
+    n = spec.rev ? n.prev : n.next[0];
+    if (limit > 0) limit--;
+  }
+  return out;
+}
+
+/**
+ * Parse the options of ZRANGE/ZRANGESTORE from index `from`: BYSCORE BYLEX REV LIMIT WITHSCORES.
+ * `kind`/`rev` give the defaults of the legacy commands (ZRANGEBYSCORE...).
+ */
+function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boolean, store: boolean, legacy: boolean): RangeSpec {
+  const spec: RangeSpec = { kind, rev, offset: 0, limit: -1, withScores: false };
+  let hasLimit = false;
+  for (let i = from; i < argv.count; i++) {
+    const left = argv.count - i - 1;
+    if (!store && argv.is(i, 'WITHSCORES')) spec.withScores = true;
+    else if (argv.is(i, 'LIMIT') && left >= 2) {
+      spec.offset = parseInt(argv, i + 1);
+      spec.limit = parseInt(argv, i + 2);
+      hasLimit = true;
+      i += 2;
+    } else if (!legacy && argv.is(i, 'BYSCORE') && spec.kind === 'rank') spec.kind = 'score';
+    else if (!legacy && argv.is(i, 'BYLEX') && spec.kind === 'rank') spec.kind = 'lex';
+    else if (!legacy && argv.is(i, 'REV')) spec.rev = true;
+    else throw new CommandError(E.SYNTAX);
+  }
+  if (hasLimit && spec.kind === 'rank') {
+    throw new CommandError('ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX');
+  }
+  if (spec.withScores && spec.kind === 'lex') {
+    throw new CommandError('ERR syntax error, WITHSCORES not supported in combination with BYLEX');
+  }
+  if (spec.offset < 0) spec.limit = 0; // Redis: a negative offset returns nothing
+  return spec;
+}
+
+function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): void {
+  const z = lookupZset(c.db, argv.key(1));
+  if (z === null) {
+    // Still validate the bounds, as Redis does before looking the key up.
+    if (spec.kind !== 'rank') collectRange(new ZSet(), argv, 2, 3, spec);
+    else { parseInt(argv, 2); parseInt(argv, 3); }
+    out.array(0);
+    return;
+  }
+  writePairs(out, collectRange(z, argv, 2, 3, spec), spec.withScores);
+}
+
+// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+function zrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'rank', false, false, false));
+}
+
+// ZREVRANGE key start stop [WITHSCORES]
+function zrevrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'rank', true, false, true));
+}
+
+// ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
+function zrangebyscoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'score', false, false, true));
+}
+
+// ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+function zrevrangebyscoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'score', true, false, true));
+}
+
+// ZRANGEBYLEX key min max [LIMIT offset count]
+function zrangebylexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'lex', false, false, true));
+}
+
+// ZREVRANGEBYLEX key max min [LIMIT offset count]
+function zrevrangebylexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  rangeReply(c, argv, out, parseRangeOptions(argv, 4, 'lex', true, false, true));
+}
+
+// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
+function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const spec = parseRangeOptions(argv, 5, 'rank', false, true, false);
+  const db = c.db;
+  const src = lookupZset(db, argv.key(2));
+  const nodes = src === null ? (collectRange(new ZSet(), argv, 3, 4, spec), []) : collectRange(src, argv, 3, 4, spec);
+  storeResult(db, argv.key(1), nodes.map((n) => [n.member, n.score] as const));
+  out.int(nodes.length);
+}
+
+/** Replace dst with the given pairs (deleting it when empty), as the *STORE commands do. */
+function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [string, number]>): void {
+  if (pairs.length === 0) {
+    db.delete(dst);
+    return;
+  }
+  const z = new ZSet();
+  for (const [m, s] of pairs) z.set(m, s);
+  z.fitEncoding();
+  db.set(dst, z);
+}
+
+// ---------------------------------------------------------------- removals by range
+
+// ZREMRANGEBYRANK key start stop
+function zremrangebyrankCommand(c: Client, argv: Argv, out: ReplySink): void {
+  remRange(c, argv, out, 'rank');
+}
+
+// ZREMRANGEBYSCORE key min max
+function zremrangebyscoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  remRange(c, argv, out, 'score');
+}
+
+// ZREMRANGEBYLEX key min max
+function zremrangebylexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  remRange(c, argv, out, 'lex');
+}
+
+function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void {
+  const spec: RangeSpec = { kind, rev: false, offset: 0, limit: -1, withScores: false };
+  const db = c.db;
+  const key = argv.key(1);
+  const z = lookupZset(db, key, false);
+  if (z === null) {
+    collectRange(new ZSet(), argv, 2, 3, spec);
+    out.int(0);
+    return;
+  }
+  const nodes = collectRange(z, argv, 2, 3, spec).map((n) => n.member);
+  for (const m of nodes) z.remove(m);
+  if (nodes.length > 0) afterWrite(db, key, z);
+  out.int(nodes.length);
+}
+
+// ---------------------------------------------------------------- pops
+
+/** Pop up to `count` from one end; returns [member, score] pairs. */
+function popFrom(db: Db, key: string, z: ZSet, max: boolean, count: number): [string, number][] {
+  const res: [string, number][] = [];
+  while (res.length < count && z.size > 0) {
+    const n = max ? z.zsl.tail! : z.zsl.first()!;
+    res.push([n.member, n.score]);
+    z.remove(n.member);
+  }
+  if (res.length > 0) afterWrite(db, key, z);
+  return res;
+}
+
+// ZPOPMIN key [count] / ZPOPMAX key [count]
+function popGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
+  let count = 1;
+  if (argv.count === 3) {
+    count = parseInt(argv, 2);
+    if (count < 0) throw new CommandError('ERR value is out of range, must be positive');
+  }
+  const db = c.db;
+  const key = argv.key(1);
+  const z = lookupZset(db, key, false);
+  if (z === null || count === 0) {
+    out.array(0);
+    return;
+  }
+  const res = popFrom(db, key, z, max, count);
+  out.array(res.length * 2);
+  for (const [m, s] of res) {
+    out.bulkLatin1(m);
+    replyScore(out, s);
+  }
+}
+
+function zpopminCommand(c: Client, argv: Argv, out: ReplySink): void {
+  popGeneric(c, argv, out, false);
+}
+
+function zpopmaxCommand(c: Client, argv: Argv, out: ReplySink): void {
+  popGeneric(c, argv, out, true);
+}
+
+/** Parse "numkeys key... MIN|MAX [COUNT n]" from index `at`. */
+function parseMpop(argv: Argv, at: number): { keys: string[]; max: boolean; count: number } {
+  const numkeys = argv.int(at);
+  if (numkeys !== numkeys || numkeys <= 0) throw new CommandError('ERR numkeys should be greater than 0');
+  if (numkeys > argv.count - at - 2) throw new CommandError(E.SYNTAX);
+  const keys: string[] = [];
+  for (let i = 0; i < numkeys; i++) keys.push(argv.key(at + 1 + i));
+  let i = at + 1 + numkeys;
+  let max: boolean;
+  if (argv.is(i, 'MIN')) max = false;
+  else if (argv.is(i, 'MAX')) max = true;
+  else throw new CommandError(E.SYNTAX);
+  i++;
+  let count = -1;
+  while (i < argv.count) {
+    if (argv.is(i, 'COUNT') && i + 1 < argv.count && count === -1) {
+      count = argv.int(i + 1);
+      if (count !== count || count <= 0) throw new CommandError('ERR count should be greater than 0');
+      i += 2;
+    } else throw new CommandError(E.SYNTAX);
+  }
+  return { keys, max, count: count === -1 ? 1 : count };
+}
+
+function writeMpop(out: ReplySink, key: string, res: [string, number][]): void {
+  out.array(2);
+  out.bulkLatin1(key);
+  out.array(res.length);
+  for (const [m, s] of res) {
+    out.array(2);
+    out.bulkLatin1(m);
+    replyScore(out, s);
+  }
+}
+
+/** Serve ZMPOP-style from the first non-empty key; false when all are empty. */
+function tryMpop(c: Client, keys: readonly string[], max: boolean, count: number, out: ReplySink): boolean {
+  const db = c.db;
+  for (const key of keys) {
+    const z = lookupZset(db, key, false);
+    if (z === null) continue;
+    writeMpop(out, key, popFrom(db, key, z, max, count));
+    return true;
+  }
+  return false;
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
+function zmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const { keys, max, count } = parseMpop(argv, 1);
+  if (!tryMpop(c, keys, max, count, out)) out.nilArray();
+}
+
+/** Redis's getTimeoutFromObjectOrReply for blocking commands (seconds, fractional). */
+function parseTimeout(argv: Argv, i: number): number {
+  const v = argv.float(i);
+  if (v !== v || !Number.isFinite(v)) throw new CommandError('ERR timeout is not a float or out of range');
+  if (v < 0) throw new CommandError('ERR timeout is negative');
+  const ms = Math.ceil(v * 1000);
+  return ms === 0 ? 0 : Date.now() + ms;
+}
+
+/** Block unless inside MULTI/EXEC (where Redis answers as on timeout). */
+function blockOrTimeout(c: Client, keys: string[], deadline: number, serve: (key: string, out: ReplySink) => boolean, out: ReplySink): void {
+  if (c.engine.inExec) {
+    out.nilArray();
+    return;
+  }
+  c.engine.blocking.block(c, { keys, deadline, serve, timeout: (o) => o.nilArray() });
+}
+
+// BZPOPMIN key [key ...] timeout / BZPOPMAX key [key ...] timeout
+function bzpopGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
+  const deadline = parseTimeout(argv, argv.count - 1);
+  const keys: string[] = [];
+  for (let i = 1; i < argv.count - 1; i++) keys.push(argv.key(i));
+  const serve = (key: string, o: ReplySink): boolean => {
+    const db = c.db;
+    const z = lookupZset(db, key, false);
+    if (z === null) return false;
+    const [[m, s]] = popFrom(db, key, z, max, 1);
+    o.array(3);
+    o.bulkLatin1(key);
+    o.bulkLatin1(m);
+    replyScore(o, s);
+    return true;
+  };
+  for (const key of keys) if (serve(key, out)) return;
+  blockOrTimeout(c, keys, deadline, serveSafely(serve), out);
+}
+
+/** A waiter must not throw (WRONGTYPE after the key changed type): keep waiting instead. */
+function serveSafely(serve: (key: string, out: ReplySink) => boolean): (key: string, out: ReplySink) => boolean {
+  return (key, out) => {
+    try {
+      return serve(key, out);
+    } catch (err) {
+      if (err === WRONGTYPE) return false;
+      throw err;
+    }
+  };
+}
+
+function bzpopminCommand(c: Client, argv: Argv, out: ReplySink): void {
+  bzpopGeneric(c, argv, out, false);
+}
+
+function bzpopmaxCommand(c: Client, argv: Argv, out: ReplySink): void {
+  bzpopGeneric(c, argv, out, true);
+}
+
+// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+function bzmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const deadline = parseTimeout(argv, 1);
+  const { keys, max, count } = parseMpop(argv, 2);
+  if (tryMpop(c, keys, max, count, out)) return;
+  blockOrTimeout(c, keys, deadline, serveSafely((key, o) => tryMpop(c, [key], max, count, o)), out);
+}
+
+// ---------------------------------------------------------------- random members
+
+// ZRANDMEMBER key [count [WITHSCORES]]
+function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHSCORES'))) throw new CommandError(E.SYNTAX);
+  const z = lookupZset(c.db, argv.key(1));
+  if (argv.count === 2) {
+    if (z === null) out.nil();
+    else out.bulkLatin1(z.at(Math.floor(Math.random() * z.size))!.member);
+    return;
+  }
+  const big = argv.int64(2);
+  if (big === null) throw new CommandError(E.NOT_INTEGER);
+  const withScores = argv.count === 4;
+  // Redis refuses counts whose reply size would overflow (count * 2 with scores).
+  if (withScores && big < -4611686018427387903n) throw new CommandError('ERR value is out of range');
+  const count = Number(big);
+  if (z === null || count === 0) {
+    out.array(0);
+    return;
+  }
+  const picks: SkipNode[] = [];
+  if (count < 0) {
+    for (let i = 0; i < -count; i++) picks.push(z.at(Math.floor(Math.random() * z.size))!);
+  } else if (count >= z.size) {
+    for (let n = z.zsl.first(); n !== null; n = n.next[0]) picks.push(n);
+  } else {
+    const chosen = new Set<number>();
+    while (chosen.size < count) chosen.add(Math.floor(Math.random() * z.size));
+    for (const r of chosen) picks.push(z.at(r)!);
+  }
+  writePairs(out, picks, withScores);
+}
+
+// ---------------------------------------------------------------- set algebra
+
+type Aggregate = 'sum' | 'min' | 'max';
+
+/** Members and scores of a zset or a plain set (scores 1) source; null when the key is missing. */
+function sourcePairs(v: Value | undefined): Map<string, number> | null {
+  if (v === undefined) return null;
+  if (v instanceof ZSet) return v.dict;
+  if (!(v instanceof Uint8Array) && v.type === T.SET) {
+    const m = new Map<string, number>();
+    for (const member of setMembers(v)) m.set(member, 1);
+    return m;
+  }
+  throw WRONGTYPE;
+}
+
+/** Members of a plain set value (the set type exposes them as an iterable of latin1 strings). */
+function setMembers(v: Value): Iterable<string> {
+  const s = v as unknown as { members?: () => Iterable<string> };
+  if (typeof s.members !== 'function') throw new CommandError('ERR set sources are not supported');
+  return s.members();
+}
+
+interface AlgebraSpec {
+  keys: string[];
+  weights: number[];
+  aggregate: Aggregate;
+  withScores: boolean;
+}
+
+function parseAlgebra(argv: Argv, numkeysAt: number, cmd: string, allowWeights: boolean, allowWithScores: boolean): AlgebraSpec {
+  const n = argv.int(numkeysAt);
+  if (n !== n) throw new CommandError(E.NOT_INTEGER);
+  if (n < 1) throw new CommandError(`ERR at least 1 input key is needed for '${cmd}' command`);
+  if (n > argv.count - numkeysAt - 1) throw new CommandError(E.SYNTAX);
+  const spec: AlgebraSpec = { keys: [], weights: [], aggregate: 'sum', withScores: false };
+  for (let i = 0; i < n; i++) {
+    spec.keys.push(argv.key(numkeysAt + 1 + i));
+    spec.weights.push(1);
+  }
+  for (let i = numkeysAt + 1 + n; i < argv.count; i++) {
+    const left = argv.count - i - 1;
+    if (allowWeights && argv.is(i, 'WEIGHTS') && left >= n) {
+      for (let j = 0; j < n; j++) {
+        const w = argv.float(i + 1 + j);
+        if (w !== w) throw new CommandError('ERR weight value is not a float');
+        spec.weights[j] = w;
+      }
+      i += n;
+    } else if (allowWeights && argv.is(i, 'AGGREGATE') && left >= 1) {
+      if (argv.is(i + 1, 'SUM')) spec.aggregate = 'sum';
+      else if (argv.is(i + 1, 'MIN')) spec.aggregate = 'min';
+      else if (argv.is(i + 1, 'MAX')) spec.aggregate = 'max';
+      else throw new CommandError(E.SYNTAX);
+      i++;
+    } else if (allowWithScores && argv.is(i, 'WITHSCORES')) {
+      spec.withScores = true;
+    } else {
+      throw new CommandError(E.SYNTAX);
+    }
+  }
+  return spec;
+}
+
+function weighted(s: number, w: number): number {
+  const v = s * w;
+  return v !== v ? 0 : v; // 0 * inf: Redis treats the NaN as 0
+}
+
+function aggregate(a: number, b: number, how: Aggregate): number {
+  if (how === 'sum') {
+    const v = a + b;
+    return v !== v ? 0 : v; // inf + -inf
+  }
+  return how === 'min' ? Math.min(a, b) : Math.max(a, b);
+}
+
+/** Compute ZUNION/ZINTER/ZDIFF; result sorted as a zset would be. */
+function algebra(db: Db, op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [string, number][] {
+  const sources = spec.keys.map((k) => sourcePairs(db.read(k)?.value));
+  const acc = new Map<string, number>();
+  if (op === 'union') {
+    sources.forEach((src, i) => {
+      if (src === null) return;
+      for (const [m, s] of src) {
+        const v = weighted(s, spec.weights[i]);
+        const cur = acc.get(m);
+        acc.set(m, cur === undefined ? v : aggregate(cur, v, spec.aggregate));
+      }
+    });
+  } else if (op === 'inter') {
+    if (sources.every((s) => s !== null)) {
+      const order = sources.map((s, i) => [s!, i] as const).sort((a, b) => a[0].size - b[0].size);
+      const [smallest, si] = order[0];
+      outer: for (const [m, s] of smallest) {
+        let v = weighted(s, spec.weights[si]);
+        for (let k = 1; k < order.length; k++) {
+          const [src, idx] = order[k];
+          const o = src.get(m);
+          if (o === undefined) continue outer;
+          v = aggregate(v, weighted(o, spec.weights[idx]), spec.aggregate);
+        }
+        acc.set(m, v);
+      }
+    }
+  } else {
+    const first = sources[0];
+    if (first !== null) {
+      for (const [m, s] of first) {
+        if (sources.slice(1).some((src) => src !== null && src.has(m))) continue;
+        acc.set(m, s);
+      }
+    }
+  }
+  return [...acc].map(([m, s]) => [m, s === 0 ? 0 : s] as [string, number])
+    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+function algebraReply(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
+  const spec = parseAlgebra(argv, 1, argv.lower(0), op !== 'diff', true);
+  const res = algebra(c.db, op, spec);
+  writePairs(out, res.map(([member, score]) => ({ member, score })), spec.withScores);
+}
+
+function algebraStore(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
+  const spec = parseAlgebra(argv, 2, argv.lower(0), op !== 'diff', false);
+  const res = algebra(c.db, op, spec);
+  storeResult(c.db, argv.key(1), res);
+  out.int(res.length);
+}
+
+// ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+function zunionCommand(c: Client, argv: Argv, out: ReplySink): void { algebraReply(c, argv, out, 'union'); }
+// ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+function zinterCommand(c: Client, argv: Argv, out: ReplySink): void { algebraReply(c, argv, out, 'inter'); }
+// ZDIFF numkeys key [key ...] [WITHSCORES]
+function zdiffCommand(c: Client, argv: Argv, out: ReplySink): void { algebraReply(c, argv, out, 'diff'); }
+// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+function zunionstoreCommand(c: Client, argv: Argv, out: ReplySink): void { algebraStore(c, argv, out, 'union'); }
+// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+function zinterstoreCommand(c: Client, argv: Argv, out: ReplySink): void { algebraStore(c, argv, out, 'inter'); }
+// ZDIFFSTORE destination numkeys key [key ...]
+function zdiffstoreCommand(c: Client, argv: Argv, out: ReplySink): void { algebraStore(c, argv, out, 'diff'); }
+
+// ZINTERCARD numkeys key [key ...] [LIMIT limit]
+function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const n = argv.int(1);
+  if (n !== n) throw new CommandError(E.NOT_INTEGER);
+  if (n < 1) throw new CommandError('ERR numkeys should be greater than 0');
+  if (n > argv.count - 2) throw new CommandError('ERR Number of keys can\'t be greater than number of args');
+  let limit = 0;
+  for (let i = 2 + n; i < argv.count; i++) {
+    if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
+      limit = argv.int(i + 1);
+      if (limit !== limit) throw new CommandError(E.NOT_INTEGER);
+      if (limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
+      i++;
+    } else throw new CommandError(E.SYNTAX);
+  }
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) keys.push(argv.key(2 + i));
+  const sources = keys.map((k) => sourcePairs(c.db.read(k)?.value));
+  if (sources.some((s) => s === null)) {
+    out.int(0);
+    return;
+  }
+  const order = (sources as Map<string, number>[]).sort((a, b) => a.size - b.size);
+  let count = 0;
+  for (const m of order[0].keys()) {
+    if (order.every((s) => s.has(m))) {
+      count++;
+      if (limit > 0 && count >= limit) break;
+    }
+  }
+  out.int(count);
+}
+
+// ---------------------------------------------------------------- scan
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]
+function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const cursor = argv.int64(2);
+  if (cursor === null || cursor < 0n) throw new CommandError('ERR invalid cursor');
+  let count = 10;
+  let pattern: Buffer | null = null;
+  for (let i = 3; i < argv.count; i++) {
+    if (argv.is(i, 'COUNT') && i + 1 < argv.count) {
+      count = argv.int(i + 1);
+      if (count !== count) throw new CommandError(E.NOT_INTEGER);
+      if (count < 1) throw new CommandError(E.SYNTAX);
+      i++;
+    } else if (argv.is(i, 'MATCH') && i + 1 < argv.count) {
+      pattern = argv.copy(i + 1);
+      i++;
+    } else throw new CommandError(E.SYNTAX);
+  }
+  const z = lookupZset(c.db, argv.key(1));
+  const res: SkipNode[] = [];
+  let next = 0;
+  if (z !== null) {
+    // Small sets are returned whole (Redis's listpack encoding); large ones walk by rank.
+    const start = Number(cursor);
+    const whole = z.encoding() === 'listpack';
+    const end = whole ? z.size : Math.min(z.size, start + count);
+    for (let n = whole ? z.zsl.first() : z.at(start); n !== null && (whole || res.length < end - start); n = n.next[0]) {
+      res.push(n);
+    }
+    next = whole || end >= z.size ? 0 : end;
+  }
+  const kept = pattern === null ? res : res.filter((n) => globMatch(pattern!, Buffer.from(n.member, 'latin1')));
+  out.array(2);
+  out.bulkText(String(next));
+  writePairs(out, kept, true);
+}
+
+const W = F.WRITE | F.DENYOOM;
+export default family('sorted-set', ['sortedset'], [
+  //   name                 arity  flags                         keys         handler
+  row('zadd',                -4,   W | F.FAST,                   [1, 1, 1],   zaddCommand),
+  row('zincrby',              4,   W | F.FAST,                   [1, 1, 1],   zincrbyCommand),
+  row('zrem',                -3,   F.WRITE | F.FAST,             [1, 1, 1],   zremCommand),
+  row('zcard',                2,   F.READONLY | F.FAST,          [1, 1, 1],   zcardCommand),
+  row('zscore',               3,   F.READONLY | F.FAST,          [1, 1, 1],   zscoreCommand),
+  row('zmscore',             -3,   F.READONLY | F.FAST,          [1, 1, 1],   zmscoreCommand),
+  row('zrank',               -3,   F.READONLY | F.FAST,          [1, 1, 1],   zrankCommand),
+  row('zrevrank',            -3,   F.READONLY | F.FAST,          [1, 1, 1],   zrevrankCommand),
+  row('zcount',               4,   F.READONLY | F.FAST,          [1, 1, 1],   zcountCommand),
+  row('zlexcount',            4,   F.READONLY | F.FAST,          [1, 1, 1],   zlexcountCommand),
+  row('zrange',              -4,   F.READONLY,                   [1, 1, 1],   zrangeCommand),
+  row('zrevrange',           -4,   F.READONLY,                   [1, 1, 1],   zrevrangeCommand),
+  row('zrangebyscore',       -4,   F.READONLY,                   [1, 1, 1],   zrangebyscoreCommand),
+  row('zrevrangebyscore',    -4,   F.READONLY,                   [1, 1, 1],   zrevrangebyscoreCommand),
+  row('zrangebylex',         -4,   F.READONLY,                   [1, 1, 1],   zrangebylexCommand),
+  row('zrevrangebylex',      -4,   F.READONLY,                   [1, 1, 1],   zrevrangebylexCommand),
+  row('zrangestore',         -5,   W,                            [1, 2, 1],   zrangestoreCommand),
+  row('zremrangebyrank',      4,   F.WRITE,                      [1, 1, 1],   zremrangebyrankCommand),
+  row('zremrangebyscore',     4,   F.WRITE,                      [1, 1, 1],   zremrangebyscoreCommand),
+  row('zremrangebylex',       4,   F.WRITE,                      [1, 1, 1],   zremrangebylexCommand),
+  row('zpopmin',             -2,   F.WRITE | F.FAST,             [1, 1, 1],   zpopminCommand),
+  row('zpopmax',             -2,   F.WRITE | F.FAST,             [1, 1, 1],   zpopmaxCommand),
+  row('zmpop',               -4,   F.WRITE | F.MOVABLE_KEYS,     [0, 0, 0],   zmpopCommand, { getKeys: numkeysAt(1) }),
+  row('bzpopmin',            -3,   F.WRITE | F.NOSCRIPT | F.BLOCKING | F.FAST | F.NO_REST, [1, -2, 1], bzpopminCommand),
+  row('bzpopmax',            -3,   F.WRITE | F.NOSCRIPT | F.BLOCKING | F.FAST | F.NO_REST, [1, -2, 1], bzpopmaxCommand),
+  row('bzmpop',              -5,   F.WRITE | F.BLOCKING | F.MOVABLE_KEYS | F.NO_REST, [0, 0, 0], bzmpopCommand, { getKeys: numkeysAt(2) }),
+  row('zrandmember',         -2,   F.READONLY,                   [1, 1, 1],   zrandmemberCommand),
+  row('zunion',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zunionCommand, { getKeys: numkeysAt(1) }),
+  row('zinter',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zinterCommand, { getKeys: numkeysAt(1) }),
+  row('zdiff',               -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zdiffCommand, { getKeys: numkeysAt(1) }),
+  row('zunionstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zunionstoreCommand, { getKeys: numkeysAt(2, true) }),
+  row('zinterstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zinterstoreCommand, { getKeys: numkeysAt(2, true) }),
+  row('zdiffstore',          -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zdiffstoreCommand, { getKeys: numkeysAt(2, true) }),
+  row('zintercard',          -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zintercardCommand, { getKeys: numkeysAt(1) }),
+  row('zscan',               -3,   F.READONLY,                   [1, 1, 1],   zscanCommand),
+]);
+
+/** Key positions of "numkeys key..." commands (plus a leading destination when `dest`). */
+function numkeysAt(at: number, dest = false): (argv: Argv) => number[] {
+  return (argv) => {
+    const n = argv.int(at);
+    const out: number[] = dest ? [1] : [];
+    if (n !== n || n < 1) return out;
+    for (let i = 0; i < n && at + 1 + i < argv.count; i++) out.push(at + 1 + i);
+    return out;
+  };
+}

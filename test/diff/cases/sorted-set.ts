@@ -1,0 +1,101 @@
+import type { Script } from '../harness.js';
+
+const seed = ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c', '4', 'd', '5', 'e'];
+const lex = ['ZADD', 'l', '0', 'a', '0', 'b', '0', 'c', '0', 'd', '0', 'e', '0', 'f', '0', 'g'];
+
+const scripts: Script[] = [
+  { name: 'ZADD basics and score formatting', steps: [
+    ['ZADD', 'z', '1.1', 'a', '0.1', 'b', '1e20', 'c', '-0', 'd', 'inf', 'e', '3', 'f', '1.5e-7', 'g', '123456789012345678', 'h'],
+    ['ZRANGE', 'z', '0', '-1', 'WITHSCORES'], ['ZSCORE', 'z', 'd'], ['ZSCORE', 'z', 'e'], ['ZSCORE', 'z', 'nosuch'],
+    ['ZADD', 'z', '-inf', 'x', '+inf', 'y'], ['ZRANGE', 'z', '0', '1', 'WITHSCORES'], ['ZCARD', 'z'], ['ZCARD', 'none'],
+    ['OBJECT', 'ENCODING', 'z'],
+  ] },
+  { name: 'ZADD flags and errors', steps: [
+    ['ZADD', 'z', 'nan', 'x'], ['ZADD', 'z', '1'], ['ZADD', 'z', 'XX', 'NX', '1', 'a'], ['ZADD', 'z', 'GT', 'LT', '1', 'a'],
+    ['ZADD', 'z', 'GT', 'NX', '1', 'a'], ['ZADD', 'z', 'INCR', '1', 'a', '2', 'b'], ['ZADD', 'z', 'abc', 'a'],
+    ['ZADD', 'z', '1', 'a', 'x', 'b'], ['EXISTS', 'z'], ['ZADD', 'z', 'XX', '1', 'a'], ['ZADD', 'z', 'XX', 'INCR', '1', 'a'], ['EXISTS', 'z'],
+    ['ZADD', 'z', '1', 'a', '2', 'b'], ['ZADD', 'z', 'NX', '5', 'a', '3', 'c'], ['ZADD', 'z', 'XX', 'CH', '5', 'a', '3', 'd'],
+    ['ZADD', 'z', 'GT', 'CH', '1', 'a', '10', 'b'], ['ZADD', 'z', 'LT', 'CH', '1', 'a', '100', 'b'], ['ZRANGE', 'z', '0', '-1', 'WITHSCORES'],
+    ['ZADD', 'z', 'INCR', '2.5', 'a'], ['ZADD', 'z', 'NX', 'INCR', '1', 'a'], ['ZADD', 'z', 'GT', 'INCR', '-1', 'a'],
+    ['ZADD', 'z', 'INCR', 'inf', 'a'], ['ZADD', 'z', 'INCR', '-inf', 'a'], ['ZADD', 'z', 'ch', 'incr', '1', 'q'],
+    ['SET', 's', 'x'], ['ZADD', 's', '1', 'a'], ['ZADD', 's', 'XX', '1', 'a'],
+  ] },
+  { name: 'ZINCRBY', steps: [
+    ['ZINCRBY', 'z', '0.1', 'a'], ['ZINCRBY', 'z', '0.2', 'a'], ['ZINCRBY', 'z', 'x', 'a'], ['ZINCRBY', 'z', 'inf', 'a'],
+    ['ZINCRBY', 'z', '-inf', 'a'], ['ZSCORE', 'z', 'a'], ['SET', 's', 'x'], ['ZINCRBY', 's', '1', 'a'],
+  ] },
+  { name: 'ZREM, ZRANK, ZREVRANK, ZMSCORE', steps: [
+    seed, ['ZRANK', 'z', 'c'], ['ZREVRANK', 'z', 'c'], ['ZRANK', 'z', 'x'], ['ZRANK', 'none', 'x'],
+    ['ZMSCORE', 'z', 'a', 'x', 'e'], ['ZMSCORE', 'none', 'a'], ['ZREM', 'z', 'a', 'x', 'b'], ['ZREM', 'z', 'c', 'd', 'e'], ['EXISTS', 'z'],
+    ['ZREM', 'none', 'a'], ['SET', 's', 'x'], ['ZREM', 's', 'a'], ['ZRANK', 's', 'a'], ['ZSCORE', 's', 'a'], ['ZCARD', 's'],
+  ] },
+  { name: 'ZCOUNT and ZLEXCOUNT', steps: [
+    seed, ['ZCOUNT', 'z', '2', '4'], ['ZCOUNT', 'z', '(2', '(4'], ['ZCOUNT', 'z', '-inf', '+inf'], ['ZCOUNT', 'z', '5', '1'],
+    ['ZCOUNT', 'z', 'x', '1'], ['ZCOUNT', 'z', '(', '1'], ['ZCOUNT', 'none', '0', '1'],
+    lex, ['ZLEXCOUNT', 'l', '-', '+'], ['ZLEXCOUNT', 'l', '[b', '(e'], ['ZLEXCOUNT', 'l', '(b', '[e'], ['ZLEXCOUNT', 'l', 'b', 'e'],
+    ['ZLEXCOUNT', 'l', '+', '-'], ['ZLEXCOUNT', 'none', '-', '+'],
+  ] },
+  { name: 'ZRANGE by rank, score and lex', steps: [
+    seed, ['ZRANGE', 'z', '0', '-1'], ['ZRANGE', 'z', '1', '2', 'WITHSCORES'], ['ZRANGE', 'z', '-2', '-1'], ['ZRANGE', 'z', '3', '1'],
+    ['ZRANGE', 'z', '0', '100', 'REV'], ['ZRANGE', 'z', '0', '1', 'REV', 'WITHSCORES'], ['ZRANGE', 'z', '-100', '1'],
+    ['ZRANGE', 'z', '2', '4', 'BYSCORE'], ['ZRANGE', 'z', '(2', '+inf', 'BYSCORE', 'WITHSCORES'], ['ZRANGE', 'z', '4', '2', 'BYSCORE', 'REV'],
+    ['ZRANGE', 'z', '-inf', '+inf', 'BYSCORE', 'LIMIT', '1', '2'], ['ZRANGE', 'z', '-inf', '+inf', 'BYSCORE', 'LIMIT', '1', '-1'],
+    ['ZRANGE', 'z', '-inf', '+inf', 'BYSCORE', 'LIMIT', '-1', '2'], ['ZRANGE', 'z', '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', '1', '2', 'WITHSCORES'],
+    ['ZRANGE', 'z', '0', '1', 'LIMIT', '0', '1'], ['ZRANGE', 'z', 'a', 'b'], ['ZRANGE', 'z', 'x', '1', 'BYSCORE'], ['ZRANGE', 'z', '0', '1', 'FOO'],
+    lex, ['ZRANGE', 'l', '[b', '(e', 'BYLEX'], ['ZRANGE', 'l', '(e', '[b', 'BYLEX', 'REV'], ['ZRANGE', 'l', '-', '+', 'BYLEX', 'LIMIT', '2', '3'],
+    ['ZRANGE', 'l', '-', '+', 'BYLEX', 'WITHSCORES'], ['ZRANGE', 'l', 'b', 'e', 'BYLEX'], ['ZRANGE', 'none', '0', '-1'],
+    ['ZRANGE', 'z', '0', '-1', 'BYSCORE', 'BYLEX'],
+  ] },
+  { name: 'legacy range commands', steps: [
+    seed, ['ZREVRANGE', 'z', '0', '2'], ['ZREVRANGE', 'z', '0', '2', 'WITHSCORES'], ['ZREVRANGE', 'z', '0', '2', 'LIMIT', '0', '1'],
+    ['ZRANGEBYSCORE', 'z', '2', '4'], ['ZRANGEBYSCORE', 'z', '-inf', '(3', 'WITHSCORES', 'LIMIT', '0', '1'], ['ZRANGEBYSCORE', 'z', '2', '4', 'REV'],
+    ['ZREVRANGEBYSCORE', 'z', '4', '2'], ['ZREVRANGEBYSCORE', 'z', '+inf', '-inf', 'LIMIT', '1', '1', 'WITHSCORES'],
+    lex, ['ZRANGEBYLEX', 'l', '-', '[c'], ['ZRANGEBYLEX', 'l', '-', '+', 'LIMIT', '1', '2'], ['ZREVRANGEBYLEX', 'l', '[c', '-'],
+    ['ZREVRANGEBYLEX', 'l', '+', '(d', 'LIMIT', '0', '2'], ['ZRANGEBYLEX', 'l', 'a', 'b'], ['ZRANGEBYLEX', 'l', '-', '+', 'WITHSCORES'],
+  ] },
+  { name: 'ZRANGESTORE', steps: [
+    seed, ['ZRANGESTORE', 'd', 'z', '1', '3'], ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'], ['ZRANGESTORE', 'd', 'z', '(2', '+inf', 'BYSCORE', 'LIMIT', '0', '2'],
+    ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'], ['ZRANGESTORE', 'd', 'none', '0', '-1'], ['EXISTS', 'd'], ['ZRANGESTORE', 'd', 'z', '0', '-1', 'WITHSCORES'],
+    ['SET', 's', 'x'], ['ZRANGESTORE', 'd', 's', '0', '-1'], ['ZRANGESTORE', 's', 'z', '0', '0'], ['TYPE', 's'],
+  ] },
+  { name: 'ZREMRANGEBY*', steps: [
+    seed, ['ZREMRANGEBYRANK', 'z', '0', '1'], ['ZRANGE', 'z', '0', '-1'], ['ZREMRANGEBYSCORE', 'z', '(3', '4'], ['ZRANGE', 'z', '0', '-1'],
+    ['ZREMRANGEBYRANK', 'z', 'x', '1'], ['ZREMRANGEBYSCORE', 'z', 'x', '1'], ['ZREMRANGEBYRANK', 'z', '0', '-1'], ['EXISTS', 'z'],
+    lex, ['ZREMRANGEBYLEX', 'l', '[b', '(e'], ['ZRANGE', 'l', '0', '-1'], ['ZREMRANGEBYLEX', 'l', 'x', 'y'], ['ZREMRANGEBYLEX', 'none', '-', '+'],
+  ] },
+  { name: 'ZPOPMIN, ZPOPMAX, ZMPOP', steps: [
+    seed, ['ZPOPMIN', 'z'], ['ZPOPMAX', 'z'], ['ZPOPMIN', 'z', '2'], ['ZPOPMIN', 'z', '0'], ['ZPOPMIN', 'z', '-1'], ['ZPOPMAX', 'z', '10'],
+    ['EXISTS', 'z'], ['ZPOPMIN', 'none'], ['ZPOPMIN', 'none', '3'], seed,
+    ['ZMPOP', '2', 'none', 'z', 'MIN'], ['ZMPOP', '1', 'z', 'MAX', 'COUNT', '2'], ['ZMPOP', '1', 'none', 'MIN'], ['ZMPOP', '0', 'z', 'MIN'],
+    ['ZMPOP', '1', 'z', 'MID'], ['ZMPOP', '1', 'z', 'MIN', 'COUNT', '0'], ['ZMPOP', '3', 'z', 'MIN'], ['ZMPOP', '1', 'z', 'MIN', 'COUNT', '1', 'COUNT', '1'],
+    ['SET', 's', 'x'], ['ZPOPMIN', 's'], ['ZMPOP', '1', 's', 'MIN'],
+  ] },
+  { name: 'blocking pops that do not block', steps: [
+    seed, ['BZPOPMIN', 'none', 'z', '0'], ['BZPOPMAX', 'z', '0.5'], ['BZMPOP', '0', '2', 'none', 'z', 'MAX', 'COUNT', '2'],
+    ['BZPOPMIN', 'z', '-1'], ['BZPOPMIN', 'z', 'x'], ['MULTI'], ['BZPOPMIN', 'none', '0'], ['BZMPOP', '0', '1', 'none', 'MIN'], ['EXEC'],
+  ] },
+  { name: 'set algebra', steps: [
+    ['ZADD', 'a', '1', 'x', '2', 'y', '3', 'z'], ['ZADD', 'b', '10', 'y', '20', 'z', '30', 'w'],
+    ['ZUNION', '2', 'a', 'b', 'WITHSCORES'], ['ZUNION', '2', 'a', 'b', 'WEIGHTS', '2', '0.5', 'AGGREGATE', 'MAX', 'WITHSCORES'],
+    ['ZINTER', '2', 'a', 'b', 'WITHSCORES'], ['ZINTER', '2', 'a', 'b', 'AGGREGATE', 'MIN'], ['ZDIFF', '2', 'a', 'b', 'WITHSCORES'],
+    ['ZDIFF', '1', 'a'], ['ZUNIONSTORE', 'd', '2', 'a', 'b'], ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'], ['ZINTERSTORE', 'd', '2', 'a', 'none'],
+    ['EXISTS', 'd'], ['ZDIFFSTORE', 'd', '2', 'b', 'a'], ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'],
+    ['ZUNION', '0', 'a'], ['ZUNION', '3', 'a', 'b'], ['ZUNION', '2', 'a', 'b', 'WEIGHTS', '1'], ['ZUNION', '2', 'a', 'b', 'WEIGHTS', '1', 'x'],
+    ['ZUNION', '2', 'a', 'b', 'AGGREGATE', 'AVG'], ['ZDIFF', '2', 'a', 'b', 'WEIGHTS', '1', '1'], ['ZUNIONSTORE', 'd', '2', 'a', 'b', 'WITHSCORES'],
+    ['ZUNION', 'x', 'a'], ['ZADD', 'i', 'inf', 'x'], ['ZADD', 'j', '-inf', 'x'], ['ZUNION', '2', 'i', 'j', 'WITHSCORES'],
+    ['ZUNION', '2', 'i', 'a', 'WEIGHTS', '0', '1', 'WITHSCORES'], ['SET', 's', 'x'], ['ZUNION', '2', 'a', 's'],
+    ['ZINTERCARD', '2', 'a', 'b'], ['ZINTERCARD', '2', 'a', 'b', 'LIMIT', '1'], ['ZINTERCARD', '0', 'a'], ['ZINTERCARD', '3', 'a', 'b'],
+    ['ZINTERCARD', '2', 'a', 'b', 'LIMIT', '-1'], ['ZINTERCARD', '1', 'none'],
+  ] },
+  { name: 'ZRANDMEMBER shapes', steps: [
+    ['ZADD', 'z', '1', 'a'], ['ZRANDMEMBER', 'z'], ['ZRANDMEMBER', 'z', '1'], ['ZRANDMEMBER', 'z', '-3', 'WITHSCORES'],
+    ['ZRANDMEMBER', 'z', '5', 'WITHSCORES'], ['ZRANDMEMBER', 'none'], ['ZRANDMEMBER', 'none', '5'], ['ZRANDMEMBER', 'z', '1', 'FOO'],
+    ['ZRANDMEMBER', 'z', 'x'], ['ZRANDMEMBER', 'z', '0'],
+  ] },
+  { name: 'ZSCAN of a small zset', steps: [
+    seed, ['ZSCAN', 'z', '0'], ['ZSCAN', 'z', '0', 'MATCH', '[a-c]', 'COUNT', '1'], ['ZSCAN', 'z', 'x'], ['ZSCAN', 'none', '0'],
+    ['ZSCAN', 'z', '0', 'COUNT', '0'],
+  ] },
+  { name: 'arity errors', steps: [['ZADD', 'z'], ['ZCARD'], ['ZRANGE', 'z', '0'], ['ZINCRBY', 'z', '1'], ['ZPOPMIN'], ['ZMPOP', '1', 'z']] },
+];
+export default scripts;
