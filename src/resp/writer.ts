@@ -27,6 +27,13 @@ let owner: RespWriter | null = null;
 /** Pre-encoded small integers ":0\r\n" .. ":9999\r\n" and bulk headers "$0\r\n" ... */
 const SMALL = 10000;
 
+/**
+ * Memory that may be referenced outside its key (a value queued to a socket by reference):
+ * code that changes a stored value's bytes in place MUST copy first when its ArrayBuffer is
+ * here (see engine/ds/strbuf.ts). Tracked per ArrayBuffer because views share bytes.
+ */
+export const referenced = new WeakSet<ArrayBufferLike>();
+
 /** A sink for anything that can take bytes (net.Socket). */
 export interface ByteSink {
   write(b: Buffer): boolean;
@@ -194,6 +201,7 @@ export class RespWriter implements ReplySink {
       this.claim(16);
       this.header(0x24, n);
       this.seal();
+      referenced.add(v.buffer);
       this.parts.push(v, CRLF_BUF);
       this.pendingBytes += n + 2;
       return;

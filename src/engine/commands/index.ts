@@ -11,6 +11,7 @@ import generic from './generic.js';
 import server from './server.js';
 import acl from './acl.js';
 import sortedSet from './sorted-set.js';
+import bitmap from './bitmap.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -21,4 +22,5 @@ export const FAMILIES: readonly Family[] = [
   server,
   acl,
   sortedSet,
+  bitmap,
 ];
