@@ -152,6 +152,27 @@ describe('expiry', () => {
   });
 });
 
+describe('LRU clock', () => {
+  it('OBJECT IDLETIME grows while only non-touching commands run; TOUCH and GET reset it', async () => {
+    await r.flushall();
+    await r.set('i', 'v');
+    await r.set('j', 'v');
+    assert.equal(await r.object('IDLETIME', 'i'), 0);
+    await sleep(2200);
+    // EXISTS, TYPE, TTL, OBJECT and KEYS look without touching (Redis's LOOKUP_NOTOUCH).
+    await r.exists('i');
+    await r.type('i');
+    await r.ttl('i');
+    await r.keys('*');
+    assert.ok((await r.object('IDLETIME', 'i')) as number >= 2);
+    assert.equal(await r.touch('i', 'nokey'), 1);
+    assert.equal(await r.object('IDLETIME', 'i'), 0);
+    assert.ok((await r.object('IDLETIME', 'j')) as number >= 2);
+    await r.get('j');
+    assert.equal(await r.object('IDLETIME', 'j'), 0);
+  });
+});
+
 describe('RANDOMKEY', () => {
   it('answers nil on an empty db and when every key has expired', async () => {
     await r.flushall();

@@ -225,6 +225,8 @@ const scripts: Script[] = [
     ['EXPIREAT', 'a', '9223372036854775808'], ['PEXPIRE', 'a', '9223372036854775808'], ['TTL', 'a'],
     ['EXPIRE', 'nokey', '9223372036854775807'], ['EXPIREAT', 'nokey', '9223372036854776'],
     ['EXPIREAT', 'a', '9223372036854775'], ['EXPIRETIME', 'a'], ['PEXPIRETIME', 'a'],
+    ['EXPIRE', 'a', '-9223372036854775'], ['EXISTS', 'a'], ['SET', 'a', 'v'], ['PEXPIRE', 'a', '-9223372036854775808'],
+    ['EXISTS', 'a'], ['SET', 'a', 'v'], ['PEXPIREAT', 'a', '-9223372036854775808'], ['EXISTS', 'a'],
   ] },
   { name: 'huge expire times stay exact', steps: [
     ['SET', 'a', 'v'], ['PEXPIREAT', 'a', '9223372036854775807'], ['PEXPIRETIME', 'a'], ['EXPIRETIME', 'a'],
