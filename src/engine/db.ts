@@ -30,6 +30,10 @@ export function typeOf(v: Value): TypeTag {
   return v instanceof Uint8Array ? T.STRING : v.type;
 }
 
+/** Exact expiry times beyond 2^53 ms (PEXPIREAT near 2^63): `Entry.exp` holds them rounded. */
+const EXACT_EXP = new WeakMap<Entry, bigint>();
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
 export class Entry {
   /** Absolute expiry in ms since the epoch; 0 = no TTL. */
   exp = 0;
@@ -43,7 +47,8 @@ export class Entry {
 }
 
 export class Db {
-  readonly map = new Map<string, Entry>();
+  /** Not readonly only so that SWAPDB can exchange maps in O(1); never cache the reference. */
+  map = new Map<string, Entry>();
   private slots: (Entry | undefined)[] = [];
   private free: number[] = [];
   expires = 0;
@@ -63,7 +68,8 @@ export class Db {
   get(key: string): Entry | undefined {
     const e = this.map.get(key);
     if (e === undefined) return undefined;
-    if (e.exp !== 0 && e.exp <= this.eng.now) {
+    // Redis's keyIsExpired: a key is expired once now > when (still alive at exactly `when`).
+    if (e.exp !== 0 && e.exp < this.eng.now) {
       this.expireEntry(e);
       return undefined;
     }
@@ -100,16 +106,13 @@ export class Db {
       if (!keepTtl && e.exp !== 0) {
         e.exp = 0;
         this.expires--;
-      } else if (e.exp !== 0 && e.exp <= this.eng.now) {
+      } else if (e.exp !== 0 && e.exp < this.eng.now) {
         // An expired key that was overwritten with KEEPTTL: it is gone.
         e.exp = 0;
         this.expires--;
       }
     } else {
-      const slot = this.free.length > 0 ? this.free.pop()! : this.slots.length;
-      e = new Entry(key, value, slot, this.eng.now);
-      this.slots[slot] = e;
-      this.map.set(key, e);
+      e = this.insert(key, value);
     }
     this.modified(key);
     return e;
@@ -117,11 +120,48 @@ export class Db {
 
   /** Add a new key that is known not to exist (after get() returned undefined). */
   add(key: string, value: Value): Entry {
-    const slot = this.free.length > 0 ? this.free.pop()! : this.slots.length;
-    const e = new Entry(key, value, slot, this.eng.now);
-    this.slots[slot] = e;
-    this.map.set(key, e);
+    const e = this.insert(key, value);
     this.modified(key);
+    return e;
+  }
+
+  /**
+   * Add a key known not to exist with the TTL, the encoding hint and (if `keepLru`) the LRU
+   * clock of `like`, a live entry of this or another db (RENAME, MOVE, COPY). One change signal.
+   */
+  addLike(key: string, value: Value, like: Entry, keepLru: boolean): Entry {
+    const e = this.insert(key, value);
+    e.raw = like.raw;
+    if (keepLru) e.lru = like.lru;
+    if (like.exp !== 0) {
+      // No past-time check: `like` was live, and Redis's setExpire() does not check either.
+      this.expires++;
+      e.exp = like.exp;
+      if (like.exp > MAX_SAFE) {
+        const x = EXACT_EXP.get(like);
+        if (x !== undefined) EXACT_EXP.set(e, x);
+      }
+      this.heapPush(e.exp, key);
+    }
+    this.modified(key);
+    return e;
+  }
+
+  private insert(key: string, value: Value): Entry {
+    const slots = this.slots;
+    let slot = slots.length;
+    // Slots past the end (trimmed after they were freed) are stale: drop them.
+    while (this.free.length > 0) {
+      const s = this.free.pop()!;
+      if (s < slots.length) {
+        slot = s;
+        break;
+      }
+    }
+    const e = new Entry(key, value, slot, this.eng.now);
+    e.lru = this.eng.lruClock;
+    slots[slot] = e;
+    this.map.set(key, e);
     return e;
   }
 
@@ -136,12 +176,23 @@ export class Db {
 
   private remove(e: Entry): void {
     this.map.delete(e.key);
-    this.slots[e.slot] = undefined;
-    this.free.push(e.slot);
     if (e.exp !== 0) this.expires--;
     if (this.map.size === 0) {
       this.slots = [];
       this.free = [];
+      return;
+    }
+    const slots = this.slots;
+    slots[e.slot] = undefined;
+    if (e.slot === slots.length - 1) {
+      // Trim the empty tail so that SCAN and RANDOMKEY do not walk dead slots; keys never move,
+      // so the SCAN guarantee holds. Freed slots beyond the new end are dropped lazily.
+      let n = e.slot;
+      while (n > 0 && slots[n - 1] === undefined) n--;
+      slots.length = n;
+      if (this.free.length > 2 * n + 64) this.free = this.free.filter((s) => s < n);
+    } else {
+      this.free.push(e.slot);
     }
   }
 
@@ -159,9 +210,30 @@ export class Db {
       return;
     }
     if (e.exp === 0) this.expires++;
+    else if (e.exp > MAX_SAFE) EXACT_EXP.delete(e);
     e.exp = when;
     this.heapPush(when, e.key);
     this.modified(e.key);
+  }
+
+  /**
+   * setExpire() for a time given exactly as a signed 64-bit integer: beyond 2^53 ms the exact
+   * value is kept aside (Entry.exp holds it rounded), so PEXPIRETIME replies it unchanged.
+   */
+  setExpireExact(e: Entry, when: bigint): void {
+    const n = Number(when);
+    if (n <= MAX_SAFE) {
+      this.setExpire(e, n);
+      return;
+    }
+    this.setExpire(e, n);
+    EXACT_EXP.set(e, when);
+  }
+
+  /** The expiry of `e` (ms), exact even beyond 2^53; 0 when it has none. */
+  expireOf(e: Entry): number | bigint {
+    if (e.exp <= MAX_SAFE) return e.exp;
+    return EXACT_EXP.get(e) ?? BigInt(e.exp);
   }
 
   /** Remove the TTL. True if there was one. */
@@ -200,41 +272,55 @@ export class Db {
     return n;
   }
 
-  /** Exchange contents with another database (SWAPDB); watchers stay with their db index. */
+  /**
+   * Exchange contents with another database (SWAPDB) in O(1); watchers stay with their db
+   * index (as Redis's watched_keys), and those whose key exists on either side are invalidated.
+   */
   swapWith(other: Db): void {
+    if (other === this) return;
     for (const db of [this, other]) {
       for (const [key, set] of db.watchers) {
         if (this.map.has(key) || other.map.has(key)) for (const c of set) c.dirtyCas = true;
       }
     }
-    const fields = ['slots', 'free', 'expires', 'heapExp', 'heapKey'] as const;
-    for (const f of fields) {
-      const t = (this as any)[f];
-      (this as any)[f] = (other as any)[f];
-      (other as any)[f] = t;
-    }
-    // Map is readonly by reference; swap contents.
-    const mine = [...this.map];
-    this.map.clear();
-    for (const [k, v] of other.map) this.map.set(k, v);
-    other.map.clear();
-    for (const [k, v] of mine) other.map.set(k, v);
+    const m = this.map;
+    this.map = other.map;
+    other.map = m;
+    const s = this.slots;
+    this.slots = other.slots;
+    other.slots = s;
+    const f = this.free;
+    this.free = other.free;
+    other.free = f;
+    const x = this.expires;
+    this.expires = other.expires;
+    other.expires = x;
+    const he = this.heapExp;
+    this.heapExp = other.heapExp;
+    other.heapExp = he;
+    const hk = this.heapKey;
+    this.heapKey = other.heapKey;
+    other.heapKey = hk;
   }
 
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
   randomKey(): string | undefined {
-    for (let tries = 0; this.map.size > 0; tries++) {
+    while (this.map.size > 0) {
       let e: Entry | undefined;
-      if (tries < 64 && this.slots.length > 0) {
-        e = this.slots[Math.floor(Math.random() * this.slots.length)];
-      } else {
-        // Very sparse slot array: pick by position in the map.
+      const slots = this.slots;
+      // Probe random slots while the table is dense enough for that to be quick; otherwise
+      // pick by position in the map (O(n), but n is small against the dead slots then).
+      if (slots.length <= 64 * this.map.size) {
+        for (let tries = 0; tries < 4096 && e === undefined; tries++) {
+          e = slots[Math.floor(Math.random() * slots.length)];
+        }
+      }
+      if (e === undefined) {
         let k = Math.floor(Math.random() * this.map.size);
         for (const x of this.map.values()) if (k-- === 0) { e = x; break; }
       }
-      if (e === undefined) continue;
-      if (e.exp !== 0 && e.exp <= this.eng.now) {
-        // Redis stops looping on a replica-only all-volatile set; we simply expire and retry.
+      if (e === undefined) return undefined;
+      if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
       }
@@ -244,30 +330,30 @@ export class Db {
   }
 
   /**
-   * SCAN step: visit up to `count` slots from `cursor`, calling `fn` for each live key.
-   * Returns the next cursor (0 when the walk is complete).
+   * SCAN step: visit up to `count` keys from slot `cursor`, calling `fn` for each live key
+   * (expired ones met are deleted). Returns the next cursor (0 when the walk is complete).
+   * A key keeps its slot for its whole life, so a key present for a whole scan is visited
+   * exactly once.
    */
   scan(cursor: number, count: number, fn: (e: Entry) => void): number {
-    const slots = this.slots;
     let i = cursor;
     let seen = 0;
-    // Keep walking empty slots without counting them, within a bound (Redis visits at most
-    // count*10 empty buckets).
-    let budget = count * 10;
-    while (i < slots.length && seen < count && budget > 0) {
-      const e = slots[i++];
+    // Dead slots are cheap to skip but bounded per call, as Redis bounds empty buckets.
+    let budget = Math.max(count * 100, 10000);
+    while (i < this.slots.length && seen < count && budget > 0) {
+      const e = this.slots[i++];
       if (e === undefined) {
         budget--;
         continue;
       }
       seen++;
-      if (e.exp !== 0 && e.exp <= this.eng.now) {
+      if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
       }
       fn(e);
     }
-    return i >= slots.length ? 0 : i;
+    return i >= this.slots.length ? 0 : i;
   }
 
   // ---------------------------------------------------------------- active expiry
@@ -287,7 +373,7 @@ export class Db {
     }
     he[i] = exp;
     hk[i] = key;
-    // Stale pairs accumulate when TTLs are changed often: rebuild when they dominate.
+    // Stale pairs accumulate when TTLs are changed often: drop them when they dominate.
     if (he.length > 1024 && he.length > 4 * this.expires) this.rebuildHeap();
   }
 
@@ -312,16 +398,22 @@ export class Db {
     hk[i] = lastK;
   }
 
+  /** Keep only the live pairs, in O(heap) (not O(keyspace)): amortised O(1) per push. */
   private rebuildHeap(): void {
-    this.heapExp = [];
-    this.heapKey = [];
+    const he = this.heapExp;
+    const hk = this.heapKey;
     const pairs: [number, string][] = [];
-    for (const e of this.map.values()) if (e.exp !== 0) pairs.push([e.exp, e.key]);
-    pairs.sort((a, b) => a[0] - b[0]); // a sorted array is a valid min-heap
-    for (const [x, k] of pairs) {
-      this.heapExp.push(x);
-      this.heapKey.push(k);
+    const seen = new Set<string>();
+    for (let i = 0; i < he.length; i++) {
+      const e = this.map.get(hk[i]);
+      if (e !== undefined && e.exp === he[i] && !seen.has(hk[i])) {
+        seen.add(hk[i]);
+        pairs.push([he[i], hk[i]]);
+      }
     }
+    pairs.sort((a, b) => a[0] - b[0]); // a sorted array is a valid min-heap
+    this.heapExp = pairs.map((p) => p[0]);
+    this.heapKey = pairs.map((p) => p[1]);
   }
 
   /**
@@ -330,11 +422,10 @@ export class Db {
    */
   activeExpire(now: number, deadline: number): number {
     let n = 0;
-    const he = this.heapExp;
-    const hk = this.heapKey;
-    while (he.length > 0 && he[0] <= now) {
-      const key = hk[0];
-      const exp = he[0];
+    // Re-read the arrays each turn: a change listener may set a TTL and rebuild the heap.
+    while (this.heapExp.length > 0 && this.heapExp[0] < now) {
+      const key = this.heapKey[0];
+      const exp = this.heapExp[0];
       this.heapPop();
       const e = this.map.get(key);
       if (e !== undefined && e.exp === exp) {

@@ -72,7 +72,12 @@ export class RespParser {
       this.pos = 0;
       this.end = chunk.length;
       this.owned = false;
-      this.cmdStart = -1;
+      // A multibulk whose header was the last thing received keeps its progress (it has no
+      // argument yet, or `left` would not be 0): it now starts at the chunk's first byte.
+      if (this.cmdStart >= 0) {
+        this.cmdStart = 0;
+        argv.reset(chunk);
+      }
       return;
     }
     const total = left + chunk.length;
