@@ -39,6 +39,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'maxmemory-policy', env: 'MAXMEMORY_POLICY', type: 'enum', def: 'noeviction', values: ['noeviction', 'allkeys-lru', 'volatile-lru', 'allkeys-random', 'volatile-random', 'volatile-ttl', 'allkeys-lfu', 'volatile-lfu'], mutable: true, help: 'what to do at maxmemory' },
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning', 'nothing'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
+  { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
 ];
 

@@ -12,6 +12,7 @@ import server from './server.js';
 import acl from './acl.js';
 import sortedSet from './sorted-set.js';
 import bitmap from './bitmap.js';
+import hyperloglog from './hyperloglog.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -23,4 +24,5 @@ export const FAMILIES: readonly Family[] = [
   acl,
   sortedSet,
   bitmap,
+  hyperloglog,
 ];

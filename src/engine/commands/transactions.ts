@@ -39,7 +39,7 @@ function watchedKeyExpired(c: Client): boolean {
   for (const w of c.watched) {
     if (w.expired) continue;
     const e = c.engine.dbs[w.db].map.get(w.key);
-    if (e !== undefined && e.exp !== 0 && e.exp <= now) return true;
+    if (e !== undefined && e.exp !== 0 && e.exp < now) return true;
   }
   return false;
 }
@@ -106,7 +106,7 @@ function watchCommand(c: Client, argv: Argv, out: ReplySink): void {
     const key = argv.key(i);
     if (c.watched.some((w) => w.db === db.index && w.key === key)) continue;
     const e = db.map.get(key);
-    c.watched.push({ db: db.index, key, expired: e !== undefined && e.exp !== 0 && e.exp <= c.engine.now });
+    c.watched.push({ db: db.index, key, expired: e !== undefined && e.exp !== 0 && e.exp < c.engine.now });
     let set = db.watchers.get(key);
     if (set === undefined) db.watchers.set(key, (set = new Set()));
     set.add(c);
