@@ -123,3 +123,34 @@ export function formatDouble17g(v: number): string {
   }
   return m[1] + out;
 }
+
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Shared buffers for 0..9999 (Redis's shared integers): values are immutable, so keys may share them. */
+const SHARED_INTS: Buffer[] = [];
+for (let i = 0; i < 10000; i++) SHARED_INTS.push(Buffer.from(String(i), 'latin1'));
+
+/**
+ * The decimal bytes of an integer (what Redis stores for INCR results), built without an
+ * intermediate string. Numbers must be safe integers; bigints any 64-bit value.
+ */
+export function intBytes(n: number | bigint): Buffer {
+  if (typeof n === 'bigint') {
+    if (n >= -MAX_SAFE_BIG && n <= MAX_SAFE_BIG) return intBytes(Number(n));
+    return Buffer.from(n.toString(), 'latin1');
+  }
+  if (n >= 0 && n < 10000) return SHARED_INTS[n];
+  const neg = n < 0;
+  let v = neg ? -n : n;
+  let len = neg ? 2 : 1;
+  for (let t = v; t >= 10; t = Math.floor(t / 10)) len++;
+  const b = Buffer.allocUnsafe(len);
+  let p = len;
+  do {
+    const q = Math.floor(v / 10);
+    b[--p] = 48 + (v - q * 10);
+    v = q;
+  } while (v !== 0);
+  if (neg) b[0] = 45;
+  return b;
+}

@@ -8,6 +8,7 @@ export const E = {
   NOT_INTEGER: 'ERR value is not an integer or out of range',
   NOT_FLOAT: 'ERR value is not a valid float',
   OVERFLOW: 'ERR increment or decrement would overflow',
+  INCR_NAN: 'ERR increment would produce NaN or Infinity',
   NO_KEY: 'ERR no such key',
   OUT_OF_RANGE: 'ERR index out of range',
   DB_INDEX: 'ERR DB index is out of range',
