@@ -31,7 +31,7 @@ class Capture implements ReplySink {
 }
 
 const transport: Transport = {
-  kind: 'internal', close() {}, requestFlush() {}, outputBytes: () => 0, inputBytes: () => 0,
+  kind: 'internal', close() {}, requestFlush() {}, resume() {}, outputBytes: () => 0, inputBytes: () => 0,
 };
 
 function setup(args: string[] = []) {

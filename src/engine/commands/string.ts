@@ -20,6 +20,7 @@ import type { Client } from '../client.js';
 import type { Entry } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
+import { grow, mutable } from '../ds/strbuf.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -331,42 +332,11 @@ function msetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ------------------------------------------------------------------ APPEND / ranges
 
-/**
- * Bytes written so far into each growable block APPEND allocated. A value may be extended in
- * place only if it ends exactly there: then the bytes after it belong to no live Buffer (older
- * values, replies in flight and values shared by other keys all end at or before it), so
- * writing them changes nothing anybody can see. Like sds, blocks grow with slack so repeated
- * appends cost amortized O(appended bytes).
- */
-const blockEnd = new WeakMap<ArrayBuffer, number>();
-/** Values below this size are simply copied (pool allocation, no dedicated block). */
-const GROW_MIN = 256;
-const GROW_MAX_SLACK = 1024 * 1024;
-
+/** `old` followed by argument i, grown in place when possible (ds/strbuf.ts). */
 function appendBytes(old: Buffer, argv: Argv, i: number): Buffer {
-  const oldLen = old.length;
-  const addLen = argv.len(i);
-  const total = oldLen + addLen;
-  const ab = old.buffer as ArrayBuffer;
-  const end = old.byteOffset + oldLen;
-  if (blockEnd.get(ab) === end && ab.byteLength - old.byteOffset >= total) {
-    const v = Buffer.from(ab, old.byteOffset, total);
-    argv.buf.copy(v, oldLen, argv.start[i], argv.end[i]);
-    blockEnd.set(ab, end + addLen);
-    return v;
-  }
-  if (total < GROW_MIN) {
-    const v = Buffer.allocUnsafe(total);
-    old.copy(v, 0);
-    argv.buf.copy(v, oldLen, argv.start[i], argv.end[i]);
-    return v;
-  }
-  const cap = total + Math.min(total, GROW_MAX_SLACK);
-  const block = Buffer.allocUnsafeSlow(cap);
-  old.copy(block, 0);
-  argv.buf.copy(block, oldLen, argv.start[i], argv.end[i]);
-  blockEnd.set(block.buffer as ArrayBuffer, total);
-  return block.subarray(0, total);
+  const v = grow(old, old.length + argv.len(i), false);
+  argv.buf.copy(v, old.length, argv.start[i], argv.end[i]);
+  return v;
 }
 
 // APPEND key value
@@ -488,16 +458,12 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const nlen = Math.max(olen, off + vlen);
-  const nv = Buffer.allocUnsafe(nlen);
-  if (off > olen) {
-    old.copy(nv, 0);
-    nv.fill(0, olen, off);
-  } else {
-    old.copy(nv, 0, 0, off);
-    if (off + vlen < olen) old.copy(nv, off + vlen, off + vlen);
-  }
+  // Overwrites bytes in place unless they were handed out by reference (ds/strbuf.ts).
+  const nv = grow(off < olen ? mutable(old) : old, nlen);
   argv.buf.copy(nv, off, argv.start[3], argv.end[3]);
-  db.set(key, nv, true).raw = true;
+  e.value = nv;
+  e.raw = true;
+  db.modified(key);
   out.int(nlen);
 }
 

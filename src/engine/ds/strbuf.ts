@@ -14,19 +14,22 @@
 import { referenced } from '../../resp/writer.js';
 
 const reservedEnd = new WeakMap<ArrayBuffer, number>();
+const EMPTY = Buffer.alloc(0);
 const MAX_STEP = 1024 * 1024;
+/** Values below this size are simply copied (pooled allocation, no dedicated block). */
+const GROW_MIN = 256;
 
 /** A buffer with `v`'s bytes that may be mutated in place. */
 export function mutable(v: Buffer): Buffer {
   if (!referenced.has(v.buffer)) return v;
-  return grow(Buffer.alloc(0), v.length, v);
+  return grow(EMPTY, v.length, false, v);
 }
 
 /**
- * `v` grown to `len` bytes (zero-filled), in place when possible. If `fill` is given, the
- * result starts with `fill`'s bytes instead of `v`'s (used by mutable()).
+ * `v` grown to `len` bytes, in place when possible. The new bytes are zero when `zero` is true
+ * (SETBIT, SETRANGE past the end), left for the caller to overwrite otherwise (APPEND).
  */
-export function grow(v: Buffer, len: number, fill?: Buffer): Buffer {
+export function grow(v: Buffer, len: number, zero = true, fill?: Buffer): Buffer {
   const src = fill ?? v;
   if (fill === undefined) {
     if (len <= v.length) return v;
@@ -34,14 +37,22 @@ export function grow(v: Buffer, len: number, fill?: Buffer): Buffer {
     const end = v.byteOffset + v.length;
     if (reservedEnd.get(ab) === end && ab.byteLength - v.byteOffset >= len) {
       const n = Buffer.from(ab, v.byteOffset, len);
-      n.fill(0, v.length);
+      if (zero) n.fill(0, v.length);
       reservedEnd.set(ab, v.byteOffset + len);
       return n;
     }
   }
-  const cap = len + Math.min(Math.max(len, 16), MAX_STEP);
-  const b = Buffer.alloc(cap);
-  src.copy(b, 0, 0, Math.min(src.length, len));
+  const keep = Math.min(src.length, len);
+  if (len < GROW_MIN) {
+    const b = Buffer.allocUnsafe(len);
+    src.copy(b, 0, 0, keep);
+    if (zero) b.fill(0, keep);
+    return b;
+  }
+  const cap = len + Math.min(len, MAX_STEP);
+  const b = Buffer.allocUnsafeSlow(cap);
+  src.copy(b, 0, 0, keep);
+  if (zero) b.fill(0, keep, len);
   reservedEnd.set(b.buffer as ArrayBuffer, len);
   return b.subarray(0, len);
 }
