@@ -66,19 +66,7 @@ export class Delivery {
 
   /** The complete RESP2 frame: *3 message <channel> <msg> (or *4 pmessage <pattern> ...). */
   respFrame(): Buffer {
-    if (this.frame === null) {
-      const head = this.respHead();
-      const m = this.message;
-      const mh = `$${m.length}\r\n`;
-      const b = Buffer.allocUnsafe(head.length + mh.length + m.length + 2);
-      head.copy(b, 0);
-      let p = head.length;
-      p += b.latin1Write(mh, p);
-      p += m.copy(b, p);
-      b[p] = 13;
-      b[p + 1] = 10;
-      this.frame = b;
-    }
+    if (this.frame === null) this.frame = this.encodeResp(true);
     return this.frame;
   }
 
@@ -87,32 +75,28 @@ export class Delivery {
    * writer queues by reference instead of copying (see RespWriter.bulk).
    */
   respHead(): Buffer {
-    if (this.head === null) {
-      const kind = KIND_NAMES[this.kind];
-      const pat = this.pattern;
-      const ch = this.channel;
-      const top = pat === null ? '*3\r\n' : '*4\r\n';
-      const kh = `$${kind.length}\r\n`;
-      const ph = pat === null ? '' : `$${pat.length}\r\n`;
-      const chh = `$${ch.length}\r\n`;
-      const n = top.length + kh.length + kind.length + 2 + (pat === null ? 0 : ph.length + pat.length + 2) +
-        chh.length + ch.length + 2;
-      const b = Buffer.allocUnsafe(n);
-      let p = b.latin1Write(top, 0);
-      p += b.latin1Write(kh, p);
-      p += kind.copy(b, p);
-      p = crlf(b, p);
-      if (pat !== null) {
-        p += b.latin1Write(ph, p);
-        p += pat.copy(b, p);
-        p = crlf(b, p);
-      }
-      p += b.latin1Write(chh, p);
-      p += ch.copy(b, p);
-      crlf(b, p);
-      this.head = b;
-    }
+    if (this.head === null) this.head = this.encodeResp(false);
     return this.head;
+  }
+
+  /** One allocation, no intermediate strings. */
+  private encodeResp(withMessage: boolean): Buffer {
+    const kind = KIND_NAMES[this.kind];
+    const pat = this.pattern;
+    const ch = this.channel;
+    const m = this.message;
+    let n = 4 + bulkSize(kind.length) + bulkSize(ch.length);
+    if (pat !== null) n += bulkSize(pat.length);
+    if (withMessage) n += bulkSize(m.length);
+    const b = Buffer.allocUnsafe(n);
+    b[0] = 0x2a; // *
+    b[1] = pat === null ? 0x33 : 0x34;
+    let p = crlf(b, 2);
+    p = putBulk(b, p, kind);
+    if (pat !== null) p = putBulk(b, p, pat);
+    p = putBulk(b, p, ch);
+    if (withMessage) putBulk(b, p, m);
+    return b;
   }
 
   /** An owned copy of the message (made at most once per publish), safe to keep. */
@@ -144,6 +128,34 @@ function crlf(b: Buffer, p: number): number {
   b[p] = 13;
   b[p + 1] = 10;
   return p + 2;
+}
+
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+/** Bytes of "$<len>\r\n<bytes>\r\n". */
+function bulkSize(len: number): number {
+  return 1 + digits(len) + 2 + len + 2;
+}
+
+/** Write "$<len>\r\n<bytes>\r\n" at p; returns the new position. */
+function putBulk(b: Buffer, p: number, v: Uint8Array): number {
+  b[p++] = 0x24; // $
+  let len = v.length;
+  const d = digits(len);
+  for (let i = p + d - 1; i >= p; i--) {
+    b[i] = 0x30 + (len % 10);
+    len = Math.floor(len / 10);
+  }
+  p = crlf(b, p + d);
+  b.set(v, p);
+  return crlf(b, p + v.length);
 }
 
 type Subscriptions = [channels: Map<string, Topic>, patterns: Map<string, Topic>, shards: Map<string, Topic>];
