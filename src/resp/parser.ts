@@ -72,7 +72,12 @@ export class RespParser {
       this.pos = 0;
       this.end = chunk.length;
       this.owned = false;
-      this.cmdStart = -1;
+      if (this.cmdStart >= 0) {
+        // The last chunk ended right after a multibulk header: keep that command in progress
+        // (no argument of it has arrived yet, or `left` would not be 0).
+        this.cmdStart = 0;
+        argv.reset(chunk);
+      }
       return;
     }
     const total = left + chunk.length;

@@ -211,6 +211,27 @@ describe('pub/sub between connections', () => {
     raw.close();
   });
 
+  it('a PUBLISH whose packet ends right after the multibulk header (parser regression)', async () => {
+    // ioredis floods hit this boundary: the parser used to forget the header and read the
+    // rest of the command as inline commands.
+    const sub = await RawClient.connect(srv.port);
+    const raw = await RawClient.connect(srv.port);
+    try {
+      sub.write(encode(['SUBSCRIBE', 'split']));
+      await sub.next();
+      raw.sock.setNoDelay(true);
+      raw.write('*3\r\n');
+      await new Promise((r) => setTimeout(r, 50));
+      raw.write('$7\r\nPUBLISH\r\n$5\r\nsplit\r\n$2\r\nok\r\n');
+      assert.equal((await raw.next()).toString(), ':1\r\n');
+      assert.equal((await sub.next()).toString(), '*3\r\n$7\r\nmessage\r\n$5\r\nsplit\r\n$2\r\nok\r\n');
+      assert.equal(raw.leftover().length, 0);
+    } finally {
+      sub.close();
+      raw.close();
+    }
+  });
+
   it('a flood of 10,000 published messages arrives complete and in order', async () => {
     const pub = client();
     const s = client();
