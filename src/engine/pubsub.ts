@@ -28,8 +28,9 @@ export type MessageKind = (typeof MessageKind)[keyof typeof MessageKind];
 /** Anything that receives published messages (TCP client, SSE stream...). */
 export interface Subscriber {
   /**
-   * One message. `d` and the Buffers it exposes are valid only during the call (they may be
-   * views of the publisher's input): copy what must outlive it, or use d.ownedMessage().
+   * One message. `d`, `d.channel` and `d.message` are valid only during the call (they may be
+   * views of the publisher's input); what respFrame(), respHead(), ownedMessage() and
+   * encode() return is owned and immutable, and may be kept (queued for a later write).
    */
   deliver(d: Delivery): void;
 }
