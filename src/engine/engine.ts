@@ -7,6 +7,7 @@ import { Db } from './db.js';
 import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
+import { PubSub } from './pubsub.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -59,6 +60,8 @@ export class Engine {
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
+  /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
+  readonly pubsub = new PubSub();
   readonly startTime = Date.now();
   readonly runId: string;
   nextClientId = 1;

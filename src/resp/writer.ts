@@ -63,6 +63,7 @@ export class RespWriter implements ReplySink {
       slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
       pos = 0;
       this.start = 0;
+      owner = this; // seal() released ownership: without this, the next claim orphans these bytes
     }
   }
 
