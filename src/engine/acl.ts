@@ -287,7 +287,8 @@ export class Acl {
    */
   check(u: AclUser, def: CommandDef, argv: Argv): { reason: 'command' | 'key' | 'channel'; index: number } | null {
     if (u.unrestricted) return null;
-    if (!u.allowed[def.id]) return { reason: 'command', index: 0 };
+    // Commands allowed before authentication (AUTH, HELLO, QUIT, RESET) are never refused.
+    if (!u.allowed[def.id] && !(def.flags & F.NO_AUTH)) return { reason: 'command', index: 0 };
     if (!u.allKeys && def.keys[0] !== 0) {
       const need = def.flags & F.WRITE ? KEY_WRITE : KEY_READ;
       for (const i of this.reg.keyIndexes(def, argv)) {

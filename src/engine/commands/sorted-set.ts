@@ -864,7 +864,7 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
   const n = argv.int(1);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError('ERR at least 1 input key is needed for \'zintercard\' command');
-  if (n > argv.count - 2) throw new CommandError('ERR Number of keys can\'t be greater than number of args');
+  if (n > argv.count - 2) throw new CommandError(E.SYNTAX);
   let limit = 0;
   for (let i = 2 + n; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
