@@ -55,6 +55,8 @@ export class RespWriter implements ReplySink {
       this.seal();
       slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
       pos = 0;
+      // seal() gave up ownership: take the new slab, or the next claim would forget its bytes.
+      owner = this;
       this.start = 0;
     }
   }
