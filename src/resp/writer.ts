@@ -55,9 +55,8 @@ export class RespWriter implements ReplySink {
       this.seal();
       slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
       pos = 0;
-      // seal() gave up ownership: take the new slab, or the next claim would forget its bytes.
-      owner = this;
       this.start = 0;
+      owner = this; // seal() released ownership: without this, the next claim orphans these bytes
     }
   }
 
