@@ -68,13 +68,17 @@ export class RespParser {
     const start = this.cmdStart >= 0 ? this.cmdStart : this.pos;
     const left = this.end - start;
     if (left === 0) {
-      // Nothing pending: parse straight from the chunk (zero copy). A multibulk whose header
-      // alone was parsed keeps its state (no argument has been read yet).
+      // Nothing pending: parse straight from the chunk (zero copy).
       this.buf = chunk;
       this.pos = 0;
       this.end = chunk.length;
       this.owned = false;
-      if (this.cmdStart >= 0) this.cmdStart = 0;
+      // A multibulk whose header was the last thing received keeps its progress (it has no
+      // argument yet, or `left` would not be 0): it now starts at the chunk's first byte.
+      if (this.cmdStart >= 0) {
+        this.cmdStart = 0;
+        argv.reset(chunk);
+      }
       return;
     }
     const total = left + chunk.length;
