@@ -67,7 +67,7 @@ describe('redis-cli', () => {
     const input = 'SET a 1\nINCR a\nGET a\nSET "b c" \'d e\'\nGET "b c"\nDEL a\nGET a\nNOSUCH\nPING\n';
     const [o, r] = await both([], input);
     assert.deepEqual(o, r);
-    assert.equal(o.stdout, 'OK\n2\n2\nOK\nd e\n1\n\nERR unknown command \'NOSUCH\', with args beginning with: \nPONG\n');
+    assert.equal(o.stdout, 'OK\n2\n2\nOK\nd e\n1\n\nERR unknown command \'NOSUCH\', with args beginning with: \n\nPONG\n');
   });
 
   it('-x takes the last argument from stdin, binary-safe', async () => {
