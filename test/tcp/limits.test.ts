@@ -79,6 +79,15 @@ describe('connection limits', () => {
       assert.ok(idleClosedAt > 900 && idleClosedAt < 3000, `idle client closed after ${idleClosedAt} ms`);
       assert.equal(idle.leftover().length, 0, 'nothing is sent before an idle disconnect');
       active.close();
+      // A slow upload is activity too (Redis counts every read): a value sent over 2.5 s.
+      const slow = await RawClient.connect(ours.port);
+      const wire = encode(['SET', 'slow', 'x'.repeat(100)]);
+      for (let i = 0; i < 10; i++) {
+        slow.write(wire.subarray(Math.floor((i * wire.length) / 10), Math.floor(((i + 1) * wire.length) / 10)));
+        await sleep(250);
+      }
+      assert.equal((await slow.next()).toString(), '+OK\r\n');
+      slow.close();
     } finally {
       await ours.stop();
     }
