@@ -34,6 +34,7 @@ export const DEFAULT_LIMITS: ParserLimits = {
 
 const BIG_ARG = 32 * 1024;
 const MIN_PRIVATE = 16 * 1024;
+const BIG_SLACK = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 export class RespParser {
@@ -87,7 +88,9 @@ export class RespParser {
       return;
     }
     // Move the pending bytes to the start of a (possibly new) private buffer.
-    const size = Math.max(total, this.need, MIN_PRIVATE, this.owned ? Math.min(total * 2, total + 64 * 1024 * 1024) : 0);
+    // A big argument gets its announced size plus one socket read (64 KB) of slack, so the
+    // chunk that holds its end and the next commands still fits: the value is copied once.
+    const size = Math.max(total, this.need > 0 ? this.need + BIG_SLACK : 0, MIN_PRIVATE, this.owned ? Math.min(total * 2, total + 64 * 1024 * 1024) : 0);
     const next = this.owned && this.buf.length >= size && start > 0 ? this.buf : Buffer.allocUnsafe(size);
     this.buf.copy(next, 0, start, this.end);
     chunk.copy(next, left);
@@ -218,8 +221,17 @@ export class RespParser {
 
   private inline(argv: Argv): ParseResult | typeof EMPTY_LINE {
     const b = this.buf;
-    const nl = b.indexOf(10, this.pos);
-    if (nl < 0 || nl >= this.end) {
+    // Redis looks for '\n' with strchr: a NUL byte before it means "no line yet".
+    let nl = -1;
+    for (let i = this.pos; i < this.end; i++) {
+      const c = b[i];
+      if (c === 10) {
+        nl = i;
+        break;
+      }
+      if (c === 0) break;
+    }
+    if (nl < 0) {
       if (this.end - this.pos > this.limits.maxInline) return this.fail('too big inline request');
       return Parse.INCOMPLETE;
     }

@@ -41,7 +41,11 @@ export class Connection implements Transport {
     sock.setNoDelay(true);
     const ka = engine.cfgInt('tcp-keepalive');
     if (ka > 0) sock.setKeepAlive(true, ka * 1000);
-    sock.on('data', (chunk: Buffer) => this.onData(chunk));
+    sock.on('data', (chunk: Buffer) => {
+      // Any input counts as activity for `timeout`, as in Redis (a slow upload is not idle).
+      this.client.lastInteraction = Date.now();
+      this.onData(chunk);
+    });
     sock.on('drain', () => this.onDrain());
     sock.on('error', () => {});
     sock.on('close', () => this.closed());

@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+/**
+ * TCP macro benchmark: redis-benchmark against our server and against a real redis-server,
+ * same flags, runs interleaved (ours, redis, ours, redis...) so both see the same machine load.
+ *
+ * For each test and pipeline depth it prints ops/s for both servers, the ratio ours/redis, and
+ * each server's CPU time per operation (utime+stime of the server process from
+ * /proc/<pid>/stat before and after the run, in µs/op).
+ *
+ *   npm run bench:tcp                          # defaults below
+ *   BENCH_TESTS=set,get BENCH_PIPELINES=1 BENCH_ROUNDS=3 npm run bench:tcp
+ *   node bench/tcp.mjs --json results.json     # also write the raw figures
+ *
+ * Adding a command: append it to TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
+ * for the list: set get incr lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100 ...
+ * mset). Tests that need data first (LPOP, LRANGE...) are preceded by their filling test in the
+ * same list, as redis-benchmark itself does.
+ */
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** redis-benchmark test names, in run order. Issues 4 and 6 add lpush, rpush, lpop, sadd, hset, zadd... */
+const TESTS = (process.env.BENCH_TESTS ?? 'set,get,incr,mset').split(',').map((s) => s.trim()).filter(Boolean);
+const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,16').split(',').map(Number);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100000);
+/** Rounds per (test, pipeline); the median of the rounds is reported. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const jsonOut = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
+
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitForPort(port, proc) {
+  const deadline = Date.now() + 15000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server on ${port} exited with ${proc.exitCode}`);
+    const ok = await new Promise((resolve) => {
+      const s = net.connect({ port, host: '127.0.0.1' }, () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+/** utime + stime of a process, in seconds. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the ")" of the command name; utime and stime are fields 14 and 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+async function start(name, cmd, args) {
+  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stderr.on('data', (d) => { out += d; });
+  const port = Number(args[args.indexOf('--port') + 1]);
+  try {
+    await waitForPort(port, proc);
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw new Error(`${name}: ${err.message}\n${out}`);
+  }
+  return { name, proc, port, output: () => out };
+}
+
+function stop(s) {
+  return new Promise((resolve) => {
+    if (s.proc.exitCode !== null) return resolve();
+    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
+    s.proc.once('exit', () => { clearTimeout(t); resolve(); });
+    s.proc.kill('SIGTERM');
+  });
+}
+
+/** One redis-benchmark run of one test; returns ops/s and the server's CPU µs per op. */
+function run(server, test, pipeline) {
+  const before = cpuSeconds(server.proc.pid);
+  const args = ['-h', '127.0.0.1', '-p', String(server.port), '-c', String(CLIENTS), '-n', String(REQUESTS),
+    '-P', String(pipeline), '-t', test, '-q', '--csv'];
+  const res = spawnSync('redis-benchmark', args, { encoding: 'utf8', timeout: 600000 });
+  const cpu = cpuSeconds(server.proc.pid) - before;
+  const out = res.stdout ?? '';
+  if (res.status !== 0) {
+    // e.g. "Error from server: ERR unknown command 'INCR'": report it and go on.
+    const why = (res.stderr || res.error?.message || '').trim().split('\n').filter((l) => !l.startsWith('WARNING')).pop();
+    return { label: test.toUpperCase(), rps: NaN, cpuUsPerOp: NaN, error: `${server.name}: ${why}` };
+  }
+  const rows = out.trim().split('\n').filter((l) => !l.startsWith('"test"')).map((l) => l.split(',').map((x) => x.replace(/"/g, '')));
+  if (rows.length === 0) throw new Error(`no result from redis-benchmark ${args.join(' ')}:\n${out}`);
+  const [label, rps] = rows[0];
+  // MSET counts one operation per command (10 keys each), as redis-benchmark reports it.
+  return { label, rps: Number(rps), cpuUsPerOp: (cpu * 1e6) / REQUESTS };
+}
+
+const median = (xs) => (xs.some(Number.isNaN) ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+
+async function main() {
+  for (const bin of ['redis-server', 'redis-benchmark']) {
+    try {
+      execFileSync('which', [bin], { stdio: 'ignore' });
+    } catch {
+      console.error(`${bin} not found: apt-get install redis-server redis-tools`);
+      process.exit(1);
+    }
+  }
+  const dirOurs = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ours-'));
+  const dirRedis = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
+  const [pOurs, pRedis] = [await freePort(), await freePort()];
+  const ours = await start('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', dirOurs]);
+  const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dirRedis]);
+  const redisVersion = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
+  const cpuModel = (os.cpus()[0]?.model ?? 'unknown').trim();
+  console.log(`# ${new Date().toISOString()}  node ${process.version}  ${redisVersion.split(' ').slice(0, 3).join(' ')}`);
+  console.log(`# ${os.cpus().length} CPUs (${cpuModel}); redis-benchmark -c ${CLIENTS} -n ${REQUESTS}; ${ROUNDS} round(s), median`);
+  const results = [];
+  try {
+    // Warm-up: let V8 optimise the hot paths before the measured runs.
+    run(ours, 'set,get', 16);
+    for (const pipeline of PIPELINES) {
+      for (const test of TESTS) {
+        const o = [];
+        const r = [];
+        for (let i = 0; i < ROUNDS; i++) {
+          // Interleaved, alternating who goes first.
+          if (i % 2 === 0) { o.push(run(ours, test, pipeline)); r.push(run(redis, test, pipeline)); }
+          else { r.push(run(redis, test, pipeline)); o.push(run(ours, test, pipeline)); }
+        }
+        const row = {
+          test: o[0].label, pipeline,
+          ours: median(o.map((x) => x.rps)), redis: median(r.map((x) => x.rps)),
+          oursCpu: median(o.map((x) => x.cpuUsPerOp)), redisCpu: median(r.map((x) => x.cpuUsPerOp)),
+        };
+        row.ratio = row.ours / row.redis;
+        const errors = [...o, ...r].map((x) => x.error).filter(Boolean);
+        if (errors.length) row.error = errors[0];
+        results.push(row);
+        printRow(row, results.length === 1);
+        if (row.error) console.log(`    ! ${row.error}`);
+      }
+    }
+  } finally {
+    await Promise.all([stop(ours), stop(redis)]);
+    fs.rmSync(dirOurs, { recursive: true, force: true });
+    fs.rmSync(dirRedis, { recursive: true, force: true });
+  }
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), clients: CLIENTS, requests: REQUESTS, rounds: ROUNDS, results }, null, 2));
+}
+
+function printRow(r, header) {
+  const cols = [
+    ['test', 16, r.test], ['-P', 4, r.pipeline], ['ours ops/s', 12, Math.round(r.ours)], ['redis ops/s', 12, Math.round(r.redis)],
+    ['ours/redis', 11, r.ratio.toFixed(2)], ['ours µs/op', 11, r.oursCpu.toFixed(2)], ['redis µs/op', 12, r.redisCpu.toFixed(2)],
+  ];
+  if (header) console.log(cols.map(([h, w]) => String(h).padStart(w)).join(' '));
+  console.log(cols.map(([, w, v]) => String(v).padStart(w)).join(' '));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,318 @@
+/**
+ * RespWriter: every reply type byte for byte, several writers sharing the process-wide slab,
+ * big values sent by reference, and flush/rewind safety against a fake socket that sometimes
+ * keeps the buffers it was given (an asynchronous write, as a real socket does under load).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { RespWriter, type ByteSink } from '../../dist/resp/writer.js';
+import { replyStats } from '../../dist/resp/reply-sink.js';
+
+/**
+ * A socket stand-in. In 'sync' mode every write is "sent" at once (copied, as the kernel
+ * would), so writableLength stays 0; in 'async' mode the Buffers are kept by reference and
+ * copied only when send() runs, so any later overwrite by the writer shows up as corruption.
+ */
+class FakeSocket implements ByteSink {
+  mode: 'sync' | 'async' = 'sync';
+  /** Every Buffer handed to write(), by reference. */
+  readonly refs: Buffer[] = [];
+  private held: Buffer[] = [];
+  private received: Buffer[] = [];
+  private corked = 0;
+
+  write(b: Buffer): boolean {
+    this.refs.push(b);
+    this.held.push(b);
+    if (this.corked === 0 && this.mode === 'sync') this.send();
+    return this.mode === 'sync';
+  }
+  cork(): void {
+    this.corked++;
+  }
+  uncork(): void {
+    if (--this.corked === 0 && this.mode === 'sync') this.send();
+  }
+  get writableLength(): number {
+    let n = 0;
+    for (const b of this.held) n += b.length;
+    return n;
+  }
+  /** The kernel takes every held byte now. */
+  send(): void {
+    for (const b of this.held) this.received.push(Buffer.from(b));
+    this.held = [];
+  }
+  bytes(): Buffer {
+    this.send();
+    return Buffer.concat(this.received);
+  }
+}
+
+// ---------------------------------------------------------------- reference encoder
+
+const enc = {
+  ok: () => Buffer.from('+OK\r\n'),
+  simple: (s: string) => Buffer.from(`+${s}\r\n`, 'latin1'),
+  error: (s: string) => Buffer.from(`-${s.replace(/[\r\n]/g, ' ')}\r\n`, 'latin1'),
+  int: (n: number | bigint) => Buffer.from(`:${n}\r\n`),
+  bulk: (v: Buffer) => Buffer.concat([Buffer.from(`$${v.length}\r\n`), v, Buffer.from('\r\n')]),
+  bulkLatin1: (s: string) => enc.bulk(Buffer.from(s, 'latin1')),
+  bulkText: (s: string) => enc.bulk(Buffer.from(s, 'utf8')),
+  nil: () => Buffer.from('$-1\r\n'),
+  array: (n: number) => Buffer.from(`*${n}\r\n`),
+  nilArray: () => Buffer.from('*-1\r\n'),
+};
+
+/** Compare big outputs without dumping megabytes: report the first differing byte. */
+function sameBytes(got: Buffer, want: Buffer, what: string): void {
+  if (got.equals(want)) return;
+  let d = 0;
+  while (d < got.length && got[d] === want[d]) d++;
+  assert.fail(`${what}: differs at byte ${d} of ${want.length} (got ${got.length} bytes)`);
+}
+
+function written(fn: (w: RespWriter) => void): Buffer {
+  const w = new RespWriter();
+  fn(w);
+  return w.take();
+}
+
+/** Seeded PRNG (mulberry32) so a failure can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('RespWriter encodes every reply type byte for byte', () => {
+  it('status, OK and errors', () => {
+    assert.deepEqual(written((w) => w.ok()), enc.ok());
+    assert.deepEqual(written((w) => w.simple('PONG')), Buffer.from('+PONG\r\n'));
+    assert.deepEqual(written((w) => w.simple('')), Buffer.from('+\r\n'));
+    assert.deepEqual(written((w) => w.simple('\xff\x00x')), Buffer.from([0x2b, 0xff, 0, 0x78, 13, 10]));
+    assert.deepEqual(written((w) => w.error('ERR syntax error')), Buffer.from('-ERR syntax error\r\n'));
+    // CR and LF in an error would break the protocol: both become spaces, as Redis does.
+    assert.deepEqual(written((w) => w.error('ERR a\r\nb\nc\rd')), Buffer.from('-ERR a  b c d\r\n'));
+    // Error texts are latin1 byte strings: a user byte 0xe9 stays one byte.
+    assert.deepEqual(written((w) => w.error('ERR \xe9')), Buffer.from([0x2d, 0x45, 0x52, 0x52, 0x20, 0xe9, 13, 10]));
+  });
+
+  it('error replies are counted', () => {
+    const before = replyStats.errors;
+    written((w) => { w.error('ERR x'); w.ok(); w.error('WRONGTYPE y'); });
+    assert.equal(replyStats.errors, before + 2);
+  });
+
+  it('integers: small cached, large, negative, 64-bit bigints', () => {
+    const cases: Array<number | bigint> = [
+      0, 1, 9, 10, 9999, 10000, 123456789, -1, -9999, -10000, 2 ** 31, -(2 ** 31), 2 ** 32,
+      Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER,
+      0n, 5n, -5n, 9223372036854775807n, -9223372036854775808n, 9007199254740993n,
+    ];
+    for (const n of cases) assert.deepEqual(written((w) => w.int(n)), enc.int(n), `int ${n}`);
+  });
+
+  it('bulk strings of every size class', () => {
+    for (const n of [0, 1, 9, 10, 99, 100, 16383, 16384, 16385, 65536, 300 * 1024]) {
+      const v = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) v[i] = (i * 31 + n) & 0xff;
+      assert.deepEqual(written((w) => w.bulk(v)), enc.bulk(v), `bulk of ${n} bytes`);
+    }
+    const bin = Buffer.from([0, 13, 10, 255, 36, 42]);
+    assert.deepEqual(written((w) => w.bulk(bin)), Buffer.from('$6\r\n\x00\r\n\xff$*\r\n', 'latin1'));
+  });
+
+  it('latin1 keys keep one byte per char and UTF-8 text is encoded', () => {
+    let all = '';
+    for (let i = 0; i < 256; i++) all += String.fromCharCode(i);
+    assert.deepEqual(written((w) => w.bulkLatin1(all)), enc.bulkLatin1(all));
+    assert.deepEqual(written((w) => w.bulkLatin1('')), Buffer.from('$0\r\n\r\n'));
+    const text = 'héllo wörld ✓ 𝄞';
+    assert.deepEqual(written((w) => w.bulkText(text)), enc.bulkText(text));
+    assert.equal(written((w) => w.bulkText('✓')).toString('latin1', 0, 4), '$3\r\n');
+  });
+
+  it('nil, arrays and nested arrays', () => {
+    assert.deepEqual(written((w) => w.nil()), Buffer.from('$-1\r\n'));
+    assert.deepEqual(written((w) => w.nilArray()), Buffer.from('*-1\r\n'));
+    assert.deepEqual(written((w) => w.array(0)), Buffer.from('*0\r\n'));
+    assert.deepEqual(written((w) => w.array(9)), Buffer.from('*9\r\n'));
+    assert.deepEqual(written((w) => w.array(10)), Buffer.from('*10\r\n'));
+    assert.deepEqual(written((w) => w.array(1234567)), Buffer.from('*1234567\r\n'));
+    const nested = written((w) => {
+      w.array(3); w.int(1); w.array(2); w.bulkLatin1('a'); w.nil(); w.simple('x');
+    });
+    assert.equal(nested.toString('latin1'), '*3\r\n:1\r\n*2\r\n$1\r\na\r\n$-1\r\n+x\r\n');
+  });
+});
+
+describe('RespWriter output and the socket', () => {
+  it('big values are sent by reference, small ones are copied', () => {
+    const sock = new FakeSocket();
+    const w = new RespWriter();
+    const big = Buffer.alloc(1024 * 1024, 0x61);
+    const small = Buffer.alloc(100, 0x62);
+    w.array(2);
+    w.bulk(big);
+    w.bulk(small);
+    w.flush(sock);
+    assert.ok(sock.refs.includes(big), 'the 1 MB value itself is handed to the socket');
+    assert.ok(!sock.refs.includes(small), 'a 100-byte value is copied into the slab');
+    sameBytes(sock.bytes(), Buffer.concat([enc.array(2), enc.bulk(big), enc.bulk(small)]), "big value stream");
+  });
+
+  it('a synchronous flush lets the next replies reuse the same slab bytes', () => {
+    const sock = new FakeSocket();
+    const w = new RespWriter();
+    w.int(12345678);
+    w.flush(sock);
+    w.int(87654321);
+    w.flush(sock);
+    const [a, b] = sock.refs;
+    assert.equal(a.buffer, b.buffer);
+    assert.equal(a.byteOffset, b.byteOffset, 'rewound: same region reused');
+    assert.equal(sock.bytes().toString(), ':12345678\r\n:87654321\r\n');
+  });
+
+  it('bytes held by an asynchronous write are never overwritten', () => {
+    const sock = new FakeSocket();
+    sock.mode = 'async';
+    const w = new RespWriter();
+    const expect: Buffer[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const s = `reply-${i}-${'x'.repeat(i % 50)}`;
+      w.simple(s);
+      expect.push(enc.simple(s));
+      assert.equal(w.flush(sock), false, 'async write reports backpressure');
+    }
+    const refs = sock.refs;
+    for (let i = 1; i < refs.length; i++) {
+      if (refs[i].buffer === refs[i - 1].buffer) {
+        assert.ok(refs[i].byteOffset >= refs[i - 1].byteOffset + refs[i - 1].length, 'regions do not overlap');
+      }
+    }
+    sameBytes(sock.bytes(), Buffer.concat(expect), "async stream");
+  });
+
+  it('flush returns true when nothing is pending and pending tracks output', () => {
+    const sock = new FakeSocket();
+    const w = new RespWriter();
+    assert.equal(w.pending, false);
+    assert.equal(w.flush(sock), true);
+    assert.equal(sock.refs.length, 0);
+    w.ok();
+    assert.equal(w.pending, true);
+    w.flush(sock);
+    assert.equal(w.pending, false);
+  });
+
+  it('interleaved writers keep their own order', () => {
+    const a = new RespWriter();
+    const b = new RespWriter();
+    const sa = new FakeSocket();
+    const sb = new FakeSocket();
+    a.simple('a1');
+    b.simple('b1');
+    a.simple('a2');
+    b.int(2);
+    b.bulk(Buffer.alloc(20000, 0x42)); // by reference, between slab parts
+    a.array(2);
+    b.simple('b3');
+    a.int(7);
+    a.nil();
+    a.flush(sa);
+    b.flush(sb);
+    assert.equal(sa.bytes().toString(), '+a1\r\n+a2\r\n*2\r\n:7\r\n$-1\r\n');
+    assert.deepEqual(sb.bytes(), Buffer.concat([enc.simple('b1'), enc.int(2), enc.bulk(Buffer.alloc(20000, 0x42)), enc.simple('b3')]));
+  });
+
+  it('discard drops only this writer\'s unflushed output', () => {
+    const a = new RespWriter();
+    const b = new RespWriter();
+    a.simple('keep-a');
+    const s0 = new FakeSocket();
+    a.flush(s0);
+    a.simple('drop-1');
+    b.simple('b');
+    a.simple('drop-2');
+    a.discard();
+    assert.equal(a.pending, false);
+    assert.equal(a.pendingBytes, 0);
+    a.simple('after');
+    b.simple('b2');
+    const sa = new FakeSocket();
+    const sb = new FakeSocket();
+    a.flush(sa);
+    b.flush(sb);
+    assert.equal(s0.bytes().toString(), '+keep-a\r\n');
+    assert.equal(sa.bytes().toString(), '+after\r\n');
+    assert.equal(sb.bytes().toString(), '+b\r\n+b2\r\n');
+  });
+
+  it('a writer that fills the slab keeps every byte (slab roll-over)', () => {
+    // 256 KB slab: 40 values of 10 KB force several roll-overs within one batch.
+    const w = new RespWriter();
+    const sock = new FakeSocket();
+    const expect: Buffer[] = [];
+    for (let i = 0; i < 100; i++) {
+      const v = Buffer.alloc(10000, i & 0xff);
+      w.bulk(v);
+      w.int(i);
+      expect.push(enc.bulk(v), enc.int(i));
+    }
+    w.flush(sock);
+    sameBytes(sock.bytes(), Buffer.concat(expect), 'roll-over stream');
+  });
+
+  it('random interleavings of writers, flushes and socket modes produce exact streams', () => {
+    const seed = Number(process.env.WRITER_SEED ?? Date.now() % 1e9);
+    const rnd = prng(seed);
+    const n = 4;
+    const writers = Array.from({ length: n }, () => new RespWriter());
+    const socks = Array.from({ length: n }, () => new FakeSocket());
+    const expect: Buffer[][] = Array.from({ length: n }, () => []);
+    const pick = (k: number) => Math.floor(rnd() * k);
+    for (let step = 0; step < 30000; step++) {
+      const i = pick(n);
+      const w = writers[i];
+      const e = expect[i];
+      const op = pick(14);
+      switch (op) {
+        case 0: w.ok(); e.push(enc.ok()); break;
+        case 1: { const s = 'st' + pick(1e6); w.simple(s); e.push(enc.simple(s)); break; }
+        case 2: { const s = 'ERR e\r\n' + pick(1e3); w.error(s); e.push(enc.error(s)); break; }
+        case 3: { const v = pick(20000) - 5000; w.int(v); e.push(enc.int(v)); break; }
+        case 4: { const v = BigInt(pick(1e9)) * 10000000000n - 4611686018427387904n; w.int(v); e.push(enc.int(v)); break; }
+        case 5: case 6: {
+          const len = rnd() < 0.1 ? 16384 + pick(40000) : rnd() < 0.3 ? 10000 + pick(6384) : pick(300);
+          const v = Buffer.alloc(len, pick(256));
+          w.bulk(v);
+          e.push(enc.bulk(v));
+          break;
+        }
+        case 7: { const s = String.fromCharCode(pick(256)).repeat(pick(100)); w.bulkLatin1(s); e.push(enc.bulkLatin1(s)); break; }
+        case 8: { const s = 'é✓'.repeat(pick(50)); w.bulkText(s); e.push(enc.bulkText(s)); break; }
+        case 9: w.nil(); e.push(enc.nil()); break;
+        case 10: { const k = pick(100); w.array(k); e.push(enc.array(k)); break; }
+        case 11: w.nilArray(); e.push(enc.nilArray()); break;
+        case 12: {
+          socks[i].mode = rnd() < 0.5 ? 'sync' : 'async';
+          w.flush(socks[i]);
+          break;
+        }
+        case 13: socks[pick(n)].send(); break;
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      socks[i].mode = 'sync';
+      writers[i].flush(socks[i]);
+      sameBytes(socks[i].bytes(), Buffer.concat(expect[i]), `writer ${i}, seed ${seed} (WRITER_SEED=${seed} to replay)`);
+    }
+  });
+});
