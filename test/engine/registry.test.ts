@@ -144,6 +144,8 @@ describe('command table against running servers', () => {
     const known = new Set(FLAG_NAMES.map(([, n]) => n));
     const diffs: string[] = [];
     for (const { def } of allRows()) {
+      // Rows that follow a newer Redis on purpose (the Upstash SDK uses these forms).
+      if (NEWER_THAN_7_0[def.name]) continue;
       const [info] = decode(await b.call('COMMAND', 'INFO', def.name)) as Array<Info | null>;
       if (info === null) continue; // a command of ours that Redis 7.0 does not have
       const [, arity, flags, first, last, step] = info;
@@ -168,6 +170,12 @@ describe('command table against running servers', () => {
     assert.deepEqual(diffs, []);
   });
 });
+
+/** Documented deviations from 7.0.15's table, with the Redis version we follow instead. */
+const NEWER_THAN_7_0: Record<string, string> = {
+  zrank: 'Redis 7.2: ZRANK key member [WITHSCORE] (arity -3)',
+  zrevrank: 'Redis 7.2: ZREVRANK key member [WITHSCORE] (arity -3)',
+};
 
 type Info = [string, number, string[], number, number, number, ...unknown[]];
 

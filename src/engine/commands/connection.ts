@@ -180,7 +180,7 @@ export const resetHooks: ((c: Client) => void)[] = [];
 export default family('connection', ['connection'], [
   //   name       arity  flags                                                          keys       handler
   row('ping',      -1,   F.FAST | F.SUBSCRIBE_CTX,                                      [0, 0, 0], pingCommand),
-  row('echo',       2,   F.FAST,                                                        [0, 0, 0], echoCommand),
+  row('echo',       2,   F.LOADING | F.STALE | F.FAST,                                  [0, 0, 0], echoCommand),
   row('auth',      -2,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], authCommand),
   row('hello',     -1,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], helloCommand),
   row('select',     2,   F.LOADING | F.STALE | F.FAST | F.NO_REST,                      [0, 0, 0], selectCommand),

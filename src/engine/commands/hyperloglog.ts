@@ -147,6 +147,6 @@ function pfmergeCommand(c: Client, argv: Argv, out: ReplySink): void {
 export default family('hyperloglog', ['hyperloglog'], [
   //   name        arity  flags                          keys         handler
   row('pfadd',      -2,   F.WRITE | F.DENYOOM | F.FAST,  [1, 1, 1],   pfaddCommand),
-  row('pfcount',    -2,   F.READONLY | F.MAY_REPLICATE,  [1, -1, 1],  pfcountCommand),
+  row('pfcount',    -2,   F.READONLY,                    [1, -1, 1],  pfcountCommand),
   row('pfmerge',    -2,   F.WRITE | F.DENYOOM,           [1, -1, 1],  pfmergeCommand),
 ]);

@@ -201,7 +201,7 @@ export default family('introspection', ['connection'], [
     row('count',       2,   SUB,       [0, 0, 0], countCommand),
     row('info',       -2,   SUB,       [0, 0, 0], infoCommand),
     row('docs',       -2,   SUB,       [0, 0, 0], docsCommand),
-    row('getkeys',    -3,   SUB,       [0, 0, 0], getkeysCommand),
+    row('getkeys',    -4,   SUB,       [0, 0, 0], getkeysCommand),
     row('list',       -2,   SUB,       [0, 0, 0], listCommand),
     row('help',        2,   SUB,       [0, 0, 0], helpCommand),
   ], commandCommand),
