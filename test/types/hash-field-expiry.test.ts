@@ -98,6 +98,19 @@ describe('HEXPIRE family', () => {
     assert.equal(await call('DEL', 'h'), 0);
   });
 
+  it('active expiry: fields and keys go away without being accessed', async () => {
+    await call('HSET', 'h', 'a', '1');
+    await call('HSET', 'h2', 'a', '1', 'b', '2');
+    await call('HPEXPIRE', 'h', 20, 'FIELDS', 1, 'a');
+    await call('HPEXPIRE', 'h2', 20, 'FIELDS', 1, 'a');
+    await call('HSET', 'h3', 'a', '1');
+    await call('HGETEX', 'h3', 'PX', 20, 'FIELDS', 1, 'a');
+    await call('HSETEX', 'h4', 'PX', 20, 'FIELDS', 1, 'a', '1');
+    await sleep(300);
+    assert.equal(await call('DEL', 'h', 'h3', 'h4'), 0);
+    assert.equal(await call('DBSIZE'), 1);
+  });
+
   it('HSET drops a field TTL; HINCRBY and HINCRBYFLOAT keep it', async () => {
     await call('HSET', 'h', 'a', '1', 'n', '5', 'x', '1.5');
     await call('HEXPIRE', 'h', 100, 'FIELDS', 3, 'a', 'n', 'x');

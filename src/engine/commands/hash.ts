@@ -13,6 +13,7 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
+import type { Db } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { globMatch } from '../glob.js';
@@ -42,6 +43,55 @@ const ONE_OF_EXPIRY = 'ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments c
 /** HFE_MAX_ABS_TIME_MSEC: field expiry times are limited to 2^46 - 1 ms. */
 const HFE_MAX_MS = 70368744177663;
 
+// ---------------------------------------------------------------- active field expiry
+
+/**
+ * Hashes with field TTLs and where they were last seen. A background sweep (every 100 ms while
+ * any exist, like Redis's active expiry of fields) deletes due fields, and the key when that
+ * empties it, even if no client touches the hash. An entry whose key no longer holds that hash
+ * (deleted, renamed, flushed) is dropped; the next access under the new name re-registers it.
+ */
+const volatileHashes = new Map<HashValue, { db: Db; key: string }>();
+let sweepTimer: NodeJS.Timeout | null = null;
+const SWEEP_MS = 100;
+const SWEEP_BUDGET_MS = 10;
+
+function trackVolatile(db: Db, key: string, h: HashValue): void {
+  if (!h.volatile) return;
+  volatileHashes.set(h, { db, key });
+  if (sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
+  }
+}
+
+/** One active-expiry pass over the tracked hashes, within a time budget. */
+export function sweepFields(): void {
+  sweepTimer = null;
+  const now = Date.now();
+  const deadline = now + SWEEP_BUDGET_MS;
+  let n = 0;
+  // Entries re-queued below go after the ones present now: visit only those.
+  let todo = volatileHashes.size;
+  for (const [h, at] of volatileHashes) {
+    if (todo-- === 0) break;
+    volatileHashes.delete(h);
+    const e = at.db.map.get(at.key);
+    if (e === undefined || e.value !== h) continue;
+    if (h.purgeExpired(now) > 0) {
+      if (h.size === 0) at.db.delete(at.key);
+      else at.db.modified(at.key);
+    }
+    // Still volatile: back at the end of the queue.
+    if (h.volatile && h.size > 0) volatileHashes.set(h, at);
+    if ((++n & 63) === 0 && Date.now() > deadline) break;
+  }
+  if (volatileHashes.size > 0 && sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
+  }
+}
+
 // ---------------------------------------------------------------- lookups
 
 /**
@@ -49,13 +99,15 @@ const HFE_MAX_MS = 70368744177663;
  * null when the key holds another type.
  */
 function expireFields(c: Client, key: string, h: HashValue): HashValue | undefined {
-  if (h.volatile && h.purgeExpired(c.engine.now) > 0) {
+  if (!h.volatile) return h;
+  if (h.purgeExpired(c.engine.now) > 0) {
     if (h.size === 0) {
       c.db.delete(key);
       return undefined;
     }
     c.db.modified(key);
   }
+  trackVolatile(c.db, key, h);
   return h;
 }
 
@@ -313,7 +365,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   const per = withValues ? 2 : 1;
   // Negative count (or 1): independent draws, repetitions allowed.
   if (l < 0 || l === 1) {
-    const count = -l === 1 || l === 1 ? 1 : -l;
+    const count = l < 0 ? -l : 1;
     out.array(count * per);
     const table = h.table;
     const fields = table === null ? h.fields() : null;
@@ -478,7 +530,10 @@ function hexpireGeneric(c: Client, argv: Argv, out: ReplySink, unit: number, rel
       out.int(1);
     }
   }
-  if (changed > 0) touched(c, key, h);
+  if (changed > 0) {
+    touched(c, key, h);
+    trackVolatile(c.db, key, h);
+  }
 }
 
 function hexpireCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -636,7 +691,10 @@ function hgetexCommand(c: Client, argv: Argv, out: ReplySink): void {
       else h.setFieldExpire(f, at);
     }
   }
-  if (changed > 0) touched(c, key, h);
+  if (changed > 0) {
+    touched(c, key, h);
+    trackVolatile(c.db, key, h);
+  }
 }
 
 const SETEX_FNX = 1;
@@ -709,6 +767,7 @@ function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else {
     touched(c, key, h);
   }
+  trackVolatile(c.db, key, h);
   out.int(1);
 }
 
