@@ -15,7 +15,7 @@
  * Elements are immutable Buffers. Every mutation is a method here (persistence hooks in).
  */
 import { T, type TypedValue } from '../db.js';
-import { LP_HDR, exceedsLimit, lpEntrySize, nodeLimits } from './listpack.js';
+import { LP_HDR, exceedsLimit, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 
 const MIN_CAP = 8;
 
@@ -70,8 +70,9 @@ export class ListValue implements TypedValue {
   /** After removing elements: back to listpack when it fits in half a node. */
   shrinkCheck(fill: number): void {
     if (this.packed) return;
-    const [sz, cnt] = nodeLimits(fill);
-    if (this.lpBytes <= Math.floor(sz / 2) && this.length <= Math.floor(cnt / 2)) this.packed = true;
+    if (this.lpBytes <= Math.floor(nodeSizeLimit(fill) / 2) && this.length <= Math.floor(nodeCountLimit(fill) / 2)) {
+      this.packed = true;
+    }
   }
 
   // ------------------------------------------------------------------ mutations

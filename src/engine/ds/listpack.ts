@@ -82,18 +82,21 @@ const OPTIMIZATION_LEVEL = [4096, 8192, 16384, 32768, 65536];
 /** Size cap of a node when the limit is a count (SIZE_SAFETY_LIMIT). */
 const SIZE_SAFETY_LIMIT = 8192;
 
-/** [byte limit, count limit] of one listpack under `fill`; Infinity = no limit of that kind. */
-export function nodeLimits(fill: number): [number, number] {
-  if (fill >= 0) return [Infinity, fill === 0 ? 1 : fill];
-  let off = -fill - 1;
-  if (off >= OPTIMIZATION_LEVEL.length) off = OPTIMIZATION_LEVEL.length - 1;
-  return [OPTIMIZATION_LEVEL[off], Infinity];
+/** Byte limit of one listpack node under `fill` (quicklistNodeLimit); Infinity when count-limited. */
+export function nodeSizeLimit(fill: number): number {
+  if (fill >= 0) return Infinity;
+  const off = -fill - 1;
+  return OPTIMIZATION_LEVEL[off < OPTIMIZATION_LEVEL.length ? off : OPTIMIZATION_LEVEL.length - 1];
+}
+
+/** Entry-count limit of one listpack node under `fill`; Infinity when size-limited. */
+export function nodeCountLimit(fill: number): number {
+  return fill < 0 ? Infinity : fill === 0 ? 1 : fill;
 }
 
 /** quicklistNodeExceedsLimit: would a listpack of `bytes` and `count` entries be too big? */
 export function exceedsLimit(fill: number, bytes: number, count: number): boolean {
-  const [sz, cnt] = nodeLimits(fill);
-  if (sz !== Infinity) return bytes > sz;
+  if (fill < 0) return bytes > nodeSizeLimit(fill);
   if (bytes > SIZE_SAFETY_LIMIT) return true;
-  return count > cnt;
+  return count > nodeCountLimit(fill);
 }

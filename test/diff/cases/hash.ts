@@ -14,6 +14,9 @@ const wrongType: Step[] = [
   ['HKEYS', 's'], ['HVALS', 's'], ['HGETALL', 's'], ['HINCRBY', 's', 'f', '1'], ['HINCRBYFLOAT', 's', 'f', '1'],
   ['HRANDFIELD', 's'], ['HRANDFIELD', 's', '2'], ['HRANDFIELD', 's', '-2', 'WITHVALUES'], ['HSCAN', 's', '0'],
   ['GET', 's'],
+  // Argument errors come before the type check where Redis parses first.
+  ['HINCRBY', 's', 'f', 'x'], ['HINCRBYFLOAT', 's', 'f', 'x'], ['HINCRBYFLOAT', 's', 'f', 'inf'], ['HRANDFIELD', 's', 'x'],
+  ['HRANDFIELD', 's', '1', 'bad'], ['HSCAN', 's', 'x'], ['HSCAN', 's', '0', 'COUNT', '0'], ['HSET', 's', 'a', '1', 'b'],
 ];
 
 const scripts: Script[] = [

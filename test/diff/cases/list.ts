@@ -11,6 +11,10 @@ const wrongType: Step[] = [
   ['LMOVE', 's', 'd', 'LEFT', 'RIGHT'], ['RPOPLPUSH', 's', 'd'], ['LMPOP', '1', 's', 'LEFT'],
   ['RPUSH', 'l', 'a'], ['LMOVE', 'l', 's', 'LEFT', 'LEFT'], ['RPOPLPUSH', 'l', 's'], ['LRANGE', 'l', '0', '-1'],
   ['LMPOP', '2', 'nokey', 's', 'LEFT'], ['LMPOP', '2', 'l', 's', 'LEFT'], ['GET', 's'],
+  // Argument errors come before the type check where Redis parses first.
+  ['LINSERT', 's', 'MIDDLE', 'a', 'b'], ['LPOS', 's', 'a', 'RANK', '0'], ['LRANGE', 's', 'x', '1'],
+  ['LMOVE', 's', 'd', 'UP', 'LEFT'], ['LPOP', 's', '-1'], ['LREM', 's', 'x', 'a'], ['LTRIM', 's', '0', 'x'],
+  ['LINDEX', 's', 'x'], ['LSET', 's', 'x', 'v'], ['LMPOP', '0', 's', 'LEFT'], ['LMPOP', '1', 's', 'LEFT', 'COUNT', '0'],
 ];
 
 const scripts: Script[] = [

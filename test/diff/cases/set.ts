@@ -16,6 +16,9 @@ const wrongType: Step[] = [
   ['SINTER', 'set', 's'], ['SINTER', 'nokey', 's'], ['SINTERCARD', '2', 'set', 's'], ['SINTERSTORE', 'd', 'set', 's'],
   ['SUNION', 'set', 's'], ['SUNIONSTORE', 'd', 's'], ['SDIFF', 'set', 's'], ['SDIFF', 'nokey', 's'],
   ['SDIFFSTORE', 'd', 'set', 's'], ['SSCAN', 's', '0'], ['SMEMBERS', 'set'], ['GET', 's'],
+  // Argument errors come before the type check where Redis parses first.
+  ['SPOP', 's', '-1'], ['SPOP', 's', 'x'], ['SRANDMEMBER', 's', 'x'], ['SINTERCARD', '0', 's'],
+  ['SINTERCARD', '1', 's', 'LIMIT', '-1'], ['SSCAN', 's', 'x'], ['SSCAN', 's', '0', 'COUNT', '0'], ['SPOP', 's', '1', '2'],
 ];
 
 const scripts: Script[] = [
