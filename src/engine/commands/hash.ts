@@ -4,9 +4,9 @@
  * Redis 7.4/8.0 that Upstash offers: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
  * HEXPIRETIME HPEXPIRETIME HPERSIST HGETDEL HGETEX HSETEX.
  *
- * Field expiry is applied when a hash is accessed: every lookup first deletes the fields whose
- * time has passed (and the key when that empties it), standing in for Redis's active expiry
- * of fields.
+ * Field expiry is lazy and active, as in Redis: every lookup first deletes the fields whose
+ * time has passed (and the key when that empties it), and a background sweep does the same
+ * for hashes nobody touches (see "active field expiry" below).
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -58,7 +58,8 @@ const SWEEP_BUDGET_MS = 10;
 
 function trackVolatile(db: Db, key: string, h: HashValue): void {
   if (!h.volatile) return;
-  volatileHashes.set(h, { db, key });
+  const seen = volatileHashes.get(h);
+  if (seen === undefined || seen.db !== db || seen.key !== key) volatileHashes.set(h, { db, key });
   if (sweepTimer === null) {
     sweepTimer = setTimeout(sweepFields, SWEEP_MS);
     sweepTimer.unref();
@@ -394,11 +395,20 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     });
     return;
   }
-  // Distinct fields: listpacks in listpack order (one ordered pass), hashtables in random order.
-  const fields = h.fields();
+  // Distinct fields: hashtables in random order, listpacks in listpack order (Redis samples
+  // them in one ordered pass).
   const picked = pickIndexes(size, l);
-  if (h.isListpack) picked.sort((a, b) => a - b);
   out.array(l * per);
+  const table = h.table;
+  if (table !== null) {
+    for (let i = 0; i < l; i++) {
+      out.bulkLatin1(table.keys[picked[i]]);
+      if (withValues) out.bulk(table.vals![picked[i]]);
+    }
+    return;
+  }
+  const fields = h.fields();
+  picked.sort((a, b) => a - b);
   for (let i = 0; i < l; i++) {
     const f = fields[picked[i]];
     out.bulkLatin1(f);
