@@ -41,6 +41,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
+  // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.
+  { name: 'hash-max-listpack-entries', env: 'HASH_MAX_LISTPACK_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with more fields are encoded as hashtable' },
+  { name: 'hash-max-listpack-value', env: 'HASH_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with a longer field or value are encoded as hashtable' },
+  { name: 'set-max-intset-entries', env: 'SET_MAX_INTSET_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'integer sets with more members are encoded as hashtable' },
+  { name: 'set-max-listpack-entries', env: 'SET_MAX_LISTPACK_ENTRIES', type: 'int', def: '128', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with more members are encoded as hashtable' },
+  { name: 'set-max-listpack-value', env: 'SET_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with a longer member are encoded as hashtable' },
+  { name: 'list-max-listpack-size', env: 'LIST_MAX_LISTPACK_SIZE', type: 'int', def: '-2', min: -2147483648, max: 2147483647, mutable: true, help: 'list node limit: positive = entries, -1..-5 = 4..64 KB' },
 ];
 
 export type Config = Map<string, string>;

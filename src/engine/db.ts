@@ -21,6 +21,12 @@ export interface TypedValue {
   readonly type: TypeTag;
   /** OBJECT ENCODING (listpack, hashtable, skiplist, intset, quicklist, stream...). */
   encoding(): string;
+  /**
+   * A deep, independent copy with the same encoding (COPY, and anything else that duplicates
+   * a value). Stored Buffers are immutable, so a copy may share them. Optional only until
+   * every type implements it (hash, list and set do); then it becomes required.
+   */
+  clone?(): TypedValue;
 }
 
 /** Strings are plain immutable Buffers; everything else is a TypedValue. */

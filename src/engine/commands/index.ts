@@ -8,6 +8,9 @@ import introspection from './introspection.js';
 import transactions from './transactions.js';
 import string from './string.js';
 import generic from './generic.js';
+import hash from './hash.js';
+import list from './list.js';
+import set from './set.js';
 import server from './server.js';
 import acl from './acl.js';
 import sortedSet from './sorted-set.js';
@@ -21,6 +24,9 @@ export const FAMILIES: readonly Family[] = [
   transactions,
   string,
   generic,
+  hash,
+  list,
+  set,
   server,
   acl,
   sortedSet,

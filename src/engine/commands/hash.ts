@@ -1,0 +1,820 @@
+/**
+ * Hash commands (Redis's t_hash.c): HSET HSETNX HGET HMGET HMSET HDEL HEXISTS HLEN HSTRLEN
+ * HKEYS HVALS HGETALL HINCRBY HINCRBYFLOAT HRANDFIELD HSCAN, and the field-expiry commands of
+ * Redis 7.4/8.0 that Upstash offers: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
+ * HEXPIRETIME HPEXPIRETIME HPERSIST HGETDEL HGETEX HSETEX.
+ *
+ * Field expiry is lazy and active, as in Redis: every lookup first deletes the fields whose
+ * time has passed (and the key when that empties it), and a background sweep does the same
+ * for hashes nobody touches (see "active field expiry" below).
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E, wrongArity } from '../../resp/errors.js';
+import { parseInt64 } from '../../resp/ascii.js';
+import type { Client } from '../client.js';
+import type { Db } from '../db.js';
+import { F } from '../flags.js';
+import { family, row } from '../command.js';
+import { globMatch } from '../glob.js';
+import { HashValue, type HashLimits } from '../ds/hash.js';
+import { pickIndexes } from '../ds/set.js';
+import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
+import { ldAdd, ldFormatHuman, ldFromInt, ldParse } from '../ds/long-double-local.js';
+import {
+  LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
+} from './typed-helpers.js';
+
+const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
+const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
+const NAN_OR_INF = 'ERR value is NaN or Infinity';
+const WOULD_BE_NAN_OR_INF = 'ERR increment would produce NaN or Infinity';
+const OUT_OF_RANGE = 'ERR value is out of range';
+const FIELDS_MISSING = 'ERR Mandatory argument FIELDS is missing or not at the right position';
+const NUMFIELDS_POSITIVE = 'ERR Number of fields must be a positive integer';
+const NUMFIELDS_HEXPIRE = 'ERR Parameter `numFields` should be greater than 0';
+const NUMFIELDS_MISMATCH = 'ERR The `numfields` parameter must match the number of arguments';
+const EXPIRE_NEGATIVE = 'ERR invalid expire time, must be >= 0';
+const INVALID_NUMFIELDS = 'ERR invalid number of fields';
+const MISSING_EXPIRE = 'ERR missing expire time';
+const ONE_OF_FXX_FNX = 'ERR Only one of FXX or FNX arguments can be specified';
+const ONE_OF_EXPIRY = 'ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified';
+
+/** HFE_MAX_ABS_TIME_MSEC: field expiry times are limited to 2^46 - 1 ms. */
+const HFE_MAX_MS = 70368744177663;
+
+// ---------------------------------------------------------------- active field expiry
+
+/**
+ * Hashes with field TTLs and where they were last seen. A background sweep (every 100 ms while
+ * any exist, like Redis's active expiry of fields) deletes due fields, and the key when that
+ * empties it, even if no client touches the hash. An entry whose key no longer holds that hash
+ * (deleted, renamed, flushed) is dropped; the next access under the new name re-registers it.
+ */
+const volatileHashes = new Map<HashValue, { db: Db; key: string }>();
+let sweepTimer: NodeJS.Timeout | null = null;
+const SWEEP_MS = 100;
+const SWEEP_BUDGET_MS = 10;
+
+function trackVolatile(db: Db, key: string, h: HashValue): void {
+  if (!h.volatile) return;
+  const seen = volatileHashes.get(h);
+  if (seen === undefined || seen.db !== db || seen.key !== key) volatileHashes.set(h, { db, key });
+  if (sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
+  }
+}
+
+/** One active-expiry pass over the tracked hashes, within a time budget. */
+export function sweepFields(): void {
+  sweepTimer = null;
+  const now = Date.now();
+  const deadline = now + SWEEP_BUDGET_MS;
+  let n = 0;
+  // Entries re-queued below go after the ones present now: visit only those.
+  let todo = volatileHashes.size;
+  for (const [h, at] of volatileHashes) {
+    if (todo-- === 0) break;
+    volatileHashes.delete(h);
+    const e = at.db.map.get(at.key);
+    if (e === undefined || e.value !== h) continue;
+    if (h.purgeExpired(now) > 0) {
+      if (h.size === 0) at.db.delete(at.key);
+      else at.db.modified(at.key);
+    }
+    // Still volatile: back at the end of the queue.
+    if (h.volatile && h.size > 0) volatileHashes.set(h, at);
+    if ((++n & 63) === 0 && Date.now() > deadline) break;
+  }
+  if (volatileHashes.size > 0 && sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
+  }
+}
+
+// ---------------------------------------------------------------- lookups
+
+/**
+ * The hash at `key` after lazy field expiry: undefined when missing (or emptied by expiry),
+ * null when the key holds another type.
+ */
+function expireFields(c: Client, key: string, h: HashValue): HashValue | undefined {
+  if (!h.volatile) return h;
+  if (h.purgeExpired(c.engine.now) > 0) {
+    if (h.size === 0) {
+      c.db.delete(key);
+      return undefined;
+    }
+    c.db.modified(key);
+  }
+  trackVolatile(c.db, key, h);
+  return h;
+}
+
+function readHash(c: Client, key: string): HashValue | undefined | null {
+  const e = lookupRead(c, key);
+  if (e === undefined) return undefined;
+  if (!(e.value instanceof HashValue)) return null;
+  return expireFields(c, key, e.value);
+}
+
+function writeHash(c: Client, key: string): HashValue | undefined | null {
+  const e = lookupWrite(c, key);
+  if (e === undefined) return undefined;
+  if (!(e.value instanceof HashValue)) return null;
+  return expireFields(c, key, e.value);
+}
+
+/** After a change: delete the key if the hash is now empty, else signal the modification. */
+function touched(c: Client, key: string, h: HashValue): void {
+  if (h.size === 0) c.db.delete(key);
+  else c.db.modified(key);
+}
+
+// ---------------------------------------------------------------- basic commands
+
+// HSET key field value [field value ...]   /   HMSET key field value [field value ...]
+function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void {
+  if ((argv.count & 1) === 1) {
+    out.error(wrongArity(name));
+    return;
+  }
+  const key = argv.key(1);
+  let h = writeHash(c, key);
+  if (h === null) {
+    out.error(E.WRONGTYPE);
+    return;
+  }
+  const lim = hashLimits(c.engine);
+  const isNew = h === undefined;
+  if (h === undefined) h = new HashValue();
+  h.convertForCount((argv.count - 2) / 2, lim);
+  for (let i = 2; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
+  let created = 0;
+  for (let i = 2; i < argv.count; i += 2) {
+    if (h.set(argv.key(i), argv.copy(i + 1), lim)) created++;
+  }
+  if (isNew) c.db.add(key, h);
+  else c.db.modified(key);
+  if (name === 'hset') out.int(created);
+  else out.ok();
+}
+
+function hsetCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hsetGeneric(c, argv, out, 'hset');
+}
+
+function hmsetCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hsetGeneric(c, argv, out, 'hmset');
+}
+
+// HSETNX key field value
+function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  let h = writeHash(c, key);
+  if (h === null) {
+    out.error(E.WRONGTYPE);
+    return;
+  }
+  const f = argv.key(2);
+  if (h !== undefined && h.has(f)) {
+    out.int(0);
+    return;
+  }
+  const lim = hashLimits(c.engine);
+  const isNew = h === undefined;
+  if (h === undefined) h = new HashValue();
+  h.convertForLength(argv.len(2), lim);
+  h.convertForLength(argv.len(3), lim);
+  h.set(f, argv.copy(3), lim);
+  if (isNew) c.db.add(key, h);
+  else c.db.modified(key);
+  out.int(1);
+}
+
+// HGET key field
+function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  const v = h === undefined ? undefined : h.get(argv.key(2));
+  if (v === undefined) out.nil();
+  else out.bulk(v);
+}
+
+// HMGET key field [field ...]
+function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  out.array(argv.count - 2);
+  for (let i = 2; i < argv.count; i++) {
+    const v = h === undefined ? undefined : h.get(argv.key(i));
+    if (v === undefined) out.nil();
+    else out.bulk(v);
+  }
+}
+
+// HDEL key field [field ...]
+function hdelCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  const h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined) return out.int(0);
+  let deleted = 0;
+  for (let i = 2; i < argv.count; i++) {
+    if (h.delete(argv.key(i))) {
+      deleted++;
+      if (h.size === 0) break;
+    }
+  }
+  if (deleted > 0) touched(c, key, h);
+  out.int(deleted);
+}
+
+// HLEN key
+function hlenCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  out.int(h === undefined ? 0 : h.size);
+}
+
+// HSTRLEN key field
+function hstrlenCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  const v = h === undefined ? undefined : h.get(argv.key(2));
+  out.int(v === undefined ? 0 : v.length);
+}
+
+// HEXISTS key field
+function hexistsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  out.int(h !== undefined && h.has(argv.key(2)) ? 1 : 0);
+}
+
+const KEYS = 1;
+const VALUES = 2;
+
+function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined) return out.array(0);
+  out.array(what === (KEYS | VALUES) ? h.size * 2 : h.size);
+  h.forEach((v, f) => {
+    if (what & KEYS) out.bulkLatin1(f);
+    if (what & VALUES) out.bulk(v);
+  });
+}
+
+// HKEYS key
+function hkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hgetallGeneric(c, argv, out, KEYS);
+}
+
+// HVALS key
+function hvalsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hgetallGeneric(c, argv, out, VALUES);
+}
+
+// HGETALL key
+function hgetallCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hgetallGeneric(c, argv, out, KEYS | VALUES);
+}
+
+// HINCRBY key field increment
+function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const incr = argv.int64(3);
+  if (incr === null) return out.error(E.NOT_INTEGER);
+  const key = argv.key(1);
+  let h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const f = argv.key(2);
+  let cur = 0n;
+  const old = h === undefined ? undefined : h.get(f);
+  if (old !== undefined) {
+    const v = parseInt64(old, 0, old.length);
+    if (v === null) return out.error(NOT_INTEGER_VALUE);
+    cur = v;
+  }
+  const sum = cur + incr;
+  if (sum > LONG_MAX || sum < -LONG_MAX - 1n) return out.error(E.OVERFLOW);
+  const lim = hashLimits(c.engine);
+  const isNew = h === undefined;
+  if (h === undefined) h = new HashValue();
+  h.set(f, Buffer.from(sum.toString(), 'latin1'), lim, true);
+  if (isNew) c.db.add(key, h);
+  else c.db.modified(key);
+  out.int(sum >= -9007199254740991n && sum <= 9007199254740991n ? Number(sum) : sum);
+}
+
+// HINCRBYFLOAT key field increment
+function hincrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const incr = ldParse(argv.view(3));
+  if (incr === null) return out.error(E.NOT_FLOAT);
+  if (incr.inf) return out.error(NAN_OR_INF);
+  const key = argv.key(1);
+  let h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const f = argv.key(2);
+  let cur = ldFromInt(0n);
+  const old = h === undefined ? undefined : h.get(f);
+  if (old !== undefined) {
+    const v = ldParse(old);
+    if (v === null) return out.error(NOT_FLOAT_VALUE);
+    cur = v;
+  }
+  const sum = ldAdd(cur, incr);
+  if (sum === null || sum.inf) return out.error(WOULD_BE_NAN_OR_INF);
+  const text = Buffer.from(ldFormatHuman(sum), 'latin1');
+  const lim = hashLimits(c.engine);
+  const isNew = h === undefined;
+  if (h === undefined) h = new HashValue();
+  h.set(f, text, lim, true);
+  if (isNew) c.db.add(key, h);
+  else c.db.modified(key);
+  out.bulk(text);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+function hrandfieldCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count >= 3) {
+    const l = longArg(argv, 2);
+    if (l !== l) return out.error(E.NOT_INTEGER);
+    if (isLongMin(argv, 2)) return out.error(rangeError('-9223372036854775807', '9223372036854775807'));
+    let withValues = false;
+    if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHVALUES'))) return out.error(E.SYNTAX);
+    if (argv.count === 4) {
+      withValues = true;
+      const big = argv.int64(2)!;
+      if (big < -(LONG_MAX / 2n) || big > LONG_MAX / 2n) return out.error(OUT_OF_RANGE);
+    }
+    hrandfieldWithCount(c, argv, out, l, withValues);
+    return;
+  }
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined) return out.nil();
+  out.bulkLatin1(h.randomField());
+}
+
+function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, withValues: boolean): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined || l === 0) return out.array(0);
+  const size = h.size;
+  const per = withValues ? 2 : 1;
+  // Negative count (or 1): independent draws, repetitions allowed.
+  if (l < 0 || l === 1) {
+    const count = l < 0 ? -l : 1;
+    out.array(count * per);
+    const table = h.table;
+    const fields = table === null ? h.fields() : null;
+    for (let i = 0; i < count; i++) {
+      let f: string;
+      if (table !== null) {
+        const k = table.randomIndex();
+        f = table.keys[k];
+        out.bulkLatin1(f);
+        if (withValues) out.bulk(table.vals![k]);
+      } else {
+        f = fields![Math.floor(Math.random() * fields!.length)];
+        out.bulkLatin1(f);
+        if (withValues) out.bulk(h.get(f)!);
+      }
+      if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
+    }
+    return;
+  }
+  // Whole hash, in its order.
+  if (l >= size) {
+    out.array(size * per);
+    h.forEach((v, f) => {
+      out.bulkLatin1(f);
+      if (withValues) out.bulk(v);
+    });
+    return;
+  }
+  // Distinct fields: hashtables in random order, listpacks in listpack order (Redis samples
+  // them in one ordered pass).
+  const picked = pickIndexes(size, l);
+  out.array(l * per);
+  const table = h.table;
+  if (table !== null) {
+    for (let i = 0; i < l; i++) {
+      out.bulkLatin1(table.keys[picked[i]]);
+      if (withValues) out.bulk(table.vals![picked[i]]);
+    }
+    return;
+  }
+  const fields = h.fields();
+  picked.sort((a, b) => a - b);
+  for (let i = 0; i < l; i++) {
+    const f = fields[picked[i]];
+    out.bulkLatin1(f);
+    if (withValues) out.bulk(h.get(f)!);
+  }
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
+function hscanCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const cursor = parseCursor(argv, 2);
+  if (cursor < 0) return out.error(INVALID_CURSOR);
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined) {
+    out.array(2);
+    out.bulkLatin1('0');
+    out.array(0);
+    return;
+  }
+  const opts = parseScanOptions(argv, 3, true);
+  if (typeof opts === 'string') return out.error(opts);
+  const fields: string[] = [];
+  const values: Buffer[] = [];
+  const pat = opts.pattern;
+  const keep = (f: string, v: Buffer) => {
+    if (pat !== null && !globMatch(pat, Buffer.from(f, 'latin1'))) return;
+    fields.push(f);
+    values.push(v);
+  };
+  let next = 0;
+  const table = h.table;
+  if (table === null) {
+    h.forEach((v, f) => keep(f, v));
+  } else {
+    next = table.scan(cursor, opts.count, (i) => keep(table.keys[i], table.vals![i]));
+  }
+  out.array(2);
+  out.bulkLatin1(String(next));
+  out.array(opts.novalues ? fields.length : fields.length * 2);
+  for (let i = 0; i < fields.length; i++) {
+    out.bulkLatin1(fields[i]);
+    if (!opts.novalues) out.bulk(values[i]);
+  }
+}
+
+// ---------------------------------------------------------------- field expiry (7.4 / 8.0)
+
+/**
+ * parseExpireTime: an expiry argument in `unit` ms (1000 for seconds) relative to `base` (0 for
+ * the *AT forms). Returns the absolute time in ms or an error text.
+ */
+function expireArg(argv: Argv, i: number, unit: number, base: number, cmd: string): number | string {
+  const v = argv.int64(i);
+  if (v === null) return E.NOT_INTEGER;
+  if (v < 0n) return EXPIRE_NEGATIVE;
+  let ms = Number(v);
+  if (unit === 1000) {
+    if (v > BigInt(Math.floor(HFE_MAX_MS / 1000))) return E.INVALID_EXPIRE(cmd);
+    ms *= 1000;
+  }
+  if (ms > HFE_MAX_MS - base) return E.INVALID_EXPIRE(cmd);
+  return ms + base;
+}
+
+/**
+ * "FIELDS numfields field..." at argument `at`: the number of fields, or an error text.
+ * `positive` is the message for a count below 1.
+ */
+function fieldsBlock(argv: Argv, at: number, positive: string): number | string {
+  if (at >= argv.count || !argv.is(at - 1, 'FIELDS')) return FIELDS_MISSING;
+  const n = argv.int64(at);
+  if (n === null || n < 1n) return positive;
+  if (n !== BigInt(argv.count - at - 1)) return NUMFIELDS_MISMATCH;
+  return Number(n);
+}
+
+const COND_NX = 1;
+const COND_XX = 2;
+const COND_GT = 4;
+const COND_LT = 8;
+
+/** HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT: key time [NX|XX|GT|LT] FIELDS numfields field... */
+function hexpireGeneric(c: Client, argv: Argv, out: ReplySink, unit: number, relative: boolean, cmd: string): void {
+  const key = argv.key(1);
+  const h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const now = c.engine.now;
+  const at = expireArg(argv, 2, unit, relative ? now : 0, cmd);
+  if (typeof at === 'string') return out.error(at);
+  let cond = 0;
+  let numAt = 4;
+  if (argv.is(3, 'NX')) cond = COND_NX;
+  else if (argv.is(3, 'XX')) cond = COND_XX;
+  else if (argv.is(3, 'GT')) cond = COND_GT;
+  else if (argv.is(3, 'LT')) cond = COND_LT;
+  if (cond !== 0) numAt++;
+  const n = fieldsBlock(argv, numAt, NUMFIELDS_HEXPIRE);
+  if (typeof n === 'string') return out.error(n);
+  out.array(n);
+  if (h === undefined) {
+    for (let i = 0; i < n; i++) out.int(-2);
+    return;
+  }
+  h.markFieldExpiry();
+  let changed = 0;
+  for (let i = numAt + 1; i < argv.count; i++) {
+    const f = argv.key(i);
+    if (!h.has(f)) {
+      out.int(-2);
+      continue;
+    }
+    const prev = h.fieldExpire(f);
+    if (prev === 0) {
+      // A field without TTL counts as "infinite": GT and XX fail, LT and NX pass.
+      if (cond & (COND_XX | COND_GT)) {
+        out.int(0);
+        continue;
+      }
+    } else if ((cond === COND_GT && prev >= at) || (cond === COND_LT && prev <= at) || cond === COND_NX) {
+      out.int(0);
+      continue;
+    }
+    changed++;
+    if (at <= now) {
+      h.delete(f);
+      out.int(2);
+    } else {
+      h.setFieldExpire(f, at);
+      out.int(1);
+    }
+  }
+  if (changed > 0) {
+    touched(c, key, h);
+    trackVolatile(c.db, key, h);
+  }
+}
+
+function hexpireCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hexpireGeneric(c, argv, out, 1000, true, 'hexpire');
+}
+function hpexpireCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hexpireGeneric(c, argv, out, 1, true, 'hpexpire');
+}
+function hexpireatCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hexpireGeneric(c, argv, out, 1000, false, 'hexpireat');
+}
+function hpexpireatCommand(c: Client, argv: Argv, out: ReplySink): void {
+  hexpireGeneric(c, argv, out, 1, false, 'hpexpireat');
+}
+
+const TTL_SECONDS = 0;
+const TTL_MS = 1;
+const TIME_SECONDS = 2;
+const TIME_MS = 3;
+
+/** HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME: key FIELDS numfields field... */
+function httlGeneric(c: Client, argv: Argv, out: ReplySink, mode: number): void {
+  const h = readHash(c, argv.key(1));
+  if (h === null) return out.error(E.WRONGTYPE);
+  const n = fieldsBlock(argv, 3, NUMFIELDS_POSITIVE);
+  if (typeof n === 'string') return out.error(n);
+  out.array(n);
+  const now = c.engine.now;
+  for (let i = 4; i < argv.count; i++) {
+    const f = argv.key(i);
+    if (h === undefined || !h.has(f)) {
+      out.int(-2);
+      continue;
+    }
+    const at = h.fieldExpire(f);
+    if (at === 0) {
+      out.int(-1);
+      continue;
+    }
+    // Listpacks treat a field expiring this very millisecond as gone; hashtables do not.
+    if (at < now || (at === now && h.isListpack)) {
+      out.int(-2);
+      continue;
+    }
+    if (mode === TTL_SECONDS) out.int(Math.floor((at + 999 - now) / 1000));
+    else if (mode === TTL_MS) out.int(at - now);
+    else if (mode === TIME_SECONDS) out.int(Math.floor((at + 999) / 1000));
+    else out.int(at);
+  }
+}
+
+function httlCommand(c: Client, argv: Argv, out: ReplySink): void {
+  httlGeneric(c, argv, out, TTL_SECONDS);
+}
+function hpttlCommand(c: Client, argv: Argv, out: ReplySink): void {
+  httlGeneric(c, argv, out, TTL_MS);
+}
+function hexpiretimeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  httlGeneric(c, argv, out, TIME_SECONDS);
+}
+function hpexpiretimeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  httlGeneric(c, argv, out, TIME_MS);
+}
+
+// HPERSIST key FIELDS numfields field [field ...]
+function hpersistCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  const h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const n = fieldsBlock(argv, 3, NUMFIELDS_POSITIVE);
+  if (typeof n === 'string') return out.error(n);
+  out.array(n);
+  let changed = 0;
+  for (let i = 4; i < argv.count; i++) {
+    const f = argv.key(i);
+    if (h === undefined || !h.has(f)) out.int(-2);
+    else if (h.persistField(f)) {
+      changed++;
+      out.int(1);
+    } else {
+      out.int(-1);
+    }
+  }
+  if (changed > 0) c.db.modified(key);
+}
+
+// HGETDEL key FIELDS numfields field [field ...]
+function hgetdelCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  const h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const n = fieldsBlock(argv, 3, NUMFIELDS_POSITIVE);
+  if (typeof n === 'string') return out.error(n);
+  out.array(n);
+  let deleted = 0;
+  for (let i = 4; i < argv.count; i++) {
+    const f = argv.key(i);
+    const v = h === undefined ? undefined : h.get(f);
+    if (v === undefined) {
+      out.nil();
+      continue;
+    }
+    out.bulk(v);
+    h!.delete(f);
+    deleted++;
+  }
+  if (deleted > 0) touched(c, key, h!);
+}
+
+// HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
+function hgetexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  const h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  const now = c.engine.now;
+  let numAt = 3;
+  let at = 0;
+  let persist = false;
+  let expire = false;
+  const unit = argv.is(2, 'EX') || argv.is(2, 'EXAT') ? 1000 : argv.is(2, 'PX') || argv.is(2, 'PXAT') ? 1 : 0;
+  if (unit !== 0) {
+    const relative = argv.is(2, 'EX') || argv.is(2, 'PX');
+    const t = expireArg(argv, 3, unit, relative ? now : 0, 'hgetex');
+    if (typeof t === 'string') return out.error(t);
+    at = t;
+    expire = true;
+    numAt += 2;
+  } else if (argv.is(2, 'PERSIST')) {
+    persist = true;
+    numAt += 1;
+  }
+  if (numAt >= argv.count) return out.error(wrongArity('hgetex'));
+  const n = fieldsBlock(argv, numAt, NUMFIELDS_POSITIVE);
+  if (typeof n === 'string') return out.error(n);
+  out.array(n);
+  if (h === undefined) {
+    for (let i = 0; i < n; i++) out.nil();
+    return;
+  }
+  if (expire || persist) h.markFieldExpiry();
+  let changed = 0;
+  for (let i = numAt + 1; i < argv.count; i++) {
+    const f = argv.key(i);
+    const v = h.get(f);
+    if (v === undefined) {
+      out.nil();
+      continue;
+    }
+    out.bulk(v);
+    if (persist) {
+      if (h.persistField(f)) changed++;
+    } else if (expire) {
+      changed++;
+      if (at <= now) h.delete(f);
+      else h.setFieldExpire(f, at);
+    }
+  }
+  if (changed > 0) {
+    touched(c, key, h);
+    trackVolatile(c.db, key, h);
+  }
+}
+
+const SETEX_FNX = 1;
+const SETEX_FXX = 2;
+
+// HSETEX key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]
+function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const now = c.engine.now;
+  let cond = 0;
+  let expiry = false;
+  let keepTtl = false;
+  let at = 0;
+  let first = -1;
+  let n = 0;
+  for (let i = 2; i < argv.count && first < 0; i++) {
+    if (argv.is(i, 'FIELDS')) {
+      if (i >= argv.count - 3) return out.error(wrongArity('hsetex'));
+      const v = argv.int64(i + 1);
+      if (v === null || v < 1n || v > 2147483647n) return out.error(INVALID_NUMFIELDS);
+      const remaining = argv.count - i - 2;
+      if (remaining % 2 !== 0 || Number(v) !== remaining / 2) return out.error(wrongArity('hsetex'));
+      first = i + 2;
+      n = Number(v);
+    } else if (argv.is(i, 'EX') || argv.is(i, 'PX') || argv.is(i, 'EXAT') || argv.is(i, 'PXAT')) {
+      if (expiry || keepTtl) return out.error(ONE_OF_EXPIRY);
+      if (i >= argv.count - 1) return out.error(MISSING_EXPIRE);
+      const unit = argv.is(i, 'EX') || argv.is(i, 'EXAT') ? 1000 : 1;
+      const relative = argv.is(i, 'EX') || argv.is(i, 'PX');
+      const t = expireArg(argv, i + 1, unit, relative ? now : 0, 'hsetex');
+      if (typeof t === 'string') return out.error(t);
+      at = t;
+      expiry = true;
+      i++;
+    } else if (argv.is(i, 'KEEPTTL')) {
+      if (expiry || keepTtl) return out.error(ONE_OF_EXPIRY);
+      keepTtl = true;
+    } else if (argv.is(i, 'FXX') || argv.is(i, 'FNX')) {
+      if (cond !== 0) return out.error(ONE_OF_FXX_FNX);
+      cond = argv.is(i, 'FXX') ? SETEX_FXX : SETEX_FNX;
+    } else {
+      return out.error(`ERR unknown argument: ${cutAtNul(argv.key(i))}`);
+    }
+  }
+  const key = argv.key(1);
+  let h = writeHash(c, key);
+  if (h === null) return out.error(E.WRONGTYPE);
+  if (h === undefined && cond === SETEX_FXX) return out.int(0);
+  if (h !== undefined && cond !== 0) {
+    for (let k = 0; k < n; k++) {
+      const exists = h.has(argv.key(first + 2 * k));
+      if ((cond === SETEX_FXX && !exists) || (cond === SETEX_FNX && exists)) return out.int(0);
+    }
+  }
+  const lim: HashLimits = hashLimits(c.engine);
+  const isNew = h === undefined;
+  if (h === undefined) h = new HashValue();
+  h.convertForCount(n, lim);
+  for (let i = first; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
+  if (expiry) h.markFieldExpiry();
+  for (let i = first; i < argv.count; i += 2) {
+    const f = argv.key(i);
+    h.set(f, argv.copy(i + 1), lim, expiry || keepTtl);
+    if (expiry) {
+      if (at <= now) h.delete(f);
+      else h.setFieldExpire(f, at);
+    }
+  }
+  if (isNew) {
+    if (h.size > 0) c.db.add(key, h);
+  } else {
+    touched(c, key, h);
+  }
+  trackVolatile(c.db, key, h);
+  out.int(1);
+}
+
+/** Redis formats the argument with %s: a NUL byte ends it. */
+function cutAtNul(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
+}
+
+export default family('hash', ['hash'], [
+  //   name            arity  flags                            keys        handler
+  row('hset',            -4,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hsetCommand),
+  row('hsetnx',           4,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hsetnxCommand),
+  row('hget',             3,  F.READONLY | F.FAST,             [1, 1, 1],  hgetCommand),
+  row('hmset',           -4,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hmsetCommand),
+  row('hmget',           -3,  F.READONLY | F.FAST,             [1, 1, 1],  hmgetCommand),
+  row('hdel',            -3,  F.WRITE | F.FAST,                [1, 1, 1],  hdelCommand),
+  row('hlen',             2,  F.READONLY | F.FAST,             [1, 1, 1],  hlenCommand),
+  row('hstrlen',          3,  F.READONLY | F.FAST,             [1, 1, 1],  hstrlenCommand),
+  row('hexists',          3,  F.READONLY | F.FAST,             [1, 1, 1],  hexistsCommand),
+  row('hkeys',            2,  F.READONLY,                      [1, 1, 1],  hkeysCommand),
+  row('hvals',            2,  F.READONLY,                      [1, 1, 1],  hvalsCommand),
+  row('hgetall',          2,  F.READONLY,                      [1, 1, 1],  hgetallCommand),
+  row('hincrby',          4,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hincrbyCommand),
+  row('hincrbyfloat',     4,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hincrbyfloatCommand),
+  row('hrandfield',      -2,  F.READONLY,                      [1, 1, 1],  hrandfieldCommand),
+  row('hscan',           -3,  F.READONLY,                      [1, 1, 1],  hscanCommand),
+  row('hexpire',         -6,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hexpireCommand),
+  row('hpexpire',        -6,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hpexpireCommand),
+  row('hexpireat',       -6,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hexpireatCommand),
+  row('hpexpireat',      -6,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hpexpireatCommand),
+  row('httl',            -5,  F.READONLY | F.FAST,             [1, 1, 1],  httlCommand),
+  row('hpttl',           -5,  F.READONLY | F.FAST,             [1, 1, 1],  hpttlCommand),
+  row('hexpiretime',     -5,  F.READONLY | F.FAST,             [1, 1, 1],  hexpiretimeCommand),
+  row('hpexpiretime',    -5,  F.READONLY | F.FAST,             [1, 1, 1],  hpexpiretimeCommand),
+  row('hpersist',        -5,  F.WRITE | F.FAST,                [1, 1, 1],  hpersistCommand),
+  row('hgetdel',         -5,  F.WRITE | F.FAST,                [1, 1, 1],  hgetdelCommand),
+  row('hgetex',          -5,  F.WRITE | F.FAST,                [1, 1, 1],  hgetexCommand),
+  row('hsetex',          -6,  F.WRITE | F.DENYOOM | F.FAST,    [1, 1, 1],  hsetexCommand),
+]);

@@ -1,0 +1,406 @@
+/**
+ * List commands (Redis's t_list.c, non-blocking ones): LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP
+ * LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH LMPOP.
+ *
+ * Encoding checks follow Redis 7.2+: before adding, the list may grow from listpack to
+ * quicklist; after removing, it may shrink back (see ds/list.ts).
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E, wrongArity } from '../../resp/errors.js';
+import type { Client } from '../client.js';
+import { F } from '../flags.js';
+import { family, row } from '../command.js';
+import { ListValue } from '../ds/list.js';
+import {
+  OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
+} from './typed-helpers.js';
+
+const RANK_ZERO = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+const COUNT_NEGATIVE = "ERR COUNT can't be negative";
+const MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative";
+const NUMKEYS_POSITIVE = 'ERR numkeys should be greater than 0';
+const COUNT_POSITIVE = 'ERR count should be greater than 0';
+const LONG_RANGE = rangeError('-9223372036854775807', '9223372036854775807');
+
+const HEAD = 0;
+const TAIL = 1;
+
+/** The list at `key`: undefined when missing, null when the key holds another type. */
+function readList(c: Client, key: string): ListValue | undefined | null {
+  const e = lookupRead(c, key);
+  if (e === undefined) return undefined;
+  return e.value instanceof ListValue ? e.value : null;
+}
+
+function writeList(c: Client, key: string): ListValue | undefined | null {
+  const e = lookupWrite(c, key);
+  if (e === undefined) return undefined;
+  return e.value instanceof ListValue ? e.value : null;
+}
+
+/** After removing elements: delete the emptied key, or signal and maybe shrink the encoding. */
+function afterRemoval(c: Client, key: string, l: ListValue): void {
+  if (l.length === 0) {
+    c.db.delete(key);
+    return;
+  }
+  l.shrinkCheck(listFill(c.engine));
+  c.db.modified(key);
+}
+
+/** Sum of the raw lengths of arguments [from, to) (listTypeTryConvertListpack's add_bytes). */
+function argBytes(argv: Argv, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n += argv.len(i);
+  return n;
+}
+
+/** "LEFT" / "RIGHT" (getListPositionFromObjectOrReply); -1 when neither. */
+function position(argv: Argv, i: number): number {
+  if (argv.is(i, 'LEFT')) return HEAD;
+  if (argv.is(i, 'RIGHT')) return TAIL;
+  return -1;
+}
+
+// LPUSH key element [element ...]   RPUSH   LPUSHX   RPUSHX
+function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyIfExists: boolean): void {
+  const key = argv.key(1);
+  let l = writeList(c, key);
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) {
+    if (onlyIfExists) return out.int(0);
+    l = new ListValue(argv.count - 2);
+    l.growCheck(argBytes(argv, 2, argv.count), argv.count - 2, listFill(c.engine));
+    pushAll(l, argv, where);
+    c.db.add(key, l);
+  } else {
+    l.growCheck(argBytes(argv, 2, argv.count), argv.count - 2, listFill(c.engine));
+    pushAll(l, argv, where);
+    c.db.modified(key);
+  }
+  out.int(l.length);
+}
+
+function pushAll(l: ListValue, argv: Argv, where: number): void {
+  if (where === HEAD) for (let i = 2; i < argv.count; i++) l.pushHead(argv.copy(i));
+  else for (let i = 2; i < argv.count; i++) l.pushTail(argv.copy(i));
+}
+
+function lpushCommand(c: Client, argv: Argv, out: ReplySink): void {
+  pushGeneric(c, argv, out, HEAD, false);
+}
+function rpushCommand(c: Client, argv: Argv, out: ReplySink): void {
+  pushGeneric(c, argv, out, TAIL, false);
+}
+function lpushxCommand(c: Client, argv: Argv, out: ReplySink): void {
+  pushGeneric(c, argv, out, HEAD, true);
+}
+function rpushxCommand(c: Client, argv: Argv, out: ReplySink): void {
+  pushGeneric(c, argv, out, TAIL, true);
+}
+
+// LPOP key [count]   RPOP key [count]
+function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void {
+  const hasCount = argv.count === 3;
+  let count = 0;
+  if (argv.count > 3) return out.error(wrongArity(where === HEAD ? 'lpop' : 'rpop'));
+  if (hasCount) {
+    count = longArg(argv, 2);
+    if (count !== count || count < 0) return out.error(OUT_OF_RANGE_POSITIVE);
+  }
+  const key = argv.key(1);
+  const l = writeList(c, key);
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return hasCount ? out.nilArray() : out.nil();
+  if (hasCount && count === 0) return out.array(0);
+  if (!hasCount) {
+    out.bulk(where === HEAD ? l.popHead() : l.popTail());
+  } else {
+    const n = Math.min(count, l.length);
+    out.array(n);
+    for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
+  }
+  afterRemoval(c, key, l);
+}
+
+function lpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  popGeneric(c, argv, out, HEAD);
+}
+function rpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  popGeneric(c, argv, out, TAIL);
+}
+
+// LLEN key
+function llenCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const l = readList(c, argv.key(1));
+  if (l === null) return out.error(E.WRONGTYPE);
+  out.int(l === undefined ? 0 : l.length);
+}
+
+// LRANGE key start stop
+function lrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let start = longArg(argv, 2);
+  let end = longArg(argv, 3);
+  if (start !== start || end !== end) return out.error(E.NOT_INTEGER);
+  const l = readList(c, argv.key(1));
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return out.array(0);
+  const len = l.length;
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (start > end || start >= len) return out.array(0);
+  if (end >= len) end = len - 1;
+  out.array(end - start + 1);
+  for (let i = start; i <= end; i++) out.bulk(l.get(i));
+}
+
+// LINDEX key index
+function lindexCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const l = readList(c, argv.key(1));
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return out.nil();
+  let i = longArg(argv, 2);
+  if (i !== i) return out.error(E.NOT_INTEGER);
+  if (i < 0) i += l.length;
+  if (i < 0 || i >= l.length) return out.nil();
+  out.bulk(l.get(i));
+}
+
+// LSET key index element
+function lsetCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const key = argv.key(1);
+  const l = writeList(c, key);
+  if (l === undefined) return out.error(E.NO_KEY);
+  if (l === null) return out.error(E.WRONGTYPE);
+  let i = longArg(argv, 2);
+  if (i !== i) return out.error(E.NOT_INTEGER);
+  const fill = listFill(c.engine);
+  l.growCheck(argv.len(3), 1, fill);
+  if (i < 0) i += l.length;
+  if (i < 0 || i >= l.length) return out.error(E.OUT_OF_RANGE);
+  l.set(i, argv.copy(3));
+  l.shrinkCheck(fill);
+  c.db.modified(key);
+  out.ok();
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+function linsertCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let after: boolean;
+  if (argv.is(2, 'AFTER')) after = true;
+  else if (argv.is(2, 'BEFORE')) after = false;
+  else return out.error(E.SYNTAX);
+  const key = argv.key(1);
+  const l = writeList(c, key);
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return out.int(0);
+  l.growCheck(argv.len(4), 1, listFill(c.engine));
+  const pivot = argv.view(3);
+  for (let i = 0; i < l.length; i++) {
+    if (l.get(i).equals(pivot)) {
+      l.insert(after ? i + 1 : i, argv.copy(4));
+      c.db.modified(key);
+      return out.int(l.length);
+    }
+  }
+  out.int(-1);
+}
+
+// LREM key count element
+function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const count = longArg(argv, 2);
+  if (count !== count) return out.error(E.NOT_INTEGER);
+  if (isLongMin(argv, 2)) return out.error(LONG_RANGE);
+  const key = argv.key(1);
+  const l = writeList(c, key);
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return out.int(0);
+  const removed = l.removeEqual(argv.view(3), count);
+  if (removed > 0) afterRemoval(c, key, l);
+  out.int(removed);
+}
+
+// LTRIM key start stop
+function ltrimCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let start = longArg(argv, 2);
+  let end = longArg(argv, 3);
+  if (start !== start || end !== end) return out.error(E.NOT_INTEGER);
+  const key = argv.key(1);
+  const l = writeList(c, key);
+  if (l === null) return out.error(E.WRONGTYPE);
+  if (l === undefined) return out.ok();
+  const len = l.length;
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  let left: number;
+  let right: number;
+  if (start > end || start >= len) {
+    left = len;
+    right = 0;
+  } else {
+    if (end >= len) end = len - 1;
+    left = start;
+    right = len - end - 1;
+  }
+  l.trim(left, right);
+  afterRemoval(c, key, l);
+  out.ok();
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+function lposCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let rank = 1;
+  let count = -1;
+  let maxlen = 0;
+  for (let j = 3; j < argv.count; j++) {
+    const more = argv.count - 1 - j;
+    if (argv.is(j, 'RANK') && more > 0) {
+      j++;
+      rank = longArg(argv, j);
+      if (rank !== rank) return out.error(E.NOT_INTEGER);
+      if (isLongMin(argv, j)) return out.error(LONG_RANGE);
+      if (rank === 0) return out.error(RANK_ZERO);
+    } else if (argv.is(j, 'COUNT') && more > 0) {
+      j++;
+      count = longArg(argv, j);
+      if (count !== count || count < 0) return out.error(COUNT_NEGATIVE);
+    } else if (argv.is(j, 'MAXLEN') && more > 0) {
+      j++;
+      maxlen = longArg(argv, j);
+      if (maxlen !== maxlen || maxlen < 0) return out.error(MAXLEN_NEGATIVE);
+    } else {
+      return out.error(E.SYNTAX);
+    }
+  }
+  const l = readList(c, argv.key(1));
+  if (l === undefined) return count !== -1 ? out.array(0) : out.nil();
+  if (l === null) return out.error(E.WRONGTYPE);
+  const fromTail = rank < 0;
+  if (fromTail) rank = -rank;
+  const ele = argv.view(2);
+  const len = l.length;
+  const matches: number[] = [];
+  let seen = 0;
+  for (let k = 0; k < len && (maxlen === 0 || k < maxlen); k++) {
+    const idx = fromTail ? len - 1 - k : k;
+    if (!l.get(idx).equals(ele)) continue;
+    seen++;
+    if (seen >= rank) {
+      matches.push(idx);
+      if (count !== 0 && matches.length === (count === -1 ? 1 : count)) break;
+    }
+  }
+  if (count === -1) {
+    if (matches.length === 0) out.nil();
+    else out.int(matches[0]);
+    return;
+  }
+  out.array(matches.length);
+  for (const m of matches) out.int(m);
+}
+
+/** Pop from `src` and push onto `dst` (LMOVE / RPOPLPUSH). */
+function lmoveGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: number): void {
+  const skey = argv.key(1);
+  const src = writeList(c, skey);
+  if (src === null) return out.error(E.WRONGTYPE);
+  if (src === undefined) return out.nil();
+  const dkey = argv.key(2);
+  let dst = writeList(c, dkey);
+  if (dst === null) return out.error(E.WRONGTYPE);
+  const fill = listFill(c.engine);
+  const v = from === HEAD ? src.popHead() : src.popTail();
+  const created = dst === undefined;
+  if (dst === undefined) dst = new ListValue();
+  dst.growCheck(v.length, 1, fill);
+  if (to === HEAD) dst.pushHead(v);
+  else dst.pushTail(v);
+  if (created) c.db.add(dkey, dst);
+  else c.db.modified(dkey);
+  afterRemoval(c, skey, src);
+  out.bulk(v);
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+function lmoveCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const from = position(argv, 3);
+  if (from < 0) return out.error(E.SYNTAX);
+  const to = position(argv, 4);
+  if (to < 0) return out.error(E.SYNTAX);
+  lmoveGeneric(c, argv, out, from, to);
+}
+
+// RPOPLPUSH source destination
+function rpoplpushCommand(c: Client, argv: Argv, out: ReplySink): void {
+  lmoveGeneric(c, argv, out, TAIL, HEAD);
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+function lmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const numkeys = longArg(argv, 1);
+  if (numkeys !== numkeys || numkeys < 1) return out.error(NUMKEYS_POSITIVE);
+  const whereIdx = 1 + numkeys + 1;
+  if (whereIdx >= argv.count) return out.error(E.SYNTAX);
+  const where = position(argv, whereIdx);
+  if (where < 0) return out.error(E.SYNTAX);
+  let count = -1;
+  for (let j = whereIdx + 1; j < argv.count; j++) {
+    const more = argv.count - 1 - j;
+    if (count === -1 && argv.is(j, 'COUNT') && more > 0) {
+      j++;
+      count = longArg(argv, j);
+      if (count !== count || count < 1) return out.error(COUNT_POSITIVE);
+    } else {
+      return out.error(E.SYNTAX);
+    }
+  }
+  if (count === -1) count = 1;
+  for (let k = 2; k < whereIdx; k++) {
+    const key = argv.key(k);
+    const l = writeList(c, key);
+    if (l === undefined) continue;
+    if (l === null) return out.error(E.WRONGTYPE);
+    if (l.length === 0) continue;
+    const n = Math.min(count, l.length);
+    out.array(2);
+    out.bulkLatin1(key);
+    out.array(n);
+    for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
+    afterRemoval(c, key, l);
+    return;
+  }
+  out.nilArray();
+}
+
+/** LMPOP's keys: numkeys at 1, the keys after it. */
+function lmpopKeys(argv: Argv): number[] {
+  const n = argv.int(1);
+  const keys: number[] = [];
+  if (!(n >= 1) || 2 + n > argv.count) return keys;
+  for (let i = 0; i < n; i++) keys.push(2 + i);
+  return keys;
+}
+
+export default family('list', ['list'], [
+  //   name          arity  flags                                keys        handler
+  row('lpush',         -3,  F.WRITE | F.DENYOOM | F.FAST,        [1, 1, 1],  lpushCommand),
+  row('rpush',         -3,  F.WRITE | F.DENYOOM | F.FAST,        [1, 1, 1],  rpushCommand),
+  row('lpushx',        -3,  F.WRITE | F.DENYOOM | F.FAST,        [1, 1, 1],  lpushxCommand),
+  row('rpushx',        -3,  F.WRITE | F.DENYOOM | F.FAST,        [1, 1, 1],  rpushxCommand),
+  row('lpop',          -2,  F.WRITE | F.FAST,                    [1, 1, 1],  lpopCommand),
+  row('rpop',          -2,  F.WRITE | F.FAST,                    [1, 1, 1],  rpopCommand),
+  row('llen',           2,  F.READONLY | F.FAST,                 [1, 1, 1],  llenCommand),
+  row('lrange',         4,  F.READONLY,                          [1, 1, 1],  lrangeCommand),
+  row('lindex',         3,  F.READONLY,                          [1, 1, 1],  lindexCommand),
+  row('lset',           4,  F.WRITE | F.DENYOOM,                 [1, 1, 1],  lsetCommand),
+  row('linsert',        5,  F.WRITE | F.DENYOOM,                 [1, 1, 1],  linsertCommand),
+  row('lrem',           4,  F.WRITE,                             [1, 1, 1],  lremCommand),
+  row('ltrim',          4,  F.WRITE,                             [1, 1, 1],  ltrimCommand),
+  row('lpos',          -3,  F.READONLY,                          [1, 1, 1],  lposCommand),
+  row('lmove',          5,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  lmoveCommand),
+  row('rpoplpush',      3,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  rpoplpushCommand),
+  row('lmpop',         -4,  F.WRITE | F.MOVABLE_KEYS,            [0, 0, 0],  lmpopCommand, { getKeys: lmpopKeys }),
+]);

@@ -1,0 +1,351 @@
+/**
+ * SetValue: the set type with Redis 7.2+'s three encodings.
+ *
+ *  intset     every member is a canonical 64-bit integer (string2ll rules) and there are at
+ *             most set-max-intset-entries of them: a sorted BigInt64Array, so members come
+ *             out in ascending numeric order exactly as Redis's intset.
+ *  listpack   small sets (set-max-listpack-entries members of at most set-max-listpack-value
+ *             bytes): an insertion-ordered Set, Redis's listpack order.
+ *  hashtable  everything else (DenseTable: O(1) random member, scan-stable). Order unspecified.
+ *
+ * Conversions follow t_set.c: setTypeCreate picks the first encoding from the first member and
+ * the number of members being added; intset -> listpack|hashtable when a non-integer arrives;
+ * intset -> hashtable past the intset limit; listpack -> hashtable past its limits. Sets never
+ * convert back except through SPOP's "keep the remaining members in a new set" strategy.
+ *
+ * Members are latin1 strings (one char per byte). Every mutation is a method of this class.
+ */
+import { T, type TypedValue } from '../db.js';
+import { DenseTable } from './dense.js';
+
+export interface SetLimits {
+  /** set-max-intset-entries */
+  readonly maxIntset: number;
+  /** set-max-listpack-entries */
+  readonly maxEntries: number;
+  /** set-max-listpack-value */
+  readonly maxValue: number;
+}
+
+const I64_MAX = 9223372036854775807n;
+const I64_MIN = -9223372036854775808n;
+
+/** string2ll on a latin1 string: the int64 value, or null when not a canonical integer. */
+export function int64Of(s: string): bigint | null {
+  const n = s.length;
+  if (n === 0 || n > 20) return null;
+  let p = 0;
+  if (s.charCodeAt(0) === 45) {
+    if (n === 1) return null;
+    p = 1;
+  }
+  const c0 = s.charCodeAt(p);
+  if (c0 === 48) return n === 1 ? 0n : null;
+  if (c0 < 49 || c0 > 57) return null;
+  for (let i = p + 1; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return null;
+  }
+  const v = BigInt(s);
+  return v > I64_MAX || v < I64_MIN ? null : v;
+}
+
+/** Number of characters of an int64 in decimal, sign included (sdigits10). */
+function digits(v: bigint): number {
+  return (v < 0n ? -v : v).toString().length + (v < 0n ? 1 : 0);
+}
+
+const ENC_INTSET = 0;
+const ENC_LISTPACK = 1;
+const ENC_HT = 2;
+
+export class SetValue implements TypedValue {
+  readonly type = T.SET;
+  private enc: number;
+  /** intset: sorted values in ints[0..n). */
+  private ints: BigInt64Array | null = null;
+  private n = 0;
+  private lp: Set<string> | null = null;
+  private ht: DenseTable<never> | null = null;
+
+  private constructor(enc: number) {
+    this.enc = enc;
+    if (enc === ENC_INTSET) this.ints = new BigInt64Array(8);
+    else if (enc === ENC_LISTPACK) this.lp = new Set();
+    else this.ht = new DenseTable<never>(false);
+  }
+
+  /** setTypeCreate: the encoding for a new set whose first member is `first`. */
+  static create(first: string, sizeHint: number, lim: SetLimits): SetValue {
+    if (int64Of(first) !== null && sizeHint <= lim.maxIntset) return new SetValue(ENC_INTSET);
+    if (sizeHint <= lim.maxEntries) return new SetValue(ENC_LISTPACK);
+    return new SetValue(ENC_HT);
+  }
+
+  /** An empty intset (SINTERSTORE & co build their result from one, as Redis does). */
+  static intset(): SetValue {
+    return new SetValue(ENC_INTSET);
+  }
+
+  get size(): number {
+    return this.enc === ENC_INTSET ? this.n : this.enc === ENC_LISTPACK ? this.lp!.size : this.ht!.size;
+  }
+
+  encoding(): string {
+    return this.enc === ENC_INTSET ? 'intset' : this.enc === ENC_LISTPACK ? 'listpack' : 'hashtable';
+  }
+
+  get isIntset(): boolean {
+    return this.enc === ENC_INTSET;
+  }
+
+  get isListpack(): boolean {
+    return this.enc === ENC_LISTPACK;
+  }
+
+  clone(): SetValue {
+    const s = new SetValue(this.enc);
+    if (this.enc === ENC_INTSET) {
+      s.ints = this.ints!.slice();
+      s.n = this.n;
+    } else if (this.enc === ENC_LISTPACK) {
+      s.lp = new Set(this.lp);
+    } else {
+      for (const k of this.ht!.keys) s.ht!.add(k);
+    }
+    return s;
+  }
+
+  has(m: string): boolean {
+    if (this.enc === ENC_INTSET) {
+      const v = int64Of(m);
+      return v !== null && this.find(v) >= 0;
+    }
+    return this.enc === ENC_LISTPACK ? this.lp!.has(m) : this.ht!.has(m);
+  }
+
+  /** Visit every member in encoding order. */
+  forEach(fn: (m: string) => void): void {
+    if (this.enc === ENC_INTSET) {
+      const a = this.ints!;
+      for (let i = 0; i < this.n; i++) fn(String(a[i]));
+    } else if (this.enc === ENC_LISTPACK) {
+      this.lp!.forEach(fn);
+    } else {
+      const keys = this.ht!.keys;
+      for (let i = 0; i < keys.length; i++) fn(keys[i]);
+    }
+  }
+
+  /** All members in encoding order. */
+  members(): string[] {
+    if (this.enc === ENC_INTSET) {
+      const out = new Array<string>(this.n);
+      for (let i = 0; i < this.n; i++) out[i] = String(this.ints![i]);
+      return out;
+    }
+    return this.enc === ENC_LISTPACK ? Array.from(this.lp!) : this.ht!.keys.slice();
+  }
+
+  /** A uniformly random member (size must be > 0). */
+  random(): string {
+    if (this.enc === ENC_INTSET) return String(this.ints![Math.floor(Math.random() * this.n)]);
+    if (this.enc === ENC_HT) return this.ht!.keys[this.ht!.randomIndex()];
+    let k = Math.floor(Math.random() * this.lp!.size);
+    for (const m of this.lp!) if (k-- === 0) return m;
+    throw new Error('random on an empty set');
+  }
+
+  /**
+   * SRANDMEMBER with a positive count below the size: `count` distinct random members. Listpack
+   * sets return them in listpack order (Redis samples listpacks in one ordered pass).
+   */
+  randomDistinct(count: number): string[] {
+    const size = this.size;
+    if (this.enc === ENC_HT && count * 3 <= size) {
+      const seen = new Set<string>();
+      const keys = this.ht!.keys;
+      while (seen.size < count) seen.add(keys[this.ht!.randomIndex()]);
+      return Array.from(seen);
+    }
+    const all = this.members();
+    const picked = pickIndexes(size, count);
+    if (this.enc === ENC_LISTPACK) picked.sort((a, b) => a - b);
+    const out = new Array<string>(count);
+    for (let i = 0; i < count; i++) out[i] = all[picked[i]];
+    return out;
+  }
+
+  /**
+   * SMEMBERS-style scan: intset and listpack sets return everything at once (cursor 0, as
+   * Redis); hashtables walk `count` positions. Returns the next cursor.
+   */
+  scan(cursor: number, count: number, fn: (m: string) => void): number {
+    if (this.enc !== ENC_HT) {
+      this.forEach(fn);
+      return 0;
+    }
+    const keys = this.ht!.keys;
+    return this.ht!.scan(cursor, count, (i) => fn(keys[i]));
+  }
+
+  // ------------------------------------------------------------------ mutations
+
+  /** setTypeMaybeConvert: about to add `sizeHint` members. */
+  maybeConvert(sizeHint: number, lim: SetLimits): void {
+    if ((this.enc === ENC_LISTPACK && sizeHint > lim.maxEntries) ||
+        (this.enc === ENC_INTSET && sizeHint > lim.maxIntset)) {
+      this.toHashtable();
+    }
+  }
+
+  /** Add a member. True if it was not there. */
+  add(m: string, lim: SetLimits): boolean {
+    if (this.enc === ENC_INTSET) {
+      const v = int64Of(m);
+      if (v !== null) {
+        const i = this.find(v);
+        if (i >= 0) return false;
+        this.insertInt(-i - 1, v);
+        if (this.n > Math.min(lim.maxIntset, 1 << 30)) this.toHashtable();
+        return true;
+      }
+      // A non-integer: listpack if everything (the widest integer included) still fits.
+      const n = this.n;
+      const widest = n === 0 ? 0 : Math.max(digits(this.ints![0]), digits(this.ints![n - 1]));
+      if (n < lim.maxEntries && m.length <= lim.maxValue && widest <= lim.maxValue) this.toListpack();
+      else this.toHashtable();
+    }
+    if (this.enc === ENC_LISTPACK) {
+      const lp = this.lp!;
+      if (lp.has(m)) return false;
+      if (lp.size < lim.maxEntries && m.length <= lim.maxValue) {
+        lp.add(m);
+        return true;
+      }
+      this.toHashtable();
+    }
+    return this.ht!.add(m);
+  }
+
+  /** Remove a member. True if it was there. */
+  remove(m: string): boolean {
+    if (this.enc === ENC_INTSET) {
+      const v = int64Of(m);
+      if (v === null) return false;
+      const i = this.find(v);
+      if (i < 0) return false;
+      this.ints!.copyWithin(i, i + 1, this.n);
+      this.n--;
+      return true;
+    }
+    return this.enc === ENC_LISTPACK ? this.lp!.delete(m) : this.ht!.delete(m);
+  }
+
+  /** SPOP: remove and return one random member (size must be > 0). */
+  pop(): string {
+    const m = this.random();
+    this.remove(m);
+    return m;
+  }
+
+  /**
+   * SPOP with 0 < count < size, following spopWithCountCommand's strategies: pop members one
+   * by one while many remain; otherwise move the few remaining members into a fresh set
+   * (which may get a smaller encoding) and return the rest. Returns the popped members.
+   */
+  popMany(count: number, lim: SetLimits): string[] {
+    const size = this.size;
+    const remaining = size - count;
+    if (remaining * 5 > count) {
+      if (this.enc === ENC_LISTPACK) {
+        const out = this.randomDistinct(count);
+        for (const m of out) this.lp!.delete(m);
+        return out;
+      }
+      const out = new Array<string>(count);
+      for (let i = 0; i < count; i++) out[i] = this.pop();
+      return out;
+    }
+    // Keep `remaining` random members in a new set; everything else is popped.
+    const keep = this.randomDistinct(remaining);
+    const keepSet = new Set(keep);
+    const popped: string[] = [];
+    this.forEach((m) => {
+      if (!keepSet.has(m)) popped.push(m);
+    });
+    const fresh = this.enc === ENC_INTSET ? new SetValue(ENC_INTSET) : new SetValue(ENC_LISTPACK);
+    for (const m of keep) fresh.add(m, lim);
+    this.enc = fresh.enc;
+    this.ints = fresh.ints;
+    this.n = fresh.n;
+    this.lp = fresh.lp;
+    this.ht = fresh.ht;
+    return popped;
+  }
+
+  /** Binary search: index of v, or -(insertion point) - 1. */
+  private find(v: bigint): number {
+    const a = this.ints!;
+    let lo = 0;
+    let hi = this.n - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const x = a[mid];
+      if (x < v) lo = mid + 1;
+      else if (x > v) hi = mid - 1;
+      else return mid;
+    }
+    return -lo - 1;
+  }
+
+  private insertInt(i: number, v: bigint): void {
+    let a = this.ints!;
+    if (this.n === a.length) {
+      const b = new BigInt64Array(a.length * 2);
+      b.set(a);
+      a = this.ints = b;
+    }
+    a.copyWithin(i + 1, i, this.n);
+    a[i] = v;
+    this.n++;
+  }
+
+  private toListpack(): void {
+    const lp = new Set<string>();
+    for (let i = 0; i < this.n; i++) lp.add(String(this.ints![i]));
+    this.lp = lp;
+    this.ints = null;
+    this.n = 0;
+    this.enc = ENC_LISTPACK;
+  }
+
+  private toHashtable(): void {
+    const ht = new DenseTable<never>(false);
+    this.forEach((m) => ht.add(m));
+    this.ht = ht;
+    this.ints = null;
+    this.n = 0;
+    this.lp = null;
+    this.enc = ENC_HT;
+  }
+}
+
+/** `count` distinct indexes in [0, size), in random order (partial Fisher-Yates). */
+export function pickIndexes(size: number, count: number): number[] {
+  if (count * 4 < size) {
+    const seen = new Set<number>();
+    while (seen.size < count) seen.add(Math.floor(Math.random() * size));
+    return Array.from(seen);
+  }
+  const idx = new Array<number>(size);
+  for (let i = 0; i < size; i++) idx[i] = i;
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(Math.random() * (size - i));
+    const t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+  }
+  idx.length = count;
+  return idx;
+}

@@ -1,0 +1,159 @@
+/**
+ * Hash commands against redis-server 7.0. Small hashes are listpack-encoded on both sides, so
+ * HGETALL/HKEYS/HVALS order is compared byte for byte; hashtable-encoded ones as multisets.
+ * (The 7.4+ field-expiry commands are tested in test/types/hash-field-expiry.test.ts.)
+ */
+import type { Script, Step } from '../harness.js';
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+const wrongType: Step[] = [
+  ['SET', 's', 'x'],
+  ['HSET', 's', 'f', 'v'], ['HMSET', 's', 'f', 'v'], ['HSETNX', 's', 'f', 'v'], ['HGET', 's', 'f'],
+  ['HMGET', 's', 'f', 'g'], ['HDEL', 's', 'f'], ['HLEN', 's'], ['HSTRLEN', 's', 'f'], ['HEXISTS', 's', 'f'],
+  ['HKEYS', 's'], ['HVALS', 's'], ['HGETALL', 's'], ['HINCRBY', 's', 'f', '1'], ['HINCRBYFLOAT', 's', 'f', '1'],
+  ['HRANDFIELD', 's'], ['HRANDFIELD', 's', '2'], ['HRANDFIELD', 's', '-2', 'WITHVALUES'], ['HSCAN', 's', '0'],
+  ['GET', 's'],
+  // Argument errors come before the type check where Redis parses first.
+  ['HINCRBY', 's', 'f', 'x'], ['HINCRBYFLOAT', 's', 'f', 'x'], ['HINCRBYFLOAT', 's', 'f', 'inf'], ['HRANDFIELD', 's', 'x'],
+  ['HRANDFIELD', 's', '1', 'bad'], ['HSCAN', 's', 'x'], ['HSCAN', 's', '0', 'COUNT', '0'], ['HSET', 's', 'a', '1', 'b'],
+];
+
+const scripts: Script[] = [
+  { name: 'HSET creates, counts new fields, updates in place', steps: [
+    ['HSET', 'h', 'a', '1'], ['HSET', 'h', 'b', '2', 'c', '3'], ['HSET', 'h', 'a', '10', 'd', '4', 'b', '20'],
+    ['HGETALL', 'h'], ['HKEYS', 'h'], ['HVALS', 'h'], ['HLEN', 'h'], ['HGET', 'h', 'a'], ['HGET', 'h', 'zz'],
+    ['HGET', 'nokey', 'a'],
+  ] },
+  { name: 'HSET with the same field twice in one call', steps: [
+    ['HSET', 'h', 'a', '1', 'a', '2', 'b', '3'], ['HGETALL', 'h'],
+  ] },
+  { name: 'HSET / HMSET argument count errors', steps: [
+    ['HSET', 'h', 'a'], ['HSET', 'h', 'a', '1', 'b'], ['HMSET', 'h', 'a', '1', 'b'], ['HMSET', 'h', 'a'],
+    ['HMSET', 'h', 'a', '1', 'b', '2'], ['HGETALL', 'h'], ['HSET', 's'],
+  ] },
+  { name: 'listpack order after deletes and re-adds', steps: [
+    ['HSET', 'h', 'a', '1', 'b', '2', 'c', '3', 'd', '4'], ['HDEL', 'h', 'b'], ['HSET', 'h', 'b', 'x', 'e', '5'],
+    ['HDEL', 'h', 'a', 'zz', 'e'], ['HGETALL', 'h'], ['HSET', 'h', 'c', 'new'], ['HGETALL', 'h'],
+  ] },
+  { name: 'WRONGTYPE for every hash command', steps: wrongType },
+  { name: 'commands on a missing key', steps: [
+    ['HLEN', 'no'], ['HSTRLEN', 'no', 'f'], ['HEXISTS', 'no', 'f'], ['HKEYS', 'no'], ['HVALS', 'no'],
+    ['HGETALL', 'no'], ['HMGET', 'no', 'a', 'b'], ['HDEL', 'no', 'a'], ['HRANDFIELD', 'no'],
+    ['HRANDFIELD', 'no', '3'], ['HRANDFIELD', 'no', '-3', 'WITHVALUES'], ['HSCAN', 'no', '0'],
+    ['HSCAN', 'no', '0', 'COUNT', '0'], ['HSCAN', 'no', '0', 'BOGUS'],
+  ] },
+  { name: 'HSETNX', steps: [
+    ['HSETNX', 'h', 'a', '1'], ['HSETNX', 'h', 'a', '2'], ['HSETNX', 'h', 'b', '3'], ['HGETALL', 'h'],
+  ] },
+  { name: 'HMGET mixes present and missing fields', steps: [
+    ['HSET', 'h', 'a', '1', 'b', ''], ['HMGET', 'h', 'a', 'x', 'b', 'a'], ['HGET', 'h', 'b'],
+  ] },
+  { name: 'HDEL deletes the key with its last field', steps: [
+    ['HSET', 'h', 'a', '1', 'b', '2'], ['HDEL', 'h', 'a', 'a', 'b', 'c'], ['HLEN', 'h'], ['HGETALL', 'h'],
+    ['DEL', 'h'], ['HSET', 'h', 'x', 'y'], ['HDEL', 'h', 'nope'], ['HGETALL', 'h'],
+  ] },
+  { name: 'HSTRLEN and HEXISTS', steps: [
+    ['HSET', 'h', 'n', '12345', 'neg', '-17', 's', 'hello', 'e', '', 'big', '123456789012345678901234'],
+    ['HSTRLEN', 'h', 'n'], ['HSTRLEN', 'h', 'neg'], ['HSTRLEN', 'h', 's'], ['HSTRLEN', 'h', 'e'],
+    ['HSTRLEN', 'h', 'big'], ['HSTRLEN', 'h', 'missing'], ['HEXISTS', 'h', 'e'], ['HEXISTS', 'h', 'x'],
+  ] },
+  { name: 'binary-safe fields and values', steps: [
+    ['HSET', 'h', Buffer.from([0, 255, 13, 10]), Buffer.from([1, 2, 0, 200]), 'é', 'ü'],
+    ['HGETALL', 'h'], ['HGET', 'h', Buffer.from([0, 255, 13, 10])], ['HSTRLEN', 'h', 'é'], ['HKEYS', 'h'],
+  ] },
+  { name: 'HINCRBY', steps: [
+    ['HINCRBY', 'h', 'a', '5'], ['HINCRBY', 'h', 'a', '-12'], ['HINCRBY', 'h', 'b', '0'], ['HGETALL', 'h'],
+    ['HSET', 'h', 's', 'abc', 'f', '1.5', 'sp', ' 1', 'z', '007', 'e', ''],
+    ['HINCRBY', 'h', 's', '1'], ['HINCRBY', 'h', 'f', '1'], ['HINCRBY', 'h', 'sp', '1'], ['HINCRBY', 'h', 'z', '1'],
+    ['HINCRBY', 'h', 'e', '1'],
+    ['HINCRBY', 'h', 'a', '1.0'], ['HINCRBY', 'h', 'a', 'x'], ['HINCRBY', 'h', 'a', ''],
+    ['HINCRBY', 'h', 'a', '9223372036854775808'], ['HINCRBY', 'h', 'a', '-9223372036854775809'],
+    ['HSET', 'h', 'max', '9223372036854775807', 'min', '-9223372036854775808'],
+    ['HINCRBY', 'h', 'max', '1'], ['HINCRBY', 'h', 'max', '0'], ['HINCRBY', 'h', 'max', '-9223372036854775808'],
+    ['HINCRBY', 'h', 'min', '-1'], ['HINCRBY', 'h', 'min', '9223372036854775807'],
+    ['HINCRBY', 'h', 'big', '9007199254740993'], ['HINCRBY', 'h', 'big', '9007199254740993'], ['HGET', 'h', 'big'],
+    ['HINCRBY', 'new', 'f', 'bad'], ['HGETALL', 'new'],
+  ] },
+  { name: 'HINCRBYFLOAT formatting (long double, %.17Lf)', steps: [
+    ['HINCRBYFLOAT', 'h', 'a', '10.5'], ['HINCRBYFLOAT', 'h', 'a', '0.1'], ['HINCRBYFLOAT', 'h', 'a', '-5.0e3'],
+    ['HINCRBYFLOAT', 'h', 'b', '3.0'], ['HINCRBYFLOAT', 'h', 'c', '1.23e-10'], ['HINCRBYFLOAT', 'h', 'd', '1e300'],
+    ['HINCRBYFLOAT', 'h', 'e', '-0.0'], ['HINCRBYFLOAT', 'h', 'f', '0x10'], ['HINCRBYFLOAT', 'h', 'g', '.5'],
+    ['HINCRBYFLOAT', 'h', 'g', '5.'], ['HINCRBYFLOAT', 'h', 'i', '1e-20'], ['HINCRBYFLOAT', 'h', 'j', '123456789.123456789'],
+    ['HINCRBYFLOAT', 'h', 'k', '0.1'], ['HINCRBYFLOAT', 'h', 'k', '0.2'], ['HINCRBYFLOAT', 'h', 'l', '-1e-18'],
+    ['HINCRBYFLOAT', 'h', 'm', '1e4000'], ['HINCRBYFLOAT', 'h', 'm', '1e4000'],
+    ['HINCRBYFLOAT', 'h', 'n', '1.7976931348623157e308'], ['HINCRBYFLOAT', 'h', 'n', '1e308'],
+    ['HINCRBYFLOAT', 'h', 'o', '+7'], ['HINCRBYFLOAT', 'h', 'p', '1E2'], ['HINCRBYFLOAT', 'h', 'q', '3.0000000000000000001'],
+    // Values longer than 64 bytes made it a hashtable: order unspecified.
+    { cmd: ['HGETALL', 'h'], compare: 'sorted' },
+    ['HINCRBYFLOAT', 'small', 'x', '2.5'], ['HINCRBYFLOAT', 'small', 'y', '-0.25'], ['HINCRBYFLOAT', 'small', 'x', '1e-3'],
+    ['HGETALL', 'small'],
+  ] },
+  { name: 'HINCRBYFLOAT errors', steps: [
+    ['HINCRBYFLOAT', 'h', 'a', 'inf'], ['HINCRBYFLOAT', 'h', 'a', '-inf'], ['HINCRBYFLOAT', 'h', 'a', 'nan'],
+    ['HINCRBYFLOAT', 'h', 'a', 'abc'], ['HINCRBYFLOAT', 'h', 'a', ''], ['HINCRBYFLOAT', 'h', 'a', ' 1'],
+    ['HINCRBYFLOAT', 'h', 'a', '1 '], ['HINCRBYFLOAT', 'h', 'a', '1e'], ['HINCRBYFLOAT', 'h', 'a', '1e99999'],
+    ['HINCRBYFLOAT', 'h', 'a', '1e-99999'], ['HINCRBYFLOAT', 'h', 'a', '0x'],
+    ['HSET', 'h', 'bad', 'x1', 'inf', 'inf', 'big', '1e4932'],
+    ['HINCRBYFLOAT', 'h', 'bad', '1'], ['HINCRBYFLOAT', 'h', 'inf', '1'], ['HINCRBYFLOAT', 'h', 'big', '1e4932'],
+    ['HGETALL', 'h'], ['HINCRBYFLOAT', 'new', 'f', 'inf'], ['HGETALL', 'new'],
+  ] },
+  { name: 'HINCRBYFLOAT on integers and back', steps: [
+    ['HSET', 'h', 'i', '5', 'neg', '-3'], ['HINCRBYFLOAT', 'h', 'i', '1.5'], ['HINCRBYFLOAT', 'h', 'neg', '3'],
+    ['HINCRBY', 'h', 'neg', '1'], ['HINCRBYFLOAT', 'h', 'i', '-6.5'], ['HINCRBY', 'h', 'i', '2'], ['HGETALL', 'h'],
+  ] },
+  { name: 'HRANDFIELD deterministic forms', steps: [
+    ['HSET', 'h', 'a', '1', 'b', '2', 'c', '3'],
+    ['HRANDFIELD', 'h', '0'], ['HRANDFIELD', 'h', '3'], ['HRANDFIELD', 'h', '10'], ['HRANDFIELD', 'h', '3', 'WITHVALUES'],
+    ['HRANDFIELD', 'h', '100', 'withvalues'], ['HRANDFIELD', 'h', '0', 'WITHVALUES'],
+    { cmd: ['HRANDFIELD', 'h'], compare: 'type' }, { cmd: ['HRANDFIELD', 'h', '-5'], compare: 'type' },
+    { cmd: ['HRANDFIELD', 'h', '2'], compare: 'type' },
+    ['HSET', 'one', 'f', 'v'], ['HRANDFIELD', 'one'], ['HRANDFIELD', 'one', '-3'], ['HRANDFIELD', 'one', '-2', 'WITHVALUES'],
+    ['HRANDFIELD', 'one', '1'], ['HRANDFIELD', 'one', '1', 'WITHVALUES'],
+  ] },
+  { name: 'HRANDFIELD errors', steps: [
+    ['HSET', 'h', 'a', '1'],
+    ['HRANDFIELD', 'h', 'x'], ['HRANDFIELD', 'h', '1.5'], ['HRANDFIELD', 'h', '-9223372036854775808'],
+    ['HRANDFIELD', 'h', '9223372036854775808'], ['HRANDFIELD', 'h', '1', 'WITHVALUE'], ['HRANDFIELD', 'h', '1', 'WITHVALUES', 'x'],
+    ['HRANDFIELD', 'h', '4611686018427387904', 'WITHVALUES'], ['HRANDFIELD', 'h', '-4611686018427387904', 'WITHVALUES'],
+    ['HRANDFIELD', 'h', '4611686018427387903', 'WITHVALUES'], ['HRANDFIELD', 'no', 'x'], ['HRANDFIELD', 'no', '1', 'bad'],
+    ['HRANDFIELD', 'no', '9223372036854775807', 'WITHVALUES'],
+  ] },
+  { name: 'HSCAN of a listpack hash', steps: [
+    ['HSET', 'h', 'one', '1', 'two', '2', 'three', '3', 'four', '4', 'five', '5'],
+    ['HSCAN', 'h', '0'], ['HSCAN', 'h', '0', 'COUNT', '1'], ['HSCAN', 'h', '7'], ['HSCAN', 'h', '0', 'MATCH', 't*'],
+    ['HSCAN', 'h', '0', 'MATCH', '*'], ['HSCAN', 'h', '0', 'MATCH', 'f?ve', 'COUNT', '100'], ['HSCAN', 'h', '0', 'match', '[a-o]*'],
+    ['HSCAN', 'h', '0', 'MATCH', 'x', 'MATCH', 'one'], ['HSCAN', 'h', ''], ['HSCAN', 'h', '-1'], ['HSCAN', 'h', '+0'],
+  ] },
+  { name: 'HSCAN errors', steps: [
+    ['HSET', 'h', 'a', '1'],
+    ['HSCAN', 'h', 'x'], ['HSCAN', 'h', ' 1'], ['HSCAN', 'h', '1 '], ['HSCAN', 'h', '18446744073709551616'],
+    ['HSCAN', 'h', '18446744073709551615'], ['HSCAN', 'h', '-'], ['HSCAN', 'h', '+'],
+    ['HSCAN', 'h', '0', 'COUNT', '0'], ['HSCAN', 'h', '0', 'COUNT', '-1'], ['HSCAN', 'h', '0', 'COUNT', 'x'],
+    ['HSCAN', 'h', '0', 'COUNT'], ['HSCAN', 'h', '0', 'MATCH'], ['HSCAN', 'h', '0', 'TYPE', 'string'],
+    ['HSCAN', 'h', '0', 'COUNT', '9223372036854775808'], ['HSCAN', 'h', '0', 'COUNT', '-9223372036854775809'],
+    ['HSCAN', 's', 'bad'], ['SET', 's', 'x'], ['HSCAN', 's', 'bad'], ['HSCAN', 's', '0'],
+  ] },
+  { name: 'hash grows past hash-max-listpack-entries (hashtable)', steps: [
+    ['HSET', 'h', ...range(600).flatMap((i) => [`f${i}`, `v${i}`])], ['HLEN', 'h'],
+    { cmd: ['HGETALL', 'h'], compare: 'sorted' }, { cmd: ['HKEYS', 'h'], compare: 'sorted' },
+    { cmd: ['HVALS', 'h'], compare: 'sorted' }, ['HGET', 'h', 'f599'], ['HDEL', 'h', 'f0', 'f1', 'nope'], ['HLEN', 'h'],
+    ['HRANDFIELD', 'h', '0'], { cmd: ['HRANDFIELD', 'h', '1000'], compare: 'sorted' },
+    { cmd: ['HRANDFIELD', 'h', '-3'], compare: 'type' }, { cmd: ['HRANDFIELD', 'h', '5', 'WITHVALUES'], compare: 'type' },
+    { cmd: ['HSCAN', 'h', '0'], compare: 'type' },
+  ] },
+  { name: 'a long value makes a hashtable', steps: [
+    ['HSET', 'h', 'a', '1', 'b', 'x'.repeat(65)], ['HSET', 'h2', 'a', 'x'.repeat(64), 'b', '2'], ['HGETALL', 'h2'],
+    { cmd: ['HGETALL', 'h'], compare: 'sorted' }, ['HSET', 'h3', 'y'.repeat(70), '1'], ['HGETALL', 'h3'],
+    ['HINCRBYFLOAT', 'h4', 'a', '1e100'], ['HINCRBYFLOAT', 'h4', 'b', '1'], { cmd: ['HGETALL', 'h4'], compare: 'sorted' },
+  ] },
+  { name: 'MULTI with hash commands', steps: [
+    ['MULTI'], ['HSET', 'h', 'a', '1'], ['HINCRBY', 'h', 'a', 'x'], ['HINCRBY', 'h', 'a', '2'], ['HGETALL', 'h'], ['EXEC'],
+  ] },
+  { name: 'WATCH sees HSET but not a no-op HDEL', steps: [
+    ['HSET', 'h', 'a', '1'], ['WATCH', 'h'], ['HDEL', 'h', 'zz'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
+    ['WATCH', 'h'], ['HSET', 'h', 'a', '1'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
+    ['WATCH', 'h'], ['HSETNX', 'h', 'a', '2'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
+  ] },
+];
+export default scripts;

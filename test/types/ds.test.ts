@@ -1,0 +1,324 @@
+/**
+ * Unit tests of the collection data structures: encodings and their conversions (Redis 7.2+
+ * rules; redis-server 7.0 cannot report listpack sets or lists), the ring buffer against an
+ * array model, the scan guarantee of DenseTable, clone(), listpack sizes and long doubles.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { HashValue } from '../../dist/engine/ds/hash.js';
+import { SetValue } from '../../dist/engine/ds/set.js';
+import { ListValue } from '../../dist/engine/ds/list.js';
+import { DenseTable } from '../../dist/engine/ds/dense.js';
+import { lpEntrySize, LP_HDR } from '../../dist/engine/ds/listpack.js';
+import { ldAdd, ldFormatHuman, ldParse } from '../../dist/engine/ds/long-double-local.js';
+
+const HL = { maxEntries: 512, maxValue: 64 };
+const SL = { maxIntset: 512, maxEntries: 128, maxValue: 64 };
+const b = (s: string) => Buffer.from(s, 'latin1');
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('HashValue encodings', () => {
+  it('listpack until 512 fields, then hashtable for good', () => {
+    const h = new HashValue();
+    for (let i = 0; i < 512; i++) h.set(`f${i}`, b('v'), HL);
+    assert.equal(h.encoding(), 'listpack');
+    h.set('one-more', b('v'), HL);
+    assert.equal(h.encoding(), 'hashtable');
+    for (let i = 0; i < 500; i++) h.delete(`f${i}`);
+    assert.equal(h.encoding(), 'hashtable');
+    assert.equal(h.size, 13);
+  });
+
+  it('a field or value over 64 bytes converts', () => {
+    const h = new HashValue();
+    h.set('a', b('x'.repeat(64)), HL);
+    assert.equal(h.encoding(), 'listpack');
+    h.set('b', b('x'.repeat(65)), HL);
+    assert.equal(h.encoding(), 'hashtable');
+    const h2 = new HashValue();
+    h2.convertForLength(65, HL);
+    assert.equal(h2.encoding(), 'hashtable');
+    const h3 = new HashValue();
+    h3.convertForCount(513, HL);
+    assert.equal(h3.encoding(), 'hashtable');
+  });
+
+  it('listpackex after a field-expiry command, TTLs survive conversion', () => {
+    const h = new HashValue();
+    h.set('a', b('1'), HL);
+    h.markFieldExpiry();
+    assert.equal(h.encoding(), 'listpackex');
+    h.setFieldExpire('a', 1000);
+    h.set('big', b('x'.repeat(100)), HL);
+    assert.equal(h.encoding(), 'hashtable');
+    assert.equal(h.fieldExpire('a'), 1000);
+    assert.equal(h.purgeExpired(999), 0);
+    assert.equal(h.purgeExpired(1001), 1);
+    assert.equal(h.has('a'), false);
+    assert.equal(h.volatile, false);
+  });
+
+  it('clone is deep and keeps encoding and TTLs', () => {
+    const h = new HashValue();
+    h.set('a', b('1'), HL);
+    h.setFieldExpire('a', 5000);
+    const c = h.clone();
+    c.set('b', b('2'), HL);
+    c.persistField('a');
+    assert.equal(h.size, 1);
+    assert.equal(h.fieldExpire('a'), 5000);
+    assert.equal(c.encoding(), 'listpackex');
+    const big = new HashValue();
+    for (let i = 0; i < 600; i++) big.set(String(i), b('v'), HL);
+    const bc = big.clone();
+    assert.equal(bc.encoding(), 'hashtable');
+    bc.delete('0');
+    assert.equal(big.size, 600);
+    assert.equal(bc.size, 599);
+  });
+});
+
+describe('SetValue encodings (Redis 7.2+)', () => {
+  it('intset, sorted, up to set-max-intset-entries', () => {
+    const s = SetValue.create('5', 1, SL);
+    for (const m of ['5', '-3', '100', '9223372036854775807', '-9223372036854775808', '0']) s.add(m, SL);
+    assert.equal(s.encoding(), 'intset');
+    assert.deepEqual(s.members(), ['-9223372036854775808', '-3', '0', '5', '100', '9223372036854775807']);
+    assert.equal(s.has('05'), false);
+    assert.equal(s.add('05', SL), true);
+    assert.equal(s.encoding(), 'listpack');
+    assert.deepEqual(s.members().slice(-2), ['9223372036854775807', '05']);
+    const t = SetValue.create('1', 1, SL);
+    for (let i = 0; i < 512; i++) t.add(String(i), SL);
+    assert.equal(t.encoding(), 'intset');
+    t.add('512', SL);
+    assert.equal(t.encoding(), 'hashtable');
+  });
+
+  it('intset + string: listpack below 128 members, hashtable at 128', () => {
+    const a = SetValue.create('0', 1, SL);
+    for (let i = 0; i < 127; i++) a.add(String(i), SL);
+    a.add('x', SL);
+    assert.equal(a.encoding(), 'listpack');
+    assert.equal(a.size, 128);
+    a.add('y', SL);
+    assert.equal(a.encoding(), 'hashtable');
+    const c = SetValue.create('0', 1, SL);
+    for (let i = 0; i < 128; i++) c.add(String(i), SL);
+    c.add('x', SL);
+    assert.equal(c.encoding(), 'hashtable');
+    const d = SetValue.create('0', 1, SL);
+    d.add('1', SL);
+    d.add('x'.repeat(65), SL);
+    assert.equal(d.encoding(), 'hashtable');
+  });
+
+  it('creation from the first member and the number of members added', () => {
+    assert.equal(SetValue.create('1', 512, SL).encoding(), 'intset');
+    assert.equal(SetValue.create('1', 513, SL).encoding(), 'hashtable');
+    assert.equal(SetValue.create('1', 20, { maxIntset: 16, maxEntries: 128, maxValue: 64 }).encoding(), 'listpack');
+    assert.equal(SetValue.create('a', 128, SL).encoding(), 'listpack');
+    assert.equal(SetValue.create('a', 129, SL).encoding(), 'hashtable');
+    const s = SetValue.create('a', 1, SL);
+    s.add('a', SL);
+    s.maybeConvert(129, SL);
+    assert.equal(s.encoding(), 'hashtable');
+  });
+
+  it('SPOP keeping few members moves them into a smaller encoding', () => {
+    const s = SetValue.create('a', 1, SL);
+    for (let i = 0; i < 200; i++) s.add(`m${i}`, SL);
+    assert.equal(s.encoding(), 'hashtable');
+    const popped = s.popMany(190, SL);
+    assert.equal(popped.length, 190);
+    assert.equal(s.size, 10);
+    assert.equal(s.encoding(), 'listpack');
+    for (const m of popped) assert.equal(s.has(m), false);
+    const i = SetValue.create('1', 1, SL);
+    for (let k = 0; k < 100; k++) i.add(String(k), SL);
+    i.popMany(98, SL);
+    assert.equal(i.encoding(), 'intset');
+    assert.equal(i.size, 2);
+    const few = SetValue.create('1', 1, SL);
+    for (let k = 0; k < 100; k++) few.add(String(k), SL);
+    assert.equal(new Set(few.popMany(10, SL)).size, 10);
+    assert.equal(few.size, 90);
+  });
+
+  it('random members are members; distinct samples are distinct', () => {
+    const s = SetValue.create('a', 1, SL);
+    for (let i = 0; i < 50; i++) s.add(`m${i}`, SL);
+    for (let i = 0; i < 100; i++) assert.ok(s.has(s.random()));
+    const d = s.randomDistinct(20);
+    assert.equal(new Set(d).size, 20);
+    // Listpack samples come out in listpack order.
+    const order = s.members();
+    const idx = d.map((m) => order.indexOf(m));
+    assert.deepEqual(idx, [...idx].sort((x, y) => x - y));
+  });
+
+  it('clone is deep', () => {
+    for (const first of ['1', 'a']) {
+      const s = SetValue.create(first, 1, SL);
+      s.add(first, SL);
+      const c = s.clone();
+      c.add('2', SL);
+      assert.equal(s.size, 1);
+      assert.equal(c.size, 2);
+      assert.equal(c.encoding(), s.encoding());
+    }
+  });
+});
+
+describe('ListValue', () => {
+  it('behaves like an array under random operations (and keeps lpBytes exact)', () => {
+    const r = rng(7);
+    const l = new ListValue();
+    const model: Buffer[] = [];
+    const vals = ['a', 'bb', '1', '-5', '12345678901', '', 'x'.repeat(100), '9223372036854775808'];
+    for (let step = 0; step < 20000; step++) {
+      const v = b(vals[Math.floor(r() * vals.length)] + (r() < 0.3 ? String(step % 7) : ''));
+      const op = Math.floor(r() * 9);
+      if (op === 0) { l.pushHead(v); model.unshift(v); }
+      else if (op === 1 || op === 2) { l.pushTail(v); model.push(v); }
+      else if (op === 3 && model.length) { assert.ok(l.popHead().equals(model.shift()!)); }
+      else if (op === 4 && model.length) { assert.ok(l.popTail().equals(model.pop()!)); }
+      else if (op === 5) { const i = Math.floor(r() * (model.length + 1)); l.insert(i, v); model.splice(i, 0, v); }
+      else if (op === 6 && model.length) { const i = Math.floor(r() * model.length); l.removeAt(i); model.splice(i, 1); }
+      else if (op === 7 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
+      else if (op === 8 && model.length) {
+        const count = Math.floor(r() * 5) - 2;
+        const target = model[Math.floor(r() * model.length)];
+        const removed = l.removeEqual(target, count);
+        let n = 0;
+        const limit = count === 0 ? Infinity : Math.abs(count);
+        if (count >= 0) {
+          for (let i = 0; i < model.length && n < limit;) { if (model[i].equals(target)) { model.splice(i, 1); n++; } else i++; }
+        } else {
+          for (let i = model.length - 1; i >= 0 && n < limit; i--) if (model[i].equals(target)) { model.splice(i, 1); n++; }
+        }
+        assert.equal(removed, n);
+      }
+      assert.equal(l.length, model.length);
+      if (step % 500 === 0) {
+        for (let i = 0; i < model.length; i++) assert.ok(l.get(i).equals(model[i]), `step ${step} index ${i}`);
+        let bytes = LP_HDR;
+        for (const m of model) bytes += lpEntrySize(m);
+        assert.equal(l.lpBytes, bytes);
+      }
+    }
+  });
+
+  it('listpack / quicklist by size (fill -2) and by count (fill 4)', () => {
+    const l = new ListValue();
+    l.growCheck(8185, 1, -2); // 7 + 8185 = 8192: still fits
+    assert.equal(l.encoding(), 'listpack');
+    l.growCheck(8186, 1, -2); // 7 + 8186 > 8192
+    assert.equal(l.encoding(), 'quicklist');
+    const c = new ListValue();
+    for (let i = 0; i < 4; i++) {
+      c.growCheck(1, 1, 4);
+      c.pushTail(b('a'));
+    }
+    assert.equal(c.encoding(), 'listpack');
+    c.growCheck(1, 1, 4);
+    c.pushTail(b('a'));
+    assert.equal(c.encoding(), 'quicklist');
+    c.popTail();
+    c.popTail();
+    c.shrinkCheck(4);
+    assert.equal(c.encoding(), 'quicklist');
+    c.popTail();
+    c.shrinkCheck(4);
+    assert.equal(c.encoding(), 'listpack');
+    const big = new ListValue();
+    for (let i = 0; i < 3000; i++) {
+      big.growCheck(1, 1, -2);
+      big.pushTail(b('x'));
+    }
+    assert.equal(big.encoding(), 'quicklist'); // 3 bytes per entry
+    while (big.lpBytes > 4096) big.popHead();
+    big.shrinkCheck(-2);
+    assert.equal(big.encoding(), 'listpack');
+    const cl = big.clone();
+    cl.pushTail(b('y'));
+    assert.equal(cl.length, big.length + 1);
+    assert.equal(cl.encoding(), 'listpack');
+  });
+
+  it('listpack entry sizes', () => {
+    assert.equal(lpEntrySize(b('a')), 3); // 1 header + 1 byte + backlen
+    assert.equal(lpEntrySize(b('127')), 2); // 7-bit uint
+    assert.equal(lpEntrySize(b('-1')), 3); // 13-bit int
+    assert.equal(lpEntrySize(b('4096')), 4); // 16-bit int
+    assert.equal(lpEntrySize(b('9223372036854775807')), 10); // 64-bit int
+    assert.equal(lpEntrySize(b('9223372036854775808')), 21); // a string of 19 digits
+    assert.equal(lpEntrySize(b('01')), 4); // not canonical: a string
+    assert.equal(lpEntrySize(b('x'.repeat(63))), 65);
+    assert.equal(lpEntrySize(b('x'.repeat(64))), 67); // 2-byte header
+    assert.equal(lpEntrySize(b('x'.repeat(126))), 130); // 128 bytes of entry: 2-byte backlen
+    assert.equal(lpEntrySize(b('x'.repeat(5000))), 5007);
+  });
+});
+
+describe('DenseTable scan guarantee', () => {
+  it('members present for the whole scan are returned, whatever changes in between', () => {
+    const r = rng(11);
+    for (let round = 0; round < 200; round++) {
+      const t = new DenseTable<number>(true);
+      let next = 0;
+      for (let i = 0, n = Math.floor(r() * 300); i < n; i++) t.set(`k${next++}`, 0);
+      const initial = new Set(t.keys);
+      const removed = new Set<string>();
+      const seen = new Set<string>();
+      let cursor = 0;
+      do {
+        cursor = t.scan(cursor, 1 + Math.floor(r() * 20), (i) => seen.add(t.keys[i]));
+        for (let k = Math.floor(r() * 10); k > 0; k--) {
+          if (r() < 0.5 && t.size > 0) {
+            const victim = t.keys[t.randomIndex()];
+            t.delete(victim);
+            removed.add(victim);
+          } else {
+            t.set(`k${next++}`, 0);
+          }
+        }
+      } while (cursor !== 0);
+      for (const k of initial) if (!removed.has(k)) assert.ok(seen.has(k), `round ${round}: ${k} missed`);
+    }
+  });
+});
+
+describe('long double (HINCRBYFLOAT)', () => {
+  const add = (a: string, c: string) => ldFormatHuman(ldAdd(ldParse(b(a))!, ldParse(b(c))!)!);
+  it('formats like Redis', () => {
+    assert.equal(add('10.5', '0.1'), '10.6');
+    assert.equal(add('0.1', '0.2'), '0.3');
+    assert.equal(add('3.0', '0'), '3');
+    assert.equal(add('-0.0', '0'), '0');
+    assert.equal(add('5.0e3', '0'), '5000');
+    assert.equal(add('1.23e-10', '0'), '0.000000000123');
+    assert.equal(add('-1e-18', '0'), '0');
+    assert.equal(add('0x10', '0'), '16');
+    assert.equal(add('1', '-1'), '0');
+    assert.equal(add('123456789.123456789', '0'), '123456789.12345678899873747');
+  });
+  it('rejects what string2ld rejects', () => {
+    for (const s of ['', ' 1', '1 ', 'abc', '1e', 'nan', '0x', '1e99999', '1e-99999', '.', '+', '--1']) {
+      assert.equal(ldParse(b(s)), null, s);
+    }
+    assert.equal(ldParse(b('inf'))!.inf, true);
+    assert.equal(ldParse(b('-Infinity'))!.neg, true);
+    assert.equal(ldAdd(ldParse(b('inf'))!, ldParse(b('-inf'))!), null);
+  });
+});
