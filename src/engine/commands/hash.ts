@@ -20,7 +20,7 @@ import { globMatch } from '../glob.js';
 import { HashValue, type HashLimits } from '../ds/hash.js';
 import { pickIndexes } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
-import { ldAdd, ldFormatHuman, ldFromInt, ldParse } from '../ds/long-double-local.js';
+import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
 import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
@@ -310,23 +310,23 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HINCRBYFLOAT key field increment
 function hincrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const incr = ldParse(argv.view(3));
+  const incr = parseLongDouble(argv.view(3));
   if (incr === null) return out.error(E.NOT_FLOAT);
-  if (incr.inf) return out.error(NAN_OR_INF);
+  if (!ldIsFinite(incr)) return out.error(NAN_OR_INF);
   const key = argv.key(1);
   let h = writeHash(c, key);
   if (h === null) return out.error(E.WRONGTYPE);
   const f = argv.key(2);
-  let cur = ldFromInt(0n);
+  let cur = LD_ZERO;
   const old = h === undefined ? undefined : h.get(f);
   if (old !== undefined) {
-    const v = ldParse(old);
+    const v = parseLongDouble(old);
     if (v === null) return out.error(NOT_FLOAT_VALUE);
     cur = v;
   }
   const sum = ldAdd(cur, incr);
-  if (sum === null || sum.inf) return out.error(WOULD_BE_NAN_OR_INF);
-  const text = Buffer.from(ldFormatHuman(sum), 'latin1');
+  if (!ldIsFinite(sum)) return out.error(WOULD_BE_NAN_OR_INF);
+  const text = Buffer.from(formatHuman(sum), 'latin1');
   const lim = hashLimits(c.engine);
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();

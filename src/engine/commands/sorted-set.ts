@@ -8,10 +8,11 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, CommandError } from '../../resp/errors.js';
 import { formatDouble17g, parseDoubleStr } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
-import { T, type Db, type Value } from '../db.js';
+import type { Db, Value } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { ZSet } from '../ds/zset.js';
+import { SetValue } from '../ds/set.js';
 import { type LexBound, type SkipNode, lexGteMin, lexLteMax } from '../ds/skiplist.js';
 import { globMatch } from '../glob.js';
 
@@ -723,19 +724,13 @@ type Aggregate = 'sum' | 'min' | 'max';
 function sourcePairs(v: Value | undefined): Map<string, number> | null {
   if (v === undefined) return null;
   if (v instanceof ZSet) return v.dict;
-  if (!(v instanceof Uint8Array) && v.type === T.SET) {
+  if (v instanceof SetValue) {
+    // Plain sets take part with every score 1, as in Redis.
     const m = new Map<string, number>();
-    for (const member of setMembers(v)) m.set(member, 1);
+    v.forEach((member) => m.set(member, 1));
     return m;
   }
   throw WRONGTYPE;
-}
-
-/** Members of a plain set value (the set type exposes them as an iterable of latin1 strings). */
-function setMembers(v: Value): Iterable<string> {
-  const s = v as unknown as { members?: () => Iterable<string> };
-  if (typeof s.members !== 'function') throw new CommandError('ERR set sources are not supported');
-  return s.members();
 }
 
 interface AlgebraSpec {

@@ -87,6 +87,12 @@ const scripts: Script[] = [
     ['ZINTERCARD', '2', 'a', 'b'], ['ZINTERCARD', '2', 'a', 'b', 'LIMIT', '1'], ['ZINTERCARD', '0', 'a'], ['ZINTERCARD', '3', 'a', 'b'],
     ['ZINTERCARD', '2', 'a', 'b', 'LIMIT', '-1'], ['ZINTERCARD', '1', 'none'],
   ] },
+  { name: 'set algebra with plain sets as sources', steps: [
+    ['SADD', 's1', 'x', 'y', 'q'], ['ZADD', 'z1', '5', 'x', '2', 'w'], ['ZUNION', '2', 's1', 'z1', 'WITHSCORES'],
+    ['ZINTER', '2', 's1', 'z1', 'WEIGHTS', '3', '1', 'WITHSCORES'], ['ZDIFF', '2', 's1', 'z1', 'WITHSCORES'],
+    ['ZUNIONSTORE', 'd', '1', 's1'], ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'], ['ZINTERCARD', '2', 's1', 'z1'],
+    ['SADD', 'i1', '1', '2', '3'], ['ZUNION', '2', 'i1', 'z1', 'WITHSCORES'],
+  ] },
   { name: 'ZRANDMEMBER shapes', steps: [
     ['ZADD', 'z', '1', 'a'], ['ZRANDMEMBER', 'z'], ['ZRANDMEMBER', 'z', '1'], ['ZRANDMEMBER', 'z', '-3', 'WITHSCORES'],
     ['ZRANDMEMBER', 'z', '5', 'WITHSCORES'], ['ZRANDMEMBER', 'none'], ['ZRANDMEMBER', 'none', '5'], ['ZRANDMEMBER', 'z', '1', 'FOO'],
