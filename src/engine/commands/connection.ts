@@ -1,5 +1,6 @@
 /**
- * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts).
+ * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts),
+ * as Redis 7.0 answers them over RESP2. HELLO 3 is refused: only RESP2 is spoken.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -8,6 +9,7 @@ import { ReplyMode, type Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { discardTransaction } from './transactions.js';
+import { NULL_SINK } from '../dispatch.js';
 
 // PING [message]
 function pingCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -34,9 +36,17 @@ function echoCommand(_c: Client, argv: Argv, out: ReplySink): void {
 
 /** Check a password for a user; only the default user exists until ACLs land. */
 export function checkPassword(c: Client, user: string, pass: string): boolean {
-  const required = c.engine.cfg('requirepass');
+  return passwordMatches(c, user, Buffer.from(pass));
+}
+
+/**
+ * Redis's ACLCheckUserCredentials for the default user: with no requirepass it is "nopass" and
+ * any password is accepted; otherwise the bytes must match exactly.
+ */
+function passwordMatches(c: Client, user: string, pass: Buffer): boolean {
   if (user !== 'default') return false;
-  return required === '' || pass === required;
+  const required = c.engine.cfg('requirepass');
+  return required === '' || pass.equals(Buffer.from(required));
 }
 
 // AUTH [username] password
@@ -49,13 +59,13 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
     return;
   }
-  const user = argv.count === 3 ? argv.str(1) : 'default';
-  const pass = argv.str(argv.count - 1);
-  if (checkPassword(c, user, pass)) {
+  const user = argv.count === 3 ? argv.key(1) : 'default';
+  if (passwordMatches(c, user, argv.view(argv.count - 1))) {
     c.authenticated = true;
     c.user = user;
     out.ok();
   } else {
+    // A failed AUTH leaves the current authentication as it was.
     out.error(E.WRONGPASS);
   }
 }
@@ -64,55 +74,50 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
 function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   let i = 1;
   if (argv.count >= 2) {
-    const ver = argv.int(1);
-    if (ver !== ver) {
+    const ver = argv.int64(1);
+    if (ver === null) {
       out.error('ERR Protocol version is not an integer or out of range');
       return;
     }
-    if (ver < 2 || ver > 3) {
-      out.error('NOPROTO unsupported protocol version');
-      return;
-    }
-    if (ver === 3) {
+    // RESP3 is not spoken here: 3 gets the answer Redis gives to versions it does not know.
+    if (ver !== 2n) {
       out.error('NOPROTO unsupported protocol version');
       return;
     }
     i = 2;
   }
-  let user: string | null = null;
-  let pass = '';
   let name: string | null = null;
   for (; i < argv.count; i++) {
-    const more = argv.count - i - 1;
+    const more = argv.count - 1 - i;
     if (argv.is(i, 'AUTH') && more >= 2) {
-      user = argv.str(i + 1);
-      pass = argv.str(i + 2);
+      // Redis 7.0 authenticates while parsing: a later syntax error keeps the login.
+      const user = argv.key(i + 1);
+      if (!passwordMatches(c, user, argv.view(i + 2))) {
+        out.error(E.WRONGPASS);
+        return;
+      }
+      c.authenticated = true;
+      c.user = user;
       i += 2;
     } else if (argv.is(i, 'SETNAME') && more >= 1) {
       name = argv.key(i + 1);
-      if (!validClientName(name)) {
-        out.error('ERR Client names cannot contain spaces, newlines or special characters.');
-        return;
-      }
       i += 1;
     } else {
-      out.error(`ERR Syntax error in HELLO option '${argv.key(i)}'`);
+      out.error(`ERR Syntax error in HELLO option '${cstr(argv.key(i))}'`);
       return;
     }
-  }
-  if (user !== null) {
-    if (!checkPassword(c, user, pass)) {
-      out.error(E.WRONGPASS);
-      return;
-    }
-    c.authenticated = true;
-    c.user = user;
   }
   if (!c.authenticated) {
     out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
     return;
   }
-  if (name !== null) c.name = name === '' ? null : name;
+  if (name !== null) {
+    if (!validClientName(name)) {
+      out.error(E.CLIENT_NAME);
+      return;
+    }
+    c.name = name === '' ? null : name;
+  }
   out.array(14);
   out.bulkText('server'); out.bulkText('redis');
   out.bulkText('version'); out.bulkText(REDIS_VERSION);
@@ -121,6 +126,12 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('mode'); out.bulkText('standalone');
   out.bulkText('role'); out.bulkText('master');
   out.bulkText('modules'); out.array(0);
+}
+
+/** Redis prints user arguments with %s: a NUL byte ends the text. */
+function cstr(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
 }
 
 /** The Redis version we emulate (INFO redis_version, HELLO). */
@@ -136,11 +147,17 @@ export function validClientName(name: string): boolean {
 
 // SELECT index
 function selectCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const idx = argv.int(1);
-  if (idx !== idx) {
+  // getIntFromObjectOrReply: a 64-bit integer first, then the C int range.
+  const v = argv.int64(1);
+  if (v === null) {
     out.error(E.NOT_INTEGER);
     return;
   }
+  if (v < -2147483648n || v > 2147483647n) {
+    out.error('ERR value is out of range, value must between -2147483648 and 2147483647');
+    return;
+  }
+  const idx = Number(v);
   if (idx < 0 || idx >= c.engine.dbs.length) {
     out.error(E.DB_INDEX);
     return;
@@ -168,7 +185,8 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   c.noTouch = false;
   c.authenticated = !c.engine.authRequired();
   c.user = 'default';
-  out.simple('RESET');
+  // Replies are switched back on first, so RESET answers even after CLIENT REPLY OFF.
+  (out === NULL_SINK ? c.out : out).simple('RESET');
 }
 
 /** Extra state reset by RESET (pub/sub subscriptions, blocking...). */
@@ -177,7 +195,7 @@ export const resetHooks: ((c: Client) => void)[] = [];
 export default family('connection', ['connection'], [
   //   name       arity  flags                                                          keys       handler
   row('ping',      -1,   F.FAST | F.SUBSCRIBE_CTX,                                      [0, 0, 0], pingCommand),
-  row('echo',       2,   F.FAST,                                                        [0, 0, 0], echoCommand),
+  row('echo',       2,   F.LOADING | F.STALE | F.FAST,                                  [0, 0, 0], echoCommand),
   row('auth',      -2,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], authCommand),
   row('hello',     -1,   F.NOSCRIPT | F.LOADING | F.STALE | F.FAST | F.NO_AUTH | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], helloCommand),
   row('select',     2,   F.LOADING | F.STALE | F.FAST | F.NO_REST,                      [0, 0, 0], selectCommand),

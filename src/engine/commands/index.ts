@@ -9,6 +9,7 @@ import transactions from './transactions.js';
 import string from './string.js';
 import generic from './generic.js';
 import server from './server.js';
+import client from './client.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -17,4 +18,5 @@ export const FAMILIES: readonly Family[] = [
   string,
   generic,
   server,
+  client,
 ];
