@@ -135,7 +135,7 @@ export class Engine {
     const spec = OPTIONS.find((o) => o.name === name);
     if (!spec) return `Unknown option or number of arguments for CONFIG SET - '${name}'`;
     if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
-    const r = checkValue(spec, raw);
+    const r = checkValue(spec, raw, this.cfg(name));
     if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
     this.config.set(name, r.value);
     return null;

@@ -108,7 +108,7 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
   }
   if (!c.authenticated) {
-    out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
+    out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
     return;
   }
   if (name !== null) {

@@ -59,13 +59,15 @@ export function bytesToHuman(n: number): string {
   return `${n}B`;
 }
 
-/** Wall-clock time with microseconds: [seconds, microseconds]. */
+/**
+ * Wall-clock time with microseconds: [seconds, microseconds]. The milliseconds are Date.now()'s
+ * (so the clock follows system time adjustments, as gettimeofday); the sub-millisecond digits
+ * come from the monotonic clock.
+ */
 function nowMicros(): [number, number] {
-  const t = performance.timeOrigin + performance.now();
-  const sec = Math.floor(t / 1000);
-  let usec = Math.floor((t - sec * 1000) * 1000);
-  if (usec > 999999) usec = 999999;
-  return [sec, usec];
+  const ms = Date.now();
+  const sub = Math.floor((performance.now() % 1) * 1000);
+  return [Math.floor(ms / 1000), (ms % 1000) * 1000 + sub];
 }
 
 /** Seconds.microseconds as Redis prints CPU times ("%ld.%06ld"). */
