@@ -14,6 +14,8 @@ export interface OptionSpec {
   readonly help: string;
   /** CONFIG SET may change it. */
   readonly mutable: boolean;
+  /** Redis's PROTECTED_CONFIG (dir...): CONFIG SET answers "can't set protected config". */
+  readonly protected?: boolean;
   readonly values?: readonly string[];
   readonly min?: number;
   /** Upper bound; a bigint for Redis's LONG_MAX-style bounds that a number cannot print exactly. */
@@ -33,7 +35,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'port', env: 'PORT', type: 'int', def: '6379', min: 0, max: 65535, mutable: false, help: 'TCP port for RESP clients (0 = pick a free port)' },
   { name: 'bind', env: 'BIND', type: 'string', def: '127.0.0.1', mutable: false, help: 'address to listen on (TCP and HTTP)' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'int', def: '8080', min: -1, max: 65535, mutable: false, help: 'HTTP port for the REST and /v2 APIs (0 = pick a free port, -1 = off)' },
-  { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, help: 'data directory' },
+  { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, protected: true, help: 'data directory' },
   { name: 'requirepass', env: 'REQUIREPASS', type: 'string', def: '', mutable: true, help: 'password of the default user (empty = no password)' },
   { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 4294967295, mutable: true, help: 'maximum number of connected clients' },
   { name: 'timeout', env: 'TIMEOUT', type: 'int', def: '0', min: 0, max: 2147483647, mutable: true, help: 'close a client after this many idle seconds (0 = never)' },

@@ -357,7 +357,7 @@ function trackinginfoCommand(_c: Client, _argv: Argv, out: ReplySink): void {
   out.array(0);
 }
 
-// CLIENT HELP   (Redis 7.2's text, without the subcommands not provided here)
+/** Redis 7.2's CLIENT HELP text, without the subcommands not provided here. */
 const HELP = [
   'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
   'GETREDIR',
@@ -407,6 +407,7 @@ const HELP = [
   'HELP',
   '    Prints this help.',
 ];
+// CLIENT HELP
 function helpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
   out.array(HELP.length);
   for (const l of HELP) out.simple(l);

@@ -534,7 +534,8 @@ function configSetCommand(c: Client, argv: Argv, out: ReplySink): void {
       return;
     }
     if (!o.mutable) {
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - can't set immutable config`);
+      const why = o.protected ? "can't set protected config" : "can't set immutable config";
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - ${why}`);
       return;
     }
     if (specs.includes(o)) {

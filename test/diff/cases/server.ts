@@ -103,7 +103,8 @@ const scripts: Script[] = [
   { name: 'CONFIG SET immutable and duplicate parameters', steps: [
     ['CONFIG', 'SET', 'databases', '1'], ['CONFIG', 'SET', 'DATABASES', '1'],
     ['CONFIG', 'SET', 'hz', '11', 'hz', '12'], ['CONFIG', 'SET', 'HZ', '10', 'Hz', '11'],
-    ['CONFIG', 'SET', 'databases', '1', 'nosuch', '2'], ['CONFIG', 'GET', 'hz'],
+    ['CONFIG', 'SET', 'databases', '1', 'nosuch', '2'], ['CONFIG', 'GET', 'hz'], ['CONFIG', 'SET', 'dir', '/nonexistent'],
+    ['CONFIG', 'SET', 'hz', '11', 'DIR', '/tmp'], ['CONFIG', 'GET', 'hz'],
   ] },
   { name: 'CONFIG SET integer validation', steps: [
     ['CONFIG', 'SET', 'hz', 'abc'], ['CONFIG', 'SET', 'HZ', 'abc'], ['CONFIG', 'SET', 'timeout', '-1'],
