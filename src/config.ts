@@ -14,33 +14,43 @@ export interface OptionSpec {
   readonly help: string;
   /** CONFIG SET may change it. */
   readonly mutable: boolean;
+  /** Redis's PROTECTED_CONFIG (dir...): CONFIG SET answers "can't set protected config". */
+  readonly protected?: boolean;
   readonly values?: readonly string[];
   readonly min?: number;
-  readonly max?: number;
+  /** Upper bound; a bigint for Redis's LONG_MAX-style bounds that a number cannot print exactly. */
+  readonly max?: number | bigint;
+  /** Accepted values outside this range are clamped into it (Redis's hz). */
+  readonly clamp?: readonly [number, number];
+  /** Special syntax (client-output-buffer-limit): validates and normalises against the current value. */
+  readonly parse?: (raw: string, current: string) => { value: string } | { error: string };
   /** Hidden from CONFIG GET (options of ours that Redis does not have are still listed). */
   readonly secret?: boolean;
 }
+
+/** Redis's LONG_MAX bound, printed exactly in range errors. */
+const LONG_MAX = 9223372036854775807n;
 
 export const OPTIONS: readonly OptionSpec[] = [
   { name: 'port', env: 'PORT', type: 'int', def: '6379', min: 0, max: 65535, mutable: false, help: 'TCP port for RESP clients (0 = pick a free port)' },
   { name: 'bind', env: 'BIND', type: 'string', def: '127.0.0.1', mutable: false, help: 'address to listen on (TCP and HTTP)' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'int', def: '8080', min: -1, max: 65535, mutable: false, help: 'HTTP port for the REST and /v2 APIs (0 = pick a free port, -1 = off)' },
-  { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, help: 'data directory' },
+  { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, protected: true, help: 'data directory' },
   { name: 'requirepass', env: 'REQUIREPASS', type: 'string', def: '', mutable: true, help: 'password of the default user (empty = no password)' },
-  { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 1000000, mutable: true, help: 'maximum number of connected clients' },
+  { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 4294967295, mutable: true, help: 'maximum number of connected clients' },
   { name: 'timeout', env: 'TIMEOUT', type: 'int', def: '0', min: 0, max: 2147483647, mutable: true, help: 'close a client after this many idle seconds (0 = never)' },
   { name: 'tcp-keepalive', env: 'TCP_KEEPALIVE', type: 'int', def: '300', min: 0, max: 2147483647, mutable: true, help: 'TCP keepalive interval in seconds (0 = off)' },
   { name: 'databases', env: 'DATABASES', type: 'int', def: '16', min: 1, max: 1024, mutable: false, help: 'number of logical databases' },
-  { name: 'proto-max-bulk-len', env: 'PROTO_MAX_BULK_LEN', type: 'bytes', def: '536870912', min: 1024 * 1024, mutable: true, help: 'largest bulk string a client may send' },
-  { name: 'client-query-buffer-limit', env: 'CLIENT_QUERY_BUFFER_LIMIT', type: 'bytes', def: '1073741824', min: 1024 * 1024, mutable: true, help: 'largest unparsed input a client may accumulate' },
-  { name: 'client-output-buffer-limit', env: 'CLIENT_OUTPUT_BUFFER_LIMIT', type: 'string', def: 'normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60', mutable: true, help: 'output-buffer limits per class: <class> <hard> <soft> <soft-seconds>' },
-  { name: 'hz', env: 'HZ', type: 'int', def: '10', min: 1, max: 500, mutable: true, help: 'background task frequency (active expiry, timeouts)' },
+  { name: 'proto-max-bulk-len', env: 'PROTO_MAX_BULK_LEN', type: 'bytes', def: '536870912', min: 1024 * 1024, max: LONG_MAX, mutable: true, help: 'largest bulk string a client may send' },
+  { name: 'client-query-buffer-limit', env: 'CLIENT_QUERY_BUFFER_LIMIT', type: 'bytes', def: '1073741824', min: 1024 * 1024, max: LONG_MAX, mutable: true, help: 'largest unparsed input a client may accumulate' },
+  { name: 'client-output-buffer-limit', env: 'CLIENT_OUTPUT_BUFFER_LIMIT', type: 'string', def: 'normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60', parse: parseBufferLimits, mutable: true, help: 'output-buffer limits per class: <class> <hard> <soft> <soft-seconds>' },
+  { name: 'hz', env: 'HZ', type: 'int', def: '10', min: 0, max: 2147483647, clamp: [1, 500], mutable: true, help: 'background task frequency (active expiry, timeouts)' },
   { name: 'maxmemory', env: 'MAXMEMORY', type: 'bytes', def: '0', min: 0, mutable: true, help: 'memory limit in bytes (0 = none)' },
-  { name: 'maxmemory-policy', env: 'MAXMEMORY_POLICY', type: 'enum', def: 'noeviction', values: ['noeviction', 'allkeys-lru', 'volatile-lru', 'allkeys-random', 'volatile-random', 'volatile-ttl', 'allkeys-lfu', 'volatile-lfu'], mutable: true, help: 'what to do at maxmemory' },
+  { name: 'maxmemory-policy', env: 'MAXMEMORY_POLICY', type: 'enum', def: 'noeviction', values: ['volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'noeviction'], mutable: true, help: 'what to do at maxmemory' },
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning', 'nothing'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
-  { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
+  { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, max: LONG_MAX, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
   // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.
   { name: 'hash-max-listpack-entries', env: 'HASH_MAX_LISTPACK_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with more fields are encoded as hashtable' },
   { name: 'hash-max-listpack-value', env: 'HASH_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with a longer field or value are encoded as hashtable' },
@@ -56,23 +66,79 @@ const BYTE_UNITS: Record<string, number> = {
   '': 1, b: 1, k: 1000, kb: 1024, m: 1000 * 1000, mb: 1024 * 1024, g: 1000 * 1000 * 1000, gb: 1024 * 1024 * 1024,
 };
 
-/** Redis memtoll: "1gb", "64mb", "100k"... Returns NaN when invalid. */
+/** Redis memtoull: "1gb", "64mb", "100k", "1GB"... (no sign, no fraction). NaN when invalid. */
 export function parseBytes(v: string): number {
-  const m = /^(-?\d+)([a-zA-Z]*)$/.exec(v);
+  const m = /^(\d*)([a-zA-Z]*)$/.exec(v);
   if (!m) return NaN;
   const mul = BYTE_UNITS[m[2].toLowerCase()];
-  return mul === undefined ? NaN : Number(m[1]) * mul;
+  // As strtoull, an empty digit string reads as 0 ("mb" is 0 bytes for Redis too).
+  return mul === undefined ? NaN : Number(m[1] === '' ? 0 : m[1]) * mul;
 }
 
-/** Validate a value for an option; returns the normalised text or an error message. */
-export function checkValue(spec: OptionSpec, raw: string): { value: string } | { error: string } {
+/** Client classes of client-output-buffer-limit, in Redis's CONFIG GET order. */
+const OBL_CLASSES = ['normal', 'slave', 'pubsub'] as const;
+
+/**
+ * client-output-buffer-limit: groups of <class> <hard> <soft> <soft-seconds>, merged into the
+ * current value and printed for every class in bytes, as Redis's CONFIG GET shows it.
+ */
+function parseBufferLimits(raw: string, current: string): { value: string } | { error: string } {
+  const w = raw.split(/\s+/).filter((x) => x !== '');
+  if (w.length % 4 !== 0) return { error: 'Wrong number of arguments in buffer limit configuration.' };
+  const cur = new Map<string, string[]>();
+  const cw = current.split(/\s+/).filter((x) => x !== '');
+  for (let i = 0; i + 3 < cw.length; i += 4) cur.set(cw[i], cw.slice(i + 1, i + 4));
+  const updates: [string, string[]][] = [];
+  for (let i = 0; i < w.length; i += 4) {
+    let cls = w[i].toLowerCase();
+    if (cls === 'replica') cls = 'slave';
+    if (!(OBL_CLASSES as readonly string[]).includes(cls)) {
+      return { error: 'Invalid client class specified in buffer limit configuration.' };
+    }
+    const hard = parseBytes(w[i + 1]);
+    const soft = parseBytes(w[i + 2]);
+    const secs = /^\d+$/.test(w[i + 3]) ? Number(w[i + 3]) : NaN;
+    if (!Number.isFinite(hard) || !Number.isFinite(soft) || !Number.isFinite(secs)) {
+      return { error: 'Error in hard, soft or soft_seconds setting in buffer limit configuration.' };
+    }
+    updates.push([cls, [String(hard), String(soft), String(secs)]]);
+  }
+  for (const [cls, v] of updates) cur.set(cls, v);
+  return { value: OBL_CLASSES.map((c) => `${c} ${(cur.get(c) ?? ['0', '0', '0']).join(' ')}`).join(' ') };
+}
+
+/** Redis's string2ll acceptance (no '+', no leading zeros) over 64 bits; null when invalid. */
+function parseConfigInt(raw: string): bigint | null {
+  if (!/^-?(0|[1-9]\d{0,18})$/.test(raw) || raw === '-0') return null;
+  const v = BigInt(raw);
+  return v > 9223372036854775807n || v < -9223372036854775808n ? null : v;
+}
+
+/**
+ * Validate a value for an option; returns the normalised text or Redis's error text.
+ * `current` is the value being replaced (options with a merging syntax need it).
+ */
+export function checkValue(spec: OptionSpec, raw: string, current = spec.def): { value: string } | { error: string } {
+  if (spec.parse) return spec.parse(raw, current);
   switch (spec.type) {
     case 'int':
     case 'bytes': {
-      const n = spec.type === 'int' ? (/^-?\d+$/.test(raw) ? Number(raw) : NaN) : parseBytes(raw);
-      if (!Number.isSafeInteger(n)) return { error: 'argument couldn\'t be parsed into an integer' };
-      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+      let n: bigint | null;
+      if (spec.type === 'int') {
+        n = parseConfigInt(raw);
+        if (n === null) return { error: 'argument couldn\'t be parsed into an integer' };
+      } else {
+        const b = parseBytes(raw);
+        if (!Number.isFinite(b)) return { error: 'argument must be a memory value' };
+        n = BigInt(b);
+      }
+      if ((spec.min !== undefined && n < BigInt(spec.min)) || (spec.max !== undefined && n > BigInt(spec.max))) {
         return { error: `argument must be between ${spec.min ?? '-inf'} and ${spec.max ?? 'inf'} inclusive` };
+      }
+      if (spec.clamp) {
+        const [lo, hi] = spec.clamp;
+        if (n < BigInt(lo)) n = BigInt(lo);
+        else if (n > BigInt(hi)) n = BigInt(hi);
       }
       return { value: String(n) };
     }

@@ -14,20 +14,21 @@
  * A rejection at steps 1-6 while in MULTI flags the transaction: EXEC answers EXECABORT.
  */
 import type { Argv } from '../resp/argv.js';
-import { type ReplySink, replyStats } from '../resp/reply-sink.js';
+import { type ReplySink, replyStats, countError } from '../resp/reply-sink.js';
 import { E, CommandError, unknownCommand, unknownSubcommand, wrongArity } from '../resp/errors.js';
 import { ReplyMode, type Client } from './client.js';
 import type { CommandDef } from './command.js';
 import { F } from './flags.js';
 import { feedMonitors } from './monitor.js';
 import { discardTransaction } from './commands/transactions.js';
+import { recordLatency } from './engine.js';
 
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
 
-/** A sink that drops everything (CLIENT REPLY OFF/SKIP). */
-const NULL_SINK: ReplySink = {
-  ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {},
+/** A sink that drops everything (CLIENT REPLY OFF/SKIP); exported so CLIENT REPLY ON and RESET can answer past it. */
+export const NULL_SINK: ReplySink = {
+  ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
 };
 
@@ -50,6 +51,8 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
   }
 
   const def = eng.registry.lookup(argv);
+  // Redis sets lastcmd at lookup, before any gate: CLIENT LIST shows cmd=<this command>.
+  c.lastCommand = def === undefined ? 'NULL' : def.name;
   if (def === undefined) {
     const top = eng.registry.lookupName(argv.buf, argv.start[0], argv.end[0]);
     if (top !== undefined && top.subcommands !== undefined) {
@@ -125,11 +128,12 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): vo
       out.error(E.INTERNAL);
     }
   }
-  st.usec += (performance.now() - t0) * 1000;
+  const usec = (performance.now() - t0) * 1000;
+  st.usec += usec;
   st.calls++;
+  recordLatency(st, usec);
   if (replyStats.errors !== errorsBefore) st.failed++;
   eng.stats.totalCommands++;
-  c.lastCommand = def.name;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
 }
 

@@ -17,6 +17,18 @@ export interface CommandStats {
   usec: number;
   rejected: number;
   failed: number;
+  /** Latency histogram (INFO latencystats): LATENCY_BUCKETS log buckets, 4 per power of two. */
+  hist: Uint32Array | null;
+}
+
+/** Number of latency buckets: bucket b holds calls of at most 2^(b/4) microseconds. */
+export const LATENCY_BUCKETS = 128;
+
+/** Record one call's duration (microseconds) in its command's histogram. */
+export function recordLatency(st: CommandStats, usec: number): void {
+  let b = usec <= 1 ? 0 : Math.ceil(Math.log2(usec) * 4);
+  if (b >= LATENCY_BUCKETS) b = LATENCY_BUCKETS - 1;
+  (st.hist ??= new Uint32Array(LATENCY_BUCKETS))[b]++;
 }
 
 export class Stats {
@@ -32,6 +44,16 @@ export class Stats {
   perCommand: CommandStats[] = [];
   /** Ring of (time, total commands) samples for instantaneous_ops_per_sec. */
   opsSamples: number[] = [];
+  /** Clients blocked in BLPOP-style commands (INFO blocked_clients); kept by the blocking code. */
+  blockedClients = 0;
+  /** Highest used_memory seen (INFO used_memory_peak), sampled by cron and INFO. */
+  memPeak = 0;
+  /** replyStats.errors at the last CONFIG RESETSTAT (the counter itself is process-wide). */
+  errorBase = 0;
+  /** RespWriter.totalOut at the last CONFIG RESETSTAT (process-wide too). */
+  netOutputBase = 0;
+  /** Completed saves (INFO rdb_saves). */
+  rdbSaves = 0;
   reset(): void {
     this.totalCommands = 0;
     this.totalConnections = 0;
@@ -42,7 +64,12 @@ export class Stats {
     this.netInputBytes = 0;
     this.totalErrorReplies = 0;
     this.errorCodes.clear();
-    for (const s of this.perCommand) s.calls = s.usec = s.rejected = s.failed = 0;
+    for (const s of this.perCommand) {
+      s.calls = s.usec = s.rejected = s.failed = 0;
+      s.hist = null;
+    }
+    this.memPeak = 0;
+    this.rdbSaves = 0;
   }
 }
 
@@ -64,6 +91,13 @@ export class Engine {
   readonly pubsub = new PubSub();
   readonly startTime = Date.now();
   readonly runId: string;
+  /** Replication id (INFO master_replid); DEBUG CHANGE-REPL-ID renews it. */
+  replId: string;
+  /** DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry cycle off (tests). */
+  activeExpire = true;
+  /** CLIENT PAUSE state: until when (ms) and whether only writes are paused. Recorded, not enforced yet. */
+  pauseUntil = 0;
+  pauseWriteOnly = false;
   nextClientId = 1;
   /** Time snapshot (ms) for the command being executed; frozen during EXEC. */
   now = Date.now();
@@ -90,12 +124,13 @@ export class Engine {
       for (const c of this.clients.values()) if (c.user === name) c.transport.close(true);
     };
     for (let i = 0; i < this.registry.all.length; i++) {
-      this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0 });
+      this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0, hist: null });
     }
     this.blocking = new Blocking(this);
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
-    this.runId = Array.from({ length: 40 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+    this.runId = randomHex40();
+    this.replId = randomHex40();
   }
 
   // ---------------------------------------------------------------- configuration
@@ -113,12 +148,21 @@ export class Engine {
     const spec = OPTIONS.find((o) => o.name === name);
     if (!spec) return `Unknown option or number of arguments for CONFIG SET - '${name}'`;
     if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
-    const r = checkValue(spec, raw);
+    const r = checkValue(spec, raw, this.cfg(name));
     if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
-    this.config.set(name, r.value);
-    if (name === 'requirepass') this.acl.setDefaultPassword(r.value);
+    this.applyConfig(name, r.value);
     return null;
   }
+
+  /** Store a validated option value and apply its side effects (the one place for both). */
+  applyConfig(name: string, value: string): void {
+    this.config.set(name, value);
+    if (name === 'requirepass') this.acl.setDefaultPassword(value);
+    for (const l of this.configListeners) l(name, value);
+  }
+
+  /** Notified after an option changes at run time (REST tokens follow requirepass...). */
+  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   /** Connections start unauthenticated when the default user has a password or is off. */
   authRequired(): boolean {
@@ -173,9 +217,11 @@ export class Engine {
     this.lruClock = Math.floor(now / 1000);
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
-    for (const db of this.dbs) {
-      if (db.expires > 0) db.activeExpire(now, deadline);
-      if (Date.now() > deadline) break;
+    if (this.activeExpire) {
+      for (const db of this.dbs) {
+        if (db.expires > 0) db.activeExpire(now, deadline);
+        if (Date.now() > deadline) break;
+      }
     }
     // Idle clients (timeout seconds; pub/sub and blocked clients are exempt as in Redis).
     const timeout = this.cfgInt('timeout');
@@ -188,6 +234,15 @@ export class Engine {
     const s = this.stats.opsSamples;
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
+    this.usedMemory();
+  }
+
+  /** used_memory: V8 heap in use plus memory outside the heap (Buffers); updates the peak. */
+  usedMemory(): number {
+    const m = process.memoryUsage();
+    const used = m.heapUsed + m.external;
+    if (used > this.stats.memPeak) this.stats.memPeak = used;
+    return used;
   }
 
   /** instantaneous_ops_per_sec from the samples of the last ~1.6 s. */
@@ -214,4 +269,8 @@ export class Engine {
 
   /** Cleanups run when a client goes away (WATCH lists, pub/sub, blocking). */
   readonly clientListeners: ((c: Client) => void)[] = [];
+}
+
+function randomHex40(): string {
+  return Array.from({ length: 40 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
 }

@@ -29,13 +29,41 @@ export function feedMonitors(c: Client, argv: Argv): void {
   const eng = c.engine;
   const t = Date.now() * 1000 + (Math.floor(performance.now() * 1000) % 1000);
   let line = `${Math.floor(t / 1e6)}.${String(t % 1e6).padStart(6, '0')} [${c.dbIndex} ${c.transport.kind === 'internal' ? 'lua' : c.addr}]`;
-  const redact = argv.is(0, 'AUTH') || (argv.is(0, 'HELLO') && argv.count > 2);
+  const redacted = redactedArgs(argv);
   for (let i = 0; i < argv.count; i++) {
-    line += ' ' + (redact && i > 0 ? '"(redacted)"' : reprBytes(argv.buf, argv.start[i], argv.end[i]));
+    line += ' ' + (redacted(i) ? '"(redacted)"' : reprBytes(argv.buf, argv.start[i], argv.end[i]));
   }
   for (const m of eng.monitors) {
     if (m.closed) continue;
     m.out.simple(line);
     m.transport.requestFlush();
   }
+}
+
+const NONE = (_i: number) => false;
+
+/**
+ * The arguments Redis hides from MONITOR: every argument of AUTH; for HELLO only the user and
+ * password of its AUTH option, as helloCommand redacts them while parsing (after a valid
+ * protocol version, stopping at the first syntax error).
+ */
+function redactedArgs(argv: Argv): (i: number) => boolean {
+  if (argv.is(0, 'AUTH')) return (i) => i > 0;
+  if (!argv.is(0, 'HELLO') || argv.count < 3) return NONE;
+  const ver = argv.int64(1);
+  if (ver === null || ver < 2n || ver > 3n) return NONE;
+  const hide = new Set<number>();
+  for (let j = 2; j < argv.count; j++) {
+    const more = argv.count - 1 - j;
+    if (argv.is(j, 'AUTH') && more >= 2) {
+      hide.add(j + 1);
+      hide.add(j + 2);
+      j += 2;
+    } else if (argv.is(j, 'SETNAME') && more >= 1) {
+      j++;
+    } else {
+      break;
+    }
+  }
+  return (i) => hide.has(i);
 }

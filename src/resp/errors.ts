@@ -25,6 +25,7 @@ export const E = {
   INVALID_EXPIRE: (cmd: string) => `ERR invalid expire time in '${cmd}' command`,
   INTERNAL: 'ERR internal error',
   MAX_CLIENTS: 'ERR max number of clients reached',
+  CLIENT_NAME: 'ERR Client names cannot contain spaces, newlines or special characters.',
 } as const;
 
 /** ERR wrong number of arguments for '<name>' command */

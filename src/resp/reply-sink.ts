@@ -12,7 +12,7 @@ export interface ReplySink {
   /**
    * -<CODE message>, as a latin1 byte string (embed user bytes with argv.key(i), which is
    * exact). The writer strips CR/LF so user input cannot break the protocol. Every
-   * implementation MUST count the reply in replyStats.errors.
+   * implementation MUST count the reply with countError(msg).
    */
   error(msg: string): void;
   /** :<n> */
@@ -31,5 +31,26 @@ export interface ReplySink {
   nilArray(): void;
 }
 
-/** Process-wide reply counters shared by every sink (INFO total_error_replies, failed_calls). */
-export const replyStats = { errors: 0 };
+/** Process-wide reply counters shared by every sink (INFO total_error_replies, failed_calls, errorstats). */
+export const replyStats = {
+  errors: 0,
+  /** Error replies per error code (INFO errorstats). */
+  codes: new Map<string, number>(),
+};
+
+/** Distinct error codes tracked at most (codes can come from user scripts: bound the map). */
+const MAX_ERROR_CODES = 128;
+
+/**
+ * Count one error reply; every sink's error() MUST call it. The code is Redis's: the text
+ * before the first space when that space is within the first 32 bytes of "-CODE ...", else ERR.
+ */
+export function countError(msg: string): void {
+  replyStats.errors++;
+  const sp = msg.indexOf(' ');
+  const code = sp >= 0 && sp < 31 ? msg.slice(0, sp) : 'ERR';
+  const codes = replyStats.codes;
+  const n = codes.get(code);
+  if (n !== undefined) codes.set(code, n + 1);
+  else if (codes.size < MAX_ERROR_CODES) codes.set(code, 1);
+}

@@ -14,7 +14,7 @@
  *  - Values of at least BIG_VALUE bytes are not copied: the Buffer itself is queued. Such a
  *    Buffer MUST be immutable (stored values are: APPEND and SETRANGE build new Buffers).
  */
-import { type ReplySink, replyStats } from './reply-sink.js';
+import { type ReplySink, countError } from './reply-sink.js';
 
 const SLAB_SIZE = 256 * 1024;
 const BIG_VALUE = 16 * 1024;
@@ -162,7 +162,7 @@ export class RespWriter implements ReplySink {
 
   error(msg: string): void {
     if (msg.indexOf('\r') >= 0 || msg.indexOf('\n') >= 0) msg = msg.replace(/[\r\n]/g, ' ');
-    replyStats.errors++;
+    countError(msg);
     this.claim(msg.length + 3);
     slab[pos++] = 0x2d; // -
     pos += slab.latin1Write(msg, pos);

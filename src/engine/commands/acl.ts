@@ -68,7 +68,7 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
   const acl = c.engine.acl;
   const u = acl.users.get(argv.key(2));
   if (u === undefined) {
-    out.nilArray();
+    out.nil();
     return;
   }
   out.array(12);

@@ -1,5 +1,6 @@
 /**
- * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts).
+ * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts),
+ * as Redis 7.0 answers them over RESP2. HELLO 3 is refused: only RESP2 is spoken.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -8,6 +9,7 @@ import { ReplyMode, type Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { discardTransaction } from './transactions.js';
+import { NULL_SINK } from '../dispatch.js';
 
 // PING [message]
 function pingCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -34,6 +36,14 @@ function echoCommand(_c: Client, argv: Argv, out: ReplySink): void {
 
 /** Authenticate the connection as `user`; false (and nothing changed) when refused. */
 export function checkPassword(c: Client, user: string, pass: string): boolean {
+  return passwordMatches(c, user, Buffer.from(pass, 'latin1'));
+}
+
+/**
+ * Check credentials against the ACL users (Redis's ACLCheckUserCredentials) and, when they are
+ * right, make the connection run as that user. Passwords are compared as bytes.
+ */
+function passwordMatches(c: Client, user: string, pass: Buffer): boolean {
   const u = c.engine.acl.authenticate(user, pass);
   if (u === null) return false;
   c.aclUser = u;
@@ -51,12 +61,12 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const user = argv.count === 3 ? argv.key(1) : 'default';
-  const pass = argv.key(argv.count - 1);
-  if (checkPassword(c, user, pass)) {
+  if (passwordMatches(c, user, argv.view(argv.count - 1))) {
     c.authenticated = true;
     c.user = user;
     out.ok();
   } else {
+    // A failed AUTH leaves the current authentication as it was.
     out.error(E.WRONGPASS);
   }
 }
@@ -65,55 +75,50 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
 function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   let i = 1;
   if (argv.count >= 2) {
-    const ver = argv.int(1);
-    if (ver !== ver) {
+    const ver = argv.int64(1);
+    if (ver === null) {
       out.error('ERR Protocol version is not an integer or out of range');
       return;
     }
-    if (ver < 2 || ver > 3) {
-      out.error('NOPROTO unsupported protocol version');
-      return;
-    }
-    if (ver === 3) {
+    // RESP3 is not spoken here: 3 gets the answer Redis gives to versions it does not know.
+    if (ver !== 2n) {
       out.error('NOPROTO unsupported protocol version');
       return;
     }
     i = 2;
   }
-  let user: string | null = null;
-  let pass = '';
   let name: string | null = null;
   for (; i < argv.count; i++) {
-    const more = argv.count - i - 1;
+    const more = argv.count - 1 - i;
     if (argv.is(i, 'AUTH') && more >= 2) {
-      user = argv.key(i + 1);
-      pass = argv.key(i + 2);
+      // Redis 7.0 authenticates while parsing: a later syntax error keeps the login.
+      const user = argv.key(i + 1);
+      if (!passwordMatches(c, user, argv.view(i + 2))) {
+        out.error(E.WRONGPASS);
+        return;
+      }
+      c.authenticated = true;
+      c.user = user;
       i += 2;
     } else if (argv.is(i, 'SETNAME') && more >= 1) {
       name = argv.key(i + 1);
-      if (!validClientName(name)) {
-        out.error('ERR Client names cannot contain spaces, newlines or special characters.');
-        return;
-      }
       i += 1;
     } else {
-      out.error(`ERR Syntax error in HELLO option '${argv.key(i)}'`);
+      out.error(`ERR Syntax error in HELLO option '${cstr(argv.key(i))}'`);
       return;
     }
-  }
-  if (user !== null) {
-    if (!checkPassword(c, user, pass)) {
-      out.error(E.WRONGPASS);
-      return;
-    }
-    c.authenticated = true;
-    c.user = user;
   }
   if (!c.authenticated) {
-    out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
+    out.error('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
     return;
   }
-  if (name !== null) c.name = name === '' ? null : name;
+  if (name !== null) {
+    if (!validClientName(name)) {
+      out.error(E.CLIENT_NAME);
+      return;
+    }
+    c.name = name === '' ? null : name;
+  }
   out.array(14);
   out.bulkText('server'); out.bulkText('redis');
   out.bulkText('version'); out.bulkText(REDIS_VERSION);
@@ -122,6 +127,12 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('mode'); out.bulkText('standalone');
   out.bulkText('role'); out.bulkText('master');
   out.bulkText('modules'); out.array(0);
+}
+
+/** Redis prints user arguments with %s: a NUL byte ends the text. */
+function cstr(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
 }
 
 /** The Redis version we emulate (INFO redis_version, HELLO). */
@@ -137,11 +148,17 @@ export function validClientName(name: string): boolean {
 
 // SELECT index
 function selectCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const idx = argv.int(1);
-  if (idx !== idx) {
+  // getIntFromObjectOrReply: a 64-bit integer first, then the C int range.
+  const v = argv.int64(1);
+  if (v === null) {
     out.error(E.NOT_INTEGER);
     return;
   }
+  if (v < -2147483648n || v > 2147483647n) {
+    out.error('ERR value is out of range, value must between -2147483648 and 2147483647');
+    return;
+  }
+  const idx = Number(v);
   if (idx < 0 || idx >= c.engine.dbs.length) {
     out.error(E.DB_INDEX);
     return;
@@ -171,7 +188,8 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   c.authenticated = !c.engine.authRequired();
   c.user = 'default';
   c.aclUser = c.engine.acl.defaultUser;
-  out.simple('RESET');
+  // Replies are switched back on first, so RESET answers even after CLIENT REPLY OFF.
+  (out === NULL_SINK ? c.out : out).simple('RESET');
 }
 
 /** Extra state reset by RESET (pub/sub subscriptions, blocking...). */

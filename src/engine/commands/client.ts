@@ -1,0 +1,442 @@
+/**
+ * CLIENT and its subcommands: ID SETNAME GETNAME LIST INFO KILL SETINFO NO-EVICT NO-TOUCH
+ * REPLY PAUSE UNPAUSE GETREDIR TRACKINGINFO HELP.
+ *
+ * Replies and errors are Redis 7.0's; SETINFO, NO-TOUCH and the lib-name/lib-ver fields of
+ * CLIENT LIST are Redis 7.2's. Client tracking does not exist, so GETREDIR and TRACKINGINFO
+ * report tracking as off; TRACKING, CACHING and UNBLOCK are not provided.
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E } from '../../resp/errors.js';
+import { ReplyMode, type Client } from '../client.js';
+import type { Engine } from '../engine.js';
+import { NULL_SINK } from '../dispatch.js';
+import { F } from '../flags.js';
+import { container, family, row } from '../command.js';
+import { validClientName } from './connection.js';
+
+/** Redis prints user arguments with %s: a NUL byte ends the text. */
+function cstr(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
+}
+
+// ---------------------------------------------------------------- CLIENT LIST lines
+
+/** Client types of CLIENT LIST/KILL TYPE. Monitors are normal clients, as in Redis. */
+const Type = { NORMAL: 0, SLAVE: 1, PUBSUB: 2, MASTER: 3 } as const;
+
+/** Redis's getClientTypeByName; -1 when unknown. */
+function clientTypeByName(name: string): number {
+  switch (name.toLowerCase()) {
+    case 'normal': return Type.NORMAL;
+    case 'slave': case 'replica': return Type.SLAVE;
+    case 'pubsub': return Type.PUBSUB;
+    case 'master': return Type.MASTER;
+    default: return -1;
+  }
+}
+
+/** There are no replication links: a client is a subscriber in RESP2 subscribe mode, else normal. */
+function clientType(c: Client): number {
+  return c.subscriptions > 0 ? Type.PUBSUB : Type.NORMAL;
+}
+
+/** Redis's flag letters; N when none applies. */
+function flagLetters(c: Client): string {
+  let f = '';
+  if (c.monitor) f += 'O';
+  if (c.subscriptions > 0) f += 'P';
+  if (c.multi !== null) f += 'x';
+  if (c.dirtyCas) f += 'd';
+  if (c.noEvict) f += 'e';
+  if (c.noTouch) f += 'T';
+  return f === '' ? 'N' : f;
+}
+
+/** Bytes held by a MULTI queue (multi-mem). */
+function multiBytes(c: Client): number {
+  if (c.multi === null) return 0;
+  let n = 0;
+  for (const q of c.multi) n += q.argv.buf.length;
+  return n;
+}
+
+/** The transport's file descriptor when it has one (TCP sockets do on Unix), else -1 as Redis's fake clients. */
+function fdOf(c: Client): number {
+  const fd = (c.transport as { fd?: number }).fd;
+  return typeof fd === 'number' ? fd : -1;
+}
+
+/**
+ * One CLIENT LIST line (Redis 7.2 format, newline included). `argv` is the command being run
+ * when the line describes the calling client (argv-mem), else null.
+ */
+function clientLine(c: Client, now: number, argv: Argv | null): string {
+  const qbuf = c.transport.inputBytes();
+  const omem = c.transport.outputBytes();
+  let argvMem = 0;
+  if (argv !== null) for (let i = 0; i < argv.count; i++) argvMem += argv.len(i);
+  const multiMem = multiBytes(c);
+  return `id=${c.id} addr=${c.addr} laddr=${c.laddr} fd=${fdOf(c)} name=${c.name ?? ''}`
+    + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
+    + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${c.subscriptions} psub=0 ssub=0`
+    + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=0 argv-mem=${argvMem}`
+    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=0 oll=0 omem=${omem} tot-mem=${qbuf + argvMem + multiMem + omem}`
+    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=2`
+    + ` lib-name=${c.libName} lib-ver=${c.libVer}\n`;
+}
+
+/** Live clients in connection order (a killed client leaves the list at once, as in Redis). */
+function* liveClients(eng: Engine): Generator<Client> {
+  for (const c of eng.clients.values()) if (!c.closed) yield c;
+}
+
+// ---------------------------------------------------------------- handlers
+
+// CLIENT ID
+function idCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  out.int(c.id);
+}
+
+// CLIENT SETNAME connection-name
+function setnameCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const name = argv.key(2);
+  if (!validClientName(name)) {
+    out.error(E.CLIENT_NAME);
+    return;
+  }
+  c.name = name === '' ? null : name;
+  out.ok();
+}
+
+// CLIENT GETNAME
+function getnameCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  if (c.name === null) out.nil();
+  else out.bulkLatin1(c.name);
+}
+
+// CLIENT INFO
+function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
+  out.bulkLatin1(clientLine(c, c.engine.now, argv));
+}
+
+// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
+function listCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const eng = c.engine;
+  const now = eng.now;
+  let text = '';
+  // As Redis 7.0: one filter at most, TYPE with exactly one value.
+  if (argv.count === 4 && argv.is(2, 'TYPE')) {
+    const type = clientTypeByName(argv.key(3));
+    if (type === -1) {
+      out.error(`ERR Unknown client type '${cstr(argv.key(3))}'`);
+      return;
+    }
+    for (const x of liveClients(eng)) {
+      if (clientType(x) === type) text += clientLine(x, now, x === c ? argv : null);
+    }
+  } else if (argv.count > 3 && argv.is(2, 'ID')) {
+    for (let i = 3; i < argv.count; i++) {
+      const id = argv.int64(i);
+      if (id === null) {
+        out.error('ERR Invalid client ID');
+        return;
+      }
+      const x = id > 0n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? eng.clients.get(Number(id)) : undefined;
+      if (x !== undefined && !x.closed) text += clientLine(x, now, x === c ? argv : null);
+    }
+  } else if (argv.count !== 2) {
+    out.error(E.SYNTAX);
+    return;
+  } else {
+    for (const x of liveClients(eng)) text += clientLine(x, now, x === c ? argv : null);
+  }
+  out.bulkLatin1(text);
+}
+
+// CLIENT KILL ip:port
+// CLIENT KILL [ID client-id] [TYPE type] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]
+function killCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let addr: string | null = null;
+  let laddr: string | null = null;
+  let user: string | null = null;
+  let type = -1;
+  let id = 0;
+  let skipme = true;
+  const oldForm = argv.count === 3;
+  if (oldForm) {
+    addr = argv.key(2);
+    skipme = false; // the old form may kill the calling connection
+  } else {
+    for (let i = 2; i < argv.count; i += 2) {
+      const more = i + 1 < argv.count;
+      if (argv.is(i, 'ID') && more) {
+        const v = argv.int64(i + 1);
+        if (v === null || v < 1n) {
+          out.error('ERR client-id should be greater than 0');
+          return;
+        }
+        id = v > BigInt(Number.MAX_SAFE_INTEGER) ? -1 : Number(v);
+      } else if (argv.is(i, 'TYPE') && more) {
+        type = clientTypeByName(argv.key(i + 1));
+        if (type === -1) {
+          out.error(`ERR Unknown client type '${cstr(argv.key(i + 1))}'`);
+          return;
+        }
+      } else if (argv.is(i, 'ADDR') && more) {
+        addr = argv.key(i + 1);
+      } else if (argv.is(i, 'LADDR') && more) {
+        laddr = argv.key(i + 1);
+      } else if (argv.is(i, 'USER') && more) {
+        user = argv.key(i + 1);
+        // Only the default user exists until ACLs land.
+        if (user !== 'default') {
+          out.error(`ERR No such user '${cstr(user)}'`);
+          return;
+        }
+      } else if (argv.is(i, 'SKIPME') && more) {
+        if (argv.is(i + 1, 'YES')) skipme = true;
+        else if (argv.is(i + 1, 'NO')) skipme = false;
+        else {
+          out.error(E.SYNTAX);
+          return;
+        }
+      } else {
+        out.error(E.SYNTAX);
+        return;
+      }
+    }
+  }
+  let killed = 0;
+  let killSelf = false;
+  for (const x of [...liveClients(c.engine)]) {
+    if (addr !== null && x.addr !== addr) continue;
+    if (laddr !== null && x.laddr !== laddr) continue;
+    if (type !== -1 && clientType(x) !== type) continue;
+    if (id !== 0 && x.id !== id) continue;
+    if (user !== null && x.user !== user) continue;
+    if (x === c && skipme) continue;
+    if (x === c) {
+      killSelf = true;
+    } else {
+      x.transport.close(false);
+      x.closed = true;
+    }
+    killed++;
+  }
+  if (oldForm) {
+    if (killed === 0) out.error('ERR No such client');
+    else out.ok();
+  } else {
+    out.int(killed);
+  }
+  // The caller is closed after its reply, as Redis's CLIENT_CLOSE_AFTER_REPLY.
+  if (killSelf) c.transport.close(true);
+}
+
+// CLIENT SETINFO LIB-NAME libname | LIB-VER libver   (Redis 7.2)
+function setinfoCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const isName = argv.is(2, 'LIB-NAME');
+  if (!isName && !argv.is(2, 'LIB-VER')) {
+    out.error(`ERR Unrecognized option '${cstr(argv.key(2))}'`);
+    return;
+  }
+  const value = argv.key(3);
+  if (!validClientName(value)) {
+    out.error(`ERR ${cstr(argv.key(2))} cannot contain spaces, newlines or special characters.`);
+    return;
+  }
+  if (isName) c.libName = value;
+  else c.libVer = value;
+  out.ok();
+}
+
+/** ON/OFF argument of NO-EVICT and NO-TOUCH; null (syntax error) otherwise. */
+function onOff(argv: Argv, i: number): boolean | null {
+  if (argv.is(i, 'ON')) return true;
+  if (argv.is(i, 'OFF')) return false;
+  return null;
+}
+
+// CLIENT NO-EVICT ON|OFF
+function noEvictCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const v = onOff(argv, 2);
+  if (v === null) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  c.noEvict = v;
+  out.ok();
+}
+
+// CLIENT NO-TOUCH ON|OFF   (Redis 7.2: reads by this client leave the keys' LRU alone)
+function noTouchCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const v = onOff(argv, 2);
+  if (v === null) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  c.noTouch = v;
+  out.ok();
+}
+
+// CLIENT REPLY ON|OFF|SKIP
+function replyCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.is(2, 'ON')) {
+    c.replyMode = ReplyMode.ON;
+    // Redis clears the flags before replying: the OK goes out even when replies were off.
+    (out === NULL_SINK ? c.out : out).ok();
+  } else if (argv.is(2, 'OFF')) {
+    c.replyMode = ReplyMode.OFF;
+  } else if (argv.is(2, 'SKIP')) {
+    // The dispatcher drops the reply of the next command when the mode is SKIP.
+    if (c.replyMode !== ReplyMode.OFF) c.replyMode = ReplyMode.SKIP;
+  } else {
+    out.error(E.SYNTAX);
+  }
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]
+function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let writeOnly = false;
+  if (argv.count === 4) {
+    if (argv.is(3, 'WRITE')) writeOnly = true;
+    else if (!argv.is(3, 'ALL')) {
+      out.error('ERR CLIENT PAUSE mode must be WRITE or ALL');
+      return;
+    }
+  } else if (argv.count !== 3) {
+    out.error(`ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1))}'. Try CLIENT HELP.`);
+    return;
+  }
+  const ms = argv.int64(2);
+  if (ms === null) {
+    out.error('ERR timeout is not an integer or out of range');
+    return;
+  }
+  if (ms < 0n) {
+    out.error('ERR timeout is negative');
+    return;
+  }
+  const eng = c.engine;
+  const until = ms === 0n ? 0 : eng.now + Number(ms);
+  if (eng.pauseUntil > eng.now) {
+    // As pauseClients: the longer pause and the stricter mode (ALL) win.
+    if (until > eng.pauseUntil) eng.pauseUntil = until;
+    eng.pauseWriteOnly = eng.pauseWriteOnly && writeOnly;
+  } else {
+    eng.pauseUntil = until;
+    eng.pauseWriteOnly = writeOnly;
+  }
+  out.ok();
+}
+
+// CLIENT UNPAUSE
+function unpauseCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  c.engine.pauseUntil = 0;
+  c.engine.pauseWriteOnly = false;
+  out.ok();
+}
+
+// CLIENT GETREDIR
+function getredirCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  out.int(-1); // tracking is never on
+}
+
+// CLIENT TRACKINGINFO
+function trackinginfoCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  out.array(6);
+  out.bulkText('flags');
+  out.array(1);
+  out.bulkText('off');
+  out.bulkText('redirect');
+  out.int(-1);
+  out.bulkText('prefixes');
+  out.array(0);
+}
+
+/** Redis 7.2's CLIENT HELP text, without the subcommands not provided here. */
+const HELP = [
+  'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  'GETREDIR',
+  '    Return the client ID we are redirecting to when tracking is enabled.',
+  'GETNAME',
+  '    Return the name of the current connection.',
+  'ID',
+  '    Return the ID of the current connection.',
+  'INFO',
+  '    Return information about the current client connection.',
+  'KILL <ip:port>',
+  '    Kill connection made from <ip:port>.',
+  'KILL <option> <value> [<option> <value> [...]]',
+  '    Kill connections. Options are:',
+  '    * ADDR (<ip:port>|<unixsocket>:0)',
+  '      Kill connections made from the specified address',
+  '    * LADDR (<ip:port>|<unixsocket>:0)',
+  '      Kill connections made to specified local address',
+  '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+  '      Kill connections by type.',
+  '    * USER <username>',
+  '      Kill connections authenticated by <username>.',
+  '    * SKIPME (YES|NO)',
+  '      Skip killing current connection (default: yes).',
+  'LIST [options ...]',
+  '    Return information about client connections. Options:',
+  '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+  '      Return clients of specified type.',
+  'UNPAUSE',
+  '    Stop the current client pause, resuming traffic.',
+  'PAUSE <timeout> [WRITE|ALL]',
+  '    Suspend all, or just write, clients for <timeout> milliseconds.',
+  'REPLY (ON|OFF|SKIP)',
+  '    Control the replies sent to the current connection.',
+  'SETNAME <name>',
+  '    Assign the name <name> to the current connection.',
+  'SETINFO <option> <value>',
+  '    Set client meta attr. Options are:',
+  '    * LIB-NAME: the client lib name.',
+  '    * LIB-VER: the client lib version.',
+  'TRACKINGINFO',
+  '    Report tracking status for the current connection.',
+  'NO-EVICT (ON|OFF)',
+  '    Protect current client connection from eviction.',
+  'NO-TOUCH (ON|OFF)',
+  '    Will not touch LRU/LFU stats when this mode is on.',
+  'HELP',
+  '    Prints this help.',
+];
+// CLIENT HELP
+function helpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  out.array(HELP.length);
+  for (const l of HELP) out.simple(l);
+}
+
+/** Unreachable: CLIENT without a subcommand fails the container's arity first. */
+function noSubcommand(_c: Client, _argv: Argv, _out: ReplySink): void {}
+
+const S = F.NOSCRIPT | F.LOADING | F.STALE;
+const A = F.ADMIN | S;
+const C = { categories: ['connection'] } as const;
+
+export default family('client', [], [
+  container('client', -2, 0, [
+    //   name            arity  flags          keys       handler
+    row('id',              2,   S,             [0, 0, 0], idCommand, C),
+    row('setname',         3,   S,             [0, 0, 0], setnameCommand, C),
+    row('getname',         2,   S,             [0, 0, 0], getnameCommand, C),
+    row('info',            2,   S,             [0, 0, 0], infoCommand, C),
+    row('list',           -2,   A,             [0, 0, 0], listCommand, C),
+    row('kill',           -3,   A,             [0, 0, 0], killCommand, C),
+    row('setinfo',         4,   S,             [0, 0, 0], setinfoCommand, C),
+    row('no-evict',        3,   A,             [0, 0, 0], noEvictCommand, C),
+    row('no-touch',        3,   S,             [0, 0, 0], noTouchCommand, C),
+    row('reply',           3,   S | F.NO_REST, [0, 0, 0], replyCommand, C),
+    row('pause',          -3,   A,             [0, 0, 0], pauseCommand, C),
+    row('unpause',         2,   A,             [0, 0, 0], unpauseCommand, C),
+    row('getredir',        2,   S,             [0, 0, 0], getredirCommand, C),
+    row('trackinginfo',    2,   S,             [0, 0, 0], trackinginfoCommand, C),
+    row('help',            2,   F.LOADING | F.STALE, [0, 0, 0], helpCommand, C),
+  ], noSubcommand),
+]);
