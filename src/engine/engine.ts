@@ -103,8 +103,12 @@ export class Engine {
     const r = checkValue(spec, raw);
     if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
     this.config.set(name, r.value);
+    for (const l of this.configListeners) l(name, r.value);
     return null;
   }
+
+  /** Called after CONFIG SET changed an option (the REST layer revokes its tokens on requirepass). */
+  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   authRequired(): boolean {
     return this.cfg('requirepass') !== '';
