@@ -132,6 +132,8 @@ class QueueSink implements ReplySink {
 }
 
 const MULTI_ARGV = Argv.of(['MULTI']);
+/** Redis's wording when EXEC is refused; used for a discarded /multi-exec too. */
+const EXECABORT_PREFIX = 'EXECABORT Transaction discarded because of: ';
 const EXEC_ARGV = Argv.of(['EXEC']);
 
 function insertArg(argv: Argv, k: number, s: number, e: number): void {
@@ -512,17 +514,19 @@ export class HttpServer {
     call(c, reg.commands.get('multi')!, MULTI_ARGV, qs);
     const list = this.list;
     const argv = this.argv;
-    for (let i = 0; i < list.count; i++) {
+    // Stop at the first rejection: a rejected EXEC inside the list would end the MULTI state
+    // and let the following commands run at once.
+    for (let i = 0; i < list.count && qs.firstError === null && c.multi !== null; i++) {
       qs.index = i;
       list.load(i, argv, buf);
       execute(c, argv, qs);
     }
-    if (c.multiError || qs.firstError !== null) {
+    if (c.multiError || qs.firstError !== null || c.multi === null) {
       discardTransaction(c);
-      const why = qs.firstError ?? 'unknown error';
-      this.sendJson(res, S_400, errorJson(
-        `EXECABORT Transaction discarded because of: ${why.startsWith('ERR ') ? why.slice(4) : why} (command ${qs.at + 1})`,
-      ), false);
+      let why = qs.firstError ?? 'unknown error';
+      if (why.startsWith(EXECABORT_PREFIX)) why = why.slice(EXECABORT_PREFIX.length); // a refused EXEC
+      else if (why.startsWith('ERR ')) why = why.slice(4);
+      this.sendJson(res, S_400, errorJson(`${EXECABORT_PREFIX}${why} (command ${qs.at + 1})`), false);
       return;
     }
     const w = this.writer;
@@ -567,12 +571,16 @@ export class HttpServer {
     else res.end(body);
   }
 
-  /** @internal 413, and the connection is closed (the rest of the body is not read). */
+  /**
+   * @internal 413 at once. The connection stays open: uWS goes on reading (and we drop) the
+   * rest of the body, so clients that are still sending (fetch streams) get the reply instead
+   * of a reset.
+   */
   tooLarge(res: HttpResponse): void {
     res.cork(() => {
       res.writeStatus(S_413);
       this.commonHeaders(res, V_JSON);
-      res.end(errorJson(REST_ERR.TOO_LARGE), true);
+      res.end(errorJson(REST_ERR.TOO_LARGE));
     });
   }
 
