@@ -21,23 +21,25 @@ export interface RunningServer {
 
 export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
-  const tcp = new TcpServer(engine);
   const bind = config.get('bind')!;
-  const tcpPort = await tcp.listen(Number(config.get('port')), bind);
-  engine.tcpPort = tcpPort;
+  // HTTP first: once the RESP port answers (what tests and scripts wait for), both are up.
   let http: HttpServer | null = null;
   let tokens: RestTokens | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
-    try {
-      tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
-      http = new HttpServer(engine, tokens);
-      engine.httpPort = await http.listen(bind, wantHttp);
-    } catch (err) {
-      await tcp.close();
-      throw err;
-    }
+    tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
+    http = new HttpServer(engine, tokens);
+    engine.httpPort = await http.listen(bind, wantHttp);
   }
+  const tcp = new TcpServer(engine);
+  let tcpPort: number;
+  try {
+    tcpPort = await tcp.listen(Number(config.get('port')), bind);
+  } catch (err) {
+    http?.close();
+    throw err;
+  }
+  engine.tcpPort = tcpPort;
   engine.start();
   let stopping: Promise<void> | null = null;
   const stop = () => {

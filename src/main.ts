@@ -26,8 +26,10 @@ async function main(): Promise<void> {
   if (server.tokens !== null) {
     const t = server.tokens;
     console.log(`REST API on http://${bind.includes(':') ? `[${bind}]` : bind}:${server.httpPort}`);
-    console.log(`  REST token:           ${t.token} (${t.tokenSource})`);
-    console.log(`  REST read-only token: ${t.readOnlyToken} (${t.readOnlySource})`);
+    // Generated tokens are printed (the operator has to learn them); given ones are not echoed.
+    const show = (v: string, src: string) => (src.startsWith('--') ? `(set by ${src})` : `${v} (${src})`);
+    console.log(`  REST token:           ${show(t.token, t.tokenSource)}`);
+    console.log(`  REST read-only token: ${show(t.readOnlyToken, t.readOnlySource)}`);
   } else {
     console.log('REST API off (--http-port -1)');
   }

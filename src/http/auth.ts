@@ -48,7 +48,7 @@ function same(a: string, b: string): boolean {
 export class RestTokens {
   token = '';
   readOnlyToken = '';
-  /** Where each token came from, for the start-up message. */
+  /** Where each token came from, for the start-up message ("--..." = given by the operator). */
   tokenSource = '';
   readOnlySource = '';
   private readonly file: string;
@@ -64,7 +64,7 @@ export class RestTokens {
     let changed = false;
     if (given !== '') {
       this.token = given;
-      this.tokenSource = '--token';
+      this.tokenSource = '--token / REST_TOKEN';
     } else if (typeof stored.token === 'string' && stored.token !== '') {
       this.token = stored.token;
       this.tokenSource = this.file;
@@ -75,7 +75,7 @@ export class RestTokens {
     }
     if (givenReadOnly !== '') {
       this.readOnlyToken = givenReadOnly;
-      this.readOnlySource = '--read-only-token';
+      this.readOnlySource = '--read-only-token / REST_READ_ONLY_TOKEN';
     } else if (typeof stored.readOnlyToken === 'string' && stored.readOnlyToken !== '') {
       this.readOnlyToken = stored.readOnlyToken;
       this.readOnlySource = this.file;
