@@ -45,6 +45,14 @@ function same(a: string, b: string): boolean {
   return d === 0;
 }
 
+/** Same as same(h.slice(s, e), t), without the slice. */
+function sameAt(h: string, s: number, e: number, t: string): boolean {
+  if (e - s !== t.length || t.length === 0) return false;
+  let d = 0;
+  for (let i = 0; i < t.length; i++) d |= h.charCodeAt(s + i) ^ t.charCodeAt(i);
+  return d === 0;
+}
+
 export class RestTokens {
   token = '';
   readOnlyToken = '';
@@ -88,6 +96,17 @@ export class RestTokens {
       throw new Error('the REST token and the read-only token must differ');
     }
     if (changed) this.store();
+  }
+
+  /** Which token `Bearer <t>` carries, compared in place (no substring on the hot path). */
+  checkBearer(h: string): AccessKind {
+    let e = h.length;
+    while (e > 7 && (h.charCodeAt(e - 1) === 0x20 || h.charCodeAt(e - 1) === 0x09)) e--;
+    let s = 7;
+    while (s < e && h.charCodeAt(s) === 0x20) s++;
+    if (sameAt(h, s, e, this.token)) return Access.STANDARD;
+    if (sameAt(h, s, e, this.readOnlyToken)) return Access.READ_ONLY;
+    return Access.NONE;
   }
 
   /** Which token this is. */

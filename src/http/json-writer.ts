@@ -58,6 +58,38 @@ export class JsonWriter implements ReplySink {
     this.topError = false;
   }
 
+  // Where the current command's reply starts (mark/settle).
+  private mPos = 0;
+  private mLevel = 0;
+  private mItems = 0;
+  private mErrors = 0;
+  private mLeft = 0;
+
+  /** Before a command: remember where its reply starts. */
+  mark(): void {
+    this.mPos = this.pos;
+    this.mLevel = this.level;
+    this.mItems = this.items;
+    this.mErrors = this.itemErrors;
+    this.mLeft = this.level > 0 ? this.left[this.level - 1] : 0;
+  }
+
+  /**
+   * After a command: its reply must be exactly one complete item. A handler that broke that
+   * contract (no reply, a partial array after an exception) gets an error item instead, so the
+   * JSON stays well-formed.
+   */
+  settle(): void {
+    const level = this.mLeft === 1 ? this.mLevel - 1 : this.mLevel;
+    if (this.items === this.mItems + 1 && this.level === level) return;
+    this.pos = this.mPos;
+    this.level = this.mLevel;
+    this.items = this.mItems;
+    this.itemErrors = this.mErrors;
+    if (this.mLevel > 0) this.left[this.mLevel - 1] = this.mLeft;
+    this.error('ERR internal error: the command did not produce exactly one reply');
+  }
+
   /** The bytes written so far (a view: valid until the next begin()). */
   view(): Buffer {
     return this.buf.subarray(0, this.pos);

@@ -234,10 +234,14 @@ export class HttpServer {
   private syncToken: Buffer = EMPTY;
   private maxRequest: number;
 
-  constructor(private readonly engine: Engine, readonly tokens: RestTokens) {
+  constructor(readonly engine: Engine, readonly tokens: RestTokens) {
     const rules = ruleTable(engine.registry);
+    // Internal clients, never registered (not in CLIENT LIST): they must not shift the ids
+    // RESP connections get, which tests compare with Redis's.
+    const nextId = engine.nextClientId;
     this.client = new RestClient(engine, HTTP_TRANSPORT, DROP_SINK, '0.0.0.0:0', '0.0.0.0:0');
     this.txClient = new RestClient(engine, HTTP_TRANSPORT, DROP_SINK, '0.0.0.0:0', '0.0.0.0:0');
+    engine.nextClientId = nextId;
     this.client.rules = this.txClient.rules = rules;
     this.client.authenticated = this.txClient.authenticated = true;
     this.maxRequest = engine.cfgInt('max-request-size');
@@ -305,7 +309,7 @@ export class HttpServer {
     let access: AccessKind = Access.NONE;
     if (authz !== '') {
       if (authz.length > 7 && (authz.startsWith('Bearer ') || authz.slice(0, 7).toLowerCase() === 'bearer ')) {
-        access = this.tokens.check(authz.slice(7).trim());
+        access = this.tokens.checkBearer(authz);
       }
     } else if (query !== undefined && query.includes('_token=')) {
       access = this.tokens.check(queryToken(query));
@@ -466,8 +470,9 @@ export class HttpServer {
     }
     const w = this.writer;
     w.begin(0, base64);
+    w.mark();
     execute(c, argv, w);
-    if (!w.finished) w.nil(); // a handler that wrote nothing (never expected)
+    w.settle();
     this.sendJson(res, w.itemErrors !== 0 ? S_400 : null, w.view(), head);
   }
 
@@ -490,9 +495,9 @@ export class HttpServer {
     w.array(list.count);
     for (let i = 0; i < list.count; i++) {
       list.load(i, argv, buf);
-      const before = w.items;
+      w.mark();
       execute(c, argv, w);
-      if (w.items === before) w.nil();
+      w.settle();
     }
     this.sendJson(res, null, w.view(), false);
   }
@@ -533,6 +538,11 @@ export class HttpServer {
     w.begin(1, base64);
     call(c, reg.commands.get('exec')!, EXEC_ARGV, w);
     discardTransaction(c); // no-op after EXEC; guarantees no state survives the request
+    if (!w.finished) {
+      // A queued handler broke the one-reply contract: never send malformed JSON.
+      w.begin(1, base64);
+      w.error('ERR internal error: the transaction did not produce a well-formed reply');
+    }
     this.sendJson(res, w.topError ? S_400 : null, w.view(), false);
   }
 

@@ -109,6 +109,31 @@ describe('JsonWriter: pipeline and transaction framing', () => {
   });
 });
 
+describe('JsonWriter: mark/settle keep the JSON well-formed whatever a handler does', () => {
+  const BROKEN = '{"error":"ERR internal error: the command did not produce exactly one reply"}';
+  it('a good reply is kept', () => {
+    const w = new JsonWriter();
+    w.begin(1, false); w.array(2);
+    w.mark(); w.int(1); w.settle();
+    w.mark(); w.array(1); w.nil(); w.settle();
+    assert.equal(out(w), '[{"result":1},{"result":[null]}]');
+  });
+  it('no reply, a partial array or two replies become an error item', () => {
+    const w = new JsonWriter();
+    w.begin(1, false); w.array(4);
+    w.mark(); w.settle();
+    w.mark(); w.array(3); w.int(1); w.settle();
+    w.mark(); w.ok(); w.ok(); w.settle();
+    w.mark(); w.ok(); w.settle();
+    assert.equal(out(w), `[${BROKEN},${BROKEN},${BROKEN},{"result":"OK"}]`);
+    assert.deepEqual(JSON.parse(out(w)).length, 4);
+    w.begin(0, false);
+    w.mark(); w.array(2); w.bulk(Buffer.from('x')); w.settle();
+    assert.equal(out(w), BROKEN);
+    assert.equal(w.itemErrors, 1);
+  });
+});
+
 describe('JsonWriter: strings', () => {
   it('escapes quotes, backslashes and control characters', () => {
     const w = new JsonWriter();
