@@ -55,15 +55,13 @@ export interface RouteContext {
 /** Handler of an endpoint named by its first path segment (SSE streams). */
 export type Route = (srv: HttpServer, res: HttpResponse, req: HttpRequest, ctx: RouteContext) => void;
 
-// Pre-encoded header names and values (uWS takes Buffers without converting strings).
-const H_CONTENT_TYPE = Buffer.from('Content-Type');
-const H_SYNC = Buffer.from('upstash-sync-token');
-const H_ACAO = Buffer.from('Access-Control-Allow-Origin');
-const H_ACEH = Buffer.from('Access-Control-Expose-Headers');
-const V_JSON = Buffer.from('application/json');
-const V_OCTET = Buffer.from('application/octet-stream');
-const V_STAR = Buffer.from('*');
-const V_EXPOSE = Buffer.from('upstash-sync-token');
+// Header names and constant values.
+const H_CONTENT_TYPE = 'Content-Type';
+const H_SYNC = 'upstash-sync-token';
+const H_ACAO = 'Access-Control-Allow-Origin';
+const H_ACEH = 'Access-Control-Expose-Headers';
+const V_JSON = 'application/json';
+const V_OCTET = 'application/octet-stream';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Cache-Control, Upstash-Encoding, Upstash-Response-Format, ' +
   'Upstash-Sync-Token, Upstash-Telemetry-Runtime, Upstash-Telemetry-Platform, Upstash-Telemetry-Sdk, ' +
@@ -146,7 +144,8 @@ function insertArg(argv: Argv, k: number, s: number, e: number): void {
   argv.end[k] = e;
 }
 
-function errorJson(msg: string): Buffer {
+/** A `{"error": msg}` body (replies produced outside the engine). */
+export function errorJson(msg: string): Buffer {
   return Buffer.from(JSON.stringify({ error: msg }));
 }
 
@@ -158,6 +157,7 @@ class PendingBody {
   access: AccessKind = Access.NONE;
   base64 = false;
   resp2 = false;
+  cors = false;
   readonly argv = new Argv();
   /** Path-form arguments before which the body goes. */
   nPath = 0;
@@ -176,11 +176,22 @@ class PendingBody {
 
   readonly onData = (chunk: ArrayBuffer, last: boolean): void => {
     if (this.aborted || this.res === null) return;
+    try {
+      this.data(chunk, last);
+    } catch (err) {
+      const res = this.res;
+      this.aborted = true; // not recycled
+      this.res = null;
+      if (res !== null) this.srv.internalError(res, err);
+    }
+  };
+
+  private data(chunk: ArrayBuffer, last: boolean): void {
     const n = chunk.byteLength;
     if (n > 0) {
       if (this.pos + n > this.buf.length) {
         if (this.pos - this.start + n > this.limit) {
-          this.srv.tooLarge(this.res);
+          this.srv.tooLarge(this.res!, this.cors);
           this.aborted = true; // not recycled: uWS may still hold the callbacks
           this.res = null;
           return;
@@ -195,8 +206,8 @@ class PendingBody {
       this.pos += n;
     }
     if (!last) return;
-    this.res.cork(this.finish);
-  };
+    this.res!.cork(this.finish);
+  }
 
   private readonly finish = (): void => {
     const res = this.res!;
@@ -231,7 +242,9 @@ export class HttpServer {
   private readonly pool: PendingBody[] = [];
   private seenDirty = -1;
   private syncSeq = 0;
-  private syncToken: Buffer = EMPTY;
+  private syncToken = '';
+  /** The request being answered came with an Origin header (browser): add CORS headers. */
+  private cors = false;
   private maxRequest: number;
 
   constructor(readonly engine: Engine, readonly tokens: RestTokens) {
@@ -286,6 +299,7 @@ export class HttpServer {
   }
 
   private request(res: HttpResponse, req: HttpRequest): void {
+    this.cors = req.getHeader('origin') !== '';
     const m = req.getMethod();
     let method: MethodKind;
     if (m === 'get') method = Method.GET;
@@ -324,7 +338,6 @@ export class HttpServer {
     if (enc === '') enc = req.getHeader('svc-encoding');
     let fmt = req.getHeader('upstash-response-format');
     if (fmt === '') fmt = req.getHeader('svc-response-format');
-    if (fmt === '') fmt = req.getHeader('upstash-reponse-format'); // typo in Upstash's own docs
     const base64 = enc !== '' && (enc === 'base64' || enc.toLowerCase() === 'base64');
     let resp2 = false;
     if (fmt !== '') {
@@ -341,7 +354,7 @@ export class HttpServer {
     }
     const qlen = query === undefined ? 0 : query.length;
     if (url.length + qlen > this.maxRequest) {
-      this.tooLarge(res);
+      this.tooLarge(res, this.cors);
       return;
     }
 
@@ -401,7 +414,7 @@ export class HttpServer {
     const declared = cl === '' ? -1 : Number(cl);
     const limit = this.maxRequest - prefixLen;
     if (declared > limit) {
-      this.tooLarge(res);
+      this.tooLarge(res, this.cors);
       return;
     }
     const p = this.pool.pop() ?? new PendingBody(this);
@@ -411,6 +424,7 @@ export class HttpServer {
     p.access = access;
     p.base64 = base64;
     p.resp2 = resp2;
+    p.cors = this.cors;
     p.aborted = false;
     p.limit = limit;
     p.nPath = nPath;
@@ -429,6 +443,7 @@ export class HttpServer {
 
   /** @internal The whole body of `p` is in; answer (inside res.cork). */
   bodyComplete(res: HttpResponse, p: PendingBody): void {
+    this.cors = p.cors;
     const buf = p.buf;
     if (p.kind === K_PATH) {
       const argv = p.argv;
@@ -549,25 +564,32 @@ export class HttpServer {
   // ---------------------------------------------------------------- responses
 
   /** The read-your-writes token: changes whenever the dataset changed since the last reply. */
-  private currentSyncToken(): Buffer {
+  private currentSyncToken(): string {
     const d = this.engine.dirty;
     if (d !== this.seenDirty) {
       this.seenDirty = d;
       this.syncSeq++;
-      this.syncToken = Buffer.from(String(this.syncSeq));
+      this.syncToken = String(this.syncSeq);
     }
     return this.syncToken;
   }
 
-  private commonHeaders(res: HttpResponse, type: Buffer): void {
+  /**
+   * Content type, sync token, and the CORS headers when the request came from a browser (it
+   * carried an Origin): a browser page can then call the API (read-only token) and read the
+   * sync token; server-side clients do not pay for headers they ignore.
+   */
+  private commonHeaders(res: HttpResponse, type: string): void {
     res.writeHeader(H_CONTENT_TYPE, type);
     res.writeHeader(H_SYNC, this.currentSyncToken());
-    res.writeHeader(H_ACAO, V_STAR);
-    res.writeHeader(H_ACEH, V_EXPOSE);
+    if (this.cors) {
+      res.writeHeader(H_ACAO, '*');
+      res.writeHeader(H_ACEH, H_SYNC);
+    }
   }
 
   /** @internal A JSON reply; status null = 200 (uWS's default). */
-  sendJson(res: HttpResponse, status: string | null, body: Buffer, head: boolean): void {
+  sendJson(res: HttpResponse, status: string | null, body: Uint8Array, head: boolean): void {
     if (status !== null) res.writeStatus(status);
     this.commonHeaders(res, V_JSON);
     if (head) res.endWithoutBody();
@@ -586,7 +608,8 @@ export class HttpServer {
    * rest of the body, so clients that are still sending (fetch streams) get the reply instead
    * of a reset.
    */
-  tooLarge(res: HttpResponse): void {
+  tooLarge(res: HttpResponse, cors: boolean): void {
+    this.cors = cors;
     res.cork(() => {
       res.writeStatus(S_413);
       this.commonHeaders(res, V_JSON);
@@ -611,10 +634,10 @@ export class HttpServer {
   private preflight(res: HttpResponse, req: HttpRequest): void {
     const asked = req.getHeader('access-control-request-headers');
     res.writeStatus(S_204);
-    res.writeHeader(H_ACAO, V_STAR);
+    res.writeHeader(H_ACAO, '*');
     res.writeHeader('Access-Control-Allow-Methods', ALLOW_METHODS);
     res.writeHeader('Access-Control-Allow-Headers', asked !== '' ? asked : ALLOW_HEADERS);
-    res.writeHeader(H_ACEH, V_EXPOSE);
+    res.writeHeader(H_ACEH, H_SYNC);
     res.writeHeader('Access-Control-Max-Age', '86400');
     res.endWithoutBody();
   }

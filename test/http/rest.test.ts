@@ -295,11 +295,18 @@ describe('methods and CORS', () => {
     assert.match(plain.headers.get('access-control-allow-headers')!, /Upstash-Encoding/);
   });
 
-  it('every reply carries CORS headers exposing the sync token', async () => {
-    for (const r of [await rest.get('/ping'), await rest.get('/get'), await rest.req('/ping', { noAuth: true })]) {
+  it('every reply to a browser (Origin) carries CORS headers exposing the sync token', async () => {
+    const origin = { origin: 'https://app.example' };
+    for (const r of [
+      await rest.get('/ping', origin), await rest.get('/get', origin), await rest.req('/ping', { noAuth: true, headers: origin }),
+      await rest.post('/', '["PING"]', origin), await rest.post('/pipeline', '[["PING"]]', origin), await rest.post('/', 'bad', origin),
+      await rest.req('/get/x', { method: 'DELETE', headers: origin }),
+    ]) {
       assert.equal(r.headers.get('access-control-allow-origin'), '*');
       assert.equal(r.headers.get('access-control-expose-headers'), 'upstash-sync-token');
     }
+    const plain = await rest.get('/ping');
+    assert.equal(plain.headers.get('access-control-allow-origin'), null, 'server-side clients get no CORS headers');
   });
 });
 
