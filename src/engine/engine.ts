@@ -74,6 +74,8 @@ export class Engine {
   httpPort = 0;
   /** Called by SHUTDOWN; set by the application. */
   shutdown: (() => void) | null = null;
+  /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
+  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   constructor(readonly config: Config, families: readonly Family[]) {
     this.registry = new Registry(families);
@@ -102,13 +104,10 @@ export class Engine {
     if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
     const r = checkValue(spec, raw);
     if ('error' in r) return `CONFIG SET failed (possibly related to argument '${name}') - ${r.error}`;
-    this.config.set(name, r.value);
     for (const l of this.configListeners) l(name, r.value);
+    this.config.set(name, r.value);
     return null;
   }
-
-  /** Called after CONFIG SET changed an option (the REST layer revokes its tokens on requirepass). */
-  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   authRequired(): boolean {
     return this.cfg('requirepass') !== '';

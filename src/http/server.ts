@@ -98,13 +98,21 @@ const DROP_SINK: ReplySink = {
   bulkText() {}, nil() {}, array() {}, nilArray() {},
 };
 
-const HTTP_TRANSPORT: Transport = {
-  kind: 'http',
-  close() {},
-  requestFlush() {},
-  outputBytes: () => 0,
-  inputBytes: () => 0,
-};
+/** A REST request has no connection to close, flush or resume: everything is synchronous. */
+class HttpTransport implements Transport {
+  readonly kind = 'http' as const;
+  close(): void {}
+  requestFlush(): void {}
+  outputBytes(): number {
+    return 0;
+  }
+  inputBytes(): number {
+    return 0;
+  }
+  /** Blocking commands are refused over REST (NO_REST), so there is nothing to resume. */
+  resume(): void {}
+}
+const HTTP_TRANSPORT = new HttpTransport();
 
 /** Replies to commands queued inside /multi-exec: keeps the first error, drops +QUEUED. */
 class QueueSink implements ReplySink {
