@@ -24,10 +24,12 @@ async function resp(...args: string[]): Promise<string> {
   }
 }
 
-/** Run only when every named command exists on this build. */
-function needs(...names: string[]): { skip: string | false } {
-  const missing = names.filter((n) => !have.get(n));
-  return { skip: missing.length > 0 ? `not implemented yet on this branch: ${missing.join(', ')}` : false };
+/** Skips the test (and returns true) unless every named command exists on this build. */
+function missing(t: { skip(msg: string): void }, ...names: string[]): boolean {
+  const absent = names.filter((n) => !have.get(n));
+  if (absent.length === 0) return false;
+  t.skip(`not implemented yet on this branch: ${absent.join(', ')}`);
+  return true;
 }
 
 before(async () => {
@@ -166,19 +168,22 @@ describe('@upstash/redis, default configuration (base64, auto-pipelining)', () =
     await assert.rejects(bad.get('x'), /WRONGPASS/);
   });
 
-  it('integer commands, beyond 2^53 too', needs('incr', 'incrby'), async () => {
+  it('integer commands, beyond 2^53 too', async (t) => {
+    if (missing(t, 'incr', 'incrby')) return;
     assert.equal(await redis.incr('c'), 1);
     assert.equal(await redis.incrby('c', 41), 42);
     await redis.set('c2', '9007199254740990');
     assert.equal(await redis.incrby('c2', 2), 9007199254740992);
   });
 
-  it('mset/mget', needs('mset', 'mget'), async () => {
+  it('mset/mget', async (t) => {
+    if (missing(t, 'mset', 'mget')) return;
     assert.equal(await redis.mset({ a: '1', b: { x: 1 }, c: 'three' }), 'OK');
     assert.deepEqual(await redis.mget('a', 'b', 'c', 'd'), [1, { x: 1 }, 'three', null]);
   });
 
-  it('exists, expire, ttl', needs('exists', 'expire', 'ttl'), async () => {
+  it('exists, expire, ttl', async (t) => {
+    if (missing(t, 'exists', 'expire', 'ttl')) return;
     await redis.set('e', 'v');
     assert.equal(await redis.exists('e', 'nope'), 1);
     assert.equal(await redis.expire('e', 100), 1);
@@ -186,7 +191,8 @@ describe('@upstash/redis, default configuration (base64, auto-pipelining)', () =
     assert.ok(ttl > 98 && ttl <= 100);
   });
 
-  it('flushdb', needs('flushdb'), async () => {
+  it('flushdb', async (t) => {
+    if (missing(t, 'flushdb')) return;
     await redis.set('a', '1');
     assert.equal(await redis.flushdb(), 'OK');
     assert.equal(await redis.dbsize(), 0);
