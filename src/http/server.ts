@@ -27,7 +27,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { Argv } from '../resp/argv.js';
 import { type ReplySink, replyStats } from '../resp/reply-sink.js';
 import { RespWriter } from '../resp/writer.js';
-import { call, execute } from '../engine/dispatch.js';
+import { execute } from '../engine/dispatch.js';
 import type { Engine } from '../engine/engine.js';
 import type { Transport } from '../engine/client.js';
 import { discardTransaction } from '../engine/commands/transactions.js';
@@ -532,14 +532,18 @@ export class HttpServer {
    */
   private multiExec(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean): void {
     const c = this.txClient;
-    c.deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
-    const reg = this.engine.registry;
+    const deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
     const qs = this.queueSink;
     qs.firstError = null;
     qs.index = 0;
     c.multi = null;
     c.multiError = false;
-    call(c, reg.commands.get('multi')!, MULTI_ARGV, qs);
+    // MULTI and EXEC are refused to REST clients (NO_REST); here the server itself issues them,
+    // through execute() like any command so that everything execute() does after a command
+    // (serving clients blocked on keys the transaction filled...) happens.
+    c.deny = null;
+    execute(c, MULTI_ARGV, qs);
+    c.deny = deny;
     const list = this.list;
     const argv = this.argv;
     // Stop at the first rejection: a rejected EXEC inside the list would end the MULTI state
@@ -559,7 +563,8 @@ export class HttpServer {
     }
     const w = this.writer;
     w.begin(1, base64);
-    call(c, reg.commands.get('exec')!, EXEC_ARGV, w);
+    c.deny = null;
+    execute(c, EXEC_ARGV, w);
     discardTransaction(c); // no-op after EXEC; guarantees no state survives the request
     if (!w.finished) {
       // A queued handler broke the one-reply contract: never send malformed JSON.
