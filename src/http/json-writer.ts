@@ -45,6 +45,12 @@ export class JsonWriter implements ReplySink {
   itemErrors = 0;
   /** An error above the item level: the whole request failed (discarded transaction). */
   topError = false;
+  // Where the current command's reply starts (mark/settle).
+  private mPos = 0;
+  private mLevel = 0;
+  private mItems = 0;
+  private mErrors = 0;
+  private mLeft = 0;
 
   /** Start a response. */
   begin(itemLevel: number, base64: boolean): void {
@@ -57,13 +63,6 @@ export class JsonWriter implements ReplySink {
     this.itemErrors = 0;
     this.topError = false;
   }
-
-  // Where the current command's reply starts (mark/settle).
-  private mPos = 0;
-  private mLevel = 0;
-  private mItems = 0;
-  private mErrors = 0;
-  private mLeft = 0;
 
   /** Before a command: remember where its reply starts. */
   mark(): void {
