@@ -200,6 +200,15 @@ class PendingBody {
 
   private data(chunk: ArrayBuffer, last: boolean): void {
     const n = chunk.byteLength;
+    if (last && this.pos === 0 && n <= SCRATCH_MAX) {
+      // The whole body in one chunk, no path prefix (JSON endpoints): it is processed right
+      // now, so the server's shared body buffer holds it, no allocation.
+      this.buf = this.srv.bodyScratch(n);
+      this.buf.set(new Uint8Array(chunk), 0);
+      this.pos = n;
+      this.res!.cork(this.finish);
+      return;
+    }
     if (n > 0) {
       if (this.pos + n > this.buf.length) {
         if (this.pos - this.start + n > this.limit) {
@@ -251,6 +260,7 @@ export class HttpServer {
   private readonly argv = new Argv();
   private readonly queueSink = new QueueSink();
   private scratch = Buffer.allocUnsafe(64 * 1024);
+  private body = Buffer.allocUnsafe(64 * 1024);
   private readonly pool: PendingBody[] = [];
   private seenDirty = -1;
   private syncSeq = 0;
@@ -440,7 +450,8 @@ export class HttpServer {
     p.aborted = false;
     p.limit = limit;
     p.nPath = nPath;
-    const size = prefixLen + (declared >= 0 ? Math.min(declared, PREALLOC_MAX) : 0);
+    // JSON endpoints (no prefix) allocate only if the body comes in more than one chunk.
+    const size = prefixLen === 0 ? 0 : prefixLen + (declared >= 0 ? Math.min(declared, PREALLOC_MAX) : 0);
     p.buf = size === 0 ? EMPTY : Buffer.allocUnsafe(size);
     p.start = p.pos = prefixLen;
     const argv = p.argv;
@@ -477,6 +488,12 @@ export class HttpServer {
     } else {
       this.multiExec(res, buf, p.access, p.base64);
     }
+  }
+
+  /** @internal The shared buffer for a body read in one chunk (used synchronously only). */
+  bodyScratch(n: number): Buffer {
+    if (this.body.length < n) this.body = Buffer.allocUnsafe(Math.max(n, 2 * this.body.length));
+    return this.body;
   }
 
   /** @internal Put a finished PendingBody back. */

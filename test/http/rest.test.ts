@@ -455,6 +455,19 @@ describe('reply formats', () => {
     assert.equal(r.json.result, v.toString());
     const b = await rest.get('/get/large', { 'Upstash-Encoding': 'base64' });
     assert.equal(b.json.result, v.toString('base64'));
+    // A JSON body that arrives in several chunks, and a streamed one without Content-Length.
+    const big = 'é'.repeat(300000);
+    assert.deepEqual((await rest.cmd(['SET', 'large2', big])).json, { result: 'OK' });
+    assert.equal((await rest.cmd(['GET', 'large2'])).json.result, big);
+    const body = Buffer.from(JSON.stringify([['SET', 'large3', big], ['GET', 'large3']]));
+    const stream = new ReadableStream({
+      start(ctrl) {
+        for (let i = 0; i < body.length; i += 70000) ctrl.enqueue(new Uint8Array(body.subarray(i, i + 70000)));
+        ctrl.close();
+      },
+    });
+    const r2 = await fetch(base + '/pipeline', { method: 'POST', body: stream, headers: { authorization: `Bearer ${TOKEN}` }, duplex: 'half' } as RequestInit);
+    assert.deepEqual(await r2.json(), [{ result: 'OK' }, { result: big }]);
   });
 });
 
