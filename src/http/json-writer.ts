@@ -26,6 +26,8 @@ const KEEP_MAX = 4 * 1024 * 1024;
 
 const B64 = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', 'latin1');
 const Q = 0x22; // "
+/** Values up to this many bytes are copied by a JS loop rather than a native call. */
+const SMALL = 64;
 const RESULT_OPEN = Buffer.from('{"result":');
 const ERROR_OPEN = Buffer.from('{"error":');
 const NULL = Buffer.from('null');
@@ -108,9 +110,14 @@ export class JsonWriter implements ReplySink {
     this.buf = b;
   }
 
+  /** Short constant bytes: a plain loop beats Buffer.copy's argument checks. */
   private raw(b: Buffer): void {
-    this.ensure(b.length);
-    this.pos += b.copy(this.buf, this.pos);
+    const n = b.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = b[i];
+    this.pos = p;
   }
 
   /** Before a value: open the item envelope when the value is an item. */
@@ -238,20 +245,34 @@ export class JsonWriter implements ReplySink {
 
   /** Raw bytes as a JSON string: copied as is when plain ASCII, else decoded and escaped. */
   private jsonBytes(b: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    this.ensure(n + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = Q;
     let i = s;
-    while (i < e) {
-      const x = b[i];
-      if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
-      i++;
+    if (n <= SMALL) {
+      // Scan and copy in one pass (no subarray, no native call for short values).
+      while (i < e) {
+        const x = b[i];
+        if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
+        buf[p++] = x;
+        i++;
+      }
+    } else {
+      while (i < e) {
+        const x = b[i];
+        if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
+        i++;
+      }
+      if (i === e) {
+        buf.set(b.subarray(s, e), p);
+        p += n;
+      }
     }
     if (i === e) {
-      const n = e - s;
-      this.ensure(n + 2);
-      const buf = this.buf;
-      buf[this.pos++] = Q;
-      buf.set(b.subarray(s, e), this.pos);
-      this.pos += n;
-      buf[this.pos++] = Q;
+      buf[p++] = Q;
+      this.pos = p;
       return;
     }
     // toString('utf8') replaces invalid sequences with U+FFFD; JSON.stringify escapes.
@@ -261,17 +282,29 @@ export class JsonWriter implements ReplySink {
   /** A latin1 byte string (keys, statuses, error texts) as a JSON string. */
   private jsonLatin1(str: string): void {
     const n = str.length;
+    this.ensure(n + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = Q;
     let i = 0;
-    while (i < n) {
-      const x = str.charCodeAt(i);
-      if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
-      i++;
+    if (n <= SMALL) {
+      while (i < n) {
+        const x = str.charCodeAt(i);
+        if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
+        buf[p++] = x;
+        i++;
+      }
+    } else {
+      while (i < n) {
+        const x = str.charCodeAt(i);
+        if (x < 0x20 || x === 0x22 || x === 0x5c || x >= 0x80) break;
+        i++;
+      }
+      if (i === n) p += buf.latin1Write(str, p);
     }
     if (i === n) {
-      this.ensure(n + 2);
-      this.buf[this.pos++] = Q;
-      this.pos += this.buf.latin1Write(str, this.pos);
-      this.buf[this.pos++] = Q;
+      buf[p++] = Q;
+      this.pos = p;
       return;
     }
     const b = Buffer.from(str, 'latin1');

@@ -165,6 +165,19 @@ describe('JsonWriter: strings', () => {
     assert.ok(!out(w).includes('\\U'));
   });
 
+  it('short and long values, plain or needing escapes at the very end', () => {
+    const w = new JsonWriter();
+    for (const n of [0, 1, 63, 64, 65, 200, 5000]) {
+      for (const tail of ['', '"', '\\', '\n', 'é', '\xff']) {
+        const str = 'a'.repeat(n) + tail;
+        w.begin(0, false); w.bulk(Buffer.from(str, 'latin1'));
+        assert.equal(JSON.parse(out(w)).result, Buffer.from(str, 'latin1').toString('utf8'), `bulk ${n} ${JSON.stringify(tail)}`);
+        w.begin(0, false); w.bulkLatin1(str);
+        assert.equal(JSON.parse(out(w)).result, Buffer.from(str, 'latin1').toString('utf8'), `latin1 ${n} ${JSON.stringify(tail)}`);
+      }
+    }
+  });
+
   it('random binary values always give parseable JSON', () => {
     const w = new JsonWriter();
     for (let i = 0; i < 500; i++) {
