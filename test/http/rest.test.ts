@@ -515,6 +515,39 @@ describe('robustness', () => {
     assert.equal((await resp('GET', 'k')).toString(), '$-1\r\n', 'the aborted SET never ran');
   });
 
+  it('mutated JSON bodies and paths: always a JSON reply, 200 or 400, never a crash', async () => {
+    const seed = Buffer.from(JSON.stringify([['SET', 'fz', 'v\u00e9"x'], ['GET', 'fz'], ['ECHO', 12.5e3, true]]));
+    let state = 12345;
+    const rnd = (n: number) => {
+      state = (state * 1103515245 + 12345) & 0x7fffffff;
+      return state % n;
+    };
+    const bytes = [0x5b, 0x5d, 0x22, 0x5c, 0x2c, 0x7b, 0x30, 0x2d, 0x65, 0x75, 0x00, 0xff, 0x20];
+    for (let i = 0; i < 300; i++) {
+      const b = Buffer.from(seed);
+      const edits = 1 + rnd(4);
+      const arr = [...b];
+      for (let k = 0; k < edits; k++) {
+        const at = rnd(arr.length + 1);
+        const op = rnd(3);
+        if (op === 0) arr.splice(at, 1);
+        else if (op === 1) arr.splice(at, 0, bytes[rnd(bytes.length)]);
+        else arr[Math.min(at, arr.length - 1)] = bytes[rnd(bytes.length)];
+      }
+      const body = Buffer.from(arr);
+      for (const ep of ['/pipeline', '/multi-exec', '/']) {
+        const r = await rest.post(ep, body);
+        assert.ok(r.status === 200 || r.status === 400, `${ep} ${body.toString('latin1')} -> ${r.status}`);
+        assert.ok(r.json !== undefined, `${ep} reply is JSON: ${r.text}`);
+      }
+      const path = '/' + body.toString('latin1').replace(/[^A-Za-z0-9%/]/g, '');
+      const r = await rest.get(path);
+      assert.ok([200, 400, 405].includes(r.status), `${path} -> ${r.status}`);
+      assert.ok(r.json !== undefined);
+    }
+    assert.deepEqual((await rest.get('/ping')).json, { result: 'PONG' });
+  });
+
   it('many concurrent requests of every kind', async () => {
     const jobs: Promise<unknown>[] = [];
     for (let i = 0; i < 200; i++) {
