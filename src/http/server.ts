@@ -11,6 +11,8 @@
  *   OPTIONS *                            CORS preflight; any other method: 405
  * Streaming endpoints (/subscribe, /psubscribe, /monitor: SSE) plug in through `routes`, keyed
  * by the first path segment, after authentication and header checks.
+ * uWS itself refuses request heads (URL + headers) beyond about 100 KB by closing the
+ * connection: large values belong in the body, as Upstash's documentation says.
  *
  * uWebSockets.js rules followed here: the HttpRequest is only valid during the handler, so
  * everything needed later is read first; a response answered later (after the body arrived)
@@ -456,7 +458,7 @@ export class HttpServer {
     p.start = p.pos = prefixLen;
     const argv = p.argv;
     if (prefix !== null) {
-      this.scratch.copy(p.buf, 0, 0, prefixLen);
+      prefix.buf.copy(p.buf, 0, 0, prefixLen);
       argv.reset(p.buf);
       for (let i = 0; i < prefix.count; i++) argv.push(prefix.start[i], prefix.end[i]);
     }
