@@ -1,31 +1,54 @@
 /**
- * createServer(config): the engine plus its transports. Tests and main.ts both use this.
+ * createServer(config): the engine plus its transports (RESP over TCP, the REST API over HTTP).
+ * Tests and main.ts both use this.
  */
 import { Engine } from './engine/engine.js';
 import { FAMILIES } from './engine/commands/index.js';
 import { TcpServer } from './tcp/server.js';
+import { HttpServer } from './http/server.js';
+import { RestTokens } from './http/auth.js';
 import type { Config } from './config.js';
 
 export interface RunningServer {
   readonly engine: Engine;
   readonly tcpPort: number;
+  /** Port of the REST API; 0 when it is off (--http-port -1). */
+  readonly httpPort: number;
+  /** The REST tokens (null when the REST API is off). */
+  readonly tokens: RestTokens | null;
   stop(): Promise<void>;
 }
 
 export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
-  const tcp = new TcpServer(engine);
   const bind = config.get('bind')!;
-  const tcpPort = await tcp.listen(Number(config.get('port')), bind);
+  // HTTP first: once the RESP port answers (what tests and scripts wait for), both are up.
+  let http: HttpServer | null = null;
+  let tokens: RestTokens | null = null;
+  const wantHttp = Number(config.get('http-port'));
+  if (wantHttp >= 0) {
+    tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
+    http = new HttpServer(engine, tokens);
+    engine.httpPort = await http.listen(bind, wantHttp);
+  }
+  const tcp = new TcpServer(engine);
+  let tcpPort: number;
+  try {
+    tcpPort = await tcp.listen(Number(config.get('port')), bind);
+  } catch (err) {
+    http?.close();
+    throw err;
+  }
   engine.tcpPort = tcpPort;
   engine.start();
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       engine.stop();
+      http?.close();
       await tcp.close();
     })();
     return stopping;
   };
-  return { engine, tcpPort, stop };
+  return { engine, tcpPort, httpPort: engine.httpPort, tokens, stop };
 }

@@ -21,8 +21,18 @@ async function main(): Promise<void> {
     throw err;
   }
   const server = await createServer(config);
-  const bind = config.get('bind');
+  const bind = config.get('bind') ?? '127.0.0.1';
   console.log(`Ready to accept connections: RESP on ${bind}:${server.tcpPort} (pid ${process.pid})`);
+  if (server.tokens !== null) {
+    const t = server.tokens;
+    console.log(`REST API on http://${bind.includes(':') ? `[${bind}]` : bind}:${server.httpPort}`);
+    // Generated tokens are printed (the operator has to learn them); given ones are not echoed.
+    const show = (v: string, src: string) => (src.startsWith('--') ? `(set by ${src})` : `${v} (${src})`);
+    console.log(`  REST token:           ${show(t.token, t.tokenSource)}`);
+    console.log(`  REST read-only token: ${show(t.readOnlyToken, t.readOnlySource)}`);
+  } else {
+    console.log('REST API off (--http-port -1)');
+  }
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -115,6 +115,8 @@ export class Engine {
   httpPort = 0;
   /** Called by SHUTDOWN; set by the application. */
   shutdown: (() => void) | null = null;
+  /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
+  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   constructor(readonly config: Config, families: readonly Family[]) {
     this.registry = new Registry(families);
@@ -161,8 +163,6 @@ export class Engine {
     for (const l of this.configListeners) l(name, value);
   }
 
-  /** Notified after an option changes at run time (REST tokens follow requirepass...). */
-  readonly configListeners: ((name: string, value: string) => void)[] = [];
 
   /** Connections start unauthenticated when the default user has a password or is off. */
   authRequired(): boolean {

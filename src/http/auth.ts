@@ -1,0 +1,191 @@
+/**
+ * REST authentication and access rules.
+ *
+ * Tokens: a Standard token (every command) and a Read Only token (read commands only). They
+ * come from --token / --read-only-token, or are generated on first start and kept in
+ * <dir>/rest-tokens.json so that clients keep working across restarts. That small JSON file is
+ * a stop-gap: the tokens move into the LMDB environment when persistence lands.
+ * `CONFIG SET requirepass` ("resetting the database password", redis-rest.md §3.2) revokes
+ * both and generates new ones.
+ *
+ * Access rules, decided once per command row (by its flags and ACL categories) and kept in a
+ * table indexed by the row's id, enforced through the dispatcher's `c.deny` hook:
+ *   - never over REST: rows flagged NO_REST (MULTI/EXEC/WATCH/AUTH/SELECT/blocking...),
+ *     connection commands other than PING and ECHO (Upstash's REST limitation), and commands
+ *     that turn a connection into a stream (MONITOR, SUBSCRIBE...: served as SSE endpoints);
+ *   - Read Only token: READONLY rows that are not @dangerous, minus the heavy scans SCAN and
+ *     KEYS (Upstash refuses them), plus PING and ECHO.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Argv } from '../resp/argv.js';
+import { Client } from '../engine/client.js';
+import type { CommandDef } from '../engine/command.js';
+import type { Registry } from '../engine/registry.js';
+import { F } from '../engine/flags.js';
+
+export const Access = { NONE: 0, STANDARD: 1, READ_ONLY: 2 } as const;
+export type AccessKind = (typeof Access)[keyof typeof Access];
+
+export const AUTH_ERROR = 'WRONGPASS invalid or missing auth token';
+
+const TOKEN_FILE = 'rest-tokens.json';
+
+function newToken(): string {
+  // URL-safe, so it also travels unescaped in ?_token=.
+  return crypto.randomBytes(32).toString('base64url');
+}
+
+/** Length-independent-time comparison of two strings of equal length. */
+function same(a: string, b: string): boolean {
+  if (a.length !== b.length || b.length === 0) return false;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return d === 0;
+}
+
+/** Same as same(h.slice(s, e), t), without the slice. */
+function sameAt(h: string, s: number, e: number, t: string): boolean {
+  if (e - s !== t.length || t.length === 0) return false;
+  let d = 0;
+  for (let i = 0; i < t.length; i++) d |= h.charCodeAt(s + i) ^ t.charCodeAt(i);
+  return d === 0;
+}
+
+export class RestTokens {
+  token = '';
+  readOnlyToken = '';
+  /** Where each token came from, for the start-up message ("--..." = given by the operator). */
+  tokenSource = '';
+  readOnlySource = '';
+  private readonly file: string;
+
+  constructor(dir: string, given: string, givenReadOnly: string) {
+    this.file = path.join(dir, TOKEN_FILE);
+    let stored: { token?: unknown; readOnlyToken?: unknown } = {};
+    try {
+      stored = JSON.parse(fs.readFileSync(this.file, 'utf8'));
+    } catch {
+      // first start (or unreadable file): generate below
+    }
+    let changed = false;
+    if (given !== '') {
+      this.token = given;
+      this.tokenSource = '--token / REST_TOKEN';
+    } else if (typeof stored.token === 'string' && stored.token !== '') {
+      this.token = stored.token;
+      this.tokenSource = this.file;
+    } else {
+      this.token = newToken();
+      this.tokenSource = 'generated, stored in ' + this.file;
+      changed = true;
+    }
+    if (givenReadOnly !== '') {
+      this.readOnlyToken = givenReadOnly;
+      this.readOnlySource = '--read-only-token / REST_READ_ONLY_TOKEN';
+    } else if (typeof stored.readOnlyToken === 'string' && stored.readOnlyToken !== '') {
+      this.readOnlyToken = stored.readOnlyToken;
+      this.readOnlySource = this.file;
+    } else {
+      this.readOnlyToken = newToken();
+      this.readOnlySource = 'generated, stored in ' + this.file;
+      changed = true;
+    }
+    if (this.token === this.readOnlyToken) {
+      throw new Error('the REST token and the read-only token must differ');
+    }
+    if (changed) this.store();
+  }
+
+  /** Which token `Bearer <t>` carries, compared in place (no substring on the hot path). */
+  checkBearer(h: string): AccessKind {
+    let e = h.length;
+    while (e > 7 && (h.charCodeAt(e - 1) === 0x20 || h.charCodeAt(e - 1) === 0x09)) e--;
+    let s = 7;
+    while (s < e && h.charCodeAt(s) === 0x20) s++;
+    if (sameAt(h, s, e, this.token)) return Access.STANDARD;
+    if (sameAt(h, s, e, this.readOnlyToken)) return Access.READ_ONLY;
+    return Access.NONE;
+  }
+
+  /** Which token this is. */
+  check(t: string): AccessKind {
+    if (same(t, this.token)) return Access.STANDARD;
+    if (same(t, this.readOnlyToken)) return Access.READ_ONLY;
+    return Access.NONE;
+  }
+
+  /** Revoke both tokens (password reset): new ones are generated, stored and printed. */
+  revoke(): void {
+    this.token = newToken();
+    this.readOnlyToken = newToken();
+    this.tokenSource = this.readOnlySource = 'generated after a password reset, stored in ' + this.file;
+    this.store();
+    console.log('REST tokens revoked (requirepass changed). New tokens:');
+    console.log(`  REST token:           ${this.token}`);
+    console.log(`  REST read-only token: ${this.readOnlyToken}`);
+  }
+
+  private store(): void {
+    try {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      const tmp = this.file + '.tmp';
+      fs.writeFileSync(tmp, JSON.stringify({ token: this.token, readOnlyToken: this.readOnlyToken }) + '\n', { mode: 0o600 });
+      fs.renameSync(tmp, this.file);
+    } catch (err) {
+      console.warn(`warning: could not store the REST tokens in ${this.file} (${(err as Error).message}); they last until restart`);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ access rules
+
+const RULE_ANY = 1;
+const RULE_STANDARD = 2;
+const RULE_NO_REST = 3;
+
+/** Commands that turn the connection into a stream: SSE endpoints over REST, never commands. */
+const STREAMING = new Set(['monitor', 'subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe', 'sync', 'psync']);
+/** Connection commands Upstash serves over REST. */
+const REST_CONNECTION = new Set(['ping', 'echo']);
+/** Reads the read-only token may not run (redis-rest.md §3.2). */
+const HEAVY_READS = new Set(['scan', 'keys']);
+
+function classify(reg: Registry, def: CommandDef): number {
+  const top = def.name.split('|')[0];
+  const cats = reg.categories(def);
+  if (def.flags & F.NO_REST || STREAMING.has(top)) return RULE_NO_REST;
+  if (cats.includes('connection') && !REST_CONNECTION.has(top)) return RULE_NO_REST;
+  if (REST_CONNECTION.has(top)) return RULE_ANY;
+  if (def.flags & F.READONLY && !cats.includes('dangerous') && !HEAVY_READS.has(top)) return RULE_ANY;
+  return RULE_STANDARD;
+}
+
+/** The Client every REST request runs as: it carries the per-row rule table. */
+export class RestClient extends Client {
+  rules: Uint8Array = new Uint8Array(0);
+}
+
+export function ruleTable(reg: Registry): Uint8Array {
+  const t = new Uint8Array(reg.all.length);
+  for (const def of reg.all) t[def.id] = classify(reg, def);
+  return t;
+}
+
+export function notOverRest(name: string): string {
+  return `ERR Command '${name}' is not available over the REST API`;
+}
+
+/** c.deny for the Standard token. */
+export function denyStandard(c: Client, def: CommandDef, _argv: Argv): string | null {
+  return (c as RestClient).rules[def.id] === RULE_NO_REST ? notOverRest(def.name) : null;
+}
+
+/** c.deny for the Read Only token. */
+export function denyReadOnly(c: Client, def: CommandDef, _argv: Argv): string | null {
+  const r = (c as RestClient).rules[def.id];
+  if (r === RULE_ANY) return null;
+  if (r === RULE_NO_REST) return notOverRest(def.name);
+  return `NOPERM this user has no permissions to run the '${def.name}' command`;
+}
