@@ -24,9 +24,11 @@ import { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Registry } from '../engine/registry.js';
 import { F } from '../engine/flags.js';
+import type { Acl, AclUser } from '../engine/acl.js';
 
 export const Access = { NONE: 0, STANDARD: 1, READ_ONLY: 2 } as const;
-export type AccessKind = (typeof Access)[keyof typeof Access];
+/** A default token, or the ACL user a token minted by ACL RESTTOKEN carries. */
+export type AccessKind = (typeof Access)[keyof typeof Access] | AclUser;
 
 export const AUTH_ERROR = 'WRONGPASS invalid or missing auth token';
 
@@ -175,6 +177,29 @@ export function ruleTable(reg: Registry): Uint8Array {
 
 export function notOverRest(name: string): string {
   return `ERR Command '${name}' is not available over the REST API`;
+}
+
+/**
+ * A token minted by ACL RESTTOKEN: the (enabled) user it carries, else NONE. `token` is the
+ * text after "Bearer " or the ?_token= value.
+ */
+export function aclTokenAccess(acl: Acl, token: string): AccessKind {
+  const name = acl.restTokens.get(token);
+  const u = name === undefined ? undefined : acl.users.get(name);
+  return u !== undefined && u.enabled ? u : Access.NONE;
+}
+
+/** Make the REST client run with this access: REST rules, token rules, ACL user. */
+export function applyAccess(c: Client, acl: Acl, access: AccessKind): void {
+  if (typeof access === 'object') {
+    c.deny = denyStandard; // the user's own ACL rules are checked by the dispatcher
+    c.aclUser = access;
+    c.user = access.name;
+  } else {
+    c.deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
+    c.aclUser = acl.defaultUser;
+    c.user = 'default';
+  }
 }
 
 /** c.deny for the Standard token. */

@@ -37,7 +37,7 @@ import type { Transport } from '../engine/client.js';
 import { discardTransaction } from '../engine/commands/transactions.js';
 import { JsonWriter } from './json-writer.js';
 import { CommandList, decodePath, decodeQuery, queryToken } from './parse.js';
-import { Access, type AccessKind, AUTH_ERROR, RestClient, RestTokens, denyReadOnly, denyStandard, ruleTable } from './auth.js';
+import { Access, type AccessKind, AUTH_ERROR, RestClient, RestTokens, aclTokenAccess, applyAccess, ruleTable } from './auth.js';
 
 const require = createRequire(import.meta.url);
 const uWS = require('@trufflesuite/uws-js-unofficial') as typeof import('@trufflesuite/uws-js-unofficial');
@@ -348,9 +348,14 @@ export class HttpServer {
     if (authz !== '') {
       if (authz.length > 7 && (authz.startsWith('Bearer ') || authz.slice(0, 7).toLowerCase() === 'bearer ')) {
         access = this.tokens.checkBearer(authz);
+        if (access === Access.NONE && this.engine.acl.restTokens.size > 0) {
+          access = aclTokenAccess(this.engine.acl, authz.slice(7).trim());
+        }
       }
     } else if (query !== undefined && query.includes('_token=')) {
-      access = this.tokens.check(queryToken(query));
+      const t = queryToken(query);
+      access = this.tokens.check(t);
+      if (access === Access.NONE && this.engine.acl.restTokens.size > 0) access = aclTokenAccess(this.engine.acl, t);
     }
     if (access === Access.NONE) {
       this.sendJson(res, S_401, errorJson(AUTH_ERROR), method === Method.HEAD);
@@ -507,7 +512,7 @@ export class HttpServer {
 
   private single(res: HttpResponse, argv: Argv, access: AccessKind, base64: boolean, resp2: boolean, head: boolean): void {
     const c = this.client;
-    c.deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
+    applyAccess(c, this.engine.acl, access);
     if (resp2) {
       execute(c, argv, this.resp);
       const body = this.resp.take();
@@ -524,7 +529,7 @@ export class HttpServer {
 
   private pipeline(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean): void {
     const c = this.client;
-    c.deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
+    applyAccess(c, this.engine.acl, access);
     const list = this.list;
     const argv = this.argv;
     if (resp2) {
@@ -555,7 +560,8 @@ export class HttpServer {
    */
   private multiExec(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean): void {
     const c = this.txClient;
-    const deny = access === Access.STANDARD ? denyStandard : denyReadOnly;
+    applyAccess(c, this.engine.acl, access);
+    const deny = c.deny;
     const qs = this.queueSink;
     qs.firstError = null;
     qs.index = 0;
