@@ -7,6 +7,7 @@ import { FAMILIES } from './engine/commands/index.js';
 import { TcpServer } from './tcp/server.js';
 import { HttpServer } from './http/server.js';
 import { RestTokens } from './http/auth.js';
+import { registerSse } from './http/sse.js';
 import type { Config } from './config.js';
 
 export interface RunningServer {
@@ -25,10 +26,12 @@ export async function createServer(config: Config): Promise<RunningServer> {
   // HTTP first: once the RESP port answers (what tests and scripts wait for), both are up.
   let http: HttpServer | null = null;
   let tokens: RestTokens | null = null;
+  let closeStreams = () => {};
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
     http = new HttpServer(engine, tokens);
+    closeStreams = registerSse(http);
     engine.httpPort = await http.listen(bind, wantHttp);
   }
   const tcp = new TcpServer(engine);
@@ -45,6 +48,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   const stop = () => {
     stopping ??= (async () => {
       engine.stop();
+      closeStreams();
       http?.close();
       await tcp.close();
     })();
