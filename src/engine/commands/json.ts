@@ -585,7 +585,8 @@ function jsonRespCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /**
- * RESP form of a value: null -> nil, booleans -> simple "true"/"false", integers -> integer,
+ * RESP form of a value: null -> nil, booleans -> simple "true"/"false", integers -> integer
+ * (u64 values beyond i64, which RedisJSON cannot reply, as their digits),
  * floats -> RM_ReplyWithDouble (a "%.17g" bulk string in RESP2), strings -> bulk, arrays ->
  * ["[", elements...], objects -> ["{", key, value, ...].
  */
@@ -593,8 +594,9 @@ function replyResp(out: ReplySink, v: JValue): void {
   if (v === null) return out.nil();
   switch (typeof v) {
     case 'boolean': return out.simple(v ? 'true' : 'false');
-    case 'number':
-    case 'bigint': return out.int(v);
+    case 'number': return out.int(v);
+    // An integer between 2^63 and 2^64 has no RESP integer form: its digits, as a bulk string.
+    case 'bigint': return v > I64_MAX ? out.bulkText(v.toString()) : out.int(v);
     case 'string': return out.bulk(toBytes(v));
   }
   if (v instanceof JFloat) return out.bulkText(formatDouble17g(v.v));
