@@ -863,7 +863,10 @@ function jsonArrinsertCommand(c: Client, argv: Argv, out: ReplySink): void {
     const len = BigInt(arr.length);
     const at = index < 0n ? len + index : index;
     if (at < 0n || at > len) fail(INDEX_OUT_OF_BOUNDS);
-    arr.splice(Number(at), 0, ...vals.map(cloneValue));
+    // No spread: a command may insert more values than a call can take arguments.
+    const tail = arr.splice(Number(at));
+    for (const v of vals) arr.push(cloneValue(v));
+    for (const v of tail) arr.push(v);
     return arr.length;
   };
   updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, insert, (n) => out.int(n), out);
