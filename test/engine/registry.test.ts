@@ -39,7 +39,7 @@ describe('command table invariants', () => {
   it('names are unique and lower-case', () => {
     const seen = new Map<string, string>();
     for (const { fam, def, parent } of allRows()) {
-      const re = parent ? /^[a-z][a-z0-9_-]*\|[a-z][a-z0-9_-]*$/ : /^[a-z][a-z0-9_-]*$/;
+      const re = parent ? /^[a-z][a-z0-9_-]*\|[a-z][a-z0-9_-]*$/ : /^[a-z][a-z0-9_.-]*$/; // "." for module commands (json.set)
       assert.match(def.name, re, `${fam}: bad name ${JSON.stringify(def.name)}`);
       if (parent) assert.ok(def.name.startsWith(parent.name + '|'), `${def.name} is not named after ${parent.name}`);
       assert.ok(!seen.has(def.name), `${def.name} defined in ${seen.get(def.name)} and ${fam}`);
