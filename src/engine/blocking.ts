@@ -9,6 +9,11 @@
  *    chance to consume, until the key runs dry.
  *  - Timeouts reply with the command's timeout reply; CLIENT UNBLOCK can force a timeout or an
  *    error; a client that disconnects or sends RESET stops waiting.
+ *  - A key that exists with another type, is deleted or renamed away leaves its waiters waiting
+ *    (Redis 7.0): `serve` declines, and only a later change that gives the key the waited type
+ *    serves them. SWAPDB makes every waited key of both databases ready (scanDatabaseForReadyKeys).
+ *  - The reply goes to the sink the blocking command had: under CLIENT REPLY OFF/SKIP the
+ *    late reply is suppressed too, as in Redis.
  */
 import type { Client } from './client.js';
 import type { Db } from './db.js';
@@ -33,8 +38,13 @@ interface Waiter {
   readonly client: Client;
   readonly db: number;
   readonly spec: WaitSpec;
+  /** Where the eventual reply goes (the client's sink, or a null sink under CLIENT REPLY OFF). */
+  readonly out: ReplySink;
   timer: NodeJS.Timeout | null;
 }
+
+/** setTimeout's longest delay (2^31-1 ms, ~24.8 days); longer waits re-arm. */
+const MAX_TIMER = 0x7fffffff;
 
 export class Blocking implements KeyspaceListener {
   /** "db\0key" -> waiters in blocking order. */
@@ -57,9 +67,12 @@ export class Blocking implements KeyspaceListener {
     return this.byClient.has(c);
   }
 
-  /** Block `c` until a key is served, the deadline passes, or it is unblocked. */
-  block(c: Client, spec: WaitSpec): void {
-    const w: Waiter = { client: c, db: c.dbIndex, spec, timer: null };
+  /**
+   * Block `c` until a key is served, the deadline passes, or it is unblocked. `out` is the
+   * sink the blocking command was given (its later reply goes there).
+   */
+  block(c: Client, spec: WaitSpec, out: ReplySink = c.out): void {
+    const w: Waiter = { client: c, db: c.dbIndex, spec, out, timer: null };
     this.byClient.set(c, w);
     c.blocked = true;
     for (const key of spec.keys) {
@@ -69,9 +82,12 @@ export class Blocking implements KeyspaceListener {
         if (!list.includes(w)) list.push(w);
       } else this.byKey.set(id, [w]);
     }
-    if (spec.deadline > 0) {
-      w.timer = setTimeout(() => this.expire(w), Math.max(0, spec.deadline - Date.now()));
-    }
+    if (spec.deadline > 0) this.arm(w);
+  }
+
+  private arm(w: Waiter): void {
+    const delay = Math.min(MAX_TIMER, Math.max(0, w.spec.deadline - Date.now()));
+    w.timer = setTimeout(() => this.expire(w), delay);
   }
 
   // KeyspaceListener: a change to a key someone waits on makes it ready.
@@ -82,6 +98,14 @@ export class Blocking implements KeyspaceListener {
   }
 
   flushed(): void {}
+
+  /** SWAPDB: keys waited on in either database may now hold values (scanDatabaseForReadyKeys). */
+  dbSwapped(a: number, b: number): void {
+    for (const id of this.byKey.keys()) {
+      const db = Number(id.slice(0, id.indexOf('\0')));
+      if (db === a || db === b) this.ready.add(id);
+    }
+  }
 
   /** True when some ready keys wait to be served (checked by the dispatcher after a command). */
   get pending(): boolean {
@@ -108,15 +132,21 @@ export class Blocking implements KeyspaceListener {
     const list = this.byKey.get(id);
     if (list === undefined) return;
     const key = id.slice(id.indexOf('\0') + 1);
+    // First blocked, first served; a waiter that declines (empty, missing or other type)
+    // keeps its place.
     for (const w of [...list]) {
-      if (!this.byClient.has(w.client)) continue;
+      if (this.byClient.get(w.client) !== w) continue;
       const c = w.client;
       // The served command runs in the waiter's database, with the time of now.
       const saved = c.dbIndex;
       c.dbIndex = w.db;
       this.eng.now = Date.now();
-      const served = w.spec.serve(key, c.out);
-      c.dbIndex = saved;
+      let served: boolean;
+      try {
+        served = w.spec.serve(key, w.out);
+      } finally {
+        c.dbIndex = saved;
+      }
       if (!served) continue;
       this.remove(w);
       c.transport.requestFlush();
@@ -126,8 +156,9 @@ export class Blocking implements KeyspaceListener {
 
   private expire(w: Waiter): void {
     if (this.byClient.get(w.client) !== w) return;
+    if (Date.now() < w.spec.deadline) return this.arm(w); // a wait longer than one timer
     this.remove(w);
-    w.spec.timeout(w.client.out);
+    w.spec.timeout(w.out);
     w.client.transport.requestFlush();
     w.client.transport.resume();
   }
@@ -137,8 +168,8 @@ export class Blocking implements KeyspaceListener {
     const w = this.byClient.get(c);
     if (w === undefined) return false;
     this.remove(w);
-    if (withError) c.out.error('UNBLOCKED client unblocked via CLIENT UNBLOCK');
-    else w.spec.timeout(c.out);
+    if (withError) w.out.error('UNBLOCKED client unblocked via CLIENT UNBLOCK');
+    else w.spec.timeout(w.out);
     c.transport.requestFlush();
     c.transport.resume();
     return true;
