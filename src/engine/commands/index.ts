@@ -17,6 +17,7 @@ import sortedSet from './sorted-set.js';
 import bitmap from './bitmap.js';
 import hyperloglog from './hyperloglog.js';
 import pubsub from './pubsub.js';
+import sort from './sort.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -33,4 +34,5 @@ export const FAMILIES: readonly Family[] = [
   bitmap,
   hyperloglog,
   pubsub,
+  sort,
 ];
