@@ -16,11 +16,15 @@
  * text ends at the first NUL byte; overflow, underflow (also to a subnormal) and NaN are the
  * "One or more scores can't be converted into double" error.
  *
- * Not reproduced: Redis 7.0 does not clear errno before strtod(), so after one out-of-range
- * score every later numeric SORT fails until some unrelated failing call resets errno; here
- * each SORT is judged on its own values. And Redis iterates hash-table sets and the sorted sets it sorts through their
- * dict, whose order is random per process; where that order shows (ties under ALPHA BY, sets
- * with BY nosort) our order is the value's own iteration order.
+ * Not reproduced:
+ *   - Redis 7.0 does not clear errno before strtod(), so after one out-of-range score every
+ *     later numeric SORT fails until some unrelated failing call resets errno; here each SORT
+ *     is judged on its own values.
+ *   - Redis iterates hash-table sets, and the sorted sets it sorts, through their dict, whose
+ *     order is random per process; where that order shows (ties under ALPHA BY, sets with
+ *     BY nosort) our order is the value's own iteration order.
+ *   - Inside scripts Redis also sorts a set given BY nosort (for determinism); scripts do
+ *     not exist yet, so only STORE triggers it here.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
