@@ -188,6 +188,42 @@ for (const [target, srv] of targets) {
       assert.deepEqual(await r.lrange('ring', 0, -1), ['2', '1']);
     });
 
+    it('is woken by every writer that creates the list: LMOVE, SORT STORE, COPY, MOVE', async () => {
+      const r = await fresh();
+      const keys = ['k1', 'k2', 'k3', 'k4'];
+      const ws = keys.map(() => client());
+      const ps = ws.map((w, i) => w.blpop(keys[i], 0));
+      await sleep(SETTLE);
+      await r.rpush('src', 'moved');
+      await r.lmove('src', 'k1', 'LEFT', 'RIGHT');
+      await r.rpush('unsorted', '3', '1', '2');
+      await r.sort('unsorted', 'STORE', 'k2');
+      await r.copy('unsorted', 'k3');
+      await r.select(1);
+      await r.rpush('k4', 'from-db1');
+      await r.move('k4', 0);
+      await r.select(0);
+      assert.deepEqual(await Promise.all(ps), [['k1', 'moved'], ['k2', '1'], ['k3', '3'], ['k4', 'from-db1']]);
+      assert.deepEqual(await r.lrange('k2', 0, -1), ['2', '3']);
+    });
+
+    it('many waiters on one key: each push serves exactly the next one', async () => {
+      const r = await fresh();
+      const ws = Array.from({ length: 20 }, () => client());
+      const ps: Promise<unknown>[] = [];
+      for (const w of ws) {
+        ps.push(w.brpop('jobs', 0));
+        await sleep(10);
+      }
+      await sleep(SETTLE);
+      for (let i = 0; i < 20; i++) await r.lpush('jobs', `job${i}`);
+      const got = await Promise.all(ps);
+      // Registration order is only approximately the send order (10 ms apart): check that
+      // every job went to exactly one waiter and none was lost.
+      assert.deepEqual(got.map((x) => (x as string[])[1]).sort(), Array.from({ length: 20 }, (_, i) => `job${i}`).sort());
+      assert.equal(await r.exists('jobs'), 0);
+    });
+
     it('BLMOVE served while its destination holds another type: WRONGTYPE, source untouched', async () => {
       const r = await fresh();
       const w = client();
