@@ -527,6 +527,7 @@ function mpopKeys(at: number): (argv: Argv) => number[] {
   };
 }
 
+/** The blocking rows: @blocking, and refused over REST (an HTTP request does not wait). */
 const BLOCKING = F.WRITE | F.BLOCKING | F.NO_REST;
 
 export default family('list', ['list'], [
