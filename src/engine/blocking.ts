@@ -9,6 +9,11 @@
  *    chance to consume, until the key runs dry.
  *  - Timeouts reply with the command's timeout reply; CLIENT UNBLOCK can force a timeout or an
  *    error; a client that disconnects or sends RESET stops waiting.
+ *  - A key that exists with another type, is deleted or renamed away leaves its waiters waiting
+ *    (Redis 7.0): `serve` declines, and only a later change that gives the key the waited type
+ *    serves them. SWAPDB makes every waited key of both databases ready (scanDatabaseForReadyKeys).
+ *  - The reply goes to the sink the blocking command had: under CLIENT REPLY OFF/SKIP the
+ *    late reply is suppressed too, as in Redis.
  */
 import type { Client } from './client.js';
 import type { Db } from './db.js';
@@ -33,14 +38,28 @@ interface Waiter {
   readonly client: Client;
   readonly db: number;
   readonly spec: WaitSpec;
+  /** Where the eventual reply goes (the client's sink, or a null sink under CLIENT REPLY OFF). */
+  readonly out: ReplySink;
   timer: NodeJS.Timeout | null;
 }
 
+/** setTimeout's longest delay (2^31-1 ms, ~24.8 days); longer waits re-arm. */
+const MAX_TIMER = 0x7fffffff;
+
+/** A key made ready, in the order keys became ready (Redis's server.ready_keys). */
+interface ReadyKey {
+  readonly db: number;
+  readonly key: string;
+}
+
 export class Blocking implements KeyspaceListener {
-  /** "db\0key" -> waiters in blocking order. */
-  private readonly byKey = new Map<string, Waiter[]>();
+  /** Per database index: key -> waiters in blocking order (db->blocking_keys). */
+  private readonly waiting: (Map<string, Waiter[]> | undefined)[] = [];
   private readonly byClient = new Map<Client, Waiter>();
-  private readonly ready = new Set<string>();
+  /** Keys made ready and not yet served, in order... */
+  private ready: ReadyKey[] = [];
+  /** ...and the same per database for de-duplication (db->ready_keys). */
+  private readonly readySet: (Set<string> | undefined)[] = [];
   private serving = false;
 
   constructor(private readonly eng: Engine) {
@@ -57,35 +76,58 @@ export class Blocking implements KeyspaceListener {
     return this.byClient.has(c);
   }
 
-  /** Block `c` until a key is served, the deadline passes, or it is unblocked. */
-  block(c: Client, spec: WaitSpec): void {
-    const w: Waiter = { client: c, db: c.dbIndex, spec, timer: null };
+  /**
+   * Block `c` until a key is served, the deadline passes, or it is unblocked. `out` is the
+   * sink the blocking command was given (its later reply goes there).
+   */
+  block(c: Client, spec: WaitSpec, out: ReplySink = c.out): void {
+    const w: Waiter = { client: c, db: c.dbIndex, spec, out, timer: null };
     this.byClient.set(c, w);
     c.blocked = true;
+    let keys = this.waiting[w.db];
+    if (keys === undefined) keys = this.waiting[w.db] = new Map();
     for (const key of spec.keys) {
-      const id = `${w.db}\0${key}`;
-      const list = this.byKey.get(id);
-      if (list) {
-        if (!list.includes(w)) list.push(w);
-      } else this.byKey.set(id, [w]);
+      const list = keys.get(key);
+      if (list === undefined) keys.set(key, [w]);
+      else if (!list.includes(w)) list.push(w); // a key given twice counts once
     }
-    if (spec.deadline > 0) {
-      w.timer = setTimeout(() => this.expire(w), Math.max(0, spec.deadline - Date.now()));
-    }
+    if (spec.deadline > 0) this.arm(w);
   }
 
-  // KeyspaceListener: a change to a key someone waits on makes it ready.
+  private arm(w: Waiter): void {
+    const delay = Math.min(MAX_TIMER, Math.max(0, w.spec.deadline - Date.now()));
+    w.timer = setTimeout(() => this.expire(w), delay);
+  }
+
+  // KeyspaceListener: a change to a key someone waits on makes it ready (signalKeyAsReady).
+  // Called on every write: no allocation unless the key has waiters.
   keyChanged(db: Db, key: string): void {
-    if (this.byKey.size === 0) return;
-    const id = `${db.index}\0${key}`;
-    if (this.byKey.has(id)) this.ready.add(id);
+    if (this.byClient.size === 0) return;
+    const keys = this.waiting[db.index];
+    if (keys !== undefined && keys.has(key)) this.signal(db.index, key);
+  }
+
+  private signal(db: number, key: string): void {
+    let set = this.readySet[db];
+    if (set === undefined) set = this.readySet[db] = new Set();
+    if (set.has(key)) return;
+    set.add(key);
+    this.ready.push({ db, key });
   }
 
   flushed(): void {}
 
+  /** SWAPDB: keys waited on in either database may now hold values (scanDatabaseForReadyKeys). */
+  dbSwapped(a: number, b: number): void {
+    for (const db of a === b ? [a] : [a, b]) {
+      const keys = this.waiting[db];
+      if (keys !== undefined) for (const key of keys.keys()) this.signal(db, key);
+    }
+  }
+
   /** True when some ready keys wait to be served (checked by the dispatcher after a command). */
   get pending(): boolean {
-    return this.ready.size !== 0;
+    return this.ready.length !== 0;
   }
 
   /** Serve the clients blocked on ready keys (Redis's handleClientsBlockedOnKeys). */
@@ -93,30 +135,45 @@ export class Blocking implements KeyspaceListener {
     if (this.serving) return;
     this.serving = true;
     try {
-      // Serving may make other keys ready (BLMOVE pushes to its destination): loop until quiet.
-      while (this.ready.size > 0) {
-        const ids = [...this.ready];
-        this.ready.clear();
-        for (const id of ids) this.serveKey(id);
+      // Serving may make keys ready again (BLMOVE pushes to its destination): each round
+      // takes the current list; keys signalled meanwhile go to the next round, unless they
+      // are still waiting for their turn in this one.
+      while (this.ready.length > 0) {
+        const round = this.ready;
+        this.ready = [];
+        for (const r of round) {
+          this.readySet[r.db]!.delete(r.key);
+          this.serveKey(r.db, r.key);
+        }
       }
     } finally {
       this.serving = false;
     }
   }
 
-  private serveKey(id: string): void {
-    const list = this.byKey.get(id);
+  private serveKey(db: number, key: string): void {
+    const list = this.waiting[db]?.get(key);
     if (list === undefined) return;
-    const key = id.slice(id.indexOf('\0') + 1);
-    for (const w of [...list]) {
-      if (!this.byClient.has(w.client)) continue;
+    // Only an existing key can serve anyone: once it is gone (popped empty, or a deletion
+    // made it ready) the remaining waiters are not asked (Redis stops at `deleted` too).
+    const keyspace = this.eng.dbs[db];
+    if (keyspace.get(key) === undefined) return;
+    // First blocked, first served; a waiter that declines (empty or other type) keeps its
+    // place.
+    for (const w of list.slice()) {
+      if (keyspace.get(key) === undefined) break;
+      if (this.byClient.get(w.client) !== w) continue;
       const c = w.client;
       // The served command runs in the waiter's database, with the time of now.
       const saved = c.dbIndex;
       c.dbIndex = w.db;
       this.eng.now = Date.now();
-      const served = w.spec.serve(key, c.out);
-      c.dbIndex = saved;
+      let served: boolean;
+      try {
+        served = w.spec.serve(key, w.out);
+      } finally {
+        c.dbIndex = saved;
+      }
       if (!served) continue;
       this.remove(w);
       c.transport.requestFlush();
@@ -126,8 +183,9 @@ export class Blocking implements KeyspaceListener {
 
   private expire(w: Waiter): void {
     if (this.byClient.get(w.client) !== w) return;
+    if (Date.now() < w.spec.deadline) return this.arm(w); // a wait longer than one timer
     this.remove(w);
-    w.spec.timeout(w.client.out);
+    w.spec.timeout(w.out);
     w.client.transport.requestFlush();
     w.client.transport.resume();
   }
@@ -137,8 +195,8 @@ export class Blocking implements KeyspaceListener {
     const w = this.byClient.get(c);
     if (w === undefined) return false;
     this.remove(w);
-    if (withError) c.out.error('UNBLOCKED client unblocked via CLIENT UNBLOCK');
-    else w.spec.timeout(c.out);
+    if (withError) w.out.error('UNBLOCKED client unblocked via CLIENT UNBLOCK');
+    else w.spec.timeout(w.out);
     c.transport.requestFlush();
     c.transport.resume();
     return true;
@@ -154,13 +212,14 @@ export class Blocking implements KeyspaceListener {
     this.byClient.delete(w.client);
     w.client.blocked = false;
     if (w.timer) clearTimeout(w.timer);
+    const keys = this.waiting[w.db];
+    if (keys === undefined) return;
     for (const key of w.spec.keys) {
-      const id = `${w.db}\0${key}`;
-      const list = this.byKey.get(id);
+      const list = keys.get(key);
       if (list === undefined) continue;
       const i = list.indexOf(w);
       if (i >= 0) list.splice(i, 1);
-      if (list.length === 0) this.byKey.delete(id);
+      if (list.length === 0) keys.delete(key);
     }
   }
 }

@@ -44,8 +44,6 @@ export class Stats {
   perCommand: CommandStats[] = [];
   /** Ring of (time, total commands) samples for instantaneous_ops_per_sec. */
   opsSamples: number[] = [];
-  /** Clients blocked in BLPOP-style commands (INFO blocked_clients); kept by the blocking code. */
-  blockedClients = 0;
   /** Highest used_memory seen (INFO used_memory_peak), sampled by cron and INFO. */
   memPeak = 0;
   /** replyStats.errors at the last CONFIG RESETSTAT (the counter itself is process-wide). */

@@ -29,8 +29,8 @@ describe('@upstash/redis json.*', () => {
     assert.deepEqual(await redis.json.get('doc', '$..d'), [[1, 2, 3]]);
     assert.deepEqual(await redis.json.type('doc', '$.b'), ['object']);
     assert.deepEqual(await redis.json.type('doc', '$.f'), ['number']);
-    assert.equal(await redis.json.set('doc', '$.new', 'v', { nx: true }), 'OK');
-    assert.equal(await redis.json.set('doc', '$.new', 'w', { nx: true }), null);
+    assert.equal(await redis.json.set('doc', '$.new', '"v"', { nx: true }), 'OK');
+    assert.equal(await redis.json.set('doc', '$.new', '"w"', { nx: true }), null);
     assert.deepEqual(await redis.json.toggle('doc', '$.t'), [0]);
     assert.deepEqual(await redis.json.clear('doc', '$.b.d'), 1);
     assert.deepEqual(await redis.json.get('doc', '$.b.d'), [[]]);

@@ -340,6 +340,29 @@ function unpauseCommand(c: Client, _argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
+// CLIENT UNBLOCK client-id [TIMEOUT | ERROR]
+function unblockCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 4) {
+    out.error(`ERR unknown subcommand or wrong number of arguments for '${argv.key(1)}'. Try CLIENT HELP.`);
+    return;
+  }
+  const id = argv.int(2);
+  if (id !== id) {
+    out.error(E.NOT_INTEGER);
+    return;
+  }
+  let withError = false;
+  if (argv.count === 4) {
+    if (argv.is(3, 'ERROR')) withError = true;
+    else if (!argv.is(3, 'TIMEOUT')) {
+      out.error('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR');
+      return;
+    }
+  }
+  const target = c.engine.clients.get(id);
+  out.int(target !== undefined && c.engine.blocking.unblock(target, withError) ? 1 : 0);
+}
+
 // CLIENT GETREDIR
 function getredirCommand(_c: Client, _argv: Argv, out: ReplySink): void {
   out.int(-1); // tracking is never on
@@ -435,6 +458,7 @@ export default family('client', [], [
     row('reply',           3,   S | F.NO_REST, [0, 0, 0], replyCommand, C),
     row('pause',          -3,   A,             [0, 0, 0], pauseCommand, C),
     row('unpause',         2,   A,             [0, 0, 0], unpauseCommand, C),
+    row('unblock',        -3,   A,             [0, 0, 0], unblockCommand, C),
     row('getredir',        2,   S,             [0, 0, 0], getredirCommand, C),
     row('trackinginfo',    2,   S,             [0, 0, 0], trackinginfoCommand, C),
     row('help',            2,   F.LOADING | F.STALE, [0, 0, 0], helpCommand, C),

@@ -264,6 +264,8 @@ function swapdbCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   dbs[a].swapWith(dbs[b]);
+  // Clients blocked on keys that now hold values in either database are served after this.
+  c.engine.blocking.dbSwapped(a, b);
   c.engine.dirty++;
   out.ok();
 }

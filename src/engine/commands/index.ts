@@ -19,6 +19,7 @@ import hyperloglog from './hyperloglog.js';
 import pubsub from './pubsub.js';
 import client from './client.js';
 import json from './json.js';
+import sort from './sort.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -37,4 +38,5 @@ export const FAMILIES: readonly Family[] = [
   pubsub,
   client,
   json,
+  sort,
 ];

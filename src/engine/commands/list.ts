@@ -1,6 +1,7 @@
 /**
- * List commands (Redis's t_list.c, non-blocking ones): LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP
- * LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH LMPOP.
+ * List commands (Redis's t_list.c): LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX
+ * LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH LMPOP, and the blocking BLPOP BRPOP BRPOPLPUSH
+ * BLMOVE BLMPOP (through blocking.ts; see "blocking variants" below).
  *
  * Encoding checks follow Redis 7.2+: before adding, the list may grow from listpack to
  * quicklist; after removing, it may shrink back (see ds/list.ts).
@@ -12,6 +13,7 @@ import type { Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { ListValue } from '../ds/list.js';
+import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
 } from './typed-helpers.js';
@@ -308,7 +310,11 @@ function lmoveGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: n
   const src = writeList(c, skey);
   if (src === null) return out.error(E.WRONGTYPE);
   if (src === undefined) return out.nil();
-  const dkey = argv.key(2);
+  moveOne(c, skey, src, argv.key(2), from, to, out);
+}
+
+/** Move one element from `src`, the non-empty list at `skey`, to `dkey` and reply with it. */
+function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: number, to: number, out: ReplySink): void {
   let dst = writeList(c, dkey);
   if (dst === null) return out.error(E.WRONGTYPE);
   const fill = listFill(c.engine);
@@ -338,51 +344,191 @@ function rpoplpushCommand(c: Client, argv: Argv, out: ReplySink): void {
   lmoveGeneric(c, argv, out, TAIL, HEAD);
 }
 
-// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
-function lmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const numkeys = longArg(argv, 1);
-  if (numkeys !== numkeys || numkeys < 1) return out.error(NUMKEYS_POSITIVE);
-  const whereIdx = 1 + numkeys + 1;
-  if (whereIdx >= argv.count) return out.error(E.SYNTAX);
+/** Parsed "numkeys key [key ...] LEFT|RIGHT [COUNT count]" of LMPOP / BLMPOP. */
+interface MpopArgs {
+  keys: string[];
+  where: number;
+  count: number;
+}
+
+/** Parse the LMPOP arguments from `at` (numkeys); null after replying with the error. */
+function parseMpop(argv: Argv, at: number, out: ReplySink): MpopArgs | null {
+  const numkeys = longArg(argv, at);
+  if (numkeys !== numkeys || numkeys < 1) return out.error(NUMKEYS_POSITIVE), null;
+  const whereIdx = at + numkeys + 1;
+  if (whereIdx >= argv.count) return out.error(E.SYNTAX), null;
   const where = position(argv, whereIdx);
-  if (where < 0) return out.error(E.SYNTAX);
+  if (where < 0) return out.error(E.SYNTAX), null;
   let count = -1;
   for (let j = whereIdx + 1; j < argv.count; j++) {
     const more = argv.count - 1 - j;
     if (count === -1 && argv.is(j, 'COUNT') && more > 0) {
       j++;
       count = longArg(argv, j);
-      if (count !== count || count < 1) return out.error(COUNT_POSITIVE);
+      if (count !== count || count < 1) return out.error(COUNT_POSITIVE), null;
     } else {
-      return out.error(E.SYNTAX);
+      return out.error(E.SYNTAX), null;
     }
   }
-  if (count === -1) count = 1;
-  for (let k = 2; k < whereIdx; k++) {
-    const key = argv.key(k);
+  const keys: string[] = [];
+  for (let k = at + 1; k < whereIdx; k++) keys.push(argv.key(k));
+  return { keys, where, count: count === -1 ? 1 : count };
+}
+
+/** Pop up to `count` from `key`'s list and reply [key, [elements]]. */
+function mpopFrom(c: Client, key: string, l: ListValue, where: number, count: number, out: ReplySink): void {
+  const n = Math.min(count, l.length);
+  out.array(2);
+  out.bulkLatin1(key);
+  out.array(n);
+  for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
+  afterRemoval(c, key, l);
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+function lmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const a = parseMpop(argv, 1, out);
+  if (a === null) return;
+  for (const key of a.keys) {
     const l = writeList(c, key);
     if (l === undefined) continue;
     if (l === null) return out.error(E.WRONGTYPE);
     if (l.length === 0) continue;
-    const n = Math.min(count, l.length);
-    out.array(2);
-    out.bulkLatin1(key);
-    out.array(n);
-    for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
-    afterRemoval(c, key, l);
-    return;
+    return mpopFrom(c, key, l, a.where, a.count, out);
   }
   out.nilArray();
 }
 
-/** LMPOP's keys: numkeys at 1, the keys after it. */
-function lmpopKeys(argv: Argv): number[] {
-  const n = argv.int(1);
-  const keys: number[] = [];
-  if (!(n >= 1) || 2 + n > argv.count) return keys;
-  for (let i = 0; i < n; i++) keys.push(2 + i);
-  return keys;
+// ---------------------------------------------------------------- blocking variants
+//
+// Each first tries to be served like its non-blocking twin; when every key is missing (or
+// empty) it blocks, and blocking.ts later calls its `serve` for a key that changed. `serve`
+// declines (returns false) while the key is missing or holds another type: the client keeps
+// waiting, as in Redis 7.0.
+
+function nilArray(out: ReplySink): void {
+  out.nilArray();
 }
+
+/** The list to serve a waiter from: a non-empty ListValue, else null (keep waiting). */
+function servable(c: Client, key: string): ListValue | null {
+  const e = c.db.get(key);
+  if (e === undefined || !(e.value instanceof ListValue) || e.value.length === 0) return null;
+  return e.value;
+}
+
+/** Pop one element and reply [key, element] (BLPOP / BRPOP). */
+function popOneWithKey(c: Client, key: string, l: ListValue, where: number, out: ReplySink): void {
+  const v = where === HEAD ? l.popHead() : l.popTail();
+  out.array(2);
+  out.bulkLatin1(key);
+  out.bulk(v);
+  afterRemoval(c, key, l);
+}
+
+// BLPOP key [key ...] timeout   BRPOP key [key ...] timeout
+function bpopGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void {
+  const deadline = parseTimeout(argv, argv.count - 1);
+  const keys: string[] = [];
+  for (let i = 1; i < argv.count - 1; i++) {
+    const key = argv.key(i);
+    const l = writeList(c, key);
+    if (l === null) return out.error(E.WRONGTYPE);
+    if (l !== undefined && l.length > 0) return popOneWithKey(c, key, l, where, out);
+    keys.push(key);
+  }
+  blockOrTimeout(c, out, {
+    keys, deadline, timeout: nilArray,
+    serve(key, o) {
+      const l = servable(c, key);
+      if (l === null) return false;
+      popOneWithKey(c, key, l, where, o);
+      return true;
+    },
+  });
+}
+
+function blpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  bpopGeneric(c, argv, out, HEAD);
+}
+function brpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  bpopGeneric(c, argv, out, TAIL);
+}
+
+/** BLMOVE / BRPOPLPUSH after parsing: serve now when the source has elements, else block. */
+function bmoveGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: number, deadline: number): void {
+  const src = writeList(c, argv.key(1));
+  if (src === null) return out.error(E.WRONGTYPE);
+  // Only the source decides: a destination of the wrong type is reported when served.
+  if (src !== undefined) return lmoveGeneric(c, argv, out, from, to);
+  // Not allowed to block (MULTI): a null bulk, although a real timeout answers a null array
+  // (Redis 7.0's replyToBlockedClientTimedOut treats every list command alike).
+  if (!canBlock(c)) return out.nil();
+  const skey = argv.key(1);
+  const dkey = argv.key(2);
+  blockOrTimeout(c, out, {
+    keys: [skey], deadline, timeout: nilArray,
+    serve(key, o) {
+      const l = servable(c, key);
+      if (l === null) return false;
+      // Redis 7.0 serveClientBlockedOnList: a destination of another type unblocks the client
+      // with WRONGTYPE and leaves the source untouched.
+      moveOne(c, key, l, dkey, from, to, o);
+      return true;
+    },
+  });
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+function blmoveCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const from = position(argv, 3);
+  if (from < 0) return out.error(E.SYNTAX);
+  const to = position(argv, 4);
+  if (to < 0) return out.error(E.SYNTAX);
+  bmoveGeneric(c, argv, out, from, to, parseTimeout(argv, 5));
+}
+
+// BRPOPLPUSH source destination timeout
+function brpoplpushCommand(c: Client, argv: Argv, out: ReplySink): void {
+  bmoveGeneric(c, argv, out, TAIL, HEAD, parseTimeout(argv, 3));
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+function blmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
+  // Redis parses the timeout after numkeys, the keys, LEFT|RIGHT and COUNT.
+  const a = parseMpop(argv, 2, out);
+  if (a === null) return;
+  const deadline = parseTimeout(argv, 1);
+  const { keys, where, count } = a;
+  for (const key of keys) {
+    const l = writeList(c, key);
+    if (l === null) return out.error(E.WRONGTYPE);
+    if (l !== undefined && l.length > 0) return mpopFrom(c, key, l, where, count, out);
+  }
+  blockOrTimeout(c, out, {
+    keys, deadline, timeout: nilArray,
+    serve(key, o) {
+      const l = servable(c, key);
+      if (l === null) return false;
+      mpopFrom(c, key, l, where, count, o);
+      return true;
+    },
+  });
+}
+
+/** LMPOP / BLMPOP keys: numkeys at `at`, the keys after it. */
+function mpopKeys(at: number): (argv: Argv) => number[] {
+  return (argv) => {
+    const n = argv.int(at);
+    const keys: number[] = [];
+    if (!(n >= 1) || at + 1 + n > argv.count) return keys;
+    for (let i = 0; i < n; i++) keys.push(at + 1 + i);
+    return keys;
+  };
+}
+
+/** The blocking rows: @blocking, and refused over REST (an HTTP request does not wait). */
+const BLOCKING = F.WRITE | F.BLOCKING | F.NO_REST;
 
 export default family('list', ['list'], [
   //   name          arity  flags                                keys        handler
@@ -402,5 +548,10 @@ export default family('list', ['list'], [
   row('lpos',          -3,  F.READONLY,                          [1, 1, 1],  lposCommand),
   row('lmove',          5,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  lmoveCommand),
   row('rpoplpush',      3,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  rpoplpushCommand),
-  row('lmpop',         -4,  F.WRITE | F.MOVABLE_KEYS,            [0, 0, 0],  lmpopCommand, { getKeys: lmpopKeys }),
+  row('lmpop',         -4,  F.WRITE | F.MOVABLE_KEYS,            [0, 0, 0],  lmpopCommand, { getKeys: mpopKeys(1) }),
+  row('blpop',         -3,  BLOCKING | F.NOSCRIPT,               [1, -2, 1], blpopCommand),
+  row('brpop',         -3,  BLOCKING | F.NOSCRIPT,               [1, -2, 1], brpopCommand),
+  row('brpoplpush',     4,  BLOCKING | F.DENYOOM | F.NOSCRIPT,   [1, 2, 1],  brpoplpushCommand),
+  row('blmove',         6,  BLOCKING | F.DENYOOM | F.NOSCRIPT,   [1, 2, 1],  blmoveCommand),
+  row('blmpop',        -5,  BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  blmpopCommand, { getKeys: mpopKeys(2) }),
 ]);

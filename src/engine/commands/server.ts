@@ -208,7 +208,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `maxclients:${eng.cfgInt('maxclients')}`,
         `client_recent_max_input_buffer:${maxIn}`,
         `client_recent_max_output_buffer:${maxOut}`,
-        `blocked_clients:${st.blockedClients}`,
+        `blocked_clients:${eng.blocking.count}`,
         'tracking_clients:0',
         'clients_in_timeout_table:0',
       );

@@ -15,6 +15,7 @@ import { ZSet } from '../ds/zset.js';
 import { SetValue } from '../ds/set.js';
 import { type LexBound, type SkipNode, lexGteMin, lexLteMax } from '../ds/skiplist.js';
 import { globMatch } from '../glob.js';
+import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -616,24 +617,6 @@ function zmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (!tryMpop(c, keys, max, count, out)) out.nilArray();
 }
 
-/** Redis's getTimeoutFromObjectOrReply for blocking commands (seconds, fractional). */
-function parseTimeout(argv: Argv, i: number): number {
-  const v = argv.float(i);
-  if (v !== v || !Number.isFinite(v)) throw new CommandError('ERR timeout is not a float or out of range');
-  if (v < 0) throw new CommandError('ERR timeout is negative');
-  const ms = Math.ceil(v * 1000);
-  return ms === 0 ? 0 : Date.now() + ms;
-}
-
-/** Block unless inside MULTI/EXEC (where Redis answers as on timeout). */
-function blockOrTimeout(c: Client, keys: string[], deadline: number, serve: (key: string, out: ReplySink) => boolean, out: ReplySink): void {
-  if (c.engine.inExec) {
-    out.nilArray();
-    return;
-  }
-  c.engine.blocking.block(c, { keys, deadline, serve, timeout: (o) => o.nilArray() });
-}
-
 // BZPOPMIN key [key ...] timeout / BZPOPMAX key [key ...] timeout
 function bzpopGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
   const deadline = parseTimeout(argv, argv.count - 1);
@@ -651,7 +634,11 @@ function bzpopGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void
     return true;
   };
   for (const key of keys) if (serve(key, out)) return;
-  blockOrTimeout(c, keys, deadline, serveSafely(serve), out);
+  blockOrTimeout(c, out, { keys, deadline, serve: serveSafely(serve), timeout: nilArray });
+}
+
+function nilArray(out: ReplySink): void {
+  out.nilArray();
 }
 
 /** A waiter must not throw (WRONGTYPE after the key changed type): keep waiting instead. */
@@ -676,10 +663,12 @@ function bzpopmaxCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 function bzmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const deadline = parseTimeout(argv, 1);
+  // Redis parses the timeout after numkeys, the keys, MIN|MAX and COUNT.
   const { keys, max, count } = parseMpop(argv, 2);
+  const deadline = parseTimeout(argv, 1);
   if (tryMpop(c, keys, max, count, out)) return;
-  blockOrTimeout(c, keys, deadline, serveSafely((key, o) => tryMpop(c, [key], max, count, o)), out);
+  const serve = serveSafely((key, o) => tryMpop(c, [key], max, count, o));
+  blockOrTimeout(c, out, { keys, deadline, serve, timeout: nilArray });
 }
 
 // ---------------------------------------------------------------- random members

@@ -131,5 +131,9 @@ const scripts: Script[] = [
     ['CLIENT'], ['CLIENT', 'nosuch'], ['CLIENT', 'nosuch', 'x'], { cmd: ['CLIENT', 'id'], compare: 'type' },
     ['CLIENT', 'HELP', 'x'],
   ] },
+  { name: 'CLIENT UNBLOCK argument errors and an idle target', steps: [
+    ['CLIENT', 'UNBLOCK', 'x'], ['CLIENT', 'UNBLOCK', '99999'], ['CLIENT', 'UNBLOCK', '99999', 'foo'], ['CLIENT', 'UNBLOCK', '99999', 'error'],
+    ['CLIENT', 'UNBLOCK'], ['CLIENT', 'UNBLOCK', '1', '2', '3'],
+  ] },
 ];
 export default scripts;
