@@ -13,6 +13,7 @@ import acl from './acl.js';
 import sortedSet from './sorted-set.js';
 import bitmap from './bitmap.js';
 import hyperloglog from './hyperloglog.js';
+import geo from './geo.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -25,4 +26,5 @@ export const FAMILIES: readonly Family[] = [
   sortedSet,
   bitmap,
   hyperloglog,
+  geo,
 ];
