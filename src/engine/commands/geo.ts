@@ -5,8 +5,9 @@
  * A geo value is a plain sorted set (sorted-set.ts / ds/zset.ts) whose scores are 52-bit
  * interleaved geohashes (ds/geohash.ts). Searches scan the score ranges of up to 9 geohash
  * boxes around the center in Redis's order, so unsorted replies, COUNT ANY and ties come out
- * in the same order as Redis's. Numbers print as Redis 7.0 prints them: distances "%.4f",
- * coordinates "%.17Lf" with trailing zeros removed.
+ * in the same order as Redis's. Numbers print as Redis 7.0.15 prints them: distances with 4
+ * decimals through a scaled integer (formatDistance), coordinates "%.17Lf" with trailing zeros
+ * removed.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -60,8 +61,33 @@ function formatCoord(x: number): string {
   return s === '-0' ? '0' : s;
 }
 
+/**
+ * A distance with 4 decimals the way Redis 7.0.15 prints it: the double scaled by 10^4 (one
+ * rounding), rounded to an integer half-to-even (llrint), then printed as fixed point. This is
+ * not an exact "%.4f": 5856325.4847499998 prints as 5856325.4848.
+ */
+export function formatDistance(d: number): string {
+  if (d === 0) return '0.0000';
+  const v = d * 10000;
+  let r = Math.floor(v);
+  const frac = v - r;
+  if (frac > 0.5 || (frac === 0.5 && r % 2 !== 0)) r += 1;
+  let neg = r < 0;
+  let digits: string;
+  if (!(Math.abs(r) < 9223372036854775808)) {
+    // llrint out of range (or NaN) gives LLONG_MIN on x86-64.
+    neg = true;
+    digits = '9223372036854775808';
+  } else {
+    digits = Math.abs(r) < 9007199254740992 ? String(Math.abs(r)) : BigInt(Math.abs(r)).toString();
+  }
+  if (digits.length < 5) digits = '0'.repeat(5 - digits.length) + digits;
+  const s = `${digits.slice(0, -4)}.${digits.slice(-4)}`;
+  return neg ? '-' + s : s;
+}
+
 function replyDistance(out: ReplySink, d: number): void {
-  out.bulkText(formatFixed(d, 4));
+  out.bulkText(formatDistance(d));
 }
 
 function replyCoords(out: ReplySink, lon: number, lat: number): void {

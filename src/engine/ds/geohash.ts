@@ -10,6 +10,7 @@
  * exactly 180 or a latitude of exactly the limit encodes an index of 2^26), beyond the 2^53
  * of exact JS integers.
  */
+import { crAsin, crCos, crSin } from './crmath.js';
 
 export const GEO_STEP_MAX = 26;
 export const GEO_LAT_MIN = -85.05112878;
@@ -179,13 +180,13 @@ export function latDistance(lat1d: number, lat2d: number): number {
 export function geoDistance(lon1d: number, lat1d: number, lon2d: number, lat2d: number): number {
   const lon1r = degRad(lon1d);
   const lon2r = degRad(lon2d);
-  const v = Math.sin((lon2r - lon1r) / 2);
+  const v = crSin((lon2r - lon1r) / 2);
   if (v === 0.0) return latDistance(lat1d, lat2d);
   const lat1r = degRad(lat1d);
   const lat2r = degRad(lat2d);
-  const u = Math.sin((lat2r - lat1r) / 2);
-  const a = u * u + Math.cos(lat1r) * Math.cos(lat2r) * v * v;
-  return 2.0 * EARTH_RADIUS_IN_METERS * Math.asin(Math.sqrt(a));
+  const u = crSin((lat2r - lat1r) / 2);
+  const a = u * u + crCos(lat1r) * crCos(lat2r) * v * v;
+  return 2.0 * EARTH_RADIUS_IN_METERS * crAsin(Math.sqrt(a));
 }
 
 // ---------------------------------------------------------------- search areas
@@ -246,8 +247,8 @@ export function searchRanges(shape: GeoShape): number[] {
   const height = shape.conversion * (shape.box ? shape.height / 2 : shape.radius);
   const width = shape.conversion * (shape.box ? shape.width / 2 : shape.radius);
   const latDelta = radDeg(height / EARTH_RADIUS_IN_METERS);
-  const lonDeltaTop = radDeg(width / EARTH_RADIUS_IN_METERS / Math.cos(degRad(lat + latDelta)));
-  const lonDeltaBottom = radDeg(width / EARTH_RADIUS_IN_METERS / Math.cos(degRad(lat - latDelta)));
+  const lonDeltaTop = radDeg(width / EARTH_RADIUS_IN_METERS / crCos(degRad(lat + latDelta)));
+  const lonDeltaBottom = radDeg(width / EARTH_RADIUS_IN_METERS / crCos(degRad(lat - latDelta)));
   const south = lat < 0;
   const minLon = south ? lon - lonDeltaBottom : lon - lonDeltaTop;
   const maxLon = south ? lon + lonDeltaBottom : lon + lonDeltaTop;
