@@ -502,7 +502,7 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
       if (options) out.array(options + 1);
       out.bulkLatin1(p.member);
       if (withDist) replyDistance(out, p.dist / shape.conversion);
-      if (withHash) out.int(p.score);
+      if (withHash) out.int(Math.trunc(p.score)); // (long long) of the score
       if (withCoords) replyCoords(out, p.lon, p.lat);
     }
     return;
