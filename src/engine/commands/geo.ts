@@ -257,9 +257,11 @@ interface GeoPoint {
 
 /**
  * Members of z inside the shape, box after box in Redis's scan order (ascending score within
- * a box). With limit > 0 (COUNT ANY) stop once that many were found.
+ * a box). With limit > 0 (COUNT ANY) stop once that many were found. Distances are computed
+ * only when `withDist` (replies, sorts and STOREDIST need them; the in/out test alone is
+ * cheaper).
  */
-function searchShape(z: ZSet, shape: GeoShape, limit: number): GeoPoint[] {
+function searchShape(z: ZSet, shape: GeoShape, limit: number, withDist: boolean): GeoPoint[] {
   const found: GeoPoint[] = [];
   const ranges = searchRanges(shape);
   for (let r = 0; r < ranges.length; r += 2) {
@@ -268,9 +270,10 @@ function searchShape(z: ZSet, shape: GeoShape, limit: number): GeoPoint[] {
     for (let n = z.zsl.firstInScore(min, false, max, true); n !== null && n.score < max; n = n.next[0]) {
       if (limit > 0 && found.length >= limit) break;
       decodeScore(n.score, xy);
-      const d = inShape(shape, xy[0], xy[1]);
-      if (d < 0) continue;
-      found.push({ member: n.member, score: n.score, lon: xy[0], lat: xy[1], dist: d });
+      const lon = xy[0], lat = xy[1];
+      if (!inShape(shape, lon, lat)) continue;
+      const dist = withDist ? geoDistance(shape.lon, shape.lat, lon, lat) : 0;
+      found.push({ member: n.member, score: n.score, lon, lat, dist });
     }
   }
   return found;
@@ -482,7 +485,8 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
   // COUNT without ANY means the closest ones.
   if (count !== 0 && sort === SORT_NONE && !any) sort = SORT_ASC;
 
-  const found = searchShape(z, shape, any ? count : 0);
+  const needDist = sort !== SORT_NONE || withDist || storeDist;
+  const found = searchShape(z, shape, any ? count : 0, needDist);
   if (found.length === 0 && storeKey === null) {
     out.array(0);
     return;

@@ -86,12 +86,18 @@ export function geoScore(lon: number, lat: number): number {
 
 // ---------------------------------------------------------------- decoding
 
+const P26 = 67108864; // 2^26
+const LAT_SCALE = GEO_LAT_MAX - GEO_LAT_MIN;
+const LONG_SCALE = GEO_LONG_MAX - GEO_LONG_MIN;
+
 /**
- * The uint64 a C cast of the score gives on x86-64 (any score can be in a zset, not only
- * geohashes): truncation, negative values wrap, values from 2^64 up (and ±inf) give 0
- * (-inf and below -2^63: 2^63). Writes the (lat, lon) de-interleaved halves to `idx`.
+ * Coordinates [lon, lat] a score stands for, written to out: the score cast to uint64 as C
+ * does on x86-64 (any score can be in a zset, not only geohashes: truncation, negative values
+ * wrap, 2^64 and up and +inf give 0, -inf and below -2^63 give 2^63), de-interleaved into the
+ * step-26 cell indexes, and the cell's center in the Mercator ranges, clamped to the limits.
+ * Hot path of every search: locals only.
  */
-function scoreToIdx(score: number): void {
+export function decodeScore(score: number, out: Float64Array): void {
   let hi: number, lo: number;
   if (score >= 0 && score < 18446744073709551616) {
     const t = Math.trunc(score);
@@ -101,33 +107,22 @@ function scoreToIdx(score: number): void {
     hi = 0;
     lo = 0;
   } else if (score > -9223372036854775808) {
-    const m = -Math.trunc(score); // 0 < m < 2^63 (or 0)
+    const m = -Math.trunc(score); // 0 <= m < 2^63: the result is 2^64 - m
     const mh = Math.floor(m / TWO32);
     const ml = m - mh * TWO32;
     lo = (-ml) >>> 0;
-    hi = (~mh + (ml === 0 ? 1 : 0)) >>> 0;
-    if (m === 0) hi = 0;
+    hi = m === 0 ? 0 : (~mh + (ml === 0 ? 1 : 0)) >>> 0;
   } else {
     hi = 0x80000000;
     lo = 0;
   }
-  idx[0] = ((squash32(hi) << 16) | squash32(lo)) >>> 0;
-  idx[1] = ((squash32(hi >>> 1) << 16) | squash32(lo >>> 1)) >>> 0;
-}
-
-/**
- * Center of the cell (latIdx, lonIdx) at step 26 in the Mercator ranges, clamped to the
- * limits: the coordinates a stored score stands for. Writes [lon, lat] to out.
- */
-function cellCenter(latIdx: number, lonIdx: number, out: Float64Array): void {
-  const p = Math.pow(2, GEO_STEP_MAX);
-  const latScale = GEO_LAT_MAX - GEO_LAT_MIN;
-  const lonScale = GEO_LONG_MAX - GEO_LONG_MIN;
-  // uint32 arithmetic: index + 1 wraps to 0 at 2^32.
-  const latMin = GEO_LAT_MIN + (latIdx / p) * latScale;
-  const latMax = GEO_LAT_MIN + (((latIdx + 1) >>> 0) / p) * latScale;
-  const lonMin = GEO_LONG_MIN + (lonIdx / p) * lonScale;
-  const lonMax = GEO_LONG_MIN + (((lonIdx + 1) >>> 0) / p) * lonScale;
+  const latIdx = ((squash32(hi) << 16) | squash32(lo)) >>> 0;
+  const lonIdx = ((squash32(hi >>> 1) << 16) | squash32(lo >>> 1)) >>> 0;
+  // uint32 arithmetic in C: index + 1 wraps to 0 at 2^32.
+  const latMin = GEO_LAT_MIN + (latIdx / P26) * LAT_SCALE;
+  const latMax = GEO_LAT_MIN + (((latIdx + 1) >>> 0) / P26) * LAT_SCALE;
+  const lonMin = GEO_LONG_MIN + (lonIdx / P26) * LONG_SCALE;
+  const lonMax = GEO_LONG_MIN + (((lonIdx + 1) >>> 0) / P26) * LONG_SCALE;
   let x = (lonMin + lonMax) / 2;
   if (x > GEO_LONG_MAX) x = GEO_LONG_MAX;
   if (x < GEO_LONG_MIN) x = GEO_LONG_MIN;
@@ -136,12 +131,6 @@ function cellCenter(latIdx: number, lonIdx: number, out: Float64Array): void {
   if (y < GEO_LAT_MIN) y = GEO_LAT_MIN;
   out[0] = x;
   out[1] = y;
-}
-
-/** Coordinates [lon, lat] of a score, written to out. */
-export function decodeScore(score: number, out: Float64Array): void {
-  scoreToIdx(score);
-  cellCenter(idx[0], idx[1], out);
 }
 
 const GEOALPHABET = '0123456789bcdefghjkmnpqrstuvwxyz';
@@ -202,18 +191,44 @@ export interface GeoShape {
   conversion: number;
 }
 
-/** Is a point of the set inside the shape? Sets `dist` (meters) when it is. */
-export function inShape(shape: GeoShape, lon: number, lat: number): number {
-  if (!shape.box) {
-    const d = geoDistance(shape.lon, shape.lat, lon, lat);
-    return d > shape.radius * shape.conversion ? -1 : d;
-  }
+/**
+ * The haversine with V8's Math functions: within about 1e-15 relative of the exact distance
+ * (more near antipodal points, which `fastDistance` reports as NaN). Only used to settle
+ * the in/out checks that are not close calls.
+ */
+function fastDistance(lon1d: number, lat1d: number, lon2d: number, lat2d: number): number {
+  const v = Math.sin((lon2d * D_R - lon1d * D_R) / 2);
+  if (v === 0.0) return latDistance(lat1d, lat2d);
+  const u = Math.sin((lat2d * D_R - lat1d * D_R) / 2);
+  const a = u * u + Math.cos(lat1d * D_R) * Math.cos(lat2d * D_R) * v * v;
+  if (a > 0.9999999999) return NaN; // asin is ill-conditioned there: decide exactly
+  return 2.0 * EARTH_RADIUS_IN_METERS * Math.asin(Math.sqrt(a));
+}
+
+/**
+ * Redis's "distance > limit" test on the exact distance, deciding from the fast distance
+ * when it is far enough from the limit (a relative 1e-9 is orders of magnitude above its
+ * error) and computing the correctly rounded one otherwise.
+ */
+function beyond(lon1: number, lat1: number, lon2: number, lat2: number, limit: number): boolean {
+  const f = fastDistance(lon1, lat1, lon2, lat2);
+  const tol = f * 1e-9 + 1e-9;
+  if (f > limit + tol) return true;
+  if (f < limit - tol) return false;
+  return geoDistance(lon1, lat1, lon2, lat2) > limit;
+}
+
+/**
+ * Is a point inside the shape (Redis's checks, in its order)? The distance itself is left to
+ * `geoDistance(shape.lon, shape.lat, lon, lat)`, only computed when a reply needs it.
+ */
+export function inShape(shape: GeoShape, lon: number, lat: number): boolean {
+  if (!shape.box) return !beyond(shape.lon, shape.lat, lon, lat, shape.radius * shape.conversion);
   // Latitude first: cheaper, as Redis orders the checks.
   const w = shape.width * shape.conversion;
   const h = shape.height * shape.conversion;
-  if (latDistance(lat, shape.lat) > h / 2) return -1;
-  if (geoDistance(lon, lat, shape.lon, lat) > w / 2) return -1;
-  return geoDistance(shape.lon, shape.lat, lon, lat);
+  if (latDistance(lat, shape.lat) > h / 2) return false;
+  return !beyond(lon, lat, shape.lon, lat, w / 2);
 }
 
 /** Geohash precision (step) whose cells are about the size of the radius. */
