@@ -22,7 +22,7 @@ import { RawClient } from '../helpers/resp-client.js';
 import { arrayElements } from './harness.js';
 
 const SEED = process.env.GEO_SEED ? Number(process.env.GEO_SEED) : Math.floor(Math.random() * 2 ** 31);
-const QUERIES = process.env.GEO_QUERIES ? Number(process.env.GEO_QUERIES) : 400;
+const QUERIES = process.env.GEO_QUERIES ? Number(process.env.GEO_QUERIES) : 800;
 
 /** mulberry32: small, seedable. */
 function prng(seed: number): () => number {

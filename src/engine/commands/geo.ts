@@ -26,10 +26,11 @@ import { ZADD_CH, ZADD_NX, ZADD_XX, lookupZset, storeResult, zaddOne } from './s
 
 /**
  * C's "%.<d>f" of a double: exact decimal rounding, ties to even (toFixed is exact too but
- * breaks ties upwards), "inf", "-nan", a sign on negative zero.
+ * breaks ties upwards), "inf", a sign on negative zero. (No NaN reaches it: the coordinates
+ * it prints are parsed or decoded ones.)
  */
 export function formatFixed(x: number, d: number): string {
-  if (x !== x) return '-nan'; // x86's default NaN (0/0 in asin) has the sign bit set
+  if (x !== x) return 'nan';
   if (x === Infinity) return 'inf';
   if (x === -Infinity) return '-inf';
   const neg = x < 0 || Object.is(x, -0);

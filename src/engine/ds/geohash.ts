@@ -4,7 +4,10 @@
  * of the 9 geohash boxes a radius/box search scans. Written from the published descriptions
  * of Redis's geo implementation (geohash with Mercator latitude limits, step 26, neighbour
  * boxes); every floating-point operation is done in the same order as Redis does it so that
- * scores, coordinates and distances come out bit-identical.
+ * scores, coordinates, search boxes and result order come out bit-identical. Distances use
+ * correctly rounded sin/cos/asin (crmath.ts): Redis gets them from glibc, which misrounds
+ * about 0.1% of its results, so a full-precision distance (STOREDIST) can differ from
+ * Redis's in the last place.
  *
  * Hashes are handled as two uint32 halves (hi/lo): scores can reach 54 bits (a longitude of
  * exactly 180 or a latitude of exactly the limit encodes an index of 2^26), beyond the 2^53
