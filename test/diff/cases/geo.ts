@@ -342,6 +342,23 @@ const scripts: Script[] = [
     ['GEOSEARCH', 'd', 'FROMMEMBER', 'o', 'BYBOX', '40100', '20000', 'km', 'WITHDIST', 'ASC'],
     ['GEORADIUS', 'd', '0', '0', '20100', 'km', 'STOREDIST', 'st'], ['ZRANGE', 'st', '0', '-1', 'WITHSCORES'],
   ] },
+  { name: 'binary member names and keys', steps: [
+    ['GEOADD', Buffer.from([0x6b, 0xff, 0x00]), '1', '1', Buffer.from([0xc3, 0x28, 0x00, 0xfe]), '1.001', '1', Buffer.from('plain')],
+    ['GEOSEARCH', Buffer.from([0x6b, 0xff, 0x00]), 'FROMMEMBER', Buffer.from([0xc3, 0x28, 0x00, 0xfe]), 'BYRADIUS', '1', 'km', 'WITHDIST'],
+    ['GEOPOS', Buffer.from([0x6b, 0xff, 0x00]), Buffer.from([0xc3, 0x28, 0x00, 0xfe]), 'plain'],
+    ['GEOSEARCHSTORE', Buffer.from([0xfe]), Buffer.from([0x6b, 0xff, 0x00]), 'FROMLONLAT', '1', '1', 'BYBOX', '1', '1', 'km'],
+    ['ZRANGE', Buffer.from([0xfe]), '0', '-1', 'WITHSCORES'],
+  ] },
+  { name: 'key positions (COMMAND GETKEYS)', steps: [
+    ['COMMAND', 'GETKEYS', 'GEORADIUS', 'k', '1', '2', '3', 'm', 'STORE', 'a', 'STOREDIST', 'b', 'store', 'c'],
+    ['COMMAND', 'GETKEYS', 'GEORADIUS', 'k', '1', '2', '3', 'm', 'WITHDIST'],
+    ['COMMAND', 'GETKEYS', 'GEORADIUSBYMEMBER', 'k', 'm', '3', 'm', 'store', 'a', 'x', 'storedist'],
+    ['COMMAND', 'GETKEYS', 'GEORADIUSBYMEMBER', 'k', 'm', '3', 'store', 'a'],
+    ['COMMAND', 'GETKEYS', 'GEORADIUS_RO', 'k', '1', '2', '3', 'm', 'STORE', 'a'],
+    ['COMMAND', 'GETKEYS', 'GEOSEARCHSTORE', 'd', 's', 'FROMMEMBER', 'm', 'BYRADIUS', '1', 'm'],
+    ['COMMAND', 'GETKEYS', 'GEOSEARCH', 's', 'FROMMEMBER', 'm', 'BYRADIUS', '1', 'm'],
+    ['COMMAND', 'GETKEYS', 'GEOADD', 'k', '1', '2', 'm'], ['COMMAND', 'GETKEYS', 'GEODIST', 'k', 'a', 'b'],
+  ] },
   { name: 'geo commands inside MULTI', steps: [
     ['MULTI'], sicily, ['GEOSEARCH', 'Sicily', 'FROMLONLAT', '15', '37', 'BYRADIUS', '200', 'km', 'WITHDIST'],
     ['GEOADD', 'Sicily', '200', '0', 'bad'], ['GEOPOS', 'Sicily', 'Catania'], ['EXEC'],
