@@ -20,6 +20,7 @@ import pubsub from './pubsub.js';
 import client from './client.js';
 import json from './json.js';
 import sort from './sort.js';
+import geo from './geo.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -39,4 +40,5 @@ export const FAMILIES: readonly Family[] = [
   client,
   json,
   sort,
+  geo,
 ];

@@ -22,7 +22,7 @@ import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
 
 /** The zset at key: ZSet, null when missing; throws WRONGTYPE. */
-function lookupZset(db: Db, key: string, read = true): ZSet | null {
+export function lookupZset(db: Db, key: string, read = true): ZSet | null {
   const e = read ? db.read(key) : db.get(key);
   if (e === undefined) return null;
   if (!(e.value instanceof ZSet)) throw WRONGTYPE;
@@ -120,10 +120,10 @@ function writePairs(out: ReplySink, nodes: ReadonlyArray<{ member: string; score
 
 // ---------------------------------------------------------------- ZADD / ZINCRBY
 
-const ZADD_NX = 1, ZADD_XX = 2, ZADD_GT = 4, ZADD_LT = 8, ZADD_CH = 16, ZADD_INCR = 32;
+export const ZADD_NX = 1, ZADD_XX = 2, ZADD_GT = 4, ZADD_LT = 8, ZADD_CH = 16, ZADD_INCR = 32;
 
 /** Apply one ZADD element; returns [added, changed, newScore | NaN when skipped]. */
-function zaddOne(z: ZSet, member: string, s: number, flags: number): { added: boolean; updated: boolean; score: number } {
+export function zaddOne(z: ZSet, member: string, s: number, flags: number): { added: boolean; updated: boolean; score: number } {
   const cur = z.score(member);
   if (cur !== undefined) {
     if (flags & ZADD_NX) return { added: false, updated: false, score: NaN };
@@ -476,7 +476,7 @@ function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /** Replace dst with the given pairs (deleting it when empty), as the *STORE commands do. */
-function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [string, number]>): void {
+export function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [string, number]>): void {
   if (pairs.length === 0) {
     db.delete(dst);
     return;
