@@ -8,10 +8,13 @@ import { TcpServer } from './tcp/server.js';
 import { HttpServer } from './http/server.js';
 import { RestTokens } from './http/auth.js';
 import { registerSse } from './http/sse.js';
+import { V2Router } from './http/v2.js';
 import type { Config } from './config.js';
 
 export interface RunningServer {
   readonly engine: Engine;
+  /** Where the /v2 services register their endpoints (null when HTTP is off). */
+  readonly v2: V2Router | null;
   readonly tcpPort: number;
   /** Port of the REST API; 0 when it is off (--http-port -1). */
   readonly httpPort: number;
@@ -27,11 +30,13 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let http: HttpServer | null = null;
   let tokens: RestTokens | null = null;
   let closeStreams = () => {};
+  let v2: V2Router | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);
+    v2 = new V2Router(http);
     engine.httpPort = await http.listen(bind, wantHttp);
   }
   const tcp = new TcpServer(engine);
@@ -54,5 +59,5 @@ export async function createServer(config: Config): Promise<RunningServer> {
     })();
     return stopping;
   };
-  return { engine, tcpPort, httpPort: engine.httpPort, tokens, stop };
+  return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, stop };
 }

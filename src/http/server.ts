@@ -252,6 +252,11 @@ export class HttpServer {
   private listenSocket: us_listen_socket | null = null;
   /** Endpoints by first path segment (SSE streams plug in here). */
   readonly routes = new Map<string, Route>();
+  /**
+   * APIs that take a whole path prefix before any Redis REST processing (no REST token check,
+   * any method): "v2" serves /v2/... (see http/v2.ts).
+   */
+  readonly apis = new Map<string, (res: HttpResponse, req: HttpRequest) => void>();
   /** The client of path-form, single and pipeline requests. */
   private readonly client: RestClient;
   /** The client of /multi-exec (its MULTI state lives only within one request). */
@@ -324,6 +329,17 @@ export class HttpServer {
 
   private request(res: HttpResponse, req: HttpRequest): void {
     this.cors = req.getHeader('origin') !== '';
+    if (this.apis.size !== 0) {
+      // The /v2 APIs (search, queue, workflows) have their own methods and authentication.
+      const url = req.getUrl();
+      if (url.startsWith('/v2/') || url === '/v2') {
+        const api = this.apis.get('v2');
+        if (api !== undefined) {
+          api(res, req);
+          return;
+        }
+      }
+    }
     const m = req.getMethod();
     let method: MethodKind;
     if (m === 'get') method = Method.GET;
