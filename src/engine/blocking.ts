@@ -59,6 +59,11 @@ export class Blocking implements KeyspaceListener {
 
   /** Block `c` until a key is served, the deadline passes, or it is unblocked. */
   block(c: Client, spec: WaitSpec): void {
+    // A script cannot wait: a blocking command called from one answers as on timeout (Redis).
+    if (c.transport.kind === 'internal') {
+      spec.timeout(c.out);
+      return;
+    }
     const w: Waiter = { client: c, db: c.dbIndex, spec, timer: null };
     this.byClient.set(c, w);
     c.blocked = true;
