@@ -124,7 +124,7 @@ function evalshaRoCommand(c: Client, argv: Argv, out: ReplySink): void {
 function fcallGeneric(c: Client, argv: Argv, out: ReplySink, ro: boolean): void {
   const s = scripting(c.engine);
   if (c.engine.monitors.size !== 0) feedMonitors(c, argv);
-  const fi = s.functions.functions.get(argv.key(1));
+  const fi = s.functions.getFunction(argv.key(1));
   if (fi === undefined) {
     out.error('ERR Function not found');
     return;

@@ -79,7 +79,12 @@ export function parseShebang(code: Buffer, forFunction: boolean): Shebang | stri
 
 export class FunctionStore {
   readonly libraries = new Map<string, Library>();
+  /** By lower-cased name: function names are case-insensitive in Redis (library names are not). */
   readonly functions = new Map<string, FunctionInfo>();
+
+  getFunction(name: string): FunctionInfo | undefined {
+    return this.functions.get(name.toLowerCase());
+  }
 
   get functionCount(): number {
     return this.functions.size;
@@ -87,14 +92,14 @@ export class FunctionStore {
 
   add(lib: Library): void {
     this.libraries.set(lib.name, lib);
-    for (const f of lib.functions.values()) this.functions.set(f.name, f);
+    for (const f of lib.functions.values()) this.functions.set(f.name.toLowerCase(), f);
   }
 
   delete(name: string): Library | undefined {
     const lib = this.libraries.get(name);
     if (lib === undefined) return undefined;
     this.libraries.delete(name);
-    for (const f of lib.functions.keys()) this.functions.delete(f);
+    for (const f of lib.functions.keys()) this.functions.delete(f.toLowerCase());
     return lib;
   }
 

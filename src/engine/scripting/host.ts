@@ -572,7 +572,7 @@ export class Scripting {
       return { err: 'ERR No functions registered' };
     }
     for (const f of fns) {
-      const other = this.functions.functions.get(f.name);
+      const other = this.functions.getFunction(f.name);
       if (other !== undefined && other.library.name !== name) {
         this.request({ t: 'fdrop' });
         return { err: `ERR Function ${f.name} already exists` };

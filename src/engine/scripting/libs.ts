@@ -599,9 +599,9 @@ function mpDecode(s: Buffer, st: { p: number }): LuaValue {
     case 0xd3: return i64(true);
     case 0xca: { need(4); const v = s.readFloatBE(st.p); st.p += 4; return v; }
     case 0xcb: { need(8); const v = s.readDoubleBE(st.p); st.p += 8; return v; }
-    case 0xd9: case 0xc4: return bytes(u(1));
-    case 0xda: case 0xc5: return bytes(u(2));
-    case 0xdb: case 0xc6: return bytes(u(4));
+    case 0xd9: return bytes(u(1));
+    case 0xda: return bytes(u(2));
+    case 0xdb: return bytes(u(4));
     case 0xdc: return arr(u(2));
     case 0xdd: return arr(u(4));
     case 0xde: return map(u(2));
@@ -679,7 +679,7 @@ function gettoalign(len: number, h: StructState, opt: string, size: number): num
   return (size - (len & (size - 1))) & (size - 1);
 }
 
-function controlOptions(opt: string, h: StructState): void {
+function controlOptions(opt: string, h: StructState, fname: string): void {
   switch (opt) {
     case ' ': return;
     case '>': h.little = false; return;
@@ -690,7 +690,7 @@ function controlOptions(opt: string, h: StructState): void {
       h.align = a;
       return;
     }
-    default: throw new StructError(`invalid format option '${opt}'`);
+    default: throw new StructError(`bad argument #1 to '${fname}' (invalid format option '${opt}')`);
   }
 }
 
@@ -757,7 +757,7 @@ export function structPack(fmt: string, args: Ser[]): LuaValue[] {
           if (opt === 's') out.push(0);
           break;
         }
-        default: controlOptions(opt, h);
+        default: controlOptions(opt, h, 'pack');
       }
     }
   } catch (e) {
@@ -815,7 +815,7 @@ export function structUnpack(fmt: string, s: Buffer, pos: number): LuaValue[] {
           vals.push(Buffer.from(s.subarray(p, e)));
           break;
         }
-        default: controlOptions(opt, h);
+        default: controlOptions(opt, h, 'unpack');
       }
       p += size;
     }
@@ -837,7 +837,7 @@ export function structSize(fmt: string): LuaValue[] {
       pos += gettoalign(pos, h, opt, size);
       if (opt === 's') throw new StructError("bad argument #1 to 'size' (options 'c0' - 's' not allowed)");
       if (opt === 'c' && size === 0) throw new StructError("bad argument #1 to 'size' (options 'c0' - 's' not allowed)");
-      if (size === 0 && !'b B h H l L T i I f d x c'.split(' ').includes(opt)) controlOptions(opt, h);
+      if (size === 0 && !'b B h H l L T i I f d x c'.split(' ').includes(opt)) controlOptions(opt, h, 'size');
       pos += size;
     }
   } catch (e) {

@@ -557,6 +557,9 @@ end
 local check_bridge = B.check
 local killed_msg = 'Script killed by user with SCRIPT KILL...'
 local function hook()
+  -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
+  local i = getinfo(2, 'S')
+  if i and i.source == RUNTIME then return end
   if check_bridge() then
     -- As Redis: keep failing on every line so pcall cannot swallow the kill.
     sethook(hook, 'l')
@@ -646,6 +649,7 @@ local function register_function(...)
     if cb == nil then raise('redis.register_function must get a callback argument') end
   elseif n == 2 then
     name, cb = ...
+    if type(name) == 'number' then name = tostring(name) end
     if type(name) ~= 'string' then raise('first argument to redis.register_function must be a string') end
     if type(cb) ~= 'function' then raise('second argument to redis.register_function must be a function') end
   else
@@ -665,9 +669,9 @@ local function register_function(...)
   if not valid_name(name) then
     raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
   end
-  if registering.byname[name] then raise('Function already exists in the library') end
+  if registering.byname[string.lower(name)] then raise('Function already exists in the library') end
   local fn = { name = name, cb = cb, flags = fl, desc = desc }
-  registering.byname[name] = fn
+  registering.byname[string.lower(name)] = fn
   registering.list[#registering.list + 1] = fn
 end
 

@@ -316,7 +316,7 @@ function handle(msg: Record<string, unknown>): unknown {
       vm.pushString(msg.fn as string);
       M._lua_call(vm.L, 2, 1);
       const r = run('__run_fn', msg.keys as Uint8Array[], msg.args as Uint8Array[], msg.name as string,
-        'Script killed by user with FUNCTION KILL...');
+        'Script killed by user with SCRIPT KILL...');
       return { t: 'done', r };
     }
   }
