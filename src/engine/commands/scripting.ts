@@ -292,7 +292,7 @@ function functionListCommand(c: Client, argv: Argv, out: ReplySink): void {
       else out.bulkLatin1(f.description);
       out.bulkText('flags');
       out.array(f.flags.length);
-      for (const fl of f.flags) out.bulkText(fl);
+      for (const fl of f.flags) out.simple(fl);
     }
     if (withCode) {
       out.bulkText('library_code');
@@ -311,7 +311,7 @@ function functionStatsCommand(c: Client, _argv: Argv, out: ReplySink): void {
   }
   out.array(4);
   out.bulkText('running_script');
-  if (run === null) out.nilArray();
+  if (run === null) out.nil();
   else {
     out.array(6);
     out.bulkText('name');
@@ -341,7 +341,7 @@ function functionDumpCommand(c: Client, _argv: Argv, out: ReplySink): void {
 function functionRestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   let policy: 'FLUSH' | 'APPEND' | 'REPLACE' = 'APPEND';
   if (argv.count > 4) {
-    out.error(E.SYNTAX);
+    out.error(`ERR unknown subcommand or wrong number of arguments for '${argv.key(1)}'. Try FUNCTION HELP.`);
     return;
   }
   if (argv.count === 4) {

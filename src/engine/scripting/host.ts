@@ -54,6 +54,12 @@ interface Done {
   fns?: { name: string; description: string | null; flags: string[] }[];
 }
 
+/**
+ * Commands Redis flags may-replicate internally without showing it in COMMAND INFO (7.0.15):
+ * read-only scripts refuse them like writes.
+ */
+const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
+
 const VERSION_NUM = REDIS_VERSION.split('.').reduce((a, p) => a * 256 + Number(p), 0);
 
 /** A transport for the script client: nothing to flush or close. */
@@ -476,7 +482,7 @@ export class Scripting {
         return;
       }
     }
-    if (ctx !== null && ctx.readOnly && def.flags & (F.WRITE | F.MAY_REPLICATE)) {
+    if (ctx !== null && ctx.readOnly && (def.flags & (F.WRITE | F.MAY_REPLICATE) || MAY_REPLICATE.has(def.name))) {
       eng.stats.perCommand[def.id].rejected++;
       fail('Write commands are not allowed from read-only scripts.');
       return;

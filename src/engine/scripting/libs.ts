@@ -275,30 +275,31 @@ class JsonParser {
     this.p++;
     const out: number[] = [];
     for (;;) {
-      if (this.p >= s.length) return { type: T.ERROR, index, err: 'unexpected end of string' };
+      if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
       const c = s[this.p++];
       if (c === 0x22) break;
       if (c !== 0x5c) {
         out.push(c);
         continue;
       }
-      if (this.p >= s.length) return { type: T.ERROR, index, err: 'unexpected end of string' };
+      const at = this.p - 1;
+      if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
       const e = s[this.p++];
       const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
       if (simple[e] !== undefined) {
         out.push(simple[e]);
         continue;
       }
-      if (e !== 0x75) return { type: T.ERROR, index, err: 'invalid escape code' };
+      if (e !== 0x75) return { type: T.ERROR, index: at, err: 'invalid escape code' };
       let cp = this.hex4();
-      if (cp < 0) return { type: T.ERROR, index, err: 'invalid unicode escape code' };
+      if (cp < 0) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
       if (cp >= 0xd800 && cp <= 0xdbff) {
-        if (s[this.p] !== 0x5c || s[this.p + 1] !== 0x75) return { type: T.ERROR, index, err: 'invalid unicode escape code' };
+        if (s[this.p] !== 0x5c || s[this.p + 1] !== 0x75) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
         this.p += 2;
         const lo = this.hex4();
-        if (lo < 0xdc00 || lo > 0xdfff) return { type: T.ERROR, index, err: 'invalid unicode escape code' };
+        if (lo < 0xdc00 || lo > 0xdfff) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-      } else if (cp >= 0xdc00 && cp <= 0xdfff) return { type: T.ERROR, index, err: 'invalid unicode escape code' };
+      } else if (cp >= 0xdc00 && cp <= 0xdfff) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
       out.push(...Buffer.from(String.fromCodePoint(cp), 'utf8'));
     }
     return { type: T.STRING, index, value: Buffer.from(out) };

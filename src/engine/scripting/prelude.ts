@@ -237,7 +237,7 @@ end
 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 function redis.set_repl(...)
-  if select('#', ...) ~= 1 then raise('redis.set_repl() requires one argument.') end
+  if select('#', ...) ~= 1 then raise('redis.set_repl() requires two arguments.') end
   local f = tonumber((...))
   if f == nil or f < 0 or f > 3 or f ~= floor(f) then
     raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
@@ -428,7 +428,7 @@ function cjson.new() return cjson end
 local mp_pack, mp_unpack = B.mp_pack, B.mp_unpack
 local cmsgpack = {}
 function cmsgpack.pack(...)
-  if select('#', ...) == 0 then error('MessagePack pack needs input.', 2) end
+  if select('#', ...) == 0 then error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 2) end
   local ok, r = mp_pack(serialise_any(...))(NULL)
   if not ok then error(r, 2) end
   return r
@@ -504,6 +504,12 @@ local keep = {
 }
 for k in pairs(G) do if not keep[k] then G[k] = nil end end
 G.redis, G.cjson, G.cmsgpack, G.struct, G.bit = redis, cjson, cmsgpack, struct, bit
+
+-- Library tables refuse new fields (Redis makes them read-only tables).
+local function readonly_lib(t, k) error('Attempt to modify a readonly table', 2) end
+for _, lib in ipairs({ string, math, table, coroutine, redis, cjson, cmsgpack, struct, bit }) do
+  setmetatable(lib, { __newindex = readonly_lib, __metatable = false })
+end
 
 -- Redis's pcall: an error table raised by redis.call comes back as its err string.
 local function pack_n(...) return select('#', ...), { ... } end
@@ -639,6 +645,7 @@ local function register_function(...)
         if type(v) ~= 'table' then raise('flags argument to redis.register_function must be a table representing function flags') end
         flags = v
       elseif k == 'description' then
+        if type(v) == 'number' then v = tostring(v) end
         if type(v) ~= 'string' then raise('description argument given to redis.register_function must be a string') end
         desc = v
       else
@@ -669,9 +676,9 @@ local function register_function(...)
   if not valid_name(name) then
     raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
   end
-  if registering.byname[string.lower(name)] then raise('Function already exists in the library') end
+  if registering.byname[name] then raise('Function already exists in the library') end
   local fn = { name = name, cb = cb, flags = fl, desc = desc }
-  registering.byname[string.lower(name)] = fn
+  registering.byname[name] = fn
   registering.list[#registering.list + 1] = fn
 end
 
