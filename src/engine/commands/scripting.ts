@@ -425,31 +425,34 @@ function noSubcommand(_c: Client, _argv: Argv, _out: ReplySink): void {}
 const EV = F.NOSCRIPT | F.STALE | F.SKIP_MONITOR | F.MOVABLE_KEYS;
 const LS = F.LOADING | F.STALE;
 
-export default family('scripting', ['scripting'], [
+/** The container rows (SCRIPT, FUNCTION) are only @slow in Redis; every real command is @scripting. */
+const SC = ['scripting'] as const;
+
+export default family('scripting', [], [
   //   name              arity  flags                                            keys       handler
-  row('eval',             -3,   EV,                                              [0, 0, 0], evalCommand, { getKeys: evalKeys }),
-  row('evalsha',          -3,   EV,                                              [0, 0, 0], evalshaCommand, { getKeys: evalKeys }),
-  row('eval_ro',          -3,   EV | F.READONLY,                                 [0, 0, 0], evalRoCommand, { getKeys: evalKeys }),
-  row('evalsha_ro',       -3,   EV | F.READONLY,                                 [0, 0, 0], evalshaRoCommand, { getKeys: evalKeys }),
-  row('fcall',            -3,   EV,                                              [0, 0, 0], fcallCommand, { getKeys: evalKeys }),
-  row('fcall_ro',         -3,   EV | F.READONLY,                                 [0, 0, 0], fcallRoCommand, { getKeys: evalKeys }),
+  row('eval',             -3,   EV,                                              [0, 0, 0], evalCommand, { getKeys: evalKeys, categories: SC }),
+  row('evalsha',          -3,   EV,                                              [0, 0, 0], evalshaCommand, { getKeys: evalKeys, categories: SC }),
+  row('eval_ro',          -3,   EV | F.READONLY,                                 [0, 0, 0], evalRoCommand, { getKeys: evalKeys, categories: SC }),
+  row('evalsha_ro',       -3,   EV | F.READONLY,                                 [0, 0, 0], evalshaRoCommand, { getKeys: evalKeys, categories: SC }),
+  row('fcall',            -3,   EV,                                              [0, 0, 0], fcallCommand, { getKeys: evalKeys, categories: SC }),
+  row('fcall_ro',         -3,   EV | F.READONLY,                                 [0, 0, 0], fcallRoCommand, { getKeys: evalKeys, categories: SC }),
   container('script',     -2,   0, [
-    row('load',            3,   F.NOSCRIPT | F.STALE,                            [0, 0, 0], scriptLoadCommand),
-    row('exists',         -3,   F.NOSCRIPT,                                      [0, 0, 0], scriptExistsCommand),
-    row('flush',          -2,   F.NOSCRIPT,                                      [0, 0, 0], scriptFlushCommand),
-    row('kill',            2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], scriptKillCommand),
-    row('debug',           3,   F.NOSCRIPT | F.NO_REST,                          [0, 0, 0], scriptDebugCommand),
-    row('help',            2,   LS,                                              [0, 0, 0], scriptHelpCommand),
+    row('load',            3,   F.NOSCRIPT | F.STALE,                            [0, 0, 0], scriptLoadCommand, { categories: SC }),
+    row('exists',         -3,   F.NOSCRIPT,                                      [0, 0, 0], scriptExistsCommand, { categories: SC }),
+    row('flush',          -2,   F.NOSCRIPT,                                      [0, 0, 0], scriptFlushCommand, { categories: SC }),
+    row('kill',            2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], scriptKillCommand, { categories: SC }),
+    row('debug',           3,   F.NOSCRIPT | F.NO_REST,                          [0, 0, 0], scriptDebugCommand, { categories: SC }),
+    row('help',            2,   LS,                                              [0, 0, 0], scriptHelpCommand, { categories: SC }),
   ], noSubcommand),
   container('function',   -2,   0, [
-    row('load',           -3,   F.WRITE | F.DENYOOM | F.NOSCRIPT,                [0, 0, 0], functionLoadCommand),
-    row('delete',          3,   F.WRITE | F.NOSCRIPT,                            [0, 0, 0], functionDeleteCommand),
-    row('flush',          -2,   F.WRITE | F.NOSCRIPT,                            [0, 0, 0], functionFlushCommand),
-    row('list',           -2,   F.NOSCRIPT,                                      [0, 0, 0], functionListCommand),
-    row('stats',           2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], functionStatsCommand),
-    row('dump',            2,   F.NOSCRIPT,                                      [0, 0, 0], functionDumpCommand),
-    row('restore',        -3,   F.WRITE | F.DENYOOM | F.NOSCRIPT,                [0, 0, 0], functionRestoreCommand),
-    row('kill',            2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], functionKillCommand),
-    row('help',            2,   LS,                                              [0, 0, 0], functionHelpCommand),
+    row('load',           -3,   F.WRITE | F.DENYOOM | F.NOSCRIPT,                [0, 0, 0], functionLoadCommand, { categories: SC }),
+    row('delete',          3,   F.WRITE | F.NOSCRIPT,                            [0, 0, 0], functionDeleteCommand, { categories: SC }),
+    row('flush',          -2,   F.WRITE | F.NOSCRIPT,                            [0, 0, 0], functionFlushCommand, { categories: SC }),
+    row('list',           -2,   F.NOSCRIPT,                                      [0, 0, 0], functionListCommand, { categories: SC }),
+    row('stats',           2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], functionStatsCommand, { categories: SC }),
+    row('dump',            2,   F.NOSCRIPT,                                      [0, 0, 0], functionDumpCommand, { categories: SC }),
+    row('restore',        -3,   F.WRITE | F.DENYOOM | F.NOSCRIPT,                [0, 0, 0], functionRestoreCommand, { categories: SC }),
+    row('kill',            2,   F.NOSCRIPT | F.ALLOW_BUSY,                       [0, 0, 0], functionKillCommand, { categories: SC }),
+    row('help',            2,   LS,                                              [0, 0, 0], functionHelpCommand, { categories: SC }),
   ], noSubcommand),
 ]);
