@@ -455,6 +455,11 @@ function shutdownCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const eng = c.engine;
+  // A busy script: only SHUTDOWN NOSAVE may stop the server (Redis's shutdownCommand).
+  if (eng.busyReply !== null && !nosave) {
+    out.error(eng.busyReply);
+    return;
+  }
   if (eng.shutdown === null) {
     out.error('ERR Errors trying to SHUTDOWN. Check logs.');
     return;

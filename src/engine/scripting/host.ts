@@ -19,13 +19,13 @@
 import { Worker, MessageChannel } from 'node:worker_threads';
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { type ReplySink, countError } from '../../resp/reply-sink.js';
+import { type ReplySink, countError, replyStats } from '../../resp/reply-sink.js';
 import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { call } from '../dispatch.js';
 import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
-import { FunctionStore, type FunctionInfo, type Library, parseShebang } from './functions.js';
+import { FunctionStore, type FunctionInfo, type Library, parseShebang, parsePayload } from './functions.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
@@ -187,14 +187,28 @@ function luaNumberToInt(x: number): number | bigint {
  * Write a serialised script result (see prelude.ts) as a RESP reply. Status texts cannot hold
  * CR/LF: Redis maps them to spaces.
  */
-export function writeResult(r: Uint8Array, out: ReplySink): void {
+export function writeResult(r: Uint8Array, out: ReplySink): boolean {
   const b = Buffer.from(r.buffer, r.byteOffset, r.length);
   const st = { p: 0 };
   if (b.length === 0) {
     out.nil();
-    return;
+    return false;
   }
+  const uncounted = b[0] === 0x45;
   writeOne(b, st, out);
+  return uncounted;
+}
+
+/**
+ * Take back the statistics of an error reply already counted when the command called by the
+ * script failed (Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE).
+ */
+function uncountError(msg: string): void {
+  replyStats.errors--;
+  const sp = msg.indexOf(' ');
+  const code = sp >= 0 && sp < 31 ? msg.slice(0, sp) : 'ERR';
+  const n = replyStats.codes.get(code);
+  if (n !== undefined) replyStats.codes.set(code, n - 1);
 }
 
 function readTo(b: Buffer, st: { p: number }, end: number): string {
@@ -224,12 +238,15 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
       for (let i = 0; i < n; i++) writeOne(b, st, out);
       return;
     }
-    case 0x65: case 0x6f: { // e o
+    case 0x65: case 0x45: case 0x6f: { // e E o
       const n = Number(readTo(b, st, 0x3a));
       const s = b.toString('latin1', st.p, st.p + n);
       st.p += n;
-      if (c === 0x65) out.error(s);
-      else out.simple(s.replace(/[\r\n]/g, ' '));
+      if (c === 0x6f) out.simple(s.replace(/[\r\n]/g, ' '));
+      else {
+        out.error(s);
+        if (c === 0x45) uncountError(s.replace(/[\r\n]/g, ' '));
+      }
       return;
     }
   }
@@ -431,8 +448,10 @@ export class Scripting {
     if (d.err) {
       ctx.out.error(d.err);
       if (d.err.startsWith('ERR internal scripting error')) this.reset();
-    } else if (d.r !== undefined) {
-      writeResult(d.r, ctx.out);
+    } else if (d.r !== undefined && writeResult(d.r, ctx.out)) {
+      // Not an error in the statistics, but a failed call of EVAL / FCALL all the same.
+      const def = eng.registry.commands.get(ctx.argv[0].toString('latin1').toLowerCase());
+      if (def !== undefined) eng.stats.perCommand[def.id].failed++;
     }
     if (ctx.async) {
       eng.busyReply = null;
@@ -632,9 +651,19 @@ export class Scripting {
     return err;
   }
 
-  /** Persistence hook: the libraries as a FUNCTION DUMP payload. */
+  /**
+   * Persistence hook (save): the libraries as a FUNCTION DUMP payload. Redis keeps functions
+   * in its RDB/AOF; the EVAL script cache is not persisted (as in Redis).
+   */
   dumpFunctions(): Buffer {
     return this.functions.serialize();
+  }
+
+  /** Persistence hook (load at start-up): restore a dumpFunctions() payload; null or an error. */
+  restoreFunctions(payload: Buffer, policy: 'FLUSH' | 'APPEND' | 'REPLACE' = 'REPLACE'): string | null {
+    const codes = parsePayload(payload);
+    if (codes === null) return 'ERR DUMP payload version or checksum are wrong';
+    return this.restoreLibraries(codes, policy);
   }
 
   // ---------------------------------------------------------------- kill

@@ -94,7 +94,7 @@ local function ser_resp(v, out, n)
   elseif t == 'table' then
     local e = rawget(v, 'err')
     if type(e) == 'string' then
-      out[n + 1] = 'e' .. #e .. ':'; out[n + 2] = e; return n + 2
+      out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
     end
     local o = rawget(v, 'ok')
     if type(o) == 'string' then
@@ -177,7 +177,11 @@ local function gencall(raise_err, ...)
     end
   end
   local v, iserr = call_bridge(unpack(args, 1, n))(NULL)
-  if iserr and raise_err then error(v, 0) end
+  if iserr then
+    -- Already counted in the error statistics by the command itself (Redis's flag name).
+    v.ignore_err_stats_update = true
+    if raise_err then error(v, 0) end
+  end
   return v
 end
 
@@ -597,7 +601,7 @@ local function finish(ok, res, name)
   if src ~= nil and line ~= nil then
     msg = msg .. ' script: ' .. name .. ', on ' .. tostring(src) .. ':' .. tostring(line) .. '.'
   end
-  return 'e' .. #msg .. ':' .. msg
+  return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
 
 R.__run_eval = function(f, keys, argv, name, kill_text)

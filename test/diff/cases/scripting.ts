@@ -438,10 +438,16 @@ redis.register_function('f11', function(k, a) return redis.call('fcall', 'f8', 0
     ['MULTI'], ['EVAL', "return redis.call('incr', 'w')", '0'], ['EVAL', 'return +', '0'], ['FCALL', 'nosuch', '0'], ['EXEC'],
     ['MULTI'], ['EVAL', 'return 1'], ['EXEC'],
   ] },
-  { name: 'script commands count in INFO commandstats', steps: [
+  { name: 'errors from redis.call are counted once in INFO errorstats', steps: [
+    ['SET', 's', 'a'],
     ['CONFIG', 'RESETSTAT'],
-    ['EVAL', "redis.call('set', 'a', 1) redis.call('get', 'a') return redis.pcall('incr', 'nokey', 'x')", '0'],
-    { cmd: ['INFO', 'commandstats'], compare: 'skip' },
+    ['EVAL', "return redis.call('incr','s')", '0'],
+    ['EVAL', "return redis.pcall('incr','s')", '0'],
+    ['EVAL', "return {redis.pcall('incr','s')}", '0'],
+    ['EVAL', "error('x')", '0'],
+    ['EVAL', "return redis.call('nosuch')", '0'],
+    ['EVAL', "return {err='MINE x'}", '0'],
+    ['INFO', 'errorstats'],
   ] },
 ];
 export default scripts;
