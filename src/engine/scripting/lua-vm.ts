@@ -246,21 +246,32 @@ export class LuaVM {
   // ---------------------------------------------------------------- values into Lua
 
   /**
-   * Push a function that returns the given values (the chunk's parameter 1 is what LUA_NULL
-   * stands for). Returns false (nothing pushed, message in `lastError`) when the values do not
-   * fit in one chunk.
+   * Push the given values onto the Lua stack (LUA_NULL is the value in the registry's __null).
+   * A chunk that builds them is loaded and called; an array too large for one chunk (Lua's limit
+   * of 262143 constants per function) is built by several chunks that each fill a part of it.
+   * Returns false (nothing pushed, message in `lastError`) when a value cannot be built.
    */
-  pushValues(values: readonly LuaValue[]): boolean {
-    const b = new ChunkBuilder();
+  pushValues(values: readonly LuaValue[], inParts = true): boolean {
+    const M = this.M;
+    const L = this.L;
+    const b = new ChunkBuilder(1);
     try {
       const base = 1;
       for (let i = 0; i < values.length; i++) b.emit(values[i], base + i);
       b.op(OP_RETURN, base, values.length + 1, 0);
       b.use(base + values.length);
     } catch (e) {
+      if ((e as Error).message === TOO_LARGE && inParts) return this.pushLarge(values);
       this.lastError = (e as Error).message;
       return false;
     }
+    if (!this.loadChunk(b)) return false;
+    this.getRegistry('__null');
+    M._lua_call(L, 1, values.length);
+    return true;
+  }
+
+  private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
     const p = this.buffer(size);
     b.write(this.u8, p);
@@ -269,6 +280,50 @@ export class LuaVM {
       this.lastError = this.latin1(-1);
       this.M._lua_settop(this.L, -2);
       return false;
+    }
+    return true;
+  }
+
+  /** pushValues for values holding a huge array: each huge top-level array is filled in parts. */
+  private pushLarge(values: readonly LuaValue[]): boolean {
+    const M = this.M;
+    const L = this.L;
+    const top = M._lua_gettop(L);
+    for (const v of values) {
+      if (!Array.isArray(v) || v.length < 1000) {
+        if (!this.pushValues([v], false)) {
+          M._lua_settop(L, top);
+          return false;
+        }
+        continue;
+      }
+      if (!this.pushValues([[]])) return false;
+      let i = 0;
+      while (i < v.length) {
+        // One part: t[i+1..j] = v[i..j-1], as many elements as fit in a chunk.
+        const b = new ChunkBuilder(2);
+        let j = i;
+        try {
+          for (; j < v.length && b.room(); j++) b.setIndex(v[j], j + 1);
+        } catch (e) {
+          if ((e as Error).message !== TOO_LARGE || j === i) {
+            this.lastError = (e as Error).message;
+            M._lua_settop(L, top);
+            return false;
+          }
+          // The element that did not fit starts the next part (its code is dropped with the chunk).
+          b.truncate();
+        }
+        b.op(OP_RETURN, 0, 1, 0);
+        if (!this.loadChunk(b)) {
+          M._lua_settop(L, top);
+          return false;
+        }
+        this.getRegistry('__null');
+        M._lua_pushvalue(L, -3);
+        M._lua_call(L, 2, 0);
+        i = j;
+      }
     }
     return true;
   }
@@ -362,13 +417,19 @@ function int2fb(x: number): number {
  * Builds one Lua 5.1 function (a binary chunk for a 32-bit little-endian Lua: int, size_t and
  * Instruction of 4 bytes, lua_Number a double) whose code builds the pushed values.
  */
+const TOO_LARGE = 'reply too large for a Lua value';
+
 class ChunkBuilder {
+  constructor(private readonly nparams: number) {}
+
   private readonly code: number[] = [];
+  /** Code and constant counts at the start of the last setIndex (truncate() goes back there). */
+  private mark = { code: 0, k: 0, kbytes: 0 };
   private readonly kinds: number[] = [];
   private readonly kvals: (number | Uint8Array | boolean)[] = [];
   private readonly numIdx = new Map<number, number>();
   private kbytes = 0;
-  private maxReg = 2;
+  private maxReg = 3;
   private errK = -1;
   private okK = -1;
 
@@ -387,7 +448,7 @@ class ChunkBuilder {
 
   private k(kind: number, v: number | Uint8Array): number {
     const i = this.kinds.length;
-    if (i >= MAXK) throw new Error('reply too large for a Lua value');
+    if (i >= MAXK) throw new Error(TOO_LARGE);
     this.kinds.push(kind);
     this.kvals.push(v);
     this.kbytes += kind === 3 ? 9 : 1 + 4 + (v as Uint8Array).length + 1;
@@ -398,7 +459,7 @@ class ChunkBuilder {
     let i = this.numIdx.get(n);
     if (i === undefined || Object.is(n, -0)) {
       i = this.k(3, n);
-      this.numIdx.set(n, i);
+      if (!Object.is(n, -0)) this.numIdx.set(n, i);
     }
     return i;
   }
@@ -424,6 +485,29 @@ class ChunkBuilder {
       this.loadStr(reg + 2, msg);
       this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
     }
+  }
+
+  /** Space left for more elements in a part (pushLarge). */
+  room(): boolean {
+    return this.kinds.length < MAXK - 1024 && this.code.length < 8_000_000;
+  }
+
+  /** Part code: R(1)[index] = v (R(1) is the table parameter). */
+  setIndex(v: LuaValue, index: number): void {
+    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes };
+    this.use(3);
+    this.opBx(OP_LOADK, 2, this.knum(index));
+    this.emit(v, 3);
+    this.op(OP_SETTABLE, 1, 2, 3);
+  }
+
+  /** Drop what the last setIndex emitted. */
+  truncate(): void {
+    this.code.length = this.mark.code;
+    this.kinds.length = this.mark.k;
+    this.kvals.length = this.mark.k;
+    this.kbytes = this.mark.kbytes;
+    for (const [n, i] of this.numIdx) if (i >= this.mark.k) this.numIdx.delete(n);
   }
 
   /** Code that leaves v in register reg (registers above reg are free to use). */
@@ -490,9 +574,9 @@ class ChunkBuilder {
     dv.setInt32(p + 8, 0, true); // lastlinedefined
     p += 12;
     u8[p++] = 0; // nups
-    u8[p++] = 1; // numparams: the cjson.null value
+    u8[p++] = this.nparams; // parameters: the cjson.null value (and the table a part fills)
     u8[p++] = 0; // is_vararg
-    u8[p++] = Math.max(this.maxReg, 2); // maxstacksize
+    u8[p++] = Math.max(this.maxReg, 3); // maxstacksize
     dv.setInt32(p, this.code.length, true);
     p += 4;
     for (const ins of this.code) {

@@ -23,6 +23,7 @@ for k, v in string.gmatch(spec, '([%w_]+)=([^;]*);') do
   if string.sub(v, 1, 6) == '__slot' then B[k] = R[v] else B[k] = v end
 end
 local NULL = newproxy(false)
+R.__null = NULL
 local type, tostring, tonumber, error, pcall, xpcall, select, rawget, rawset, next, unpack, setmetatable, getmetatable, ipairs, pairs =
       type, tostring, tonumber, error, pcall, xpcall, select, rawget, rawset, next, unpack, setmetatable, getmetatable, ipairs, pairs
 local sformat, sbyte, ssub, sfind, sgsub, tconcat = string.format, string.byte, string.sub, string.find, string.gsub, table.concat
@@ -176,7 +177,7 @@ local function gencall(raise_err, ...)
       return e
     end
   end
-  local v, iserr = call_bridge(unpack(args, 1, n))(NULL)
+  local v, iserr = call_bridge(unpack(args, 1, n))
   if iserr then
     -- Already counted in the error statistics by the command itself (Redis's flag name).
     v.ignore_err_stats_update = true
@@ -405,7 +406,7 @@ local json_enc, json_dec = B.json_encode, B.json_decode
 local cjson = { null = NULL }
 function cjson.encode(...)
   if select('#', ...) ~= 1 then error("bad argument #1 to 'encode' (expected 1 argument)", 2) end
-  local ok, r = json_enc(serialise_any((...)))(NULL)
+  local ok, r = json_enc(serialise_any((...)))
   if not ok then error(r, 2) end
   return r
 end
@@ -414,7 +415,7 @@ function cjson.decode(...)
   local s = ...
   if type(s) == 'number' then s = tostring(s) end
   if type(s) ~= 'string' then error("bad argument #1 to 'decode' (string expected, got " .. type(s) .. ")", 2) end
-  local ok, v = json_dec(s)(NULL)
+  local ok, v = json_dec(s)
   if not ok then error(v, 2) end
   return v
 end
@@ -422,7 +423,7 @@ local cfg_bridge = B.json_config
 for _, name in ipairs({ 'encode_keep_buffer', 'encode_max_depth', 'decode_max_depth', 'encode_number_precision',
                         'encode_sparse_array', 'encode_invalid_numbers', 'decode_invalid_numbers' }) do
   cjson[name] = function(...)
-    local r = { cfg_bridge(name, serialise_any(...))(NULL) }
+    local r = { cfg_bridge(name, serialise_any(...)) }
     if not r[1] then error(r[2], 2) end
     return unpack(r, 3, r[2] + 2)
   end
@@ -433,14 +434,14 @@ local mp_pack, mp_unpack = B.mp_pack, B.mp_unpack
 local cmsgpack = {}
 function cmsgpack.pack(...)
   if select('#', ...) == 0 then error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 2) end
-  local ok, r = mp_pack(serialise_any(...))(NULL)
+  local ok, r = mp_pack(serialise_any(...))
   if not ok then error(r, 2) end
   return r
 end
 local function mp_unpacker(name, mode)
   return function(s, a, b)
     if type(s) ~= 'string' then error("bad argument #1 to '" .. name .. "' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
-    local r = { mp_unpack(s, mode, sformat('%.17g', tonumber(a) or 0), sformat('%.17g', tonumber(b) or 0))(NULL) }
+    local r = { mp_unpack(s, mode, sformat('%.17g', tonumber(a) or 0), sformat('%.17g', tonumber(b) or 0)) }
     if not r[1] then error(r[2], 2) end
     return unpack(r, 3, r[2] + 2)
   end
@@ -453,7 +454,7 @@ local st_pack, st_unpack, st_size = B.struct_pack, B.struct_unpack, B.struct_siz
 local struct = {}
 function struct.pack(fmt, ...)
   if type(fmt) ~= 'string' then error("bad argument #1 to 'pack' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
-  local ok, r = st_pack(fmt, serialise_any(...))(NULL)
+  local ok, r = st_pack(fmt, serialise_any(...))
   if not ok then error(r, 2) end
   return r
 end
@@ -461,13 +462,13 @@ function struct.unpack(fmt, s, pos)
   if type(fmt) ~= 'string' then error("bad argument #1 to 'unpack' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
   if type(s) == 'number' then s = tostring(s) end
   if type(s) ~= 'string' then error("bad argument #2 to 'unpack' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
-  local r = { st_unpack(fmt, s, sformat('%.17g', tonumber(pos) or 1))(NULL) }
+  local r = { st_unpack(fmt, s, sformat('%.17g', tonumber(pos) or 1)) }
   if not r[1] then error(r[2], 2) end
   return unpack(r, 3, r[2] + 2)
 end
 function struct.size(fmt)
   if type(fmt) ~= 'string' then error("bad argument #1 to 'size' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
-  local ok, r = st_size(fmt)(NULL)
+  local ok, r = st_size(fmt)
   if not ok then error(r, 2) end
   return r
 end

@@ -41,12 +41,13 @@ const ch = new SyncChannel(init.ctl, init.port, CTL_WORKER, CTL_MAIN);
 let vm: LuaVM = null as unknown as LuaVM;
 const compiled = new Set<string>();
 
-/** Push the result of a chunk-returning bridge; on failure push a chunk returning (false, message). */
+/** Push a bridge's results; on failure push (false, message). Returns the count pushed. */
 function pushResult(values: LuaValue[]): number {
   if (!vm.pushValues(values)) {
     vm.pushValues([false, Buffer.from(vm.lastError, 'latin1')]);
+    return 2;
   }
-  return 1;
+  return values.length;
 }
 
 function args(L: number, from: number): Uint8Array[] {
@@ -68,7 +69,7 @@ function setup(): void {
     if (!vm.pushValues([decodeReply(r.v), r.err])) {
       vm.pushValues([{ err: Buffer.from(`ERR ${vm.lastError}`, 'latin1') }, true]);
     }
-    return 1;
+    return 2;
   });
   add('acl_check', (L) => {
     ch.send({ t: 'acl', argv: args(L, 1) });
@@ -237,7 +238,7 @@ function run(runner: string, keys: Uint8Array[], argv: Uint8Array[], name: strin
     const msg = `ERR ${vm.lastError}`;
     return Buffer.from(`e${msg.length}:${msg}`, 'latin1');
   }
-  M._lua_call(L, 0, 2); // runner fn KEYS ARGV
+  // runner fn KEYS ARGV
   vm.pushString(name);
   vm.pushString(killText);
   const st = M._lua_pcall(L, 5, 1, 0);
@@ -274,7 +275,6 @@ function handle(msg: Record<string, unknown>): unknown {
       for (const sha of compiled) {
         M._lua_settop(vm.L, 0);
         vm.pushValues([null]);
-        M._lua_call(vm.L, 0, 1);
         vm.setRegistry(`f_${sha}`);
       }
       compiled.clear();
