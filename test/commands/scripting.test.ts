@@ -226,6 +226,23 @@ describe('scripting (ours only)', () => {
     assert.equal(await other.get('exp'), null);
   });
 
+  it('replies larger than one Lua chunk reach the script whole', async () => {
+    const c = io(ours.port);
+    await c.del('big');
+    const n = await c.eval(`for i = 1, 300000, 1000 do local t = {} for j = i, i + 999 do t[#t+1] = 'v' .. j end redis.call('rpush', 'big', unpack(t)) end
+return redis.call('llen', 'big')`, 0);
+    assert.equal(n, 300000);
+    assert.deepEqual(await c.eval("local r = redis.call('lrange', 'big', 0, -1) return {#r, r[1], r[262144], r[300000]}", 0),
+      [300000, 'v1', 'v262144', 'v300000']);
+    await c.del('big');
+  });
+
+  it('deeply nested values cross between JSON and Lua', async () => {
+    const c = io(ours.port);
+    const deep = '['.repeat(120) + '1' + ']'.repeat(120);
+    assert.equal(await c.eval('return cjson.encode(cjson.decode(ARGV[1]))', 0, deep), deep);
+  });
+
   it('scripts queued in MULTI run inside EXEC', async () => {
     const c = io(ours.port);
     const r = await c.multi().set('m', '1').eval("return redis.call('incr', 'm')", 0).exec();
