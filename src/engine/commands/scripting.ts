@@ -422,7 +422,7 @@ function functionHelpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 /** Containers whose subcommand is not given are answered by the dispatcher's arity check. */
 function noSubcommand(_c: Client, _argv: Argv, _out: ReplySink): void {}
 
-const EV = F.NOSCRIPT | F.STALE | F.SKIP_MONITOR | F.MOVABLE_KEYS;
+const EV = F.NOSCRIPT | F.STALE | F.SKIP_MONITOR | F.NO_MANDATORY_KEYS | F.MOVABLE_KEYS;
 const LS = F.LOADING | F.STALE;
 
 /** The container rows (SCRIPT, FUNCTION) are only @slow in Redis; every real command is @scripting. */

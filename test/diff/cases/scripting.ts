@@ -438,6 +438,15 @@ redis.register_function('f11', function(k, a) return redis.call('fcall', 'f8', 0
     ['MULTI'], ['EVAL', "return redis.call('incr', 'w')", '0'], ['EVAL', 'return +', '0'], ['FCALL', 'nosuch', '0'], ['EXEC'],
     ['MULTI'], ['EVAL', 'return 1'], ['EXEC'],
   ] },
+  { name: 'command table rows and key extraction', steps: [
+    ['COMMAND', 'GETKEYS', 'EVAL', 'return 1', '2', 'a', 'b', 'c'],
+    ['COMMAND', 'GETKEYS', 'EVAL', 'return 1', '0'],
+    ['COMMAND', 'GETKEYS', 'EVAL', 'return 1', '5', 'a'],
+    ['COMMAND', 'GETKEYS', 'EVAL', 'return 1', 'x'],
+    ['COMMAND', 'GETKEYS', 'FCALL_RO', 'f', '1', 'a', 'b'],
+    ['COMMAND', 'GETKEYS', 'EVALSHA', 'x', '1', 'k'],
+    { cmd: ['ACL', 'CAT', 'scripting'], compare: 'sorted' },
+  ] },
   { name: 'errors from redis.call are counted once in INFO errorstats', steps: [
     ['SET', 's', 'a'],
     ['CONFIG', 'RESETSTAT'],
