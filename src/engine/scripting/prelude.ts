@@ -571,10 +571,11 @@ local function hook()
   -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
   local i = getinfo(2, 'S')
   if i and i.source == RUNTIME then return end
-  if check_bridge() then
+  local why = check_bridge()
+  if why then
     -- As Redis: keep failing on every line so pcall cannot swallow the kill.
     sethook(hook, 'l')
-    error(err_table(killed_msg), 0)
+    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or killed_msg), 0)
   end
 end
 

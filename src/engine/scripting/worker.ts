@@ -39,6 +39,9 @@ const init = workerData as WorkerInit;
 const ch = new SyncChannel(init.ctl, init.port, CTL_WORKER, CTL_MAIN);
 
 let vm: LuaVM = null as unknown as LuaVM;
+/** While FUNCTION LOAD runs library code: when it must stop (Redis's 500 ms LOAD_TIMEOUT_MS). */
+let loadDeadline = 0;
+const LOAD_TIMEOUT_MS = 500;
 const compiled = new Set<string>();
 
 /** Push a bridge's results; on failure push (false, message). Returns the count pushed. */
@@ -90,6 +93,10 @@ function setup(): void {
   add('check', () => {
     if (Atomics.load(init.ctl, CTL_KILL) !== 0) {
       vm.pushString('k');
+      return 1;
+    }
+    if (loadDeadline !== 0 && Date.now() > loadDeadline) {
+      vm.pushString('t');
       return 1;
     }
     return 0;
@@ -291,7 +298,9 @@ function handle(msg: Record<string, unknown>): unknown {
       vm.getRegistry('__load_lib');
       M._lua_insert(vm.L, -2);
       Atomics.store(init.ctl, CTL_KILL, 0);
+      loadDeadline = Date.now() + LOAD_TIMEOUT_MS;
       const st = M._lua_pcall(vm.L, 1, 1, 0);
+      loadDeadline = 0;
       const out = vm.latin1(-1);
       M._lua_settop(vm.L, 0);
       if (st !== 0) return { t: 'done', err: `ERR Error registering functions: ${out}` };

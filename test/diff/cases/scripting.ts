@@ -398,6 +398,9 @@ const scripts: Script[] = [
       "#!lua name=x\nlocal v = redis.REDIS_VERSION redis.register_function('v', function() return v end)",
     ].map((code) => ['FUNCTION', 'LOAD', 'REPLACE', code]),
     ['FCALL', 'v', '0'], ['FCALL', '1', '0'],
+    ['FUNCTION', 'LOAD', '#!lua name=slow\nlocal i = 0 while true do i = i + 1 end'],
+    ['FUNCTION', 'LOAD', "#!lua name=slow\nlocal i = 0 while i < 1000 do i = i + 1 end\nredis.register_function('s', function() return i end)"],
+    ['FCALL', 's', '0'],
   ] },
   { name: 'FCALL errors carry the function name and user_function position', steps: [
     ['FUNCTION', 'FLUSH'],
