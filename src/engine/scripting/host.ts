@@ -303,7 +303,7 @@ export class Scripting {
     w.unref();
     w.on('error', (e) => console.error('scripting worker error:', e));
     const ch = new SyncChannel(ctl, port1, CTL_MAIN, CTL_WORKER);
-    const first = ch.recv(60000) as { t: string; error?: string } | undefined;
+    const first = ch.recv(30000) as { t: string; error?: string } | undefined;
     if (first === undefined || first.t !== 'ready') {
       void w.terminate();
       throw new Error(`scripting worker failed to start: ${first?.error ?? 'timeout'}`);
