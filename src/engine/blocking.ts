@@ -81,6 +81,11 @@ export class Blocking implements KeyspaceListener {
    * sink the blocking command was given (its later reply goes there).
    */
   block(c: Client, spec: WaitSpec, out: ReplySink = c.out): void {
+    // A script cannot wait: a blocking command called from one answers as on timeout (Redis).
+    if (c.transport.kind === 'internal') {
+      spec.timeout(out);
+      return;
+    }
     const w: Waiter = { client: c, db: c.dbIndex, spec, out, timer: null };
     this.byClient.set(c, w);
     c.blocked = true;

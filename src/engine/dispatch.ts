@@ -102,6 +102,10 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
       `ERR Can't execute '${def.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`);
     return;
   }
+  if (eng.busyReply !== null && !(def.flags & F.ALLOW_BUSY)) {
+    rejectCmd(c, def, out, eng.busyReply);
+    return;
+  }
   if (c.multi !== null && !MULTI_PASSTHROUGH.has(def.name)) {
     c.multi.push({ def, argv: argv.clone() });
     out.simple('QUEUED');

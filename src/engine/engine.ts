@@ -104,6 +104,8 @@ export class Engine {
   /** Changes since the last save (INFO rdb_changes_since_last_save). */
   dirty = 0;
   lastSave = Math.floor(Date.now() / 1000);
+  /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
+  busyReply: string | null = null;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
   inExec = false;
   private listeners: KeyspaceListener[] = [];
@@ -215,7 +217,8 @@ export class Engine {
     this.lruClock = Math.floor(now / 1000);
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
-    if (this.activeExpire) {
+    // No active expiry while a busy script runs: the script must see a frozen keyspace.
+    if (this.activeExpire && this.busyReply === null) {
       for (const db of this.dbs) {
         if (db.expires > 0) db.activeExpire(now, deadline);
         if (Date.now() > deadline) break;

@@ -18,6 +18,7 @@
  *  NO_MULTI     refused inside MULTI.
  *  MOVABLE_KEYS key positions depend on the arguments (getKeys given).
  *  ALLOW_BUSY   allowed while a script is busy.
+ *  NO_MANDATORY_KEYS may take keys but may also be called with none (EVAL, FCALL).
  *  SUBSCRIBE_CTX allowed in RESP2 subscribe mode (our own bit; not shown by COMMAND).
  *  NO_REST      refused over the REST API (our own bit; blocking and connection-state commands).
  */
@@ -41,6 +42,7 @@ export const F = {
   ALLOW_BUSY: 1 << 16,
   SUBSCRIBE_CTX: 1 << 17,
   NO_REST: 1 << 18,
+  NO_MANDATORY_KEYS: 1 << 19,
 } as const;
 
 /** Flag names in the order Redis prints them in COMMAND replies. */
@@ -59,6 +61,7 @@ export const FLAG_NAMES: ReadonlyArray<readonly [number, string]> = [
   [F.FAST, 'fast'],
   [F.NO_AUTH, 'no_auth'],
   [F.MAY_REPLICATE, 'may_replicate'],
+  [F.NO_MANDATORY_KEYS, 'no_mandatory_keys'],
   [F.NO_MULTI, 'no_multi'],
   [F.MOVABLE_KEYS, 'movablekeys'],
   [F.ALLOW_BUSY, 'allow_busy'],

@@ -139,7 +139,8 @@ describe('REST server lifecycle', () => {
     const a = await startOurs(['--http-port', '-1']);
     try {
       await assert.rejects(fetch(`http://127.0.0.1:${a.httpPort}/ping`));
-      assert.match(a.output(), /REST API off/);
+      // The start-up line is printed just after the RESP port opens: wait for it.
+      await waitFor(() => /REST API off/.test(a.output()));
     } finally {
       await a.stop();
     }

@@ -83,7 +83,8 @@ function ceilTimes1000(v: LongDouble): bigint {
  * scripts) a blocking command that cannot be served answers as if it had timed out.
  */
 export function canBlock(c: Client): boolean {
-  return !c.engine.inExec;
+  // Inside EXEC or a script (internal client) a blocking command answers as on timeout.
+  return !c.engine.inExec && c.transport.kind !== 'internal';
 }
 
 /**

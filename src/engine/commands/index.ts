@@ -21,6 +21,7 @@ import client from './client.js';
 import json from './json.js';
 import sort from './sort.js';
 import geo from './geo.js';
+import scripting from './scripting.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -41,4 +42,5 @@ export const FAMILIES: readonly Family[] = [
   json,
   sort,
   geo,
+  scripting,
 ];

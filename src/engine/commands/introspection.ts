@@ -126,7 +126,7 @@ function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const idx = c.engine.registry.keyIndexes(def, inner);
-  if (idx.length === 0) {
+  if (idx.length === 0 && !(def.flags & F.NO_MANDATORY_KEYS)) {
     out.error('ERR The command has no key arguments');
     return;
   }

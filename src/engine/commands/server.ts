@@ -1,6 +1,6 @@
 /**
  * Server commands: DBSIZE FLUSHDB FLUSHALL INFO TIME CONFIG MONITOR LASTSAVE SAVE BGSAVE
- * SHUTDOWN DEBUG ROLE, and FUNCTION FLUSH / SCRIPT FLUSH until scripting exists.
+ * SHUTDOWN DEBUG ROLE.
  *
  * INFO follows Redis 7.0's genRedisInfoString: the same section names, order, "# Section"
  * headers, field names and CRLF line ends, so tools that parse INFO (redis-cli --stat,
@@ -455,6 +455,11 @@ function shutdownCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const eng = c.engine;
+  // A busy script: only SHUTDOWN NOSAVE may stop the server (Redis's shutdownCommand).
+  if (eng.busyReply !== null && !nosave) {
+    out.error(eng.busyReply);
+    return;
+  }
   if (eng.shutdown === null) {
     out.error('ERR Errors trying to SHUTDOWN. Check logs.');
     return;
@@ -758,32 +763,6 @@ function atoi(s: string): number {
   return m ? parseInt(m[1], 10) : 0;
 }
 
-// ---------------------------------------------------------------- FUNCTION / SCRIPT
-// Scripting does not exist yet: there is nothing to flush, so FLUSH validates its arguments
-// and answers OK. The scripting family takes these rows over when it lands.
-
-// FUNCTION FLUSH [ASYNC|SYNC]
-function functionFlushCommand(_c: Client, argv: Argv, out: ReplySink): void {
-  if (argv.count > 3) {
-    subcommandSyntaxError(argv, out);
-    return;
-  }
-  if (argv.count === 3 && !argv.is(2, 'SYNC') && !argv.is(2, 'ASYNC')) {
-    out.error('ERR FUNCTION FLUSH only supports SYNC|ASYNC option');
-    return;
-  }
-  out.ok();
-}
-
-// SCRIPT FLUSH [ASYNC|SYNC]
-function scriptFlushCommand(_c: Client, argv: Argv, out: ReplySink): void {
-  if (argv.count > 3 || (argv.count === 3 && !argv.is(2, 'SYNC') && !argv.is(2, 'ASYNC'))) {
-    out.error('ERR SCRIPT FLUSH only support SYNC|ASYNC option');
-    return;
-  }
-  out.ok();
-}
-
 /** Containers whose subcommand is not given are answered by the dispatcher's arity check. */
 function noSubcommand(_c: Client, _argv: Argv, _out: ReplySink): void {}
 
@@ -810,11 +789,5 @@ export default family('server', [], [
     row('resetstat',     2,   ADM,                                                [0, 0, 0], configResetstatCommand),
     row('rewrite',       2,   ADM,                                                [0, 0, 0], configRewriteCommand),
     row('help',          2,   LS,                                                 [0, 0, 0], configHelpCommand),
-  ], noSubcommand),
-  container('function', -2,   0, [
-    row('flush',        -2,   F.WRITE | F.NOSCRIPT,                               [0, 0, 0], functionFlushCommand, { categories: ['scripting'] }),
-  ], noSubcommand),
-  container('script',   -2,   0, [
-    row('flush',        -2,   F.NOSCRIPT,                                         [0, 0, 0], scriptFlushCommand, { categories: ['scripting'] }),
   ], noSubcommand),
 ]);

@@ -1,0 +1,234 @@
+/**
+ * Function libraries (FUNCTION LOAD) and the EVAL script cache as the engine thread keeps them:
+ * names, flags, descriptions and source code. The compiled Lua lives in the worker; these
+ * structures are what survives a restart of the worker or of the server.
+ *
+ * Persistence plugs in through `serialize()` / `restore()` of FunctionStore (the FUNCTION DUMP
+ * payload: a sequence of [0xf5, RDB length, code] records, the RDB version (10, Redis 7.0) and a
+ * CRC-64 (Jones) of everything before it, as Redis's own payload with uncompressed strings).
+ * Redis keeps functions across restarts (RDB/AOF) and does not keep the EVAL script cache.
+ */
+
+export const SCRIPT_FLAGS = ['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'] as const;
+
+export interface FunctionInfo {
+  readonly name: string;
+  readonly description: string | null;
+  readonly flags: readonly string[];
+  readonly library: Library;
+}
+
+export interface Library {
+  readonly name: string;
+  readonly code: Buffer;
+  readonly functions: Map<string, FunctionInfo>;
+}
+
+/** The result of parsing a script or library's first line. */
+export interface Shebang {
+  /** Engine and options were given ("#!lua ..."). */
+  readonly present: boolean;
+  readonly name: string | null;
+  readonly flags: readonly string[];
+  /** The code to compile: the shebang line removed, its line feed kept (line numbers stay). */
+  readonly body: Buffer;
+}
+
+/**
+ * Parse "#!lua [name=<lib>] [flags=a,b]". `forFunction` accepts name= (FUNCTION LOAD); EVAL
+ * accepts flags= only. Returns an error text (without "ERR ") or the parsed header.
+ */
+export function parseShebang(code: Buffer, forFunction: boolean): Shebang | string {
+  if (code.length < 2 || code[0] !== 0x23 || code[1] !== 0x21) {
+    if (forFunction) return 'Missing library metadata';
+    return { present: false, name: null, flags: [], body: code };
+  }
+  const eol = code.indexOf(0x0a);
+  if (eol < 0) return forFunction ? 'Invalid library metadata' : 'Invalid script shebang';
+  const parts = code.toString('latin1', 0, eol).split(/[ \t\r]+/).filter((p) => p !== '');
+  if (parts.length === 0) return forFunction ? 'Invalid library metadata' : 'Invalid engine in script shebang';
+  const body = code.subarray(eol);
+  if (forFunction) {
+    let name: string | null = null;
+    for (const p of parts.slice(1)) {
+      if (p.slice(0, 5).toLowerCase() === 'name=') {
+        if (name !== null) return 'Invalid metadata value, name argument was given multiple times';
+        name = p.slice(5);
+        continue;
+      }
+      return `Invalid metadata value given: ${p}`;
+    }
+    if (name === null) return 'Library name was not given';
+    const engine = parts[0].slice(2);
+    if (engine.toUpperCase() !== 'LUA') return `Engine '${engine}' not found`;
+    return { present: true, name, flags: [], body };
+  }
+  if (parts[0] !== '#!lua') return `Unexpected engine in script shebang: ${parts[0]}`;
+  const flags: string[] = [];
+  for (const p of parts.slice(1)) {
+    if (!p.startsWith('flags=')) return `Unknown lua shebang option: ${p}`;
+    const list = p.slice(6);
+    if (list === '') continue;
+    for (const f of list.split(',')) {
+      if (!(SCRIPT_FLAGS as readonly string[]).includes(f)) return `Unexpected flag in script shebang: ${f}`;
+      flags.push(f);
+    }
+  }
+  return { present: true, name: null, flags, body };
+}
+
+export class FunctionStore {
+  readonly libraries = new Map<string, Library>();
+  /** By lower-cased name: function names are case-insensitive in Redis (library names are not). */
+  readonly functions = new Map<string, FunctionInfo>();
+
+  getFunction(name: string): FunctionInfo | undefined {
+    return this.functions.get(name.toLowerCase());
+  }
+
+  get functionCount(): number {
+    return this.functions.size;
+  }
+
+  add(lib: Library): void {
+    this.libraries.set(lib.name, lib);
+    for (const f of lib.functions.values()) this.functions.set(f.name.toLowerCase(), f);
+  }
+
+  delete(name: string): Library | undefined {
+    const lib = this.libraries.get(name);
+    if (lib === undefined) return undefined;
+    this.libraries.delete(name);
+    for (const f of lib.functions.keys()) this.functions.delete(f.toLowerCase());
+    return lib;
+  }
+
+  clear(): void {
+    this.libraries.clear();
+    this.functions.clear();
+  }
+
+  /** FUNCTION DUMP payload (also the persistence format). */
+  serialize(): Buffer {
+    const parts: Buffer[] = [];
+    for (const lib of this.libraries.values()) {
+      parts.push(Buffer.from([0xf5]), rdbLen(lib.code.length), lib.code);
+    }
+    parts.push(Buffer.from([10, 0]));
+    const body = Buffer.concat(parts);
+    const crc = Buffer.alloc(8);
+    crc.writeBigUInt64LE(crc64(body));
+    return Buffer.concat([body, crc]);
+  }
+}
+
+/** The library codes of a FUNCTION DUMP payload, or null if it is not one of ours / Redis's uncompressed form. */
+export function parsePayload(p: Buffer): Buffer[] | null {
+  if (p.length < 10) return null;
+  const body = p.subarray(0, p.length - 8);
+  const version = body.readUInt16LE(body.length - 2);
+  if (version > 10) return null;
+  if (crc64(body) !== p.readBigUInt64LE(p.length - 8)) return null;
+  const codes: Buffer[] = [];
+  let i = 0;
+  const end = body.length - 2;
+  while (i < end) {
+    if (body[i] !== 0xf5) return null;
+    i++;
+    const r = readRdbString(body, i);
+    if (r === null) return null;
+    codes.push(r.value);
+    i = r.next;
+  }
+  return codes;
+}
+
+function rdbLen(n: number): Buffer {
+  if (n < 64) return Buffer.from([n]);
+  if (n < 16384) return Buffer.from([0x40 | (n >> 8), n & 0xff]);
+  const b = Buffer.alloc(5);
+  b[0] = 0x80;
+  b.writeUInt32BE(n, 1);
+  return b;
+}
+
+/** An RDB string: plain length-prefixed, or LZF-compressed (as Redis writes big strings). */
+function readRdbString(b: Buffer, i: number): { value: Buffer; next: number } | null {
+  const len = (at: number): { n: number; next: number; enc: number } | null => {
+    if (at >= b.length) return null;
+    const t = b[at] >> 6;
+    if (t === 0) return { n: b[at] & 0x3f, next: at + 1, enc: -1 };
+    if (t === 1) return at + 1 < b.length ? { n: ((b[at] & 0x3f) << 8) | b[at + 1], next: at + 2, enc: -1 } : null;
+    if (t === 2) {
+      if (b[at] === 0x80) return at + 4 < b.length ? { n: b.readUInt32BE(at + 1), next: at + 5, enc: -1 } : null;
+      if (b[at] === 0x81) return at + 8 < b.length ? { n: Number(b.readBigUInt64BE(at + 1)), next: at + 9, enc: -1 } : null;
+      return null;
+    }
+    return { n: 0, next: at + 1, enc: b[at] & 0x3f };
+  };
+  const h = len(i);
+  if (h === null) return null;
+  if (h.enc === -1) {
+    if (h.next + h.n > b.length) return null;
+    return { value: Buffer.from(b.subarray(h.next, h.next + h.n)), next: h.next + h.n };
+  }
+  if (h.enc === 3) {
+    const clen = len(h.next);
+    if (clen === null) return null;
+    const ulen = len(clen.next);
+    if (ulen === null || ulen.next + clen.n > b.length) return null;
+    const out = lzfDecompress(b.subarray(ulen.next, ulen.next + clen.n), ulen.n);
+    if (out === null) return null;
+    return { value: out, next: ulen.next + clen.n };
+  }
+  return null;
+}
+
+function lzfDecompress(src: Buffer, outLen: number): Buffer | null {
+  const out = Buffer.alloc(outLen);
+  let ip = 0;
+  let op = 0;
+  while (ip < src.length) {
+    let ctrl = src[ip++];
+    if (ctrl < 32) {
+      ctrl++;
+      if (op + ctrl > outLen || ip + ctrl > src.length) return null;
+      src.copy(out, op, ip, ip + ctrl);
+      op += ctrl;
+      ip += ctrl;
+    } else {
+      let len = ctrl >> 5;
+      let ref = op - ((ctrl & 0x1f) << 8) - 1;
+      if (len === 7) {
+        if (ip >= src.length) return null;
+        len += src[ip++];
+      }
+      if (ip >= src.length) return null;
+      ref -= src[ip++];
+      len += 2;
+      if (ref < 0 || op + len > outLen) return null;
+      for (let k = 0; k < len; k++) out[op++] = out[ref++];
+    }
+  }
+  return op === outLen ? out : null;
+}
+
+let CRC_TABLE: BigUint64Array | null = null;
+
+/** CRC-64/Jones as Redis's crc64.c (reflected, polynomial 0xad93d23594c935a9, init 0). */
+export function crc64(b: Uint8Array): bigint {
+  if (CRC_TABLE === null) {
+    CRC_TABLE = new BigUint64Array(256);
+    const poly = 0x95ac9329ac4bc9b5n; // reflected 0xad93d23594c935a9
+    for (let i = 0; i < 256; i++) {
+      let c = BigInt(i);
+      for (let k = 0; k < 8; k++) c = c & 1n ? (c >> 1n) ^ poly : c >> 1n;
+      CRC_TABLE[i] = c;
+    }
+  }
+  let crc = 0n;
+  for (let i = 0; i < b.length; i++) {
+    crc = CRC_TABLE[Number((crc ^ BigInt(b[i])) & 0xffn)] ^ (crc >> 8n);
+  }
+  return crc;
+}

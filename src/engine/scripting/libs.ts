@@ -1,0 +1,897 @@
+/**
+ * The libraries Redis loads into its Lua state, implemented in JS behind the worker's bridges
+ * (the Lua wrappers are in prelude.ts): cjson (lua_cjson 2.1 as Redis ships it), cmsgpack
+ * (lua_cmsgpack), struct (Roberto Ierusalimschy's struct.c) and bit (LuaBitOp). Outputs and
+ * error texts follow those C sources; Lua values arrive serialised (see prelude.ts).
+ */
+import { LUA_NULL, type LuaValue } from './lua-vm.js';
+
+// ---------------------------------------------------------------- the serialised form
+
+/** A Lua value as serialised by the prelude's ser_any. */
+export type Ser =
+  | Buffer | number | boolean | null | typeof LUA_NULL
+  | { t: [Ser, Ser][] } | { x: string } | { deep: true };
+
+export function parseSer(b: Buffer): Ser[] {
+  const out: Ser[] = [];
+  const st = { p: 0 };
+  while (st.p < b.length) out.push(parseOne(b, st));
+  return out;
+}
+
+function readNum(b: Buffer, st: { p: number }, end: number): string {
+  const i = b.indexOf(end, st.p);
+  const s = b.toString('latin1', st.p, i);
+  st.p = i + 1;
+  return s;
+}
+
+function parseOne(b: Buffer, st: { p: number }): Ser {
+  const c = b[st.p++];
+  switch (c) {
+    case 0x73: { // s
+      const n = Number(readNum(b, st, 0x3a));
+      const v = b.subarray(st.p, st.p + n);
+      st.p += n;
+      return v;
+    }
+    case 0x6e: return Number(readNum(b, st, 0x3b)); // n
+    case 0x54: return true;
+    case 0x46: return false;
+    case 0x4e: return null;
+    case 0x7a: return LUA_NULL;
+    case 0x44: return { deep: true };
+    case 0x78: return { x: readNum(b, st, 0x3b) };
+    case 0x74: { // t
+      const n = Number(readNum(b, st, 0x3b));
+      const pairs: [Ser, Ser][] = [];
+      for (let i = 0; i < n; i++) {
+        const k = parseOne(b, st);
+        pairs.push([k, parseOne(b, st)]);
+      }
+      return { t: pairs };
+    }
+    default: throw new Error(`bad serialised value at ${st.p - 1}`);
+  }
+}
+
+/** C's "%.14g" (Lua's number format, cjson's default precision). */
+export function fmtG(n: number, prec = 14): string {
+  if (Number.isNaN(n)) return n > 0 ? 'nan' : '-nan';
+  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
+  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  const exp = Math.floor(Math.log10(Math.abs(n)));
+  let e = Number(n.toExponential(prec - 1).split('e')[1]);
+  if (Number.isNaN(e)) e = exp;
+  if (e < -4 || e >= prec) {
+    let [m, ex] = n.toExponential(prec - 1).split('e');
+    if (m.includes('.')) m = m.replace(/0+$/, '').replace(/\.$/, '');
+    const en = Number(ex);
+    return `${m}e${en < 0 ? '-' : '+'}${String(Math.abs(en)).padStart(2, '0')}`;
+  }
+  let s = n.toFixed(Math.max(0, prec - 1 - e));
+  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
+  return s;
+}
+
+// ---------------------------------------------------------------- cjson
+
+export const jsonCfg = {
+  encodeMaxDepth: 1000,
+  decodeMaxDepth: 1000,
+  precision: 14,
+  sparseConvert: false,
+  sparseRatio: 2,
+  sparseSafe: 10,
+  encodeInvalid: 0 as number | 'null',
+  decodeInvalid: true,
+  keepBuffer: true,
+};
+
+class JsonError extends Error {}
+
+function typeName(v: Ser): string {
+  if (v === null) return 'nil';
+  if (v === LUA_NULL) return 'userdata';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'number') return 'number';
+  if (Buffer.isBuffer(v)) return 'string';
+  if ('t' in v) return 'table';
+  if ('x' in v) return v.x;
+  return 'table';
+}
+
+const ESC: (string | null)[] = [];
+for (let i = 0; i < 256; i++) ESC.push(null);
+for (let i = 0; i < 32; i++) ESC[i] = `\\u${i.toString(16).padStart(4, '0')}`;
+ESC[8] = '\\b'; ESC[9] = '\\t'; ESC[10] = '\\n'; ESC[12] = '\\f'; ESC[13] = '\\r';
+ESC[34] = '\\"'; ESC[47] = '\\/'; ESC[92] = '\\\\'; ESC[127] = '\\u007f';
+
+function jsonString(s: Buffer, out: Buffer[]): void {
+  let start = 0;
+  const parts: Buffer[] = [Buffer.from('"')];
+  for (let i = 0; i < s.length; i++) {
+    const e = ESC[s[i]];
+    if (e !== null) {
+      if (i > start) parts.push(s.subarray(start, i));
+      parts.push(Buffer.from(e, 'latin1'));
+      start = i + 1;
+    }
+  }
+  if (start < s.length) parts.push(s.subarray(start));
+  parts.push(Buffer.from('"'));
+  out.push(...parts);
+}
+
+function jsonNumber(n: number, out: Buffer[]): void {
+  if (!Number.isFinite(n)) {
+    if (jsonCfg.encodeInvalid === 0) throw new JsonError('Cannot serialise number: must not be NaN or Inf');
+    if (jsonCfg.encodeInvalid === 'null') {
+      out.push(Buffer.from('null'));
+      return;
+    }
+  }
+  out.push(Buffer.from(fmtG(n, jsonCfg.precision), 'latin1'));
+}
+
+function jsonValue(v: Ser, out: Buffer[], depth: number): void {
+  if (v === null || v === LUA_NULL) out.push(Buffer.from('null'));
+  else if (typeof v === 'boolean') out.push(Buffer.from(v ? 'true' : 'false'));
+  else if (typeof v === 'number') jsonNumber(v, out);
+  else if (Buffer.isBuffer(v)) jsonString(v, out);
+  else if ('t' in v) jsonTable(v.t, out, depth + 1);
+  else if ('deep' in v) throw new JsonError(`Cannot serialise, excessive nesting (${jsonCfg.encodeMaxDepth + 1})`);
+  else throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
+}
+
+function jsonTable(pairs: [Ser, Ser][], out: Buffer[], depth: number): void {
+  if (depth > jsonCfg.encodeMaxDepth) throw new JsonError(`Cannot serialise, excessive nesting (${depth})`);
+  // lua_array_length: every key a positive integer -> array of length max.
+  let max = 0;
+  let isArray = true;
+  for (const [k] of pairs) {
+    if (typeof k === 'number' && k >= 1 && Math.floor(k) === k) {
+      if (k > max) max = k;
+    } else {
+      isArray = false;
+      break;
+    }
+  }
+  if (isArray && max > 0 && jsonCfg.sparseRatio > 0 && max > pairs.length * jsonCfg.sparseRatio && max > jsonCfg.sparseSafe) {
+    if (!jsonCfg.sparseConvert) throw new JsonError('Cannot serialise table: excessively sparse array');
+    isArray = false;
+  }
+  if (isArray && max > 0) {
+    const byIndex = new Map<number, Ser>();
+    for (const [k, x] of pairs) byIndex.set(k as number, x);
+    out.push(Buffer.from('['));
+    for (let i = 1; i <= max; i++) {
+      if (i > 1) out.push(Buffer.from(','));
+      jsonValue(byIndex.has(i) ? byIndex.get(i)! : null, out, depth);
+    }
+    out.push(Buffer.from(']'));
+    return;
+  }
+  out.push(Buffer.from('{'));
+  let first = true;
+  for (const [k, x] of pairs) {
+    if (!first) out.push(Buffer.from(','));
+    first = false;
+    if (typeof k === 'number') {
+      out.push(Buffer.from('"'));
+      jsonNumber(k, out);
+      out.push(Buffer.from('"'));
+    } else if (Buffer.isBuffer(k)) jsonString(k, out);
+    else throw new JsonError(`Cannot serialise ${typeName(k)}: table key must be a number or string`);
+    out.push(Buffer.from(':'));
+    jsonValue(x, out, depth);
+  }
+  out.push(Buffer.from('}'));
+}
+
+/** cjson.encode: [true, json] or [false, message]. */
+export function jsonEncode(v: Ser): LuaValue[] {
+  const out: Buffer[] = [];
+  try {
+    jsonValue(v, out, 0);
+  } catch (e) {
+    if (e instanceof JsonError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+  return [true, Buffer.concat(out)];
+}
+
+const T = {
+  OBJ_BEGIN: 'T_OBJ_BEGIN', OBJ_END: 'T_OBJ_END', ARR_BEGIN: 'T_ARR_BEGIN', ARR_END: 'T_ARR_END',
+  STRING: 'T_STRING', NUMBER: 'T_NUMBER', BOOLEAN: 'T_BOOLEAN', NULL: 'T_NULL', COLON: 'T_COLON',
+  COMMA: 'T_COMMA', END: 'T_END', ERROR: 'T_ERROR',
+} as const;
+
+interface Tok { type: string; index: number; value?: LuaValue; err?: string }
+
+class JsonParser {
+  p = 0;
+  depth = 0;
+  constructor(readonly s: Buffer) {}
+
+  private error(exp: string, tok: Tok): never {
+    const found = tok.type === T.ERROR ? tok.err! : tok.type;
+    throw new JsonError(`Expected ${exp} but found ${found} at character ${tok.index + 1}`);
+  }
+
+  next(): Tok {
+    const s = this.s;
+    while (this.p < s.length && (s[this.p] === 0x20 || s[this.p] === 0x09 || s[this.p] === 0x0a || s[this.p] === 0x0d)) this.p++;
+    const index = this.p;
+    if (this.p >= s.length) return { type: T.END, index };
+    const c = s[this.p];
+    const single: Record<number, string> = { 0x7b: T.OBJ_BEGIN, 0x7d: T.OBJ_END, 0x5b: T.ARR_BEGIN, 0x5d: T.ARR_END, 0x3a: T.COLON, 0x2c: T.COMMA };
+    if (single[c] !== undefined) {
+      this.p++;
+      return { type: single[c], index };
+    }
+    if (c === 0x22) return this.string(index);
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39) || (jsonCfg.decodeInvalid && (c === 0x69 || c === 0x49 || c === 0x6e || c === 0x4e) && this.isNumLike())) return this.number(index);
+    if (s.toString('latin1', this.p, this.p + 4) === 'true') {
+      this.p += 4;
+      return { type: T.BOOLEAN, index, value: true };
+    }
+    if (s.toString('latin1', this.p, this.p + 5) === 'false') {
+      this.p += 5;
+      return { type: T.BOOLEAN, index, value: false };
+    }
+    if (s.toString('latin1', this.p, this.p + 4) === 'null') {
+      this.p += 4;
+      return { type: T.NULL, index, value: LUA_NULL };
+    }
+    return { type: T.ERROR, index, err: 'invalid token' };
+  }
+
+  private isNumLike(): boolean {
+    const t = this.s.toString('latin1', this.p, this.p + 8).toLowerCase();
+    return t.startsWith('inf') || t.startsWith('nan');
+  }
+
+  private number(index: number): Tok {
+    const s = this.s;
+    const rest = s.toString('latin1', this.p, Math.min(s.length, this.p + 400));
+    const m = /^[-+]?(?:0[xX][0-9a-fA-F]+|(?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?:[nN][aA][nN])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)/.exec(rest);
+    if (m === null) return { type: T.ERROR, index, err: 'invalid number' };
+    const txt = m[0];
+    let v: number;
+    const low = txt.toLowerCase().replace(/^[-+]/, '');
+    if (low.startsWith('0x')) v = parseInt(txt, 16);
+    else if (low.startsWith('inf')) v = txt.startsWith('-') ? -Infinity : Infinity;
+    else if (low.startsWith('nan')) v = NaN;
+    else v = Number(txt);
+    if (!jsonCfg.decodeInvalid && (low.startsWith('0x') || !Number.isFinite(v))) return { type: T.ERROR, index, err: 'invalid number' };
+    this.p += txt.length;
+    return { type: T.NUMBER, index, value: v };
+  }
+
+  private string(index: number): Tok {
+    const s = this.s;
+    this.p++;
+    const out: number[] = [];
+    for (;;) {
+      if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
+      const c = s[this.p++];
+      if (c === 0x22) break;
+      if (c !== 0x5c) {
+        out.push(c);
+        continue;
+      }
+      const at = this.p - 1;
+      if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
+      const e = s[this.p++];
+      const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
+      if (simple[e] !== undefined) {
+        out.push(simple[e]);
+        continue;
+      }
+      if (e !== 0x75) return { type: T.ERROR, index: at, err: 'invalid escape code' };
+      let cp = this.hex4();
+      if (cp < 0) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
+      if (cp >= 0xd800 && cp <= 0xdbff) {
+        if (s[this.p] !== 0x5c || s[this.p + 1] !== 0x75) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
+        this.p += 2;
+        const lo = this.hex4();
+        if (lo < 0xdc00 || lo > 0xdfff) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+      } else if (cp >= 0xdc00 && cp <= 0xdfff) return { type: T.ERROR, index: at, err: 'invalid unicode escape code' };
+      out.push(...Buffer.from(String.fromCodePoint(cp), 'utf8'));
+    }
+    return { type: T.STRING, index, value: Buffer.from(out) };
+  }
+
+  private hex4(): number {
+    const t = this.s.toString('latin1', this.p, this.p + 4);
+    if (!/^[0-9a-fA-F]{4}$/.test(t)) return -1;
+    this.p += 4;
+    return parseInt(t, 16);
+  }
+
+  value(tok: Tok): LuaValue {
+    if (tok.type === T.OBJ_BEGIN) return this.object(tok);
+    if (tok.type === T.ARR_BEGIN) return this.array(tok);
+    if (tok.type === T.STRING || tok.type === T.NUMBER || tok.type === T.BOOLEAN || tok.type === T.NULL) return tok.value!;
+    this.error('value', tok);
+  }
+
+  private enter(tok: Tok): void {
+    if (++this.depth > jsonCfg.decodeMaxDepth) {
+      throw new JsonError(`Found too many nested data structures (${this.depth}) at character ${tok.index + 1}`);
+    }
+  }
+
+  private object(open: Tok): LuaValue {
+    this.enter(open);
+    const kv: LuaValue[] = [];
+    let tok = this.next();
+    if (tok.type === T.OBJ_END) {
+      this.depth--;
+      return { h: kv };
+    }
+    for (;;) {
+      if (tok.type !== T.STRING) this.error('object key string', tok);
+      const key = tok.value!;
+      tok = this.next();
+      if (tok.type !== T.COLON) this.error('colon', tok);
+      kv.push(key, this.value(this.next()));
+      tok = this.next();
+      if (tok.type === T.OBJ_END) break;
+      if (tok.type !== T.COMMA) this.error('comma or object end', tok);
+      tok = this.next();
+    }
+    this.depth--;
+    return { h: kv };
+  }
+
+  private array(open: Tok): LuaValue {
+    this.enter(open);
+    const items: LuaValue[] = [];
+    let tok = this.next();
+    if (tok.type === T.ARR_END) {
+      this.depth--;
+      return items;
+    }
+    for (;;) {
+      items.push(this.value(tok));
+      tok = this.next();
+      if (tok.type === T.ARR_END) break;
+      if (tok.type !== T.COMMA) this.error('comma or array end', tok);
+      tok = this.next();
+    }
+    this.depth--;
+    // Elements that are JSON null stay cjson.null; a Lua array cannot hold nil anyway.
+    return items;
+  }
+}
+
+/** cjson.decode: [true, value] or [false, message]. */
+export function jsonDecode(s: Buffer): LuaValue[] {
+  const p = new JsonParser(s);
+  try {
+    const v = p.value(p.next());
+    const end = p.next();
+    if (end.type !== T.END) {
+      const found = end.type === T.ERROR ? end.err! : end.type;
+      throw new JsonError(`Expected the end but found ${found} at character ${end.index + 1}`);
+    }
+    return [true, v];
+  } catch (e) {
+    if (e instanceof JsonError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+}
+
+/** cjson.<config>(...): [true, count, values...] or [false, message]. */
+export function jsonConfig(name: string, args: Ser[]): LuaValue[] {
+  const num = (v: Ser | undefined): number | undefined => (typeof v === 'number' ? v : Buffer.isBuffer(v) ? Number(v.toString('latin1')) : undefined);
+  const bool = (v: Ser | undefined): boolean | undefined => (v === undefined || v === null ? undefined : typeof v === 'boolean' ? v
+    : Buffer.isBuffer(v) ? v.toString('latin1') === 'on' || v.toString('latin1') === 'true' : v !== 0);
+  const onoff = (b: boolean): Buffer => Buffer.from(b ? 'on' : 'off');
+  switch (name) {
+    case 'encode_max_depth': {
+      const n = num(args[0]);
+      if (n !== undefined) jsonCfg.encodeMaxDepth = n;
+      return [true, 1, jsonCfg.encodeMaxDepth];
+    }
+    case 'decode_max_depth': {
+      const n = num(args[0]);
+      if (n !== undefined) jsonCfg.decodeMaxDepth = n;
+      return [true, 1, jsonCfg.decodeMaxDepth];
+    }
+    case 'encode_number_precision': {
+      const n = num(args[0]);
+      if (n !== undefined) {
+        if (n < 1 || n > 14) return [false, Buffer.from("bad argument #1 to '?' (expected integer between 1 and 14)")];
+        jsonCfg.precision = n;
+      }
+      return [true, 1, jsonCfg.precision];
+    }
+    case 'encode_sparse_array': {
+      const b = bool(args[0]);
+      if (b !== undefined) jsonCfg.sparseConvert = b;
+      const r = num(args[1]);
+      if (r !== undefined) jsonCfg.sparseRatio = r;
+      const sf = num(args[2]);
+      if (sf !== undefined) jsonCfg.sparseSafe = sf;
+      return [true, 3, jsonCfg.sparseConvert, jsonCfg.sparseRatio, jsonCfg.sparseSafe];
+    }
+    case 'encode_keep_buffer': {
+      const b = bool(args[0]);
+      if (b !== undefined) jsonCfg.keepBuffer = b;
+      return [true, 1, jsonCfg.keepBuffer];
+    }
+    case 'encode_invalid_numbers': {
+      const v = args[0];
+      if (Buffer.isBuffer(v) && v.toString('latin1') === 'null') jsonCfg.encodeInvalid = 'null';
+      else {
+        const b = bool(v);
+        if (b !== undefined) jsonCfg.encodeInvalid = b ? 1 : 0;
+      }
+      const cur = jsonCfg.encodeInvalid;
+      return [true, 1, cur === 'null' ? Buffer.from('null') : cur === 1];
+    }
+    case 'decode_invalid_numbers': {
+      const b = bool(args[0]);
+      if (b !== undefined) jsonCfg.decodeInvalid = b;
+      return [true, 1, jsonCfg.decodeInvalid];
+    }
+  }
+  return [true, 1, onoff(false)];
+}
+
+// ---------------------------------------------------------------- cmsgpack
+
+const MAX_NESTING = 16;
+
+function isInt64Equivalent(n: number): boolean {
+  return Number.isFinite(n) && Math.trunc(n) === n && n >= -9223372036854775808 && n < 9223372036854775808;
+}
+
+function mpInt(n: number, out: number[]): void {
+  const be = (v: bigint, bytes: number) => {
+    for (let i = bytes - 1; i >= 0; i--) out.push(Number((v >> BigInt(i * 8)) & 0xffn));
+  };
+  const b = BigInt(n);
+  if (n >= 0) {
+    if (n <= 127) out.push(n);
+    else if (n <= 0xff) out.push(0xcc, n);
+    else if (n <= 0xffff) { out.push(0xcd); be(b, 2); }
+    else if (n <= 0xffffffff) { out.push(0xce); be(b, 4); }
+    else { out.push(0xcf); be(b, 8); }
+  } else {
+    const u = BigInt.asUintN(64, b);
+    if (n >= -32) out.push(n & 0xff);
+    else if (n >= -128) out.push(0xd0, n & 0xff);
+    else if (n >= -32768) { out.push(0xd1); be(u, 2); }
+    else if (n >= -2147483648) { out.push(0xd2); be(u, 4); }
+    else { out.push(0xd3); be(u, 8); }
+  }
+}
+
+function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: number, out: number[], c8 = -1): void {
+  if (len < fixMax) out.push(fix | len);
+  else if (c8 >= 0 && len <= 0xff) out.push(c8, len);
+  else if (len <= 0xffff) out.push(c16, len >> 8, len & 0xff);
+  else out.push(c32, (len >>> 24) & 0xff, (len >> 16) & 0xff, (len >> 8) & 0xff, len & 0xff);
+}
+
+function mpEncode(v: Ser, out: number[], level: number): void {
+  if (v === null || v === LUA_NULL) out.push(0xc0);
+  else if (typeof v === 'boolean') out.push(v ? 0xc3 : 0xc2);
+  else if (typeof v === 'number') {
+    if (isInt64Equivalent(v)) mpInt(v, out);
+    else {
+      const f = Math.fround(v);
+      const dv = new DataView(new ArrayBuffer(8));
+      if (f === v || Number.isNaN(v)) {
+        dv.setFloat32(0, v);
+        out.push(0xca, ...new Uint8Array(dv.buffer, 0, 4));
+      } else {
+        dv.setFloat64(0, v);
+        out.push(0xcb, ...new Uint8Array(dv.buffer));
+      }
+    }
+  } else if (Buffer.isBuffer(v)) {
+    mpLen(v.length, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
+    for (let i = 0; i < v.length; i++) out.push(v[i]);
+  } else if ('t' in v) {
+    if (level >= MAX_NESTING) {
+      out.push(0xc0);
+      return;
+    }
+    const pairs = v.t;
+    let max = 0;
+    let isArray = true;
+    for (const [k] of pairs) {
+      if (typeof k === 'number' && k > 0 && Math.trunc(k) === k) max = Math.max(max, k);
+      else {
+        isArray = false;
+        break;
+      }
+    }
+    if (isArray && max === pairs.length) {
+      const byIndex = new Map<number, Ser>();
+      for (const [k, x] of pairs) byIndex.set(k as number, x);
+      mpLen(max, 0x90, 16, 0xdc, 0xdd, out);
+      for (let i = 1; i <= max; i++) mpEncode(byIndex.get(i) ?? null, out, level + 1);
+    } else {
+      mpLen(pairs.length, 0x80, 16, 0xde, 0xdf, out);
+      for (const [k, x] of pairs) {
+        mpEncode(k, out, level + 1);
+        mpEncode(x, out, level + 1);
+      }
+    }
+  } else out.push(0xc0);
+}
+
+export function mpPack(args: Ser[]): LuaValue[] {
+  const out: number[] = [];
+  for (const a of args) mpEncode(a, out, 0);
+  return [true, Buffer.from(out)];
+}
+
+class MpError extends Error {}
+
+function mpDecode(s: Buffer, st: { p: number }): LuaValue {
+  const need = (n: number) => {
+    if (st.p + n > s.length) throw new MpError('Missing bytes in input.');
+  };
+  need(1);
+  const c = s[st.p++];
+  const u = (n: number): number => {
+    need(n);
+    let v = 0;
+    for (let i = 0; i < n; i++) v = v * 256 + s[st.p++];
+    return v;
+  };
+  const i64 = (signed: boolean): number => {
+    need(8);
+    const v = signed ? s.readBigInt64BE(st.p) : s.readBigUInt64BE(st.p);
+    st.p += 8;
+    return Number(v);
+  };
+  const bytes = (n: number): Buffer => {
+    need(n);
+    const b = Buffer.from(s.subarray(st.p, st.p + n));
+    st.p += n;
+    return b;
+  };
+  const arr = (n: number): LuaValue => {
+    const items: LuaValue[] = [];
+    for (let i = 0; i < n; i++) items.push(mpDecode(s, st));
+    // A nil element still occupies its index: build with explicit keys.
+    if (items.some((x) => x === null)) {
+      const kv: LuaValue[] = [];
+      items.forEach((x, i) => { if (x !== null) kv.push(i + 1, x); });
+      return { h: kv };
+    }
+    return items;
+  };
+  const map = (n: number): LuaValue => {
+    const kv: LuaValue[] = [];
+    for (let i = 0; i < n; i++) {
+      const k = mpDecode(s, st);
+      const v = mpDecode(s, st);
+      if (k !== null && v !== null) kv.push(k, v);
+    }
+    return { h: kv };
+  };
+  if (c <= 0x7f) return c;
+  if (c >= 0xe0) return c - 256;
+  if ((c & 0xe0) === 0xa0) return bytes(c & 0x1f);
+  if ((c & 0xf0) === 0x90) return arr(c & 0x0f);
+  if ((c & 0xf0) === 0x80) return map(c & 0x0f);
+  switch (c) {
+    case 0xc0: return null;
+    case 0xc2: return false;
+    case 0xc3: return true;
+    case 0xcc: return u(1);
+    case 0xcd: return u(2);
+    case 0xce: return u(4);
+    case 0xcf: return i64(false);
+    case 0xd0: { const v = u(1); return v >= 128 ? v - 256 : v; }
+    case 0xd1: { const v = u(2); return v >= 32768 ? v - 65536 : v; }
+    case 0xd2: { need(4); const v = s.readInt32BE(st.p); st.p += 4; return v; }
+    case 0xd3: return i64(true);
+    case 0xca: { need(4); const v = s.readFloatBE(st.p); st.p += 4; return v; }
+    case 0xcb: { need(8); const v = s.readDoubleBE(st.p); st.p += 8; return v; }
+    case 0xd9: return bytes(u(1));
+    case 0xda: return bytes(u(2));
+    case 0xdb: return bytes(u(4));
+    case 0xdc: return arr(u(2));
+    case 0xdd: return arr(u(4));
+    case 0xde: return map(u(2));
+    case 0xdf: return map(u(4));
+  }
+  throw new MpError('Bad data format in input.');
+}
+
+/** cmsgpack.unpack / unpack_one / unpack_limit: [true, count, values...] or [false, message]. */
+export function mpUnpack(s: Buffer, mode: string, a: number, b: number): LuaValue[] {
+  let limit = 0;
+  let offset = 0;
+  if (mode === 'one') {
+    limit = 1;
+    offset = Math.trunc(a);
+  } else if (mode === 'limit') {
+    limit = Math.trunc(a);
+    offset = Math.trunc(b);
+  }
+  const decodeAll = limit === 0 && offset === 0;
+  if (offset < 0 || limit < 0) {
+    return [false, Buffer.from(`Invalid request to unpack with offset of ${offset} and limit of ${s.length}.`)];
+  }
+  if (offset > s.length) return [false, Buffer.from(`Start offset ${offset} greater than input length ${s.length}.`)];
+  if (decodeAll) limit = 2147483647;
+  const st = { p: offset };
+  const vals: LuaValue[] = [];
+  try {
+    while (st.p < s.length && vals.length < limit) vals.push(mpDecode(s, st));
+  } catch (e) {
+    if (e instanceof MpError) return [false, Buffer.from(e.message)];
+    throw e;
+  }
+  if (!decodeAll) vals.unshift(st.p >= s.length ? -1 : st.p);
+  return [true, vals.length, ...vals];
+}
+
+// ---------------------------------------------------------------- struct
+
+const MAXINTSIZE = 32;
+
+interface StructState { little: boolean; align: number; fmt: string; p: number }
+
+function getNum(h: StructState, df: number): number {
+  const m = /^\d+/.exec(h.fmt.slice(h.p));
+  if (m === null) return df;
+  h.p += m[0].length;
+  return Number(m[0]);
+}
+
+function optSize(h: StructState, opt: string): number {
+  switch (opt) {
+    case 'B': case 'b': return 1;
+    case 'H': case 'h': return 2;
+    case 'L': case 'l': return 8;
+    case 'T': return 8;
+    case 'f': return 4;
+    case 'd': return 8;
+    case 'x': return 1;
+    case 'c': return getNum(h, 1);
+    case 'i': case 'I': {
+      const sz = getNum(h, 4);
+      if (sz > MAXINTSIZE) throw new StructError(`integral size ${sz} is larger than limit of ${MAXINTSIZE}`);
+      return sz;
+    }
+    default: return 0;
+  }
+}
+
+class StructError extends Error {}
+
+function gettoalign(len: number, h: StructState, opt: string, size: number): number {
+  if (size === 0 || opt === 'c') return 0;
+  if (size > h.align) size = h.align;
+  return (size - (len & (size - 1))) & (size - 1);
+}
+
+function controlOptions(opt: string, h: StructState, fname: string): void {
+  switch (opt) {
+    case ' ': return;
+    case '>': h.little = false; return;
+    case '<': h.little = true; return;
+    case '!': {
+      const a = getNum(h, 8);
+      if (a & (a - 1)) throw new StructError('alignment ' + a + ' is not a power of 2');
+      h.align = a;
+      return;
+    }
+    default: throw new StructError(`bad argument #1 to '${fname}' (invalid format option '${opt}')`);
+  }
+}
+
+function putInt(n: number, little: boolean, size: number, out: number[]): void {
+  let v = BigInt.asUintN(64, BigInt(Math.trunc(n)));
+  const bytes: number[] = [];
+  for (let i = 0; i < size; i++) {
+    bytes.push(i < 8 ? Number(v & 0xffn) : (n < 0 ? 0xff : 0));
+    v >>= 8n;
+  }
+  if (!little) bytes.reverse();
+  out.push(...bytes);
+}
+
+function argNum(args: Ser[], i: number, opt: string): number {
+  const v = args[i];
+  if (typeof v === 'number') return v;
+  if (Buffer.isBuffer(v)) {
+    const n = Number(v.toString('latin1').trim());
+    if (!Number.isNaN(n)) return n;
+  }
+  throw new StructError(`bad argument #${i + 2} to 'pack' (number expected, got ${v === undefined ? 'no value' : typeName(v)})`);
+  void opt;
+}
+
+export function structPack(fmt: string, args: Ser[]): LuaValue[] {
+  const h: StructState = { little: true, align: 1, fmt, p: 0 };
+  const out: number[] = [];
+  let ai = 0;
+  try {
+    while (h.p < fmt.length) {
+      const opt = fmt[h.p++];
+      const size = optSize(h, opt);
+      const toalign = gettoalign(out.length, h, opt, size);
+      for (let i = 0; i < toalign; i++) out.push(0);
+      switch (opt) {
+        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I': {
+          putInt(argNum(args, ai, opt), h.little, size, out);
+          ai++;
+          break;
+        }
+        case 'x': out.push(0); break;
+        case 'f': case 'd': {
+          const v = argNum(args, ai++, opt);
+          const dv = new DataView(new ArrayBuffer(size));
+          if (size === 4) dv.setFloat32(0, v, h.little);
+          else dv.setFloat64(0, v, h.little);
+          out.push(...new Uint8Array(dv.buffer));
+          break;
+        }
+        case 'c': case 's': {
+          const v = args[ai];
+          let s: Buffer;
+          if (Buffer.isBuffer(v)) s = v;
+          else if (typeof v === 'number') s = Buffer.from(fmtG(v), 'latin1');
+          else throw new StructError(`bad argument #${ai + 2} to 'pack' (string expected, got ${v === undefined ? 'no value' : typeName(v)})`);
+          ai++;
+          let l = s.length;
+          if (opt === 'c' && size !== 0) {
+            if (l < size) throw new StructError(`bad argument #${ai + 1} to 'pack' (string too short)`);
+            l = size;
+          }
+          for (let i = 0; i < l; i++) out.push(s[i]);
+          if (opt === 's') out.push(0);
+          break;
+        }
+        default: controlOptions(opt, h, 'pack');
+      }
+    }
+  } catch (e) {
+    if (e instanceof StructError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+  return [true, Buffer.from(out)];
+}
+
+function getInt(s: Buffer, p: number, little: boolean, issigned: boolean, size: number): number {
+  let v = 0n;
+  for (let i = 0; i < size; i++) {
+    const b = little ? s[p + size - 1 - i] : s[p + i];
+    v = (v << 8n) | BigInt(b);
+  }
+  if (issigned && size <= 8) v = BigInt.asIntN(size * 8, v);
+  else if (size <= 8) v = BigInt.asUintN(size * 8, v);
+  return Number(v);
+}
+
+export function structUnpack(fmt: string, s: Buffer, pos: number): LuaValue[] {
+  const h: StructState = { little: true, align: 1, fmt, p: 0 };
+  let p = Math.trunc(pos) - 1;
+  if (p < 0) return [false, Buffer.from("bad argument #3 to 'unpack' (offset must be 1 or greater)")];
+  const vals: LuaValue[] = [];
+  try {
+    while (h.p < fmt.length) {
+      const opt = fmt[h.p++];
+      let size = optSize(h, opt);
+      p += gettoalign(p, h, opt, size);
+      if (!(size <= s.length && p <= s.length - size)) throw new StructError("bad argument #2 to 'unpack' (data string too short)");
+      switch (opt) {
+        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I':
+          vals.push(getInt(s, p, h.little, opt === opt.toLowerCase(), size));
+          break;
+        case 'x': break;
+        case 'f': case 'd': {
+          const dv = new DataView(s.buffer, s.byteOffset + p, size);
+          vals.push(size === 4 ? dv.getFloat32(0, h.little) : dv.getFloat64(0, h.little));
+          break;
+        }
+        case 'c': {
+          if (size === 0) {
+            if (vals.length === 0 || typeof vals[vals.length - 1] !== 'number') throw new StructError('format `c0\' needs a previous size');
+            size = vals.pop() as number;
+            if (!(size <= s.length && p <= s.length - size)) throw new StructError("bad argument #2 to 'unpack' (data string too short)");
+          }
+          vals.push(Buffer.from(s.subarray(p, p + size)));
+          break;
+        }
+        case 's': {
+          const e = s.indexOf(0, p);
+          if (e < 0) throw new StructError('unfinished string in data');
+          size = e - p + 1;
+          vals.push(Buffer.from(s.subarray(p, e)));
+          break;
+        }
+        default: controlOptions(opt, h, 'unpack');
+      }
+      p += size;
+    }
+  } catch (e) {
+    if (e instanceof StructError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+  vals.push(p + 1);
+  return [true, vals.length, ...vals];
+}
+
+export function structSize(fmt: string): LuaValue[] {
+  const h: StructState = { little: true, align: 1, fmt, p: 0 };
+  let pos = 0;
+  try {
+    while (h.p < fmt.length) {
+      const opt = fmt[h.p++];
+      const size = optSize(h, opt);
+      pos += gettoalign(pos, h, opt, size);
+      if (opt === 's') throw new StructError("bad argument #1 to 'size' (options 'c0' - 's' not allowed)");
+      if (opt === 'c' && size === 0) throw new StructError("bad argument #1 to 'size' (options 'c0' - 's' not allowed)");
+      if (size === 0 && !'b B h H l L T i I f d x c'.split(' ').includes(opt)) controlOptions(opt, h, 'size');
+      pos += size;
+    }
+  } catch (e) {
+    if (e instanceof StructError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+  return [true, pos];
+}
+
+// ---------------------------------------------------------------- bit
+
+/** LuaBitOp's barg: round to nearest (ties to even, as the 2^52+2^51 trick does) modulo 2^32. */
+function tobit(x: number): number {
+  if (!Number.isFinite(x)) return 0;
+  let r = Math.round(x);
+  if (Math.abs(x - Math.trunc(x)) === 0.5) r = 2 * Math.round(x / 2);
+  const m = ((r % 4294967296) + 4294967296) % 4294967296;
+  return m | 0;
+}
+
+export function bitOp(op: string, args: number[]): string {
+  const a = tobit(args[0]);
+  switch (op) {
+    case 'tobit': return String(a);
+    case 'bnot': return String(~a);
+    case 'band': { let r = a; for (let i = 1; i < args.length; i++) r &= tobit(args[i]); return String(r); }
+    case 'bor': { let r = a; for (let i = 1; i < args.length; i++) r |= tobit(args[i]); return String(r); }
+    case 'bxor': { let r = a; for (let i = 1; i < args.length; i++) r ^= tobit(args[i]); return String(r); }
+    case 'lshift': return String(a << (tobit(args[1]) & 31));
+    case 'rshift': return String((a >>> (tobit(args[1]) & 31)) | 0);
+    case 'arshift': return String(a >> (tobit(args[1]) & 31));
+    case 'rol': { const n = tobit(args[1]) & 31; return String((a << n) | (a >>> (32 - n))); }
+    case 'ror': { const n = tobit(args[1]) & 31; return String((a >>> n) | (a << (32 - n))); }
+    case 'bswap': {
+      const u = a >>> 0;
+      return String((((u & 0xff) << 24) | ((u & 0xff00) << 8) | ((u >>> 8) & 0xff00) | (u >>> 24)) | 0);
+    }
+    case 'tohex': {
+      let n = args.length > 1 ? tobit(args[1]) : 8;
+      let digits = '0123456789abcdef';
+      if (n < 0) {
+        n = -n;
+        digits = '0123456789ABCDEF';
+      }
+      if (n > 8) n = 8;
+      let u = a >>> 0;
+      let s = '';
+      for (let i = 0; i < n; i++) {
+        s = digits[u & 15] + s;
+        u >>>= 4;
+      }
+      return s;
+    }
+  }
+  return '0';
+}

@@ -1,0 +1,608 @@
+/**
+ * The Lua 5.1 virtual machine of the scripting worker: the real Lua 5.1.5 compiled to
+ * WebAssembly, as shipped by the npm package lua-wasm-bindings (its Emscripten module).
+ *
+ * That module exports only a small part of the C API (load, call, pcall, get/set field,
+ * tolstring, pushstring, settop...). Two techniques cover the rest:
+ *
+ *  - JS functions callable from Lua ("bridges"): the function table of the module holds the
+ *    C functions of the os/io libraries, which scripts never see (Redis does not load them).
+ *    Their table slots are found once at start-up (each slot is briefly replaced by a probe and
+ *    the Lua function is called) and then pointed at small wasm thunks that call into JS.
+ *    A bridge reads its arguments with lua_tolstring (exact bytes, length through a pointer)
+ *    and returns either nothing, a NUL-free string (lua_pushstring), or a value built below.
+ *
+ *  - JS values pushed into Lua: a Lua 5.1 binary chunk (bytecode) is built whose constants are
+ *    the strings and numbers and whose code builds the tables; luaL_loadbuffer loads it (binary
+ *    safe, no escaping) and the caller runs it. Values going the other way are serialised by
+ *    Lua code (see prelude.ts) into one string that JS reads with lua_tolstring.
+ *
+ * This file runs only in the scripting worker thread (see worker.ts).
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** The Emscripten module of lua-wasm-bindings (only the parts used here). */
+interface LuaModule {
+  asm: Record<string, unknown>;
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  _malloc(n: number): number;
+  _luaL_newstate(): number;
+  _luaL_openlibs(L: number): void;
+  _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
+  _lua_pcall(L: number, nargs: number, nres: number, errfunc: number): number;
+  _lua_call(L: number, nargs: number, nres: number): void;
+  _lua_gettop(L: number): number;
+  _lua_settop(L: number, i: number): void;
+  _lua_type(L: number, i: number): number;
+  _lua_tolstring(L: number, i: number, lenp: number): number;
+  _lua_pushstring(L: number, p: number): void;
+  _lua_pushvalue(L: number, i: number): void;
+  _lua_getfield(L: number, i: number, k: number): void;
+  _lua_setfield(L: number, i: number, k: number): void;
+  _lua_insert(L: number, i: number): void;
+}
+
+export const LUA_REGISTRYINDEX = -10000;
+export const LUA_GLOBALSINDEX = -10002;
+export const LUA_TNIL = 0;
+export const LUA_TBOOLEAN = 1;
+export const LUA_TNUMBER = 3;
+export const LUA_TSTRING = 4;
+
+/** Marker for the cjson null value in a value tree (pushed from the chunk's first parameter). */
+export const LUA_NULL: unique symbol = Symbol('lua-null');
+
+/**
+ * A value tree pushed into Lua: Uint8Array = string, number, boolean, null = nil, LUA_NULL =
+ * the first parameter of the chunk (cjson.null), arrays = sequences, {err}/{ok} = Redis error
+ * and status tables, {h: [k, v, k, v...]} = a table with the given pairs.
+ */
+export type LuaValue =
+  | Uint8Array | number | boolean | null | typeof LUA_NULL | LuaValue[]
+  | { err: Uint8Array } | { ok: Uint8Array } | { h: LuaValue[] };
+
+/** A JS function called from Lua: gets the state, returns the number of results it pushed. */
+export type Bridge = (L: number) => number;
+
+/**
+ * The os/io functions whose C slots become bridges. Redis exposes neither library, so their
+ * original C code is never needed.
+ */
+const SLOTS = [
+  'os.getenv', 'os.remove', 'os.rename', 'os.tmpname', 'os.execute', 'os.exit', 'os.difftime',
+  'os.date', 'os.time', 'os.setlocale', 'os.clock', 'io.write', 'io.read', 'io.lines', 'io.open',
+  'io.close', 'io.popen', 'io.tmpfile', 'io.type', 'io.output', 'io.input', 'io.flush',
+] as const;
+
+export class LuaVM {
+  readonly M: LuaModule;
+  readonly L: number;
+  private heap: Uint8Array;
+  private scratch = 0;
+  private scratchSize = 0;
+  private readonly lenp: number;
+  /** Interned C strings (field names, chunk names) allocated once. */
+  private readonly cstrs = new Map<string, number>();
+  private readonly table: WebAssembly.Table;
+  /** Thunk k of the generated module calls handlers[k]. */
+  private readonly handlers: (Bridge | null)[] = [];
+  private thunks: WebAssembly.Exports = {};
+  /** Bridges not yet given a slot. */
+  private freeSlots: string[] = [];
+
+  constructor() {
+    const factory = require('lua-wasm-bindings/dist/glue/glue-lua-5.1.5.js') as (o: object) => LuaModule;
+    this.M = factory({ print: () => {}, printErr: () => {} });
+    const table = Object.values(this.M.asm).find((v) => v instanceof WebAssembly.Table);
+    if (!(table instanceof WebAssembly.Table)) throw new Error('lua-wasm-bindings: no function table');
+    this.table = table;
+    this.heap = this.M.HEAPU8;
+    this.lenp = this.M._malloc(8);
+    this.L = this.M._luaL_newstate();
+    this.M._luaL_openlibs(this.L);
+    this.findSlots();
+  }
+
+  // ---------------------------------------------------------------- memory helpers
+
+  private get u8(): Uint8Array {
+    // The heap is replaced when wasm memory grows.
+    if (this.heap !== this.M.HEAPU8) this.heap = this.M.HEAPU8;
+    return this.heap;
+  }
+
+  /** A scratch area of at least n bytes (the module exports malloc but no free: grow by doubling). */
+  private buffer(n: number): number {
+    if (n > this.scratchSize) {
+      let size = Math.max(65536, this.scratchSize * 2);
+      while (size < n) size *= 2;
+      this.scratch = this.M._malloc(size);
+      if (this.scratch === 0) throw new Error('out of memory');
+      this.scratchSize = size;
+    }
+    return this.scratch;
+  }
+
+  /** A NUL-terminated copy of a short ASCII string, kept for the life of the VM. */
+  cstr(s: string): number {
+    let p = this.cstrs.get(s);
+    if (p === undefined) {
+      p = this.M._malloc(s.length + 1);
+      const u8 = this.u8;
+      for (let i = 0; i < s.length; i++) u8[p + i] = s.charCodeAt(i);
+      u8[p + s.length] = 0;
+      this.cstrs.set(s, p);
+    }
+    return p;
+  }
+
+  /** The exact bytes of the string (or number, converted by Lua) at stack index i (a copy). */
+  bytes(i: number): Uint8Array {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    if (p === 0) return new Uint8Array(0);
+    const n = this.M.HEAPU32[this.lenp >> 2];
+    return this.u8.slice(p, p + n);
+  }
+
+  /** The string at stack index i as latin1 text (one char per byte). */
+  latin1(i: number): string {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    if (p === 0) return '';
+    const n = this.M.HEAPU32[this.lenp >> 2];
+    return Buffer.from(this.u8.buffer, this.u8.byteOffset + p, n).toString('latin1');
+  }
+
+  /** Load a chunk from bytes; returns the Lua status (0 = the function is on the stack, else the error message). */
+  load(code: Uint8Array, chunkname: string): number {
+    const p = this.buffer(code.length + 1);
+    this.u8.set(code, p);
+    return this.M._luaL_loadbuffer(this.L, p, code.length, this.cstr(chunkname));
+  }
+
+  /** Push a NUL-free ASCII/latin1 string (bridge results). */
+  pushString(s: string): void {
+    const p = this.buffer(s.length + 1);
+    const u8 = this.u8;
+    for (let i = 0; i < s.length; i++) u8[p + i] = s.charCodeAt(i);
+    u8[p + s.length] = 0;
+    this.M._lua_pushstring(this.L, p);
+  }
+
+  getRegistry(name: string): void {
+    this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.cstr(name));
+  }
+
+  setRegistry(name: string): void {
+    this.M._lua_setfield(this.L, LUA_REGISTRYINDEX, this.cstr(name));
+  }
+
+  // ---------------------------------------------------------------- bridges
+
+  /**
+   * Find the table slot of every os/io C function: point each candidate slot at a probe that
+   * records its index, call the Lua function, restore. Runs once per VM.
+   */
+  private findSlots(): void {
+    const t = this.table;
+    const n = t.length;
+    let fired = -1;
+    this.thunks = makeThunks(n, (k: number, L: number) => {
+      const h = this.handlers[k];
+      if (h !== null && h !== undefined) return h(L);
+      fired = k;
+      return 0;
+    });
+    // Keep references to the Lua functions in the registry before anything is removed.
+    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
+    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+    const found = new Map<string, number>();
+    for (let i = 0; i < SLOTS.length; i++) {
+      const orig: (WebAssembly.ExportValue | null)[] = [];
+      for (let s = 0; s < n; s++) {
+        const f = t.get(s) as ((...a: unknown[]) => unknown) | null;
+        orig.push(f);
+        if (f !== null && f.length === 1) t.set(s, this.thunks[`g${s}`] as never);
+      }
+      fired = -1;
+      this.getRegistry(`__slot${i}`);
+      // A probe returns 0 results; the call cannot fail.
+      this.M._lua_pcall(this.L, 0, 0, 0);
+      this.M._lua_settop(this.L, 0);
+      for (let s = 0; s < n; s++) if (orig[s] !== null) t.set(s, orig[s] as never);
+      if (fired < 0) throw new Error(`lua-wasm-bindings: no C slot found for ${SLOTS[i]}`);
+      found.set(SLOTS[i], fired);
+      this.slotOf.set(`__slot${i}`, fired);
+    }
+    this.freeSlots = SLOTS.map((_, i) => `__slot${i}`);
+  }
+
+  private readonly slotOf = new Map<string, number>();
+
+  /**
+   * Turn one free os/io function into `fn` and return its registry name (the prelude moves it
+   * to where scripts reach it). The Lua function value is the same: only its C code changes.
+   */
+  bridge(fn: Bridge): string {
+    const name = this.freeSlots.shift();
+    if (name === undefined) throw new Error('no free bridge slot');
+    const slot = this.slotOf.get(name)!;
+    this.handlers[slot] = fn;
+    this.table.set(slot, this.thunks[`g${slot}`] as never);
+    return name;
+  }
+
+  /** Run a text chunk, throwing a JS Error with the Lua message on failure (start-up code). */
+  doString(code: string, name: string, nargs = 0): void {
+    const st = this.load(Buffer.from(code, 'latin1'), name);
+    if (st !== 0) throw new Error(`lua load ${name}: ${this.latin1(-1)}`);
+    if (nargs > 0) this.M._lua_insert(this.L, -1 - nargs);
+    const r = this.M._lua_pcall(this.L, nargs, 0, 0);
+    if (r !== 0) throw new Error(`lua run ${name}: ${this.latin1(-1)}`);
+  }
+
+  // ---------------------------------------------------------------- values into Lua
+
+  /**
+   * Push the given values onto the Lua stack (LUA_NULL is the value in the registry's __null).
+   * A chunk that builds them is loaded and called; an array too large for one chunk (Lua's limit
+   * of 262143 constants per function) is built by several chunks that each fill a part of it.
+   * Returns false (nothing pushed, message in `lastError`) when a value cannot be built.
+   */
+  pushValues(values: readonly LuaValue[], inParts = true): boolean {
+    const M = this.M;
+    const L = this.L;
+    const b = new ChunkBuilder(1);
+    try {
+      const base = 1;
+      for (let i = 0; i < values.length; i++) b.emit(values[i], base + i);
+      b.op(OP_RETURN, base, values.length + 1, 0);
+      b.use(base + values.length);
+    } catch (e) {
+      if ((e as Error).message === TOO_LARGE && inParts) return this.pushLarge(values);
+      this.lastError = (e as Error).message;
+      return false;
+    }
+    if (!this.loadChunk(b)) return false;
+    this.getRegistry('__null');
+    M._lua_call(L, 1, values.length);
+    return true;
+  }
+
+  private loadChunk(b: ChunkBuilder): boolean {
+    const size = b.size();
+    const p = this.buffer(size);
+    b.write(this.u8, p);
+    const st = this.M._luaL_loadbuffer(this.L, p, size, this.cstr('=reply'));
+    if (st !== 0) {
+      this.lastError = this.latin1(-1);
+      this.M._lua_settop(this.L, -2);
+      return false;
+    }
+    return true;
+  }
+
+  /** pushValues for values holding a huge array: each huge top-level array is filled in parts. */
+  private pushLarge(values: readonly LuaValue[]): boolean {
+    const M = this.M;
+    const L = this.L;
+    const top = M._lua_gettop(L);
+    for (const v of values) {
+      if (!Array.isArray(v) || v.length < 1000) {
+        if (!this.pushValues([v], false)) {
+          M._lua_settop(L, top);
+          return false;
+        }
+        continue;
+      }
+      if (!this.pushValues([[]])) return false;
+      let i = 0;
+      while (i < v.length) {
+        // One part: t[i+1..j] = v[i..j-1], as many elements as fit in a chunk.
+        const b = new ChunkBuilder(2);
+        let j = i;
+        try {
+          for (; j < v.length && b.room(); j++) b.setIndex(v[j], j + 1);
+        } catch (e) {
+          if ((e as Error).message !== TOO_LARGE || j === i) {
+            this.lastError = (e as Error).message;
+            M._lua_settop(L, top);
+            return false;
+          }
+          // The element that did not fit starts the next part (its code is dropped with the chunk).
+          b.truncate();
+        }
+        b.op(OP_RETURN, 0, 1, 0);
+        if (!this.loadChunk(b)) {
+          M._lua_settop(L, top);
+          return false;
+        }
+        this.getRegistry('__null');
+        M._lua_pushvalue(L, -3);
+        M._lua_call(L, 2, 0);
+        i = j;
+      }
+    }
+    return true;
+  }
+
+  lastError = '';
+}
+
+// ---------------------------------------------------------------- wasm thunks
+
+function leb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) b |= 0x80;
+    out.push(b);
+  } while (n !== 0);
+  return out;
+}
+
+function section(id: number, body: number[]): number[] {
+  return [id, ...leb(body.length), ...body];
+}
+
+/**
+ * A wasm module with n exports g0..g(n-1) of type (i32)->i32, the lua_CFunction signature;
+ * gk(L) calls the JS import f(k, L).
+ */
+function makeThunks(n: number, f: (k: number, L: number) => number): WebAssembly.Exports {
+  const types = [2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7f];
+  const imports = [1, 3, ...Buffer.from('env'), 1, ...Buffer.from('f'), 0, 1];
+  const funcs = [...leb(n)];
+  for (let k = 0; k < n; k++) funcs.push(0);
+  const exps = [...leb(n)];
+  const code = [...leb(n)];
+  for (let k = 0; k < n; k++) {
+    const name = Buffer.from(`g${k}`);
+    exps.push(name.length, ...name, 0, ...leb(k + 1));
+    const body = [0, 0x41, ...sleb(k), 0x20, 0, 0x10, 0, 0x0b];
+    code.push(...leb(body.length), ...body);
+  }
+  const bytes = new Uint8Array([
+    0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+    ...section(1, types), ...section(2, imports), ...section(3, funcs), ...section(7, exps), ...section(10, code),
+  ]);
+  return new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { f } }).exports;
+}
+
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const b = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+// ---------------------------------------------------------------- Lua 5.1 bytecode
+
+const OP_MOVE = 0;
+const OP_LOADK = 1;
+const OP_LOADBOOL = 2;
+const OP_LOADNIL = 3;
+const OP_SETTABLE = 9;
+const OP_NEWTABLE = 10;
+const OP_RETURN = 30;
+const OP_SETLIST = 34;
+/** Lua's LFIELDS_PER_FLUSH: SETLIST block size. */
+const FPF = 50;
+/** Lua's MAXSTACK (registers per function). */
+const MAXSTACK = 250;
+/** Lua's MAXARG_Bx: constants a LOADK can address. */
+const MAXK = (1 << 18) - 1;
+const TEXT = new TextEncoder();
+
+/** luaO_int2fb: the "floating point byte" table-size hint of NEWTABLE. */
+function int2fb(x: number): number {
+  let e = 0;
+  while (x >= 16) {
+    x = (x + 1) >> 1;
+    e++;
+  }
+  return x < 8 ? x : ((e + 1) << 3) | (x - 8);
+}
+
+/**
+ * Builds one Lua 5.1 function (a binary chunk for a 32-bit little-endian Lua: int, size_t and
+ * Instruction of 4 bytes, lua_Number a double) whose code builds the pushed values.
+ */
+const TOO_LARGE = 'reply too large for a Lua value';
+
+class ChunkBuilder {
+  constructor(private readonly nparams: number) {}
+
+  private readonly code: number[] = [];
+  /** Code and constant counts at the start of the last setIndex (truncate() goes back there). */
+  private mark = { code: 0, k: 0, kbytes: 0 };
+  private readonly kinds: number[] = [];
+  private readonly kvals: (number | Uint8Array | boolean)[] = [];
+  private readonly numIdx = new Map<number, number>();
+  private kbytes = 0;
+  private maxReg = 3;
+  private errK = -1;
+  private okK = -1;
+
+  op(o: number, a: number, b: number, c: number): void {
+    this.code.push((o | (a << 6) | (c << 14) | (b << 23)) >>> 0);
+  }
+
+  opBx(o: number, a: number, bx: number): void {
+    this.code.push((o | (a << 6) | (bx << 14)) >>> 0);
+  }
+
+  use(reg: number): void {
+    if (reg >= MAXSTACK - 1) throw new Error('reached lua stack limit');
+    if (reg + 1 > this.maxReg) this.maxReg = reg + 1;
+  }
+
+  private k(kind: number, v: number | Uint8Array): number {
+    const i = this.kinds.length;
+    if (i >= MAXK) throw new Error(TOO_LARGE);
+    this.kinds.push(kind);
+    this.kvals.push(v);
+    this.kbytes += kind === 3 ? 9 : 1 + 4 + (v as Uint8Array).length + 1;
+    return i;
+  }
+
+  private knum(n: number): number {
+    let i = this.numIdx.get(n);
+    if (i === undefined || Object.is(n, -0)) {
+      i = this.k(3, n);
+      if (!Object.is(n, -0)) this.numIdx.set(n, i);
+    }
+    return i;
+  }
+
+  private loadStr(reg: number, s: Uint8Array): void {
+    this.opBx(OP_LOADK, reg, this.k(4, s));
+  }
+
+  private fieldTable(reg: number, which: 'err' | 'ok', msg: Uint8Array): void {
+    this.use(reg + 2);
+    this.op(OP_NEWTABLE, reg, 0, 1);
+    let kk = which === 'err' ? this.errK : this.okK;
+    if (kk < 0 || kk > 255) {
+      kk = this.k(4, TEXT.encode(which));
+      if (which === 'err') this.errK = kk;
+      else this.okK = kk;
+    }
+    if (kk <= 255) {
+      this.loadStr(reg + 1, msg);
+      this.op(OP_SETTABLE, reg, 256 + kk, reg + 1);
+    } else {
+      this.opBx(OP_LOADK, reg + 1, kk);
+      this.loadStr(reg + 2, msg);
+      this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+    }
+  }
+
+  /** Space left for more elements in a part (pushLarge). */
+  room(): boolean {
+    return this.kinds.length < MAXK - 1024 && this.code.length < 8_000_000;
+  }
+
+  /** Part code: R(1)[index] = v (R(1) is the table parameter). */
+  setIndex(v: LuaValue, index: number): void {
+    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes };
+    this.use(3);
+    this.opBx(OP_LOADK, 2, this.knum(index));
+    this.emit(v, 3);
+    this.op(OP_SETTABLE, 1, 2, 3);
+  }
+
+  /** Drop what the last setIndex emitted. */
+  truncate(): void {
+    this.code.length = this.mark.code;
+    this.kinds.length = this.mark.k;
+    this.kvals.length = this.mark.k;
+    this.kbytes = this.mark.kbytes;
+    for (const [n, i] of this.numIdx) if (i >= this.mark.k) this.numIdx.delete(n);
+  }
+
+  /** Code that leaves v in register reg (registers above reg are free to use). */
+  emit(v: LuaValue, reg: number): void {
+    this.use(reg);
+    if (v instanceof Uint8Array) this.loadStr(reg, v);
+    else if (typeof v === 'number') this.opBx(OP_LOADK, reg, this.knum(v));
+    else if (typeof v === 'boolean') this.op(OP_LOADBOOL, reg, v ? 1 : 0, 0);
+    else if (v === null) this.op(OP_LOADNIL, reg, reg, 0);
+    else if (v === LUA_NULL) this.op(OP_MOVE, reg, 0, 0);
+    else if (Array.isArray(v)) this.emitArray(v, reg);
+    else if ('err' in v) this.fieldTable(reg, 'err', v.err);
+    else if ('ok' in v) this.fieldTable(reg, 'ok', v.ok);
+    else this.emitHash(v.h, reg);
+  }
+
+  private emitArray(v: LuaValue[], reg: number): void {
+    const n = v.length;
+    this.op(OP_NEWTABLE, reg, int2fb(n), 0);
+    if (reg + FPF + 8 < MAXSTACK / 2) {
+      // SETLIST blocks of 50 from registers reg+1..reg+50.
+      for (let i = 0; i < n; i += FPF) {
+        const cnt = Math.min(FPF, n - i);
+        for (let j = 0; j < cnt; j++) this.emit(v[i + j], reg + 1 + j);
+        const block = i / FPF + 1;
+        if (block <= 511) this.op(OP_SETLIST, reg, cnt, block);
+        else {
+          this.op(OP_SETLIST, reg, cnt, 0);
+          this.code.push(block);
+        }
+      }
+    } else {
+      // Deep nesting: one SETTABLE per element keeps register use at reg+2.
+      this.use(reg + 2);
+      for (let i = 0; i < n; i++) {
+        this.opBx(OP_LOADK, reg + 1, this.knum(i + 1));
+        this.emit(v[i], reg + 2);
+        this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+      }
+    }
+  }
+
+  private emitHash(kv: LuaValue[], reg: number): void {
+    this.use(reg + 2);
+    this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
+    for (let i = 0; i + 1 < kv.length; i += 2) {
+      this.emit(kv[i], reg + 1);
+      this.emit(kv[i + 1], reg + 2);
+      this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+    }
+  }
+
+  size(): number {
+    return 12 + 4 + 8 + 4 + 4 + this.code.length * 4 + 4 + this.kbytes + 4 + 12;
+  }
+
+  write(u8: Uint8Array, p: number): void {
+    const dv = new DataView(u8.buffer, u8.byteOffset);
+    const hdr = [0x1b, 0x4c, 0x75, 0x61, 0x51, 0, 1, 4, 4, 4, 8, 0];
+    for (let i = 0; i < 12; i++) u8[p + i] = hdr[i];
+    p += 12;
+    dv.setUint32(p, 0, true); // source: none (the loader uses the chunk name)
+    dv.setInt32(p + 4, 0, true); // linedefined
+    dv.setInt32(p + 8, 0, true); // lastlinedefined
+    p += 12;
+    u8[p++] = 0; // nups
+    u8[p++] = this.nparams; // parameters: the cjson.null value (and the table a part fills)
+    u8[p++] = 0; // is_vararg
+    u8[p++] = Math.max(this.maxReg, 3); // maxstacksize
+    dv.setInt32(p, this.code.length, true);
+    p += 4;
+    for (const ins of this.code) {
+      dv.setUint32(p, ins, true);
+      p += 4;
+    }
+    dv.setInt32(p, this.kinds.length, true);
+    p += 4;
+    for (let i = 0; i < this.kinds.length; i++) {
+      const kind = this.kinds[i];
+      u8[p++] = kind;
+      if (kind === 3) {
+        dv.setFloat64(p, this.kvals[i] as number, true);
+        p += 8;
+      } else {
+        const s = this.kvals[i] as Uint8Array;
+        dv.setUint32(p, s.length + 1, true);
+        p += 4;
+        u8.set(s, p);
+        p += s.length;
+        u8[p++] = 0;
+      }
+    }
+    dv.setInt32(p, 0, true); // protos
+    dv.setInt32(p + 4, 0, true); // lineinfo
+    dv.setInt32(p + 8, 0, true); // locvars
+    dv.setInt32(p + 12, 0, true); // upvalues
+  }
+}

@@ -1,0 +1,743 @@
+/**
+ * The Lua side of the scripting runtime, run once in every fresh Lua state (worker.ts). It
+ * builds what Redis 7.0 gives scripts: the redis table (call, pcall, error_reply...), the
+ * protected globals, the cjson/cmsgpack/struct/bit libraries (thin wrappers over JS bridges),
+ * Redis's deterministic math.random, and the runner that calls a script and converts its result
+ * to RESP (Redis's luaReplyToRedisReply rules) as one serialised string read by JS.
+ *
+ * Serialisation (Lua -> JS), one string of tokens:
+ *   s<len>:<bytes>   string          n<%.17g>;   number        T / F   true / false
+ *   N                nil             a<count>;   array header  e<len>:<msg> / o<len>:<msg>
+ *   t<count>;        table with <count> key/value pairs follow (cjson, cmsgpack)
+ *   z                cjson.null      x<type>;    function/userdata/thread      D  too deep
+ *
+ * The chunk is called with B, the table of bridges (JS functions), and R, the registry.
+ */
+export const PRELUDE_NAME = '=redis';
+
+export const PRELUDE = String.raw`
+local R, spec = ...
+local G = _G
+local B = {}
+for k, v in string.gmatch(spec, '([%w_]+)=([^;]*);') do
+  if string.sub(v, 1, 6) == '__slot' then B[k] = R[v] else B[k] = v end
+end
+local NULL = newproxy(false)
+R.__null = NULL
+local type, tostring, tonumber, error, pcall, xpcall, select, rawget, rawset, next, unpack, setmetatable, getmetatable, ipairs, pairs =
+      type, tostring, tonumber, error, pcall, xpcall, select, rawget, rawset, next, unpack, setmetatable, getmetatable, ipairs, pairs
+local sformat, sbyte, ssub, sfind, sgsub, tconcat = string.format, string.byte, string.sub, string.find, string.gsub, table.concat
+local floor, fmod = math.floor, math.fmod
+local getinfo, sethook, setfenv, getfenv = debug.getinfo, debug.sethook, setfenv, getfenv
+local loadstring0, load0, pcall0, dump = loadstring, load, pcall, string.dump
+R.__dump = dump
+local collectgarbage = collectgarbage
+local RUNTIME = '=redis'
+
+-- ------------------------------------------------------------------ errors
+
+-- sdstrim(s, "\r\n"): both ends.
+local function trim(s)
+  return (sgsub(sgsub(s, '^[\r\n]+', ''), '[\r\n]+$', ''))
+end
+
+-- Redis's luaPushError: "-CODE msg" or "msg" (code ERR) -> {err="CODE msg"}.
+local function err_table(msg)
+  local code, m
+  if ssub(msg, 1, 1) == '-' then
+    local sp = sfind(msg, ' ', 1, true)
+    if sp then code, m = ssub(msg, 2, sp - 1), ssub(msg, sp + 1)
+    else code, m = 'ERR', ssub(msg, 2) end
+  else
+    code, m = 'ERR', msg
+  end
+  return { err = code .. ' ' .. trim(m) }
+end
+
+local function raise(msg)
+  error(err_table(msg), 0)
+end
+
+-- The error handler of script calls (Redis's __redis__err__handler): errors become tables
+-- with the source and line of the script frame. Runtime frames count as C frames.
+local function is_runtime(i) return i.source == RUNTIME end
+local function errh(err)
+  local lvl = 2
+  local i = getinfo(lvl, 'nSl')
+  if i and (i.what == 'C' or is_runtime(i)) then
+    lvl = lvl + 1
+    i = getinfo(lvl, 'nSl')
+    while i and (is_runtime(i) or i.what == 'C') do
+      lvl = lvl + 1
+      i = getinfo(lvl, 'nSl')
+    end
+  end
+  if type(err) ~= 'table' then
+    err = { err = 'ERR ' .. tostring(err) }
+  end
+  if i then
+    err.source = i.source
+    err.line = i.currentline
+  end
+  return err
+end
+
+-- ------------------------------------------------------------------ serialisation
+
+local function ser_resp(v, out, n)
+  local t = type(v)
+  if t == 'string' then
+    out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
+  elseif t == 'number' then
+    out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
+  elseif t == 'boolean' then
+    out[n + 1] = v and 'T' or 'F'; return n + 1
+  elseif t == 'table' then
+    local e = rawget(v, 'err')
+    if type(e) == 'string' then
+      out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
+    end
+    local o = rawget(v, 'ok')
+    if type(o) == 'string' then
+      out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
+    end
+    local hdr = n + 1
+    n = hdr
+    local j = 1
+    while true do
+      local x = rawget(v, j)
+      if x == nil then break end
+      n = ser_resp(x, out, n)
+      j = j + 1
+    end
+    out[hdr] = 'a' .. (j - 1) .. ';'
+    return n
+  else
+    out[n + 1] = 'N'; return n + 1
+  end
+end
+
+
+local function ser_any(v, out, n, depth)
+  local t = type(v)
+  if t == 'string' then
+    out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
+  elseif t == 'number' then
+    out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
+  elseif t == 'boolean' then
+    out[n + 1] = v and 'T' or 'F'; return n + 1
+  elseif t == 'nil' then
+    out[n + 1] = 'N'; return n + 1
+  elseif v == NULL then
+    out[n + 1] = 'z'; return n + 1
+  elseif t == 'table' then
+    if depth > 1000 then out[n + 1] = 'D'; return n + 1 end
+    local hdr = n + 1
+    n = hdr
+    local c = 0
+    for k, x in next, v do
+      n = ser_any(k, out, n, depth + 1)
+      n = ser_any(x, out, n, depth + 1)
+      c = c + 1
+    end
+    out[hdr] = 't' .. c .. ';'
+    return n
+  else
+    out[n + 1] = 'x' .. t .. ';'; return n + 1
+  end
+end
+
+local function serialise_any(...)
+  local out, n = {}, 0
+  for i = 1, select('#', ...) do n = ser_any((select(i, ...)), out, n, 1) end
+  return tconcat(out, '', 1, n)
+end
+
+-- ------------------------------------------------------------------ the redis table
+
+local redis = {}
+local call_bridge = B.call
+
+local function gencall(raise_err, ...)
+  local n = select('#', ...)
+  if n == 0 then
+    local e = err_table('Please specify at least one argument for this redis lib call')
+    if raise_err then error(e, 0) end
+    return e
+  end
+  local args = { ... }
+  for i = 1, n do
+    local a = args[i]
+    local t = type(a)
+    if t == 'number' then
+      args[i] = sformat('%.17g', a)
+    elseif t ~= 'string' then
+      local e = err_table('Lua redis lib command arguments must be strings or integers')
+      if raise_err then error(e, 0) end
+      return e
+    end
+  end
+  local v, iserr = call_bridge(unpack(args, 1, n))
+  if iserr then
+    -- Already counted in the error statistics by the command itself (Redis's flag name).
+    v.ignore_err_stats_update = true
+    if raise_err then error(v, 0) end
+  end
+  return v
+end
+
+-- No tail calls in wrappers: the error handler walks the frames.
+function redis.call(...) local r = gencall(true, ...) return r end
+function redis.pcall(...) local r = gencall(false, ...) return r end
+
+function redis.error_reply(...)
+  local e = ...
+  if select('#', ...) ~= 1 or type(e) ~= 'string' then
+    return err_table('wrong number or type of arguments')
+  end
+  if ssub(e, 1, 1) ~= '-' then e = '-' .. e end
+  return err_table(e)
+end
+
+function redis.status_reply(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return err_table('wrong number or type of arguments')
+  end
+  return { ok = s }
+end
+
+local sha1_bridge = B.sha1hex
+function redis.sha1hex(...)
+  if select('#', ...) ~= 1 then raise('wrong number of arguments') end
+  local s = ...
+  local t = type(s)
+  if t == 'number' then s = tostring(s) elseif t ~= 'string' then s = '' end
+  return sha1_bridge(s)
+end
+
+local log_bridge = B.log
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+function redis.log(...)
+  local n = select('#', ...)
+  if n < 2 then raise('redis.log() requires two arguments or more.') end
+  local level = ...
+  if type(level) ~= 'number' then raise('First argument must be a number (log level).') end
+  if level < 0 or level > 3 then raise('Invalid debug level.') end
+  local parts = {}
+  for i = 2, n do
+    local a = select(i, ...)
+    local t = type(a)
+    if t == 'string' or t == 'number' then parts[#parts + 1] = tostring(a) end
+  end
+  log_bridge(sformat('%d', level), tconcat(parts, ' '))
+end
+
+function redis.setresp(...)
+  if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
+  local v = tonumber((...))
+  if v ~= 2 and v ~= 3 then raise('RESP version must be 2 or 3.') end
+  R.__resp = v
+end
+
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+function redis.set_repl(...)
+  if select('#', ...) ~= 1 then raise('redis.set_repl() requires two arguments.') end
+  local f = tonumber((...))
+  if f == nil or f < 0 or f > 3 or f ~= floor(f) then
+    raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
+  end
+end
+
+function redis.replicate_commands() return true end
+function redis.breakpoint() return false end
+function redis.debug() end
+
+local acl_bridge = B.acl_check
+function redis.acl_check_cmd(...)
+  local n = select('#', ...)
+  if n < 1 then raise('Please specify at least one argument for this redis lib call') end
+  local args = { ... }
+  for i = 1, n do
+    local a = args[i]
+    if type(a) == 'number' then args[i] = sformat('%.17g', a)
+    elseif type(a) ~= 'string' then raise('Lua redis lib command arguments must be strings or integers') end
+  end
+  local r = acl_bridge(unpack(args, 1, n))
+  if r == 'u' then raise('Invalid command passed to redis.acl_check_cmd()') end
+  return r == '1'
+end
+
+redis.REDIS_VERSION = B.version
+redis.REDIS_VERSION_NUM = tonumber(B.version_num)
+
+-- ------------------------------------------------------------------ math.random (Redis's rand48)
+
+-- 48-bit state as two 24-bit halves, so every product stays exact in a double.
+local rh, rl = 0, 0
+local function srand48(seed)
+  seed = fmod(seed, 4294967296)
+  if seed < 0 then seed = seed + 4294967296 end
+  -- x = (seed << 16) | 0x330E
+  local x = seed * 65536 + 0x330E
+  rh = floor(x / 16777216); rl = x - rh * 16777216
+end
+local AH, AL = 0x5DE, 0xECE66D
+local function lrand48()
+  local lo = rl * AL + 0xB
+  local carry = floor(lo / 16777216)
+  lo = lo - carry * 16777216
+  local hi = fmod(rh * AL + rl * AH + carry, 16777216)
+  rh, rl = hi, lo
+  -- (x >> 17): the top 31 bits of the 48-bit state
+  return floor((hi * 16777216 + lo) / 131072)
+end
+R.__srand = srand48
+local MAX = 2147483647
+math.random = function(...)
+  local r = fmod(lrand48(), MAX) / MAX
+  local n = select('#', ...)
+  if n == 0 then return r end
+  local a, b = ...
+  local function int(x, pos)
+    local v = tonumber(x)
+    if v == nil then error("bad argument #" .. pos .. " to 'random' (number expected, got " .. (x == nil and 'no value' or type(x)) .. ")", 3) end
+    return v >= 0 and floor(v) or -floor(-v)
+  end
+  if n == 1 then
+    local u = int(a, 1)
+    if u < 1 then error("bad argument #1 to 'random' (interval is empty)", 2) end
+    return floor(r * u) + 1
+  elseif n == 2 then
+    local l, u = int(a, 1), int(b, 2)
+    if l > u then error("bad argument #2 to 'random' (interval is empty)", 2) end
+    return floor(r * (u - l + 1)) + l
+  end
+  error('wrong number of arguments', 2)
+end
+math.randomseed = function(s)
+  local v = tonumber(s)
+  if v == nil then error("bad argument #1 to 'randomseed' (number expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
+  srand48(v >= 0 and floor(v) or -floor(-v))
+end
+
+-- ------------------------------------------------------------------ string.format with 64-bit %d
+
+-- Lua here is a 32-bit build: its %d/%x/%o/%c/%i/%u go through a 32-bit long, Redis's through
+-- a 64-bit one. Integer conversions of numbers outside 32 bits are formatted here instead.
+local format0 = string.format
+local function big_int_spec(flags, width, conv, v)
+  local neg = v < 0
+  local a = neg and -v or v
+  a = a - fmod(a, 1)
+  local digits
+  if conv == 'd' or conv == 'i' or conv == 'u' then
+    digits = format0('%.0f', a)
+  else
+    local base = (conv == 'o') and 8 or 16
+    local d = {}
+    if neg then a = 18446744073709551616 - a; neg = false end
+    if a == 0 then d[1] = '0' end
+    while a > 0 do
+      local r = fmod(a, base)
+      d[#d + 1] = ssub('0123456789abcdef', r + 1, r + 1)
+      a = (a - r) / base
+    end
+    local rev = {}
+    for i = #d, 1, -1 do rev[#rev + 1] = d[i] end
+    digits = tconcat(rev)
+    if conv == 'X' then digits = string.upper(digits) end
+  end
+  if neg then digits = '-' .. digits
+  elseif sfind(flags, '+', 1, true) then digits = '+' .. digits
+  elseif sfind(flags, ' ', 1, true) then digits = ' ' .. digits end
+  local w = tonumber(width) or 0
+  if #digits < w then
+    if sfind(flags, '-', 1, true) then digits = digits .. string.rep(' ', w - #digits)
+    elseif sfind(flags, '0', 1, true) then
+      local sign = ''
+      local c1 = ssub(digits, 1, 1)
+      if c1 == '-' or c1 == '+' or c1 == ' ' then sign = c1; digits = ssub(digits, 2) end
+      digits = sign .. string.rep('0', w - #digits - #sign) .. digits
+    else digits = string.rep(' ', w - #digits) .. digits end
+  end
+  return digits
+end
+string.format = function(fmt, ...)
+  local args = { ... }
+  local n = select('#', ...)
+  local need = false
+  for i = 1, n do
+    local a = args[i]
+    if type(a) == 'number' and (a >= 2147483648 or a < -2147483648) then need = true break end
+  end
+  if not need or type(fmt) ~= 'string' then
+    -- Called through pcall so that errors point at the script, as from the C function itself.
+    local ok, r = pcall(format0, fmt, ...)
+    if not ok then error((sgsub(r, "^bad argument #(%d+) to '%?'", "bad argument #%1 to 'format'")), 2) end
+    return r
+  end
+  local out, ai, pos = {}, 0, 1
+  while true do
+    local s, e, flags, width, prec, conv = sfind(fmt, '%%([-+ #0]*)(%d*)(%.?%d*)([%a%%])', pos)
+    if not s then out[#out + 1] = ssub(fmt, pos); break end
+    out[#out + 1] = ssub(fmt, pos, s - 1)
+    pos = e + 1
+    if conv == '%' then out[#out + 1] = '%'
+    else
+      ai = ai + 1
+      local a = args[ai]
+      local na = tonumber(a)
+      if (conv == 'd' or conv == 'i' or conv == 'u' or conv == 'x' or conv == 'X' or conv == 'o') and na
+         and (na >= 2147483648 or na < -2147483648) and prec == '' then
+        out[#out + 1] = big_int_spec(flags, width, conv, na)
+      else
+        out[#out + 1] = format0('%' .. flags .. width .. prec .. conv, a)
+      end
+    end
+  end
+  return tconcat(out)
+end
+
+-- ------------------------------------------------------------------ cjson / cmsgpack / struct / bit
+
+
+local json_enc, json_dec = B.json_encode, B.json_decode
+local cjson = { null = NULL }
+function cjson.encode(...)
+  if select('#', ...) ~= 1 then error("bad argument #1 to 'encode' (expected 1 argument)", 2) end
+  local ok, r = json_enc(serialise_any((...)))
+  if not ok then error(r, 2) end
+  return r
+end
+function cjson.decode(...)
+  if select('#', ...) ~= 1 then error("bad argument #1 to 'decode' (expected 1 argument)", 2) end
+  local s = ...
+  if type(s) == 'number' then s = tostring(s) end
+  if type(s) ~= 'string' then error("bad argument #1 to 'decode' (string expected, got " .. type(s) .. ")", 2) end
+  local ok, v = json_dec(s)
+  if not ok then error(v, 2) end
+  return v
+end
+local cfg_bridge = B.json_config
+for _, name in ipairs({ 'encode_keep_buffer', 'encode_max_depth', 'decode_max_depth', 'encode_number_precision',
+                        'encode_sparse_array', 'encode_invalid_numbers', 'decode_invalid_numbers' }) do
+  cjson[name] = function(...)
+    local r = { cfg_bridge(name, serialise_any(...)) }
+    if not r[1] then error(r[2], 2) end
+    return unpack(r, 3, r[2] + 2)
+  end
+end
+function cjson.new() return cjson end
+
+local mp_pack, mp_unpack = B.mp_pack, B.mp_unpack
+local cmsgpack = {}
+function cmsgpack.pack(...)
+  if select('#', ...) == 0 then error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 2) end
+  local ok, r = mp_pack(serialise_any(...))
+  if not ok then error(r, 2) end
+  return r
+end
+local function mp_unpacker(name, mode)
+  return function(s, a, b)
+    if type(s) ~= 'string' then error("bad argument #1 to '" .. name .. "' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
+    local r = { mp_unpack(s, mode, sformat('%.17g', tonumber(a) or 0), sformat('%.17g', tonumber(b) or 0)) }
+    if not r[1] then error(r[2], 2) end
+    return unpack(r, 3, r[2] + 2)
+  end
+end
+cmsgpack.unpack = mp_unpacker('unpack', 'all')
+cmsgpack.unpack_one = mp_unpacker('unpack_one', 'one')
+cmsgpack.unpack_limit = mp_unpacker('unpack_limit', 'limit')
+
+local st_pack, st_unpack, st_size = B.struct_pack, B.struct_unpack, B.struct_size
+local struct = {}
+function struct.pack(fmt, ...)
+  if type(fmt) ~= 'string' then error("bad argument #1 to 'pack' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
+  local ok, r = st_pack(fmt, serialise_any(...))
+  if not ok then error(r, 2) end
+  return r
+end
+function struct.unpack(fmt, s, pos)
+  if type(fmt) ~= 'string' then error("bad argument #1 to 'unpack' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
+  if type(s) == 'number' then s = tostring(s) end
+  if type(s) ~= 'string' then error("bad argument #2 to 'unpack' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
+  local r = { st_unpack(fmt, s, sformat('%.17g', tonumber(pos) or 1)) }
+  if not r[1] then error(r[2], 2) end
+  return unpack(r, 3, r[2] + 2)
+end
+function struct.size(fmt)
+  if type(fmt) ~= 'string' then error("bad argument #1 to 'size' (string expected, got " .. (fmt == nil and 'no value' or type(fmt)) .. ")", 2) end
+  local ok, r = st_size(fmt)
+  if not ok then error(r, 2) end
+  return r
+end
+
+local bit_bridge = B.bit
+local bit = {}
+for _, op in ipairs({ 'tobit', 'bnot', 'band', 'bor', 'bxor', 'lshift', 'rshift', 'arshift', 'rol', 'ror', 'bswap', 'tohex' }) do
+  bit[op] = function(...)
+    local n = select('#', ...)
+    local args = { ... }
+    local minargs = (op == 'tobit' or op == 'bnot' or op == 'bswap' or op == 'tohex') and 1 or
+                    ((op == 'band' or op == 'bor' or op == 'bxor') and 1 or 2)
+    if n < minargs then n = minargs end
+    for i = 1, n do
+      local v = args[i]
+      if op == 'tohex' and i == 2 and v == nil then break end
+      local x = tonumber(v)
+      if x == nil then
+        error("bad argument #" .. i .. " to '" .. op .. "' (number expected, got " .. (v == nil and 'no value' or type(v)) .. ")", 2)
+      end
+      args[i] = sformat('%.17g', x)
+    end
+    local r = bit_bridge(op, unpack(args, 1, n))
+    if op == 'tohex' then return r end
+    return tonumber(r)
+  end
+end
+
+-- ------------------------------------------------------------------ globals
+
+-- Keep only what Redis 7.0 gives scripts.
+local keep = {
+  _G = true, _VERSION = true, assert = true, collectgarbage = true, coroutine = true, error = true,
+  gcinfo = true, getmetatable = true, ipairs = true, load = true, loadstring = true, math = true,
+  next = true, pairs = true, pcall = true, rawequal = true, rawget = true, rawset = true,
+  select = true, setmetatable = true, string = true, table = true, tonumber = true, tostring = true,
+  type = true, unpack = true, xpcall = true,
+}
+for k in pairs(G) do if not keep[k] then G[k] = nil end end
+G.redis, G.cjson, G.cmsgpack, G.struct, G.bit = redis, cjson, cmsgpack, struct, bit
+
+-- Library tables refuse new fields (Redis makes them read-only tables).
+local function readonly_lib(t, k) error('Attempt to modify a readonly table', 2) end
+for _, lib in ipairs({ string, math, table, coroutine, redis, cjson, cmsgpack, struct, bit }) do
+  setmetatable(lib, { __newindex = readonly_lib, __metatable = false })
+end
+
+-- Redis's pcall: an error table raised by redis.call comes back as its err string.
+local function pack_n(...) return select('#', ...), { ... } end
+G.pcall = function(...)
+  if select('#', ...) == 0 then return false, 'attempt to call a boolean value' end
+  local n, r = pack_n(pcall0(...))
+  if r[1] then return unpack(r, 1, n) end
+  local e = r[2]
+  if type(e) == 'table' then
+    local m = e.err
+    if type(m) == 'string' or type(m) == 'number' then e = m end
+  end
+  return false, e
+end
+G.__redis__err__handler = errh
+
+-- Scripts see G through an empty proxy: any assignment fails like Redis's read-only tables,
+-- reading a missing name fails like Redis's protected globals.
+local function readonly() error('Attempt to modify a readonly table', 2) end
+local function guard(t, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+setmetatable(G, { __index = guard })
+local ENV_MT = { __index = G, __newindex = readonly, __metatable = false }
+local ENV = setmetatable({}, ENV_MT)
+G._G = ENV
+
+-- Binary chunks are refused (Redis's Lua has bytecode loading removed); loaded code runs in ENV.
+G.loadstring = function(s, name)
+  if type(s) == 'string' and sbyte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
+  local f, e = loadstring0(s, name)
+  if f then setfenv(f, ENV) end
+  return f, e
+end
+G.load = function(fn, name)
+  local parts = {}
+  if type(fn) == 'function' then
+    while true do
+      local p = fn()
+      if p == nil or p == '' then break end
+      if type(p) ~= 'string' then return nil, 'reader function must return a string' end
+      parts[#parts + 1] = p
+    end
+    return G.loadstring(tconcat(parts), name or '=(load)')
+  end
+  return load0(fn, name)
+end
+
+-- ------------------------------------------------------------------ running scripts
+
+local check_bridge = B.check
+local killed_msg = 'Script killed by user with SCRIPT KILL...'
+local function hook()
+  -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
+  local i = getinfo(2, 'S')
+  if i and i.source == RUNTIME then return end
+  local why = check_bridge()
+  if why then
+    -- As Redis: keep failing on every line so pcall cannot swallow the kill.
+    sethook(hook, 'l')
+    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or killed_msg), 0)
+  end
+end
+
+-- Compile-time preparation of a script or library function: run in ENV.
+R.__prep = function(f) setfenv(f, ENV) return f end
+
+-- Run f(...) with KEYS/ARGV set; returns the serialised reply.
+local function finish(ok, res, name)
+  sethook()
+  local out = {}
+  if ok then
+    local n = ser_resp(res, out, 0)
+    return tconcat(out, '', 1, n)
+  end
+  -- res is the error table from errh (or a string if the handler itself failed).
+  if type(res) ~= 'table' then
+    local m = 'execution failure'
+    if type(res) == 'string' or type(res) == 'number' then m = tostring(res) end
+    local msg = 'ERR Error running script ' .. name .. ', ' .. ssub(m, 1, 100)
+    return 'e' .. #msg .. ':' .. msg
+  end
+  local e = rawget(res, 'err')
+  local msg = tostring(e)
+  local src, line = rawget(res, 'source'), rawget(res, 'line')
+  if src ~= nil and line ~= nil then
+    msg = msg .. ' script: ' .. name .. ', on ' .. tostring(src) .. ':' .. tostring(line) .. '.'
+  end
+  return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
+end
+
+R.__run_eval = function(f, keys, argv, name, kill_text)
+  rawset(G, 'KEYS', keys)
+  rawset(G, 'ARGV', argv)
+  killed_msg = kill_text
+  R.__resp = 2
+  sethook(hook, '', 100000)
+  local ok, res = xpcall(f, errh)
+  return finish(ok, res, name)
+end
+
+R.__run_fn = function(f, keys, argv, name, kill_text)
+  killed_msg = kill_text
+  R.__resp = 2
+  sethook(hook, '', 100000)
+  local ok, res = xpcall(function() return f(keys, argv) end, errh)
+  return finish(ok, res, name)
+end
+
+-- ------------------------------------------------------------------ function libraries
+
+-- FUNCTION LOAD runs the library code in an environment holding only a restricted redis table.
+local FLAGS = { ['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true, ['no-cluster'] = true, ['allow-cross-slot-keys'] = true }
+local function valid_name(s)
+  return type(s) == 'string' and #s > 0 and not sfind(s, '[^%w_]')
+end
+local registering = nil
+local function register_function(...)
+  local n = select('#', ...)
+  local name, cb, flags, desc
+  if n == 1 then
+    local t = ...
+    if type(t) ~= 'table' then
+      raise('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+    end
+    for k, v in pairs(t) do
+      if k == 'function_name' then
+        if type(v) ~= 'string' then raise('function_name argument given to redis.register_function must be a string') end
+        name = v
+      elseif k == 'callback' then
+        if type(v) ~= 'function' then raise('callback argument given to redis.register_function must be a function') end
+        cb = v
+      elseif k == 'flags' then
+        if type(v) ~= 'table' then raise('flags argument to redis.register_function must be a table representing function flags') end
+        flags = v
+      elseif k == 'description' then
+        if type(v) == 'number' then v = tostring(v) end
+        if type(v) ~= 'string' then raise('description argument given to redis.register_function must be a string') end
+        desc = v
+      else
+        raise('unknown argument given to redis.register_function')
+      end
+    end
+    if name == nil then raise('redis.register_function must get a function name argument') end
+    if cb == nil then raise('redis.register_function must get a callback argument') end
+  elseif n == 2 then
+    name, cb = ...
+    if type(name) == 'number' then name = tostring(name) end
+    if type(name) ~= 'string' then raise('first argument to redis.register_function must be a string') end
+    if type(cb) ~= 'function' then raise('second argument to redis.register_function must be a function') end
+  else
+    raise('wrong number of arguments to redis.register_function')
+  end
+  local fl = {}
+  if flags then
+    local j = 1
+    while true do
+      local f = rawget(flags, j)
+      if f == nil then break end
+      if type(f) ~= 'string' or not FLAGS[f] then raise('unknown flag given') end
+      fl[#fl + 1] = f
+      j = j + 1
+    end
+  end
+  if not valid_name(name) then
+    raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+  end
+  if registering.byname[name] then raise('Function already exists in the library') end
+  local fn = { name = name, cb = cb, flags = fl, desc = desc }
+  registering.byname[name] = fn
+  registering.list[#registering.list + 1] = fn
+end
+
+local load_redis = setmetatable({
+  register_function = register_function, log = redis.log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+}, { __index = guard, __newindex = readonly, __metatable = false })
+local LOAD_API = setmetatable({ redis = load_redis }, { __index = guard })
+
+-- Libraries by name: { name, fns = { [fname] = fn } }.
+local libs = {}
+R.__libs = libs
+
+-- Run a compiled library chunk; returns the serialised registrations or an error message.
+R.__load_lib = function(chunk)
+  setfenv(chunk, ENV)
+  registering = { byname = {}, list = {} }
+  -- As Redis: while the library loads, globals resolve to the load API only.
+  ENV_MT.__index = LOAD_API
+  sethook(hook, '', 100000)
+  local ok, err = xpcall(chunk, function(e)
+    if type(e) == 'table' then return rawget(e, 'err') end
+    return 'ERR ' .. tostring(e)
+  end)
+  sethook()
+  ENV_MT.__index = G
+  local reg = registering
+  registering = nil
+  if not ok then return 'E' .. tostring(err) end
+  local out = {}
+  for _, fn in ipairs(reg.list) do
+    out[#out + 1] = #fn.name .. ':' .. fn.name
+    local d = fn.desc or ''
+    out[#out + 1] = (fn.desc and 'd' or 'n') .. #d .. ':' .. d
+    out[#out + 1] = #fn.flags .. ':' .. tconcat(fn.flags, ',') .. ';'
+  end
+  R.__pending = reg
+  return 'O' .. #reg.list .. ';' .. tconcat(out)
+end
+
+-- Commit the pending registrations as library <name>.
+R.__commit_lib = function(name)
+  local fns = {}
+  for _, fn in ipairs(R.__pending.list) do fns[fn.name] = fn.cb end
+  libs[name] = fns
+  R.__pending = nil
+end
+
+R.__drop_pending = function() R.__pending = nil end
+R.__delete_lib = function(name) libs[name] = nil end
+R.__flush_libs = function() for k in pairs(libs) do libs[k] = nil end end
+R.__get_fn = function(lib, fname) return libs[lib][fname] end
+
+collectgarbage('restart')
+`;

@@ -1,0 +1,251 @@
+/**
+ * Scripting behaviour that a byte-for-byte differential step cannot show, through ioredis and
+ * against both servers where the behaviour is Redis's: a long-running script makes other
+ * clients get BUSY, SCRIPT KILL / FUNCTION KILL stop it, a script that wrote cannot be killed,
+ * the keyspace stays frozen while a script is busy, the caller's pipelined commands wait for
+ * the script; blocking commands in scripts answer as on timeout; FUNCTION DUMP / RESTORE round
+ * trips with its policies; ioredis's defineCommand (EVALSHA, then EVAL on NOSCRIPT).
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+
+let ours: Proc;
+let redis: Proc;
+const opened: Redis[] = [];
+
+before(async () => {
+  [ours, redis] = await Promise.all([
+    startOurs(['--busy-reply-threshold', '300']),
+    startRedis(['--busy-reply-threshold', '300']),
+  ]);
+});
+after(async () => {
+  for (const c of opened) c.disconnect();
+  await Promise.all([ours?.stop(), redis?.stop()]);
+});
+
+function io(port: number): Redis {
+  const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null });
+  r.on('error', () => {});
+  opened.push(r);
+  return r;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The error message of a rejected promise, or the value. */
+async function outcome<T>(p: Promise<T>): Promise<T | string> {
+  try {
+    return await p;
+  } catch (e) {
+    return `ERR:${(e as Error).message}`;
+  }
+}
+
+const LOOP = 'local i = 0 while true do i = i + 1 end';
+/** Lua that spins for about `ms` milliseconds (TIME is allowed in scripts), then goes on. */
+const spin = (ms: number) => `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
+while true do
+  i = i + 1
+  if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
+end`;
+
+/** Connected clients (ioredis's ready check would meet BUSY if it connected during a script). */
+async function clients(port: number, n: number): Promise<Redis[]> {
+  const cs = Array.from({ length: n }, () => io(port));
+  await Promise.all(cs.map((c) => c.ping()));
+  return cs;
+}
+const BUSY_EVAL = 'ERR:BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
+const BUSY_FN = 'ERR:BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
+
+for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as const) {
+  describe(`scripting (${label})`, () => {
+    it('a long script makes others get BUSY until SCRIPT KILL', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('k', 'before');
+      const sha = await other.script('LOAD', LOOP) as string;
+      const running = outcome(runner.evalsha(sha, 0));
+      await sleep(500);
+      assert.equal(await outcome(other.get('k')), BUSY_EVAL);
+      assert.equal(await outcome(other.set('k', 'x')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('FUNCTION', 'STATS')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.equal(await running,
+        `ERR:ERR Script killed by user with SCRIPT KILL... script: ${sha}, on @user_script:1.`);
+      assert.equal(await other.get('k'), 'before');
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), 'ERR:NOTBUSY No scripts in execution right now.');
+    });
+
+    it('a client waiting before the threshold gets BUSY when it passes', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      const running = outcome(runner.eval(LOOP, 0));
+      await sleep(50);
+      const t0 = Date.now();
+      assert.equal(await outcome(other.ping()), BUSY_EVAL);
+      assert.ok(Date.now() - t0 >= 150, 'the PING waited for the threshold');
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /Script killed by user/);
+    });
+
+    it('the caller\'s pipelined commands wait for the script and run after it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      const pipe = runner.pipeline();
+      pipe.eval(LOOP, 0);
+      pipe.set('after', '1');
+      pipe.get('after');
+      const results = pipe.exec();
+      await sleep(450);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      const r = await results;
+      assert.ok(r !== null);
+      assert.match(String(r[0][0]), /Script killed by user/);
+      assert.deepEqual([r[1][1], r[2][1]], ['OK', '1']);
+    });
+
+    it('a script that wrote cannot be killed and runs to its end', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      // A second of work after a write; bounded so the test ends by itself.
+      const script = `redis.call('set', 'w', 'started') ${spin(1000)} redis.call('set', 'w', 'done') return 7`;
+      const running = outcome(runner.eval(script, 0));
+      await sleep(450);
+      const killed = await outcome(other.call('SCRIPT', 'KILL'));
+      assert.match(String(killed), /^ERR:UNKILLABLE Sorry the script already executed write commands/);
+      assert.equal(await outcome(other.get('w')), BUSY_EVAL);
+      assert.equal(await running, 7);
+      assert.equal(await other.get('w'), 'done');
+    });
+
+    it('FUNCTION KILL stops a function; SCRIPT KILL refuses to; FUNCTION STATS shows it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.call('FUNCTION', 'LOAD', 'REPLACE', `#!lua name=spin\nredis.register_function('spin', function() ${LOOP} end)`);
+      const running = outcome(runner.call('FCALL', 'spin', '0'));
+      await sleep(450);
+      assert.equal(await outcome(other.get('x')), BUSY_FN);
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), BUSY_FN);
+      const stats = await other.call('FUNCTION', 'STATS') as unknown[];
+      const run = stats[1] as unknown[];
+      assert.equal(run[0], 'name');
+      assert.equal(run[1], 'spin');
+      assert.deepEqual(run[3], ['FCALL', 'spin', '0']);
+      assert.ok((run[5] as number) >= 300);
+      assert.equal(await other.call('FUNCTION', 'KILL'), 'OK');
+      assert.equal(await running, 'ERR:ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.');
+      await other.call('FUNCTION', 'DELETE', 'spin');
+    });
+
+    it('pcall cannot swallow a kill', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      const running = outcome(runner.eval('local i = 0 while true do pcall(function() while true do i = i + 1 end end) end', 0));
+      await sleep(450);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:1\.$/);
+    });
+
+    it('blocking commands inside scripts answer as on timeout', async () => {
+      const c = io(server().port);
+      await c.del('bz');
+      assert.equal(await c.eval("return redis.call('bzmpop', 0, 1, 'bz', 'min')", 0), null);
+      await c.zadd('bz', 1, 'a');
+      assert.deepEqual(await c.eval("return redis.call('bzmpop', 0, 1, 'bz', 'min')", 0), ['bz', [['a', '1']]]);
+    });
+
+    it('ioredis defineCommand: EVALSHA, then EVAL on NOSCRIPT', async () => {
+      const c = io(server().port);
+      await c.script('FLUSH');
+      c.defineCommand('incrTwice', { numberOfKeys: 1, lua: "redis.call('incr', KEYS[1]) return redis.call('incr', KEYS[1])" });
+      await c.del('ic');
+      const cc = c as unknown as { incrTwice(k: string): Promise<number> };
+      assert.equal(await cc.incrTwice('ic'), 2);
+      assert.equal(await cc.incrTwice('ic'), 4);
+    });
+
+    it('FUNCTION DUMP / RESTORE round trip and policies', async () => {
+      const c = io(server().port);
+      await c.call('FUNCTION', 'FLUSH');
+      await c.call('FUNCTION', 'LOAD', "#!lua name=la\nredis.register_function('fa', function() return 'a' end)");
+      await c.call('FUNCTION', 'LOAD', "#!lua name=lb\nredis.register_function{function_name='fb', callback=function() return 'b' end, flags={'no-writes'}, description='B'}");
+      const dump = await c.callBuffer('FUNCTION', 'DUMP') as Buffer;
+      const before = await c.call('FUNCTION', 'LIST', 'WITHCODE');
+      assert.match(String(await outcome(c.call('FUNCTION', 'RESTORE', dump))), /^ERR:ERR Library l[ab] already exists$/);
+      await c.call('FUNCTION', 'FLUSH');
+      assert.equal(await c.call('FUNCTION', 'RESTORE', dump), 'OK');
+      const sortLibs = (v: unknown) => (v as unknown[][]).map((l) => JSON.stringify(l)).sort();
+      assert.deepEqual(sortLibs(await c.call('FUNCTION', 'LIST', 'WITHCODE')), sortLibs(before));
+      assert.equal(await c.call('FCALL_RO', 'fb', '0'), 'b');
+      await c.call('FUNCTION', 'LOAD', 'REPLACE', "#!lua name=la\nredis.register_function('fa', function() return 'a2' end)");
+      assert.equal(await c.call('FUNCTION', 'RESTORE', dump, 'REPLACE'), 'OK');
+      assert.equal(await c.call('FCALL', 'fa', '0'), 'a');
+      await c.call('FUNCTION', 'LOAD', "#!lua name=lc\nredis.register_function('fc', function() return 'c' end)");
+      assert.equal(await c.call('FUNCTION', 'RESTORE', dump, 'FLUSH'), 'OK');
+      assert.equal(await outcome(c.call('FCALL', 'fc', '0')), 'ERR:ERR Function not found');
+      const bad = Buffer.from(dump);
+      bad[bad.length - 1] ^= 0xff;
+      assert.equal(await outcome(c.call('FUNCTION', 'RESTORE', bad)), 'ERR:ERR DUMP payload version or checksum are wrong');
+      await c.call('FUNCTION', 'FLUSH');
+    });
+  });
+}
+
+describe('scripting (ours only)', () => {
+  it('a FUNCTION DUMP of real Redis restores here', async () => {
+    const r = io(redis.port);
+    const o = io(ours.port);
+    await r.call('FUNCTION', 'FLUSH');
+    await r.call('FUNCTION', 'LOAD', `#!lua name=big\n${'-- padding that makes Redis compress the code\n'.repeat(20)}redis.register_function('big', function() return 'big' end)`);
+    const dump = await r.callBuffer('FUNCTION', 'DUMP') as Buffer;
+    await o.call('FUNCTION', 'FLUSH');
+    assert.equal(await o.call('FUNCTION', 'RESTORE', dump), 'OK');
+    assert.equal(await o.call('FCALL', 'big', '0'), 'big');
+    // And ours restores on real Redis (uncompressed RDB strings, RDB version 10, CRC-64).
+    const ourDump = await o.callBuffer('FUNCTION', 'DUMP') as Buffer;
+    await r.call('FUNCTION', 'FLUSH');
+    assert.equal(await r.call('FUNCTION', 'RESTORE', ourDump), 'OK');
+    assert.equal(await r.call('FCALL', 'big', '0'), 'big');
+    await Promise.all([r.call('FUNCTION', 'FLUSH'), o.call('FUNCTION', 'FLUSH')]);
+  });
+
+  it('the keyspace is frozen while a script is busy: no active expiry', async () => {
+    const p = ours.port;
+    const [runner, other] = await clients(p, 2);
+    await other.set('exp', 'v', 'PX', 150);
+    const script = `local a = redis.call('get', 'exp') ${spin(1000)} return {a, redis.call('get', 'exp')}`;
+    const running = runner.eval(script, 0);
+    await sleep(450);
+    assert.equal(await outcome(other.get('exp')), BUSY_EVAL);
+    assert.deepEqual(await running, ['v', 'v']);
+    assert.equal(await other.get('exp'), null);
+  });
+
+  it('replies larger than one Lua chunk reach the script whole', async () => {
+    const c = io(ours.port);
+    await c.del('big');
+    const n = await c.eval(`for i = 1, 300000, 1000 do local t = {} for j = i, i + 999 do t[#t+1] = 'v' .. j end redis.call('rpush', 'big', unpack(t)) end
+return redis.call('llen', 'big')`, 0);
+    assert.equal(n, 300000);
+    assert.deepEqual(await c.eval("local r = redis.call('lrange', 'big', 0, -1) return {#r, r[1], r[262144], r[300000]}", 0),
+      [300000, 'v1', 'v262144', 'v300000']);
+    await c.del('big');
+  });
+
+  it('deeply nested values cross between JSON and Lua', async () => {
+    const c = io(ours.port);
+    const deep = '['.repeat(120) + '1' + ']'.repeat(120);
+    assert.equal(await c.eval('return cjson.encode(cjson.decode(ARGV[1]))', 0, deep), deep);
+  });
+
+  it('scripts queued in MULTI run inside EXEC', async () => {
+    const c = io(ours.port);
+    const r = await c.multi().set('m', '1').eval("return redis.call('incr', 'm')", 0).exec();
+    assert.deepEqual(r, [[null, 'OK'], [null, 2]]);
+  });
+});
