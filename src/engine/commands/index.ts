@@ -18,6 +18,7 @@ import bitmap from './bitmap.js';
 import hyperloglog from './hyperloglog.js';
 import pubsub from './pubsub.js';
 import client from './client.js';
+import stream from './stream.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -35,4 +36,5 @@ export const FAMILIES: readonly Family[] = [
   hyperloglog,
   pubsub,
   client,
+  stream,
 ];
