@@ -590,9 +590,12 @@ function readGeneric(c: Client, argv: Argv, out: ReplySink, xreadgroup: boolean)
         sync = true;
         gt = g.lastId;
       }
-      const consumer = g.touchConsumer(a.consumer!, now);
-      if (sync) served.push({ key, r: serveGroup(c, s, g, consumer, idIncr(gt) ?? ID_MIN, a.count, a.noack, history) });
-      c.db.modified(key);
+      // Redis 7.0 looks the consumer up (creating it) only when it serves this key now.
+      if (sync) {
+        const consumer = g.touchConsumer(a.consumer!, now);
+        served.push({ key, r: serveGroup(c, s, g, consumer, idIncr(gt) ?? ID_MIN, a.count, a.noack, history) });
+        c.db.modified(key);
+      }
     } else if (s.length > 0 && s.lastValidId() > gt) {
       served.push({ key, r: collectRange(s, idIncr(gt)!, ID_MAX, false, a.count) });
     }

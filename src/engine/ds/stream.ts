@@ -212,6 +212,12 @@ export class StreamNode {
   dead = 0;
   /** Modelled listpack size without the live/deleted counter elements. */
   fixed = 0;
+  /**
+   * Ids ascend physically. Live entries always do; a tombstone can exceed later entries once
+   * XSETID moved the last id below it (7.0 does not check max-deleted-entry-id), and then
+   * searches scan the node in physical order as Redis's iterator does.
+   */
+  sorted = true;
 
   constructor(
     /** Id of the master entry: the radix tree key. */
@@ -225,7 +231,33 @@ export class StreamNode {
     return this.fixed + intElemSize(this.live) + intElemSize(this.dead);
   }
 
-  /** Index of the first entry with id >= `id` (ids.length when none). */
+  /** Index where a forward scan for ids >= `id` may start. */
+  scanFrom(id: StreamId): number {
+    return this.sorted ? this.lowerBound(id) : 0;
+  }
+
+  /** Index where a backward scan for ids <= `id` may start. */
+  scanBackFrom(id: StreamId): number {
+    if (!this.sorted) return this.ids.length - 1;
+    const i = this.lowerBound(id);
+    return i < this.ids.length && this.ids[i] === id ? i : i - 1;
+  }
+
+  /** Index of the live entry `id`, or -1. */
+  indexOf(id: StreamId): number {
+    const ids = this.ids;
+    if (this.sorted) {
+      const i = this.lowerBound(id);
+      return i < ids.length && ids[i] === id && this.fv[i] !== null ? i : -1;
+    }
+    // Redis's seek: the first live entry >= id in physical order must be id itself.
+    for (let i = 0; i < ids.length; i++) {
+      if (this.fv[i] !== null && ids[i] >= id) return ids[i] === id ? i : -1;
+    }
+    return -1;
+  }
+
+  /** Index of the first entry with id >= `id` (ids.length when none); sorted nodes only. */
   lowerBound(id: StreamId): number {
     const ids = this.ids;
     let lo = 0;
@@ -247,6 +279,7 @@ export class StreamNode {
     n.live = this.live;
     n.dead = this.dead;
     n.fixed = this.fixed;
+    n.sorted = this.sorted;
     return n;
   }
 }
@@ -580,39 +613,38 @@ export class Stream implements TypedValue {
     const ni = this.nodeFor(id);
     if (ni < 0) return null;
     const n = this.nodes[ni];
-    const i = n.lowerBound(id);
-    return i < n.ids.length && n.ids[i] === id ? n.fv[i] : null;
+    const i = n.indexOf(id);
+    return i < 0 ? null : n.fv[i];
   }
 
   /**
    * Visit live entries with start <= id <= end, ascending (or descending when `rev`), until
-   * `fn` returns false.
+   * `fn` returns false. Like Redis's iterator: tombstones are skipped before the range check,
+   * and the first live entry past the range ends the walk.
    */
   forRange(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, fv: Buffer[]) => boolean): void {
-    if (start > end) return;
     const nodes = this.nodes;
     if (!rev) {
       let ni = Math.max(0, this.nodeFor(start));
       for (; ni < nodes.length; ni++) {
         const n = nodes[ni];
-        for (let i = n.lowerBound(start); i < n.ids.length; i++) {
-          const id = n.ids[i];
-          if (id > end) return;
+        for (let i = n.scanFrom(start); i < n.ids.length; i++) {
           const fv = n.fv[i];
-          if (fv !== null && !fn(id, fv)) return;
+          const id = n.ids[i];
+          if (fv === null || id < start) continue;
+          if (id > end || !fn(id, fv)) return;
         }
       }
     } else {
-      let ni = this.nodeFor(end);
+      let ni = end === ID_MIN ? nodes.length - 1 : this.nodeFor(end);
+      if (ni < 0) ni = nodes.length - 1; // raxSeek("<=") found nothing: Redis starts from the last node
       for (; ni >= 0; ni--) {
         const n = nodes[ni];
-        let i = n.lowerBound(end);
-        if (i === n.ids.length || n.ids[i] !== end) i--;
-        for (; i >= 0; i--) {
-          const id = n.ids[i];
-          if (id < start) return;
+        for (let i = n.scanBackFrom(end); i >= 0; i--) {
           const fv = n.fv[i];
-          if (fv !== null && !fn(id, fv)) return;
+          const id = n.ids[i];
+          if (fv === null || id > end) continue;
+          if (id < start || !fn(id, fv)) return;
         }
       }
     }
@@ -689,6 +721,7 @@ export class Stream implements TypedValue {
     for (let i = 1; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
     bytes += intElemSize(sameFields ? numFields + 3 : 2 * numFields + 4);
     node.fixed += bytes;
+    if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
     node.ids.push(id);
     node.fv.push(fv);
     node.live++;
@@ -706,8 +739,8 @@ export class Stream implements TypedValue {
     const ni = this.nodeFor(id);
     if (ni < 0) return false;
     const n = this.nodes[ni];
-    const i = n.lowerBound(id);
-    if (i === n.ids.length || n.ids[i] !== id || n.fv[i] === null) return false;
+    const i = n.indexOf(id);
+    if (i < 0) return false;
     if (n.live === 1) {
       this.nodes.splice(ni, 1);
     } else {
