@@ -81,7 +81,15 @@ export class Blocking implements KeyspaceListener {
     if (this.byKey.has(id)) this.ready.add(id);
   }
 
-  flushed(): void {}
+  /**
+   * FLUSHDB/FLUSHALL: every key waited on in that database is gone; let its waiters look
+   * (Redis's scanDatabaseForDeletedKeys: blocked XREADGROUP readers get their error).
+   */
+  flushed(db: Db): void {
+    if (this.byKey.size === 0) return;
+    const prefix = `${db.index}\0`;
+    for (const id of this.byKey.keys()) if (id.startsWith(prefix)) this.ready.add(id);
+  }
 
   /** True when some ready keys wait to be served (checked by the dispatcher after a command). */
   get pending(): boolean {

@@ -212,6 +212,47 @@ const scenarios: Record<string, Scenario> = {
     return [groupReader, xreadWaiting, await px];
   },
 
+  async 'FLUSHALL unblocks XREADGROUP with an error; XREAD keeps waiting'(port) {
+    const w = connect(port);
+    await w.call('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM');
+    const rg = connect(port);
+    const rx = connect(port);
+    const pg = reply(rg.call('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '0', 'STREAMS', 's', '>'));
+    const px = reply(rx.call('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$'));
+    await blocked(w, 2);
+    await w.call('FLUSHALL');
+    const groupReader = await pg;
+    const xreadWaiting = await pending(px);
+    await w.call('XADD', 's', '2-2', 'n', 'v');
+    return [groupReader, xreadWaiting, await px];
+  },
+
+  async 'a large pending entries list: XACK, XPENDING, XAUTOCLAIM, XCLAIM'(port) {
+    const w = connect(port);
+    await w.call('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM');
+    const p = w.pipeline();
+    for (let i = 1; i <= 3000; i++) p.call('XADD', 's', `${i}-0`, 'f', String(i));
+    await p.exec();
+    const r = connect(port);
+    const got = (await r.call('XREADGROUP', 'GROUP', 'g', 'alice', 'STREAMS', 's', '>')) as [string, unknown[]][];
+    // Acknowledge every third entry, out of order.
+    const acks = [];
+    for (let i = 2999; i >= 1; i -= 3) acks.push(`${i}-0`);
+    const acked = await reply(w.call('XACK', 's', 'g', ...acks));
+    const out: unknown[] = [got[0][1].length, acked, await reply(w.call('XPENDING', 's', 'g'))];
+    let cursor = '0';
+    for (let round = 0; round < 4; round++) {
+      const res = (await w.call('XAUTOCLAIM', 's', 'g', 'bob', '0', cursor, 'COUNT', '300', 'JUSTID')) as [string, string[], string[]];
+      out.push(res[0], res[1].length, res[1][0], res[1][res[1].length - 1]);
+      cursor = res[0];
+    }
+    await w.call('XDEL', 's', ...Array.from({ length: 100 }, (_, i) => `${1500 + i}-0`));
+    out.push(await reply(w.call('XCLAIM', 's', 'g', 'carol', '0', '1501-0', '1600-0', '1700-0', 'JUSTID')));
+    out.push(await reply(w.call('XPENDING', 's', 'g')), await reply(w.call('XINFO', 'GROUPS', 's')));
+    out.push(await reply(w.call('XREADGROUP', 'GROUP', 'g', 'bob', 'COUNT', '5', 'STREAMS', 's', '1490')));
+    return out;
+  },
+
   async 'a string written over the stream unblocks XREADGROUP; XREAD waits on'(port) {
     const w = connect(port);
     await w.call('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM');
