@@ -682,18 +682,23 @@ function xreadgroupCommand(c: Client, argv: Argv, out: ReplySink): void {
   readGeneric(c, argv, out, true);
 }
 
-/** XREAD/XREADGROUP key positions: the first half of the arguments after STREAMS. */
-function readKeys(argv: Argv): number[] {
-  for (let i = 1; i < argv.count; i++) {
-    if (argv.is(i, 'STREAMS')) {
-      const n = argv.count - i - 1;
-      const keys: number[] = [];
-      if (n % 2 !== 0) return keys;
-      for (let j = 0; j < n / 2; j++) keys.push(i + 1 + j);
-      return keys;
+/**
+ * XREAD/XREADGROUP key positions from their key specs, as Redis 7.0 resolves them: the first
+ * "STREAMS" searched from argument `from` (1 for XREAD, 4 for XREADGROUP, past GROUP g c;
+ * the last argument is not searched), then half of the arguments after it.
+ */
+function streamsKeys(from: number): (argv: Argv) => number[] {
+  return (argv) => {
+    const keys: number[] = [];
+    for (let i = from; i < argv.count - 1; i++) {
+      if (!argv.is(i, 'STREAMS')) continue;
+      const first = i + 1;
+      const last = first + Math.floor((argv.count - first) / 2) - 1;
+      for (let k = first; k <= last; k++) keys.push(k);
+      break;
     }
-  }
-  return [];
+    return keys;
+  };
 }
 
 // ---------------------------------------------------------------- XGROUP
@@ -1375,8 +1380,8 @@ export default family('stream', ['stream'], [
   row('xrevrange',         -4,  RO,                                         [1, 1, 1],  xrevrangeCommand),
   row('xdel',              -3,  W | F.FAST,                                 [1, 1, 1],  xdelCommand),
   row('xtrim',             -4,  W,                                          [1, 1, 1],  xtrimCommand),
-  row('xread',             -4,  RO | F.BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  xreadCommand, { getKeys: readKeys }),
-  row('xreadgroup',        -7,  W | F.BLOCKING | F.MOVABLE_KEYS,            [0, 0, 0],  xreadgroupCommand, { getKeys: readKeys }),
+  row('xread',             -4,  RO | F.BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  xreadCommand, { getKeys: streamsKeys(1) }),
+  row('xreadgroup',        -7,  W | F.BLOCKING | F.MOVABLE_KEYS,            [0, 0, 0],  xreadgroupCommand, { getKeys: streamsKeys(4) }),
   row('xack',              -4,  W | F.FAST,                                 [1, 1, 1],  xackCommand),
   row('xpending',          -3,  RO,                                         [1, 1, 1],  xpendingCommand),
   row('xclaim',            -6,  W | F.FAST,                                 [1, 1, 1],  xclaimCommand),

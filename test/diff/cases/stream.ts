@@ -414,6 +414,16 @@ const scripts: Script[] = [
     ['XPENDING', 's', 'g'], ['XPENDING', 'd', 'g'], ['RENAME', 'd', 'e'], ['XINFO', 'STREAM', 'e'], ['XLEN', 'd'],
     ['DEL', 's', 'e'], ['EXISTS', 's', 'e'],
   ] },
+  { name: 'COMMAND GETKEYS of the stream commands (XREAD/XREADGROUP key specs)', steps: [
+    ['COMMAND', 'GETKEYS', 'XREAD', 'COUNT', '5', 'STREAMS', 'a', 'b', '0', '0'],
+    ['COMMAND', 'GETKEYS', 'XREADGROUP', 'GROUP', 'streams', 'c', 'STREAMS', 'streams', 'x', '0', '0'],
+    ['COMMAND', 'GETKEYS', 'XREADGROUP', 'GROUP', 'g', 'c', 'NOACK', 'BLOCK', '5', 'STREAMS', 'a', '>'],
+    ['COMMAND', 'GETKEYS', 'XREAD', 'FOO', 'STREAMS', 'a', '0'], ['COMMAND', 'GETKEYS', 'XREAD', 'STREAMS', 'a', 'b', '0'],
+    ['COMMAND', 'GETKEYS', 'XREAD', 'COUNT', 'STREAMS', 'STREAMS', 'a', '0'], ['COMMAND', 'GETKEYS', 'XREAD', 'STREAMS', 'a'],
+    ['COMMAND', 'GETKEYS', 'XADD', 's', '1-1', 'a', '1'], ['COMMAND', 'GETKEYS', 'XGROUP', 'CREATE', 's', 'g', '$'],
+    ['COMMAND', 'GETKEYS', 'XINFO', 'STREAM', 's'], ['COMMAND', 'GETKEYS', 'XINFO', 'HELP'],
+    ['COMMAND', 'GETKEYS', 'XAUTOCLAIM', 's', 'g', 'c', '0', '0'], ['COMMAND', 'GETKEYS', 'XSETID', 's', '1-1'],
+  ] },
   { name: 'WRONGTYPE for every stream command', steps: wrongType },
 ];
 
