@@ -461,3 +461,41 @@ describe('XDELEX and XACKDEL (Redis 8.2, per redis.io)', () => {
     assert.equal(await err(r.call('XDELEX', 'str', 'IDS', '1', '1-0')), 'ERR: WRONGTYPE Operation against a key holding the wrong kind of value');
   });
 });
+
+// ---------------------------------------------------------------- ds: ordered pending lists
+
+describe('IdMap (ordered pending entries lists)', () => {
+  it('agrees with a sorted array under random inserts, deletes and seeks', async () => {
+    const { IdMap, makeIdNum, makeId } = await import('../../dist/engine/ds/stream.js');
+    const m = new IdMap<number>();
+    const ref = new Map<string, number>();
+    let x = 12345;
+    const rand = (n: number) => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    const anId = () => (rand(50) === 0 ? makeId(2n ** 64n - 1n, BigInt(rand(3))) : makeIdNum(rand(3000), rand(4)));
+    for (let step = 0; step < 30000; step++) {
+      const id = anId();
+      if (rand(3) === 0) {
+        assert.equal(m.delete(id), ref.delete(id));
+      } else {
+        m.set(id, step);
+        ref.set(id, step);
+      }
+      if (step % 997 === 0) {
+        const keys = [...ref.keys()].sort();
+        assert.deepEqual(m.keys(), keys);
+        assert.equal(m.size, keys.length);
+        assert.equal(m.first(), keys[0]);
+        assert.equal(m.last(), keys[keys.length - 1]);
+        for (let k = 0; k < 50; k++) {
+          const probe = anId();
+          assert.equal(m.ceil(probe), keys.find((y) => y >= probe));
+          assert.equal(m.higher(probe), keys.find((y) => y > probe));
+          assert.equal(m.get(probe), ref.get(probe));
+        }
+      }
+    }
+  });
+});

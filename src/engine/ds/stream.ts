@@ -118,12 +118,6 @@ export function seqIsMax(id: StreamId): boolean {
   return id.endsWith('\uffff\uffff\uffff\uffff');
 }
 
-/** The id `ms`-`seq` where ms is taken from `id`. */
-export function withSeq(id: StreamId, seq: bigint): StreamId {
-  const b = units(seq);
-  return id.slice(0, 4) + String.fromCharCode(b[0], b[1], b[2], b[3]);
-}
-
 // ---------------------------------------------------------------- listpack size model
 
 /** Bytes of a listpack element's back-length field for an encoding of `l` bytes. */
