@@ -61,6 +61,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'set-max-listpack-entries', env: 'SET_MAX_LISTPACK_ENTRIES', type: 'int', def: '128', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with more members are encoded as hashtable' },
   { name: 'set-max-listpack-value', env: 'SET_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with a longer member are encoded as hashtable' },
   { name: 'list-max-listpack-size', env: 'LIST_MAX_LISTPACK_SIZE', type: 'int', def: '-2', min: -2147483648, max: 2147483647, mutable: true, help: 'list node limit: positive = entries, -1..-5 = 4..64 KB' },
+  { name: 'stream-node-max-bytes', env: 'STREAM_NODE_MAX_BYTES', type: 'bytes', def: '4096', min: 0, max: LONG_MAX, mutable: true, help: 'stream macro node size limit in bytes (0 = none)' },
+  { name: 'stream-node-max-entries', env: 'STREAM_NODE_MAX_ENTRIES', type: 'int', def: '100', min: 0, max: LONG_MAX, mutable: true, help: 'stream macro node entry limit (0 = none)' },
 ];
 
 export type Config = Map<string, string>;

@@ -120,7 +120,14 @@ export class Blocking implements KeyspaceListener {
     this.ready.push({ db, key });
   }
 
-  flushed(): void {}
+  /**
+   * FLUSHDB/FLUSHALL: every key waited on in that database is gone; let its waiters look
+   * (Redis's scanDatabaseForDeletedKeys: blocked XREADGROUP readers get their error).
+   */
+  flushed(db: Db): void {
+    const keys = this.waiting[db.index];
+    if (keys !== undefined) for (const key of keys.keys()) this.signal(db.index, key);
+  }
 
   /** SWAPDB: keys waited on in either database may now hold values (scanDatabaseForReadyKeys). */
   dbSwapped(a: number, b: number): void {
@@ -159,14 +166,10 @@ export class Blocking implements KeyspaceListener {
   private serveKey(db: number, key: string): void {
     const list = this.waiting[db]?.get(key);
     if (list === undefined) return;
-    // Only an existing key can serve anyone: once it is gone (popped empty, or a deletion
-    // made it ready) the remaining waiters are not asked (Redis stops at `deleted` too).
-    const keyspace = this.eng.dbs[db];
-    if (keyspace.get(key) === undefined) return;
-    // First blocked, first served; a waiter that declines (empty or other type) keeps its
-    // place.
+    // First blocked, first served; a waiter that declines (empty, missing or other type)
+    // keeps its place. A missing key is still offered: a stream group reader answers with an
+    // error when its stream was deleted, as Redis 7 does; list and zset waiters decline.
     for (const w of list.slice()) {
-      if (keyspace.get(key) === undefined) break;
       if (this.byClient.get(w.client) !== w) continue;
       const c = w.client;
       // The served command runs in the waiter's database, with the time of now.

@@ -22,6 +22,7 @@ import json from './json.js';
 import sort from './sort.js';
 import geo from './geo.js';
 import scripting from './scripting.js';
+import stream from './stream.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -43,4 +44,5 @@ export const FAMILIES: readonly Family[] = [
   sort,
   geo,
   scripting,
+  stream,
 ];

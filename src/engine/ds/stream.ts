@@ -1,0 +1,973 @@
+/**
+ * Stream: the stream type (Redis 7.0's t_stream.c data model). This class owns every mutation
+ * of a stream — entries, the counters XINFO reports, consumer groups, consumers and pending
+ * entries lists (persistence hooks a per-entry change log here).
+ *
+ * Entries are kept the way Redis keeps them, so that everything Redis derives from its layout
+ * comes out the same:
+ *
+ *  - They live in nodes (Redis's listpack "macro nodes" in a radix tree), each keyed by the id
+ *    of the entry that opened it (its master entry). XADD appends to the last node until the
+ *    node's listpack would reach stream-node-max-bytes or it holds stream-node-max-entries
+ *    entries (live and deleted). The listpack size is modelled byte for byte (listpack element
+ *    encodings), so node boundaries — and with them approximate (`~`) trimming, LIMIT and
+ *    XINFO's radix-tree-keys — match Redis.
+ *  - XDEL and exact trimming mark entries deleted in place (tombstones: the node keeps their
+ *    id and bytes); a node goes when its last live entry is deleted, or whole when trimmed.
+ *  - radix-tree-nodes is the node count of the radix tree over the 16-byte big-endian node
+ *    keys, computed in its compressed form (see raxNodes()).
+ *
+ * Lookups are O(log n): binary search over node keys, then within the node. Appends are
+ * amortised O(1).
+ *
+ * Ids (64-bit ms, 64-bit seq) are 8-character strings, 16 bits per character, big-endian:
+ * plain string comparison orders them and they key Maps directly (pending entries lists).
+ * Counters that Redis keeps as 64-bit integers and that users can set (entries-added,
+ * entries-read, delivery counts) are bigints where they can exceed 2^53.
+ */
+import { T, type TypedValue } from '../db.js';
+
+// ---------------------------------------------------------------- ids
+
+export type StreamId = string;
+
+const P16 = 0x10000;
+const P32 = 0x100000000;
+const P48 = 0x1000000000000;
+export const U64_MAX = 0xffffffffffffffffn;
+
+export const ID_MIN: StreamId = '\0\0\0\0\0\0\0\0';
+export const ID_MAX: StreamId = '\uffff\uffff\uffff\uffff\uffff\uffff\uffff\uffff';
+
+function units(n: bigint): [number, number, number, number] {
+  return [Number((n >> 48n) & 0xffffn), Number((n >> 32n) & 0xffffn), Number((n >> 16n) & 0xffffn), Number(n & 0xffffn)];
+}
+
+/** The id ms-seq (both unsigned 64-bit). */
+export function makeId(ms: bigint, seq: bigint): StreamId {
+  const a = units(ms);
+  const b = units(seq);
+  return String.fromCharCode(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
+}
+
+/** makeId() for two safe non-negative integers (the common case: no bigint work). */
+export function makeIdNum(ms: number, seq: number): StreamId {
+  const mh = Math.floor(ms / P32);
+  const ml = ms - mh * P32;
+  const sh = Math.floor(seq / P32);
+  const sl = seq - sh * P32;
+  return String.fromCharCode(mh >>> 16, mh & 0xffff, ml >>> 16, ml & 0xffff, sh >>> 16, sh & 0xffff, sl >>> 16, sl & 0xffff);
+}
+
+/** The 64-bit half at `o` (0 = ms, 4 = seq) as a number when exact, else -1. */
+function halfNum(id: StreamId, o: number): number {
+  const a = id.charCodeAt(o);
+  if (a >= 32) return -1;
+  return a * P48 + id.charCodeAt(o + 1) * P32 + id.charCodeAt(o + 2) * P16 + id.charCodeAt(o + 3);
+}
+
+function halfBig(id: StreamId, o: number): bigint {
+  return (BigInt(id.charCodeAt(o)) << 48n) | (BigInt(id.charCodeAt(o + 1)) << 32n)
+    | (BigInt(id.charCodeAt(o + 2)) << 16n) | BigInt(id.charCodeAt(o + 3));
+}
+
+export function idMs(id: StreamId): bigint {
+  return halfBig(id, 0);
+}
+
+export function idSeq(id: StreamId): bigint {
+  return halfBig(id, 4);
+}
+
+function halfText(id: StreamId, o: number): string {
+  const n = halfNum(id, o);
+  return n >= 0 ? String(n) : halfBig(id, o).toString();
+}
+
+/** "<ms>-<seq>", as Redis prints ids. */
+export function formatId(id: StreamId): string {
+  return halfText(id, 0) + '-' + halfText(id, 4);
+}
+
+/** The next id (streamIncrID); null when `id` is the last possible one. */
+export function idIncr(id: StreamId): StreamId | null {
+  for (let i = 7; i >= 0; i--) {
+    const c = id.charCodeAt(i);
+    if (c !== 0xffff) return id.slice(0, i) + String.fromCharCode(c + 1) + ID_MIN.slice(i + 1);
+  }
+  return null;
+}
+
+/** The previous id (streamDecrID); null when `id` is 0-0. */
+export function idDecr(id: StreamId): StreamId | null {
+  for (let i = 7; i >= 0; i--) {
+    const c = id.charCodeAt(i);
+    if (c !== 0) return id.slice(0, i) + String.fromCharCode(c - 1) + ID_MAX.slice(i + 1);
+  }
+  return null;
+}
+
+/** Same ms part. */
+export function sameMs(a: StreamId, b: StreamId): boolean {
+  return a.charCodeAt(0) === b.charCodeAt(0) && a.charCodeAt(1) === b.charCodeAt(1)
+    && a.charCodeAt(2) === b.charCodeAt(2) && a.charCodeAt(3) === b.charCodeAt(3);
+}
+
+/** Whether the seq part is UINT64_MAX. */
+export function seqIsMax(id: StreamId): boolean {
+  return id.endsWith('\uffff\uffff\uffff\uffff');
+}
+
+// ---------------------------------------------------------------- listpack size model
+
+/** Bytes of a listpack element's back-length field for an encoding of `l` bytes. */
+function backlenSize(l: number): number {
+  return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+/** Bytes of a listpack integer element (encoding + back-length). */
+function intElemSize(v: number): number {
+  if (v >= 0 && v <= 127) return 2;
+  if (v >= -4096 && v <= 4095) return 3;
+  if (v >= -32768 && v <= 32767) return 4;
+  if (v >= -8388608 && v <= 8388607) return 5;
+  if (v >= -2147483648 && v <= 2147483647) return 6;
+  return 10;
+}
+
+function intElemSizeBig(v: bigint): number {
+  return v >= -2147483648n && v <= 2147483647n ? intElemSize(Number(v)) : 10;
+}
+
+const INT64_MAX_TEXT = '9223372036854775807';
+const INT64_MIN_TEXT = '9223372036854775808';
+
+/**
+ * Bytes of a listpack element holding `b`: integer-encoded when lpStringToInt64 accepts it
+ * (canonical decimal within int64), else a string element.
+ */
+export function strElemSize(b: Buffer): number {
+  const n = b.length;
+  if (n > 0 && n < 21) {
+    let p = 0;
+    const neg = b[0] === 0x2d;
+    if (neg) p = 1;
+    const digits = n - p;
+    let ok = digits > 0;
+    if (ok) {
+      if (b[p] === 0x30) ok = n === 1; // "0" only: no leading zeros, no "-0"
+      else if (b[p] < 0x31 || b[p] > 0x39) ok = false;
+      for (let i = p + 1; ok && i < n; i++) if (b[i] < 0x30 || b[i] > 0x39) ok = false;
+    }
+    if (ok) {
+      if (digits <= 15) {
+        let v = 0;
+        for (let i = p; i < n; i++) v = v * 10 + (b[i] - 0x30);
+        return intElemSize(neg ? -v : v);
+      }
+      if (digits < 19) return 10;
+      if (digits === 19) {
+        const t = b.latin1Slice(p, n);
+        if (t <= (neg ? INT64_MIN_TEXT : INT64_MAX_TEXT)) return 10;
+      }
+    }
+  }
+  const enc = n <= 63 ? 1 + n : n <= 4095 ? 2 + n : 5 + n;
+  return enc + backlenSize(enc);
+}
+
+/** Size of the signed 64-bit difference a - b of two id halves (ms at 0, seq at 4). */
+function deltaSize(a: StreamId, b: StreamId, o: number): number {
+  const x = halfNum(a, o);
+  const y = halfNum(b, o);
+  if (x >= 0 && y >= 0) return intElemSize(x - y);
+  return intElemSizeBig(BigInt.asIntN(64, halfBig(a, o) - halfBig(b, o)));
+}
+
+/** Listpacks never grow past 1 GiB (STREAM_LISTPACK_MAX_SIZE). */
+export const LISTPACK_MAX_SIZE = 1 << 30;
+
+export interface StreamLimits {
+  /** stream-node-max-bytes (0 = no limit below LISTPACK_MAX_SIZE) */
+  readonly maxBytes: number;
+  /** stream-node-max-entries (0 = no limit) */
+  readonly maxEntries: number;
+}
+
+// ---------------------------------------------------------------- nodes
+
+/** One macro node: the entries of one Redis listpack. */
+export class StreamNode {
+  /** Entry ids in order, tombstones included. */
+  readonly ids: StreamId[] = [];
+  /** field, value, field, value... per entry; null for a tombstone. */
+  readonly fv: (Buffer[] | null)[] = [];
+  live = 0;
+  dead = 0;
+  /** Modelled listpack size without the live/deleted counter elements. */
+  fixed = 0;
+  /**
+   * Ids ascend physically. Live entries always do; a tombstone can exceed later entries once
+   * XSETID moved the last id below it (7.0 does not check max-deleted-entry-id), and then
+   * searches scan the node in physical order as Redis's iterator does.
+   */
+  sorted = true;
+
+  constructor(
+    /** Id of the master entry: the radix tree key. */
+    readonly master: StreamId,
+    /** The master entry's fields (the first entry's fields). */
+    readonly masterFields: Buffer[],
+  ) {}
+
+  /** lpBytes() of the listpack this node models. */
+  get bytes(): number {
+    return this.fixed + intElemSize(this.live) + intElemSize(this.dead);
+  }
+
+  /** Index where a forward scan for ids >= `id` may start. */
+  scanFrom(id: StreamId): number {
+    return this.sorted ? this.lowerBound(id) : 0;
+  }
+
+  /** Index where a backward scan for ids <= `id` may start. */
+  scanBackFrom(id: StreamId): number {
+    if (!this.sorted) return this.ids.length - 1;
+    const i = this.lowerBound(id);
+    return i < this.ids.length && this.ids[i] === id ? i : i - 1;
+  }
+
+  /** Index of the live entry `id`, or -1. */
+  indexOf(id: StreamId): number {
+    const ids = this.ids;
+    if (this.sorted) {
+      const i = this.lowerBound(id);
+      return i < ids.length && ids[i] === id && this.fv[i] !== null ? i : -1;
+    }
+    // Redis's seek: the first live entry >= id in physical order must be id itself.
+    for (let i = 0; i < ids.length; i++) {
+      if (this.fv[i] !== null && ids[i] >= id) return ids[i] === id ? i : -1;
+    }
+    return -1;
+  }
+
+  /** Index of the first entry with id >= `id` (ids.length when none); sorted nodes only. */
+  lowerBound(id: StreamId): number {
+    const ids = this.ids;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid] < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  clone(): StreamNode {
+    const n = new StreamNode(this.master, this.masterFields);
+    for (let i = 0; i < this.ids.length; i++) {
+      n.ids.push(this.ids[i]);
+      n.fv.push(this.fv[i]);
+    }
+    n.live = this.live;
+    n.dead = this.dead;
+    n.fixed = this.fixed;
+    n.sorted = this.sorted;
+    return n;
+  }
+}
+
+// ---------------------------------------------------------------- ordered id maps (PELs)
+
+const CHUNK = 256;
+
+/** A Map keyed by stream id that also iterates in id order (chunked sorted key array). */
+export class IdMap<V> {
+  private readonly map = new Map<StreamId, V>();
+  private chunks: StreamId[][] = [];
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(id: StreamId): V | undefined {
+    return this.map.get(id);
+  }
+
+  has(id: StreamId): boolean {
+    return this.map.has(id);
+  }
+
+  /** Index of the first chunk whose last key is >= id (chunks.length when none). */
+  private chunkFor(id: StreamId): number {
+    const ch = this.chunks;
+    let lo = 0;
+    let hi = ch.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = ch[mid];
+      if (c[c.length - 1] < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  set(id: StreamId, v: V): void {
+    if (this.map.has(id)) {
+      this.map.set(id, v);
+      return;
+    }
+    this.map.set(id, v);
+    const ch = this.chunks;
+    if (ch.length === 0) {
+      ch.push([id]);
+      return;
+    }
+    let ci = this.chunkFor(id);
+    if (ci === ch.length) ci--;
+    const c = ch[ci];
+    if (c[c.length - 1] < id) c.push(id);
+    else c.splice(lowerBound(c, id), 0, id);
+    if (c.length > 2 * CHUNK) ch.splice(ci + 1, 0, c.splice(CHUNK));
+  }
+
+  delete(id: StreamId): boolean {
+    if (!this.map.delete(id)) return false;
+    const ci = this.chunkFor(id);
+    const c = this.chunks[ci];
+    c.splice(lowerBound(c, id), 1);
+    if (c.length === 0) this.chunks.splice(ci, 1);
+    return true;
+  }
+
+  first(): StreamId | undefined {
+    return this.chunks.length === 0 ? undefined : this.chunks[0][0];
+  }
+
+  last(): StreamId | undefined {
+    const ch = this.chunks;
+    if (ch.length === 0) return undefined;
+    const c = ch[ch.length - 1];
+    return c[c.length - 1];
+  }
+
+  /** The smallest key >= id. */
+  ceil(id: StreamId): StreamId | undefined {
+    const ci = this.chunkFor(id);
+    if (ci === this.chunks.length) return undefined;
+    const c = this.chunks[ci];
+    return c[lowerBound(c, id)];
+  }
+
+  /** The smallest key > id. */
+  higher(id: StreamId): StreamId | undefined {
+    const ci = this.chunkFor(id);
+    if (ci === this.chunks.length) return undefined;
+    const c = this.chunks[ci];
+    let i = lowerBound(c, id);
+    if (i < c.length && c[i] === id) i++;
+    if (i < c.length) return c[i];
+    return ci + 1 < this.chunks.length ? this.chunks[ci + 1][0] : undefined;
+  }
+
+  /** Every key in order (a snapshot). */
+  keys(): StreamId[] {
+    const out: StreamId[] = [];
+    for (const c of this.chunks) for (const k of c) out.push(k);
+    return out;
+  }
+}
+
+function lowerBound(a: readonly string[], k: string): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// ---------------------------------------------------------------- consumer groups
+
+/** A pending entry (Redis's streamNACK), shared by the group PEL and its consumer's PEL. */
+export interface Nack {
+  consumer: Consumer;
+  /** Last delivery time (ms). */
+  deliveryTime: number;
+  /** Deliveries so far; a bigint only when RETRYCOUNT set it beyond 2^53. */
+  deliveryCount: number | bigint;
+}
+
+export class Consumer {
+  readonly pel = new IdMap<Nack>();
+  /** Last time the consumer was seen by a read or claim (ms). */
+  seenTime: number;
+  constructor(readonly name: string, now: number) {
+    this.seenTime = now;
+  }
+}
+
+/** entries-read when unknown (SCG_INVALID_ENTRIES_READ). */
+export const ENTRIES_READ_INVALID = -1n;
+
+export class ConsumerGroup {
+  readonly pel = new IdMap<Nack>();
+  /** Consumers by name (latin1); iterate with sortedConsumers() for Redis's order. */
+  readonly consumers = new Map<string, Consumer>();
+  constructor(
+    readonly name: string,
+    /** last-delivered-id */
+    public lastId: StreamId,
+    /** entries-read, or ENTRIES_READ_INVALID. */
+    public entriesRead: bigint,
+  ) {}
+
+  /** Consumers in name order (the radix tree order Redis replies in). */
+  sortedConsumers(): Consumer[] {
+    return [...this.consumers.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** streamCreateConsumer: null when it exists already. */
+  createConsumer(name: string, now: number): Consumer | null {
+    if (this.consumers.has(name)) return null;
+    const c = new Consumer(name, now);
+    this.consumers.set(name, c);
+    return c;
+  }
+
+  /** Look a consumer up, creating it when missing; refreshes its seen time. */
+  touchConsumer(name: string, now: number): Consumer {
+    let c = this.consumers.get(name);
+    if (c === undefined) {
+      c = new Consumer(name, now);
+      this.consumers.set(name, c);
+    }
+    c.seenTime = now;
+    return c;
+  }
+
+  /** streamDelConsumer: drop the consumer and its pending entries. Returns the count dropped. */
+  deleteConsumer(c: Consumer): number {
+    const n = c.pel.size;
+    for (const id of c.pel.keys()) this.pel.delete(id);
+    this.consumers.delete(c.name);
+    return n;
+  }
+
+  /** XACK one id: true when it was pending. */
+  ack(id: StreamId): boolean {
+    const nack = this.pel.get(id);
+    if (nack === undefined) return false;
+    this.pel.delete(id);
+    nack.consumer.pel.delete(id);
+    return true;
+  }
+
+  /** Move a pending entry to `to` (no-op when it is already there). */
+  private reassign(id: StreamId, nack: Nack, to: Consumer): void {
+    if (nack.consumer === to) return;
+    nack.consumer.pel.delete(id);
+    nack.consumer = to;
+    to.pel.set(id, nack);
+  }
+
+  /** XCLAIM FORCE of an id with no pending entry: create one owned by `to`. */
+  forceClaim(id: StreamId, to: Consumer, now: number): Nack {
+    // streamCreateNACK: delivered once, now (claim() then applies XCLAIM's own rules).
+    const nack: Nack = { consumer: to, deliveryTime: now, deliveryCount: 1 };
+    this.pel.set(id, nack);
+    to.pel.set(id, nack);
+    return nack;
+  }
+
+  /**
+   * XCLAIM/XAUTOCLAIM of a pending entry: new owner, delivery time, and the delivery count
+   * set to `retry` (>= 0) or incremented unless `justId`.
+   */
+  claim(id: StreamId, nack: Nack, to: Consumer, time: number, retry: number | bigint, justId: boolean): void {
+    this.reassign(id, nack, to);
+    nack.deliveryTime = time;
+    if (retry >= 0) nack.deliveryCount = retry;
+    else if (!justId) nack.deliveryCount = incr(nack.deliveryCount);
+  }
+
+  /** Drop the pending entry of an id that no longer exists in the stream (XCLAIM/XAUTOCLAIM). */
+  dropPending(id: StreamId): void {
+    const nack = this.pel.get(id);
+    if (nack === undefined) return;
+    this.pel.delete(id);
+    nack.consumer.pel.delete(id);
+  }
+
+  /** XREADGROUP history: the entry was delivered again. */
+  redeliver(nack: Nack, now: number): void {
+    nack.deliveryTime = now;
+    nack.deliveryCount = incr(nack.deliveryCount);
+  }
+
+  /** XGROUP SETID / XCLAIM LASTID. */
+  setLastId(id: StreamId, entriesRead: bigint | null): void {
+    this.lastId = id;
+    if (entriesRead !== null) this.entriesRead = entriesRead;
+  }
+
+  clone(): ConsumerGroup {
+    const g = new ConsumerGroup(this.name, this.lastId, this.entriesRead);
+    for (const c of this.consumers.values()) {
+      const nc = new Consumer(c.name, c.seenTime);
+      g.consumers.set(c.name, nc);
+      for (const id of c.pel.keys()) {
+        const n = c.pel.get(id)!;
+        const nn: Nack = { consumer: nc, deliveryTime: n.deliveryTime, deliveryCount: n.deliveryCount };
+        nc.pel.set(id, nn);
+        g.pel.set(id, nn);
+      }
+    }
+    return g;
+  }
+}
+
+function incr(n: number | bigint): number | bigint {
+  if (typeof n === 'bigint') return BigInt.asUintN(64, n + 1n);
+  return n + 1 <= Number.MAX_SAFE_INTEGER ? n + 1 : BigInt(n) + 1n;
+}
+
+// ---------------------------------------------------------------- the stream
+
+export const TRIM_MAXLEN = 1;
+export const TRIM_MINID = 2;
+
+export interface TrimSpec {
+  readonly strategy: number; // TRIM_MAXLEN | TRIM_MINID
+  readonly maxlen: number;
+  readonly minid: StreamId;
+  readonly approx: boolean;
+  /** 0 = no limit. */
+  readonly limit: number;
+}
+
+export class Stream implements TypedValue {
+  readonly type = T.STREAM;
+  /** Nodes ordered by master id. */
+  nodes: StreamNode[] = [];
+  /** Live entries. */
+  length = 0;
+  /** last-generated-id */
+  lastId: StreamId = ID_MIN;
+  /** recorded-first-entry-id */
+  firstId: StreamId = ID_MIN;
+  /** max-deleted-entry-id */
+  maxDeletedId: StreamId = ID_MIN;
+  /** entries-added (uint64). */
+  entriesAdded = 0n;
+  /** Consumer groups by name (latin1). */
+  readonly groups = new Map<string, ConsumerGroup>();
+  /**
+   * Counts the changes that wake blocked readers (Redis's signalKeyAsReady: XADD, XGROUP
+   * DESTROY); other changes (XDEL, SETID...) leave blocked clients waiting, as in Redis.
+   */
+  signals = 0;
+
+  encoding(): string {
+    return 'stream';
+  }
+
+  clone(): Stream {
+    const s = new Stream();
+    s.nodes = this.nodes.map((n) => n.clone());
+    s.length = this.length;
+    s.lastId = this.lastId;
+    s.firstId = this.firstId;
+    s.maxDeletedId = this.maxDeletedId;
+    s.entriesAdded = this.entriesAdded;
+    for (const [k, g] of this.groups) s.groups.set(k, g.clone());
+    return s;
+  }
+
+  // ------------------------------------------------ lookups
+
+  /** Index of the node that would hold `id`: the last node whose master is <= id (-1 if none). */
+  private nodeFor(id: StreamId): number {
+    const nodes = this.nodes;
+    let lo = 0;
+    let hi = nodes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (nodes[mid].master <= id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - 1;
+  }
+
+  /** The fields and values of a live entry, or null. */
+  get(id: StreamId): Buffer[] | null {
+    const ni = this.nodeFor(id);
+    if (ni < 0) return null;
+    const n = this.nodes[ni];
+    const i = n.indexOf(id);
+    return i < 0 ? null : n.fv[i];
+  }
+
+  /**
+   * Visit live entries with start <= id <= end, ascending (or descending when `rev`), until
+   * `fn` returns false. Like Redis's iterator: tombstones are skipped before the range check,
+   * and the first live entry past the range ends the walk.
+   */
+  forRange(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, fv: Buffer[]) => boolean): void {
+    const nodes = this.nodes;
+    if (!rev) {
+      let ni = Math.max(0, this.nodeFor(start));
+      for (; ni < nodes.length; ni++) {
+        const n = nodes[ni];
+        for (let i = n.scanFrom(start); i < n.ids.length; i++) {
+          const fv = n.fv[i];
+          const id = n.ids[i];
+          if (fv === null || id < start) continue;
+          if (id > end || !fn(id, fv)) return;
+        }
+      }
+    } else {
+      let ni = end === ID_MIN ? nodes.length - 1 : this.nodeFor(end);
+      if (ni < 0) ni = nodes.length - 1; // raxSeek("<=") found nothing: Redis starts from the last node
+      for (; ni >= 0; ni--) {
+        const n = nodes[ni];
+        for (let i = n.scanBackFrom(end); i >= 0; i--) {
+          const fv = n.fv[i];
+          const id = n.ids[i];
+          if (fv === null || id > end) continue;
+          if (id < start || !fn(id, fv)) return;
+        }
+      }
+    }
+  }
+
+  /** First or last live entry id (streamGetEdgeID with tombstones skipped); null when empty. */
+  edge(first: boolean): StreamId | null {
+    let found: StreamId | null = null;
+    this.forRange(ID_MIN, ID_MAX, !first, (id) => {
+      found = id;
+      return false;
+    });
+    return found;
+  }
+
+  /** Id of the last live entry (streamLastValidID); 0-0 when empty. */
+  lastValidId(): StreamId {
+    return this.edge(false) ?? ID_MIN;
+  }
+
+  /** streamGetEdgeID(first, skip_tombstones=1): max id when nothing is found, as Redis. */
+  private firstEdgeOrMax(): StreamId {
+    return this.edge(true) ?? ID_MAX;
+  }
+
+  // ------------------------------------------------ ids
+
+  /** streamNextID: the `*` id for the current time. */
+  nextAutoId(nowMs: number): StreamId | null {
+    const lastMs = halfNum(this.lastId, 0);
+    if (lastMs >= 0 && nowMs > lastMs) return makeIdNum(nowMs, 0);
+    return idIncr(this.lastId);
+  }
+
+  // ------------------------------------------------ XADD
+
+  /**
+   * streamAppendItem for an id already validated (> lastId). `fv` holds owned Buffers:
+   * field, value, field, value...
+   */
+  append(id: StreamId, fv: Buffer[], limits: StreamLimits): void {
+    const numFields = fv.length >> 1;
+    let totElemLen = 0;
+    for (const b of fv) totElemLen += b.length;
+    let node: StreamNode | null = this.nodes.length > 0 ? this.nodes[this.nodes.length - 1] : null;
+    if (node !== null) {
+      let maxBytes = limits.maxBytes;
+      if (maxBytes === 0 || maxBytes > LISTPACK_MAX_SIZE) maxBytes = LISTPACK_MAX_SIZE;
+      if (node.bytes + totElemLen >= maxBytes) node = null;
+      else if (limits.maxEntries !== 0 && node.live + node.dead >= limits.maxEntries) node = null;
+    }
+    let sameFields: boolean;
+    if (node === null) {
+      const fields: Buffer[] = [];
+      for (let i = 0; i < fv.length; i += 2) fields.push(fv[i]);
+      node = new StreamNode(id, fields);
+      // Header and end byte, master num-fields, fields and the zero terminator.
+      let fixed = 7 + intElemSize(numFields) + 2;
+      for (const f of fields) fixed += strElemSize(f);
+      node.fixed = fixed;
+      this.nodes.push(node);
+      sameFields = true;
+    } else {
+      const mf = node.masterFields;
+      sameFields = mf.length === numFields;
+      for (let i = 0; sameFields && i < numFields; i++) if (!mf[i].equals(fv[2 * i])) sameFields = false;
+    }
+    // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
+    let bytes = 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4);
+    if (!sameFields) {
+      bytes += intElemSize(numFields);
+      for (let i = 0; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
+    }
+    for (let i = 1; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
+    bytes += intElemSize(sameFields ? numFields + 3 : 2 * numFields + 4);
+    node.fixed += bytes;
+    if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
+    node.ids.push(id);
+    node.fv.push(fv);
+    node.live++;
+    this.length++;
+    this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
+    this.lastId = id;
+    if (this.length === 1) this.firstId = id;
+    this.signals++;
+  }
+
+  // ------------------------------------------------ XDEL
+
+  /** streamDeleteItem: mark a live entry deleted; drop its node with its last live entry. */
+  private deleteOne(id: StreamId): boolean {
+    const ni = this.nodeFor(id);
+    if (ni < 0) return false;
+    const n = this.nodes[ni];
+    const i = n.indexOf(id);
+    if (i < 0) return false;
+    if (n.live === 1) {
+      this.nodes.splice(ni, 1);
+    } else {
+      n.fv[i] = null;
+      n.live--;
+      n.dead++;
+    }
+    this.length--;
+    return true;
+  }
+
+  /** XDEL: delete the given ids, keeping first/max-deleted ids as Redis does. */
+  deleteIds(ids: readonly StreamId[]): number {
+    let deleted = 0;
+    let firstEntry = false;
+    for (const id of ids) {
+      if (!this.deleteOne(id)) continue;
+      if (id === this.firstId) firstEntry = true;
+      if (id > this.maxDeletedId) this.maxDeletedId = id;
+      deleted++;
+    }
+    if (deleted > 0) {
+      if (this.length === 0) this.firstId = ID_MIN;
+      else if (firstEntry) this.firstId = this.firstEdgeOrMax();
+    }
+    return deleted;
+  }
+
+  // ------------------------------------------------ trimming
+
+  /** streamTrim: returns the number of entries removed. */
+  trim(spec: TrimSpec): number {
+    let deleted = 0;
+    const nodes = this.nodes;
+    let removeUpTo = 0; // nodes[0, removeUpTo) are removed whole
+    for (let ni = 0; ni < nodes.length; ni++) {
+      if (spec.strategy === TRIM_MAXLEN && this.length <= spec.maxlen) break;
+      const n = nodes[ni];
+      const entries = n.live;
+      if (spec.limit !== 0 && deleted + entries > spec.limit) break;
+      const removeNode = spec.strategy === TRIM_MAXLEN
+        ? this.length - entries >= spec.maxlen
+        : n.ids[n.ids.length - 1] < spec.minid; // the last id, tombstone or not
+      if (removeNode) {
+        removeUpTo = ni + 1;
+        this.length -= entries;
+        deleted += entries;
+        continue;
+      }
+      if (spec.approx) break;
+      // Mark entries deleted from the head of this node.
+      let fromNode = 0;
+      for (let i = 0; i < n.ids.length; i++) {
+        const stop = spec.strategy === TRIM_MAXLEN ? this.length <= spec.maxlen : n.ids[i] >= spec.minid;
+        if (stop) break;
+        if (n.fv[i] !== null) {
+          n.fv[i] = null;
+          fromNode++;
+          this.length--;
+        }
+      }
+      n.live -= fromNode;
+      n.dead += fromNode;
+      deleted += fromNode;
+      break;
+    }
+    if (removeUpTo > 0) nodes.splice(0, removeUpTo);
+    if (this.length === 0) this.firstId = ID_MIN;
+    else this.firstId = this.firstEdgeOrMax();
+    return deleted;
+  }
+
+  // ------------------------------------------------ XSETID
+
+  setId(lastId: StreamId, entriesAdded: bigint | null, maxDeletedId: StreamId | null): void {
+    this.lastId = lastId;
+    if (entriesAdded !== null) this.entriesAdded = entriesAdded;
+    if (maxDeletedId !== null && maxDeletedId !== ID_MIN) this.maxDeletedId = maxDeletedId;
+  }
+
+  // ------------------------------------------------ lag and entries-read (Redis 7.0's rules)
+
+  /**
+   * streamRangeHasTombstones(start, end = +inf) as Redis 7.0 has it: a tombstone before the
+   * first entry never counts (later versions dropped that shortcut).
+   */
+  private tombstoneAfter(start: StreamId): boolean {
+    if (this.length === 0 || this.maxDeletedId === ID_MIN) return false;
+    if (this.firstId > this.maxDeletedId) return false;
+    return start <= this.maxDeletedId;
+  }
+
+  /** streamEstimateDistanceFromFirstEverEntry; ENTRIES_READ_INVALID when unknowable. */
+  estimateDistance(id: StreamId): bigint {
+    if (this.entriesAdded === 0n) return 0n;
+    // entries_added is unsigned; the estimate is a long long.
+    const added = BigInt.asIntN(64, this.entriesAdded);
+    if (this.length === 0 && id <= this.lastId) return added;
+    if (id === this.lastId) return added;
+    if (id > this.lastId) return ENTRIES_READ_INVALID;
+    if (this.maxDeletedId === ID_MIN || this.maxDeletedId < this.firstId) {
+      const len = BigInt(this.length);
+      if (id < this.firstId) return BigInt.asIntN(64, this.entriesAdded - len);
+      if (id === this.firstId) return BigInt.asIntN(64, this.entriesAdded - len + 1n);
+    }
+    return ENTRIES_READ_INVALID;
+  }
+
+  /** The lag XINFO reports for a group, or null when it cannot be computed. */
+  lag(g: ConsumerGroup): bigint | null {
+    if (this.entriesAdded === 0n) return 0n;
+    if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(g.lastId)) {
+      return BigInt.asIntN(64, this.entriesAdded - g.entriesRead);
+    }
+    const read = this.estimateDistance(g.lastId);
+    return read === ENTRIES_READ_INVALID ? null : BigInt.asIntN(64, this.entriesAdded - read);
+  }
+
+  // ------------------------------------------------ consumer groups
+
+  /** streamCreateCG: null when the name exists. */
+  createGroup(name: string, lastId: StreamId, entriesRead: bigint): ConsumerGroup | null {
+    if (this.groups.has(name)) return null;
+    const g = new ConsumerGroup(name, lastId, entriesRead);
+    this.groups.set(name, g);
+    return g;
+  }
+
+  destroyGroup(name: string): boolean {
+    if (!this.groups.delete(name)) return false;
+    this.signals++; // blocked XREADGROUP clients of this group get their error
+    return true;
+  }
+
+  /** Groups in name order. */
+  sortedGroups(): ConsumerGroup[] {
+    return [...this.groups.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * An entry is delivered to `consumer` of `g` (streamReplyWithRange with a group): advance
+   * last-delivered-id and entries-read, and unless `noack` record it as pending (taking it
+   * over from another consumer if it was pending there).
+   */
+  deliver(g: ConsumerGroup, id: StreamId, consumer: Consumer, noack: boolean, now: number): void {
+    if (id > g.lastId) {
+      if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(id)) {
+        g.entriesRead = BigInt.asIntN(64, g.entriesRead + 1n);
+      } else if (this.entriesAdded !== 0n) {
+        g.entriesRead = this.estimateDistance(id);
+      }
+      g.lastId = id;
+    }
+    if (noack) return;
+    const nack = g.pel.get(id);
+    if (nack === undefined) {
+      const n: Nack = { consumer, deliveryTime: now, deliveryCount: 1 };
+      g.pel.set(id, n);
+      consumer.pel.set(id, n);
+    } else {
+      nack.consumer.pel.delete(id);
+      nack.consumer = consumer;
+      nack.deliveryTime = now;
+      nack.deliveryCount = 1;
+      consumer.pel.set(id, nack);
+    }
+  }
+
+  // ------------------------------------------------ XDELEX / XACKDEL reference policies
+
+  /**
+   * ACKED policy: an entry is still referenced while some group has not delivered it yet or
+   * holds it pending. With no consumer group at all it counts as referenced (redis.io: the
+   * entry is not deleted "also, if there are no consumer groups").
+   */
+  isReferenced(id: StreamId): boolean {
+    if (this.groups.size === 0) return true;
+    for (const g of this.groups.values()) if (id > g.lastId || g.pel.has(id)) return true;
+    return false;
+  }
+
+  /** DELREF policy: drop the id from every group's pending entries. True if any held it. */
+  dropReferences(id: StreamId): boolean {
+    let any = false;
+    for (const g of this.groups.values()) {
+      if (g.pel.has(id)) {
+        g.dropPending(id);
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  // ------------------------------------------------ XINFO
+
+  /** Number of radix tree keys (nodes). */
+  get raxKeys(): number {
+    return this.nodes.length;
+  }
+
+  /**
+   * Nodes of the radix tree holding the node keys (rax->numnodes): the root, every branching
+   * position, every child of a branching position and every key, over 16-byte keys in the
+   * tree's compressed form.
+   */
+  raxNodes(): number {
+    const n = this.nodes.length;
+    if (n === 0) return 1;
+    const seen = new Set<string>();
+    let count = 1 + n; // root and leaves
+    const byteAt = (k: string, i: number) => (i & 1) === 0 ? k.charCodeAt(i >> 1) >> 8 : k.charCodeAt(i >> 1) & 0xff;
+    const prefix = (k: string, len: number) => {
+      let s = String.fromCharCode(len);
+      for (let i = 0; i < len; i++) s += String.fromCharCode(byteAt(k, i));
+      return s;
+    };
+    const add = (k: string, len: number) => {
+      if (len === 0 || len === 16) return; // the root and the leaves are counted already
+      const p = prefix(k, len);
+      if (!seen.has(p)) {
+        seen.add(p);
+        count++;
+      }
+    };
+    for (let j = 0; j + 1 < n; j++) {
+      const a = this.nodes[j].master;
+      const b = this.nodes[j + 1].master;
+      let l = 0;
+      while (l < 16 && byteAt(a, l) === byteAt(b, l)) l++;
+      add(a, l); // the branching position
+      add(a, l + 1); // its children on both sides
+      add(b, l + 1);
+    }
+    return count;
+  }
+}
