@@ -38,6 +38,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'token', env: 'REST_TOKEN', type: 'string', def: '', mutable: false, secret: true, help: 'REST API standard token (empty = generate one on first start and keep it in --dir)' },
   { name: 'read-only-token', env: 'REST_READ_ONLY_TOKEN', type: 'string', def: '', mutable: false, secret: true, help: 'REST API read-only token (empty = generate one on first start and keep it in --dir)' },
   { name: 'max-request-size', env: 'MAX_REQUEST_SIZE', type: 'bytes', def: '10485760', min: 1024, mutable: true, help: 'largest REST request (URL plus body) in bytes; larger ones get 413' },
+  // Search indexes (src/search): management credentials, plan overrides, workers, public URL.
+  { name: 'account-email', env: 'SEARCH_ACCOUNT_EMAIL', type: 'string', def: '', mutable: false, help: 'account e-mail of the search management API (Basic auth user; empty = generate on first start and keep it in --dir)' },
+  { name: 'api-key', env: 'SEARCH_API_KEY', type: 'string', def: '', mutable: false, secret: true, help: 'API key of the search management API (Basic auth password; empty = generate on first start and keep it in --dir)' },
+  { name: 'search-plan-free', env: 'SEARCH_PLAN_FREE', type: 'string', def: '', mutable: false, help: 'overrides of the free search plan quotas: "max_daily_queries=100,max_vector_count=500,..."' },
+  { name: 'search-plan-payg', env: 'SEARCH_PLAN_PAYG', type: 'string', def: '', mutable: false, help: 'overrides of the payg search plan quotas (same syntax as search-plan-free)' },
+  { name: 'search-workers', env: 'SEARCH_WORKERS', type: 'int', def: '0', min: 0, max: 64, mutable: false, help: 'worker threads for search queries (0 = min(2, CPUs))' },
+  { name: 'search-public-url', env: 'SEARCH_PUBLIC_URL', type: 'string', def: '', mutable: false, help: 'base URL shown as the endpoint of search indexes (empty = http://<bind>:<http-port>)' },
   { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, protected: true, help: 'data directory' },
   { name: 'requirepass', env: 'REQUIREPASS', type: 'string', def: '', mutable: true, help: 'password of the default user (empty = no password)' },
   { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 4294967295, mutable: true, help: 'maximum number of connected clients' },

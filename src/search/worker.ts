@@ -1,0 +1,56 @@
+/**
+ * Piscina worker of the search service: runs full-text queries and filter scans off the main
+ * thread (which also serves Redis commands), reading documents straight from LMDB. Each worker
+ * keeps one in-memory text index per namespace and rebuilds it when the namespace's version
+ * counter in LMDB has moved since it was built (the main thread bumps it on every write).
+ */
+import { workerData } from 'node:worker_threads';
+import { openSearchDb, nsPrefix, prefixEnd, verKey } from './store.js';
+import { TextIndex, parseFilter, type Doc, type Filter, type Json } from './text.js';
+
+const db = openSearchDb((workerData as { dir: string }).dir, true);
+
+interface Cached { version: number; index: TextIndex }
+const cache = new Map<string, Cached>();
+
+function load(id: string, ns: string): TextIndex {
+  const key = `${id}\u0000${ns}`;
+  const version = (db.meta.get(verKey(id, ns)) as number | undefined) ?? 0;
+  const hit = cache.get(key);
+  if (hit !== undefined && hit.version === version) return hit.index;
+  const index = new TextIndex();
+  const prefix = nsPrefix(id, ns);
+  for (const { key: k, value } of db.docs.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+    index.add({ id: k.subarray(prefix.length).toString(), content: value.c, metadata: value.m });
+  }
+  cache.set(key, { version, index });
+  return index;
+}
+
+export interface SearchTask { op: 'search'; id: string; ns: string; query: string; topK: number; filter: string | null; data: boolean; metadata: boolean }
+export interface FilterTask { op: 'filter'; id: string; ns: string; filter: string }
+export interface DropTask { op: 'drop'; id: string }
+
+export interface SearchResult { id: string; content?: Json; metadata?: Json; score: number }
+
+/** Errors travel as values: a thrown error would lose its kind across the thread boundary. */
+export default function run(task: SearchTask | FilterTask | DropTask): { error: string } | { hits: SearchResult[] } | { ids: string[] } | { ok: true } {
+  try {
+    if (task.op === 'drop') {
+      for (const k of cache.keys()) if (k.startsWith(`${task.id}\u0000`)) cache.delete(k);
+      return { ok: true };
+    }
+    const filter: Filter | null = task.filter ? parseFilter(task.filter) : null;
+    const index = load(task.id, task.ns);
+    if (task.op === 'filter') return { ids: index.docs.filter((d: Doc) => filter!(d)).map((d) => d.id) };
+    const hits = index.search(task.query, task.topK, filter).map((h) => {
+      const r: SearchResult = { id: h.doc.id, score: h.score };
+      if (task.data) r.content = h.doc.content;
+      if (task.metadata && h.doc.metadata !== undefined) r.metadata = h.doc.metadata;
+      return r;
+    });
+    return { hits };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
