@@ -325,7 +325,7 @@ export class TextIndex {
         const p = this.postings.get(term)!;
         const df = p.length / 2;
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        wordIdeal = Math.max(wordIdeal, weight * idf); // one occurrence in a document of average length
+        wordIdeal = Math.max(wordIdeal, idf); // an exact occurrence in a document of average length
         for (let k = 0; k < p.length; k += 2) {
           const d = p[k];
           const tf = p[k + 1];

@@ -36,6 +36,9 @@ export interface SearchResult { id: string; content?: Json; metadata?: Json; sco
 /** Errors travel as values: a thrown error would lose its kind across the thread boundary. */
 export default function run(task: SearchTask | FilterTask | DropTask): { error: string } | { hits: SearchResult[] } | { ids: string[] } | { ok: true } {
   try {
+    // lmdb-js keeps a read snapshot until a timer renews it: take a fresh one so a query sees
+    // every write the main thread committed before sending it.
+    db.env.resetReadTxn();
     if (task.op === 'drop') {
       for (const k of cache.keys()) if (k.startsWith(`${task.id}\u0000`)) cache.delete(k);
       return { ok: true };
