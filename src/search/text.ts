@@ -66,8 +66,8 @@ function lex(s: string): Tok[] {
     }
     const op = /^(<=|>=|!=|=|<|>)/.exec(s.slice(i));
     if (op) { out.push({ t: 'op', v: op[1] }); i += op[1].length; continue; }
-    const num = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?/.exec(s.slice(i));
-    if (num && (out.length === 0 || out[out.length - 1].t !== 'id')) { out.push({ t: 'num', v: num[0] }); i += num[0].length; continue; }
+    const num = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(?![\p{L}_$.[])/u.exec(s.slice(i));
+    if (num) { out.push({ t: 'num', v: num[0] }); i += num[0].length; continue; }
     const id = /^[@\p{L}\p{N}_$][\p{L}\p{N}_$.[\]\-]*/u.exec(s.slice(i));
     if (id) { out.push({ t: 'id', v: id[0] }); i += id[0].length; continue; }
     throw new FilterError(`unexpected character '${c}' in filter at ${i}: ${s}`);
@@ -301,8 +301,9 @@ export class TextIndex {
 
   /**
    * BM25 over the query's words; each word counts once per document (its best expansion).
-   * Scores are divided by what a document holding every query word once (at average length)
-   * would get, and capped at 1, so they lie in 0..1.
+   * Scores are divided by BM25's upper bound for the query (every word matched exactly, with
+   * unbounded frequency), so they lie in 0..1 without ties at the top; the square root spreads
+   * the typical range (one exact match in an average document: 0.45 -> 0.67) and keeps the order.
    */
   search(query: string, topK: number, filter: Filter | null): Hit[] {
     const words = [...new Set(tokenize(query))];
@@ -325,7 +326,7 @@ export class TextIndex {
         const p = this.postings.get(term)!;
         const df = p.length / 2;
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        wordIdeal = Math.max(wordIdeal, idf); // an exact occurrence in a document of average length
+        wordIdeal = Math.max(wordIdeal, idf * (K1 + 1)); // BM25's bound for an exact match
         for (let k = 0; k < p.length; k += 2) {
           const d = p[k];
           const tf = p[k + 1];
@@ -334,7 +335,7 @@ export class TextIndex {
           if (prev === undefined || s > prev) best.set(d, s);
         }
       }
-      if (wordIdeal === 0) wordIdeal = Math.log(1 + (n + 0.5) / 0.5); // a word nothing matches still counts
+      if (wordIdeal === 0) wordIdeal = Math.log(1 + (n + 0.5) / 0.5) * (K1 + 1); // a word nothing matches still counts
       ideal += wordIdeal;
       for (const [d, s] of best) { if (total[d] === 0) touched.push(d); total[d] += s; }
     }
@@ -342,7 +343,7 @@ export class TextIndex {
     for (const d of touched) {
       const doc = this.docs[d];
       if (filter !== null && !filter(doc)) continue;
-      hits.push({ doc, score: Math.min(1, total[d] / ideal) });
+      hits.push({ doc, score: Math.sqrt(total[d] / ideal) });
     }
     hits.sort((a, b) => b.score - a.score || (a.doc.id < b.doc.id ? -1 : 1));
     return hits.length > topK ? hits.slice(0, topK) : hits;
