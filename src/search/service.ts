@@ -395,8 +395,11 @@ export class SearchService {
         default: throw new HttpError(404, `no such endpoint: ${op ?? ''}`);
       }
       const out = JSON.stringify({ result });
-      const kind = write ? 'update' : 'query';
-      this.stats.get(rec.id)?.record(Date.now(), kind, performance.now() - started, req.body.length + out.length);
+      // Updates count documents written or deleted (what max_daily_updates limits); queries count requests.
+      let units = 1;
+      if (op === 'upsert-data') units = Array.isArray(body) ? body.length : 1;
+      else if (op === 'delete') units = Math.max(1, (result as { deleted: number }).deleted);
+      this.stats.get(rec.id)?.record(Date.now(), write ? 'update' : 'query', performance.now() - started, req.body.length + out.length, units);
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: out };
     } catch (err) {
       return failure(err, true);

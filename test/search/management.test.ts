@@ -165,7 +165,7 @@ describe('stats', () => {
     const s = r.body;
     assert.equal(s.current_vector_count, 2);
     assert.equal(s.daily_query_count, 3);
-    assert.equal(s.daily_update_count, 1);
+    assert.equal(s.daily_update_count, 2); // documents written
     assert.equal(s.monthly_query_count, 3);
     assert.ok(s.monthly_bandwidth_usage > 0);
     assert.ok(s.storage_usage > 0);
@@ -180,7 +180,7 @@ describe('stats', () => {
     assert.equal(s.daily_query_requests[6].y, 3);
     assert.equal(s.days.length, 7);
     const idxNow = (await api(srv.base, 'GET', `/v2/search/${idx.id}`)).body;
-    assert.equal(idxNow.throughput_vector[59].y, 4);
+    assert.equal(idxNow.throughput_vector[59].y, 5);
     const d30 = await api(srv.base, 'GET', `/v2/search/${idx.id}/stats?period=30d`);
     assert.equal(d30.body.query_throughput.length, 240);
     for (const p of ['3h', '12h', '1d', '3d', '7d']) assert.equal((await api(srv.base, 'GET', `/v2/search/${idx.id}/stats?period=${p}`)).status, 200);
