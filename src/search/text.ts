@@ -253,6 +253,11 @@ export class TextIndex {
   private readonly lens: number[] = [];
   private readonly postings = new Map<string, number[]>(); // term -> [docIndex, tf, docIndex, tf...]
   private vocab: string[] | null = null; // sorted, built lazily for prefix/typo expansion
+  private readonly expansions = new Map<string, Map<string, number>>(); // query word -> expand()
+  // Scratch arrays of search() (one query at a time per worker): per-document totals and the
+  // current word's best score, grown with the index and reset through the touched lists.
+  private total = new Float64Array(0);
+  private word = new Float64Array(0);
   private totalLen = 0;
 
   add(doc: Doc): void {
@@ -271,6 +276,7 @@ export class TextIndex {
       p.push(ix, n);
     }
     this.vocab = null;
+    this.expansions.clear();
   }
 
   private sortedVocab(): string[] {
@@ -280,6 +286,8 @@ export class TextIndex {
 
   /** Terms a query word stands for, with weights: itself, words it begins, words one or two typos away. */
   expand(q: string): Map<string, number> {
+    const cached = this.expansions.get(q);
+    if (cached !== undefined) return cached;
     const out = new Map<string, number>();
     if (this.postings.has(q)) out.set(q, 1);
     const vocab = this.sortedVocab();
@@ -296,6 +304,8 @@ export class TextIndex {
         if (boundedDistance(q, t, typos) <= typos) out.set(t, TYPO_WEIGHT);
       }
     }
+    if (this.expansions.size >= 10_000) this.expansions.clear();
+    this.expansions.set(q, out);
     return out;
   }
 
@@ -316,36 +326,70 @@ export class TextIndex {
       return out;
     }
     const avg = this.totalLen / n || 1;
-    const total = new Float64Array(n);
+    if (this.total.length < n) { this.total = new Float64Array(n * 2); this.word = new Float64Array(n * 2); }
+    const total = this.total;
+    const best = this.word;
     const touched: number[] = [];
     let ideal = 0;
     for (const w of words) {
-      const best = new Map<number, number>();
+      const wordTouched: number[] = [];
       let wordIdeal = 0;
       for (const [term, weight] of this.expand(w)) {
         const p = this.postings.get(term)!;
         const df = p.length / 2;
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
         wordIdeal = Math.max(wordIdeal, idf * (K1 + 1)); // BM25's bound for an exact match
+        const lenNorm = K1 * (1 - B);
+        const lenScale = K1 * B / avg;
         for (let k = 0; k < p.length; k += 2) {
           const d = p[k];
           const tf = p[k + 1];
-          const s = weight * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * this.lens[d] / avg));
-          const prev = best.get(d);
-          if (prev === undefined || s > prev) best.set(d, s);
+          const sc = weight * idf * (tf * (K1 + 1)) / (tf + lenNorm + lenScale * this.lens[d]);
+          if (best[d] === 0) wordTouched.push(d);
+          if (sc > best[d]) best[d] = sc;
         }
       }
       if (wordIdeal === 0) wordIdeal = Math.log(1 + (n + 0.5) / 0.5) * (K1 + 1); // a word nothing matches still counts
       ideal += wordIdeal;
-      for (const [d, s] of best) { if (total[d] === 0) touched.push(d); total[d] += s; }
+      for (const d of wordTouched) {
+        if (total[d] === 0) touched.push(d);
+        total[d] += best[d];
+        best[d] = 0;
+      }
     }
-    const hits: Hit[] = [];
+    // Keep the topK best (a min-heap on score; ties broken by id), then sort them.
+    const heap: Hit[] = [];
+    const worse = (a: Hit, b: Hit) => a.score < b.score || (a.score === b.score && a.doc.id > b.doc.id);
     for (const d of touched) {
+      const raw = total[d];
+      total[d] = 0;
       const doc = this.docs[d];
+      const h: Hit = { doc, score: Math.sqrt(raw / ideal) };
+      // The filter runs only on documents that would enter the top K (the cheap test first).
+      if (heap.length >= topK && !worse(heap[0], h)) continue;
       if (filter !== null && !filter(doc)) continue;
-      hits.push({ doc, score: Math.sqrt(total[d] / ideal) });
+      if (heap.length < topK) {
+        heap.push(h);
+        for (let i = heap.length - 1; i > 0;) {
+          const parent = (i - 1) >> 1;
+          if (!worse(heap[i], heap[parent])) break;
+          [heap[i], heap[parent]] = [heap[parent], heap[i]];
+          i = parent;
+        }
+      } else if (worse(heap[0], h)) {
+        heap[0] = h;
+        for (let i = 0; ;) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < heap.length && worse(heap[l], heap[m])) m = l;
+          if (r < heap.length && worse(heap[r], heap[m])) m = r;
+          if (m === i) break;
+          [heap[i], heap[m]] = [heap[m], heap[i]];
+          i = m;
+        }
+      }
     }
-    hits.sort((a, b) => b.score - a.score || (a.doc.id < b.doc.id ? -1 : 1));
-    return hits.length > topK ? hits.slice(0, topK) : hits;
+    return heap.sort((a, b) => b.score - a.score || (a.doc.id < b.doc.id ? -1 : 1));
   }
 }
