@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { V2Request, V2Response } from '../http/v2.js';
-import { openSearchDb, nsPrefix, prefixEnd, docKey, verKey, nsKey, splitKey, type SearchDb, type StoredDoc } from './store.js';
+import { openSearchDb, nsPrefix, prefixEnd, docKey, verKey, nsKey, logKey, LOG_KEEP, splitKey, type SearchDb, type StoredDoc } from './store.js';
 import { IndexStats, emptyStats, PERIODS, sum, mean, maxOf, perSecond, timeText, type StatsRecord } from './stats.js';
 import { type Plan, type PlanName, PLAN_NAMES, planTable } from './plans.js';
 import type { Json } from './text.js';
@@ -64,6 +64,7 @@ export class SearchService {
   private readonly flushTimer: NodeJS.Timeout;
   /** Writes are serialised so that a namespace's count and version stay consistent. */
   private writeChain: Promise<unknown> = Promise.resolve();
+  private closing = false;
 
   constructor(private readonly opt: SearchOptions) {
     this.db = openSearchDb(opt.dir);
@@ -121,6 +122,7 @@ export class SearchService {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.flushTimer);
     await this.writeChain.catch(() => {});
     this.flushStats();
@@ -245,17 +247,15 @@ export class SearchService {
     this.indexes.delete(rec.id);
     this.tokens.delete(rec.token);
     this.tokens.delete(rec.read_only_token);
-    const spaces = this.ns.get(rec.id);
     this.ns.delete(rec.id);
     this.stats.delete(rec.id);
     await this.serial(async () => {
       await this.db.env.transaction(() => {
         const prefix = nsPrefix(rec.id, null);
         for (const k of this.db.docs.getKeys({ start: prefix, end: prefixEnd(prefix) })) void this.db.docs.remove(k);
-        for (const name of spaces?.keys() ?? []) {
-          void this.db.meta.remove(nsKey(rec.id, name));
-          void this.db.meta.remove(verKey(rec.id, name));
-        }
+        for (const k of this.db.meta.getKeys({ start: `ver:${rec.id}\u0000`, end: `ver:${rec.id}\u0001` })) void this.db.meta.remove(k);
+        for (const k of this.db.meta.getKeys({ start: `ns:${rec.id}\u0000`, end: `ns:${rec.id}\u0001` })) void this.db.meta.remove(k);
+        for (const k of this.db.meta.getKeys({ start: `log:${rec.id}\u0000`, end: `log:${rec.id}\u0001` })) void this.db.meta.remove(k);
         void this.db.indexes.remove(rec.id);
         void this.db.stats.remove(rec.id);
       });
@@ -439,17 +439,36 @@ export class SearchService {
     }
   }
 
+  /** A task for the worker pool; tasks still queued at shutdown answer 503. */
+  private async work<T>(task: object): Promise<T> {
+    try {
+      return await this.pool.run(task) as T;
+    } catch (err) {
+      if (this.closing) throw new HttpError(503, 'the server is shutting down');
+      throw err;
+    }
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const p = this.writeChain.then(fn, fn);
     this.writeChain = p.catch(() => {});
     return p;
   }
 
+  /** Inside a write transaction: the namespace's new version and what it changed (for the workers). */
+  private bump(id: string, ns: string, version: number, ids: string[] | null): void {
+    void this.db.meta.put(verKey(id, ns), version);
+    void this.db.meta.put(logKey(id, ns, version), ids);
+    if (version > LOG_KEEP) void this.db.meta.remove(logKey(id, ns, version - LOG_KEEP));
+  }
+
   private space(rec: IndexRecord, ns: string, create: boolean): NsState | undefined {
     const spaces = this.ns.get(rec.id)!;
     let s = spaces.get(ns);
     if (s === undefined && create) {
-      s = { count: 0, bytes: 0, version: 0 };
+      // A namespace deleted and made again continues its version: a worker's cached index of
+      // the old one must never look current.
+      s = { count: 0, bytes: 0, version: (this.db.meta.get(verKey(rec.id, ns)) as number | undefined) ?? 0 };
       spaces.set(ns, s);
       void this.db.meta.put(nsKey(rec.id, ns), 1);
     }
@@ -497,7 +516,7 @@ export class SearchService {
       s.version++;
       await this.db.env.transaction(() => {
         for (const p of parsed) void this.db.docs.put(p.key, p.value);
-        void this.db.meta.put(verKey(rec.id, ns), s.version);
+        this.bump(rec.id, ns, s.version, [...seen]);
       });
       s.count += added;
       s.bytes += bytes;
@@ -520,10 +539,10 @@ export class SearchService {
     }
     this.admit(rec, plan, 'query', 1);
     if (this.space(rec, ns, false) === undefined) return [];
-    const r = await this.pool.run({
+    const r = await this.work<{ error: string } | { hits: SearchResult[] }>({
       op: 'search', id: rec.id, ns, query, topK, filter: (o.filter as string | undefined) || null,
       data: o.includeData !== false, metadata: o.includeMetadata !== false,
-    }) as { error: string } | { hits: SearchResult[] };
+    });
     if ('error' in r) throw new HttpError(400, r.error);
     return r.hits;
   }
@@ -608,7 +627,7 @@ export class SearchService {
       ids = [...this.db.docs.getKeys({ start, end: prefixEnd(start) })].map((k) => k.subarray(base).toString());
     } else if (typeof o.filter === 'string') {
       if (this.space(rec, ns, false) === undefined) return { deleted: 0 };
-      const r = await this.pool.run({ op: 'filter', id: rec.id, ns, filter: o.filter }) as { error: string } | { ids: string[] };
+      const r = await this.work<{ error: string } | { ids: string[] }>({ op: 'filter', id: rec.id, ns, filter: o.filter });
       if ('error' in r) throw new HttpError(400, r.error);
       ids = r.ids;
     } else {
@@ -621,6 +640,7 @@ export class SearchService {
       let deleted = 0;
       let bytes = 0;
       const keys: Buffer[] = [];
+      const removed: string[] = [];
       for (const docId of new Set(ids)) {
         const k = docKey(rec.id, ns, docId);
         const old = this.db.docs.get(k);
@@ -628,12 +648,13 @@ export class SearchService {
         deleted++;
         bytes += docSize(old);
         keys.push(k);
+        removed.push(docId);
       }
       if (deleted > 0) {
         s.version++;
         await this.db.env.transaction(() => {
           for (const k of keys) void this.db.docs.remove(k);
-          void this.db.meta.put(verKey(rec.id, ns), s.version);
+          this.bump(rec.id, ns, s.version, removed);
         });
         s.count -= deleted;
         s.bytes -= bytes;
@@ -658,10 +679,14 @@ export class SearchService {
           s.version++;
           s.count = 0;
           s.bytes = 0;
-          void this.db.meta.put(verKey(rec.id, name), s.version);
+          this.bump(rec.id, name, s.version, null);
           if (drop && name !== '') {
             spaces.delete(name);
             void this.db.meta.remove(nsKey(rec.id, name));
+            const logs = `log:${rec.id}\u0000${name}\u0000`;
+            for (const k of this.db.meta.getKeys({ start: logs, end: logs.slice(0, -1) + '\u0001' })) {
+              if (k !== logKey(rec.id, name, s.version)) void this.db.meta.remove(k);
+            }
           }
         }
       });

@@ -6,7 +6,8 @@
  * Layout:
  *   docs    key = utf8(indexId) 0x00 utf8(namespace) 0x00 utf8(docId)   value = {c: content, m?: metadata}
  *   meta    'ver' + indexId + 0x00 + ns -> version (bumped on every write of a namespace: workers
- *           rebuild their in-memory text index when it changes); 'ns' ... -> 1 (namespace exists);
+ *           update their in-memory text index when it changes); 'log' + ... + version -> the
+ *           ids that version changed (null after a reset); 'ns' ... -> 1 (namespace exists);
  *           'account' -> {email, apiKey} (generated management credentials)
  *   indexes indexId -> IndexRecord
  *   stats   indexId -> StatsRecord
@@ -65,4 +66,9 @@ export function splitKey(key: Buffer, idLen: number): { ns: string; docId: strin
 }
 
 export const verKey = (id: string, ns: string) => `ver:${id}\u0000${ns}`;
+/** Change log: the document ids a version of a namespace wrote or deleted (null: everything, a reset). */
+export const logKey = (id: string, ns: string, version: number) => `log:${id}\u0000${ns}\u0000${String(version).padStart(12, '0')}`;
+/** How many versions of change log a namespace keeps (older workers' caches rebuild). */
+export const LOG_KEEP = 256;
+
 export const nsKey = (id: string, ns: string) => `ns:${id}\u0000${ns}`;

@@ -250,6 +250,10 @@ export interface Hit { doc: Doc; score: number }
 
 export class TextIndex {
   readonly docs: Doc[] = [];
+  /** Documents replaced or deleted since the build: skipped by search, dropped at the next rebuild. */
+  private readonly dead: boolean[] = [];
+  private readonly byId = new Map<string, number>();
+  deadCount = 0;
   private readonly lens: number[] = [];
   private readonly postings = new Map<string, number[]>(); // term -> [docIndex, tf, docIndex, tf...]
   private vocab: string[] | null = null; // sorted, built lazily for prefix/typo expansion
@@ -261,8 +265,11 @@ export class TextIndex {
   private totalLen = 0;
 
   add(doc: Doc): void {
+    this.remove(doc.id);
     const ix = this.docs.length;
     this.docs.push(doc);
+    this.dead.push(false);
+    this.byId.set(doc.id, ix);
     const tf = new Map<string, number>();
     let len = 0;
     for (const s of contentText(doc.content)) {
@@ -277,6 +284,25 @@ export class TextIndex {
     }
     this.vocab = null;
     this.expansions.clear();
+  }
+
+  /** Forget a document (a tombstone: its postings stay until the index is rebuilt). */
+  remove(id: string): void {
+    const ix = this.byId.get(id);
+    if (ix === undefined) return;
+    this.byId.delete(id);
+    this.dead[ix] = true;
+    this.deadCount++;
+    this.totalLen -= this.lens[ix];
+  }
+
+  get size(): number {
+    return this.docs.length - this.deadCount;
+  }
+
+  /** The live documents, in insertion order. */
+  *live(): Generator<Doc> {
+    for (let i = 0; i < this.docs.length; i++) if (!this.dead[i]) yield this.docs[i];
   }
 
   private sortedVocab(): string[] {
@@ -317,16 +343,18 @@ export class TextIndex {
    */
   search(query: string, topK: number, filter: Filter | null): Hit[] {
     const words = [...new Set(tokenize(query))];
-    const n = this.docs.length;
+    const n = this.size;
+    const all = this.docs.length;
+    const dead = this.dead;
     if (n === 0 || topK <= 0) return [];
     if (words.length === 0) {
       // No words: the filter alone selects, in index order, with score 0.
       const out: Hit[] = [];
-      for (const d of this.docs) { if (filter === null || filter(d)) out.push({ doc: d, score: 0 }); if (out.length >= topK) break; }
+      for (const d of this.live()) { if (filter === null || filter(d)) out.push({ doc: d, score: 0 }); if (out.length >= topK) break; }
       return out;
     }
     const avg = this.totalLen / n || 1;
-    if (this.total.length < n) { this.total = new Float64Array(n * 2); this.word = new Float64Array(n * 2); }
+    if (this.total.length < all) { this.total = new Float64Array(all * 2); this.word = new Float64Array(all * 2); }
     const total = this.total;
     const best = this.word;
     const touched: number[] = [];
@@ -336,13 +364,14 @@ export class TextIndex {
       let wordIdeal = 0;
       for (const [term, weight] of this.expand(w)) {
         const p = this.postings.get(term)!;
-        const df = p.length / 2;
+        const df = Math.min(n, p.length / 2); // tombstones still count until the next rebuild
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
         wordIdeal = Math.max(wordIdeal, idf * (K1 + 1)); // BM25's bound for an exact match
         const lenNorm = K1 * (1 - B);
         const lenScale = K1 * B / avg;
         for (let k = 0; k < p.length; k += 2) {
           const d = p[k];
+          if (dead[d]) continue;
           const tf = p[k + 1];
           const sc = weight * idf * (tf * (K1 + 1)) / (tf + lenNorm + lenScale * this.lens[d]);
           if (best[d] === 0) wordTouched.push(d);

@@ -2,10 +2,11 @@
  * Piscina worker of the search service: runs full-text queries and filter scans off the main
  * thread (which also serves Redis commands), reading documents straight from LMDB. Each worker
  * keeps one in-memory text index per namespace and rebuilds it when the namespace's version
- * counter in LMDB has moved since it was built (the main thread bumps it on every write).
+ * counter in LMDB has moved (the main thread bumps it on every write): by replaying the change
+ * log of the versions in between when it can, by reading the namespace again otherwise.
  */
 import { workerData } from 'node:worker_threads';
-import { openSearchDb, nsPrefix, prefixEnd, verKey } from './store.js';
+import { openSearchDb, nsPrefix, prefixEnd, verKey, logKey, docKey } from './store.js';
 import { TextIndex, parseFilter, type Doc, type Filter, type Json } from './text.js';
 
 const db = openSearchDb((workerData as { dir: string }).dir, true);
@@ -18,6 +19,7 @@ function load(id: string, ns: string): TextIndex {
   const version = (db.meta.get(verKey(id, ns)) as number | undefined) ?? 0;
   const hit = cache.get(key);
   if (hit !== undefined && hit.version === version) return hit.index;
+  if (hit !== undefined && hit.version < version && catchUp(hit, id, ns, version)) return hit.index;
   const index = new TextIndex();
   const prefix = nsPrefix(id, ns);
   for (const { key: k, value } of db.docs.getRange({ start: prefix, end: prefixEnd(prefix) })) {
@@ -25,6 +27,28 @@ function load(id: string, ns: string): TextIndex {
   }
   cache.set(key, { version, index });
   return index;
+}
+
+/**
+ * Apply the namespace's change log (ids written or deleted per version) to a cached index
+ * instead of rebuilding it. False when a rebuild is due: a reset, a log entry already pruned,
+ * or too many tombstones.
+ */
+function catchUp(c: Cached, id: string, ns: string, version: number): boolean {
+  const changed = new Set<string>();
+  for (let v = c.version + 1; v <= version; v++) {
+    const ids = db.meta.get(logKey(id, ns, v)) as string[] | null | undefined;
+    if (ids === undefined || ids === null) return false;
+    for (const d of ids) changed.add(d);
+  }
+  if (c.index.deadCount + changed.size > 1000 + c.index.size / 4) return false;
+  for (const docId of changed) {
+    const v = db.docs.get(docKey(id, ns, docId));
+    if (v === undefined) c.index.remove(docId);
+    else c.index.add({ id: docId, content: v.c, metadata: v.m });
+  }
+  c.version = version;
+  return true;
 }
 
 export interface SearchTask { op: 'search'; id: string; ns: string; query: string; topK: number; filter: string | null; data: boolean; metadata: boolean }
@@ -45,7 +69,7 @@ export default function run(task: SearchTask | FilterTask | DropTask): { error: 
     }
     const filter: Filter | null = task.filter ? parseFilter(task.filter) : null;
     const index = load(task.id, task.ns);
-    if (task.op === 'filter') return { ids: index.docs.filter((d: Doc) => filter!(d)).map((d) => d.id) };
+    if (task.op === 'filter') return { ids: [...index.live()].filter((d: Doc) => filter!(d)).map((d) => d.id) };
     const hits = index.search(task.query, task.topK, filter).map((h) => {
       const r: SearchResult = { id: h.doc.id, score: h.score };
       if (task.data) r.content = h.doc.content;

@@ -82,3 +82,20 @@ describe('BM25 index', () => {
     assert.ok(two < one);
   });
 });
+
+describe('tombstones', () => {
+  it('a removed or replaced document is no longer found; counts follow', () => {
+    const ix = new TextIndex();
+    ix.add(doc({ t: 'red apple' }, undefined, 'x'));
+    ix.add(doc({ t: 'green apple' }, undefined, 'y'));
+    assert.equal(ix.size, 2);
+    ix.add(doc({ t: 'blue sky' }, undefined, 'x')); // replaces x
+    assert.equal(ix.size, 2);
+    assert.deepEqual(ix.search('apple', 10, null).map((h) => h.doc.id), ['y']);
+    assert.deepEqual(ix.search('sky', 10, null).map((h) => h.doc.id), ['x']);
+    ix.remove('y');
+    assert.deepEqual(ix.search('apple', 10, null), []);
+    assert.deepEqual([...ix.live()].map((d) => d.id), ['x']);
+    assert.equal(ix.deadCount, 2);
+  });
+});
