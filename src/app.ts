@@ -39,7 +39,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);
     v2 = new V2Router(http);
-    engine.httpPort = await http.listen(bind, wantHttp);
+    // Before listening: a bad search option (plan override) fails the start with nothing open.
     search = new SearchService({
       dir: config.get('dir')!, accountEmail: config.get('account-email')!, apiKey: config.get('api-key')!,
       planFree: config.get('search-plan-free')!, planPayg: config.get('search-plan-payg')!,
@@ -47,6 +47,12 @@ export async function createServer(config: Config): Promise<RunningServer> {
     });
     v2.register('search', search.management);
     v2.register('search-data', search.data);
+    try {
+      engine.httpPort = await http.listen(bind, wantHttp);
+    } catch (err) {
+      await search.close();
+      throw err;
+    }
   }
   const tcp = new TcpServer(engine);
   let tcpPort: number;

@@ -67,8 +67,8 @@ export class SearchService {
   private closing = false;
 
   constructor(private readonly opt: SearchOptions) {
+    this.plans = planTable(opt.planFree, opt.planPayg); // first: a bad override opens nothing
     this.db = openSearchDb(opt.dir);
-    this.plans = planTable(opt.planFree, opt.planPayg);
     let email = opt.accountEmail;
     let key = opt.apiKey;
     if (email === '' || key === '') {
