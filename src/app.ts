@@ -44,6 +44,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
       dir: config.get('dir')!, accountEmail: config.get('account-email')!, apiKey: config.get('api-key')!,
       planFree: config.get('search-plan-free')!, planPayg: config.get('search-plan-payg')!,
       workers: Number(config.get('search-workers')), baseUrl: () => publicUrl(config, engine.httpPort),
+      embedding: { url: config.get('search-embedding-url')!, model: config.get('search-embedding-model')!, key: config.get('search-embedding-key')! },
     });
     v2.register('search', search.management);
     v2.register('search-data', search.data);

@@ -12,7 +12,8 @@ import type { V2Request, V2Response } from '../http/v2.js';
 import { openSearchDb, nsPrefix, prefixEnd, docKey, verKey, nsKey, logKey, LOG_KEEP, splitKey, type SearchDb, type StoredDoc } from './store.js';
 import { IndexStats, emptyStats, PERIODS, sum, mean, maxOf, perSecond, timeText, type StatsRecord } from './stats.js';
 import { type Plan, type PlanName, PLAN_NAMES, planTable } from './plans.js';
-import type { Json } from './text.js';
+import { contentText, type Json } from './text.js';
+import { Embedder, EmbeddingError } from './embed.js';
 import type { SearchResult } from './worker.js';
 
 export const REGIONS = ['eu-west-1', 'us-central1'] as const;
@@ -38,6 +39,8 @@ export interface SearchOptions {
   workers: number;
   /** Base URL of this server's HTTP port, e.g. http://127.0.0.1:8080 (read when an index is shown). */
   baseUrl: () => string;
+  /** OpenAI-compatible embeddings endpoint for hybrid search (url '' = full-text only). */
+  embedding?: { url: string; model: string; key: string };
   log?: (msg: string) => void;
 }
 
@@ -65,10 +68,14 @@ export class SearchService {
   /** Writes are serialised so that a namespace's count and version stay consistent. */
   private writeChain: Promise<unknown> = Promise.resolve();
   private closing = false;
+  /** Length of the embeddings seen so far (info's dimension). */
+  private dimension = 0;
+  private readonly embedder: Embedder | null;
 
   constructor(private readonly opt: SearchOptions) {
     this.plans = planTable(opt.planFree, opt.planPayg); // first: a bad override opens nothing
     this.db = openSearchDb(opt.dir);
+    this.embedder = opt.embedding && opt.embedding.url !== '' ? new Embedder(opt.embedding) : null;
     let email = opt.accountEmail;
     let key = opt.apiKey;
     if (email === '' || key === '') {
@@ -439,6 +446,17 @@ export class SearchService {
     }
   }
 
+  private async embed(texts: string[]): Promise<number[][]> {
+    try {
+      const vecs = await this.embedder!.embed(texts);
+      if (vecs.length > 0) this.dimension = vecs[0].length;
+      return vecs;
+    } catch (err) {
+      if (err instanceof EmbeddingError) throw new HttpError(503, err.message);
+      throw err;
+    }
+  }
+
   /** A task for the worker pool; tasks still queued at shutdown answer 503. */
   private async work<T>(task: object): Promise<T> {
     try {
@@ -497,6 +515,10 @@ export class SearchService {
       parsed.push({ key: docKey(rec.id, ns, docId), id: docId, value });
     }
     this.admit(rec, plan, 'write', parsed.length);
+    if (this.embedder !== null) {
+      const vecs = await this.embed(parsed.map((p) => contentText(p.value.c).join(' ')));
+      parsed.forEach((p, i) => { p.value.e = vecs[i]; });
+    }
     await this.serial(async () => {
       const s = this.space(rec, ns, true)!;
       let added = 0;
@@ -539,9 +561,12 @@ export class SearchService {
     }
     this.admit(rec, plan, 'query', 1);
     if (this.space(rec, ns, false) === undefined) return [];
+    // Hybrid only with an embedding endpoint; the SDK's default semanticWeight is 0.75.
+    const weight = this.embedder === null ? 0 : (o.semanticWeight as number | undefined) ?? 0.75;
+    const semantic = weight > 0 && query.trim() !== '' ? { vec: (await this.embed([query]))[0], weight } : null;
     const r = await this.work<{ error: string } | { hits: SearchResult[] }>({
       op: 'search', id: rec.id, ns, query, topK, filter: (o.filter as string | undefined) || null,
-      data: o.includeData !== false, metadata: o.includeMetadata !== false,
+      data: o.includeData !== false, metadata: o.includeMetadata !== false, semantic,
     });
     if ('error' in r) throw new HttpError(400, r.error);
     return r.hits;
@@ -716,10 +741,11 @@ export class SearchService {
       vectorCount: t.count,
       pendingVectorCount: 0,
       indexSize: t.bytes,
-      dimension: 0,
-      similarityFunction: 'BM25',
-      // No embedding endpoint: search is full-text (BM25) only and semanticWeight is ignored.
-      searchMode: 'lexical',
+      // Without an embedding endpoint search is full-text (BM25) only and semanticWeight is ignored.
+      dimension: this.embedder === null ? 0 : this.dimension,
+      similarityFunction: this.embedder === null ? 'BM25' : 'COSINE',
+      searchMode: this.embedder === null ? 'lexical' : 'hybrid',
+      embeddingModel: this.embedder === null ? null : this.embedder.model,
       namespaces,
     };
   }

@@ -4,7 +4,7 @@
  * both sides must agree on.
  *
  * Layout:
- *   docs    key = utf8(indexId) 0x00 utf8(namespace) 0x00 utf8(docId)   value = {c: content, m?: metadata}
+ *   docs    key = utf8(indexId) 0x00 utf8(namespace) 0x00 utf8(docId)   value = {c: content, m?: metadata, e?: embedding}
  *   meta    'ver' + indexId + 0x00 + ns -> version (bumped on every write of a namespace: workers
  *           update their in-memory text index when it changes); 'log' + ... + version -> the
  *           ids that version changed (null after a reset); 'ns' ... -> 1 (namespace exists);
@@ -16,7 +16,8 @@ import { open, type RootDatabase, type Database } from 'lmdb';
 import path from 'node:path';
 import type { Json } from './text.js';
 
-export interface StoredDoc { c: Json; m?: Json }
+/** c: content, m: metadata, e: embedding of the content (hybrid search only). */
+export interface StoredDoc { c: Json; m?: Json; e?: number[] }
 
 export interface SearchDb {
   env: RootDatabase;

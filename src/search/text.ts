@@ -11,6 +11,28 @@ export interface Doc {
   readonly id: string;
   readonly content: Json;
   readonly metadata: Json | undefined;
+  /** Unit-length embedding of the content (when an embedding endpoint is configured). */
+  readonly vec?: Float32Array;
+}
+
+/** A query's embedding and the share of the score it decides (the SDK's semanticWeight). */
+export interface Semantic { vec: Float32Array; weight: number }
+
+/** Scale to unit length (cosine similarity becomes a dot product). */
+export function unit(v: ArrayLike<number>): Float32Array {
+  let sq = 0;
+  for (let i = 0; i < v.length; i++) sq += v[i] * v[i];
+  const out = new Float32Array(v.length);
+  const k = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * k;
+  return out;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return 0;
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
 }
 
 // ---------------------------------------------------------------- tokens
@@ -341,13 +363,13 @@ export class TextIndex {
    * unbounded frequency), so they lie in 0..1 without ties at the top; the square root spreads
    * the typical range (one exact match in an average document: 0.45 -> 0.67) and keeps the order.
    */
-  search(query: string, topK: number, filter: Filter | null): Hit[] {
+  search(query: string, topK: number, filter: Filter | null, semantic: Semantic | null = null): Hit[] {
     const words = [...new Set(tokenize(query))];
     const n = this.size;
     const all = this.docs.length;
     const dead = this.dead;
     if (n === 0 || topK <= 0) return [];
-    if (words.length === 0) {
+    if (words.length === 0 && semantic === null) {
       // No words: the filter alone selects, in index order, with score 0.
       const out: Hit[] = [];
       for (const d of this.live()) { if (filter === null || filter(d)) out.push({ doc: d, score: 0 }); if (out.length >= topK) break; }
@@ -386,14 +408,29 @@ export class TextIndex {
         best[d] = 0;
       }
     }
+    // Hybrid: every live document is a candidate; its score mixes the lexical score with the
+    // cosine similarity of its embedding to the query's (negative similarity counts as 0).
+    let candidates: Iterable<number> = touched;
+    if (semantic !== null) {
+      const every: number[] = [];
+      for (let d = 0; d < all; d++) if (!dead[d]) every.push(d);
+      candidates = every;
+    }
+    const w = semantic?.weight ?? 0;
     // Keep the topK best (a min-heap on score; ties broken by id), then sort them.
     const heap: Hit[] = [];
     const worse = (a: Hit, b: Hit) => a.score < b.score || (a.score === b.score && a.doc.id > b.doc.id);
-    for (const d of touched) {
+    for (const d of candidates) {
       const raw = total[d];
       total[d] = 0;
       const doc = this.docs[d];
-      const h: Hit = { doc, score: Math.sqrt(raw / ideal) };
+      let score = ideal > 0 ? Math.sqrt(raw / ideal) : 0;
+      if (semantic !== null) {
+        const sim = doc.vec === undefined ? 0 : Math.max(0, dot(doc.vec, semantic.vec));
+        score = (1 - w) * score + w * Math.min(1, sim);
+        if (score <= 0) continue;
+      }
+      const h: Hit = { doc, score };
       // The filter runs only on documents that would enter the top K (the cheap test first).
       if (heap.length >= topK && !worse(heap[0], h)) continue;
       if (filter !== null && !filter(doc)) continue;

@@ -7,7 +7,10 @@
  */
 import { workerData } from 'node:worker_threads';
 import { openSearchDb, nsPrefix, prefixEnd, verKey, logKey, docKey } from './store.js';
-import { TextIndex, parseFilter, type Doc, type Filter, type Json } from './text.js';
+import { TextIndex, parseFilter, unit, type Doc, type Filter, type Json, type Semantic } from './text.js';
+import type { StoredDoc } from './store.js';
+
+const toDoc = (id: string, v: StoredDoc): Doc => ({ id, content: v.c, metadata: v.m, vec: v.e === undefined ? undefined : unit(v.e) });
 
 const db = openSearchDb((workerData as { dir: string }).dir, true);
 
@@ -23,7 +26,7 @@ function load(id: string, ns: string): TextIndex {
   const index = new TextIndex();
   const prefix = nsPrefix(id, ns);
   for (const { key: k, value } of db.docs.getRange({ start: prefix, end: prefixEnd(prefix) })) {
-    index.add({ id: k.subarray(prefix.length).toString(), content: value.c, metadata: value.m });
+    index.add(toDoc(k.subarray(prefix.length).toString(), value));
   }
   cache.set(key, { version, index });
   return index;
@@ -45,13 +48,17 @@ function catchUp(c: Cached, id: string, ns: string, version: number): boolean {
   for (const docId of changed) {
     const v = db.docs.get(docKey(id, ns, docId));
     if (v === undefined) c.index.remove(docId);
-    else c.index.add({ id: docId, content: v.c, metadata: v.m });
+    else c.index.add(toDoc(docId, v));
   }
   c.version = version;
   return true;
 }
 
-export interface SearchTask { op: 'search'; id: string; ns: string; query: string; topK: number; filter: string | null; data: boolean; metadata: boolean }
+export interface SearchTask {
+  op: 'search'; id: string; ns: string; query: string; topK: number; filter: string | null; data: boolean; metadata: boolean;
+  /** The query's embedding and semanticWeight (hybrid search), or null (full-text only). */
+  semantic: { vec: number[]; weight: number } | null;
+}
 export interface FilterTask { op: 'filter'; id: string; ns: string; filter: string }
 export interface DropTask { op: 'drop'; id: string }
 
@@ -70,7 +77,8 @@ export default function run(task: SearchTask | FilterTask | DropTask): { error: 
     const filter: Filter | null = task.filter ? parseFilter(task.filter) : null;
     const index = load(task.id, task.ns);
     if (task.op === 'filter') return { ids: [...index.live()].filter((d: Doc) => filter!(d)).map((d) => d.id) };
-    const hits = index.search(task.query, task.topK, filter).map((h) => {
+    const semantic: Semantic | null = task.semantic === null ? null : { vec: unit(task.semantic.vec), weight: task.semantic.weight };
+    const hits = index.search(task.query, task.topK, filter, semantic).map((h) => {
       const r: SearchResult = { id: h.doc.id, score: h.score };
       if (task.data) r.content = h.doc.content;
       if (task.metadata && h.doc.metadata !== undefined) r.metadata = h.doc.metadata;
