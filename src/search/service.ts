@@ -267,7 +267,6 @@ export class SearchService {
         void this.db.stats.remove(rec.id);
       });
     });
-    void this.pool.run({ op: 'drop', id: rec.id }).catch(() => {});
   }
 
   private view(r: IndexRecord): Record<string, unknown> {
@@ -423,6 +422,9 @@ export class SearchService {
     }
     if (kind === 'write' && plan.max_daily_updates >= 0 && st.rec.dayUpdates + n > plan.max_daily_updates) {
       throw new HttpError(429, `Exceeded daily update limit: max_daily_updates is ${plan.max_daily_updates} for the ${rec.type} plan`);
+    }
+    if (plan.max_monthly_bandwidth >= 0 && st.rec.monthBytes >= plan.max_monthly_bandwidth) {
+      throw new HttpError(429, `Exceeded monthly bandwidth limit: max_monthly_bandwidth is ${plan.max_monthly_bandwidth} bytes for the ${rec.type} plan`);
     }
     const sec = Math.floor(now / 1000);
     let r = this.rate.get(rec.id);

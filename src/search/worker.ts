@@ -17,6 +17,15 @@ const db = openSearchDb((workerData as { dir: string }).dir, true);
 interface Cached { version: number; index: TextIndex }
 const cache = new Map<string, Cached>();
 
+let tasks = 0;
+
+/** Drop cached text indexes of search indexes deleted since (each worker has its own cache). */
+function evictDeleted(): void {
+  for (const k of cache.keys()) {
+    if (!db.indexes.doesExist(k.slice(0, k.indexOf('\u0000')))) cache.delete(k);
+  }
+}
+
 function load(id: string, ns: string): TextIndex {
   const key = `${id}\u0000${ns}`;
   const version = (db.meta.get(verKey(id, ns)) as number | undefined) ?? 0;
@@ -60,20 +69,16 @@ export interface SearchTask {
   semantic: { vec: number[]; weight: number } | null;
 }
 export interface FilterTask { op: 'filter'; id: string; ns: string; filter: string }
-export interface DropTask { op: 'drop'; id: string }
 
 export interface SearchResult { id: string; content?: Json; metadata?: Json; score: number }
 
 /** Errors travel as values: a thrown error would lose its kind across the thread boundary. */
-export default function run(task: SearchTask | FilterTask | DropTask): { error: string } | { hits: SearchResult[] } | { ids: string[] } | { ok: true } {
+export default function run(task: SearchTask | FilterTask): { error: string } | { hits: SearchResult[] } | { ids: string[] } {
   try {
     // lmdb-js keeps a read snapshot until a timer renews it: take a fresh one so a query sees
     // every write the main thread committed before sending it.
     db.env.resetReadTxn();
-    if (task.op === 'drop') {
-      for (const k of cache.keys()) if (k.startsWith(`${task.id}\u0000`)) cache.delete(k);
-      return { ok: true };
-    }
+    if (++tasks % 256 === 0) evictDeleted();
     const filter: Filter | null = task.filter ? parseFilter(task.filter) : null;
     const index = load(task.id, task.ns);
     if (task.op === 'filter') return { ids: [...index.live()].filter((d: Doc) => filter!(d)).map((d) => d.id) };

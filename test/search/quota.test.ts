@@ -15,7 +15,7 @@ let srv: SearchProc;
 before(async () => {
   dir = tempDir();
   srv = await startSearch(dir, ['--account-email', EMAIL, '--api-key', API_KEY,
-    '--search-plan-free', 'max_writes_per_request=2,max_reads_per_request=4,max_vector_count=3,max_daily_queries=3,max_daily_updates=4',
+    '--search-plan-free', 'max_writes_per_request=2,max_reads_per_request=4,max_vector_count=3,max_daily_queries=3,max_daily_updates=4,max_monthly_bandwidth=100000',
     '--search-plan-payg', 'max_query_per_second=2,max_writes_per_second=3,max_writes_per_request=-1,max_reads_per_request=-1']);
 });
 after(async () => {
@@ -60,6 +60,15 @@ describe('quotas', () => {
     const st = (await api(srv.base, 'GET', `/v2/search/${idx.id}/stats`)).body;
     assert.equal(st.daily_query_count, 3); // refused requests are not counted
     assert.equal(st.daily_update_count, 4);
+  });
+  it('monthly bandwidth (free plan)', async () => {
+    const idx = await createIndex(srv.base, 'free-bw', 'free');
+    const big = { id: 'big', content: { text: 'x'.repeat(60_000) } };
+    assert.equal((await dataCall(idx.endpoint, idx.token, 'upsert-data/n', [big])).status, 200);
+    assert.equal((await dataCall(idx.endpoint, idx.token, 'upsert-data/n', [big])).status, 200);
+    const r = await dataCall(idx.endpoint, idx.token, 'search/n', { query: 'x', topK: 1 });
+    assert.equal(r.status, 429);
+    assert.match(r.body.error, /monthly bandwidth limit: max_monthly_bandwidth is 100000 bytes/);
   });
   it('per second (payg plan)', async () => {
     const idx = await createIndex(srv.base, 'payg-rate', 'payg');
