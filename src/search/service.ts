@@ -256,6 +256,7 @@ export class SearchService {
     this.tokens.delete(rec.read_only_token);
     this.ns.delete(rec.id);
     this.stats.delete(rec.id);
+    this.rate.delete(rec.id);
     await this.serial(async () => {
       await this.db.env.transaction(() => {
         const prefix = nsPrefix(rec.id, null);
