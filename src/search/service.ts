@@ -10,7 +10,7 @@ import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { V2Request, V2Response } from '../http/v2.js';
 import { openSearchDb, nsPrefix, prefixEnd, docKey, verKey, nsKey, logKey, LOG_KEEP, splitKey, type SearchDb, type StoredDoc } from './store.js';
-import { IndexStats, emptyStats, PERIODS, sum, mean, maxOf, perSecond, timeText, type StatsRecord } from './stats.js';
+import { IndexStats, emptyStats, PERIODS, mean, maxOf, perSecond, timeText, type StatsRecord } from './stats.js';
 import { type Plan, type PlanName, PLAN_NAMES, planTable } from './plans.js';
 import { contentText, type Json } from './text.js';
 import { Embedder, EmbeddingError } from './embed.js';
@@ -365,7 +365,6 @@ export class SearchService {
       daily_rerank_requests: zero,
       rerank_latency_mean: zero,
       rerank_latency_99: zero,
-      request_count: st.series(now, points, width, (bs) => sum(0)(bs) + sum(1)(bs)),
     };
   }
 

@@ -131,7 +131,6 @@ export const PERIODS: Record<string, { points: number; width: number }> = {
   '30d': { points: 240, width: 180 },
 };
 
-export const sum = (i: number) => (bs: Bucket[]) => bs.reduce((a, b) => a + b[i], 0);
 export const mean = (num: number, den: number) => (bs: Bucket[]) => {
   const n = bs.reduce((a, b) => a + b[den], 0);
   return n === 0 ? 0 : bs.reduce((a, b) => a + b[num], 0) / n;
