@@ -96,9 +96,11 @@ export class SearchService {
     this.pool = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
       workerData: { dir: opt.dir },
-      minThreads: 1,
+      // Threads start with the first query and then stay: each keeps its namespaces' text
+      // indexes in memory, which an idle timeout would throw away.
+      minThreads: 0,
       maxThreads: Math.max(1, opt.workers || Math.min(2, os.availableParallelism())),
-      idleTimeout: 60_000,
+      idleTimeout: Infinity,
     });
     this.flushTimer = setInterval(() => this.flushStats(), 1000);
     this.flushTimer.unref();
