@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startSearch, tempDir, createIndex, dataCall, api, EMAIL, API_KEY, type SearchProc } from './helpers.js';
 import { RawClient } from '../helpers/resp-client.js';
+import { MAIN } from '../helpers/server.js';
+import { spawnSync } from 'node:child_process';
 
 let dir: string;
 let srv: SearchProc;
@@ -26,6 +28,18 @@ after(async () => {
 const doc = (id: string) => ({ id, content: { text: `document ${id}` } });
 
 describe('quotas', () => {
+  it('a bad plan override stops the start with a clear message', () => {
+    const d = tempDir();
+    try {
+      for (const [spec, re] of [['max_daily_queries=x', /max_daily_queries needs an integer >= -1/], ['nope=1', /unknown search plan field 'nope=1'/]] as const) {
+        const r = spawnSync(process.execPath, [MAIN, '--port', '0', '--http-port', '0', '--dir', d, '--search-plan-free', spec], { encoding: 'utf8', timeout: 15000 });
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, re);
+      }
+    } finally {
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
   it('the index object shows the overridden plan', async () => {
     const idx = await createIndex(srv.base, 'shown', 'free');
     assert.equal(idx.max_writes_per_request, 2);
