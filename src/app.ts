@@ -9,6 +9,7 @@ import { HttpServer } from './http/server.js';
 import { RestTokens } from './http/auth.js';
 import { registerSse } from './http/sse.js';
 import { V2Router } from './http/v2.js';
+import { SearchService } from './search/service.js';
 import type { Config } from './config.js';
 
 export interface RunningServer {
@@ -31,13 +32,28 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let tokens: RestTokens | null = null;
   let closeStreams = () => {};
   let v2: V2Router | null = null;
+  let search: SearchService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);
     v2 = new V2Router(http);
-    engine.httpPort = await http.listen(bind, wantHttp);
+    // Before listening: a bad search option (plan override) fails the start with nothing open.
+    search = new SearchService({
+      dir: config.get('dir')!, accountEmail: config.get('account-email')!, apiKey: config.get('api-key')!,
+      planFree: config.get('search-plan-free')!, planPayg: config.get('search-plan-payg')!,
+      workers: Number(config.get('search-workers')), baseUrl: () => publicUrl(config, engine.httpPort),
+      embedding: { url: config.get('search-embedding-url')!, model: config.get('search-embedding-model')!, key: config.get('search-embedding-key')! },
+    });
+    v2.register('search', search.management);
+    v2.register('search-data', search.data);
+    try {
+      engine.httpPort = await http.listen(bind, wantHttp);
+    } catch (err) {
+      await search.close();
+      throw err;
+    }
   }
   const tcp = new TcpServer(engine);
   let tcpPort: number;
@@ -45,6 +61,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     tcpPort = await tcp.listen(Number(config.get('port')), bind);
   } catch (err) {
     http?.close();
+    await search?.close();
     throw err;
   }
   engine.tcpPort = tcpPort;
@@ -56,8 +73,20 @@ export async function createServer(config: Config): Promise<RunningServer> {
       closeStreams();
       http?.close();
       await tcp.close();
+      await search?.close();
     })();
     return stopping;
   };
   return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, stop };
+}
+
+/** The base URL search indexes show as their endpoint: --search-public-url, or the HTTP port on the bind address. */
+function publicUrl(config: Config, port: number): string {
+  const fixed = config.get('search-public-url')!;
+  if (fixed !== '') return fixed.replace(/\/+$/, '');
+  let host = config.get('bind')!.split(/[\s,]+/)[0] || '127.0.0.1';
+  if (host === '0.0.0.0' || host === '*') host = '127.0.0.1';
+  if (host === '::' || host === '::0') host = '::1';
+  if (host.startsWith('-')) host = host.slice(1);
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+/**
+ * Search benchmark (npm run bench:search): against dist/main.js on free ports,
+ *   1. index 100,000 small documents through the data plane (batches of 1000) -> documents/s,
+ *      then the first query (each worker builds its in-memory text index from LMDB);
+ *   2. query throughput and p50/p99 latency with autocannon for single-word, multi-word and
+ *      filtered queries;
+ *   3. the p99 latency of Redis GETs (one RESP connection, back-to-back) without search load,
+ *      then while the filtered query load runs.
+ *
+ *   BENCH_DOCS=100000 BENCH_DURATION=10 BENCH_CONNECTIONS=16 npm run bench:search
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const EMAIL = 'bench@example.com';
+const KEY = 'bench-key';
+const BASIC = 'Basic ' + Buffer.from(`${EMAIL}:${KEY}`).toString('base64');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+    s.on('error', reject);
+  });
+}
+
+// Deterministic pseudo-words: 3000 of them, Zipf-ish use so that some words are common.
+let seed = 42;
+const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+const SYL = ['ka', 'lo', 'mi', 'ran', 'te', 'vo', 'su', 'den', 'pa', 'qui', 'zor', 'el', 'an', 'tur', 'bex', 'ny'];
+const VOCAB = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(rnd() * 3) }, () => SYL[Math.floor(rnd() * SYL.length)]).join(''));
+const word = () => VOCAB[Math.floor(VOCAB.length * rnd() ** 2)];
+const words = (n) => Array.from({ length: n }, word).join(' ');
+const CATEGORIES = ['books', 'music', 'garden', 'tools', 'toys', 'food', 'sports', 'health', 'auto', 'games'];
+
+function makeDoc(i) {
+  return { id: `d${i}`, content: { title: words(3), body: words(10) }, metadata: { category: CATEGORIES[i % 10], price: i % 500 } };
+}
+
+async function post(url, body, auth) {
+  const res = await fetch(url, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Back-to-back GETs on one RESP connection for `ms`; returns sorted latencies (ms). */
+function redisGets(port, ms) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    const lat = [];
+    const end = performance.now() + ms;
+    let t0 = 0;
+    let buf = '';
+    const send = () => { t0 = performance.now(); sock.write('*2\r\n$3\r\nGET\r\n$5\r\nbench\r\n'); };
+    sock.on('connect', send);
+    sock.on('data', (d) => {
+      buf += d.toString('latin1');
+      // a whole reply: "$-1\r\n" or "$<n>\r\n<n bytes>\r\n"
+      if (!buf.endsWith('\r\n') || (buf.startsWith('$') && !buf.startsWith('$-1') && buf.split('\r\n').length < 3)) return;
+      lat.push(performance.now() - t0);
+      buf = '';
+      if (performance.now() < end) send(); else { sock.end(); resolve(lat.sort((a, b) => a - b)); }
+    });
+    sock.on('error', reject);
+  });
+}
+
+const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.ceil(xs.length * p) - 1)];
+
+async function cannon(url, token, bodies, duration = DURATION) {
+  const r = await autocannon({
+    url, connections: CONNECTIONS, duration,
+    requests: bodies.map((b) => ({ method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(b) })),
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+async function main() {
+  const port = await freePort();
+  const httpPort = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
+  const unlimited = 'max_vector_count=-1,max_writes_per_second=-1,max_query_per_second=-1,max_writes_per_request=-1,max_reads_per_request=-1';
+  const srv = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(port), '--http-port', String(httpPort), '--dir', dir,
+    '--account-email', EMAIL, '--api-key', KEY, '--search-plan-payg', unlimited, '--appendfsync', 'no'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    const base = `http://127.0.0.1:${httpPort}`;
+    for (let i = 0; ; i++) {
+      try { await fetch(`${base}/v2/search`, { headers: { authorization: BASIC } }); break; } catch { if (i > 200) throw new Error('server did not start'); await new Promise((r) => setTimeout(r, 50)); }
+    }
+    const idx = await post(`${base}/v2/search`, { name: 'bench', region: 'eu-west-1', type: 'payg' }, BASIC);
+    const ep = idx.endpoint;
+    const auth = `Bearer ${idx.token}`;
+    console.log(`search benchmark: ${DOCS} documents, ${CONNECTIONS} connections, ${DURATION}s per run, ${os.cpus().length} CPUs, node ${process.version}`);
+
+    // 1. indexing
+    let t = performance.now();
+    const BATCH = 1000;
+    for (let s = 0; s < DOCS; s += BATCH) {
+      const batch = [];
+      for (let i = s; i < Math.min(DOCS, s + BATCH); i++) batch.push(makeDoc(i));
+      await post(`${ep}/upsert-data/docs`, batch, auth);
+    }
+    const writeS = (performance.now() - t) / 1000;
+    t = performance.now();
+    await post(`${ep}/search/docs`, { query: VOCAB[0], topK: 5 }, auth);
+    const firstQ = performance.now() - t;
+    // warm every worker's text index
+    await Promise.all(Array.from({ length: 8 }, () => post(`${ep}/search/docs`, { query: VOCAB[1], topK: 5 }, auth)));
+    const warmS = (performance.now() - t) / 1000;
+    console.log(`indexing: ${DOCS} documents stored in ${writeS.toFixed(2)} s = ${Math.round(DOCS / writeS)} documents/s`);
+    console.log(`first query (builds the in-memory text index in a worker): ${firstQ.toFixed(0)} ms; all workers warm after ${warmS.toFixed(2)} s`);
+    console.log(`end to end (stored and searchable in every worker): ${Math.round(DOCS / (writeS + warmS))} documents/s`);
+
+    // 2. query load
+    const pick = (k) => Array.from({ length: k }, () => VOCAB[Math.floor(VOCAB.length * rnd() ** 2)]);
+    const shapes = {
+      'single-word': Array.from({ length: 20 }, () => ({ query: pick(1)[0], topK: 10 })),
+      'multi-word': Array.from({ length: 20 }, () => ({ query: pick(3).join(' '), topK: 10 })),
+      filtered: Array.from({ length: 20 }, (_, i) => ({ query: pick(2).join(' '), topK: 10, filter: `@metadata.category = '${CATEGORIES[i % 10]}' AND @metadata.price < 250` })),
+    };
+    const rows = [];
+    for (const [name, bodies] of Object.entries(shapes)) {
+      const r = await cannon(`${ep}/search/docs`, idx.token, bodies);
+      rows.push([name, r]);
+      console.log(`${name.padEnd(12)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   errors ${r.errors}`);
+    }
+
+    // 3. Redis GET latency with and without search load
+    await new Promise((resolve, reject) => {
+      const c = net.connect(port, '127.0.0.1', () => c.write('*3\r\n$3\r\nSET\r\n$5\r\nbench\r\n$5\r\nvalue\r\n'));
+      c.once('data', () => { c.end(); resolve(); });
+      c.on('error', reject);
+    });
+    const idle = await redisGets(port, 3000);
+    const loaded = redisGets(port, Math.max(1000, (DURATION - 1) * 1000));
+    const during = cannon(`${ep}/search/docs`, idx.token, shapes.filtered);
+    const [busy, load] = await Promise.all([loaded, during]);
+    console.log(`Redis GET p50/p99 without search load: ${pct(idle, 0.5).toFixed(3)} / ${pct(idle, 0.99).toFixed(3)} ms (${idle.length} GETs)`);
+    console.log(`Redis GET p50/p99 during filtered query load (${load.rps.toFixed(0)} req/s): ${pct(busy, 0.5).toFixed(3)} / ${pct(busy, 0.99).toFixed(3)} ms (${busy.length} GETs)`);
+  } finally {
+    srv.kill('SIGTERM');
+    await new Promise((r) => srv.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => { console.error(err); process.exitCode = 1; });
