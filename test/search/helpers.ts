@@ -1,7 +1,7 @@
 /**
  * Helpers of the search tests: a server process on a data directory the test keeps across
  * restarts, Basic-auth fetch of the management API, and the @upstash/search SDK loaded from
- * node_modules (or from UPSTASH_SEARCH_SDK / /tmp/search-deps when not a dependency yet).
+ * node_modules.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -90,14 +90,7 @@ export async function createIndex(base: string, name: string, type = 'payg'): Pr
   return r.body;
 }
 
-/** The @upstash/search module, or null when it is not installed anywhere we look. */
-export async function loadSearchSdk(): Promise<any | null> {
-  const candidates = ['@upstash/search', process.env.UPSTASH_SEARCH_SDK, '/tmp/search-deps/node_modules/@upstash/search/dist/nodejs.mjs'];
-  for (const c of candidates) {
-    if (!c) continue;
-    try {
-      return await import(c);
-    } catch { /* try the next */ }
-  }
-  return null;
+/** The @upstash/search module (a devDependency). */
+export async function loadSearchSdk(): Promise<any> {
+  return import('@upstash/search');
 }
