@@ -15,6 +15,7 @@ import { ZSet } from '../ds/zset.js';
 import { SetValue } from '../ds/set.js';
 import { type LexBound, type SkipNode, lexGteMin, lexLteMax } from '../ds/skiplist.js';
 import { globMatch } from '../glob.js';
+import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 
 // ---------------------------------------------------------------- helpers
@@ -45,7 +46,7 @@ function afterWrite(db: Db, key: string, z: ZSet): void {
 }
 
 function score(v: number): string {
-  return formatDouble17g(v === 0 ? 0 : v);
+  return formatDouble17g(v);
 }
 
 function replyScore(out: ReplySink, v: number): void {
@@ -134,13 +135,13 @@ export function zaddOne(z: ZSet, member: string, s: number, flags: number): { ad
     }
     if ((flags & ZADD_GT && next <= cur) || (flags & ZADD_LT && next >= cur)) return { added: false, updated: false, score: NaN };
     if (next !== cur) {
-      z.set(member, next === 0 ? 0 : next);
+      z.set(member, next);
       return { added: false, updated: true, score: next };
     }
     return { added: false, updated: false, score: next };
   }
   if (flags & ZADD_XX) return { added: false, updated: false, score: NaN };
-  z.set(member, s === 0 ? 0 : s);
+  z.set(member, s);
   return { added: true, updated: false, score: s };
 }
 
@@ -321,12 +322,24 @@ function zlexcountCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
+  if (z.encoding() === 'listpack') {
+    // zzlLexCount: walk from the first member in range while members stay <= max.
+    let n = z.zsl.firstInLex(min, max, true);
+    let count = 0;
+    for (; n !== null && lexLteMax(n.member, max); n = n.next[0]) count++;
+    out.int(count);
+    return;
+  }
   const first = z.zsl.firstInLex(min, max);
   if (first === null) {
     out.int(0);
     return;
   }
-  const last = z.zsl.lastInLex(min, max)!;
+  const last = z.zsl.lastInLex(min, max);
+  if (last === null) {
+    out.int(z.size - z.zsl.rank(first.score, first.member) + 1);
+    return;
+  }
   out.int(z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1);
 }
 
@@ -380,12 +393,14 @@ function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: Ran
   }
   const min = spec.rev ? parseLexBound(argv, maxI) : parseLexBound(argv, minI);
   const max = spec.rev ? parseLexBound(argv, minI) : parseLexBound(argv, maxI);
-  let n = spec.rev ? zsl.lastInLex(min, max) : zsl.firstInLex(min, max);
+  const linear = z.encoding() === 'listpack';
+  let n = spec.rev ? zsl.lastInLex(min, max, linear) : zsl.firstInLex(min, max, linear);
   while (n !== null && offset > 0) {
     n = spec.rev ? n.prev : n.next[0];
     offset--;
   }
-  while (n !== null && limit !== 0 && lexGteMin(n.member, min) && lexLteMax(n.member, max)) {
+  // As Redis: only the far end of the range is checked while walking.
+  while (n !== null && limit !== 0 && (spec.rev ? lexGteMin(n.member, min) : lexLteMax(n.member, max))) {
     out.push(n);
     n = spec.rev ? n.prev : n.next[0];
     if (limit > 0) limit--;
@@ -413,7 +428,8 @@ function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boole
     else if (!legacy && argv.is(i, 'REV')) spec.rev = true;
     else throw new CommandError(E.SYNTAX);
   }
-  if (hasLimit && spec.kind === 'rank') {
+  // Redis only objects to a LIMIT that limits (a count of -1 means no limit).
+  if (hasLimit && spec.limit !== -1 && spec.kind === 'rank') {
     throw new CommandError('ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX');
   }
   if (spec.withScores && spec.kind === 'lex') {
@@ -423,12 +439,20 @@ function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boole
   return spec;
 }
 
+/** Parse a range's bounds (errors first, as Redis parses them before looking the key up). */
+function checkBounds(argv: Argv, minI: number, maxI: number, spec: RangeSpec): void {
+  if (spec.kind !== 'rank') collectRange(EMPTY_ZSET, argv, minI, maxI, spec);
+  else {
+    parseInt(argv, minI);
+    parseInt(argv, maxI);
+  }
+}
+const EMPTY_ZSET = new ZSet();
+
 function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): void {
+  checkBounds(argv, 2, 3, spec);
   const z = lookupZset(c.db, argv.key(1));
   if (z === null) {
-    // Still validate the bounds, as Redis does before looking the key up.
-    if (spec.kind !== 'rank') collectRange(new ZSet(), argv, 2, 3, spec);
-    else { parseInt(argv, 2); parseInt(argv, 3); }
     out.array(0);
     return;
   }
@@ -468,9 +492,10 @@ function zrevrangebylexCommand(c: Client, argv: Argv, out: ReplySink): void {
 // ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
 function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   const spec = parseRangeOptions(argv, 5, 'rank', false, true, false);
+  checkBounds(argv, 3, 4, spec);
   const db = c.db;
   const src = lookupZset(db, argv.key(2));
-  const nodes = src === null ? (collectRange(new ZSet(), argv, 3, 4, spec), []) : collectRange(src, argv, 3, 4, spec);
+  const nodes = src === null ? [] : collectRange(src, argv, 3, 4, spec);
   storeResult(db, argv.key(1), nodes.map((n) => [n.member, n.score] as const));
   out.int(nodes.length);
 }
@@ -481,10 +506,7 @@ export function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [
     db.delete(dst);
     return;
   }
-  const z = new ZSet();
-  for (const [m, s] of pairs) z.set(m, s);
-  z.fitEncoding();
-  db.set(dst, z);
+  db.set(dst, ZSet.from(pairs));
 }
 
 // ---------------------------------------------------------------- removals by range
@@ -506,11 +528,11 @@ function zremrangebylexCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void {
   const spec: RangeSpec = { kind, rev: false, offset: 0, limit: -1, withScores: false };
+  checkBounds(argv, 2, 3, spec);
   const db = c.db;
   const key = argv.key(1);
   const z = lookupZset(db, key, false);
   if (z === null) {
-    collectRange(new ZSet(), argv, 2, 3, spec);
     out.int(0);
     return;
   }
@@ -724,21 +746,25 @@ function sourcePairs(v: Value | undefined): Map<string, number> | null {
 
 interface AlgebraSpec {
   keys: string[];
+  /** Each source's members and scores (null = missing key), looked up before the options. */
+  sources: (Map<string, number> | null)[];
   weights: number[];
   aggregate: Aggregate;
   withScores: boolean;
 }
 
-function parseAlgebra(argv: Argv, numkeysAt: number, cmd: string, allowWeights: boolean, allowWithScores: boolean): AlgebraSpec {
+function parseAlgebra(db: Db, argv: Argv, numkeysAt: number, cmd: string, allowWeights: boolean, allowWithScores: boolean): AlgebraSpec {
   const n = argv.int(numkeysAt);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError(`ERR at least 1 input key is needed for '${cmd}' command`);
   if (n > argv.count - numkeysAt - 1) throw new CommandError(E.SYNTAX);
-  const spec: AlgebraSpec = { keys: [], weights: [], aggregate: 'sum', withScores: false };
+  const spec: AlgebraSpec = { keys: [], sources: [], weights: [], aggregate: 'sum', withScores: false };
   for (let i = 0; i < n; i++) {
     spec.keys.push(argv.key(numkeysAt + 1 + i));
     spec.weights.push(1);
   }
+  // Redis checks the sources' types before it reads the options.
+  spec.sources = spec.keys.map((k) => sourcePairs(db.read(k)?.value));
   for (let i = numkeysAt + 1 + n; i < argv.count; i++) {
     const left = argv.count - i - 1;
     if (allowWeights && argv.is(i, 'WEIGHTS') && left >= n) {
@@ -777,8 +803,8 @@ function aggregate(a: number, b: number, how: Aggregate): number {
 }
 
 /** Compute ZUNION/ZINTER/ZDIFF; result sorted as a zset would be. */
-function algebra(db: Db, op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [string, number][] {
-  const sources = spec.keys.map((k) => sourcePairs(db.read(k)?.value));
+function algebra(op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [string, number][] {
+  const sources = spec.sources;
   const acc = new Map<string, number>();
   if (op === 'union') {
     sources.forEach((src, i) => {
@@ -813,19 +839,18 @@ function algebra(db: Db, op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [st
       }
     }
   }
-  return [...acc].map(([m, s]) => [m, s === 0 ? 0 : s] as [string, number])
-    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return [...acc].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 function algebraReply(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
-  const spec = parseAlgebra(argv, 1, argv.lower(0), op !== 'diff', true);
-  const res = algebra(c.db, op, spec);
+  const spec = parseAlgebra(c.db, argv, 1, argv.lower(0), op !== 'diff', true);
+  const res = algebra(op, spec);
   writePairs(out, res.map(([member, score]) => ({ member, score })), spec.withScores);
 }
 
 function algebraStore(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
-  const spec = parseAlgebra(argv, 2, argv.lower(0), op !== 'diff', false);
-  const res = algebra(c.db, op, spec);
+  const spec = parseAlgebra(c.db, argv, 2, argv.lower(0), op !== 'diff', false);
+  const res = algebra(op, spec);
   storeResult(c.db, argv.key(1), res);
   out.int(res.length);
 }
@@ -849,6 +874,9 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError('ERR at least 1 input key is needed for \'zintercard\' command');
   if (n > argv.count - 2) throw new CommandError(E.SYNTAX);
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) keys.push(argv.key(2 + i));
+  const sources = keys.map((k) => sourcePairs(c.db.read(k)?.value)); // type errors come first
   let limit = 0;
   for (let i = 2 + n; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
@@ -858,9 +886,6 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
       i++;
     } else throw new CommandError(E.SYNTAX);
   }
-  const keys: string[] = [];
-  for (let i = 0; i < n; i++) keys.push(argv.key(2 + i));
-  const sources = keys.map((k) => sourcePairs(c.db.read(k)?.value));
   if (sources.some((s) => s === null)) {
     out.int(0);
     return;
@@ -880,22 +905,15 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
 function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const cursor = argv.int64(2);
-  if (cursor === null || cursor < 0n) throw new CommandError('ERR invalid cursor');
-  let count = 10;
-  let pattern: Buffer | null = null;
-  for (let i = 3; i < argv.count; i++) {
-    if (argv.is(i, 'COUNT') && i + 1 < argv.count) {
-      count = argv.int(i + 1);
-      if (count !== count) throw new CommandError(E.NOT_INTEGER);
-      if (count < 1) throw new CommandError(E.SYNTAX);
-      i++;
-    } else if (argv.is(i, 'MATCH') && i + 1 < argv.count) {
-      pattern = argv.copy(i + 1);
-      i++;
-    } else throw new CommandError(E.SYNTAX);
-  }
-  const z = lookupZset(c.db, argv.key(1));
+  // Cursor and options follow the same rules as SSCAN/HSCAN (ds/scan.ts); as in Redis, the
+  // key's type is checked between the two.
+  const cursor = parseCursor(argv, 2);
+  if (cursor < 0) throw new CommandError(INVALID_CURSOR);
+  const zset = lookupZset(c.db, argv.key(1));
+  const opts = parseScanOptions(argv, 3, false);
+  if (typeof opts === 'string') throw new CommandError(opts);
+  const { count, pattern } = opts;
+  const z = zset;
   const res: SkipNode[] = [];
   let next = 0;
   if (z !== null) {

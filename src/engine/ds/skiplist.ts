@@ -173,34 +173,68 @@ export class SkipList {
   }
 
   /**
-   * First node whose member is in the lex range (all scores equal, as ZRANGEBYLEX requires).
-   * `min`/`max` are latin1 strings; `minInf`/`maxInf`: -inf for min, +inf for max.
+   * Redis's zslIsInLexRange: false when the range is empty by itself or lies wholly outside
+   * [first member, last member]. Members are compared as if sorted, as Redis does; lex ranges
+   * are only meaningful when every score is equal.
    */
-  firstInLex(min: LexBound, max: LexBound): SkipNode | null {
-    let x = this.head;
-    for (let i = this.level - 1; i >= 0; i--) {
-      let n = x.next[i];
-      while (n !== null && !lexGteMin(n.member, min)) {
-        x = n;
-        n = x.next[i];
-      }
+  private lexRangeOverlaps(min: LexBound, max: LexBound): boolean {
+    if (min.inf === 0 && max.inf === 0) {
+      if (min.value > max.value || (min.value === max.value && (min.exclusive || max.exclusive))) return false;
+    } else if (min.inf === 1 || max.inf === -1) {
+      return false;
     }
-    const n = x.next[0];
+    const last = this.tail;
+    if (last === null || !lexGteMin(last.member, min)) return false;
+    const first = this.head.next[0];
+    return first !== null && lexLteMax(first.member, max);
+  }
+
+  /**
+   * First node of a lex range, as Redis finds it: `linear` walks from the head as Redis does
+   * for a listpack-encoded set; otherwise the skiplist descent of zslFirstInLexRange. (With
+   * unequal scores the two can differ, and Redis's answer depends on the encoding.)
+   */
+  firstInLex(min: LexBound, max: LexBound, linear = false): SkipNode | null {
+    if (!this.lexRangeOverlaps(min, max)) return null;
+    let n: SkipNode | null;
+    if (linear) {
+      n = this.head.next[0];
+      while (n !== null && !lexGteMin(n.member, min)) n = n.next[0];
+    } else {
+      let x = this.head;
+      for (let i = this.level - 1; i >= 0; i--) {
+        let f = x.next[i];
+        while (f !== null && !lexGteMin(f.member, min)) {
+          x = f;
+          f = x.next[i];
+        }
+      }
+      n = x.next[0];
+    }
     if (n === null || !lexLteMax(n.member, max)) return null;
     return n;
   }
 
-  lastInLex(min: LexBound, max: LexBound): SkipNode | null {
-    let x = this.head;
-    for (let i = this.level - 1; i >= 0; i--) {
-      let n = x.next[i];
-      while (n !== null && lexLteMax(n.member, max)) {
-        x = n;
-        n = x.next[i];
+  /** Last node of a lex range (zslLastInLexRange, or a walk from the tail when `linear`). */
+  lastInLex(min: LexBound, max: LexBound, linear = false): SkipNode | null {
+    if (!this.lexRangeOverlaps(min, max)) return null;
+    let n: SkipNode | null;
+    if (linear) {
+      n = this.tail;
+      while (n !== null && !lexLteMax(n.member, max)) n = n.prev;
+    } else {
+      let x = this.head;
+      for (let i = this.level - 1; i >= 0; i--) {
+        let f = x.next[i];
+        while (f !== null && lexLteMax(f.member, max)) {
+          x = f;
+          f = x.next[i];
+        }
       }
+      n = x === this.head ? null : x;
     }
-    if (x === this.head || !lexGteMin(x.member, min)) return null;
-    return x;
+    if (n === null || !lexGteMin(n.member, min)) return null;
+    return n;
   }
 
   first(): SkipNode | null {

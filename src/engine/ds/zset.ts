@@ -26,18 +26,27 @@ export class ZSet implements TypedValue {
     return this.big ? 'skiplist' : 'listpack';
   }
 
-  /** Force the encoding a copy or a store result would get (Redis converts by size). */
-  fitEncoding(): void {
-    this.big = this.dict.size > ZSET_MAX_LISTPACK_ENTRIES;
-    if (!this.big) for (const m of this.dict.keys()) if (m.length > ZSET_MAX_LISTPACK_VALUE) { this.big = true; break; }
+  /** Build a set from pairs and give it the encoding Redis gives a store result (by size). */
+  static from(pairs: ReadonlyArray<readonly [string, number]>): ZSet {
+    const z = new ZSet();
+    let big = pairs.length > ZSET_MAX_LISTPACK_ENTRIES;
+    if (!big) for (const [m] of pairs) if (m.length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
+    z.big = big; // decided first: a skiplist result keeps -0 scores, a listpack one does not
+    for (const [m, s] of pairs) z.set(m, s);
+    return z;
   }
 
   score(member: string): number | undefined {
     return this.dict.get(member);
   }
 
-  /** Insert or update; returns the previous score (undefined when new). */
+  /**
+   * Insert or update; returns the previous score (undefined when new). While the set is
+   * listpack-sized a -0 score is stored as 0, as Redis's listpack (integer-encoded) stores it;
+   * a skiplist keeps -0.
+   */
   set(member: string, score: number): number | undefined {
+    if (score === 0 && !this.big) score = 0;
     const old = this.dict.get(member);
     if (old === undefined) {
       this.zsl.insert(score, member);
