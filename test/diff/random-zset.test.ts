@@ -12,6 +12,9 @@ import { RawClient } from '../helpers/resp-client.js';
 
 const SEED = Number(process.env.RANDOM_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const OPS = Number(process.env.RANDOM_OPS ?? 4000);
+/** RANDOM_CHECK=1: also compare every sorted set's contents after each operation (finds the
+ * operation that made the states diverge, rather than the later one that showed it). */
+const CHECK = process.env.RANDOM_CHECK === '1';
 
 function rng(seed: number): () => number {
   return () => {
@@ -125,6 +128,12 @@ describe('randomized differential: sorted sets', () => {
         const [x, y] = await Promise.all([a.call(...cmd), b.call(...cmd)]);
         const same = random ? x[0] === y[0] : x.equals(y);
         assert.ok(same, `seed ${SEED}, op ${i}: ${cmd.join(' ')}\n  ours:  ${JSON.stringify(x.toString('latin1'))}\n  redis: ${JSON.stringify(y.toString('latin1'))}`);
+        if (CHECK) {
+          for (const k of ['z1', 'z2', 'z3']) {
+            const [p, q] = await Promise.all([a.call('ZRANGE', k, '0', '-1', 'WITHSCORES'), b.call('ZRANGE', k, '0', '-1', 'WITHSCORES')]);
+            assert.ok(p.equals(q), `seed ${SEED}, op ${i}: ${cmd.join(' ')} left ${k} different\n  ours:  ${JSON.stringify(p.toString('latin1'))}\n  redis: ${JSON.stringify(q.toString('latin1'))}`);
+          }
+        }
       }
     } finally {
       a.close();

@@ -789,53 +789,60 @@ function parseAlgebra(db: Db, argv: Argv, numkeysAt: number, cmd: string, allowW
   return spec;
 }
 
+/** A source score times its weight; the NaN of 0 * inf counts as 0 (as Redis does). */
 function weighted(s: number, w: number): number {
   const v = s * w;
-  return v !== v ? 0 : v; // 0 * inf: Redis treats the NaN as 0
+  return v !== v ? 0 : v;
 }
 
-function aggregate(a: number, b: number, how: Aggregate): number {
+/**
+ * Redis's zunionInterAggregate: SUM turns the NaN of inf + -inf into 0; MIN and MAX keep the
+ * current value when compared with a NaN.
+ */
+function aggregate(target: number, val: number, how: Aggregate): number {
   if (how === 'sum') {
-    const v = a + b;
-    return v !== v ? 0 : v; // inf + -inf
+    const v = target + val;
+    return v !== v ? 0 : v;
   }
-  return how === 'min' ? Math.min(a, b) : Math.max(a, b);
+  if (how === 'min') return val < target ? val : target;
+  return val > target ? val : target;
 }
 
 /** Compute ZUNION/ZINTER/ZDIFF; result sorted as a zset would be. */
 function algebra(op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [string, number][] {
-  const sources = spec.sources;
   const acc = new Map<string, number>();
+  // As Redis, union and intersection take the sources from the smallest to the largest (a
+  // stable order: glibc's qsort is a merge sort); the order changes which NaNs arise.
+  const srcs = spec.sources.map((m, i) => ({ m, w: spec.weights[i], size: m === null ? 0 : m.size }));
+  if (op !== 'diff') srcs.sort((x, y) => x.size - y.size);
   if (op === 'union') {
-    sources.forEach((src, i) => {
-      if (src === null) return;
-      for (const [m, s] of src) {
-        const v = weighted(s, spec.weights[i]);
-        const cur = acc.get(m);
-        acc.set(m, cur === undefined ? v : aggregate(cur, v, spec.aggregate));
+    for (const { m, w } of srcs) {
+      if (m === null) continue;
+      for (const [member, s] of m) {
+        const v = weighted(s, w);
+        const cur = acc.get(member);
+        acc.set(member, cur === undefined ? v : aggregate(cur, v, spec.aggregate));
       }
-    });
+    }
   } else if (op === 'inter') {
-    if (sources.every((s) => s !== null)) {
-      const order = sources.map((s, i) => [s!, i] as const).sort((a, b) => a[0].size - b[0].size);
-      const [smallest, si] = order[0];
-      outer: for (const [m, s] of smallest) {
-        let v = weighted(s, spec.weights[si]);
-        for (let k = 1; k < order.length; k++) {
-          const [src, idx] = order[k];
-          const o = src.get(m);
+    if (srcs.every((x) => x.m !== null)) {
+      const [first, ...rest] = srcs;
+      outer: for (const [member, s] of first.m!) {
+        let v = weighted(s, first.w);
+        for (const { m, w } of rest) {
+          const o = m!.get(member);
           if (o === undefined) continue outer;
-          v = aggregate(v, weighted(o, spec.weights[idx]), spec.aggregate);
+          v = aggregate(v, o * w, spec.aggregate); // no NaN fix here, as Redis
         }
-        acc.set(m, v);
+        acc.set(member, v);
       }
     }
   } else {
-    const first = sources[0];
+    const first = srcs[0].m;
     if (first !== null) {
-      for (const [m, s] of first) {
-        if (sources.slice(1).some((src) => src !== null && src.has(m))) continue;
-        acc.set(m, s);
+      for (const [member, s] of first) {
+        if (srcs.some((x, i) => i > 0 && x.m !== null && x.m.has(member))) continue;
+        acc.set(member, s);
       }
     }
   }
