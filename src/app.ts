@@ -10,6 +10,8 @@ import { RestTokens } from './http/auth.js';
 import { registerSse } from './http/sse.js';
 import { V2Router } from './http/v2.js';
 import type { Config } from './config.js';
+import { QStashService } from './qstash/service.js';
+import { qstashHandlers } from './qstash/routes.js';
 
 export interface RunningServer {
   readonly engine: Engine;
@@ -20,6 +22,8 @@ export interface RunningServer {
   readonly httpPort: number;
   /** The REST tokens (null when the REST API is off). */
   readonly tokens: RestTokens | null;
+  /** The QStash-compatible message service (null when HTTP is off). */
+  readonly qstash: QStashService | null;
   stop(): Promise<void>;
 }
 
@@ -31,12 +35,19 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let tokens: RestTokens | null = null;
   let closeStreams = () => {};
   let v2: V2Router | null = null;
+  let qstash: QStashService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);
     v2 = new V2Router(http);
+    qstash = new QStashService({
+      dir: config.get('dir')!, token: config.get('qstash-token')!, devCredentials: config.get('qstash-dev-credentials') === 'yes',
+      retentionMs: Number(config.get('qstash-log-retention')) * 1000, defaultTimeoutMs: Number(config.get('qstash-timeout')) * 1000,
+    });
+    await qstash.start();
+    for (const [segment, h] of Object.entries(qstashHandlers(qstash))) v2.register(segment, h);
     engine.httpPort = await http.listen(bind, wantHttp);
   }
   const tcp = new TcpServer(engine);
@@ -45,6 +56,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     tcpPort = await tcp.listen(Number(config.get('port')), bind);
   } catch (err) {
     http?.close();
+    await qstash?.stop();
     throw err;
   }
   engine.tcpPort = tcpPort;
@@ -55,9 +67,10 @@ export async function createServer(config: Config): Promise<RunningServer> {
       engine.stop();
       closeStreams();
       http?.close();
+      await qstash?.stop();
       await tcp.close();
     })();
     return stopping;
   };
-  return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, stop };
+  return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, qstash, stop };
 }
