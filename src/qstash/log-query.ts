@@ -13,7 +13,8 @@ let events: Database<EventRec, [number, number]>;
 let byMsg: Database<null, [string, number, number]>;
 
 function openEnv(path: string): void {
-  if (env !== null) return;
+  // A fresh snapshot per query: the writer (the main thread) commits all the time.
+  if (env !== null) { env.resetReadTxn(); return; }
   env = open({ path, readOnly: true, maxDbs: 16 });
   events = env.openDB({ name: 'events', encoding: 'json' });
   byMsg = env.openDB({ name: 'eventsByMsg', encoding: 'binary' });
