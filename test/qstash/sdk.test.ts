@@ -285,8 +285,8 @@ describe('queues, URL groups, flow control, schedules, keys', () => {
       // Batch items can target a queue too.
       await c.batchJSON([{ url: `${e.url}/q`, body: { i: 6 }, queueName: 'q1' }]);
       await e.waitFor(7);
-      const evs = (await c.logs({ filter: { queueName: 'q1' } })).events;
-      assert.ok(evs.length >= 7 * 3);
+      // Every message of the queue logged CREATED, ACTIVE and DELIVERED.
+      await until(async () => (await c.logs({ filter: { queueName: 'q1' } })).events.length === 7 * 3, 5000, '21 queue events');
       await q.delete();
       await assert.rejects(q.get(), (err: any) => err.status === 404);
     } finally { await e.close(); }
