@@ -45,6 +45,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     qstash = new QStashService({
       dir: config.get('dir')!, token: config.get('qstash-token')!, devCredentials: config.get('qstash-dev-credentials') === 'yes',
       retentionMs: Number(config.get('qstash-log-retention')) * 1000, defaultTimeoutMs: Number(config.get('qstash-timeout')) * 1000,
+      noSync: config.get('appendfsync') !== 'always',
     });
     await qstash.start();
     for (const [segment, h] of Object.entries(qstashHandlers(qstash))) v2.register(segment, h);

@@ -32,6 +32,8 @@ export interface QStashOptions {
   devCredentials: boolean;
   retentionMs: number;
   defaultTimeoutMs: number;
+  /** Commit without fsync (survives a process crash, not a power loss): appendfsync no/everysec. */
+  noSync?: boolean;
 }
 
 export class HttpError extends Error {
@@ -82,11 +84,17 @@ export class QStashService {
   private msgSeq = 0;
   private dlqSeq = 0;
   private stopped = false;
+  // Hot-path writes (messages, events) are queued and issued together every few ms: lmdb-js
+  // starts one write transaction per event-loop turn that writes, and under load one per turn
+  // costs far more main-thread time than one per batch.
+  private wq: (() => unknown)[] = [];
+  private wqWaiters: (() => void)[] = [];
+  private wqTimer: NodeJS.Timeout | null = null;
 
   constructor(readonly opts: QStashOptions) {
     this.dbPath = path.join(opts.dir, 'qstash');
     fs.mkdirSync(this.dbPath, { recursive: true });
-    this.env = open({ path: this.dbPath, maxDbs: 16 });
+    this.env = open({ path: this.dbPath, maxDbs: 16, noSync: opts.noSync, commitDelay: 2 });
     this.msgs = this.env.openDB({ name: 'messages', encoding: 'json' });
     this.events = this.env.openDB({ name: 'events', encoding: 'json' });
     this.byMsg = this.env.openDB({ name: 'eventsByMsg', encoding: 'json' });
@@ -153,9 +161,36 @@ export class QStashService {
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     for (const f of this.flows.values()) if (f.timer) clearTimeout(f.timer);
     for (const ac of this.inflight.values()) ac.abort();
+    if (this.wqTimer !== null) { clearTimeout(this.wqTimer); this.flushWrites(); }
     await this.pool?.destroy();
     await this.env.committed;
     await this.env.close();
+  }
+
+  private write(fn: () => unknown): void {
+    this.wq.push(fn);
+    this.wqTimer ??= setTimeout(() => this.flushWrites(), 2);
+  }
+
+  /** Queue a write and resolve once its batch is committed. */
+  private writeAwait(fn: () => unknown): Promise<void> {
+    this.write(fn);
+    return new Promise((resolve) => { this.wqWaiters.push(resolve); });
+  }
+
+  private flushWrites(): void {
+    this.wqTimer = null;
+    const q = this.wq;
+    const waiters = this.wqWaiters;
+    this.wq = [];
+    this.wqWaiters = [];
+    let last: unknown;
+    for (const f of q) last = f();
+    // Writes issued in one turn share one transaction: the last one settles with all of them.
+    Promise.resolve(last).then(() => { for (const w of waiters) w(); }, (err) => {
+      console.error('qstash: write failed:', err);
+      for (const w of waiters) w();
+    });
   }
 
   // ---- auth and keys -----------------------------------------------------------------------
@@ -205,12 +240,12 @@ export class QStashService {
         createdAt: now, retried: 0, due: Math.max(spec.notBefore, now), seq: this.msgSeq++, dedupId,
       };
       made.push(m);
-      writes.push(this.msgs.put(m.messageId, m));
+      writes.push(this.writeAwait(() => this.msgs.put(m.messageId, m)));
     }
     if (dedupId !== undefined) {
       const d = { messageId: made[0].messageId, exp: now + DEDUP_WINDOW };
       this.dedup.set(dedupId, d);
-      writes.push(this.meta.put(`dedup:${dedupId}`, d));
+      writes.push(this.writeAwait(() => this.meta.put(`dedup:${dedupId}`, d)));
     }
     await Promise.all(writes);
     for (const m of made) {
@@ -365,8 +400,9 @@ export class QStashService {
   // ---- delivery ----------------------------------------------------------------------------
 
   private async deliver(m: MessageRec): Promise<void> {
+    // Not rewritten here: the stored record is already due, so a crash during the attempt
+    // delivers it again on start (at least once) without one more write per attempt.
     m.active = true;
-    void this.msgs.put(m.messageId, m);
     this.log(m, 'ACTIVE');
     const ac = new AbortController();
     this.inflight.set(m.messageId, ac);
@@ -431,7 +467,7 @@ export class QStashService {
       m.retried++;
       m.active = false;
       m.due = Date.now() + delay;
-      await this.msgs.put(m.messageId, m);
+      await this.writeAwait(() => this.msgs.put(m.messageId, m));
       this.log(m, 'RETRY', { nextDeliveryTime: m.due });
       this.push({ due: m.due, id: m.messageId });
       this.arm();
@@ -440,7 +476,7 @@ export class QStashService {
     // Out of retries (or non-retryable): to the DLQ, then the failure callback.
     const dlqId = `${Date.now()}-${this.dlqSeq++}`;
     const d: DlqRec = { ...m, active: false, dlqId, failedAt: Date.now() };
-    await Promise.all([this.dlqDb.put(dlqId, d), this.msgs.remove(m.messageId)]);
+    await this.writeAwait(() => { this.dlqDb.put(dlqId, d); return this.msgs.remove(m.messageId); });
     this.pending.delete(m.messageId);
     this.log(m, 'FAILED', { error, responseStatus: status || undefined });
     this.scheduleState(m, 'FAIL');
@@ -463,7 +499,7 @@ export class QStashService {
 
   private async finish(m: MessageRec): Promise<void> {
     this.pending.delete(m.messageId);
-    await this.msgs.remove(m.messageId);
+    await this.writeAwait(() => this.msgs.remove(m.messageId));
   }
 
   private async sendCallback(m: MessageRec, url: string, hdr: Record<string, string> | undefined, kind: 'callback' | 'failureCallback',
@@ -498,11 +534,14 @@ export class QStashService {
       scheduleId: m.scheduleId, queueName: m.queueName, header: arrays(m.header), body: m.body, method: m.method,
       maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key, ...extra,
     };
-    void this.events.put([time, seq], e);
-    void this.byMsg.put([m.messageId, time, seq], 1);
+    this.write(() => {
+      this.events.put([time, seq], e);
+      return this.byMsg.put([m.messageId, time, seq], 1);
+    });
   }
 
   async queryEvents(q: Omit<EventQuery, 'path'>): Promise<{ events: EventRec[]; cursor?: string }> {
+    if (this.wqTimer !== null) { clearTimeout(this.wqTimer); this.flushWrites(); }
     await this.env.committed;
     return this.pool!.run({ ...q, path: this.dbPath });
   }
