@@ -336,7 +336,7 @@ export class QStashService {
       f.active++;
       f.rateCount++;
     }
-    void this.deliver(m);
+    this.startDelivery(m);
   }
 
   private drainQueue(name: string): void {
@@ -393,11 +393,16 @@ export class QStashService {
       if (!this.pending.has(m.messageId)) continue;
       f.active++;
       f.rateCount++;
-      void this.deliver(m);
+      this.startDelivery(m);
     }
   }
 
   // ---- delivery ----------------------------------------------------------------------------
+
+  private startDelivery(m: MessageRec): void {
+    // A failure outside the HTTP attempt (storage) must not take the server down.
+    this.deliver(m).catch((err) => console.error(`qstash: delivery of ${m.messageId} failed:`, err));
+  }
 
   private async deliver(m: MessageRec): Promise<void> {
     // Not rewritten here: the stored record is already due, so a crash during the attempt
@@ -735,10 +740,14 @@ export class QStashService {
         if (per !== undefined) f.period = per * 1000;
         break;
       }
-      case 'unpin':
-        if (q.get('parallelism') === 'true' || q.get('parallelism') === null) f.pinnedParallelism = false;
-        if (q.get('rate') === 'true' || q.get('rate') === null) f.pinnedRate = false;
+      case 'unpin': {
+        // ?parallelism=true / ?rate=true pick what to unpin; neither unpins both.
+        const p = q.get('parallelism') === 'true';
+        const r = q.get('rate') === 'true';
+        if (p || !r) f.pinnedParallelism = false;
+        if (r || !p) f.pinnedRate = false;
         break;
+      }
       case 'resetRate': f.rateCount = 0; f.periodStart = Date.now(); break;
       default: throw new HttpError(404, `unknown flow control action: ${action}`);
     }
