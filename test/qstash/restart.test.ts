@@ -97,3 +97,28 @@ describe('qstash restart', () => {
     }
   });
 });
+
+describe('qstash log retention', () => {
+  it('events older than --qstash-log-retention are pruned', async () => {
+    let srv: QServer = await startQ();
+    const dir = srv.dir;
+    const ep = await endpoint(await keysOf(srv.base));
+    try {
+      let c = await client(srv.base);
+      const old = await c.publishJSON({ url: `${ep.url}/old`, body: 1 });
+      await until(async () => (await statesOf(c, old.messageId)).includes('DELIVERED'), 5000, 'DELIVERED');
+      await srv.stop();
+      await sleep(1200);
+      srv = await startQ({ dir, httpPort: srv.httpPort, args: ['--qstash-token', 'test-qstash-token', '--qstash-log-retention', '1'] });
+      c = await client(srv.base);
+      const fresh = await c.publishJSON({ url: `${ep.url}/new`, body: 2 });
+      await until(async () => (await statesOf(c, fresh.messageId)).includes('DELIVERED'), 5000, 'new DELIVERED');
+      assert.deepEqual(await statesOf(c, old.messageId), []);
+      assert.equal((await c.logs({ filter: { url: `${ep.url}/old` } })).events.length, 0);
+    } finally {
+      await ep.close();
+      await srv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
