@@ -147,12 +147,37 @@ export function parseSpec(h: Headers, body: Buffer, callerIp: string, dest: stri
     dedupId = `cbd:${crypto.createHash('sha256').update(dest).update('\0').update(JSON.stringify(header)).update('\0').update(body).digest('hex')}`;
   }
   const spec: MessageSpec = {
+    callbackOpts: callbackOpts(h, 'upstash-callback-'), failureCallbackOpts: callbackOpts(h, 'upstash-failure-callback-'),
     method, header, body: body.toString('base64'), retries, retryDelay, timeout,
     callback: urlHeader(h, 'upstash-callback'), failureCallback: urlHeader(h, 'upstash-failure-callback'),
     callbackHeader: Object.keys(cbh).length > 0 ? cbh : undefined, failureCallbackHeader: Object.keys(fcbh).length > 0 ? fcbh : undefined,
     notBefore, labels, flowControl, callerIp,
   };
   return { spec, dedupId, delay };
+}
+
+/** The options of a callback message: Upstash-Callback-Retries, -Retry-Delay, -Timeout, -Method, -Delay. */
+function callbackOpts(h: Headers, prefix: string): MessageSpec['callbackOpts'] {
+  const o: NonNullable<MessageSpec['callbackOpts']> = {};
+  o.retries = intHeader(h, `${prefix}retries`, 0, 100);
+  const rd = h.get(`${prefix}retry-delay`);
+  if (rd !== undefined) {
+    try { compileRetryDelay(rd); } catch (e) { throw new HttpError(400, (e as Error).message); }
+    o.retryDelay = rd;
+  }
+  for (const k of ['timeout', 'delay'] as const) {
+    const v = h.get(`${prefix}${k}`);
+    if (v === undefined) continue;
+    const ms = parseDuration(v);
+    if (!(ms >= 0)) throw new HttpError(400, `invalid ${prefix}${k} header: ${v}`);
+    o[k] = ms;
+  }
+  const m = h.get(`${prefix}method`);
+  if (m !== undefined) {
+    if (!['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].includes(m.toUpperCase())) throw new HttpError(400, `invalid ${prefix}method header: ${m}`);
+    o.method = m.toUpperCase();
+  }
+  return Object.values(o).some((v) => v !== undefined) ? o : undefined;
 }
 
 async function publish(svc: QStashService, req: V2Request, skip: number): Promise<V2Response> {

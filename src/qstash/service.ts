@@ -19,7 +19,7 @@ import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
-import type { DlqRec, EventQuery, EventRec, FlowControl, MessageRec, MessageSpec, QueueRec, ScheduleRec, TopicRec } from './types.js';
+import type { CallbackOpts, DlqRec, EventQuery, EventRec, FlowControl, MessageRec, MessageSpec, QueueRec, ScheduleRec, TopicRec } from './types.js';
 
 /** The dev server's published credentials (qstash-js dev mode probes /v2/keys for these). */
 export const DEV_TOKEN = 'eyJVc2VySUQiOiJkZWZhdWx0VXNlciIsIlBhc3N3b3JkIjoiZGVmYXVsdFBhc3N3b3JkIn0=';
@@ -460,7 +460,7 @@ export class QStashService {
       await this.finish(m);
       this.log(m, 'DELIVERED', { responseStatus: status });
       this.scheduleState(m, 'SUCCESS');
-      if (m.callback !== undefined) await this.sendCallback(m, m.callback, m.callbackHeader, 'callback', status, rh, rbody);
+      if (m.callback !== undefined) await this.sendCallback(m, m.callback, m.callbackHeader, m.callbackOpts, 'callback', status, rh, rbody);
       return;
     }
     if (error === undefined) error = `${status} ${statusText(status)}`;
@@ -485,7 +485,7 @@ export class QStashService {
     this.pending.delete(m.messageId);
     this.log(m, 'FAILED', { error, responseStatus: status || undefined });
     this.scheduleState(m, 'FAIL');
-    if (m.failureCallback !== undefined) await this.sendCallback(m, m.failureCallback, m.failureCallbackHeader, 'failureCallback', status, rh, rbody, dlqId);
+    if (m.failureCallback !== undefined) await this.sendCallback(m, m.failureCallback, m.failureCallbackHeader, m.failureCallbackOpts, 'failureCallback', status, rh, rbody, dlqId);
   }
 
   /** The end of an attempt: free its queue and flow-control slots, let waiters go. */
@@ -507,7 +507,7 @@ export class QStashService {
     await this.writeAwait(() => this.msgs.remove(m.messageId));
   }
 
-  private async sendCallback(m: MessageRec, url: string, hdr: Record<string, string> | undefined, kind: 'callback' | 'failureCallback',
+  private async sendCallback(m: MessageRec, url: string, hdr: Record<string, string> | undefined, o: CallbackOpts | undefined, kind: 'callback' | 'failureCallback',
     status: number, rh: Record<string, string[]>, rbody: Buffer, dlqId?: string): Promise<void> {
     if (m.kind !== undefined) return; // callbacks of callbacks are not chained
     const payload: Record<string, unknown> = {
@@ -518,9 +518,9 @@ export class QStashService {
     };
     if (dlqId !== undefined) payload.dlqId = dlqId;
     const spec: MessageSpec = {
-      method: 'POST', header: { ...(hdr ?? {}), 'Content-Type': 'application/json' },
-      body: Buffer.from(JSON.stringify(payload)).toString('base64'), retries: m.retries, retryDelay: m.retryDelay,
-      notBefore: 0, callerIp: m.callerIp, kind,
+      method: o?.method ?? 'POST', header: { ...(hdr ?? {}), 'Content-Type': 'application/json' },
+      body: Buffer.from(JSON.stringify(payload)).toString('base64'), retries: o?.retries ?? m.retries,
+      retryDelay: o?.retryDelay ?? m.retryDelay, timeout: o?.timeout, notBefore: o?.delay ? Date.now() + o.delay : 0, callerIp: m.callerIp, kind,
     };
     try {
       await this.publish(url, spec);
@@ -611,7 +611,7 @@ export class QStashService {
     if (d === undefined) return null;
     const spec: MessageSpec = {
       method: d.method, header: d.header, body: d.body, retries: d.retries, retryDelay: d.retryDelay, timeout: d.timeout,
-      callback: d.callback, failureCallback: d.failureCallback, callbackHeader: d.callbackHeader, failureCallbackHeader: d.failureCallbackHeader,
+      callback: d.callback, failureCallback: d.failureCallback, callbackHeader: d.callbackHeader, failureCallbackHeader: d.failureCallbackHeader, callbackOpts: d.callbackOpts, failureCallbackOpts: d.failureCallbackOpts,
       notBefore: 0, labels: d.labels, flowControl: d.flowControl, queueName: d.queueName, scheduleId: d.scheduleId, callerIp: d.callerIp, kind: d.kind,
     };
     const r = await this.publish(d.url, spec) as { messageId: string };

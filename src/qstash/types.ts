@@ -1,5 +1,7 @@
 /** Records of the QStash-compatible service, as stored in its LMDB environment (<dir>/qstash). */
 
+export interface CallbackOpts { retries?: number; retryDelay?: string; timeout?: number; method?: string; delay?: number }
+
 export interface FlowControl { key: string; parallelism?: number; rate?: number; period?: number }
 
 /** What a publish request asks for, before it becomes one message per destination. */
@@ -15,6 +17,9 @@ export interface MessageSpec {
   failureCallback?: string;
   callbackHeader?: Record<string, string>;
   failureCallbackHeader?: Record<string, string>;
+  /** Upstash-Callback-{Retries,Retry-Delay,Timeout,Method,Delay} (and the Failure-Callback ones). */
+  callbackOpts?: CallbackOpts;
+  failureCallbackOpts?: CallbackOpts;
   notBefore: number; // ms
   labels?: string[];
   flowControl?: FlowControl;

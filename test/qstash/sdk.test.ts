@@ -217,6 +217,18 @@ describe('retries, DLQ and callbacks', () => {
       assert.equal(b.sourceMessageId, r.messageId);
       assert.equal(b.retried, 0);
       assert.equal(d.verified, true);
+      // Callback options and forwarded headers: the callback gets its own headers and retries.
+      cb.handler = (_d, res) => { res.writeHead(500); res.end(); };
+      await c.publishJSON({
+        url: `${e.url}/ok2`, body: 2, callback: `${cb.url}/cb2`,
+        headers: { 'Upstash-Callback-Forward-X-Cb': 'yes', 'Upstash-Callback-Retries': '1', 'Upstash-Callback-Retry-Delay': '20', 'Upstash-Callback-Method': 'PUT' },
+      });
+      const ds = await cb.waitFor(3);
+      await sleep(300);
+      assert.equal(cb.deliveries.length, 3, 'one attempt plus one retry');
+      assert.equal(ds[1].headers['x-cb'], 'yes');
+      assert.equal(ds[1].method, 'PUT');
+      assert.deepEqual(ds.slice(1).map((x) => x.headers['upstash-retried']), ['0', '1']);
     } finally { await e.close(); await cb.close(); }
   });
 
