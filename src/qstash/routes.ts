@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { V2Handler, V2Request, V2Response } from '../http/v2.js';
-import { HttpError, QStashService, arrays, isUrl } from './service.js';
+import { HttpError, QStashService, arrays, isUrl, shown } from './service.js';
 import { compileRetryDelay, parseDuration, parseFlowValue } from './expr.js';
 import { decodeCursor } from './log-query.js';
 import type { DlqRec, MessageRec, MessageSpec, ScheduleRec } from './types.js';
@@ -151,9 +151,23 @@ export function parseSpec(h: Headers, body: Buffer, callerIp: string, dest: stri
     method, header, body: body.toString('base64'), retries, retryDelay, timeout,
     callback: urlHeader(h, 'upstash-callback'), failureCallback: urlHeader(h, 'upstash-failure-callback'),
     callbackHeader: Object.keys(cbh).length > 0 ? cbh : undefined, failureCallbackHeader: Object.keys(fcbh).length > 0 ? fcbh : undefined,
-    notBefore, labels, flowControl, callerIp,
+    notBefore, labels, flowControl, callerIp, redact: parseRedact(h.get('upstash-redact-fields')),
   };
   return { spec, dedupId, delay };
+}
+
+/** Upstash-Redact-Fields: "body", "header", "header[Name]" (comma-separated). */
+function parseRedact(v: string | undefined): MessageSpec['redact'] {
+  if (v === undefined) return undefined;
+  const r: NonNullable<MessageSpec['redact']> = {};
+  for (const part of v.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+    const m = /^header\[([^\]]+)\]$/.exec(part);
+    if (part === 'body') r.body = true;
+    else if (part === 'header') r.header = true;
+    else if (m !== null) { if (r.header !== true) r.header = [...(r.header ?? []), m[1].toLowerCase()]; }
+    else throw new HttpError(400, `invalid Upstash-Redact-Fields: ${v}`);
+  }
+  return r;
 }
 
 /** The options of a callback message: Upstash-Callback-Retries, -Retry-Delay, -Timeout, -Method, -Delay. */
@@ -234,7 +248,7 @@ function bodyFields(b64: string, textKey: string, b64Key: string): Record<string
 function messageView(m: MessageRec): Record<string, unknown> {
   return {
     messageId: m.messageId, url: m.url, topicName: m.topicName, endpointName: m.endpointName, method: m.method,
-    header: arrays(m.header), ...bodyFields(m.body, 'body', 'bodyBase64'), maxRetries: m.retries, retried: m.retried,
+    header: shown(m).header, ...bodyFields(shown(m).body, 'body', 'bodyBase64'), maxRetries: m.retries, retried: m.retried,
     retryDelayExpression: m.retryDelay, timeout: m.timeout, notBefore: m.notBefore || m.createdAt, createdAt: m.createdAt,
     callback: m.callback, failureCallback: m.failureCallback, queueName: m.queueName, scheduleId: m.scheduleId, callerIp: m.callerIp,
     flowControlKey: m.flowControl?.key, parallelism: m.flowControl?.parallelism, rate: m.flowControl?.rate,

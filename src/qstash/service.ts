@@ -536,7 +536,7 @@ export class QStashService {
     const seq = this.evSeq++;
     const e: EventRec = {
       time, state, messageId: m.messageId, url: m.url, topicName: m.topicName, endpointName: m.endpointName,
-      scheduleId: m.scheduleId, queueName: m.queueName, header: arrays(m.header), body: m.body, method: m.method,
+      scheduleId: m.scheduleId, queueName: m.queueName, ...shown(m), method: m.method,
       maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key, ...extra,
     };
     this.write(() => {
@@ -612,7 +612,7 @@ export class QStashService {
     const spec: MessageSpec = {
       method: d.method, header: d.header, body: d.body, retries: d.retries, retryDelay: d.retryDelay, timeout: d.timeout,
       callback: d.callback, failureCallback: d.failureCallback, callbackHeader: d.callbackHeader, failureCallbackHeader: d.failureCallbackHeader, callbackOpts: d.callbackOpts, failureCallbackOpts: d.failureCallbackOpts,
-      notBefore: 0, labels: d.labels, flowControl: d.flowControl, queueName: d.queueName, scheduleId: d.scheduleId, callerIp: d.callerIp, kind: d.kind,
+      notBefore: 0, labels: d.labels, redact: d.redact, flowControl: d.flowControl, queueName: d.queueName, scheduleId: d.scheduleId, callerIp: d.callerIp, kind: d.kind,
     };
     const r = await this.publish(d.url, spec) as { messageId: string };
     await this.dlqDb.remove(id);
@@ -842,6 +842,21 @@ export function isUrl(s: string): boolean {
 
 function newMessageId(): string {
   return `msg_${crypto.randomBytes(16).toString('base64url')}`;
+}
+
+const redacted = (v: string) => `REDACTED:${crypto.createHash('sha256').update(v).digest('hex')}`;
+
+/** The body (base64) and headers as logs and listings show them (Upstash-Redact-Fields applied). */
+export function shown(m: MessageSpec): { body: string; header: Record<string, string[]> } {
+  const r = m.redact;
+  const header = arrays(m.header);
+  if (r === undefined) return { body: m.body, header };
+  if (r.header !== undefined) {
+    for (const k of Object.keys(header)) {
+      if (r.header === true || r.header.includes(k.toLowerCase())) header[k] = header[k].map(redacted);
+    }
+  }
+  return { body: r.body ? Buffer.from(redacted(Buffer.from(m.body, 'base64').toString('latin1'))).toString('base64') : m.body, header };
 }
 
 /** {name: value} -> {name: [value]} (the listing and callback shape). */

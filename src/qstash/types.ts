@@ -19,6 +19,8 @@ export interface MessageSpec {
   failureCallbackHeader?: Record<string, string>;
   /** Upstash-Callback-{Retries,Retry-Delay,Timeout,Method,Delay} (and the Failure-Callback ones). */
   callbackOpts?: CallbackOpts;
+  /** Upstash-Redact-Fields: shown as REDACTED:<sha256> in logs, DLQ and message views. */
+  redact?: { body?: boolean; header?: true | string[] };
   failureCallbackOpts?: CallbackOpts;
   notBefore: number; // ms
   labels?: string[];

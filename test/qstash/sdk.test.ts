@@ -116,6 +116,22 @@ describe('publish and delivery', () => {
     } finally { await e.close(); }
   });
 
+  it('redact: logs and message views hide the body and named headers, the delivery has them', async () => {
+    const e = await fresh();
+    try {
+      const r = await c.publishJSON({ url: `${e.url}/secret`, body: { pw: 'hunter2' }, headers: { 'x-secret': 's', 'x-open': 'o' }, delay: 1, redact: { body: true, header: ['x-secret'] } });
+      const m = await c.messages.get(r.messageId);
+      assert.match(m.body, /^REDACTED:[0-9a-f]{64}$/);
+      assert.match(m.header['x-secret'][0], /^REDACTED:/);
+      assert.deepEqual(m.header['x-open'], ['o']);
+      const [d] = await e.waitFor(1, 5000);
+      assert.equal(d.body, '{"pw":"hunter2"}');
+      assert.equal(d.headers['x-secret'], 's');
+      const ev = (await c.logs({ filter: { messageId: r.messageId } })).events[0];
+      assert.match(Buffer.from(ev.body, 'base64').toString(), /^REDACTED:/);
+    } finally { await e.close(); }
+  });
+
   it('deduplication id and content-based deduplication', async () => {
     const e = await fresh();
     try {
