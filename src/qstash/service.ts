@@ -2,7 +2,7 @@
  * The QStash-compatible message service: durable messages in LMDB (<dir>/qstash), the
  * scheduler (a min-heap of due times armed on one timer), the gates that hold a due message
  * back (queue parallelism and order, flow-control parallelism/rate/pause), the HTTP delivery
- * worker (fetch: undici's keep-alive pools) with signatures, retries, DLQ and callbacks, the
+ * worker (node:http with keep-alive agents, deliver.ts) with signatures, retries, DLQ and callbacks, the
  * event log, cron schedules, URL groups, tokens and signing keys. HTTP parsing of the /v2
  * endpoints lives in routes.ts; the event listing runs in the piscina pool (log-query.ts).
  *
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
+import { attempt, type Attempt } from './deliver.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
 import type { CallbackOpts, DlqRec, EventQuery, EventRec, FlowControl, MessageRec, MessageSpec, QueueRec, ScheduleRec, TopicRec } from './types.js';
@@ -68,7 +69,7 @@ export class QStashService {
   nextKey = '';
 
   private readonly pending = new Map<string, MessageRec>();
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, Attempt>();
   private readonly cancelled = new Set<string>();
   private readonly heap: HeapItem[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -160,7 +161,7 @@ export class QStashService {
     if (this.schedTimer) clearTimeout(this.schedTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     for (const f of this.flows.values()) if (f.timer) clearTimeout(f.timer);
-    for (const ac of this.inflight.values()) ac.abort();
+    for (const at of this.inflight.values()) at.abort(new Error('server stopping'));
     if (this.wqTimer !== null) { clearTimeout(this.wqTimer); this.flushWrites(); }
     await this.pool?.destroy();
     await this.env.committed;
@@ -409,8 +410,6 @@ export class QStashService {
     // delivers it again on start (at least once) without one more write per attempt.
     m.active = true;
     this.log(m, 'ACTIVE');
-    const ac = new AbortController();
-    this.inflight.set(m.messageId, ac);
     const body = Buffer.from(m.body, 'base64');
     const headers: Record<string, string> = { ...m.header };
     headers['Upstash-Message-Id'] = m.messageId;
@@ -420,31 +419,25 @@ export class QStashService {
     if (m.topicName !== undefined) headers['Upstash-Topic-Name'] = m.topicName;
     if (m.scheduleId !== undefined) headers['Upstash-Schedule-Id'] = m.scheduleId;
     if (m.callerIp !== undefined) headers['Upstash-Caller-Ip'] = m.callerIp;
-    const timeout = m.timeout ?? this.opts.defaultTimeoutMs;
-    const timer = setTimeout(() => ac.abort(new Error(`request timed out after ${timeout}ms`)), timeout);
+    const at = attempt(m.url, m.method, headers, body, m.timeout ?? this.opts.defaultTimeoutMs);
+    this.inflight.set(m.messageId, at);
     let status = 0;
     let rh: Record<string, string[]> = {};
-    let rbody = Buffer.alloc(0);
+    let rbody: Buffer = Buffer.alloc(0);
     let error: string | undefined;
     let retryAfter: string | null = null;
     let nonRetryable = false;
     try {
-      const res = await fetch(m.url, {
-        method: m.method, headers, signal: ac.signal, redirect: 'manual',
-        body: m.method === 'GET' || m.method === 'HEAD' ? undefined : body,
-      });
+      const res = await at.done;
       status = res.status;
-      res.headers.forEach((v, k) => { (rh[k] ??= []).push(v); });
-      rbody = Buffer.from(await res.arrayBuffer());
-      retryAfter = res.headers.get('retry-after');
-      nonRetryable = status === 489 && res.headers.get('upstash-nonretryable-error') === 'true';
+      rh = res.headers;
+      rbody = res.body;
+      retryAfter = rh['retry-after']?.[0] ?? null;
+      nonRetryable = status === 489 && rh['upstash-nonretryable-error']?.[0] === 'true';
     } catch (err) {
-      status = 0;
-      rh = {};
-      const e = err as Error & { cause?: Error };
-      error = ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason.message : `${e.message}${e.cause ? `: ${e.cause.message}` : ''}`;
+      const e = err as Error & { code?: string };
+      error = e.code !== undefined && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message;
     } finally {
-      clearTimeout(timer);
       this.inflight.delete(m.messageId);
     }
     this.release(m);
@@ -572,10 +565,10 @@ export class QStashService {
     const m = this.pending.get(id);
     if (m === undefined || this.cancelled.has(id)) return false;
     this.log(m, 'CANCEL_REQUESTED');
-    const ac = this.inflight.get(id);
-    if (ac !== undefined) {
+    const at = this.inflight.get(id);
+    if (at !== undefined) {
       this.cancelled.add(id);
-      ac.abort(new Error('cancelled'));
+      at.abort(new Error('cancelled'));
       return true;
     }
     for (const q of this.qstate.values()) q.waiting = q.waiting.filter((x) => x !== m);
