@@ -232,9 +232,8 @@ async function batch(svc: QStashService, req: V2Request): Promise<V2Response> {
     }
     return { dest: o.destination, ...p };
   });
-  const out: unknown[] = [];
-  for (const p of parsed) out.push(await svc.publish(p.dest, p.spec, p.dedupId));
-  return json(out, 201);
+  // Published together: their writes share commits; ids and order are fixed synchronously.
+  return json(await Promise.all(parsed.map((p) => svc.publish(p.dest, p.spec, p.dedupId))), 201);
 }
 
 // ---- messages ------------------------------------------------------------------------------

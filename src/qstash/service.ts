@@ -221,7 +221,8 @@ export class QStashService {
         return isUrl(dest) ? { messageId: d.messageId, url: dest, deduplicated: true } : [{ messageId: d.messageId, deduplicated: true }];
       }
     }
-    if (spec.queueName !== undefined) await this.ensureQueue(spec.queueName);
+    // Nothing is awaited before the messages get their queue order (seq): concurrent publishes
+    // (a batch) keep their request order.
     if (spec.flowControl !== undefined) this.configureFlow(spec.flowControl);
     let targets: { url: string; topicName?: string; endpointName?: string }[];
     const group = !isUrl(dest);
@@ -235,6 +236,7 @@ export class QStashService {
     }
     const made: MessageRec[] = [];
     const writes: Promise<unknown>[] = [];
+    if (spec.queueName !== undefined) writes.push(this.ensureQueue(spec.queueName));
     for (const t of targets) {
       const m: MessageRec = {
         ...spec, messageId: newMessageId(), url: t.url, topicName: t.topicName, endpointName: t.endpointName,
