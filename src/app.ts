@@ -11,6 +11,8 @@ import { registerSse } from './http/sse.js';
 import { V2Router } from './http/v2.js';
 import { SearchService } from './search/service.js';
 import type { Config } from './config.js';
+import { QStashService } from './qstash/service.js';
+import { qstashHandlers } from './qstash/routes.js';
 
 export interface RunningServer {
   readonly engine: Engine;
@@ -21,6 +23,8 @@ export interface RunningServer {
   readonly httpPort: number;
   /** The REST tokens (null when the REST API is off). */
   readonly tokens: RestTokens | null;
+  /** The QStash-compatible message service (null when HTTP is off). */
+  readonly qstash: QStashService | null;
   stop(): Promise<void>;
 }
 
@@ -33,6 +37,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let closeStreams = () => {};
   let v2: V2Router | null = null;
   let search: SearchService | null = null;
+  let qstash: QStashService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
@@ -48,10 +53,18 @@ export async function createServer(config: Config): Promise<RunningServer> {
     });
     v2.register('search', search.management);
     v2.register('search-data', search.data);
+    qstash = new QStashService({
+      dir: config.get('dir')!, token: config.get('qstash-token')!, devCredentials: config.get('qstash-dev-credentials') === 'yes',
+      retentionMs: Number(config.get('qstash-log-retention')) * 1000, defaultTimeoutMs: Number(config.get('qstash-timeout')) * 1000,
+      noSync: config.get('appendfsync') !== 'always',
+    });
+    await qstash.start();
+    for (const [segment, h] of Object.entries(qstashHandlers(qstash))) v2.register(segment, h);
     try {
       engine.httpPort = await http.listen(bind, wantHttp);
     } catch (err) {
       await search.close();
+      await qstash.stop();
       throw err;
     }
   }
@@ -62,6 +75,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   } catch (err) {
     http?.close();
     await search?.close();
+    await qstash?.stop();
     throw err;
   }
   engine.tcpPort = tcpPort;
@@ -72,12 +86,13 @@ export async function createServer(config: Config): Promise<RunningServer> {
       engine.stop();
       closeStreams();
       http?.close();
+      await qstash?.stop();
       await tcp.close();
       await search?.close();
     })();
     return stopping;
   };
-  return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, stop };
+  return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, qstash, stop };
 }
 
 /** The base URL search indexes show as their endpoint: --search-public-url, or the HTTP port on the bind address. */

@@ -30,6 +30,14 @@ async function main(): Promise<void> {
     const show = (v: string, src: string) => (src.startsWith('--') ? `(set by ${src})` : `${v} (${src})`);
     console.log(`  REST token:           ${show(t.token, t.tokenSource)}`);
     console.log(`  REST read-only token: ${show(t.readOnlyToken, t.readOnlySource)}`);
+    const q = server.qstash;
+    if (q !== null) {
+      // Like `qstash dev`: what an app needs in its environment.
+      console.log(`QStash API on http://${bind.includes(':') ? `[${bind}]` : bind}:${server.httpPort}/v2`);
+      console.log(`  QSTASH_TOKEN=${q.tokenSource === '--qstash-token' ? '(set by --qstash-token)' : `${q.token} (${q.tokenSource})`}`);
+      console.log(`  QSTASH_CURRENT_SIGNING_KEY=${q.currentKey}`);
+      console.log(`  QSTASH_NEXT_SIGNING_KEY=${q.nextKey}`);
+    }
   } else {
     console.log('REST API off (--http-port -1)');
   }
