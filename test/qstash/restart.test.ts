@@ -75,6 +75,7 @@ describe('qstash restart', () => {
     try {
       const DEV = 'eyJVc2VySUQiOiJkZWZhdWx0VXNlciIsIlBhc3N3b3JkIjoiZGVmYXVsdFBhc3N3b3JkIn0=';
       assert.deepEqual(await keysOf(dev.base, DEV), { current: 'sig_7kYjw48mhY7kAjqNGcy6cr29RJ6r', next: 'sig_5ZB6DVzB1wjE8S6rZ7eenA8Pdnhs' });
+      for (let i = 0; i < 100 && !/QSTASH_TOKEN=eyJVc2VySUQi/.test(dev.output()); i++) await new Promise((r) => setTimeout(r, 30));
       assert.match(dev.output(), /QSTASH_TOKEN=eyJVc2VySUQi/);
     } finally {
       await dev.stop();
@@ -82,14 +83,19 @@ describe('qstash restart', () => {
     }
     let gen = await startQ({ args: [] });
     const dir = gen.dir;
+    // The start-up lines are printed just after the ports open: wait for them.
+    const printed = async (g: QServer) => {
+      for (let i = 0; i < 100 && !/QSTASH_TOKEN=\S+\s/.test(g.output()); i++) await new Promise((r) => setTimeout(r, 30));
+      return /QSTASH_TOKEN=(\S+)/.exec(g.output());
+    };
     try {
-      const m = /QSTASH_TOKEN=(\S+)/.exec(gen.output());
+      const m = await printed(gen);
       assert.ok(m);
       const keys = await keysOf(gen.base, m[1]);
       assert.match(keys.current, /^sig_/);
       await gen.stop();
       gen = await startQ({ dir, args: [] });
-      assert.equal(/QSTASH_TOKEN=(\S+)/.exec(gen.output())?.[1], m[1]);
+      assert.equal((await printed(gen))?.[1], m[1]);
       assert.deepEqual(await keysOf(gen.base, m[1]), keys);
     } finally {
       await gen.stop();
