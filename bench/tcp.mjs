@@ -11,7 +11,7 @@
  *   BENCH_TESTS=set,get BENCH_PIPELINES=1 BENCH_ROUNDS=3 npm run bench:tcp
  *   node bench/tcp.mjs --json results.json     # also write the raw figures
  *
- * Adding a command: append it to TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
+ * Adding a command: append it to DEFAULT_TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
  * for the list: set get incr lpush rpush lpop rpop sadd hset spop zadd zpopmin lrange_100 ...
  * mset). Tests that need data first (LPOP, LRANGE...) are preceded by their filling test in the
  * same list, as redis-benchmark itself does.
@@ -22,11 +22,51 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** redis-benchmark test names, in run order. Issues 4 and 6 add lpush, rpush, lpop, sadd, hset, zadd... */
-const TESTS = (process.env.BENCH_TESTS ?? 'set,get,incr,mset').split(',').map((s) => s.trim()).filter(Boolean);
+/**
+ * Test names, in run order: redis-benchmark -t names, or the custom commands of CUSTOM below
+ * (run as `redis-benchmark ... <command>` after their setup commands).
+ */
+const DEFAULT_TESTS = 'set,get,incr,mset,lpush,lpop,sadd,hset,zadd,zrange100,zrank,xadd,xrange10,evalsha,json.set,json.get';
+const TESTS = (process.env.BENCH_TESTS ?? DEFAULT_TESTS).split(',').map((s) => s.trim()).filter(Boolean);
+
+const SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])";
+/** Custom tests: setup commands (sent once with redis-cli), then the measured command. */
+const CUSTOM = {
+  zrange100: {
+    label: 'ZRANGE (100 members)',
+    setup: [['DEL', 'bench:z'], ['ZADD', 'bench:z', ...Array.from({ length: 100 }, (_, i) => [String(i), `member:${i}`]).flat()]],
+    cmd: ['ZRANGE', 'bench:z', '0', '99'],
+  },
+  zrank: {
+    label: 'ZRANK',
+    setup: [['DEL', 'bench:zr'], ['ZADD', 'bench:zr', ...Array.from({ length: 1000 }, (_, i) => [String(i), `member:${i}`]).flat()]],
+    cmd: ['ZRANK', 'bench:zr', 'member:500'],
+  },
+  xrange10: {
+    label: 'XRANGE (10 entries)',
+    setup: [['DEL', 'bench:x'], ...Array.from({ length: 10 }, (_, i) => ['XADD', 'bench:x', `${i + 1}-0`, 'field', 'value'])],
+    cmd: ['XRANGE', 'bench:x', '-', '+'],
+  },
+  evalsha: {
+    label: 'EVALSHA (SET+GET)',
+    setup: [['SCRIPT', 'LOAD', SCRIPT]],
+    cmd: ['EVALSHA', createHash('sha1').update(SCRIPT).digest('hex'), '1', 'bench:eval', 'value'],
+  },
+  'json.set': {
+    label: 'JSON.SET (small doc)',
+    setup: [],
+    cmd: ['JSON.SET', 'bench:json', '$', '{"name":"bench","n":1,"tags":["a","b"]}'],
+  },
+  'json.get': {
+    label: 'JSON.GET (small doc)',
+    setup: [['JSON.SET', 'bench:json', '$', '{"name":"bench","n":1,"tags":["a","b"]}']],
+    cmd: ['JSON.GET', 'bench:json', '$.name'],
+  },
+};
 const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,16').split(',').map(Number);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100000);
@@ -95,20 +135,27 @@ function stop(s) {
 
 /** One redis-benchmark run of one test; returns ops/s and the server's CPU µs per op. */
 function run(server, test, pipeline) {
+  const custom = CUSTOM[test];
+  if (custom) {
+    for (const c of custom.setup) spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(server.port), ...c], { encoding: 'utf8' });
+  }
   const before = cpuSeconds(server.proc.pid);
   const args = ['-h', '127.0.0.1', '-p', String(server.port), '-c', String(CLIENTS), '-n', String(REQUESTS),
-    '-P', String(pipeline), '-t', test, '-q', '--csv'];
+    '-P', String(pipeline), '-q', '--csv', ...(custom ? custom.cmd : ['-t', test])];
   const res = spawnSync('redis-benchmark', args, { encoding: 'utf8', timeout: 600000 });
   const cpu = cpuSeconds(server.proc.pid) - before;
   const out = res.stdout ?? '';
   if (res.status !== 0) {
     // e.g. "Error from server: ERR unknown command 'INCR'": report it and go on.
     const why = (res.stderr || res.error?.message || '').trim().split('\n').filter((l) => !l.startsWith('WARNING')).pop();
-    return { label: test.toUpperCase(), rps: NaN, cpuUsPerOp: NaN, error: `${server.name}: ${why}` };
+    return { label: custom?.label ?? test.toUpperCase(), rps: NaN, cpuUsPerOp: NaN, error: `${server.name}: ${why}` };
   }
   const rows = out.trim().split('\n').filter((l) => !l.startsWith('"test"')).map((l) => l.split(',').map((x) => x.replace(/"/g, '')));
   if (rows.length === 0) throw new Error(`no result from redis-benchmark ${args.join(' ')}:\n${out}`);
-  const [label, rps] = rows[0];
+  const [label0, rps] = rows[0];
+  const label = custom?.label ?? label0;
+  // redis-benchmark exits 0 even when the server answers an error to a custom command.
+  if (custom && rows.length === 0) return { label, rps: NaN, cpuUsPerOp: NaN, error: `${server.name}: no result` };
   // MSET counts one operation per command (10 keys each), as redis-benchmark reports it.
   return { label, rps: Number(rps), cpuUsPerOp: (cpu * 1e6) / REQUESTS };
 }
@@ -169,8 +216,8 @@ async function main() {
 
 function printRow(r, header) {
   const cols = [
-    ['test', 16, r.test], ['-P', 4, r.pipeline], ['ours ops/s', 12, Math.round(r.ours)], ['redis ops/s', 12, Math.round(r.redis)],
-    ['ours/redis', 11, r.ratio.toFixed(2)], ['ours µs/op', 11, r.oursCpu.toFixed(2)], ['redis µs/op', 12, r.redisCpu.toFixed(2)],
+    ['test', 16, r.test], ['-P', 4, r.pipeline], ['ours ops/s', 12, Math.round(r.ours)], ['redis ops/s', 12, Number.isNaN(r.redis) ? '-' : Math.round(r.redis)],
+    ['ours/redis', 11, Number.isNaN(r.ratio) ? '-' : r.ratio.toFixed(2)], ['ours µs/op', 11, r.oursCpu.toFixed(2)], ['redis µs/op', 12, Number.isNaN(r.redisCpu) ? '-' : r.redisCpu.toFixed(2)],
   ];
   if (header) console.log(cols.map(([h, w]) => String(h).padStart(w)).join(' '));
   console.log(cols.map(([, w, v]) => String(v).padStart(w)).join(' '));
