@@ -11,11 +11,11 @@
  * a single transaction; the caller (persistence.ts) keeps at most one batch in flight, so
  * batches are applied in order and a failed one can be retried whole.
  *
- * Durability: `sync: 'always'` resolves a batch only once it is flushed to disk (LMDB's
- * overlapping sync: the fsync runs after the commit, in parallel with the next transaction).
- * `sync: 'periodic'` opens LMDB with noSync and flushes the file every second with
- * `syncNow()`; a process crash loses nothing committed (the OS has the pages), a machine
- * crash may lose up to the last second.
+ * Durability: with `sync: 'always'` LMDB flushes every commit (overlapping sync: the fsync runs
+ * after the commit, off the write lock, in parallel with the next transaction) and `syncNow()`
+ * tells when that is done. With `sync: 'periodic'` LMDB is opened with noSync and the caller
+ * forces a sync every second with `syncNow()`; a process crash loses nothing committed (the
+ * OS has the pages), a machine crash may lose up to the last second.
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { Slab, MAX_KEY } from './codec.js';
@@ -106,17 +106,21 @@ export class LmdbStore {
   /**
    * Run `fn` (which calls put/del/putSys) as one atomic block of writes: lmdb-js never splits a
    * block across transactions, whereas plain event-turn batching may split a turn with big
-   * values. Resolves when the block is committed ('periodic') or durable ('always'); rejects
-   * with the LMDB / OS error (errno in `code`) if the transaction failed.
+   * values. Resolves when the block is committed (visible; durable only after `syncNow`);
+   * rejects with the LMDB / OS error (errno in `code`) if the transaction failed.
    */
   write(fn: () => void): Promise<void> {
     this.stats.commits++;
     const p = this.root.batch(fn) as Promise<unknown>;
-    if (this.sync === 'periodic') return p.then(noop, commitFailure);
-    return p.then(() => this.root.flushed, commitFailure).then(noop);
+    return p.then(noop, commitFailure);
   }
 
-  /** Force everything committed so far to disk. */
+  /**
+   * Resolves when everything committed so far is on disk. With 'always' (overlapping sync)
+   * LMDB flushes after each commit on its own, in parallel with the next transaction, and
+   * one flush covers every transaction committed before it started: group commit at the
+   * fsync level. With 'periodic' this forces a sync.
+   */
   syncNow(): Promise<void> {
     if (this.sync === 'always') return Promise.resolve(this.root.flushed).then(noop);
     return new Promise((resolve, reject) => {

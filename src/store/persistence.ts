@@ -542,11 +542,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const now = Date.now();
     this.commits++;
     this.lastCommitTime = now;
-    this.durableSeq = b.seq;
     const eng = this.eng;
     eng.dirty = Math.max(0, eng.dirty - b.dirtySnap);
     eng.lastSave = Math.floor(now / 1000);
-    if (this.mode === 'always') this.lastSyncTime = now;
+    if (this.mode === 'always') {
+      // Replies wait for the flush; the next batch may commit meanwhile (its flush is shared).
+      this.store.syncNow().then(() => this.durable(b.seq), (err) => this.setError(describeError(err, this.store.path)));
+    } else {
+      this.durableSeq = b.seq;
+    }
     if (b.gcDone.length > 0) {
       const gone = new Set(b.gcDone);
       this.gcQueue = this.gcQueue.filter((g) => !gone.has(g.id));
@@ -565,6 +569,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     } else {
       this.notifyIdle();
     }
+  }
+
+  /** appendfsync always: batch `seq` and all before it are on disk. */
+  private durable(seq: number): void {
+    if (seq <= this.durableSeq) return;
+    this.durableSeq = seq;
+    this.lastSyncTime = Date.now();
+    this.releaseHolds();
   }
 
   /** Background deletion runs when nothing else is pending, a little later. */
