@@ -42,6 +42,14 @@ const RETRY_MS = 1000;
 const GC_NS = 0x6e; // 'n': a dead namespace (every meta record under it)
 const GC_OBJ = 0x6f; // 'o': a dead object (every item record under it)
 
+interface Hold {
+  t: HeldOutput;
+  /** Batch sequence number the output depends on. */
+  need: number;
+  /** The output's own commands changed the keyspace. */
+  wrote: boolean;
+}
+
 interface GcEntry {
   id: number;
   kind: number;
@@ -105,7 +113,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private seq = 0;
   private durableSeq = 0;
   private lastDataSeq = 0;
-  private holds: { t: HeldOutput; need: number }[] = [];
+  private holds: Hold[] = [];
   private idleWaiters: (() => void)[] = [];
   private closed = false;
   private readonly meta = new MetaView();
@@ -356,7 +364,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.pending && this.hasUserWork()) need = this.seq + 1;
     else if (this.lastDataSeq > this.durableSeq) need = this.lastDataSeq;
     else return false;
-    this.holds.push({ t, need });
+    this.holds.push({ t, need, wrote });
     return true;
   }
 
@@ -365,13 +373,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     return this.nsDirty || this.sysPending.size > 0;
   }
 
+  /** Let out the output whose commit is durable (and, during a disk error, all reads). */
   private releaseHolds(): void {
     const hs = this.holds;
     if (hs.length === 0) return;
-    const keep: { t: HeldOutput; need: number }[] = [];
+    const keep: Hold[] = [];
     const ready: HeldOutput[] = [];
+    const readsToo = this.error !== null;
     for (const h of hs) {
-      if (h.need <= this.durableSeq) ready.push(h.t);
+      if (h.need <= this.durableSeq || (readsToo && !h.wrote)) ready.push(h.t);
       else keep.push(h);
     }
     this.holds = keep;
@@ -634,6 +644,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     this.error = reason;
     this.eng.writeDenied = `MISCONF Errors writing to the AOF file: ${reason}`;
+    this.releaseHolds();
   }
 
   private clearError(): void {
