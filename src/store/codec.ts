@@ -240,7 +240,7 @@ export class MetaView {
   type: TypeTag = T.STRING;
   flags = 0;
   exp = 0;
-  /** The user key as latin1 (from the LMDB key, or the long-key bytes of the value). */
+  /** The user key as latin1 when MF.LONG_KEY (else '': it is the LMDB key minus NS_BYTES). */
   key = '';
   /** Whole body (strings and small collections) or the type header (RECORDS). */
   body: Buffer = Buffer.alloc(0);
@@ -248,36 +248,59 @@ export class MetaView {
   size = 0;
 }
 
-/** Decode `value` (an owned copy) stored under LMDB key `k`. */
-export function decodeMeta(k: Buffer, value: Buffer, out: MetaView): MetaView {
-  const flags = value[0];
+/**
+ * Decode a metadata record. `bytes[0, size)` is the value, possibly lmdb-js's reused read
+ * buffer: everything kept is copied (the body into a pooled Buffer: at start-up a million
+ * string values then share a few thousand ArrayBuffers instead of owning one each). The user
+ * key is set only for long keys (MF.LONG_KEY); otherwise it is the LMDB key minus NS_BYTES.
+ */
+export function decodeMeta(bytes: Buffer, size: number, out: MetaView): MetaView {
+  const flags = bytes[0];
   out.flags = flags;
   out.type = (flags & MF.TYPE_MASK) as TypeTag;
   let p = 1;
   if (flags & MF.EXP) {
-    out.exp = value.readDoubleLE(1);
+    out.exp = bytes.readDoubleLE(1);
     p = 9;
   } else {
     out.exp = 0;
   }
   if (flags & MF.LONG_KEY) {
-    const n = value.readUInt32LE(p);
-    out.key = value.latin1Slice(p + 4, p + 4 + n);
+    const n = bytes.readUInt32LE(p);
+    out.key = bytes.latin1Slice(p + 4, p + 4 + n);
     p += 4 + n;
   } else {
-    out.key = k.latin1Slice(NS_BYTES, k.length);
+    out.key = ''; // the caller takes it from the LMDB key
   }
   if (flags & MF.RECORDS) {
-    out.sid = value.readUIntLE(p, 6);
-    out.size = value.readUIntLE(p + 6, 6);
+    out.sid = bytes.readUIntLE(p, 6);
+    out.size = bytes.readUIntLE(p + 6, 6);
     p += RECORDS_FIXED;
   } else {
     out.sid = 0;
     out.size = 0;
   }
-  out.body = value.subarray(p);
+  const body = Buffer.allocUnsafe(size - p);
+  bytes.copy(body, 0, p, size);
+  out.body = body;
   return out;
 }
+
+/**
+ * lmdb-js key and value handling of the `meta` database for loading: keys come back as latin1
+ * strings and values go straight to decodeMeta from the reused read buffer, so iterating a
+ * million records allocates no Buffer per key and none per value besides the kept body.
+ */
+export const latin1Keys = {
+  writeKey(key: Buffer | string, target: Buffer, start: number): number {
+    if (typeof key === 'string') return start + target.latin1Write(key, start);
+    target.set(key, start);
+    return start + key.length;
+  },
+  readKey(target: Buffer, start: number, end: number): string {
+    return target.latin1Slice(start, end);
+  },
+};
 
 /**
  * Long-form item records carry their full sub-key in the value: [u32 LE length][sub][value].

@@ -18,7 +18,7 @@
  * OS has the pages), a machine crash may lose up to the last second.
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
-import { Slab, MAX_KEY } from './codec.js';
+import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
 
 export type SyncMode = 'always' | 'periodic';
 
@@ -35,6 +35,9 @@ export class LmdbStore {
   readonly items: Database<Buffer, Buffer>;
   readonly gc: Database<Buffer, Buffer>;
   readonly sys: Database<any, string>;
+  /** `meta` again, read for loading: latin1 keys, values decoded in place (codec.ts). */
+  private readonly metaLoad: Database<MetaView, string>;
+  private readonly loadView = new MetaView();
   readonly slab = new Slab();
   /** Reusable key buffer: lmdb-js copies keys when a put is queued. */
   private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
@@ -60,6 +63,22 @@ export class LmdbStore {
     this.items = this.root.openDB('items', bin) as any;
     this.gc = this.root.openDB('gc', bin) as any;
     this.sys = this.root.openDB('sys', { encoding: 'msgpack' }) as any;
+    const view = this.loadView;
+    this.metaLoad = this.root.openDB('meta', {
+      keyEncoder: latin1Keys,
+      encoder: {
+        encode: (v: Buffer) => v,
+        decode: (bytes: Buffer, size: number) => decodeMeta(bytes, size, view),
+      },
+    } as any) as any;
+  }
+
+  /**
+   * Every metadata record of namespace `[start, end)` (prefix Buffers), in key order: `fn`
+   * gets the whole LMDB key as latin1 and a decoded view valid until it returns.
+   */
+  scanMeta(start: Buffer, end: Buffer, fn: (lmdbKey: string, m: MetaView) => void): void {
+    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) fn(key, value);
   }
 
   /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */

@@ -27,7 +27,7 @@ import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi }
 import {
   MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
   encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix, type ItemRecord,
-  type ItemWriter, type StoredValue, SID_BYTES, LONG,
+  type ItemWriter, type StoredValue, SID_BYTES, LONG, NS_BYTES,
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
 import { DirLock } from './lock.js';
@@ -201,25 +201,25 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const now = Date.now();
     let keys = 0;
     let expired = 0;
-    const m = this.meta;
     for (let i = 0; i < eng.dbs.length; i++) {
       const db = eng.dbs[i];
       const ns = this.ns[i];
-      for (const { key: k, value: v } of st.meta.getRange({ start: nsPrefix(ns), end: nsPrefix(ns + 1) })) {
-        decodeMeta(k, v, m);
+      const dirty = this.dirty[i];
+      st.scanMeta(nsPrefix(ns), nsPrefix(ns + 1), (k, m) => {
+        const key = m.flags & MF.LONG_KEY ? m.key : k.slice(NS_BYTES);
         if (m.exp !== 0 && m.exp <= now) {
           // Expired while we were down: gone, and deleted on disk with the first batch.
           expired++;
-          this.dirty[i].add(m.key);
+          dirty.add(key);
           this.pending = true;
           if (m.flags & MF.RECORDS) this.released.add(m.sid);
-          continue;
+          return;
         }
         const value = this.decodeValue(m);
-        if (value === undefined) continue;
-        db.restore(m.key, value, m.exp);
+        if (value === undefined) return;
+        db.restore(key, value, m.exp);
         keys++;
-      }
+      });
     }
     this.load = { keys, expired, ms: Math.round(performance.now() - t0) };
   }
@@ -523,7 +523,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       if (g.kind === GC_NS) {
         for (const { key, value } of st.meta.getRange({ start: nsPrefix(g.id), end: nsPrefix(g.id + 1), limit: budget })) {
           if (value[0] & MF.RECORDS) {
-            decodeMeta(key, value, this.meta);
+            decodeMeta(value, value.length, this.meta);
             const child = { id: this.meta.sid, kind: GC_OBJ };
             st.putKey(st.gc, idKey(child.id), Buffer.from([GC_OBJ]));
             b.gcAdded.push(child);
