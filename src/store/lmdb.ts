@@ -11,16 +11,13 @@
  * a single transaction; the caller (persistence.ts) keeps at most one batch in flight, so
  * batches are applied in order and a failed one can be retried whole.
  *
- * Durability: with `sync: 'always'` LMDB flushes every commit (overlapping sync: the fsync runs
- * after the commit, off the write lock, in parallel with the next transaction) and `syncNow()`
- * tells when that is done. With `sync: 'periodic'` LMDB is opened with noSync and the caller
- * forces a sync every second with `syncNow()`; a process crash loses nothing committed (the
- * OS has the pages), a machine crash may lose up to the last second.
+ * Durability: LMDB flushes every commit (lmdb-js overlapping sync, which keeps the file
+ * consistent even if the machine crashes mid-flush); `syncNow()` resolves once everything
+ * committed so far is on disk. appendfsync always waits for it before acknowledging, everysec
+ * does not (a process crash loses nothing committed, a machine crash at most the last moments).
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
-
-export type SyncMode = 'always' | 'periodic';
 
 export interface StoreStats {
   commits: number;
@@ -43,14 +40,14 @@ export class LmdbStore {
   private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
   readonly stats: StoreStats = { commits: 0, puts: 0, dels: 0, bytes: 0 };
 
-  constructor(readonly path: string, readonly sync: SyncMode) {
+  constructor(readonly path: string) {
     this.root = open({
       path,
       maxDbs: 8,
-      // 'always': overlapping sync (durable, fsync off the write lock); 'periodic': no fsync
-      // per commit, syncNow() every second.
-      noSync: sync === 'periodic',
-      overlappingSync: sync === 'always',
+      // Overlapping sync keeps the file consistent even across a power loss. everysec simply
+      // does not wait for the flush (noSync was measured no faster, and can corrupt the file
+      // on a machine crash).
+      overlappingSync: true,
       // Batches are explicit blocks (write()); lmdb-js's own event-turn batching would wrap
       // them in a transaction promise nobody handles when a commit fails.
       eventTurnBatching: false,
@@ -135,16 +132,11 @@ export class LmdbStore {
   }
 
   /**
-   * Resolves when everything committed so far is on disk. With 'always' (overlapping sync)
-   * LMDB flushes after each commit on its own, in parallel with the next transaction, and
-   * one flush covers every transaction committed before it started: group commit at the
-   * fsync level. With 'periodic' this forces a sync.
+   * Resolves when everything committed so far is on disk (LMDB flushes after each commit on
+   * its own; this waits for that flush).
    */
   syncNow(): Promise<void> {
-    if (this.sync === 'always') return Promise.resolve(this.root.flushed).then(noop);
-    return new Promise((resolve, reject) => {
-      (this.root as any).sync((err: unknown) => (err ? reject(err) : resolve()));
-    });
+    return Promise.resolve(this.root.flushed).then(noop);
   }
 
   /** Make the next reads see the latest committed transaction. */

@@ -9,8 +9,9 @@
  *
  *   appendfsync always    a batch completes when its commit is durable; replies that depend
  *                         on it are held by the transport (CommitGate) until then.
- *   appendfsync everysec  a batch completes when committed (no fsync); the file is synced
- *                         every second, so a machine crash loses at most about a second.
+ *   appendfsync everysec  a batch completes when committed; replies do not wait for the
+ *                         flush, which LMDB does right after each commit (checked every
+ *                         second), so a crash loses well under a second.
  *   appendfsync no        nothing is opened or written (MemoryOnly below).
  *
  * Failures (disk full, read-only file system...): the batch's keys go back to the dirty sets,
@@ -131,7 +132,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     fs.mkdirSync(opts.dir, { recursive: true });
     this.lock = DirLock.acquire(opts.dir);
     try {
-      this.store = new LmdbStore(path.join(opts.dir, 'lmdb'), opts.mode === 'always' ? 'always' : 'periodic');
+      this.store = new LmdbStore(path.join(opts.dir, 'lmdb'));
     } catch (err) {
       this.lock.release();
       throw err;
