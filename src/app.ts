@@ -13,6 +13,7 @@ import { SearchService } from './search/service.js';
 import type { Config } from './config.js';
 import { QStashService } from './qstash/service.js';
 import { qstashHandlers } from './qstash/routes.js';
+import { Persistence, MemoryOnly } from './store/persistence.js';
 
 export interface RunningServer {
   readonly engine: Engine;
@@ -30,6 +31,12 @@ export interface RunningServer {
 
 export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
+  // Load the data directory before listening (throws when another process owns it).
+  const mode = config.get('appendfsync');
+  const persistence = mode === 'always' || mode === 'everysec'
+    ? Persistence.open(engine, { dir: config.get('dir')!, mode })
+    : null;
+  if (persistence === null) engine.persistence = new MemoryOnly(engine);
   const bind = config.get('bind')!;
   // HTTP first: once the RESP port answers (what tests and scripts wait for), both are up.
   let http: HttpServer | null = null;
@@ -76,6 +83,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     http?.close();
     await search?.close();
     await qstash?.stop();
+    await persistence?.close();
     throw err;
   }
   engine.tcpPort = tcpPort;
@@ -87,8 +95,11 @@ export async function createServer(config: Config): Promise<RunningServer> {
       closeStreams();
       http?.close();
       await qstash?.stop();
+      // Commit what clients were told is done, let held replies out, then close.
+      await persistence?.idle();
       await tcp.close();
       await search?.close();
+      await persistence?.close();
     })();
     return stopping;
   };

@@ -106,6 +106,7 @@ export class Db {
   set(key: string, value: Value, keepTtl = false): Entry {
     let e = this.map.get(key);
     if (e !== undefined) {
+      if (e.value !== value && !(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
       e.value = value;
       e.raw = false;
       e.lru = this.eng.lruClock;
@@ -181,6 +182,7 @@ export class Db {
   }
 
   private remove(e: Entry): void {
+    if (!(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
     this.map.delete(e.key);
     if (e.exp !== 0) this.expires--;
     if (this.map.size === 0) {
@@ -307,6 +309,24 @@ export class Db {
     const hk = this.heapKey;
     this.heapKey = other.heapKey;
     other.heapKey = hk;
+    this.eng.onSwap(this, other);
+  }
+
+  /**
+   * Insert a key loaded from disk at start-up: no change notification, no dirty count. `exp`
+   * is an absolute time in ms (0 = none) that the caller has checked is in the future.
+   */
+  restore(key: string, value: Value, exp: number): Entry {
+    const slot = this.slots.length;
+    const e = new Entry(key, value, slot, this.eng.now);
+    this.slots.push(e);
+    this.map.set(key, e);
+    if (exp !== 0) {
+      e.exp = exp;
+      this.expires++;
+      this.heapPush(exp, key);
+    }
+    return e;
   }
 
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */

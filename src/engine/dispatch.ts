@@ -7,11 +7,12 @@
  *   3. auth              NOAUTH unless the row is NO_AUTH
  *   4. NO_MULTI          refused inside MULTI
  *   5. transport rules   (REST: NO_REST, read-only tokens) via `c.deny`
- *   6. subscribe context RESP2 connection with subscriptions: only SUBSCRIBE_CTX rows
- *   7. MULTI             queue it (+QUEUED) unless EXEC/DISCARD/MULTI/WATCH/QUIT/RESET
- *   8. call              handler, statistics, MONITOR feed
+ *   6. disk error        MISCONF for writes (and PING) while persistence cannot write
+ *   7. subscribe context RESP2 connection with subscriptions: only SUBSCRIBE_CTX rows
+ *   8. MULTI             queue it (+QUEUED) unless EXEC/DISCARD/MULTI/WATCH/QUIT/RESET
+ *   9. call              handler, statistics, MONITOR feed
  *
- * A rejection at steps 1-6 while in MULTI flags the transaction: EXEC answers EXECABORT.
+ * A rejection at steps 1-7 while in MULTI flags the transaction: EXEC answers EXECABORT.
  */
 import type { Argv } from '../resp/argv.js';
 import { type ReplySink, replyStats, countError } from '../resp/reply-sink.js';
@@ -97,6 +98,10 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
       return;
     }
   }
+  if (eng.writeDenied !== null && deniedByDiskError(c, def)) {
+    rejectCmd(c, def, out, eng.writeDenied);
+    return;
+  }
   if (c.subscriptions > 0 && !(def.flags & F.SUBSCRIBE_CTX)) {
     rejectCmd(c, def, out,
       `ERR Can't execute '${def.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`);
@@ -139,6 +144,17 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): vo
   if (replyStats.errors !== errorsBefore) st.failed++;
   eng.stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
+}
+
+/**
+ * While the disk refuses writes (MISCONF), Redis refuses write commands, EXEC of a transaction
+ * holding one, and PING (so that health checks notice).
+ */
+function deniedByDiskError(c: Client, def: CommandDef): boolean {
+  if (def.flags & F.WRITE) return true;
+  if (def.name === 'ping') return true;
+  if (def.name === 'exec' && c.multi !== null) return c.multi.some((q) => (q.def.flags & F.WRITE) !== 0);
+  return false;
 }
 
 function reject(c: Client, out: ReplySink, msg: string): void {

@@ -3,7 +3,7 @@
  * table; every transport feeds commands through `execute()` (see dispatch.ts) and gets replies
  * through a ReplySink. Nothing here knows about sockets or HTTP.
  */
-import { Db } from './db.js';
+import { Db, type TypedValue } from './db.js';
 import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
@@ -75,6 +75,41 @@ export class Stats {
 export interface KeyspaceListener {
   keyChanged(db: Db, key: string): void;
   flushed(db: Db): void;
+  /** SWAPDB exchanged the contents of two databases. */
+  swapped?(a: Db, b: Db): void;
+  /** A collection left the keyspace (deleted, expired or overwritten); strings are not reported. */
+  valueDropped?(v: TypedValue): void;
+}
+
+/**
+ * Persistence as the engine and the commands see it (src/store/persistence.ts implements it;
+ * app.ts installs it). Present in every mode; with appendfsync no it stores nothing.
+ */
+export interface PersistenceApi {
+  /** appendfsync: always | everysec | no */
+  readonly mode: string;
+  /** INFO persistence lines ("field:value"). */
+  info(): string[];
+  /** SAVE / BGSAVE / SHUTDOWN: commit everything changed so far and force it to disk. */
+  saveNow(): Promise<void>;
+  /** A record of another subsystem (REST tokens, ACL users), stored with the next commit. */
+  putRecord(name: string, value: unknown): void;
+  /** The record as loaded at start-up or last put; undefined when absent. */
+  getRecord<V = unknown>(name: string): V | undefined;
+}
+
+/** Something whose output can be held until a commit is durable (a connection). */
+export interface HeldOutput {
+  commitReleased(): void;
+}
+
+/**
+ * appendfsync always: transports ask before sending output. `hold` returns true when the
+ * output depends on a commit that is not durable yet; `t.commitReleased()` is called once it
+ * is. `wrote` says whether the output's own commands changed the keyspace.
+ */
+export interface CommitGate {
+  hold(t: HeldOutput, wrote: boolean): boolean;
 }
 
 export class Engine {
@@ -101,8 +136,17 @@ export class Engine {
   now = Date.now();
   /** LRU clock in seconds (OBJECT IDLETIME). */
   lruClock = Math.floor(Date.now() / 1000);
-  /** Changes since the last save (INFO rdb_changes_since_last_save). */
-  dirty = 0;
+  /** Changes since the last save (INFO rdb_changes_since_last_save); persistence lowers it. */
+  private dirtyCount = 0;
+  /** Every change ever made (never lowered): the REST sync token follows it. */
+  writes = 0;
+  get dirty(): number {
+    return this.dirtyCount;
+  }
+  set dirty(v: number) {
+    if (v > this.dirtyCount) this.writes += v - this.dirtyCount;
+    this.dirtyCount = v;
+  }
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
   busyReply: string | null = null;
@@ -117,6 +161,12 @@ export class Engine {
   shutdown: (() => void) | null = null;
   /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
   readonly configListeners: ((name: string, value: string) => void)[] = [];
+  /** Installed by the application (app.ts); null only before start-up finishes. */
+  persistence: PersistenceApi | null = null;
+  /** Non-null with appendfsync always: replies wait for durable commits. */
+  commitGate: CommitGate | null = null;
+  /** Set while the disk refuses writes: the MISCONF error write commands get. */
+  writeDenied: string | null = null;
 
   constructor(readonly config: Config, families: readonly Family[]) {
     this.registry = new Registry(families);
@@ -189,6 +239,15 @@ export class Engine {
 
   onFlush(db: Db): void {
     for (const l of this.listeners) l.flushed(db);
+  }
+
+  onSwap(a: Db, b: Db): void {
+    for (const l of this.listeners) l.swapped?.(a, b);
+  }
+
+  onValueDropped(v: TypedValue): void {
+    const ls = this.listeners;
+    for (let i = 0; i < ls.length; i++) ls[i].valueDropped?.(v);
   }
 
   // ---------------------------------------------------------------- background cycle

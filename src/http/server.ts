@@ -623,7 +623,7 @@ export class HttpServer {
 
   /** The read-your-writes token: changes whenever the dataset changed since the last reply. */
   private currentSyncToken(): string {
-    const d = this.engine.dirty;
+    const d = this.engine.writes;
     if (d !== this.seenDirty) {
       this.seenDirty = d;
       this.syncSeq++;

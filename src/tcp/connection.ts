@@ -12,11 +12,11 @@ import { Argv } from '../resp/argv.js';
 import { Parse, RespParser } from '../resp/parser.js';
 import { RespWriter } from '../resp/writer.js';
 import { Client, type Transport } from '../engine/client.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, HeldOutput } from '../engine/engine.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
 
-export class Connection implements Transport {
+export class Connection implements Transport, HeldOutput {
   readonly kind = 'tcp' as const;
   readonly client: Client;
   private readonly parser: RespParser;
@@ -27,6 +27,11 @@ export class Connection implements Transport {
   private flushQueued = false;
   /** When the output buffer first went over the soft limit (0 = not over). */
   private softSince = 0;
+  /** appendfsync always: output waits for a durable commit; reading is paused meanwhile. */
+  private held = false;
+  /** engine.dirty when the current input chunk started (did our commands write?). */
+  private dirtyMark = 0;
+  private lateInput = false;
 
   constructor(private readonly sock: Socket, private readonly engine: Engine, private readonly onClose: (c: Connection) => void) {
     this.parser = new RespParser({
@@ -57,6 +62,10 @@ export class Connection implements Transport {
     eng.stats.netInputBytes += chunk.length;
     const p = this.parser;
     const c = this.client;
+    // Input while held (already on its way when reading paused): its replies need a later
+    // commit, so the release re-asks the gate.
+    if (this.held) this.lateInput = true;
+    else this.dirtyMark = eng.dirty;
     p.push(chunk, this.argv);
     if (p.buffered > eng.cfgInt('client-query-buffer-limit')) {
       // Redis: "closing client that reached max query buffer length"
@@ -97,6 +106,32 @@ export class Connection implements Transport {
 
   private flush(): void {
     if (this.sock.destroyed) return;
+    if (this.held) return;
+    const gate = this.engine.commitGate;
+    if (gate !== null && this.writer.pending && gate.hold(this, this.engine.dirty !== this.dirtyMark)) {
+      // Replies go out once the commit they depend on is durable; read nothing meanwhile so
+      // that later replies cannot overtake (and a pipelining client cannot starve).
+      this.held = true;
+      this.sock.pause();
+      return;
+    }
+    this.send();
+  }
+
+  /** CommitGate: the commit this output waited for is durable. */
+  commitReleased(): void {
+    if (!this.held) return;
+    this.held = false;
+    if (!this.paused && !this.closing) this.sock.resume();
+    if (this.lateInput) {
+      this.lateInput = false;
+      this.flush();
+    } else if (!this.sock.destroyed) {
+      this.send();
+    }
+  }
+
+  private send(): void {
     if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
       this.paused = true;
       this.sock.pause();
@@ -109,7 +144,7 @@ export class Connection implements Transport {
     this.softSince = 0;
     if (this.paused) {
       this.paused = false;
-      this.sock.resume();
+      if (!this.held) this.sock.resume();
     }
   }
 

@@ -19,7 +19,8 @@ let redis: Proc;
 const opened: Array<{ disconnect(): void } | RawClient> = [];
 
 before(async () => {
-  [ours, redis] = await Promise.all([startOurs(), startRedis(['--enable-debug-command', 'yes'])]);
+  // Memory-only: with LMDB persistence every commit already counts as a save (rdb_changes_since_last_save).
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis(['--enable-debug-command', 'yes'])]);
 });
 after(async () => {
   for (const c of opened) (c instanceof RawClient ? c.close() : c.disconnect());

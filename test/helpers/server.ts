@@ -63,12 +63,28 @@ function stopper(proc: ChildProcess) {
   });
 }
 
+export interface OursOptions {
+  /**
+   * Data directory to use (restart tests). The caller owns it: it is not removed on stop.
+   * Without it, each call gets a fresh temporary directory, removed on stop.
+   */
+  dir?: string;
+  /** Command prefix, e.g. ['prlimit', '--fsize=1000000:unlimited'] (fault tests). */
+  wrap?: string[];
+  /** Fixed ports (a restart that must keep the address); free ports by default. */
+  port?: number;
+  httpPort?: number;
+}
+
 /** Start our server. `args` are extra command-line options. */
-export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const port = await freePort();
-  const httpPort = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-test-'));
-  const proc = spawn(process.execPath, [MAIN, '--port', String(port), '--http-port', String(httpPort), '--dir', dir, ...args], {
+export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: OursOptions = {}): Promise<Proc> {
+  const port = opts.port ?? await freePort();
+  const httpPort = opts.httpPort ?? await freePort();
+  const ownDir = opts.dir === undefined;
+  const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rs-test-'));
+  const argv = [MAIN, '--port', String(port), '--http-port', String(httpPort), '--dir', dir, ...args];
+  const wrap = opts.wrap ?? [];
+  const proc = spawn(wrap.length > 0 ? wrap[0] : process.execPath, wrap.length > 0 ? [...wrap.slice(1), process.execPath, ...argv] : argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
@@ -79,10 +95,20 @@ export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}
     port, httpPort, proc, dir, output: out,
     stop: async (signal) => {
       const code = await stop(signal);
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (ownDir) fs.rmSync(dir, { recursive: true, force: true });
       return code;
     },
   };
+}
+
+/** Run our server to completion (it is expected to exit by itself, e.g. refusing to start). */
+export function runOursToExit(args: string[], dir: string, timeoutMs = 15000): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [MAIN, '--port', '0', '--http-port', '0', '--dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = track(proc);
+    const t = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`server did not exit:\n${out()}`)); }, timeoutMs);
+    proc.once('exit', (code) => { clearTimeout(t); resolve({ code, output: out() }); });
+  });
 }
 
 /** Start a real redis-server (Debian's), without persistence. */

@@ -1,0 +1,163 @@
+/**
+ * LmdbStore: the LMDB environment in the data directory and the write batches applied to it.
+ *
+ * Four named databases (see codec.ts for their layout): `meta` (one record per key), `items`
+ * (one record per element of big collections), `gc` (ids waiting for background deletion) and
+ * `sys` (format version, namespace table, id counter, and records of other subsystems such as
+ * REST tokens and ACL users).
+ *
+ * Writes are lmdb-js asynchronous puts: the main thread encodes and queues them, the write
+ * thread applies them. `write(fn)` wraps one batch in an lmdb-js block, which always lands in
+ * a single transaction; the caller (persistence.ts) keeps at most one batch in flight, so
+ * batches are applied in order and a failed one can be retried whole.
+ *
+ * Durability: LMDB flushes every commit (lmdb-js overlapping sync, which keeps the file
+ * consistent even if the machine crashes mid-flush); `syncNow()` resolves once everything
+ * committed so far is on disk. appendfsync always waits for it before acknowledging, everysec
+ * does not (a process crash loses nothing committed, a machine crash at most the last moments).
+ */
+import { open, type RootDatabase, type Database } from 'lmdb';
+import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
+
+export interface StoreStats {
+  commits: number;
+  puts: number;
+  dels: number;
+  bytes: number;
+}
+
+export class LmdbStore {
+  readonly root: RootDatabase<any, any>;
+  readonly meta: Database<Buffer, Buffer>;
+  readonly items: Database<Buffer, Buffer>;
+  readonly gc: Database<Buffer, Buffer>;
+  readonly sys: Database<any, string>;
+  /** `meta` again, read for loading: latin1 keys, values decoded in place (codec.ts). */
+  private readonly metaLoad: Database<MetaView, string>;
+  private readonly loadView = new MetaView();
+  readonly slab = new Slab();
+  /** Reusable key buffer: lmdb-js copies keys when a put is queued. */
+  private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
+  readonly stats: StoreStats = { commits: 0, puts: 0, dels: 0, bytes: 0 };
+
+  constructor(readonly path: string) {
+    this.root = open({
+      path,
+      maxDbs: 8,
+      // Overlapping sync keeps the file consistent even across a power loss. everysec simply
+      // does not wait for the flush (noSync was measured no faster, and can corrupt the file
+      // on a machine crash).
+      overlappingSync: true,
+      // Batches are explicit blocks (write()); lmdb-js's own event-turn batching would wrap
+      // them in a transaction promise nobody handles when a commit fails.
+      eventTurnBatching: false,
+      // Our own encodings: keys and values are bytes.
+      encoding: 'binary',
+      keyEncoding: 'binary',
+    } as any);
+    const bin = { encoding: 'binary', keyEncoding: 'binary' } as const;
+    this.meta = this.root.openDB('meta', bin) as any;
+    this.items = this.root.openDB('items', bin) as any;
+    this.gc = this.root.openDB('gc', bin) as any;
+    this.sys = this.root.openDB('sys', { encoding: 'msgpack' }) as any;
+    const view = this.loadView;
+    this.metaLoad = this.root.openDB('meta', {
+      keyEncoder: latin1Keys,
+      encoder: {
+        encode: (v: Buffer) => v,
+        decode: (bytes: Buffer, size: number) => decodeMeta(bytes, size, view),
+      },
+    } as any) as any;
+  }
+
+  /**
+   * Every metadata record of namespace `[start, end)` (prefix Buffers), in key order: `fn`
+   * gets the whole LMDB key as latin1 and a decoded view valid until it returns.
+   */
+  scanMeta(start: Buffer, end: Buffer, fn: (lmdbKey: string, m: MetaView) => void): void {
+    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) fn(key, value);
+  }
+
+  /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */
+  get keyBuf(): Buffer {
+    return this.kbuf;
+  }
+
+  // The writes below MUST be called inside `write(fn)`: they join its atomic block.
+
+  put(db: Database<Buffer, Buffer>, klen: number, value: Buffer): void {
+    this.stats.puts++;
+    this.stats.bytes += klen + value.length;
+    db.put(this.kbuf.subarray(0, klen), value);
+  }
+
+  del(db: Database<Buffer, Buffer>, klen: number): void {
+    this.stats.dels++;
+    this.stats.bytes += klen;
+    db.remove(this.kbuf.subarray(0, klen));
+  }
+
+  putKey(db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): void {
+    this.stats.puts++;
+    this.stats.bytes += key.length + value.length;
+    db.put(key, value);
+  }
+
+  delKey(db: Database<Buffer, Buffer>, key: Buffer): void {
+    this.stats.dels++;
+    this.stats.bytes += key.length;
+    db.remove(key);
+  }
+
+  putSys(name: string, value: unknown): void {
+    this.stats.puts++;
+    if (value === undefined) this.sys.remove(name);
+    else this.sys.put(name, value);
+  }
+
+  getSys<V = unknown>(name: string): V | undefined {
+    return this.sys.get(name) as V | undefined;
+  }
+
+  /**
+   * Run `fn` (which calls put/del/putSys) as one atomic block of writes: lmdb-js never splits a
+   * block across transactions, whereas plain event-turn batching may split a turn with big
+   * values. Resolves when the block is committed (visible; durable only after `syncNow`);
+   * rejects with the LMDB / OS error (errno in `code`) if the transaction failed.
+   */
+  write(fn: () => void): Promise<void> {
+    this.stats.commits++;
+    const p = this.root.batch(fn) as Promise<unknown>;
+    return p.then(noop, commitFailure);
+  }
+
+  /**
+   * Resolves when everything committed so far is on disk (LMDB flushes after each commit on
+   * its own; this waits for that flush).
+   */
+  syncNow(): Promise<void> {
+    return Promise.resolve(this.root.flushed).then(noop);
+  }
+
+  /** Make the next reads see the latest committed transaction. */
+  refreshReads(): void {
+    this.root.resetReadTxn();
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+function noop(): void {}
+
+/**
+ * lmdb-js rejects every write of a failed transaction with a generic error whose
+ * `commitError` promise rejects with the real one (errno in `code`): surface that one (and
+ * handle it, or it becomes an unhandled rejection).
+ */
+function commitFailure(err: unknown): Promise<never> {
+  const ce = (err as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (ce === undefined || typeof ce.then !== 'function') return Promise.reject(err);
+  return Promise.resolve(ce).then(() => Promise.reject(err), (real) => Promise.reject(real));
+}

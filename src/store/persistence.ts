@@ -1,0 +1,785 @@
+/**
+ * Persistence: keeps LMDB in step with the keyspace (the engine-side half of src/store).
+ *
+ * It listens to every change (Db.modified, flush, swap) and remembers WHICH keys changed, per
+ * database, not how. When a batch is written it encodes the current state of each changed
+ * key: a key changed many times in one turn is written once, and a deleted key becomes a
+ * delete. Batches are strictly sequential: at most one is in flight; changes made meanwhile
+ * accumulate and go out together when it completes (group commit).
+ *
+ *   appendfsync always    a batch completes when its commit is durable; replies that depend
+ *                         on it are held by the transport (CommitGate) until then.
+ *   appendfsync everysec  a batch completes when committed; replies do not wait for the
+ *                         flush, which LMDB does right after each commit (checked every
+ *                         second), so a crash loses well under a second.
+ *   appendfsync no        nothing is opened or written (MemoryOnly below).
+ *
+ * Failures (disk full, read-only file system...): the batch's keys go back to the dirty sets,
+ * `engine.writeDenied` makes write commands answer MISCONF, reads keep working, and the batch
+ * is retried every second until a commit succeeds. LMDB never applies half a transaction.
+ *
+ * FLUSHDB / FLUSHALL / SWAPDB rewrite only the namespace table (codec.ts); dropped collections
+ * and dead namespaces are deleted in the background by small GC steps added to later batches.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Db, TypedValue } from '../engine/db.js';
+import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
+import {
+  MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
+  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix, type ItemRecord,
+  type ItemWriter, type StoredValue, SID_BYTES, LONG, NS_BYTES,
+} from './codec.js';
+import { LmdbStore } from './lmdb.js';
+import { DirLock } from './lock.js';
+
+/** On-disk format version (sys 'format'). */
+const FORMAT = 1;
+/** Records deleted per GC step (bounds the main-thread time a step takes). */
+const GC_STEP = 1000;
+/** Retry delay after a failed commit, as Redis retries a failed AOF write once a second. */
+const RETRY_MS = 1000;
+
+const GC_NS = 0x6e; // 'n': a dead namespace (every meta record under it)
+const GC_OBJ = 0x6f; // 'o': a dead object (every item record under it)
+
+interface Hold {
+  t: HeldOutput;
+  /** Batch sequence number the output depends on. */
+  need: number;
+  /** The output's own commands changed the keyspace. */
+  wrote: boolean;
+}
+
+interface GcEntry {
+  id: number;
+  kind: number;
+}
+
+/** What one in-flight batch carried, to resume or redo it. */
+class Batch {
+  /** Keys written, per db index (kept in step with SWAPDB while in flight). */
+  keys: (Set<string> | undefined)[] = [];
+  /** Collections whose records were written, with the sid used and whether it was new. */
+  values: StoredValue[] = [];
+  sids: number[] = [];
+  fresh: boolean[] = [];
+  /** Sids found garbage in this batch. */
+  garbage: number[] = [];
+  gcAdded: GcEntry[] = [];
+  gcDone: number[] = [];
+  sys = new Map<string, unknown>();
+  nsTable = false;
+  dirtySnap = 0;
+  userData = false;
+  constructor(readonly seq: number) {}
+}
+
+export interface OpenOptions {
+  dir: string;
+  mode: 'always' | 'everysec';
+}
+
+export interface LoadReport {
+  keys: number;
+  expired: number;
+  ms: number;
+}
+
+export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate {
+  readonly mode: 'always' | 'everysec';
+  readonly store: LmdbStore;
+  private readonly lock: DirLock;
+  private eng!: Engine;
+  /** Namespace id of each database index. */
+  private ns: number[] = [];
+  private nextId = 1;
+  private nsDirty = false;
+  private idDirty = false;
+  /** Keys changed since the last batch, per db index. */
+  private dirty: Set<string>[] = [];
+  /** True when something waits to be written (dirty keys, tables, records). */
+  private pending = false;
+  /** Sids of collections that left the keyspace since the last batch. */
+  private released = new Set<number>();
+  private readonly sysPending = new Map<string, unknown>();
+  /** Records of other subsystems (sys 'app:<name>'), as loaded or last put. */
+  private readonly records = new Map<string, unknown>();
+  private gcQueue: GcEntry[] = [];
+  private gcNew: GcEntry[] = [];
+  private inflight: Batch | null = null;
+  private scheduled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private syncTimer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private durableSeq = 0;
+  private lastDataSeq = 0;
+  private holds: Hold[] = [];
+  private idleWaiters: (() => void)[] = [];
+  private closed = false;
+  private readonly meta = new MetaView();
+  private warned = new Set<number>();
+  // INFO
+  error: string | null = null;
+  private lastCommitTime = 0;
+  private lastSyncTime = 0;
+  private commits = 0;
+  private failures = 0;
+  load: LoadReport = { keys: 0, expired: 0, ms: 0 };
+
+  private constructor(opts: OpenOptions) {
+    this.mode = opts.mode;
+    fs.mkdirSync(opts.dir, { recursive: true });
+    this.lock = DirLock.acquire(opts.dir);
+    try {
+      this.store = new LmdbStore(path.join(opts.dir, 'lmdb'));
+    } catch (err) {
+      this.lock.release();
+      throw err;
+    }
+  }
+
+  /**
+   * Take the data directory, open LMDB, load every database into `eng` and start listening to
+   * its changes. Throws DirLockedError when another process owns the directory.
+   */
+  static open(eng: Engine, opts: OpenOptions): Persistence {
+    fs.mkdirSync(path.join(opts.dir, 'lmdb'), { recursive: true });
+    const p = new Persistence(opts);
+    try {
+      p.eng = eng;
+      p.loadAll();
+    } catch (err) {
+      void p.store.close();
+      p.lock.release();
+      throw err;
+    }
+    eng.addListener(p);
+    eng.persistence = p;
+    if (p.mode === 'always') eng.commitGate = p;
+    else {
+      p.syncTimer = setInterval(() => p.periodicSync(), 1000);
+      p.syncTimer.unref();
+    }
+    if (p.pending || p.gcQueue.length > 0) p.schedule();
+    return p;
+  }
+
+  // ------------------------------------------------------------------ loading
+
+  private loadAll(): void {
+    const t0 = performance.now();
+    const st = this.store;
+    const eng = this.eng;
+    const format = st.getSys<number>('format');
+    const empty = st.meta.getKeysCount({ limit: 1 }) === 0 && st.getSys('dbs') === undefined;
+    if (format === undefined && !empty) throw new Error(`${st.path}: unknown data format (no format record)`);
+    if (format !== undefined && format !== FORMAT) throw new Error(`${st.path}: data format ${format} is not supported (this server reads ${FORMAT})`);
+    if (format === undefined) this.sysPending.set('format', FORMAT);
+    this.nextId = st.getSys<number>('nextId') ?? 1;
+    this.ns = (st.getSys<number[]>('dbs') ?? []).slice();
+    for (const e of st.gc.getRange({})) {
+      this.gcQueue.push({ id: e.key.readUIntBE(0, SID_BYTES), kind: e.value[0] });
+    }
+    // Ids must never be reused, whatever the counter says (a crash cannot lose it, as it is
+    // written in the same transaction as its first use, but be defensive).
+    let maxId = Math.max(0, ...this.ns, ...this.gcQueue.map((g) => g.id));
+    for (const k of st.items.getKeys({ reverse: true, limit: 1 })) maxId = Math.max(maxId, (k as Buffer).readUIntBE(0, SID_BYTES));
+    if (this.nextId <= maxId) {
+      this.nextId = maxId + 1;
+      this.idDirty = true;
+    }
+    for (let i = 0; i < eng.dbs.length; i++) {
+      this.dirty.push(new Set());
+      if (this.ns[i] === undefined) {
+        this.ns[i] = this.newId();
+        this.nsDirty = true;
+      }
+    }
+    if (this.nsDirty || this.idDirty || this.sysPending.size > 0) this.pending = true;
+    for (const { key, value } of st.sys.getRange({ start: 'app:', end: 'app;' })) this.records.set((key as string).slice(4), value);
+
+    const now = Date.now();
+    let keys = 0;
+    let expired = 0;
+    for (let i = 0; i < eng.dbs.length; i++) {
+      const db = eng.dbs[i];
+      const ns = this.ns[i];
+      const dirty = this.dirty[i];
+      st.scanMeta(nsPrefix(ns), nsPrefix(ns + 1), (k, m) => {
+        const key = m.flags & MF.LONG_KEY ? m.key : k.slice(NS_BYTES);
+        if (m.exp !== 0 && m.exp <= now) {
+          // Expired while we were down: gone, and deleted on disk with the first batch.
+          expired++;
+          dirty.add(key);
+          this.pending = true;
+          if (m.flags & MF.RECORDS) this.released.add(m.sid);
+          return;
+        }
+        const value = this.decodeValue(m);
+        if (value === undefined) return;
+        db.restore(key, value, m.exp);
+        keys++;
+      });
+    }
+    this.load = { keys, expired, ms: Math.round(performance.now() - t0) };
+  }
+
+  private decodeValue(m: MetaView): Buffer | TypedValue | undefined {
+    if (m.type === 0) return m.body;
+    const codec = codecFor(m.type);
+    if (codec === undefined) {
+      this.warnType(m.type, 'cannot load');
+      return undefined;
+    }
+    if (!(m.flags & MF.RECORDS)) return codec.decodeWhole(m.body);
+    const start = sidPrefix(m.sid);
+    const end = sidPrefix(m.sid + 1);
+    const items = this.store.items.getRange({ start, end });
+    const records: Iterable<ItemRecord> = {
+      *[Symbol.iterator]() {
+        for (const { key, value } of items) yield decodeItem(key, value);
+      },
+    };
+    const v = codec.loadRecords(m.body, m.size, records);
+    v.sid = m.sid;
+    return v;
+  }
+
+  // ------------------------------------------------------------------ change tracking
+
+  keyChanged(db: Db, key: string): void {
+    this.dirty[db.index].add(key);
+    if (!this.pending) {
+      this.pending = true;
+      if (!this.scheduled) this.schedule();
+    }
+  }
+
+  flushed(db: Db): void {
+    // The db's namespace dies (deleted in the background); new keys go to a fresh one.
+    const i = db.index;
+    this.gcNew.push({ id: this.ns[i], kind: GC_NS });
+    this.ns[i] = this.newId();
+    this.nsDirty = true;
+    this.dirty[i].clear();
+    this.touch();
+  }
+
+  swapped(a: Db, b: Db): void {
+    const i = a.index;
+    const j = b.index;
+    [this.ns[i], this.ns[j]] = [this.ns[j], this.ns[i]];
+    [this.dirty[i], this.dirty[j]] = [this.dirty[j], this.dirty[i]];
+    const f = this.inflight;
+    if (f !== null) [f.keys[i], f.keys[j]] = [f.keys[j], f.keys[i]];
+    this.nsDirty = true;
+    this.touch();
+  }
+
+  valueDropped(v: TypedValue): void {
+    if (isStored(v) && v.sid !== 0) this.released.add(v.sid);
+  }
+
+  private touch(): void {
+    this.pending = true;
+    if (!this.scheduled) this.schedule();
+  }
+
+  private newId(): number {
+    this.idDirty = true;
+    return this.nextId++;
+  }
+
+  // ------------------------------------------------------------------ PersistenceApi
+
+  putRecord(name: string, value: unknown): void {
+    this.records.set(name, value);
+    this.sysPending.set('app:' + name, value);
+    this.touch();
+  }
+
+  getRecord<V = unknown>(name: string): V | undefined {
+    return this.records.get(name) as V | undefined;
+  }
+
+  async saveNow(): Promise<void> {
+    await this.idle();
+    if (this.error !== null) throw new Error(this.error);
+    await this.store.syncNow();
+    this.lastSyncTime = Date.now();
+  }
+
+  info(): string[] {
+    const eng = this.eng;
+    const ok = this.error === null ? 'ok' : 'err';
+    return [
+      'loading:0',
+      'async_loading:0',
+      'current_cow_peak:0',
+      'current_cow_size:0',
+      'current_cow_size_age:0',
+      'current_fork_perc:0.00',
+      'current_save_keys_processed:0',
+      'current_save_keys_total:0',
+      `rdb_changes_since_last_save:${eng.dirty}`,
+      'rdb_bgsave_in_progress:0',
+      `rdb_last_save_time:${eng.lastSave}`,
+      `rdb_last_bgsave_status:${ok}`,
+      'rdb_last_bgsave_time_sec:-1',
+      'rdb_current_bgsave_time_sec:-1',
+      'rdb_saves:0',
+      'rdb_last_cow_size:0',
+      `rdb_last_load_keys_expired:${this.load.expired}`,
+      `rdb_last_load_keys_loaded:${this.load.keys}`,
+      'aof_enabled:1',
+      'aof_rewrite_in_progress:0',
+      'aof_rewrite_scheduled:0',
+      'aof_last_rewrite_time_sec:-1',
+      'aof_current_rewrite_time_sec:-1',
+      'aof_last_bgrewrite_status:ok',
+      'aof_rewrites:0',
+      'aof_rewrites_consecutive_failures:0',
+      `aof_last_write_status:${ok}`,
+      'aof_last_cow_size:0',
+      'module_fork_in_progress:0',
+      'module_fork_last_cow_size:0',
+      `appendfsync:${this.mode}`,
+      `lmdb_last_commit_time:${Math.floor(this.lastCommitTime / 1000)}`,
+      `lmdb_last_commit_time_ms:${this.lastCommitTime}`,
+      `lmdb_last_sync_time_ms:${this.lastSyncTime}`,
+      `lmdb_commits:${this.commits}`,
+      `lmdb_failed_commits:${this.failures}`,
+      `lmdb_last_error:${this.error ?? ''}`,
+      `lmdb_gc_pending:${this.gcQueue.length + this.gcNew.length}`,
+      `lmdb_load_time_ms:${this.load.ms}`,
+    ];
+  }
+
+  // ------------------------------------------------------------------ CommitGate
+
+  hold(t: HeldOutput, wrote: boolean): boolean {
+    // During a disk error only the writers wait (for a retry to succeed); reads go out.
+    if (this.error !== null && !wrote) return false;
+    let need: number;
+    if (this.pending && this.hasUserWork()) need = this.seq + 1;
+    else if (this.lastDataSeq > this.durableSeq) need = this.lastDataSeq;
+    else return false;
+    this.holds.push({ t, need, wrote });
+    return true;
+  }
+
+  private hasUserWork(): boolean {
+    for (const s of this.dirty) if (s.size > 0) return true;
+    return this.nsDirty || this.sysPending.size > 0;
+  }
+
+  /** Let out the output whose commit is durable (and, during a disk error, all reads). */
+  private releaseHolds(): void {
+    const hs = this.holds;
+    if (hs.length === 0) return;
+    const keep: Hold[] = [];
+    const ready: HeldOutput[] = [];
+    const readsToo = this.error !== null;
+    for (const h of hs) {
+      if (h.need <= this.durableSeq || (readsToo && !h.wrote)) ready.push(h.t);
+      else keep.push(h);
+    }
+    this.holds = keep;
+    for (const t of ready) t.commitReleased();
+  }
+
+  // ------------------------------------------------------------------ batches
+
+  private schedule(): void {
+    this.scheduled = true;
+    setImmediate(this.runScheduled);
+  }
+
+  private readonly runScheduled = (): void => {
+    this.scheduled = false;
+    if (this.inflight === null && this.retryTimer === null && !this.closed) this.submit();
+  };
+
+  private hasWork(): boolean {
+    return this.pending || this.released.size > 0 || this.gcNew.length > 0 || this.gcQueue.length > 0;
+  }
+
+  /** Write everything pending as one transaction. */
+  private submit(): void {
+    if (!this.hasWork()) {
+      this.notifyIdle();
+      return;
+    }
+    const st = this.store;
+    const eng = this.eng;
+    const b = new Batch(++this.seq);
+    b.dirtySnap = eng.dirty;
+    b.userData = this.hasUserWork();
+    const referenced = new Set<number>();
+    const iw = new SidWriter(st);
+    const commit = st.write(() => this.fill(b, iw, referenced));
+    this.pending = false;
+    this.inflight = b;
+    if (b.userData) this.lastDataSeq = b.seq;
+    commit.then(() => this.done(b), (err) => this.failed(b, err));
+  }
+
+  /** The writes of batch `b`, inside its atomic block. */
+  private fill(b: Batch, iw: SidWriter, referenced: Set<number>): void {
+    const st = this.store;
+    const eng = this.eng;
+    try {
+      for (let i = 0; i < this.dirty.length; i++) {
+        const set = this.dirty[i];
+        if (set.size === 0) continue;
+        b.keys[i] = set;
+        this.dirty[i] = new Set();
+        const db = eng.dbs[i];
+        const ns = this.ns[i];
+        for (const key of set) this.writeKey(b, db, ns, key, iw, referenced);
+      }
+      for (const sid of this.released) {
+        if (referenced.has(sid)) continue;
+        b.garbage.push(sid);
+        this.gcNew.push({ id: sid, kind: GC_OBJ });
+      }
+      this.released.clear();
+      for (const g of this.gcNew) {
+        st.putKey(st.gc, idKey(g.id), Buffer.from([g.kind]));
+        b.gcAdded.push(g);
+      }
+      this.gcNew = [];
+      // Background deletion: a full step when idle, a small one alongside user writes.
+      if (this.gcQueue.length > 0) this.gcStep(b, b.userData ? GC_STEP / 10 : GC_STEP);
+      for (const [k, v] of this.sysPending) {
+        st.putSys(k, v);
+        b.sys.set(k, v);
+      }
+      this.sysPending.clear();
+      if (this.nsDirty) {
+        st.putSys('dbs', this.ns.slice());
+        b.nsTable = true;
+        this.nsDirty = false;
+      }
+      if (this.idDirty) {
+        st.putSys('nextId', this.nextId);
+        this.idDirty = false;
+      }
+    } catch (err) {
+      // An encoding or queueing error (a bug, not an I/O error): retrying would repeat it.
+      console.error('persistence: cannot queue a batch:', err);
+    }
+  }
+
+  private writeKey(b: Batch, db: Db, ns: number, key: string, iw: SidWriter, referenced: Set<number>): void {
+    const st = this.store;
+    const e = db.map.get(key);
+    if (e === undefined) {
+      st.del(st.meta, metaKey(st.keyBuf, ns, key));
+      return;
+    }
+    const v = e.value;
+    if (v instanceof Uint8Array) {
+      const rec = encodeString(st.slab, key, e.exp, v);
+      st.put(st.meta, metaKey(st.keyBuf, ns, key), rec);
+      return;
+    }
+    const codec = codecFor(v.type);
+    if (codec === undefined || !isStored(v)) {
+      this.warnType(v.type, 'cannot store');
+      st.del(st.meta, metaKey(st.keyBuf, ns, key));
+      return;
+    }
+    const whole = codec.encodeWhole(v);
+    let rec: Buffer;
+    if (whole !== null) {
+      if (v.sid !== 0) {
+        this.released.add(v.sid);
+        v.sid = 0;
+      }
+      rec = encodeWholeMeta(st.slab, key, e.exp, v.type, whole);
+    } else {
+      const fresh = v.sid === 0;
+      if (fresh) v.sid = this.newId();
+      referenced.add(v.sid);
+      b.values.push(v);
+      b.sids.push(v.sid);
+      b.fresh.push(fresh);
+      iw.sid = v.sid;
+      codec.writeRecords(v, iw, fresh);
+      rec = encodeRecordsMeta(st.slab, key, e.exp, v.type, v.sid, codec.size(v), codec.header?.(v));
+    }
+    // The key buffer is shared with the item writes above: encode the meta key last.
+    st.put(st.meta, metaKey(st.keyBuf, ns, key), rec);
+  }
+
+  /** Delete up to GC_STEP records of the oldest dead namespace or object. */
+  private gcStep(b: Batch, budget: number): void {
+    const st = this.store;
+    st.refreshReads();
+    for (const g of this.gcQueue) {
+      if (budget <= 0) break;
+      let n = 0;
+      if (g.kind === GC_NS) {
+        for (const { key, value } of st.meta.getRange({ start: nsPrefix(g.id), end: nsPrefix(g.id + 1), limit: budget })) {
+          if (value[0] & MF.RECORDS) {
+            decodeMeta(value, value.length, this.meta);
+            const child = { id: this.meta.sid, kind: GC_OBJ };
+            st.putKey(st.gc, idKey(child.id), Buffer.from([GC_OBJ]));
+            b.gcAdded.push(child);
+          }
+          st.delKey(st.meta, key);
+          n++;
+        }
+      } else {
+        for (const key of st.items.getKeys({ start: sidPrefix(g.id), end: sidPrefix(g.id + 1), limit: budget })) {
+          st.delKey(st.items, key as Buffer);
+          n++;
+        }
+      }
+      budget -= n;
+      if (budget > 0) {
+        // Range exhausted: the entry itself goes.
+        st.delKey(st.gc, idKey(g.id));
+        b.gcDone.push(g.id);
+        budget--;
+      }
+    }
+  }
+
+  private done(b: Batch): void {
+    this.inflight = null;
+    const now = Date.now();
+    this.commits++;
+    this.lastCommitTime = now;
+    const eng = this.eng;
+    eng.dirty = Math.max(0, eng.dirty - b.dirtySnap);
+    eng.lastSave = Math.floor(now / 1000);
+    if (this.mode === 'always') {
+      // Replies wait for the flush; the next batch may commit meanwhile (its flush is shared).
+      this.store.syncNow().then(() => this.durable(b.seq), (err) => this.setError(describeError(err, this.store.path)));
+    } else {
+      this.durableSeq = b.seq;
+    }
+    if (b.gcDone.length > 0) {
+      const gone = new Set(b.gcDone);
+      this.gcQueue = this.gcQueue.filter((g) => !gone.has(g.id));
+    }
+    for (const g of b.gcAdded) this.gcQueue.push(g);
+    this.clearError();
+    this.releaseHolds();
+    if (this.closed) {
+      this.notifyIdle();
+      return;
+    }
+    if (this.hasWork()) {
+      // More changes arrived while this batch was in flight: they go out now, together.
+      if (this.pending || this.released.size > 0 || this.gcNew.length > 0) this.submit();
+      else this.scheduleGc();
+    } else {
+      this.notifyIdle();
+    }
+  }
+
+  /** appendfsync always: batch `seq` and all before it are on disk. */
+  private durable(seq: number): void {
+    if (seq <= this.durableSeq) return;
+    this.durableSeq = seq;
+    this.lastSyncTime = Date.now();
+    this.releaseHolds();
+  }
+
+  /** Background deletion runs when nothing else is pending, a little later. */
+  private scheduleGc(): void {
+    this.notifyIdle();
+    if (!this.scheduled) this.schedule();
+  }
+
+  private failed(b: Batch, err: unknown): void {
+    this.inflight = null;
+    this.failures++;
+    this.setError(describeError(err, this.store.path));
+    // Everything the batch carried is pending again; values whose change log it drained are
+    // rewritten whole under a new object id (the old one is released).
+    for (let i = 0; i < b.keys.length; i++) {
+      const ks = b.keys[i];
+      if (ks !== undefined) for (const k of ks) this.dirty[i].add(k);
+    }
+    for (let i = 0; i < b.values.length; i++) {
+      const v = b.values[i];
+      if (v.sid !== b.sids[i]) continue;
+      if (!b.fresh[i]) this.released.add(v.sid);
+      v.sid = 0;
+    }
+    for (const sid of b.garbage) this.released.add(sid);
+    this.gcNew = b.gcAdded.concat(this.gcNew).filter((g) => !this.gcQueue.some((q) => q.id === g.id));
+    for (const [k, v] of b.sys) if (!this.sysPending.has(k)) this.sysPending.set(k, v);
+    if (b.nsTable) this.nsDirty = true;
+    this.idDirty = true;
+    this.pending = true;
+    if (this.closed) {
+      this.notifyIdle();
+      return;
+    }
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.inflight === null && !this.closed) this.submit();
+    }, RETRY_MS);
+    this.retryTimer.unref();
+    this.notifyIdle();
+  }
+
+  private periodicSync(): void {
+    if (this.error !== null || this.closed) return;
+    this.store.syncNow().then(
+      () => { this.lastSyncTime = Date.now(); },
+      (err) => this.setError(describeError(err, this.store.path)),
+    );
+  }
+
+  /** Enter the MISCONF state: write commands are refused, reads go on. */
+  private setError(reason: string): void {
+    if (this.error === null) {
+      console.error(`persistence: cannot write to ${this.store.path}: ${reason}; write commands are refused until it works again`);
+    }
+    this.error = reason;
+    this.eng.writeDenied = `MISCONF Errors writing to the AOF file: ${reason}`;
+    this.releaseHolds();
+  }
+
+  private clearError(): void {
+    if (this.error === null) return;
+    console.log('persistence: writing to disk works again; write commands are accepted');
+    this.error = null;
+    this.eng.writeDenied = null;
+  }
+
+  /** Resolves when nothing is pending or in flight (or the last attempt failed). */
+  idle(): Promise<void> {
+    if (this.inflight === null && !this.pending && this.released.size === 0 && this.gcNew.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      if (this.inflight === null && this.retryTimer === null) this.submit();
+    });
+  }
+
+  private notifyIdle(): void {
+    if (this.inflight !== null) return;
+    if (this.error === null && (this.pending || this.released.size > 0 || this.gcNew.length > 0)) return;
+    const ws = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of ws) w();
+  }
+
+  /** Final commit and sync, then release LMDB and the directory. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.retryTimer !== null) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    try {
+      await this.idle();
+      if (this.error === null) await this.store.syncNow();
+    } catch (err) {
+      console.error('persistence: final sync failed:', describeError(err));
+    }
+    this.closed = true;
+    if (this.syncTimer !== null) clearInterval(this.syncTimer);
+    this.releaseHolds();
+    await this.store.close();
+    this.lock.release();
+  }
+
+  private warnType(type: number, what: string): void {
+    if (this.warned.has(type)) return;
+    this.warned.add(type);
+    console.warn(`persistence: ${what} values of type ${type} (no codec registered): such keys are not persisted`);
+  }
+}
+
+/** Item writes of one object: prefixes the sid, handles long sub-keys. */
+class SidWriter implements ItemWriter {
+  sid = 0;
+  constructor(private readonly st: LmdbStore) {}
+
+  put(sub: Buffer, value: Buffer): void {
+    const st = this.st;
+    const kl = itemKey(st.keyBuf, this.sid, sub);
+    st.put(st.items, kl, sub.length < LONG ? value : encodeLongItem(st.slab, sub, value));
+  }
+
+  del(sub: Buffer): void {
+    const st = this.st;
+    st.del(st.items, itemKey(st.keyBuf, this.sid, sub));
+  }
+}
+
+const ERRNO_TEXT: Record<string, string> = {
+  ENOSPC: 'No space left on device',
+  EFBIG: 'File too large',
+  EACCES: 'Permission denied',
+  EPERM: 'Operation not permitted',
+  EROFS: 'Read-only file system',
+  EIO: 'Input/output error',
+  EDQUOT: 'Disk quota exceeded',
+};
+/** Linux errno numbers as LMDB reports them (lmdb-js puts the number in `code`). */
+const ERRNO_NAME: Record<number, string> = { 1: 'EPERM', 5: 'EIO', 13: 'EACCES', 27: 'EFBIG', 28: 'ENOSPC', 30: 'EROFS', 122: 'EDQUOT' };
+
+/**
+ * The strerror text of an I/O error (what Redis prints in MISCONF). LMDB turns a short write
+ * (the disk filled up in the middle of a page) into EIO: when the file system is in fact
+ * (nearly) full, say so.
+ */
+export function describeError(err: unknown, dir?: string): string {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  let name = typeof e?.code === 'number' ? ERRNO_NAME[e.code] : typeof e?.code === 'string' ? e.code : undefined;
+  if (name === 'EIO' && dir !== undefined) {
+    try {
+      const s = fs.statfsSync(dir);
+      if (s.bavail * s.bsize < 1024 * 1024) name = 'ENOSPC';
+    } catch {
+      // keep EIO
+    }
+  }
+  if (name !== undefined && ERRNO_TEXT[name]) return ERRNO_TEXT[name];
+  const msg = typeof e?.message === 'string' ? e.message : String(err);
+  return msg.replace(/[\r\n]+/g, ' ');
+}
+
+/** appendfsync no: nothing is stored; INFO and SAVE still answer. */
+export class MemoryOnly implements PersistenceApi {
+  readonly mode = 'no';
+  private readonly records = new Map<string, unknown>();
+  constructor(private readonly eng: Engine) {}
+
+  info(): string[] {
+    return [
+      'loading:0',
+      'async_loading:0',
+      `rdb_changes_since_last_save:${this.eng.dirty}`,
+      'rdb_bgsave_in_progress:0',
+      `rdb_last_save_time:${this.eng.lastSave}`,
+      'rdb_last_bgsave_status:ok',
+      'aof_enabled:0',
+      'aof_last_write_status:ok',
+      'appendfsync:no',
+      'lmdb_last_commit_time:0',
+      'lmdb_last_error:',
+    ];
+  }
+
+  saveNow(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  putRecord(name: string, value: unknown): void {
+    this.records.set(name, value);
+  }
+
+  getRecord<V = unknown>(name: string): V | undefined {
+    return this.records.get(name) as V | undefined;
+  }
+}
