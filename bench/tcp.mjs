@@ -46,6 +46,11 @@ const CUSTOM = {
     setup: [['DEL', 'bench:zr'], ['ZADD', 'bench:zr', ...Array.from({ length: 1000 }, (_, i) => [String(i), `member:${i}`]).flat()]],
     cmd: ['ZRANK', 'bench:zr', 'member:500'],
   },
+  xadd: {
+    label: 'XADD',
+    setup: [['DEL', 'bench:xa']],
+    cmd: ['XADD', 'bench:xa', '*', 'field', 'value'],
+  },
   xrange10: {
     label: 'XRANGE (10 entries)',
     setup: [['DEL', 'bench:x'], ...Array.from({ length: 10 }, (_, i) => ['XADD', 'bench:x', `${i + 1}-0`, 'field', 'value'])],
