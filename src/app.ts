@@ -63,6 +63,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     qstash = new QStashService({
       dir: config.get('dir')!, token: config.get('qstash-token')!, devCredentials: config.get('qstash-dev-credentials') === 'yes',
       retentionMs: Number(config.get('qstash-log-retention')) * 1000, defaultTimeoutMs: Number(config.get('qstash-timeout')) * 1000,
+      parallelism: Number(config.get('qstash-parallelism')),
       noSync: config.get('appendfsync') !== 'always',
     });
     await qstash.start();

@@ -52,6 +52,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'qstash-dev-credentials', env: 'QSTASH_DEV_CREDENTIALS', type: 'bool', def: 'no', mutable: false, help: 'use the QStash dev server\'s published token and signing keys (for apps run with QSTASH_DEV=true)' },
   { name: 'qstash-log-retention', env: 'QSTASH_LOG_RETENTION', type: 'int', def: '604800', min: 1, max: 2147483647, mutable: false, help: 'seconds a QStash event-log entry is kept' },
   { name: 'qstash-timeout', env: 'QSTASH_TIMEOUT', type: 'int', def: '900', min: 1, max: 2147483647, mutable: false, help: 'default delivery timeout in seconds (Upstash-Timeout overrides it)' },
+  { name: 'qstash-parallelism', env: 'QSTASH_PARALLELISM', type: 'int', def: '1000', min: 1, max: 1000000, mutable: false, help: 'most QStash deliveries in flight at once, server-wide (GET /v2/globalParallelism reports it); more wait their turn' },
   { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, protected: true, help: 'data directory' },
   { name: 'requirepass', env: 'REQUIREPASS', type: 'string', def: '', mutable: true, help: 'password of the default user (empty = no password)' },
   { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 4294967295, mutable: true, help: 'maximum number of connected clients' },

@@ -2,7 +2,9 @@
  * One HTTP delivery attempt over node:http/https with keep-alive agents (a pool of sockets per
  * destination host). Lighter than fetch per request (no web streams, no AbortSignal), which
  * matters because deliveries run on the engine's thread. Resolves with the response, rejects
- * with an Error on connection failures, DNS errors, timeouts and aborts.
+ * with an Error on connection failures, DNS errors, timeouts and aborts. The timeout bounds the
+ * whole attempt (connect, response headers and body), not only idle gaps, as Upstash-Timeout
+ * does: a destination trickling bytes is cut off too.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -24,7 +26,11 @@ export interface Attempt {
 export function attempt(url: string, method: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Attempt {
   let req: http.ClientRequest | null = null;
   let fail: (e: Error) => void = () => {};
-  const done = new Promise<AttemptResult>((resolve, reject) => {
+  let timer: NodeJS.Timeout | null = null;
+  const done = new Promise<AttemptResult>((resolve0, reject0) => {
+    const settle = () => { if (timer !== null) { clearTimeout(timer); timer = null; } };
+    const resolve = (r: AttemptResult) => { settle(); resolve0(r); };
+    const reject = (e: Error) => { settle(); reject0(e); };
     fail = reject;
     let u: URL;
     try { u = new URL(url); } catch { reject(new Error(`invalid url: ${url}`)); return; }
@@ -50,12 +56,19 @@ export function attempt(url: string, method: string, headers: Record<string, str
       reject(err as Error); // invalid header names or values
       return;
     }
-    req.setTimeout(timeoutMs, () => req?.destroy(new Error(`request timed out after ${timeoutMs}ms`)));
+    // Rejected here, not only through the request's 'error': once the response has begun, a
+    // destroyed request reports on the response (or not at all).
+    timer = setTimeout(() => {
+      timer = null;
+      const e = new Error(`request timed out after ${timeoutMs}ms`);
+      reject(e);
+      req?.destroy(e);
+    }, Math.min(timeoutMs, 2 ** 31 - 1));
     req.on('error', reject);
     req.end(hasBody ? body : undefined);
   });
   return {
     done,
-    abort: (reason) => { if (req !== null) req.destroy(reason); else fail(reason); },
+    abort: (reason) => { fail(reason); req?.destroy(reason); },
   };
 }

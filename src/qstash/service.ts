@@ -9,6 +9,11 @@
  * Durability: a message is written (awaited commit) before publish answers; every state change
  * rewrites it. On start every stored message is scheduled again; one marked active (in flight at
  * a crash) is delivered again at once: at-least-once.
+ *
+ * Gates, in this order: a queue (FIFO; a message holds one of the queue's `parallelism` slots
+ * from its first attempt until it is delivered, failed or cancelled, retries and callbacks
+ * included, as QStash documents), its flow-control key (parallelism, rate), then the
+ * server-wide cap on deliveries in flight (--qstash-parallelism, GET /v2/globalParallelism).
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
@@ -35,6 +40,8 @@ export interface QStashOptions {
   defaultTimeoutMs: number;
   /** Commit without fsync (survives a process crash, not a power loss): appendfsync no/everysec. */
   noSync?: boolean;
+  /** Most deliveries in flight at once, server-wide (default 1000). */
+  parallelism?: number;
 }
 
 export class HttpError extends Error {
@@ -75,6 +82,9 @@ export class QStashService {
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
   private readonly qstate = new Map<string, QueueState>();
+  /** Deliveries in flight (the global parallelism count) and those waiting for a free one. */
+  private globalActive = 0;
+  private globalWaiting: MessageRec[] = [];
   private readonly flows = new Map<string, FlowState>();
   private readonly dedup = new Map<string, { messageId: string; exp: number }>();
   private readonly schedules = new Map<string, ScheduleRec>();
@@ -130,6 +140,8 @@ export class QStashService {
       // In flight at a crash or stop: deliver again (at least once).
       if (m.active) { m.active = false; m.due = now; }
       if (m.seq >= this.msgSeq) this.msgSeq = m.seq + 1;
+      // A message between retries, or a callback of a queue message, still holds its slot.
+      if (m.queueSlot !== undefined) this.queueState(m.queueSlot).active++;
       this.pending.set(m.messageId, m);
       this.push({ due: m.due, id: m.messageId });
     }
@@ -310,26 +322,35 @@ export class QStashService {
     this.timer = null;
     this.timerAt = Infinity;
     const now = Date.now();
+    // Queues are drained once every due message is in its list, so that the lowest enqueue
+    // order goes first even when several fall due together (as after a restart).
+    let queues: Set<string> | null = null;
     while (this.heap.length > 0 && this.heap[0].due <= now) {
       const it = this.pop()!;
       const m = this.pending.get(it.id);
       if (m === undefined || m.due !== it.due || m.active) continue; // stale entry
-      this.admit(m);
+      const q = this.admit(m);
+      if (q !== undefined) (queues ??= new Set()).add(q);
     }
+    if (queues !== null) for (const q of queues) this.drainQueue(q);
     this.arm();
   }
 
-  /** A due message passes its queue and flow-control gates, or waits in their lists. */
-  private admit(m: MessageRec): void {
-    if (m.queueName !== undefined) {
+  /**
+   * A due message passes its gates, or waits in their lists. A queue message not yet started
+   * joins its queue's list in enqueue order (the caller drains the queue: its name is
+   * returned); one that holds a slot (a retry, a callback) goes straight on.
+   */
+  private admit(m: MessageRec): string | undefined {
+    if (m.queueName !== undefined && m.queueSlot === undefined) {
       const q = this.queueState(m.queueName);
       let i = q.waiting.length;
       while (i > 0 && q.waiting[i - 1].seq > m.seq) i--;
       q.waiting.splice(i, 0, m);
-      this.drainQueue(m.queueName);
-      return;
+      return m.queueName;
     }
     this.admitFlow(m);
+    return undefined;
   }
 
   private admitFlow(m: MessageRec): void {
@@ -350,8 +371,18 @@ export class QStashService {
       const m = q.waiting.shift()!;
       if (!this.pending.has(m.messageId)) continue;
       q.active++;
+      m.queueSlot = name;
       this.admitFlow(m);
     }
+  }
+
+  /** The message ends (delivered, failed, cancelled): its queue slot goes to the next one. */
+  private releaseQueueSlot(m: MessageRec): void {
+    const name = m.queueSlot;
+    if (name === undefined) return;
+    m.queueSlot = undefined;
+    this.queueState(name).active--;
+    this.drainQueue(name);
   }
 
   private flow(key: string): FlowState {
@@ -402,9 +433,21 @@ export class QStashService {
 
   // ---- delivery ----------------------------------------------------------------------------
 
+  /** The last gate: the server-wide cap on deliveries in flight. */
   private startDelivery(m: MessageRec): void {
+    if (this.globalActive >= (this.opts.parallelism ?? 1000)) { this.globalWaiting.push(m); return; }
+    this.globalActive++;
     // A failure outside the HTTP attempt (storage) must not take the server down.
     this.deliver(m).catch((err) => console.error(`qstash: delivery of ${m.messageId} failed:`, err));
+  }
+
+  private drainGlobal(): void {
+    const max = this.opts.parallelism ?? 1000;
+    while (this.globalWaiting.length > 0 && this.globalActive < max) {
+      const m = this.globalWaiting.shift()!;
+      this.globalActive++;
+      this.deliver(m).catch((err) => console.error(`qstash: delivery of ${m.messageId} failed:`, err));
+    }
   }
 
   private async deliver(m: MessageRec): Promise<void> {
@@ -449,13 +492,17 @@ export class QStashService {
       this.cancelled.delete(m.messageId);
       await this.finish(m);
       this.log(m, 'CANCELLED');
+      this.releaseQueueSlot(m);
       return;
     }
     if (ok) {
-      await this.finish(m);
+      this.pending.delete(m.messageId);
       this.log(m, 'DELIVERED', { responseStatus: status });
       this.scheduleState(m, 'SUCCESS');
-      if (m.callback !== undefined) await this.sendCallback(m, m.callback, m.callbackHeader, m.callbackOpts, 'callback', status, rh, rbody);
+      // Removed in the commit that stores its callback: a crash in between delivers again.
+      const removed = this.writeAwait(() => this.msgs.remove(m.messageId));
+      await this.sendCallbacks(m, true, status, rh, rbody);
+      await removed;
       return;
     }
     if (error === undefined) error = `${status} ${statusText(status)}`;
@@ -473,28 +520,50 @@ export class QStashService {
       this.arm();
       return;
     }
-    // Out of retries (or non-retryable): to the DLQ, then the failure callback.
+    // Out of retries (or non-retryable): to the DLQ (in the commit that stores the callbacks),
+    // then the callback and the failure callback.
     const dlqId = `${Date.now()}-${this.dlqSeq++}`;
-    const d: DlqRec = { ...m, active: false, dlqId, failedAt: Date.now() };
-    await this.writeAwait(() => { this.dlqDb.put(dlqId, d); return this.msgs.remove(m.messageId); });
+    const d: DlqRec = { ...m, active: false, queueSlot: undefined, dlqId, failedAt: Date.now() };
     this.pending.delete(m.messageId);
+    const stored = this.writeAwait(() => { this.dlqDb.put(dlqId, d); return this.msgs.remove(m.messageId); });
     this.log(m, 'FAILED', { error, responseStatus: status || undefined });
     this.scheduleState(m, 'FAIL');
-    if (m.failureCallback !== undefined) await this.sendCallback(m, m.failureCallback, m.failureCallbackHeader, m.failureCallbackOpts, 'failureCallback', status, rh, rbody, dlqId);
+    await this.sendCallbacks(m, false, status, rh, rbody, dlqId);
+    await stored;
   }
 
-  /** The end of an attempt: free its queue and flow-control slots, let waiters go. */
+  /** The end of an attempt: free its flow-control slot and its global one, let waiters go. */
   private release(m: MessageRec): void {
-    if (m.queueName !== undefined) {
-      const q = this.queueState(m.queueName);
-      q.active--;
-      this.drainQueue(m.queueName);
-    }
+    this.globalActive--;
     if (m.flowControl !== undefined) {
       const f = this.flow(m.flowControl.key);
       f.active--;
       this.drainFlow(f);
     }
+    this.drainGlobal();
+  }
+
+  /**
+   * After the last attempt: the callback (on success, or once the retries are exhausted) and
+   * the failure callback. They inherit the message's queue slot (one more slot per extra
+   * callback), so the next message of the queue waits for them, as QStash documents.
+   */
+  private async sendCallbacks(m: MessageRec, delivered: boolean, status: number, rh: Record<string, string[]>, rbody: Buffer, dlqId?: string): Promise<void> {
+    const slot = m.queueSlot;
+    m.queueSlot = undefined;
+    const sends: Promise<boolean>[] = [];
+    if (m.kind === undefined) { // callbacks of callbacks are not chained
+      if (m.callback !== undefined) sends.push(this.sendCallback(m, m.callback, m.callbackHeader, m.callbackOpts, 'callback', status, rh, rbody, dlqId, slot));
+      if (!delivered && m.failureCallback !== undefined) {
+        sends.push(this.sendCallback(m, m.failureCallback, m.failureCallbackHeader, m.failureCallbackOpts, 'failureCallback', status, rh, rbody, dlqId, slot));
+      }
+    }
+    if (slot === undefined) { await Promise.all(sends); return; }
+    const q = this.queueState(slot);
+    q.active += sends.length - 1; // before any callback can end
+    const published = await Promise.all(sends);
+    q.active -= published.filter((x) => !x).length; // one not published holds nothing
+    this.drainQueue(slot);
   }
 
   private async finish(m: MessageRec): Promise<void> {
@@ -502,9 +571,9 @@ export class QStashService {
     await this.writeAwait(() => this.msgs.remove(m.messageId));
   }
 
+  /** Publish one callback message; false if that failed. */
   private async sendCallback(m: MessageRec, url: string, hdr: Record<string, string> | undefined, o: CallbackOpts | undefined, kind: 'callback' | 'failureCallback',
-    status: number, rh: Record<string, string[]>, rbody: Buffer, dlqId?: string): Promise<void> {
-    if (m.kind !== undefined) return; // callbacks of callbacks are not chained
+    status: number, rh: Record<string, string[]>, rbody: Buffer, dlqId: string | undefined, queueSlot: string | undefined): Promise<boolean> {
     const payload: Record<string, unknown> = {
       status, header: rh, body: rbody.toString('base64'), retried: m.retried, maxRetries: m.retries,
       sourceMessageId: m.messageId, topicName: m.topicName, endpointName: m.endpointName, url: m.url, method: m.method,
@@ -515,12 +584,14 @@ export class QStashService {
     const spec: MessageSpec = {
       method: o?.method ?? 'POST', header: { ...(hdr ?? {}), 'Content-Type': 'application/json' },
       body: Buffer.from(JSON.stringify(payload)).toString('base64'), retries: o?.retries ?? m.retries,
-      retryDelay: o?.retryDelay ?? m.retryDelay, timeout: o?.timeout, notBefore: o?.delay ? Date.now() + o.delay : 0, callerIp: m.callerIp, kind,
+      retryDelay: o?.retryDelay ?? m.retryDelay, timeout: o?.timeout, notBefore: o?.delay ? Date.now() + o.delay : 0, callerIp: m.callerIp, kind, queueSlot,
     };
     try {
       await this.publish(url, spec);
+      return true;
     } catch (err) {
       console.error(`qstash: could not publish the ${kind} of ${m.messageId}:`, (err as Error).message);
+      return false;
     }
   }
 
@@ -575,8 +646,19 @@ export class QStashService {
     }
     for (const q of this.qstate.values()) q.waiting = q.waiting.filter((x) => x !== m);
     for (const f of this.flows.values()) f.waiting = f.waiting.filter((x) => x !== m);
+    const gi = this.globalWaiting.indexOf(m);
+    if (gi >= 0) {
+      // Already past its flow-control gate: give that slot back.
+      this.globalWaiting.splice(gi, 1);
+      if (m.flowControl !== undefined) {
+        const f = this.flow(m.flowControl.key);
+        f.active--;
+        this.drainFlow(f);
+      }
+    }
     await this.finish(m);
     this.log(m, 'CANCELLED');
+    this.releaseQueueSlot(m);
     return true;
   }
 
@@ -751,7 +833,7 @@ export class QStashService {
   }
 
   globalParallelism(): { parallelismMax: number; parallelismCount: number } {
-    return { parallelismMax: 0, parallelismCount: this.inflight.size };
+    return { parallelismMax: this.opts.parallelism ?? 1000, parallelismCount: this.globalActive };
   }
 
   // ---- schedules ---------------------------------------------------------------------------

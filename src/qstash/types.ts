@@ -30,6 +30,13 @@ export interface MessageSpec {
   callerIp?: string;
   /** Internal: a callback/failure-callback message (its own callbacks are not chained). */
   kind?: 'callback' | 'failureCallback';
+  /**
+   * Internal: the queue whose delivery slot this message holds until it ends (delivered,
+   * failed or cancelled). A queue message takes it at its first attempt and keeps it through
+   * its retries; its callback and failure callback inherit it, so the next message of the
+   * queue waits for them too (QStash's ordered delivery).
+   */
+  queueSlot?: string;
 }
 
 export interface MessageRec extends MessageSpec {
