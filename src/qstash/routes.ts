@@ -340,21 +340,41 @@ function dlqPage(svc: QStashService, q: URLSearchParams, def: number): { items: 
   return { items, cursor: next };
 }
 
+/** The configuration headers of a DLQ retry request, which override the failed message's. */
+function retryOverrides(h: Headers): Partial<MessageSpec> {
+  const o: Partial<MessageSpec> = {};
+  const has = (n: string) => h.has(n);
+  if (!['upstash-method', 'upstash-retries', 'upstash-retry-delay', 'upstash-timeout', 'upstash-delay', 'upstash-not-before', 'upstash-callback',
+    'upstash-failure-callback', 'upstash-label', 'upstash-flow-control-key'].some(has)) return o;
+  const { spec } = parseSpec(h, Buffer.alloc(0), '', ''); // validates them (400)
+  if (has('upstash-method')) o.method = spec.method;
+  if (has('upstash-retries')) o.retries = spec.retries;
+  if (has('upstash-retry-delay')) o.retryDelay = spec.retryDelay;
+  if (has('upstash-timeout')) o.timeout = spec.timeout;
+  if (has('upstash-delay') || has('upstash-not-before')) o.notBefore = spec.notBefore;
+  if (has('upstash-callback')) o.callback = spec.callback;
+  if (has('upstash-failure-callback')) o.failureCallback = spec.failureCallback;
+  if (has('upstash-label')) o.labels = spec.labels;
+  if (has('upstash-flow-control-key')) o.flowControl = spec.flowControl;
+  return o;
+}
+
 async function dlq(svc: QStashService, req: V2Request): Promise<V2Response> {
   const s = req.segments;
   if (s[1] === 'retry') {
     if (req.method !== 'POST') return err(405, 'method not allowed');
+    const over = retryOverrides(req.headers);
     if (s[2] !== undefined && s[2] !== '') {
-      const r = await svc.dlqRetry(s[2]);
-      return r === null ? err(404, `dlq message ${s[2]} not found`) : json(r);
+      const r = await svc.dlqRetry(s[2], over);
+      return r === null ? err(404, `dlq message ${s[2]} not found`) : json(r, 201);
     }
     const page = dlqPage(svc, req.query, 100);
     const responses: unknown[] = [];
     for (const d of page.items) {
-      const r = await svc.dlqRetry(d.dlqId);
+      const r = await svc.dlqRetry(d.dlqId, over);
       if (r !== null) responses.push(r);
     }
-    return json(page.cursor === undefined ? { responses } : { responses, cursor: page.cursor });
+    return json(page.cursor === undefined ? { responses } : { responses, cursor: page.cursor }, 201);
   }
   const id = s[1];
   if (id !== undefined && id !== '') {

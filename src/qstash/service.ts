@@ -507,7 +507,7 @@ export class QStashService {
     }
     if (error === undefined) error = `${status} ${statusText(status)}`;
     m.last = { status, header: rh, body: rbody.toString('base64'), error };
-    this.log(m, 'ERROR', { error, responseStatus: status || undefined, responseHeader: rh, responseBody: rbody.toString('base64') });
+    this.log(m, 'ERROR', { error, responseStatus: status || undefined, responseHeaders: rh, responseBody: rbody.toString('base64') });
     if (!nonRetryable && m.retried < m.retries) {
       let delay: number | null = status === 429 ? parseRetryAfter(retryAfter, Date.now()) : null;
       if (delay === null) delay = m.retryDelay !== undefined ? compileRetryDelay(m.retryDelay)(m.retried) : defaultBackoff(m.retried);
@@ -603,7 +603,8 @@ export class QStashService {
     const e: EventRec = {
       time, state, messageId: m.messageId, url: m.url, topicName: m.topicName, endpointName: m.endpointName,
       scheduleId: m.scheduleId, queueName: m.queueName, ...shown(m), method: m.method,
-      maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key, ...extra,
+      maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key,
+      timeout: m.timeout, callback: m.callback, failureCallback: m.failureCallback, retryDelayExpression: m.retryDelay, ...extra,
     };
     this.write(() => {
       this.events.put([time, seq], e);
@@ -682,14 +683,18 @@ export class QStashService {
     return true;
   }
 
-  /** Publish the DLQ message again as a new message (retry count reset); the entry goes. */
-  async dlqRetry(id: string): Promise<{ messageId: string } | null> {
+  /**
+   * Publish the DLQ message again as a new message (retry count reset); the entry goes.
+   * `over`: configuration given with the retry request (Upstash-Retries...) replaces the message's.
+   */
+  async dlqRetry(id: string, over: Partial<MessageSpec> = {}): Promise<{ messageId: string } | null> {
     const d = this.dlqDb.get(id);
     if (d === undefined) return null;
     const spec: MessageSpec = {
       method: d.method, header: d.header, body: d.body, retries: d.retries, retryDelay: d.retryDelay, timeout: d.timeout,
       callback: d.callback, failureCallback: d.failureCallback, callbackHeader: d.callbackHeader, failureCallbackHeader: d.failureCallbackHeader, callbackOpts: d.callbackOpts, failureCallbackOpts: d.failureCallbackOpts,
       notBefore: 0, labels: d.labels, redact: d.redact, flowControl: d.flowControl, queueName: d.queueName, scheduleId: d.scheduleId, callerIp: d.callerIp, kind: d.kind,
+      ...over,
     };
     const r = await this.publish(d.url, spec) as { messageId: string };
     await this.dlqDb.remove(id);

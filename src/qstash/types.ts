@@ -73,8 +73,12 @@ export interface EventRec {
   error?: string;
   nextDeliveryTime?: number;
   responseStatus?: number;
-  responseHeader?: Record<string, string[]>;
+  responseHeaders?: Record<string, string[]>;
   responseBody?: string;
+  timeout?: number;
+  callback?: string;
+  failureCallback?: string;
+  retryDelayExpression?: string;
   label?: string;
   labels?: string[];
   flowControlKey?: string;

@@ -70,6 +70,36 @@ describe('qstash restart', () => {
     }
   });
 
+  it('a queue message waiting for its retry keeps the queue blocked across a restart', async () => {
+    let srv: QServer = await startQ();
+    const dir = srv.dir;
+    const ep = await endpoint(await keysOf(srv.base));
+    try {
+      let c = await client(srv.base);
+      ep.handler = (d, res) => {
+        const first = JSON.parse(d.body).i === 0 && d.headers['upstash-retried'] === '0';
+        res.writeHead(first ? 500 : 200);
+        res.end();
+      };
+      const q = c.queue({ queueName: 'rq' });
+      await q.upsert({ parallelism: 1 });
+      const a = await q.enqueueJSON({ url: `${ep.url}/r`, body: { i: 0 }, retries: 2, retryDelay: '1500' });
+      await until(async () => (await statesOf(c, a.messageId)).includes('RETRY'), 5000, 'RETRY');
+      for (let i = 1; i < 3; i++) await q.enqueueJSON({ url: `${ep.url}/r`, body: { i } });
+      await srv.stop();
+      srv = await startQ({ dir, httpPort: srv.httpPort });
+      c = await client(srv.base);
+      const ds = await ep.waitFor(4, 8000);
+      assert.deepEqual(ds.map((d) => JSON.parse(d.body).i), [0, 0, 1, 2]);
+      assert.ok(ds[1].at - ds[0].at >= 1400, 'the retry kept its delay');
+      assert.equal(ep.maxConcurrent, 1);
+    } finally {
+      await ep.close();
+      await srv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--qstash-dev-credentials serves the dev server token and keys; a generated token is kept', async () => {
     const dev = await startQ({ args: ['--qstash-dev-credentials', 'yes'] });
     try {

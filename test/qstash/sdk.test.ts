@@ -175,6 +175,9 @@ describe('retries, DLQ and callbacks', () => {
       const errEv = (await c.logs({ filter: { messageId: r.messageId, state: 'ERROR' } })).events[0];
       assert.equal(errEv.responseStatus, 500);
       assert.equal(Buffer.from(errEv.responseBody, 'base64').toString(), 'boom');
+      assert.deepEqual(errEv.responseHeaders['transfer-encoding'], ['chunked']);
+      assert.equal(errEv.retryDelayExpression, '100 * (retried + 1)');
+      assert.equal(errEv.failureCallback, `${cb.url}/failed`);
 
       const list = await c.dlq.listMessages({ filter: { url: `${e.url}/fail` } });
       assert.equal(list.messages.length, 1);
@@ -193,6 +196,59 @@ describe('retries, DLQ and callbacks', () => {
       assert.equal(ds2[2].body, '{"f":1}');
       assert.equal((await c.dlq.listMessages({ filter: { url: `${e.url}/fail` } })).messages.length, 0);
     } finally { await e.close(); await cb.close(); }
+  });
+
+  it('callback once the retries are exhausted; both callbacks get their own forwarded headers', async () => {
+    const e = await fresh();
+    const cb = await fresh();
+    try {
+      e.handler = (_d, res) => { res.writeHead(502); res.end('down'); };
+      const r = await c.publishJSON({
+        url: `${e.url}/cbfail`, body: { c: 1 }, retries: 1, retryDelay: '20', callback: `${cb.url}/c`, failureCallback: `${cb.url}/f`,
+        headers: { 'Upstash-Callback-Forward-X-C': 'cc', 'Upstash-Failure-Callback-Forward-X-F': 'ff', 'x-own': 'own' },
+      });
+      const ds = await cb.waitFor(2);
+      await sleep(200);
+      assert.equal(cb.deliveries.length, 2, 'one callback (after the last attempt) and one failure callback');
+      const byPath = Object.fromEntries(ds.map((d) => [d.path, d]));
+      const cbody = JSON.parse(byPath['/c'].body);
+      assert.equal(cbody.status, 502);
+      assert.equal(cbody.retried, 1);
+      assert.equal(cbody.maxRetries, 1);
+      assert.equal(cbody.sourceMessageId, r.messageId);
+      assert.equal(Buffer.from(cbody.body, 'base64').toString(), 'down');
+      assert.equal(byPath['/c'].headers['x-c'], 'cc');
+      assert.equal(byPath['/c'].headers['x-f'], undefined);
+      assert.equal(byPath['/c'].headers['x-own'], undefined);
+      assert.equal(byPath['/f'].headers['x-f'], 'ff');
+      assert.equal(byPath['/f'].headers['x-c'], undefined);
+      assert.deepEqual(JSON.parse(byPath['/f'].body).sourceHeader['x-own'], ['own']);
+      assert.ok(ds.every((d) => d.verified === true));
+    } finally { await e.close(); await cb.close(); }
+  });
+
+  it('DLQ get and retry with configuration headers over the failed message', async () => {
+    const e = await fresh();
+    try {
+      e.handler = (_d, res) => { res.writeHead(500); res.end(); };
+      const r = await c.publishJSON({ url: `${e.url}/dlqover`, body: 'o', retries: 0 });
+      const entry = await until(async () => (await c.dlq.listMessages({ filter: { url: `${e.url}/dlqover` } })).messages[0], 5000, 'DLQ entry');
+      const h = { authorization: `Bearer ${QTOKEN}` };
+      const got = await fetch(`${srv.base}/v2/dlq/${entry.dlqId}`, { headers: h });
+      assert.equal(got.status, 200);
+      assert.equal((await got.json() as any).messageId, r.messageId);
+      assert.equal((await fetch(`${srv.base}/v2/dlq/nosuch`, { headers: h })).status, 404);
+      assert.equal((await fetch(`${srv.base}/v2/dlq/retry/nosuch`, { method: 'POST', headers: h })).status, 404);
+      assert.equal((await fetch(`${srv.base}/v2/dlq/retry/${entry.dlqId}`, { method: 'POST', headers: { ...h, 'upstash-retries': 'many' } })).status, 400);
+      const rr = await fetch(`${srv.base}/v2/dlq/retry/${entry.dlqId}`, { method: 'POST', headers: { ...h, 'upstash-retries': '2', 'upstash-retry-delay': '30' } });
+      assert.equal(rr.status, 201);
+      const { messageId } = await rr.json() as { messageId: string };
+      await e.waitFor(4);
+      const next = await until(async () => (await c.dlq.listMessages({ filter: { url: `${e.url}/dlqover` } })).messages[0], 5000, 'DLQ entry again');
+      assert.equal(next.messageId, messageId);
+      assert.equal(next.maxRetries, 2);
+      assert.deepEqual(e.deliveries.map((d) => d.headers['upstash-retried']), ['0', '0', '1', '2']);
+    } finally { await e.close(); }
   });
 
   it('DLQ delete (single, bulk) and cursors', async () => {
@@ -272,6 +328,12 @@ describe('retries, DLQ and callbacks', () => {
       assert.ok(errs[0].error.length > 0);
       const te = (await c.logs({ filter: { messageId: r.messageId, state: 'ERROR' } })).events[0];
       assert.match(te.error, /timed out/);
+      assert.equal(te.timeout, 1000);
+      // A name that does not resolve is a delivery error too.
+      const dns = await c.publishJSON({ url: 'http://no-such-host.invalid/x', body: 1, retries: 0, timeout: 5 });
+      await until(async () => (await statesOf(c, dns.messageId)).includes('FAILED'), 8000, 'DNS failure FAILED');
+      const de = (await c.logs({ filter: { messageId: dns.messageId, state: 'ERROR' } })).events[0];
+      assert.match(de.error, /ENOTFOUND|EAI_AGAIN|getaddrinfo|timed out/);
     } finally { await e.close(); }
   });
 
@@ -367,6 +429,7 @@ describe('queues, URL groups, flow control, schedules, keys', () => {
       assert.equal(paused.waitListSize, 1);
       await c.flowControl.resume('fk1');
       await e.waitFor(5);
+      await until(async () => (await c.logs({ filter: { flowControlKey: 'fk1', state: 'DELIVERED' } })).events.length === 5, 5000, 'five DELIVERED for fk1');
       await c.flowControl.pin('fk1', { parallelism: 2 });
       const pinned = await c.flowControl.get('fk1');
       assert.equal(pinned.isPinnedParallelism, true);
