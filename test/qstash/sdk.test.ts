@@ -439,6 +439,12 @@ describe('queues, URL groups, flow control, schedules, keys', () => {
       await c.flowControl.resetRate('fk1');
       const gp = await c.flowControl.getGlobalParallelism();
       assert.equal(typeof gp.parallelismCount, 'number');
+      assert.ok(gp.parallelismMax >= 1);
+      const h = { authorization: `Bearer ${QTOKEN}` };
+      const all = await (await fetch(`${srv.base}/v2/flowControl`, { headers: h })).json() as any[];
+      assert.ok(all.some((x) => x.flowControlKey === 'fk1'));
+      assert.equal((await fetch(`${srv.base}/v2/flowControl/nosuchkey`, { headers: h })).status, 404);
+      assert.equal((await fetch(`${srv.base}/v2/flowControl/fk1/pin?parallelism=x`, { method: 'POST', headers: h })).status, 400);
     } finally { await e.close(); }
   });
 
