@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
+import type { V2Request, V2Response } from '../http/v2.js';
 import { attempt, type Attempt } from './deliver.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
@@ -36,6 +37,27 @@ export interface QStashOptions {
   /** Commit without fsync (survives a process crash, not a power loss): appendfsync no/everysec. */
   noSync?: boolean;
 }
+
+/**
+ * The workflow layer (src/qstash/workflow) on top of the queue: it builds the delivered body of
+ * its messages (the run's entry prefix), vets a 2xx (a non-workflow endpoint), and learns how
+ * each attempt ended. It owns the DLQ and failure callbacks of its messages.
+ */
+export interface WorkflowExt {
+  /** A publish with Upstash-Workflow-RunId becomes a run or a step of one; null for other messages. */
+  accept(dest: string, h: ReadonlyMap<string, string>, body: Buffer, spec: MessageSpec): Promise<unknown> | null;
+  /** POST /v2/batch/trigger and /v2/dlq?source=workflow. */
+  handlers: Partial<Record<'batchTrigger' | 'dlq', (req: V2Request) => Promise<V2Response>>>;
+  body(m: MessageRec): Buffer;
+  /** An error text turns a 2xx into a failed attempt. */
+  check(m: MessageRec, status: number, header: Record<string, string[]>): string | undefined;
+  delivered(m: MessageRec, status: number, header: Record<string, string[]>, body: Buffer): Promise<void>;
+  retrying(m: MessageRec, a: AttemptEnd): void;
+  failed(m: MessageRec, a: AttemptEnd): Promise<void>;
+  logged(m: MessageRec, e: EventRec): void;
+}
+
+export interface AttemptEnd { status: number; header: Record<string, string[]>; body: Buffer; error: string; nextDeliveryTime?: number }
 
 export class HttpError extends Error {
   constructor(readonly status: number, msg: string) { super(msg); }
@@ -81,6 +103,8 @@ export class QStashService {
   private schedTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
   private pool: Piscina | null = null;
+  /** The workflow layer, when attached (app.ts). */
+  ext: WorkflowExt | null = null;
   private evSeq = 0;
   private msgSeq = 0;
   private dlqSeq = 0;
@@ -239,7 +263,7 @@ export class QStashService {
     if (spec.queueName !== undefined) writes.push(this.ensureQueue(spec.queueName));
     for (const t of targets) {
       const m: MessageRec = {
-        ...spec, messageId: newMessageId(), url: t.url, topicName: t.topicName, endpointName: t.endpointName,
+        ...spec, messageId: spec.id ?? newMessageId(), url: t.url, topicName: t.topicName, endpointName: t.endpointName,
         createdAt: now, retried: 0, due: Math.max(spec.notBefore, now), seq: this.msgSeq++, dedupId,
       };
       made.push(m);
@@ -412,7 +436,7 @@ export class QStashService {
     // delivers it again on start (at least once) without one more write per attempt.
     m.active = true;
     this.log(m, 'ACTIVE');
-    const body = Buffer.from(m.body, 'base64');
+    const body = m.wf !== undefined && this.ext !== null ? this.ext.body(m) : Buffer.from(m.body, 'base64');
     const headers: Record<string, string> = { ...m.header };
     headers['Upstash-Message-Id'] = m.messageId;
     headers['Upstash-Retried'] = String(m.retried);
@@ -444,7 +468,11 @@ export class QStashService {
     }
     this.release(m);
     if (this.stopped) return;
-    const ok = status >= 200 && status < 300;
+    let ok = status >= 200 && status < 300;
+    if (ok && m.wf !== undefined && this.ext !== null) {
+      error = this.ext.check(m, status, rh);
+      ok = error === undefined;
+    }
     if (this.cancelled.has(m.messageId)) {
       this.cancelled.delete(m.messageId);
       await this.finish(m);
@@ -454,6 +482,7 @@ export class QStashService {
     if (ok) {
       await this.finish(m);
       this.log(m, 'DELIVERED', { responseStatus: status });
+      if (m.wf !== undefined && this.ext !== null) return this.ext.delivered(m, status, rh, rbody);
       this.scheduleState(m, 'SUCCESS');
       if (m.callback !== undefined) await this.sendCallback(m, m.callback, m.callbackHeader, m.callbackOpts, 'callback', status, rh, rbody);
       return;
@@ -469,9 +498,15 @@ export class QStashService {
       m.due = Date.now() + delay;
       await this.writeAwait(() => this.msgs.put(m.messageId, m));
       this.log(m, 'RETRY', { nextDeliveryTime: m.due });
+      if (m.wf !== undefined && this.ext !== null) this.ext.retrying(m, { status, header: rh, body: rbody, error, nextDeliveryTime: m.due });
       this.push({ due: m.due, id: m.messageId });
       this.arm();
       return;
+    }
+    if (m.wf !== undefined && this.ext !== null) {
+      await this.finish(m);
+      this.log(m, 'FAILED', { error, responseStatus: status || undefined });
+      return this.ext.failed(m, { status, header: rh, body: rbody, error });
     }
     // Out of retries (or non-retryable): to the DLQ, then the failure callback.
     const dlqId = `${Date.now()}-${this.dlqSeq++}`;
@@ -534,6 +569,7 @@ export class QStashService {
       scheduleId: m.scheduleId, queueName: m.queueName, ...shown(m), method: m.method,
       maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key, ...extra,
     };
+    if (m.wf !== undefined) this.ext?.logged(m, e);
     this.write(() => {
       this.events.put([time, seq], e);
       return this.byMsg.put([m.messageId, time, seq], 1);
@@ -541,9 +577,14 @@ export class QStashService {
   }
 
   async queryEvents(q: Omit<EventQuery, 'path'>): Promise<{ events: EventRec[]; cursor?: string }> {
+    return this.query({ ...q, path: this.dbPath });
+  }
+
+  /** Run a listing in the log worker once every write issued so far is committed. */
+  async query<T>(task: { path: string; kind?: string }): Promise<T> {
     if (this.wqTimer !== null) { clearTimeout(this.wqTimer); this.flushWrites(); }
     await this.env.committed;
-    return this.pool!.run({ ...q, path: this.dbPath });
+    return this.pool!.run(task);
   }
 
   private prune(): void {
@@ -835,7 +876,7 @@ export function isUrl(s: string): boolean {
   return s.startsWith('http://') || s.startsWith('https://');
 }
 
-function newMessageId(): string {
+export function newMessageId(): string {
   return `msg_${crypto.randomBytes(16).toString('base64url')}`;
 }
 
