@@ -216,6 +216,10 @@ async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
       if (d === undefined) return err(404, `dlq message ${s[3]} not found`);
       return json(await rerun(wf, d, action, req.headers, req.remote));
     }
+    // Explicit ids must all exist (the SDK's single-id form reads the first result).
+    for (const id of req.query.getAll('dlqIds').flatMap((x) => x.split(',')).filter((x) => x !== '')) {
+      if (wf.dlqDb.get(id) === undefined) return err(404, `dlq message ${id} not found`);
+    }
     const page = dlqPage(wf, req.query, 100);
     const workflowRuns = [];
     for (const d of page.items) workflowRuns.push(await rerun(wf, d, action, req.headers, req.remote));
