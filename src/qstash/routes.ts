@@ -226,8 +226,8 @@ async function batch(svc: QStashService, req: V2Request): Promise<V2Response> {
       if (o.headers === null || typeof o.headers !== 'object') throw new HttpError(400, `batch item ${i}: headers must be an object`);
       for (const [k, v] of Object.entries(o.headers)) hs.set(k.toLowerCase(), String(v));
     }
-    if (o.body !== undefined && typeof o.body !== 'string') throw new HttpError(400, `batch item ${i}: body must be a string`);
-    const body = Buffer.from((o.body as string | undefined) ?? '', 'utf8');
+    // A JSON value other than a string is sent as its JSON text (the SDK's context.call passes objects through).
+    const body = Buffer.from(o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body), 'utf8');
     const p = parseSpec(hs, body, req.remote, o.destination);
     if (o.queue !== undefined) {
       if (typeof o.queue !== 'string' || !/^[A-Za-z0-9._-]+$/.test(o.queue)) throw new HttpError(400, `batch item ${i}: invalid queue`);
