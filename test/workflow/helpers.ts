@@ -116,11 +116,15 @@ export async function app(base: string, keys: { current: string; next: string },
 /** Wait for a run to reach a state (through the SDK's client.logs). */
 export async function runState(c: any, workflowRunId: string, states: string[], timeoutMs = 15000): Promise<any> {
   let last: any;
-  return until(async () => {
-    const r = await c.logs({ workflowRunId });
-    last = r.runs[0];
-    return last !== undefined && states.includes(last.workflowState) ? last : undefined;
-  }, timeoutMs, `run ${workflowRunId} in ${states.join('|')} (last: ${JSON.stringify(last?.workflowState)})`);
+  try {
+    return await until(async () => {
+      const r = await c.logs({ workflowRunId });
+      last = r.runs[0];
+      return last !== undefined && states.includes(last.workflowState) ? last : undefined;
+    }, timeoutMs, `run ${workflowRunId} in ${states.join('|')}`);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(last)}`);
+  }
 }
 
 /** Wait until an app route has seen n requests and nothing more arrives for `quietMs`. */

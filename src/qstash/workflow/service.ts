@@ -285,6 +285,8 @@ export class WorkflowService implements WorkflowExt {
   newRunFrom(dest: string, h: Headers, body: Buffer, spec: MessageSpec, runId: string): NewRun {
     const url = h.get('upstash-workflow-url') ?? dest;
     const { forward, own } = splitForward(h);
+    // The run's label reaches the endpoint too (context.label), as the SDK's own trigger forwards it.
+    if (spec.labels !== undefined && !Object.keys(forward).some((k) => k.toLowerCase() === 'upstash-label')) forward['Upstash-Label'] = spec.labels.join(',');
     return {
       runId, url, payload: body, contentType: h.get('content-type'), forward, own, retries: spec.retries, retryDelay: spec.retryDelay,
       timeout: spec.timeout, flowControl: spec.flowControl, labels: spec.labels, redact: spec.redact, failure: failureConfig(h, url, forward),
@@ -445,9 +447,10 @@ export class WorkflowService implements WorkflowExt {
 
   body(m: MessageRec): Buffer {
     const w = m.wf!;
-    if (w.kind === 'toCallback' || w.kind === 'failure') return Buffer.from(m.body, 'base64');
+    // Callbacks always carry their body: the SDK parses a callback's body before it would
+    // fetch anything (an empty one makes it fail).
+    if (w.kind !== 'step') return Buffer.from(m.body, 'base64');
     if (this.opts.lazyFetch) return Buffer.alloc(0);
-    if (w.kind === 'fromCallback') return Buffer.from(m.body, 'base64');
     const run = this.runOfMsg(w) ?? this.endedRun(w.runId, w.createdAt);
     if (run === undefined) return Buffer.from('[]');
     const parts: string[] = [];
