@@ -39,17 +39,19 @@ export function workflowHandlers(wf: WorkflowService): Record<string, V2Handler>
   wf.handlers.dlq = async (req) => { try { return await dlqRoot(wf, req); } catch (e) { if (e instanceof HttpError) return err(e.status, e.message); throw e; } };
   return {
     workflows: guard((req) => workflows(wf, req), (req) => req.segments[1] === 'hooks'),
-    wait: guard((req) => {
+    wait: guard(async (req) => {
       if (req.method !== 'POST' || req.segments.length !== 2) return err(404, 'not found');
       wf.waits.wait(req.segments[1], req.headers, req.body);
+      await wf.committed();
       return json({});
     }),
-    notify: guard((req) => {
+    notify: guard(async (req) => {
       if (req.method !== 'POST') return err(405, 'method not allowed');
       const s = req.segments;
-      if (s.length === 2) return json(wf.waits.notify(s[1], req.body));
-      if (s.length === 3) return json(wf.waits.notify(s[2], req.body, s[1]));
-      return err(404, 'not found');
+      if (s.length !== 2 && s.length !== 3) return err(404, 'not found');
+      const r = s.length === 2 ? wf.waits.notify(s[1], req.body) : wf.waits.notify(s[2], req.body, s[1]);
+      await wf.committed();
+      return json(r);
     }),
     waiters: guard((req) => (req.method === 'GET' && req.segments.length === 2 ? json(wf.waits.waiters(req.segments[1])) : err(404, 'not found'))),
     trigger: guard((req) => trigger(wf, req)),
@@ -84,6 +86,7 @@ async function runs(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     // No `cancel` parameter: a cancel. cancel=false: the run's successful end.
     const cancel = req.query.get('cancel') !== 'false';
     if (!wf.complete(id, cancel, req.body)) return err(400, `workflow run ${id} does not exist or is not active`);
+    await wf.committed();
     return json(cancel ? { cancelled: 1 } : {});
   }
   if (req.method !== 'DELETE') return err(405, 'method not allowed');
@@ -106,7 +109,9 @@ async function runs(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     if (fck !== null && fck !== '' && r.flowControl?.key !== fck) return false;
     return true;
   };
-  return json({ cancelled: wf.cancelMany(ids, match, count) });
+  const cancelled = wf.cancelMany(ids, match, count);
+  await wf.committed();
+  return json({ cancelled });
 }
 
 function intParam(q: URLSearchParams, n: string, min = 0): number | undefined {
@@ -184,7 +189,7 @@ async function logs(wf: WorkflowService, req: V2Request, mode: 'runs' | 'steps' 
 // ---- webhooks --------------------------------------------------------------------------------
 
 /** /v2/workflows/hooks/{userId}/{runId}/{eventId}: the request becomes the waiter's event. */
-function hook(wf: WorkflowService, req: V2Request): V2Response {
+async function hook(wf: WorkflowService, req: V2Request): Promise<V2Response> {
   const s = req.segments;
   if (s.length !== 5) return err(404, 'not found');
   const [, , , runId, eventId] = s;
@@ -196,6 +201,7 @@ function hook(wf: WorkflowService, req: V2Request): V2Response {
     url: `/v2/${req.rawPath}${req.rawQuery === '' ? '' : `?${req.rawQuery}`}`,
   };
   const r = wf.waits.notify(eventId, Buffer.from(JSON.stringify(data)), runId);
+  await wf.committed();
   return json(r);
 }
 

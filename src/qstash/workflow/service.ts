@@ -634,6 +634,11 @@ export class WorkflowService implements WorkflowExt {
     return `[${parts.join(',')}]`;
   }
 
+  /** Resolves once every write issued so far is committed (before answering a request). */
+  committed(): Promise<unknown> {
+    return this.q.env.committed;
+  }
+
   /** A listing in the log worker, after every write issued so far is committed. */
   query<T>(task: Record<string, unknown>): Promise<T> {
     return this.q.query<T>({ ...task, path: this.q.dbPath });
