@@ -192,13 +192,14 @@ export class QStashService {
     await this.env.close();
   }
 
-  private write(fn: () => unknown): void {
+  /** Queue a write (the workflow layer's too): issued with the others every few ms, in order. */
+  write(fn: () => unknown): void {
     this.wq.push(fn);
     this.wqTimer ??= setTimeout(() => this.flushWrites(), 2);
   }
 
   /** Queue a write and resolve once its batch is committed. */
-  private writeAwait(fn: () => unknown): Promise<void> {
+  writeAwait(fn: () => unknown): Promise<void> {
     this.write(fn);
     return new Promise((resolve) => { this.wqWaiters.push(resolve); });
   }

@@ -103,7 +103,8 @@ export async function rerun(wf: WorkflowService, d: WfDlqRec, mode: 'restart' | 
   if (mode === 'restart' || d.idx <= 0) {
     const { run, done } = wf.createRun(p);
     await done;
-    await wf.dlqDb.remove(d.dlqId);
+    wf.remove(wf.dlqDb, d.dlqId);
+    await wf.committed();
     return { workflowRunId: run.rec.workflowRunId, workflowCreatedAt: run.rec.createdAt };
   }
   // Resume: the raw entries up to the failed one, then that one delivered again.
@@ -124,9 +125,10 @@ export async function rerun(wf: WorkflowService, d: WfDlqRec, mode: 'restart' | 
   const spec = wf.runSpec(run.rec, last, d.kind, header, p.notBefore);
   last.headers = arrays(header);
   wf.saveEntry(run, last);
-  void wf.indexDb.put(['m', last.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
+  wf.put(wf.indexDb, ['m', last.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
   await wf.q.publish(run.rec.workflowUrl, spec);
-  await wf.dlqDb.remove(d.dlqId);
+  wf.remove(wf.dlqDb, d.dlqId);
+    await wf.committed();
   return { workflowRunId: run.rec.workflowRunId, workflowCreatedAt: run.rec.createdAt };
 }
 

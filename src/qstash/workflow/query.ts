@@ -137,7 +137,14 @@ function listEvents(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): { 
   let more = false;
   const pairs = q.workflowRuns === undefined ? null : new Set(q.workflowRuns.map(([id, at]) => `${id}@${at}`));
   const start = q.cursor ?? [q.toDate ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
-  for (const { key, value } of d.events.getRange({ start, end: [q.fromDate ?? 0, -1], reverse: true } as never)) {
+  const end = [q.fromDate ?? 0, -1];
+  // One run: its events through the per-run index; otherwise the whole log, newest first.
+  const source: Iterable<{ key: unknown; value: unknown }> = pairs === null && q.workflowRunId !== undefined
+    ? d.index.getKeys({ start: ['e', q.workflowRunId, ...start], end: ['e', q.workflowRunId, ...end], reverse: true } as never)
+      .map((k) => { const key = (k as unknown as unknown[]).slice(2) as [number, number]; return { key, value: d.events.get(key) }; })
+    : d.events.getRange({ start, end, reverse: true } as never);
+  for (const { key, value } of source) {
+    if (value === undefined) continue;
     const k = key as unknown as [number, number];
     if (q.cursor !== undefined && !(k[0] < q.cursor[0] || (k[0] === q.cursor[0] && k[1] < q.cursor[1]))) continue;
     const e0 = value as WfEventRec;

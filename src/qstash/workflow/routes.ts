@@ -213,6 +213,7 @@ function dlqRoot(wf: WorkflowService, req: V2Request): Promise<V2Response> {
 }
 
 async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
+  await wf.committed(); // entries of runs that just failed are read directly
   const s = req.segments;
   const action = s[2];
   if (action === 'resume' || action === 'restart') {
@@ -244,7 +245,8 @@ async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     if (req.method === 'GET') return d === undefined ? err(404, `dlq message ${action} not found`) : json(dlqView(wf, d));
     if (req.method === 'DELETE') {
       if (d === undefined) return err(404, `dlq message ${action} not found`);
-      await wf.dlqDb.remove(action);
+      wf.remove(wf.dlqDb, action);
+      await wf.committed();
       return json({ deleted: 1 });
     }
     return err(405, 'method not allowed');
@@ -258,7 +260,8 @@ async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
   if (req.method === 'DELETE') {
     const page = dlqPage(wf, req.query, 100);
     let deleted = 0;
-    for (const d of page.items) { await wf.dlqDb.remove(d.dlqId); deleted++; }
+    for (const d of page.items) { wf.remove(wf.dlqDb, d.dlqId); deleted++; }
+    await wf.committed();
     return json(page.cursor === undefined ? { deleted } : { deleted, cursor: page.cursor });
   }
   return err(405, 'method not allowed');

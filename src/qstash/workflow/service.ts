@@ -143,13 +143,25 @@ export class WorkflowService implements WorkflowExt {
     return this.activeRun(runId, createdAt)?.rec ?? this.runsDb.get([createdAt, runId]);
   }
 
+  /**
+   * Writes go through the queue's write batch: issued together every few ms, one LMDB write
+   * transaction for all of them (one per write would cost far more main-thread time).
+   */
+  put<K extends Key, V>(db: Database<V, K>, key: K, value: V): void {
+    this.q.write(() => db.put(key, value));
+  }
+
+  remove<K extends Key, V>(db: Database<V, K>, key: K): void {
+    this.q.write(() => db.remove(key));
+  }
+
   saveRun(run: Run | RunRec): void {
     const rec = 'rec' in run ? run.rec : run;
-    void this.runsDb.put([rec.createdAt, rec.workflowRunId], rec);
+    this.put(this.runsDb, [rec.createdAt, rec.workflowRunId], rec);
   }
 
   saveEntry(run: Run, e: EntryRec): void {
-    void this.entriesDb.put([run.rec.workflowRunId, run.rec.createdAt, e.idx], e);
+    this.put(this.entriesDb, [run.rec.workflowRunId, run.rec.createdAt, e.idx], e);
   }
 
   private entryJson(run: Run, i: number): string {
@@ -168,7 +180,7 @@ export class WorkflowService implements WorkflowExt {
     rec.idx = run.entries.length;
     run.entries.push(rec);
     this.saveEntry(run, rec);
-    if (rec.raw) void this.indexDb.put(['m', rec.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
+    if (rec.raw) this.put(this.indexDb, ['m', rec.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
     return rec;
   }
 
@@ -180,7 +192,10 @@ export class WorkflowService implements WorkflowExt {
       time, state, workflowRunId: rec.workflowRunId, workflowUrl: rec.workflowUrl, workflowCreatedAt: rec.createdAt,
       label: rec.labels?.[0], labels: rec.labels, flowControlKey: rec.flowControl?.key, callerIp: rec.callerIp, ...extra,
     };
-    void this.eventsDb.put([time, this.evSeq++], e);
+    const seq = this.evSeq++;
+    this.put(this.eventsDb, [time, seq], e);
+    // Per-run index of the flat log (messageLogs?workflowRunId=... without a scan).
+    this.put(this.indexDb, ['e', rec.workflowRunId, time, seq], 1);
   }
 
   /** Message events of workflow messages, enriched with the run and step (messageLogs). */
@@ -257,8 +272,8 @@ export class WorkflowService implements WorkflowExt {
     const run: Run = { rec, entries: [], json: [] };
     this.active.set(p.runId, run);
     this.saveRun(run);
-    void this.indexDb.put(['a', p.runId], rec.createdAt);
-    void this.indexDb.put(['r', p.runId, rec.createdAt], 1);
+    this.put(this.indexDb, ['a', p.runId], rec.createdAt);
+    this.put(this.indexDb, ['r', p.runId, rec.createdAt], 1);
     this.event(rec, 'RUN_STARTED', p.invoker === undefined ? {} : {
       invokerWorkflowRunId: p.invoker.workflowRunId, invokerWorkflowUrl: p.invoker.workflowUrl, invokerWorkflowCreatedAt: p.invoker.workflowRunCreatedAt,
     });
@@ -345,7 +360,7 @@ export class WorkflowService implements WorkflowExt {
     e.headers = arrays(spec.header);
     this.saveEntry(run, e);
     this.saveRun(run);
-    void this.indexDb.put(['m', e.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
+    this.put(this.indexDb, ['m', e.messageId], [run.rec.workflowRunId, run.rec.createdAt]);
     return this.q.publish(run.rec.workflowUrl, spec);
   }
 
@@ -529,7 +544,7 @@ export class WorkflowService implements WorkflowExt {
       responseHeader: a.header, responseBody: a.body.toString('base64'), error: a.error, failureCallback: rec.failure?.url,
       labels: rec.labels, flowControlKey: rec.flowControl?.key, idx: m.wf!.idx, kind,
     };
-    void this.dlqDb.put(dlqId, d);
+    this.put(this.dlqDb, dlqId, d);
     if (rec.failure !== undefined) this.sendFailure(rec, d, m.retried);
     this.finishRun(run, 'RUN_FAILED', { dlqId });
   }
@@ -569,7 +584,7 @@ export class WorkflowService implements WorkflowExt {
     if (rec === undefined || ff === undefined || ff.messageId !== m.messageId) return;
     Object.assign(ff, { state, responseStatus: status || undefined, responseBody: rbody.toString('utf8'), responseHeaders: rh });
     if (error !== undefined) ff.errors = [...(ff.errors ?? []), { error, status: status || undefined, time: Date.now() }];
-    await this.runsDb.put([rec.createdAt, rec.workflowRunId], rec);
+    this.put(this.runsDb, [rec.createdAt, rec.workflowRunId], rec);
   }
 
   // ---- endings -------------------------------------------------------------------------------
@@ -595,7 +610,7 @@ export class WorkflowService implements WorkflowExt {
     }
     this.waits.dropRun(rec);
     this.active.delete(rec.workflowRunId);
-    void this.indexDb.remove(['a', rec.workflowRunId]);
+    this.remove(this.indexDb, ['a', rec.workflowRunId]);
     this.saveRun(run);
     this.event(rec, state, state === 'RUN_SUCCESS' ? { workflowRunResponse: rec.response } : state === 'RUN_FAILED' ? { dlqId: rec.dlqId } : {});
     if (rec.invoker !== undefined) this.invokeResult(rec);
@@ -636,7 +651,7 @@ export class WorkflowService implements WorkflowExt {
 
   /** Resolves once every write issued so far is committed (before answering a request). */
   committed(): Promise<unknown> {
-    return this.q.env.committed;
+    return this.q.writeAwait(() => this.q.env.committed);
   }
 
   /** A listing in the log worker, after every write issued so far is committed. */

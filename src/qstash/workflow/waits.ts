@@ -32,12 +32,12 @@ export class Waits {
     const now = Date.now();
     for (const { key, value } of this.wf.waitDb.getRange({ start: ['l', ''], end: ['l', '\uffff'] })) {
       const [, runId, eventId] = key as [string, string, string];
-      if (this.wf.activeRun(runId) === undefined) { void this.wf.waitDb.remove(key); continue; }
+      if (this.wf.activeRun(runId) === undefined) { this.wf.remove(this.wf.waitDb, key); continue; }
       this.lookback.set(`${runId}\0${eventId}`, value as string);
     }
     for (const { key, value } of this.wf.waitDb.getRange({ start: ['w', ''], end: ['w', '\uffff'] })) {
       const w = value as WaiterRec;
-      if (this.wf.activeRun(w.runId, w.createdAt) === undefined) { void this.wf.waitDb.remove(key); continue; }
+      if (this.wf.activeRun(w.runId, w.createdAt) === undefined) { this.wf.remove(this.wf.waitDb, key); continue; }
       this.add(w, now);
     }
   }
@@ -72,7 +72,7 @@ export class Waits {
     if (m.size === 0) this.byEvent.delete(w.eventId);
     const t = this.timers.get(w);
     if (t !== undefined) { clearTimeout(t); this.timers.delete(w); }
-    void this.wf.waitDb.remove(['w', w.eventId, w.runId]);
+    this.wf.remove(this.wf.waitDb, ['w', w.eventId, w.runId]);
     return true;
   }
 
@@ -104,14 +104,14 @@ export class Waits {
     const early = this.lookback.get(key);
     if (early !== undefined) {
       this.lookback.delete(key);
-      void this.wf.waitDb.remove(['l', w.runId, eventId]);
+      this.wf.remove(this.wf.waitDb, ['l', w.runId, eventId]);
       this.resolve(run, w, Buffer.from(early, 'base64'));
       return;
     }
     // A run waits for one event id once: a repeated wait replaces the older waiter.
     const old = this.byEvent.get(eventId)?.get(w.runId);
     if (old !== undefined) this.remove(old);
-    void this.wf.waitDb.put(['w', eventId, w.runId], w);
+    this.wf.put(this.wf.waitDb, ['w', eventId, w.runId], w);
     this.add(w, now);
   }
 
@@ -156,7 +156,7 @@ export class Waits {
     if (runId !== undefined && targets.length === 0) {
       if (this.wf.activeRun(runId) === undefined) throw new HttpError(404, `workflow run ${runId} does not exist or is not active`);
       this.lookback.set(`${runId}\0${eventId}`, data.toString('base64'));
-      void this.wf.waitDb.put(['l', runId, eventId], data.toString('base64'));
+      this.wf.put(this.wf.waitDb, ['l', runId, eventId], data.toString('base64'));
     }
     return out;
   }
@@ -176,7 +176,7 @@ export class Waits {
     for (const k of this.lookback.keys()) {
       if (!k.startsWith(prefix)) continue;
       this.lookback.delete(k);
-      void this.wf.waitDb.remove(['l', rec.workflowRunId, k.slice(prefix.length)]);
+      this.wf.remove(this.wf.waitDb, ['l', rec.workflowRunId, k.slice(prefix.length)]);
     }
   }
 }
