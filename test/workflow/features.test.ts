@@ -187,6 +187,66 @@ describe('workflow steps', () => {
   });
 });
 
+describe('parallel special steps and invoke endings', () => {
+  it('a parallel block of a wait, a call, an invoke and a run', async () => {
+    a.raw('/pecho', (hit, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end(`got ${hit.body}`); });
+    const id = Math.random().toString(36).slice(2);
+    let out: any;
+    const { createWorkflow, serveMany } = sdk;
+    const kid = createWorkflow(async (ctx: any) => ctx.run('k', () => `kid:${ctx.requestPayload}`));
+    const main = createWorkflow(async (ctx: any) => {
+      out = await Promise.all([
+        ctx.waitForEvent('pw', `pw-${id}`, { timeout: 30 }),
+        ctx.call('pc', { url: `${a.url}/pecho`, method: 'POST', body: 'b' }),
+        ctx.invoke('pi', { workflow: kid, body: 'x' }),
+        ctx.run('pr', () => 'r'),
+      ]);
+      await ctx.run('after', () => 'done');
+    });
+    a.route('/pm/*', serveMany({ main, kid }));
+    const { workflowRunId } = await c.trigger({ url: `${a.url}/pm/main` });
+    await until(async () => (await c.getWaiters({ eventId: `pw-${id}` })).length === 1, 5000, 'parallel waiter');
+    // While the wait runs, the log shows the block with the wait in progress.
+    const mid = (await c.logs({ workflowRunId })).runs[0];
+    const block = mid.steps.find((g: any) => g.type === 'parallel');
+    assert.equal(block.steps.length, 4);
+    assert.equal(block.steps.find((s: any) => s.stepName === 'pw').state, 'STEP_PROGRESS');
+    await c.notify({ eventId: `pw-${id}`, eventData: 'ev' });
+    const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
+    assert.deepEqual(out[0], { eventData: 'ev', timeout: false });
+    assert.equal(out[1].body, 'got b');
+    assert.equal(out[2].body, 'kid:x');
+    assert.equal(out[3], 'r');
+    const par = run.steps.find((g: any) => g.type === 'parallel').steps;
+    assert.deepEqual(par.map((s: any) => [s.stepName, s.stepType, s.state, s.concurrent]), [
+      ['pw', 'Wait', 'STEP_SUCCESS', 4], ['pc', 'Call', 'STEP_SUCCESS', 4], ['pi', 'Invoke', 'STEP_SUCCESS', 4], ['pr', 'Run', 'STEP_SUCCESS', 4],
+    ]);
+    assert.equal(run.steps.at(-1).steps[0].stepName, 'after');
+  });
+
+  it('a child that ends after its parent was cancelled does not deliver to the parent', async () => {
+    const { createWorkflow, serveMany } = sdk;
+    let release: () => void = () => {};
+    const slow = createWorkflow(async (ctx: any) => { await ctx.run('hold', async () => { await new Promise<void>((r) => { release = r; }); return 1; }); return 'late'; });
+    const boss = createWorkflow(async (ctx: any) => { await ctx.invoke('inv', { workflow: slow, body: 'x' }); await ctx.run('never', () => 1); });
+    a.route('/pc/*', serveMany({ boss, slow }));
+    const { workflowRunId } = await c.trigger({ url: `${a.url}/pc/boss` });
+    await until(() => a.count('/pc/slow') >= 1, 5000, 'child started');
+    assert.deepEqual(await c.cancel({ ids: workflowRunId }), { cancelled: 1 });
+    release();
+    const childRuns = await until(async () => {
+      const r = (await c.logs({ filter: { workflowUrl: `${a.url}/pc/slow` } })).runs;
+      return r.length === 1 && r[0].workflowState === 'RUN_SUCCESS' ? r : undefined;
+    }, 10000, 'child done');
+    assert.equal(childRuns![0].invoker.workflowRunId, workflowRunId);
+    await sleep(300);
+    assert.equal(a.count('/pc/boss'), 1);
+    const parent = (await c.logs({ workflowRunId })).runs[0];
+    assert.equal(parent.workflowState, 'RUN_CANCELED');
+    assert.equal(stepsOf(parent).find((s) => s.stepType === 'Invoke').state, 'STEP_CANCELED');
+  });
+});
+
 describe('deduplication, labels, flow control', () => {
   it('11: a second trigger of an active run id is deduplicated; after completion it starts a new run', async () => {
     let release: () => void = () => {};

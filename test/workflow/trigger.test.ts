@@ -105,6 +105,15 @@ describe('REST trigger', () => {
   });
 });
 
+describe('unknown-SDK detection', () => {
+  it('an endpoint answering the protocol header without an SDK version >= 1 fails the REST-triggered run', async () => {
+    a.raw('/oldsdk', (_h, res) => { res.writeHead(200, { 'upstash-workflow-sdk-version': '1', 'upstash-workflow-sdk': 'v0.2.0' }); res.end('{}'); });
+    const r = await post(`/v2/trigger/${a.url}/oldsdk`, 'x', { 'Upstash-Retries': '0' });
+    const run = await runState(c, r.body.workflowRunId, ['RUN_FAILED']);
+    assert.equal(run.steps[1].steps[0].errors[0].error, 'trigger rest api is only usable with sdk versions after v1.0.0 major version');
+  });
+});
+
 describe('notify and waiters over plain HTTP', () => {
   it('POST /v2/notify/{eventId}, /v2/notify/{runId}/{eventId}, GET /v2/waiters/{eventId}', async () => {
     const got: any[] = [];

@@ -56,6 +56,9 @@ export interface NewRun {
   unknownSdk?: boolean;
 }
 
+/** Workflows invoking workflows: at most this many levels. */
+const MAX_INVOKE_DEPTH = 100;
+
 export const NON_WORKFLOW = 'detected a non-workflow destination for trigger/invoke. make sure you are sending the request to the correct endpoint';
 export const OLD_SDK = 'trigger rest api is only usable with sdk versions after v1.0.0 major version';
 
@@ -371,6 +374,8 @@ export class WorkflowService implements WorkflowExt {
     if (req === null || typeof req !== 'object' || typeof req.workflowRunId !== 'string') throw new HttpError(400, 'invoke body must carry the invoker workflowRunId');
     const parent = this.active.get(req.workflowRunId);
     if (parent === undefined) throw new HttpError(400, `workflow run ${req.workflowRunId} does not exist or is not active`);
+    const depth = Number(h.get('upstash-forward-upstash-workflow-invoke-count') ?? 0);
+    if (depth > MAX_INVOKE_DEPTH) throw new HttpError(400, `invoke depth limit ${MAX_INVOKE_DEPTH} exceeded`);
     const payload = Buffer.from(typeof req.body === 'string' ? req.body : req.body === undefined ? '' : JSON.stringify(req.body), 'utf8');
     const p = this.newRunFrom(dest, h, payload, spec, runId);
     p.invoker = {
@@ -402,7 +407,8 @@ export class WorkflowService implements WorkflowExt {
     const out = child.state === 'RUN_SUCCESS'
       ? { body: child.response, isFailed: false, isCanceled: false }
       : { isFailed: child.state === 'RUN_FAILED', isCanceled: child.state === 'RUN_CANCELED' };
-    const step = { ...inv.step, out: JSON.stringify(out) };
+    const step: StepJson = { ...inv.step, out: JSON.stringify(out) };
+    delete step.targetStep;
     const own: Record<string, string> = {};
     for (const [k, v] of Object.entries(inv.headers)) {
       const l = k.toLowerCase();

@@ -116,7 +116,9 @@ export class Waits {
   }
 
   private resolve(run: Run, w: WaiterRec, data: Buffer): string {
-    const step = { ...w.step, waitEventId: w.eventId, out: data.toString('base64'), waitTimeout: false };
+    const step: StepJson = { ...w.step, waitEventId: w.eventId, out: data.toString('base64'), waitTimeout: false };
+    // A result never carries targetStep: the SDK takes an entry with one for a plan step.
+    delete step.targetStep;
     const rec = run.entries[w.idx];
     if (rec?.wait !== undefined) { rec.d = 'SUCCESS'; rec.wait.timedOut = false; this.wf.saveEntry(run, rec); }
     const done = this.wf.appendStep(run, Buffer.from(JSON.stringify(step)), w.own, 0, w.url);
@@ -129,8 +131,9 @@ export class Waits {
     const run = this.wf.activeRun(w.runId, w.createdAt);
     if (run === undefined) return;
     // No `out` on a timeout: an empty string would break waitForWebhook.
-    const step = { ...w.step, waitEventId: w.eventId, waitTimeout: true };
-    delete (step as StepJson).out;
+    const step: StepJson = { ...w.step, waitEventId: w.eventId, waitTimeout: true };
+    delete step.out;
+    delete step.targetStep;
     const rec = run.entries[w.idx];
     if (rec?.wait !== undefined) { rec.d = 'SUCCESS'; rec.wait.timedOut = true; this.wf.saveEntry(run, rec); }
     const own = Object.keys(w.timeoutHeaders).length > 0 ? ownForward(fromArrays(w.timeoutHeaders)) : w.own;
