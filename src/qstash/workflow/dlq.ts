@@ -5,9 +5,8 @@
  * of a failed failure callback. Restart/resume take override headers (Upstash-Retries,
  * -Retry-Delay, -Flow-Control-*, -Delay, -Label, -Failure-Callback) and give new run ids.
  */
-import { HttpError, arrays } from '../service.js';
+import { HttpError, arrays, newMessageId } from '../service.js';
 import { parseSpec } from '../routes.js';
-import { newMessageId } from '../service.js';
 import { failureConfig, type Headers } from './headers.js';
 import { entriesOf } from './query.js';
 import { newRunId, type NewRun, type WorkflowService } from './service.js';
@@ -81,7 +80,7 @@ export function dlqPage(wf: WorkflowService, q: URLSearchParams, def: number): {
 }
 
 /** The run configuration of a DLQ restart/resume: the failed run's, with the request's overrides. */
-function rerunConfig(wf: WorkflowService, rec: RunRec, h: Headers, remote: string): NewRun {
+function rerunConfig(rec: RunRec, h: Headers, remote: string): NewRun {
   const { spec } = parseSpec(h, Buffer.alloc(0), remote, rec.workflowUrl);
   const p: NewRun = {
     runId: newRunId(), url: rec.workflowUrl, payload: Buffer.from(rec.initialBody, 'base64'), contentType: rec.contentType,
@@ -91,7 +90,6 @@ function rerunConfig(wf: WorkflowService, rec: RunRec, h: Headers, remote: strin
     failure: h.has('upstash-failure-callback') ? failureConfig(h, rec.workflowUrl, rec.forward) : rec.failure,
     notBefore: spec.notBefore, callerIp: rec.callerIp,
   };
-  void wf;
   return p;
 }
 
@@ -99,7 +97,7 @@ function rerunConfig(wf: WorkflowService, rec: RunRec, h: Headers, remote: strin
 export async function rerun(wf: WorkflowService, d: WfDlqRec, mode: 'restart' | 'resume', h: Headers, remote: string): Promise<{ workflowRunId: string; workflowCreatedAt: number }> {
   const rec = wf.runRec(d.workflowRunId, d.workflowCreatedAt);
   if (rec === undefined) throw new HttpError(404, `workflow run ${d.workflowRunId} of dlq message ${d.dlqId} not found`);
-  const p = rerunConfig(wf, rec, h, remote);
+  const p = rerunConfig(rec, h, remote);
   if (mode === 'restart' || d.idx <= 0) {
     const { run, done } = wf.createRun(p);
     await done;

@@ -21,7 +21,7 @@ import type { V2Request, V2Response } from '../../http/v2.js';
 import { dropServerOwned, failureConfig, ownForward, prefixed, splitForward, type Headers } from './headers.js';
 import { Waits } from './waits.js';
 import { entriesOf } from './query.js';
-import type { EntryRec, FailureConfig, InvokerRec, RunRec, RunState, StepJson, WfDlqRec, WfEventRec } from './types.js';
+import type { EntryRec, ErrorRec, FailureConfig, InvokerRec, RunRec, RunState, StepJson, WfDlqRec, WfEventRec } from './types.js';
 
 export interface WorkflowOptions {
   /** Deliver step and callback messages with empty bodies (the SDK fetches the run: LazyFetch). */
@@ -66,8 +66,6 @@ export function newRunId(): string {
   return `wfr_${crypto.randomBytes(15).toString('base64url')}`;
 }
 
-const b64 = (s: string | Buffer) => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');
-
 function parseStep(body: Buffer): StepJson | undefined {
   try {
     const v = JSON.parse(body.toString('utf8'));
@@ -77,7 +75,7 @@ function parseStep(body: Buffer): StepJson | undefined {
   }
 }
 
-function errorOf(a: AttemptEnd): EntryRec['errors'] & object {
+function errorOf(a: AttemptEnd): ErrorRec[] {
   return [{ error: a.error, status: a.status || undefined, body: a.body.toString('utf8'), headers: a.header, time: Date.now() }];
 }
 
@@ -429,7 +427,7 @@ export class WorkflowService implements WorkflowExt {
       messageId: newMessageId(), callType: 'toCallback', body: body.toString('base64'), raw: true, createdAt: Date.now(), step, d: 'PROGRESS',
       call: { url: dest, method: spec.method, headers: callHeaders, body: body.toString('utf8') },
     });
-    (e as EntryRec & { cb?: unknown }).cb = { url: h.get('upstash-callback') ?? run.rec.workflowUrl, forward: cbf };
+    e.cb = { url: h.get('upstash-callback') ?? run.rec.workflowUrl, forward: cbf };
     e.headers = arrays(spec.header);
     this.saveEntry(run, e);
     const m: MessageSpec = {
@@ -442,7 +440,7 @@ export class WorkflowService implements WorkflowExt {
 
   /** The call finished (success, or retries exhausted): its callback goes to the workflow once. */
   private callDone(run: Run, m: MessageRec, status: number, rh: Record<string, string[]>, rbody: Buffer): void {
-    const e = run.entries[m.wf!.idx] as EntryRec & { cb?: { url: string; forward: Record<string, string> } };
+    const e = run.entries[m.wf!.idx];
     e.d = 'SUCCESS';
     if (e.call !== undefined) Object.assign(e.call, { responseStatus: status, responseBody: rbody.toString('utf8'), responseHeaders: rh });
     this.saveEntry(run, e);
@@ -665,5 +663,3 @@ export class WorkflowService implements WorkflowExt {
     return this.q.query<T>({ ...task, path: this.q.dbPath });
   }
 }
-
-export { b64 };

@@ -122,6 +122,8 @@ export interface EntryRec {
   d?: Delivery;
   errors?: ErrorRec[];
   next?: number;
+  /** A call request's callback: where it goes, and its Upstash-Callback-Forward-* headers. */
+  cb?: { url: string; forward: Record<string, string> };
   call?: {
     url: string; method: string; headers: Record<string, string>; body: string;
     responseStatus?: number; responseBody?: string; responseHeaders?: Record<string, string[]>;

@@ -170,10 +170,9 @@ export class Waits {
 
   /** A run ended: its waiters and lookback events go. */
   dropRun(rec: RunRec): void {
-    for (const [eventId, m] of this.byEvent) {
+    for (const m of this.byEvent.values()) {
       const w = m.get(rec.workflowRunId);
       if (w !== undefined && w.createdAt === rec.createdAt) this.remove(w);
-      void eventId;
     }
     const prefix = `${rec.workflowRunId}\0`;
     for (const k of this.lookback.keys()) {
