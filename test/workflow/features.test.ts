@@ -227,7 +227,8 @@ describe('parallel special steps and invoke endings', () => {
   it('a child that ends after its parent was cancelled does not deliver to the parent', async () => {
     const { createWorkflow, serveMany } = sdk;
     let release: () => void = () => {};
-    const slow = createWorkflow(async (ctx: any) => { await ctx.run('hold', async () => { await new Promise<void>((r) => { release = r; }); return 1; }); return 'late'; });
+    const held = new Promise<void>((r) => { release = r; });
+    const slow = createWorkflow(async (ctx: any) => { await ctx.run('hold', async () => { await held; return 1; }); return 'late'; });
     const boss = createWorkflow(async (ctx: any) => { await ctx.invoke('inv', { workflow: slow, body: 'x' }); await ctx.run('never', () => 1); });
     a.route('/pc/*', serveMany({ boss, slow }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/pc/boss` });
@@ -249,9 +250,11 @@ describe('parallel special steps and invoke endings', () => {
 
 describe('deduplication, labels, flow control', () => {
   it('11: a second trigger of an active run id is deduplicated; after completion it starts a new run', async () => {
-    let release: () => void = () => {};
+    // A gate made before the run reaches its step (the step may start after the request arrives).
+    const gate = () => { let open: () => void = () => {}; const p = new Promise<void>((r) => { open = r; }); return { p, open }; };
+    let g = gate();
     a.route('/s11', sdk.serve(async (ctx: any) => {
-      await ctx.run('hold', async () => { await new Promise<void>((r) => { release = r; }); return 1; });
+      await ctx.run('hold', async () => { await g.p; return 1; });
     }));
     const runId = `wfr_dedup-${Math.random().toString(36).slice(2)}`;
     const item = (body: string) => ({
@@ -269,14 +272,15 @@ describe('deduplication, labels, flow control', () => {
     assert.equal(second[0].deduplicated, true);
     assert.equal(second[0].messageId, first[0].messageId);
     await until(() => a.count('/s11') >= 1, 5000, 'first delivery');
-    release();
+    g.open();
     await runState(c, runId, ['RUN_SUCCESS']);
+    g = gate();
     assert.equal((await c.logs({ workflowRunId: runId })).runs.length, 1);
     const third = await post('"three"');
     assert.equal(third[0].deduplicated, undefined);
     await until(async () => (await c.logs({ workflowRunId: runId })).runs.length === 2, 5000, 'a second run');
     await until(() => a.count('/s11') >= 3, 5000, 'second run delivery');
-    release();
+    g.open();
     const runs = (await c.logs({ workflowRunId: runId })).runs;
     assert.notEqual(runs[0].workflowRunCreatedAt, runs[1].workflowRunCreatedAt);
     assert.equal(stepsOf(runs[0])[0].out, '"three"');
