@@ -132,8 +132,10 @@ describe('workflow logs', () => {
     assert.equal(m.status, 200);
     const states = m.body.events.map((e: any) => e.state).reverse();
     assert.equal(states[0], 'RUN_STARTED');
-    // The run ends (DELETE) while its last delivery is still in flight: DELIVERED comes last.
-    assert.deepEqual(states.slice(-2), ['RUN_SUCCESS', 'DELIVERED']);
+    // The run ends (DELETE) while its last delivery is still in flight: DELIVERED comes last
+    // (an earlier delivery's DELIVERED may also come after RUN_SUCCESS).
+    assert.ok(states.includes('RUN_SUCCESS'));
+    assert.equal(states.at(-1), 'DELIVERED');
     assert.ok(states.includes('CREATED') && states.includes('ACTIVE') && states.includes('DELIVERED'));
     const delivered = m.body.events.filter((e: any) => e.state === 'DELIVERED');
     assert.equal(delivered.length, 2);
