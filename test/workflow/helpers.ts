@@ -17,8 +17,16 @@ export type { QServer };
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export const WTOKEN = Buffer.from(JSON.stringify({ UserID: 'testUser', Password: 'testPassword' })).toString('base64');
 
-export function startWf(opts: { dir?: string; httpPort?: number; args?: string[] } = {}): Promise<QServer> {
-  return startQ({ dir: opts.dir, httpPort: opts.httpPort, args: ['--qstash-token', WTOKEN, ...(opts.args ?? [])] });
+export async function startWf(opts: { dir?: string; httpPort?: number; args?: string[] } = {}): Promise<QServer> {
+  // A free port can be taken by another process between the probe and the listen (other jobs
+  // share the machine): try again with new ports.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startQ({ dir: opts.dir, httpPort: opts.httpPort, args: ['--qstash-token', WTOKEN, ...(opts.args ?? [])] });
+    } catch (e) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+    }
+  }
 }
 
 export async function keysOf(base: string): Promise<{ current: string; next: string }> {
