@@ -74,4 +74,29 @@ describe('workflow restart', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('flat-log events past --qstash-log-retention are pruned; the run log stays', async () => {
+    let srv = await startWf({ args: ['--qstash-log-retention', '1'] });
+    const dir = srv.dir;
+    const a = await app(srv.base, await keysOf(srv.base));
+    try {
+      const sdk = await wfSdk();
+      let c = await wfClient(srv.base);
+      a.route('/old', sdk.serve(async (ctx: any) => { await ctx.run('x', () => 1); }));
+      const { workflowRunId } = await c.trigger({ url: `${a.url}/old` });
+      await runState(c, workflowRunId, ['RUN_SUCCESS']);
+      const ml = async () => (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}`, { headers: { authorization: `Bearer ${a.env.QSTASH_TOKEN}` } })).json() as any).events;
+      assert.ok((await ml()).length > 0);
+      await srv.stop();
+      await sleep(1100);
+      srv = await startWf({ dir, httpPort: srv.httpPort, args: ['--qstash-log-retention', '1'] }); // prunes on start
+      c = await wfClient(srv.base);
+      assert.deepEqual(await ml(), []);
+      assert.equal((await c.logs({ workflowRunId })).runs[0].workflowState, 'RUN_SUCCESS');
+    } finally {
+      await a.close();
+      await srv.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

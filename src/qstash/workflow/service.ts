@@ -115,13 +115,28 @@ export class WorkflowService implements WorkflowExt {
     q.ext = this;
   }
 
-  /** Waiters (deadlines) start with the server. */
+  private pruneTimer: NodeJS.Timeout | null = null;
+
+  /** Waiters (deadlines) start with the server; the flat log is pruned like the queue's. */
   start(): void {
     this.waits.load();
+    this.pruneTimer = setInterval(() => this.prune(), 60_000);
+    this.pruneTimer.unref();
+    this.prune();
   }
 
   stop(): void {
     this.waits.stop();
+    if (this.pruneTimer !== null) clearInterval(this.pruneTimer);
+  }
+
+  /** Flat-log events older than the queue's log retention go (runs and their entries stay). */
+  private prune(): void {
+    const cut = Date.now() - this.q.opts.retentionMs;
+    for (const { key, value } of this.eventsDb.getRange({ start: [0, -1], end: [cut, -1] })) {
+      this.remove(this.eventsDb, key);
+      this.remove(this.indexDb, ['e', value.workflowRunId, key[0], key[1]]);
+    }
   }
 
   // ---- run lookup and persistence --------------------------------------------------------
