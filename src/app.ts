@@ -13,6 +13,8 @@ import { SearchService } from './search/service.js';
 import type { Config } from './config.js';
 import { QStashService } from './qstash/service.js';
 import { qstashHandlers } from './qstash/routes.js';
+import { WorkflowService } from './qstash/workflow/service.js';
+import { workflowHandlers } from './qstash/workflow/routes.js';
 import { Persistence, MemoryOnly } from './store/persistence.js';
 
 export interface RunningServer {
@@ -45,6 +47,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let v2: V2Router | null = null;
   let search: SearchService | null = null;
   let qstash: QStashService | null = null;
+  let workflow: WorkflowService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
@@ -66,12 +69,17 @@ export async function createServer(config: Config): Promise<RunningServer> {
       parallelism: Number(config.get('qstash-parallelism')),
       noSync: config.get('appendfsync') !== 'always',
     });
+    // The workflow layer loads its active runs before the queue starts delivering their messages.
+    workflow = new WorkflowService(qstash, { lazyFetch: config.get('qstash-workflow-lazy-fetch') === 'yes' });
     await qstash.start();
+    workflow.start();
     for (const [segment, h] of Object.entries(qstashHandlers(qstash))) v2.register(segment, h);
+    for (const [segment, h] of Object.entries(workflowHandlers(workflow))) v2.register(segment, h);
     try {
       engine.httpPort = await http.listen(bind, wantHttp);
     } catch (err) {
       await search.close();
+      workflow.stop();
       await qstash.stop();
       throw err;
     }
@@ -83,6 +91,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   } catch (err) {
     http?.close();
     await search?.close();
+    workflow?.stop();
     await qstash?.stop();
     await persistence?.close();
     throw err;
@@ -95,6 +104,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
       engine.stop();
       closeStreams();
       http?.close();
+      workflow?.stop();
       await qstash?.stop();
       // Commit what clients were told is done, let held replies out, then close.
       await persistence?.idle();

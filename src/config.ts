@@ -51,6 +51,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'qstash-token', env: 'QSTASH_TOKEN', type: 'string', def: '', mutable: false, secret: true, help: 'QStash API token (empty = generate one on first start and keep it in <dir>/qstash)' },
   { name: 'qstash-dev-credentials', env: 'QSTASH_DEV_CREDENTIALS', type: 'bool', def: 'no', mutable: false, help: 'use the QStash dev server\'s published token and signing keys (for apps run with QSTASH_DEV=true)' },
   { name: 'qstash-log-retention', env: 'QSTASH_LOG_RETENTION', type: 'int', def: '604800', min: 1, max: 2147483647, mutable: false, help: 'seconds a QStash event-log entry is kept' },
+  { name: 'qstash-workflow-lazy-fetch', env: 'QSTASH_WORKFLOW_LAZY_FETCH', type: 'bool', def: 'no', mutable: false, help: 'deliver workflow steps with empty bodies, so that the SDK fetches the run (GET /v2/workflows/runs/{id}); for testing LazyFetch' },
   { name: 'qstash-timeout', env: 'QSTASH_TIMEOUT', type: 'int', def: '900', min: 1, max: 2147483647, mutable: false, help: 'default delivery timeout in seconds (Upstash-Timeout overrides it)' },
   { name: 'qstash-parallelism', env: 'QSTASH_PARALLELISM', type: 'int', def: '1000', min: 1, max: 1000000, mutable: false, help: 'most QStash deliveries in flight at once, server-wide (GET /v2/globalParallelism reports it); more wait their turn' },
   { name: 'dir', env: 'DIR', type: 'string', def: './data', mutable: false, protected: true, help: 'data directory' },

@@ -12,12 +12,17 @@ let env: RootDatabase | null = null;
 let events: Database<EventRec, [number, number]>;
 let byMsg: Database<null, [string, number, number]>;
 
-function openEnv(path: string): void {
-  // A fresh snapshot per query: the writer (the main thread) commits all the time.
-  if (env !== null) { env.resetReadTxn(); return; }
+/** The environment on a fresh snapshot (the writer, the main thread, commits all the time). */
+export function snapshot(path: string): RootDatabase {
+  if (env !== null) { env.resetReadTxn(); return env; }
   env = open({ path, readOnly: true, maxDbs: 16 });
   events = env.openDB({ name: 'events', encoding: 'json' });
   byMsg = env.openDB({ name: 'eventsByMsg', encoding: 'binary' });
+  return env;
+}
+
+function openEnv(path: string): void {
+  snapshot(path);
 }
 
 function matches(e: EventRec, q: EventQuery): boolean {

@@ -204,10 +204,13 @@ async function publish(svc: QStashService, req: V2Request, skip: number): Promis
     if (q === undefined || !/^[A-Za-z0-9._-]+$/.test(q)) return err(400, 'invalid queue name');
     spec.queueName = q;
   }
+  const wf = svc.ext?.accept(dest, req.headers, req.body, spec) ?? null;
+  if (wf !== null) return json(await wf, 201);
   return json(await svc.publish(dest, spec, dedupId), 201);
 }
 
 async function batch(svc: QStashService, req: V2Request): Promise<V2Response> {
+  if (req.segments[1] === 'trigger' && svc.ext?.handlers.batchTrigger !== undefined) return svc.ext.handlers.batchTrigger(req);
   if (req.method !== 'POST') return err(405, 'method not allowed');
   let items: unknown;
   try { items = JSON.parse(req.body.toString('utf8')); } catch { return err(400, 'body must be a JSON array of messages'); }
@@ -223,17 +226,18 @@ async function batch(svc: QStashService, req: V2Request): Promise<V2Response> {
       if (o.headers === null || typeof o.headers !== 'object') throw new HttpError(400, `batch item ${i}: headers must be an object`);
       for (const [k, v] of Object.entries(o.headers)) hs.set(k.toLowerCase(), String(v));
     }
-    if (o.body !== undefined && typeof o.body !== 'string') throw new HttpError(400, `batch item ${i}: body must be a string`);
-    const body = Buffer.from((o.body as string | undefined) ?? '', 'utf8');
+    // A JSON value other than a string is sent as its JSON text (the SDK's context.call passes objects through).
+    const body = Buffer.from(o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body), 'utf8');
     const p = parseSpec(hs, body, req.remote, o.destination);
     if (o.queue !== undefined) {
       if (typeof o.queue !== 'string' || !/^[A-Za-z0-9._-]+$/.test(o.queue)) throw new HttpError(400, `batch item ${i}: invalid queue`);
       p.spec.queueName = o.queue;
     }
-    return { dest: o.destination, ...p };
+    return { dest: o.destination, hs, body, ...p };
   });
   // Published together: their writes share commits; ids and order are fixed synchronously.
-  return json(await Promise.all(parsed.map((p) => svc.publish(p.dest, p.spec, p.dedupId))), 201);
+  // Workflow items (Upstash-Workflow-RunId) go to the workflow layer.
+  return json(await Promise.all(parsed.map((p) => svc.ext?.accept(p.dest, p.hs, p.body, p.spec) ?? svc.publish(p.dest, p.spec, p.dedupId))), 201);
 }
 
 // ---- messages ------------------------------------------------------------------------------
@@ -360,6 +364,7 @@ function retryOverrides(h: Headers): Partial<MessageSpec> {
 }
 
 async function dlq(svc: QStashService, req: V2Request): Promise<V2Response> {
+  if (req.query.get('source') === 'workflow' && svc.ext?.handlers.dlq !== undefined) return svc.ext.handlers.dlq(req);
   const s = req.segments;
   if (s[1] === 'retry') {
     if (req.method !== 'POST') return err(405, 'method not allowed');

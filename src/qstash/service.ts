@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
+import type { V2Request, V2Response } from '../http/v2.js';
 import { attempt, type Attempt } from './deliver.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
@@ -43,6 +44,27 @@ export interface QStashOptions {
   /** Most deliveries in flight at once, server-wide (default 1000). */
   parallelism?: number;
 }
+
+/**
+ * The workflow layer (src/qstash/workflow) on top of the queue: it builds the delivered body of
+ * its messages (the run's entry prefix), vets a 2xx (a non-workflow endpoint), and learns how
+ * each attempt ended. It owns the DLQ and failure callbacks of its messages.
+ */
+export interface WorkflowExt {
+  /** A publish with Upstash-Workflow-RunId becomes a run or a step of one; null for other messages. */
+  accept(dest: string, h: ReadonlyMap<string, string>, body: Buffer, spec: MessageSpec): Promise<unknown> | null;
+  /** POST /v2/batch/trigger and /v2/dlq?source=workflow. */
+  handlers: Partial<Record<'batchTrigger' | 'dlq', (req: V2Request) => Promise<V2Response>>>;
+  body(m: MessageRec): Buffer;
+  /** An error text turns a 2xx into a failed attempt. */
+  check(m: MessageRec, status: number, header: Record<string, string[]>): string | undefined;
+  delivered(m: MessageRec, status: number, header: Record<string, string[]>, body: Buffer): Promise<void>;
+  retrying(m: MessageRec, a: AttemptEnd): void;
+  failed(m: MessageRec, a: AttemptEnd): Promise<void>;
+  logged(m: MessageRec, e: EventRec): void;
+}
+
+export interface AttemptEnd { status: number; header: Record<string, string[]>; body: Buffer; error: string; nextDeliveryTime?: number }
 
 export class HttpError extends Error {
   constructor(readonly status: number, msg: string) { super(msg); }
@@ -91,6 +113,8 @@ export class QStashService {
   private schedTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
   private pool: Piscina | null = null;
+  /** The workflow layer, when attached (app.ts). */
+  ext: WorkflowExt | null = null;
   private evSeq = 0;
   private msgSeq = 0;
   private dlqSeq = 0;
@@ -180,13 +204,14 @@ export class QStashService {
     await this.env.close();
   }
 
-  private write(fn: () => unknown): void {
+  /** Queue a write (the workflow layer's too): issued with the others every few ms, in order. */
+  write(fn: () => unknown): void {
     this.wq.push(fn);
     this.wqTimer ??= setTimeout(() => this.flushWrites(), 2);
   }
 
   /** Queue a write and resolve once its batch is committed. */
-  private writeAwait(fn: () => unknown): Promise<void> {
+  writeAwait(fn: () => unknown): Promise<void> {
     this.write(fn);
     return new Promise((resolve) => { this.wqWaiters.push(resolve); });
   }
@@ -251,7 +276,7 @@ export class QStashService {
     if (spec.queueName !== undefined) writes.push(this.ensureQueue(spec.queueName));
     for (const t of targets) {
       const m: MessageRec = {
-        ...spec, messageId: newMessageId(), url: t.url, topicName: t.topicName, endpointName: t.endpointName,
+        ...spec, messageId: spec.id ?? newMessageId(), url: t.url, topicName: t.topicName, endpointName: t.endpointName,
         createdAt: now, retried: 0, due: Math.max(spec.notBefore, now), seq: this.msgSeq++, dedupId,
       };
       made.push(m);
@@ -455,7 +480,7 @@ export class QStashService {
     // delivers it again on start (at least once) without one more write per attempt.
     m.active = true;
     this.log(m, 'ACTIVE');
-    const body = Buffer.from(m.body, 'base64');
+    const body = m.wf !== undefined && this.ext !== null ? this.ext.body(m) : Buffer.from(m.body, 'base64');
     const headers: Record<string, string> = { ...m.header };
     headers['Upstash-Message-Id'] = m.messageId;
     headers['Upstash-Retried'] = String(m.retried);
@@ -487,7 +512,11 @@ export class QStashService {
     }
     this.release(m);
     if (this.stopped) return;
-    const ok = status >= 200 && status < 300;
+    let ok = status >= 200 && status < 300;
+    if (ok && m.wf !== undefined && this.ext !== null) {
+      error = this.ext.check(m, status, rh);
+      ok = error === undefined;
+    }
     if (this.cancelled.has(m.messageId)) {
       this.cancelled.delete(m.messageId);
       await this.finish(m);
@@ -498,6 +527,11 @@ export class QStashService {
     if (ok) {
       this.pending.delete(m.messageId);
       this.log(m, 'DELIVERED', { responseStatus: status });
+      if (m.wf !== undefined && this.ext !== null) {
+        await this.finish(m);
+        this.releaseQueueSlot(m);
+        return this.ext.delivered(m, status, rh, rbody);
+      }
       this.scheduleState(m, 'SUCCESS');
       // Removed in the commit that stores its callback: a crash in between delivers again.
       const removed = this.writeAwait(() => this.msgs.remove(m.messageId));
@@ -516,9 +550,17 @@ export class QStashService {
       m.due = Date.now() + delay;
       await this.writeAwait(() => this.msgs.put(m.messageId, m));
       this.log(m, 'RETRY', { nextDeliveryTime: m.due });
+      if (m.wf !== undefined && this.ext !== null) this.ext.retrying(m, { status, header: rh, body: rbody, error, nextDeliveryTime: m.due });
       this.push({ due: m.due, id: m.messageId });
       this.arm();
       return;
+    }
+    if (m.wf !== undefined && this.ext !== null) {
+      // Workflow messages: the workflow layer owns their DLQ and failure callbacks.
+      await this.finish(m);
+      this.releaseQueueSlot(m);
+      this.log(m, 'FAILED', { error, responseStatus: status || undefined });
+      return this.ext.failed(m, { status, header: rh, body: rbody, error });
     }
     // Out of retries (or non-retryable): to the DLQ (in the commit that stores the callbacks),
     // then the callback and the failure callback.
@@ -606,6 +648,7 @@ export class QStashService {
       maxRetries: m.retries, retried: m.retried, label: m.labels?.[0], labels: m.labels, flowControlKey: m.flowControl?.key,
       timeout: m.timeout, callback: m.callback, failureCallback: m.failureCallback, retryDelayExpression: m.retryDelay, ...extra,
     };
+    if (m.wf !== undefined) this.ext?.logged(m, e);
     this.write(() => {
       this.events.put([time, seq], e);
       return this.byMsg.put([m.messageId, time, seq], 1);
@@ -613,9 +656,14 @@ export class QStashService {
   }
 
   async queryEvents(q: Omit<EventQuery, 'path'>): Promise<{ events: EventRec[]; cursor?: string }> {
+    return this.query({ ...q, path: this.dbPath });
+  }
+
+  /** Run a listing in the log worker once every write issued so far is committed. */
+  async query<T>(task: { path: string; kind?: string }): Promise<T> {
     if (this.wqTimer !== null) { clearTimeout(this.wqTimer); this.flushWrites(); }
     await this.env.committed;
-    return this.pool!.run({ ...q, path: this.dbPath });
+    return this.pool!.run(task);
   }
 
   private prune(): void {
@@ -922,7 +970,7 @@ export function isUrl(s: string): boolean {
   return s.startsWith('http://') || s.startsWith('https://');
 }
 
-function newMessageId(): string {
+export function newMessageId(): string {
   return `msg_${crypto.randomBytes(16).toString('base64url')}`;
 }
 

@@ -37,7 +37,18 @@ export interface MessageSpec {
    * queue waits for them too (QStash's ordered delivery).
    */
   queueSlot?: string;
+  /** Workflow messages (src/qstash/workflow): the run and entry they belong to. */
+  wf?: WfMeta;
+  /** A message id chosen by the caller (workflow entries are appended before the publish). */
+  id?: string;
 }
+
+/**
+ * What a workflow message is: a step delivered with its run's entry prefix (`step`), a
+ * context.call request to a third party (`toCallback`), the call's callback to the workflow
+ * (`fromCallback`), or a failure callback (`failure`). `idx` is the entry's place in the run.
+ */
+export interface WfMeta { runId: string; createdAt: number; kind: 'step' | 'toCallback' | 'fromCallback' | 'failure'; idx: number }
 
 export interface MessageRec extends MessageSpec {
   messageId: string;

@@ -1,0 +1,180 @@
+/**
+ * Workflow log listings (spec section 4, seed 4.3; scenario 13): the run-grouped listing through
+ * the SDK's client.logs() (filters state, label as an array (OR), workflowUrl, fromDate/toDate,
+ * workflowCreatedAt, workflowRuns pairs, count 1 pagination until no cursor, the count limit),
+ * GET /v2/workflows/logs (grouped and flat), trimBody, and the flat per-message view
+ * GET /v2/workflows/messageLogs.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startWf, keysOf, wfSdk, wfClient, app, runState, stepsOf, WTOKEN, type App, type QServer } from './helpers.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+let srv: QServer;
+let a: App;
+let c: any;
+const ids: Record<string, string> = {};
+let tMid = 0;
+
+const get = async (path: string): Promise<any> => {
+  const r = await fetch(`${srv.base}${path}`, { headers: { authorization: `Bearer ${WTOKEN}` } });
+  return { status: r.status, body: await r.json() };
+};
+
+before(async () => {
+  srv = await startWf();
+  a = await app(srv.base, await keysOf(srv.base));
+  c = await wfClient(srv.base);
+  const sdk = await wfSdk();
+  a.route('/lg/ok', sdk.serve(async (ctx: any) => { await ctx.run('s', () => 'x'.repeat(50)); return { done: true }; }));
+  a.route('/lg/fail', sdk.serve(async (ctx: any) => { await ctx.run('f', () => { throw new Error('bad'); }); }));
+  a.route('/lg/sleep', sdk.serve(async (ctx: any) => { await ctx.sleep('zz', 120); }));
+  ids.ok1 = (await c.trigger({ url: `${a.url}/lg/ok`, body: { k: 1 }, label: 'red' })).workflowRunId;
+  await runState(c, ids.ok1, ['RUN_SUCCESS']);
+  ids.ok2 = (await c.trigger({ url: `${a.url}/lg/ok`, body: { k: 2 }, label: ['blue', 'green'] })).workflowRunId;
+  await runState(c, ids.ok2, ['RUN_SUCCESS']);
+  tMid = Date.now();
+  await new Promise((r) => setTimeout(r, 5));
+  ids.fail = (await c.trigger({ url: `${a.url}/lg/fail`, retries: 0, label: 'red' })).workflowRunId;
+  await runState(c, ids.fail, ['RUN_FAILED']);
+  ids.sleep = (await c.trigger({ url: `${a.url}/lg/sleep`, label: 'blue' })).workflowRunId;
+  await runState(c, ids.sleep, ['RUN_STARTED']);
+  // The sleep step is published (its delivery pending): wait for it.
+  for (let i = 0; i < 100; i++) {
+    const r = (await c.logs({ workflowRunId: ids.sleep })).runs[0];
+    if (stepsOf(r).some((s) => s.stepName === 'zz')) break;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+});
+after(async () => {
+  await a.close();
+  await srv.stop();
+});
+
+describe('workflow logs', () => {
+  it('13: filters: state, labels (OR), workflowUrl, dates, createdAt, pairs', async () => {
+    const runIds = (r: any) => r.runs.map((x: any) => x.workflowRunId).sort();
+    const all = [ids.ok1, ids.ok2, ids.fail, ids.sleep].sort();
+    assert.deepEqual(runIds(await c.logs({})), all);
+    assert.deepEqual(runIds(await c.logs({ filter: { state: 'RUN_SUCCESS' } })), [ids.ok1, ids.ok2].sort());
+    assert.deepEqual(runIds(await c.logs({ filter: { state: 'RUN_FAILED' } })), [ids.fail]);
+    assert.deepEqual(runIds(await c.logs({ filter: { state: 'RUN_STARTED' } })), [ids.sleep]);
+    assert.deepEqual(runIds(await c.logs({ filter: { state: 'STEP_FAILED' } })), [ids.fail]);
+    assert.deepEqual(runIds(await c.logs({ filter: { state: 'STEP_PROGRESS' } })), [ids.sleep]);
+    assert.deepEqual(runIds(await c.logs({ filter: { label: 'red' } })), [ids.ok1, ids.fail].sort());
+    assert.deepEqual(runIds(await c.logs({ filter: { label: ['green', 'red'] } })), [ids.ok1, ids.ok2, ids.fail].sort());
+    assert.deepEqual(runIds(await c.logs({ filter: { workflowUrl: `${a.url}/lg/ok` } })), [ids.ok1, ids.ok2].sort());
+    assert.deepEqual(runIds(await c.logs({ filter: { fromDate: tMid } })), [ids.fail, ids.sleep].sort());
+    assert.deepEqual(runIds(await c.logs({ filter: { toDate: tMid } })), [ids.ok1, ids.ok2].sort());
+    const ok1 = (await c.logs({ workflowRunId: ids.ok1 })).runs[0];
+    assert.deepEqual(runIds(await c.logs({ filter: { workflowCreatedAt: ok1.workflowRunCreatedAt } })), [ids.ok1]);
+    const sleepRun = (await c.logs({ workflowRunId: ids.sleep })).runs[0];
+    const pairs = `${ids.ok1}@${ok1.workflowRunCreatedAt},${ids.sleep}@${sleepRun.workflowRunCreatedAt}`;
+    const byPairs = await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRuns=${pairs}&state=RUN_FAILED`);
+    assert.deepEqual(runIds(byPairs.body), [ids.ok1, ids.sleep].sort());
+    assert.equal((await get('/v2/workflows/logs?groupBy=workflowRunId&workflowUrl=nope')).status, 400);
+    assert.equal((await get('/v2/workflows/logs?groupBy=workflowRunId&state=BOGUS')).status, 400);
+    assert.equal((await get('/v2/workflows/logs?groupBy=workflowRunId&cursor=%%%')).status, 400);
+  });
+
+  it('13: count 1 pages visit every run once, newest first, the last page has no cursor', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const r = await c.logs({ cursor, count: 1 });
+      pages++;
+      assert.ok(r.runs.length <= 1);
+      seen.push(...r.runs.map((x: any) => x.workflowRunId));
+      cursor = r.cursor;
+    } while (cursor !== undefined && pages < 20);
+    assert.deepEqual(seen, [ids.sleep, ids.fail, ids.ok2, ids.ok1]);
+    // Run mode caps count at 10.
+    const big = await get('/v2/workflows/events?groupBy=workflowRunId&count=500');
+    assert.equal(big.status, 200);
+    assert.equal(big.body.runs.length, 4);
+    assert.equal(big.body.cursor, undefined);
+  });
+
+  it('run objects: fields of seed 2.4/2.5, next groups, trimBody', async () => {
+    const ok2 = (await c.logs({ workflowRunId: ids.ok2 })).runs[0];
+    assert.deepEqual(ok2.labels, ['blue', 'green']);
+    assert.equal(ok2.label, 'blue');
+    assert.equal(ok2.workflowRunResponse, '{"done":true}');
+    assert.match(ok2.workflowRunCallerIp, /127\.0\.0\.1/);
+    const [init, s] = stepsOf(ok2);
+    assert.equal(init.out, '{"k":2}');
+    assert.match(init.messageId, /^msg_/);
+    assert.equal(init.callType, 'step');
+    assert.equal(init.headers['Upstash-Workflow-Sdk-Version'][0], '1');
+    assert.equal(typeof s.createdAt, 'number');
+    assert.equal(s.out, JSON.stringify('x'.repeat(50)));
+    const sleepRun = (await c.logs({ workflowRunId: ids.sleep })).runs[0];
+    const next = sleepRun.steps.at(-1);
+    assert.equal(next.type, 'next');
+    assert.equal(next.steps[0].state, 'STEP_PROGRESS');
+    assert.ok(next.steps[0].nextDeliveryTime > Date.now() + 60_000);
+    const failRun = (await c.logs({ workflowRunId: ids.fail })).runs[0];
+    assert.deepEqual(failRun.steps.map((g: any) => g.type), ['sequential', 'next']);
+    assert.equal(failRun.steps[1].steps[0].state, 'STEP_FAILED');
+    assert.equal(failRun.steps[1].steps[0].errors[0].status, 500);
+    assert.match(failRun.dlqId, /\S/);
+    // trimBody: 10 bytes, and -1 drops bodies.
+    const t10 = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=10`)).body.runs[0];
+    assert.equal(stepsOf(t10)[1].out, `"${'x'.repeat(9)}`);
+    const tNone = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=-1`)).body.runs[0];
+    assert.equal(stepsOf(tNone)[1].out, undefined);
+    assert.equal(tNone.workflowRunResponse, undefined);
+  });
+
+  it('flat listings: /v2/workflows/messageLogs and /v2/workflows/logs without groupBy', async () => {
+    const m = await get(`/v2/workflows/messageLogs?workflowRunId=${ids.ok1}`);
+    assert.equal(m.status, 200);
+    const states = m.body.events.map((e: any) => e.state).reverse();
+    assert.equal(states[0], 'RUN_STARTED');
+    // The run ends (DELETE) while its last delivery is still in flight: DELIVERED comes last
+    // (an earlier delivery's DELIVERED may also come after RUN_SUCCESS).
+    assert.ok(states.includes('RUN_SUCCESS'));
+    assert.equal(states.at(-1), 'DELIVERED');
+    assert.ok(states.includes('CREATED') && states.includes('ACTIVE') && states.includes('DELIVERED'));
+    const delivered = m.body.events.filter((e: any) => e.state === 'DELIVERED');
+    assert.equal(delivered.length, 2);
+    for (const e of m.body.events) {
+      assert.equal(e.workflowRunId, ids.ok1);
+      assert.equal(e.workflowUrl, `${a.url}/lg/ok`);
+      assert.equal(typeof e.workflowCreatedAt, 'number');
+      assert.equal(typeof e.time, 'number');
+    }
+    const withStep = m.body.events.filter((e: any) => e.stepInfo !== undefined);
+    assert.ok(withStep.every((e: any) => typeof e.stepInfo.concurrent === 'number' && e.stepInfo.messageId === e.messageId));
+    assert.ok(withStep.some((e: any) => e.stepInfo.stepName === 'init' && e.stepInfo.stepType === 'Initial'));
+    assert.ok(withStep.some((e: any) => e.stepInfo.stepName === 's' && e.stepInfo.stepType === 'Run'));
+    const success = m.body.events.find((e: any) => e.state === 'RUN_SUCCESS');
+    assert.equal(success.workflowRunResponse, '{"done":true}');
+    assert.equal(success.stepInfo, undefined);
+    const failed = (await get(`/v2/workflows/messageLogs?workflowRunId=${ids.fail}&state=RUN_FAILED`)).body.events;
+    assert.equal(failed.length, 1);
+    assert.match(failed[0].dlqId, /\S/);
+    const errs = (await get(`/v2/workflows/messageLogs?workflowRunId=${ids.fail}&state=ERROR`)).body.events;
+    assert.equal(errs[0].responseStatus, 500);
+    assert.match(errs[0].error, /500/);
+    // Paging with count=2 visits everything.
+    const all = (await get('/v2/workflows/messageLogs')).body.events;
+    const paged: any[] = [];
+    let cursor = '';
+    for (let i = 0; i < 100; i++) {
+      const r = (await get(`/v2/workflows/messageLogs?count=2${cursor ? `&cursor=${cursor}` : ''}`)).body;
+      paged.push(...r.events);
+      if (r.cursor === undefined) break;
+      cursor = r.cursor;
+    }
+    assert.deepEqual(paged.map((e) => e.time + e.state), all.map((e: any) => e.time + e.state));
+    // /v2/workflows/logs without groupBy: the same events with step states.
+    const flat = (await get(`/v2/workflows/logs?workflowRunId=${ids.ok1}`)).body.events;
+    assert.equal(flat.length, m.body.events.length);
+    assert.ok(flat.some((e: any) => e.state === 'STEP_SUCCESS'));
+    assert.ok(!flat.some((e: any) => e.state === 'DELIVERED'));
+    const labelled = (await get('/v2/workflows/messageLogs?label=green&state=RUN_STARTED')).body.events;
+    assert.deepEqual(labelled.map((e: any) => e.workflowRunId), [ids.ok2]);
+  });
+});
