@@ -17,7 +17,8 @@
  *    safe, no escaping) and the caller runs it. Values going the other way are serialised by
  *    Lua code (see prelude.ts) into one string that JS reads with lua_tolstring.
  *
- * This file runs only in the scripting worker thread (see worker.ts).
+ * Two VMs exist per server: the engine thread's, where scripts run first, and the scripting
+ * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
 import { createRequire } from 'node:module';
 
@@ -79,7 +80,12 @@ const SLOTS = [
 
 export class LuaVM {
   readonly M: LuaModule;
-  readonly L: number;
+  /**
+   * The state the helpers below work on: the main state, or while a bridge runs, the state
+   * (thread) that called it (a redis.call made inside a coroutine pushes its reply there).
+   */
+  L: number;
+  readonly main: number;
   private heap: Uint8Array;
   private scratch = 0;
   private scratchSize = 0;
@@ -101,7 +107,7 @@ export class LuaVM {
     this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
-    this.L = this.M._luaL_newstate();
+    this.L = this.main = this.M._luaL_newstate();
     this.M._luaL_openlibs(this.L);
     this.findSlots();
   }
@@ -145,6 +151,36 @@ export class LuaVM {
     if (p === 0) return new Uint8Array(0);
     const n = this.M.HEAPU32[this.lenp >> 2];
     return this.u8.slice(p, p + n);
+  }
+
+  /**
+   * The string (or number, converted by Lua) at stack index i, in place: its offset in the heap
+   * (see heap()); its length is then in strLen. Valid while the value stays on the stack.
+   */
+  strPtr(i: number): number {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    this.strLen = p === 0 ? 0 : this.M.HEAPU32[this.lenp >> 2];
+    return p;
+  }
+
+  strLen = 0;
+  private heapBuf: Buffer = Buffer.alloc(0);
+
+  /** A Buffer over the whole wasm heap (replaced when the memory grows: do not keep it across Lua calls). */
+  heapBuffer(): Buffer {
+    const u8 = this.u8;
+    if (this.heapBuf.buffer !== u8.buffer) this.heapBuf = Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+    return this.heapBuf;
+  }
+
+  /** Push bytes src[s, e) that hold no NUL (lua_pushstring stops at the first NUL). */
+  pushBytes(src: Uint8Array, s: number, e: number): void {
+    const p = this.buffer(e - s + 1);
+    const u8 = this.u8;
+    if (e - s < 64) for (let i = s; i < e; i++) u8[p + i - s] = src[i];
+    else u8.set(src.subarray(s, e), p);
+    u8[p + e - s] = 0;
+    this.M._lua_pushstring(this.L, p);
   }
 
   /** The string at stack index i as latin1 text (one char per byte). */
@@ -191,7 +227,15 @@ export class LuaVM {
     let fired = -1;
     this.thunks = makeThunks(n, (k: number, L: number) => {
       const h = this.handlers[k];
-      if (h !== null && h !== undefined) return h(L);
+      if (h !== null && h !== undefined) {
+        const prev = this.L;
+        this.L = L;
+        try {
+          return h(L);
+        } finally {
+          this.L = prev;
+        }
+      }
       fired = k;
       return 0;
     });

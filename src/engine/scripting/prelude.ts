@@ -1,5 +1,5 @@
 /**
- * The Lua side of the scripting runtime, run once in every fresh Lua state (worker.ts). It
+ * The Lua side of the scripting runtime, run once in every fresh Lua state (runtime.ts). It
  * builds what Redis 7.0 gives scripts: the redis table (call, pcall, error_reply...), the
  * protected globals, the cjson/cmsgpack/struct/bit libraries (thin wrappers over JS bridges),
  * Redis's deterministic math.random, and the runner that calls a script and converts its result
@@ -11,7 +11,7 @@
  *   t<count>;        table with <count> key/value pairs follow (cjson, cmsgpack)
  *   z                cjson.null      x<type>;    function/userdata/thread      D  too deep
  *
- * The chunk is called with B, the table of bridges (JS functions), and R, the registry.
+ * The chunk is called with R, the registry, and the spec of the bridges (JS functions, runtime.ts).
  */
 export const PRELUDE_NAME = '=redis';
 
@@ -158,7 +158,41 @@ end
 local redis = {}
 local call_bridge = B.call
 
+-- The count hook (defined with the runners below).
+local hook
+local KILLED = 'Script killed by user with SCRIPT KILL...'
+
+-- The reply of the call bridge (runtime.ts): a bulk string alone, nothing for nil, or
+-- (payload, tag).
+local function reply(raise_err, v, tag)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  elseif tag == 'i' then
+    return tonumber(v)
+  elseif tag == 'o' then
+    return { ok = v }
+  elseif tag == 'e' then
+    -- Already counted in the error statistics by the command itself (Redis's flag name).
+    local e = { err = v, ignore_err_stats_update = true }
+    if raise_err then error(e, 0) end
+    return e
+  elseif tag == 'k' then
+    -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
+    sethook(hook, 'l')
+    error(err_table(KILLED), 0)
+  end
+  return v
+end
+
+-- No tail calls here either: the error handler walks the frames.
 local function gencall(raise_err, ...)
+  local v, tag = call_bridge(...)
+  if tag ~= 'x' then
+    local r = reply(raise_err, v, tag)
+    return r
+  end
+  -- Not all arguments are strings: numbers are converted as Redis does (%.17g), others refused.
   local n = select('#', ...)
   if n == 0 then
     local e = err_table('Please specify at least one argument for this redis lib call')
@@ -177,13 +211,8 @@ local function gencall(raise_err, ...)
       return e
     end
   end
-  local v, iserr = call_bridge(unpack(args, 1, n))
-  if iserr then
-    -- Already counted in the error statistics by the command itself (Redis's flag name).
-    v.ignore_err_stats_update = true
-    if raise_err then error(v, 0) end
-  end
-  return v
+  local r = reply(raise_err, call_bridge(unpack(args, 1, n)))
+  return r
 end
 
 -- No tail calls in wrappers: the error handler walks the frames.
@@ -273,8 +302,10 @@ redis.REDIS_VERSION_NUM = tonumber(B.version_num)
 
 -- ------------------------------------------------------------------ math.random (Redis's rand48)
 
--- 48-bit state as two 24-bit halves, so every product stays exact in a double.
-local rh, rl = 0, 0
+-- 48-bit state as two 24-bit halves, so every product stays exact in a double. It starts as
+-- rand48's default state 0x1234ABCD330E (Redis never seeds it: the first math.random(1000) of a
+-- fresh redis-server is 397) and persists from script to script.
+local rh, rl = 0x1234AB, 0xCD330E
 local function srand48(seed)
   seed = fmod(seed, 4294967296)
   if seed < 0 then seed = seed + 4294967296 end
@@ -566,8 +597,7 @@ end
 -- ------------------------------------------------------------------ running scripts
 
 local check_bridge = B.check
-local killed_msg = 'Script killed by user with SCRIPT KILL...'
-local function hook()
+hook = function()
   -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
   local i = getinfo(2, 'S')
   if i and i.source == RUNTIME then return end
@@ -575,7 +605,7 @@ local function hook()
   if why then
     -- As Redis: keep failing on every line so pcall cannot swallow the kill.
     sethook(hook, 'l')
-    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or killed_msg), 0)
+    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or KILLED), 0)
   end
 end
 
@@ -606,18 +636,46 @@ local function finish(ok, res, name)
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
 
-R.__run_eval = function(f, keys, argv, name, kill_text)
+-- math.random's state as the last run started: a script moved to the other Lua state
+-- (runtime.ts) is run again from there.
+local start_h, start_l = 0, 0
+R.__rand_get = function(which)
+  if which == 'start' then return sformat('%.17g,%.17g', start_h, start_l) end
+  return sformat('%.17g,%.17g', rh, rl)
+end
+R.__rand_set = function(s)
+  local h, l = string.match(s, '^([^,]+),(.+)$')
+  rh, rl = tonumber(h), tonumber(l)
+end
+
+-- The runners: (f, name, nk, KEYS..., ARGV...), or (f, name, -1, KEYS, ARGV) with the tables
+-- built by a chunk (many or binary arguments). Each returns the serialised reply.
+local function tables(nk, ...)
+  nk = tonumber(nk)
+  if nk < 0 then return ... end
+  local keys, argv = { ... }, {}
+  local n = #keys
+  for i = nk + 1, n do
+    argv[i - nk] = keys[i]
+    keys[i] = nil
+  end
+  return keys, argv
+end
+
+R.__run_eval = function(f, name, nk, ...)
+  local keys, argv = tables(nk, ...)
   rawset(G, 'KEYS', keys)
   rawset(G, 'ARGV', argv)
-  killed_msg = kill_text
+  start_h, start_l = rh, rl
   R.__resp = 2
   sethook(hook, '', 100000)
   local ok, res = xpcall(f, errh)
   return finish(ok, res, name)
 end
 
-R.__run_fn = function(f, keys, argv, name, kill_text)
-  killed_msg = kill_text
+R.__run_fn = function(f, name, nk, ...)
+  local keys, argv = tables(nk, ...)
+  start_h, start_l = rh, rl
   R.__resp = 2
   sethook(hook, '', 100000)
   local ok, res = xpcall(function() return f(keys, argv) end, errh)
