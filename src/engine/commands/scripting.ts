@@ -27,6 +27,8 @@ function evalKeys(argv: Argv): number[] {
 
 /** numkeys of EVAL (isFcall: FCALL's wording for a non-integer); NaN after replying an error. */
 function numKeys(argv: Argv, out: ReplySink, isFcall: boolean): number {
+  const n = argv.int(2);
+  if (n >= 0 && n <= argv.count - 3) return n;
   const v = argv.int64(2);
   if (v === null) {
     out.error(isFcall ? 'ERR Bad number of keys provided' : E.NOT_INTEGER);
@@ -62,7 +64,7 @@ function evalGeneric(c: Client, argv: Argv, out: ReplySink, isSha: boolean, ro: 
   if (Number.isNaN(nk)) return;
   let sha: string;
   if (isSha) {
-    sha = argv.key(1).toLowerCase();
+    sha = s.shaArg(argv, 1);
     const err = s.ensureCompiled(sha);
     if (err !== null) {
       out.error(err);

@@ -79,11 +79,14 @@ export interface RunCtx {
   async: boolean;
 }
 
-/** A RunCtx for EVAL (sha) or FCALL (fn) called by `c` with `argv`. */
+/**
+ * A RunCtx for EVAL (sha) or FCALL (fn) called by `c` with `argv`. Its start is the command's
+ * time snapshot (the EXEC's inside MULTI, as Redis's).
+ */
 export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
   return {
     caller: c, out, name: fn === null ? sha : fn.name, isEval: fn === null, readOnly, src: argv, nk, fn,
-    argv: null, start: Date.now(), movable: false, wrote: false, pinned: false, killed: false, async: false,
+    argv: null, start: c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
   };
 }
 
@@ -346,8 +349,10 @@ class LuaTreeSink implements ReplySink {
     this.value = false;
     this.isErr = false;
     this.heap = heap;
-    this.open.length = 0;
-    this.left.length = 0;
+    if (this.open.length !== 0) {
+      this.open.length = 0;
+      this.left.length = 0;
+    }
   }
 
   private put(v: LuaValue): void {
@@ -407,7 +412,7 @@ export class Scripting {
   private rt: LuaRuntime | null = null;
   /** The running script is being stopped to be run again in the worker. */
   private moving = false;
-  /** When the running script is moved if it can be (Date.now() time). */
+  /** When the running script is moved if it can be (performance.now() time). */
   private moveAt = Infinity;
   /** redis.log lines of the running script, written when it ends on the engine thread. */
   private readonly logs: { level: number; msg: string }[] = [];
@@ -432,7 +437,8 @@ export class Scripting {
   // ---------------------------------------------------------------- engine-thread Lua state
 
   private local(): LuaRuntime {
-    if (this.rt !== null) return this.rt;
+    if (this.rt !== null && !this.rt.vm.dead) return this.rt;
+    this.rt = null;
     const host: RuntimeHost = {
       call: (rt, n) => this.localCall(rt, n),
       acl: (rt, n) => this.aclCheck(this.heapArgv(rt, n)),
@@ -440,7 +446,7 @@ export class Scripting {
         if (this.run !== null) this.logs.push({ level, msg });
         else this.log(level, msg);
       },
-      check: () => this.localCheck(),
+      check: (beforeCall) => this.localCheck(beforeCall),
     };
     const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
     this.rt = rt;
@@ -481,10 +487,12 @@ export class Scripting {
    * Count hook and redis.call check of the engine thread's state: stop a script that may move
    * and has run long (and from then on, until it has stopped: nothing more may take effect).
    */
-  private localCheck(): string | null {
+  private localCheck(beforeCall: boolean): string | null {
     if (this.moving) return 'k';
     const ctx = this.run;
-    if (ctx === null || ctx.pinned || Date.now() < this.moveAt) return null;
+    if (ctx === null || ctx.pinned || this.moveAt === Infinity) return null;
+    // perf: before a redis.call, the time the previous command ended (dispatch.ts) is enough.
+    if ((beforeCall ? this.eng.lastCallEnd : performance.now()) < this.moveAt) return null;
     this.moving = true;
     return 'k';
   }
@@ -605,9 +613,11 @@ export class Scripting {
     sc.dbIndex = ctx.caller.dbIndex;
     sc.aclUser = ctx.caller.aclUser;
     sc.user = ctx.caller.user;
-    this.moveAt = ctx.movable ? ctx.start + Math.min(MOVE_AFTER_MS, eng.cfgInt('busy-reply-threshold')) : Infinity;
+    this.moveAt = ctx.movable
+      ? performance.now() + ctx.start - Date.now() + Math.min(MOVE_AFTER_MS, eng.cfgInt('busy-reply-threshold'))
+      : Infinity;
     this.moving = false;
-    this.logs.length = 0;
+    if (this.logs.length !== 0) this.logs.length = 0;
     this.run = ctx;
     let r;
     try {
@@ -633,9 +643,16 @@ export class Scripting {
       return;
     }
     this.run = null;
-    for (const l of this.logs) this.log(l.level, l.msg);
-    this.logs.length = 0;
-    if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
+    if (this.logs.length !== 0) {
+      for (const l of this.logs) this.log(l.level, l.msg);
+      this.logs.length = 0;
+    }
+    if (r.raw) {
+      const v = Buffer.allocUnsafe(r.len);
+      r.buf.copy(v, 0, r.p, r.p + r.len);
+      ctx.out.bulk(v);
+    }
+    else if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
     rt.endRun();
   }
 
@@ -796,7 +813,8 @@ export class Scripting {
         return;
       }
     }
-    const effect = (def.flags & (F.WRITE | F.MAY_REPLICATE)) !== 0 || MAY_REPLICATE.has(def.name);
+    const effect = (def.flags & F.READONLY) === 0
+      && ((def.flags & (F.WRITE | F.MAY_REPLICATE)) !== 0 || MAY_REPLICATE.has(def.name));
     if (ctx !== null) {
       if (ctx.readOnly && effect) {
         eng.stats.perCommand[def.id].rejected++;
@@ -829,6 +847,33 @@ export class Scripting {
   }
 
   // ---------------------------------------------------------------- EVAL cache
+
+  /** The last sha1 argument of EVALSHA: lower-cased bytes and string. */
+  private lastShaBytes: Buffer | null = null;
+  private lastSha = '';
+
+  /**
+   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: the same script called again gets the
+   * same string (no allocation, its hash already computed for the cache lookups).
+   */
+  shaArg(argv: Argv, i: number): string {
+    const b = argv.buf;
+    const s = argv.start[i];
+    const last = this.lastShaBytes;
+    if (last !== null) {
+      let j = 0;
+      for (; j < 40; j++) {
+        let ch = b[s + j];
+        if (ch >= 65 && ch <= 90) ch += 32;
+        if (ch !== last[j]) break;
+      }
+      if (j === 40) return this.lastSha;
+    }
+    const sha = argv.key(i).toLowerCase();
+    this.lastShaBytes = Buffer.from(sha, 'latin1');
+    this.lastSha = sha;
+    return sha;
+  }
 
   /** Compile a body if needed (SCRIPT LOAD, EVAL): the sha, or an error reply text. */
   load(body: Buffer): { sha: string } | { err: string } {

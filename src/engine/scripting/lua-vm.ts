@@ -86,6 +86,8 @@ export class LuaVM {
    */
   L: number;
   readonly main: number;
+  /** The state panicked: it cannot be used any more. */
+  dead = false;
   private heap: Uint8Array;
   private scratch = 0;
   private scratchSize = 0;
@@ -101,7 +103,16 @@ export class LuaVM {
 
   constructor() {
     const factory = require('lua-wasm-bindings/dist/glue/glue-lua-5.1.5.js') as (o: object) => LuaModule;
-    this.M = factory({ print: () => {}, printErr: () => {} });
+    // A Lua panic calls exit(): it must not end the process (or the worker thread) but throw
+    // to the caller, who drops this VM (dead).
+    this.M = factory({
+      print: () => {},
+      printErr: () => {},
+      quit: (status: number) => {
+        this.dead = true;
+        throw new Error(`Lua state aborted (exit ${status})`);
+      },
+    });
     const table = Object.values(this.M.asm).find((v) => v instanceof WebAssembly.Table);
     if (!(table instanceof WebAssembly.Table)) throw new Error('lua-wasm-bindings: no function table');
     this.table = table;
@@ -165,11 +176,16 @@ export class LuaVM {
 
   strLen = 0;
   private heapBuf: Buffer = Buffer.alloc(0);
+  /** The HEAPU8 that heapBuf covers. */
+  private heapBufOf: Uint8Array | null = null;
 
   /** A Buffer over the whole wasm heap (replaced when the memory grows: do not keep it across Lua calls). */
   heapBuffer(): Buffer {
-    const u8 = this.u8;
-    if (this.heapBuf.buffer !== u8.buffer) this.heapBuf = Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+    const u8 = this.M.HEAPU8;
+    if (this.heapBufOf !== u8) {
+      this.heapBuf = Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+      this.heapBufOf = u8;
+    }
     return this.heapBuf;
   }
 
@@ -462,6 +478,8 @@ function int2fb(x: number): number {
  * Instruction of 4 bytes, lua_Number a double) whose code builds the pushed values.
  */
 const TOO_LARGE = 'reply too large for a Lua value';
+/** The source name of value chunks (prelude.ts's count hook skips it). */
+const SOURCE = '=reply';
 
 class ChunkBuilder {
   constructor(private readonly nparams: number) {}
@@ -605,7 +623,7 @@ class ChunkBuilder {
   }
 
   size(): number {
-    return 12 + 4 + 8 + 4 + 4 + this.code.length * 4 + 4 + this.kbytes + 4 + 12;
+    return 12 + 4 + SOURCE.length + 1 + 8 + 4 + 4 + this.code.length * 4 + 4 + this.kbytes + 4 + 12;
   }
 
   write(u8: Uint8Array, p: number): void {
@@ -613,10 +631,14 @@ class ChunkBuilder {
     const hdr = [0x1b, 0x4c, 0x75, 0x61, 0x51, 0, 1, 4, 4, 4, 8, 0];
     for (let i = 0; i < 12; i++) u8[p + i] = hdr[i];
     p += 12;
-    dv.setUint32(p, 0, true); // source: none (the loader uses the chunk name)
-    dv.setInt32(p + 4, 0, true); // linedefined
-    dv.setInt32(p + 8, 0, true); // lastlinedefined
-    p += 12;
+    // source: "=reply" (without one the loader says "=?"); the count hook leaves this code alone.
+    dv.setUint32(p, SOURCE.length + 1, true);
+    p += 4;
+    for (let i = 0; i < SOURCE.length; i++) u8[p++] = SOURCE.charCodeAt(i);
+    u8[p++] = 0;
+    dv.setInt32(p, 0, true); // linedefined
+    dv.setInt32(p + 4, 0, true); // lastlinedefined
+    p += 8;
     u8[p++] = 0; // nups
     u8[p++] = this.nparams; // parameters: the cjson.null value (and the table a part fills)
     u8[p++] = 0; // is_vararg

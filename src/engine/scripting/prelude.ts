@@ -158,8 +158,8 @@ end
 local redis = {}
 local call_bridge = B.call
 
--- The count hook (defined with the runners below).
-local hook
+-- The count hook and its state (defined with the runners below).
+local hook, armed
 local KILLED = 'Script killed by user with SCRIPT KILL...'
 
 -- The reply of the call bridge (runtime.ts): a bulk string alone, nothing for nil, or
@@ -180,6 +180,7 @@ local function reply(raise_err, v, tag)
   elseif tag == 'k' then
     -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
     sethook(hook, 'l')
+    armed = false
     error(err_table(KILLED), 0)
   end
   return v
@@ -216,8 +217,33 @@ local function gencall(raise_err, ...)
 end
 
 -- No tail calls in wrappers: the error handler walks the frames.
-function redis.call(...) local r = gencall(true, ...) return r end
-function redis.pcall(...) local r = gencall(false, ...) return r end
+-- A bulk string or nil reply (the common cases) is returned here, without gencall.
+function redis.call(...)
+  local v, tag = call_bridge(...)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  end
+  if tag == 'x' then
+    local r = gencall(true, ...)
+    return r
+  end
+  local r = reply(true, v, tag)
+  return r
+end
+function redis.pcall(...)
+  local v, tag = call_bridge(...)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  end
+  if tag == 'x' then
+    local r = gencall(false, ...)
+    return r
+  end
+  local r = reply(false, v, tag)
+  return r
+end
 
 function redis.error_reply(...)
   local e = ...
@@ -262,11 +288,11 @@ function redis.log(...)
   log_bridge(sformat('%d', level), tconcat(parts, ' '))
 end
 
+-- Accepted; replies stay RESP2 (the protocol of our clients).
 function redis.setresp(...)
   if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
   local v = tonumber((...))
   if v ~= 2 and v ~= 3 then raise('RESP version must be 2 or 3.') end
-  R.__resp = v
 end
 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
@@ -597,14 +623,28 @@ end
 -- ------------------------------------------------------------------ running scripts
 
 local check_bridge = B.check
+-- The count hook stays set between runs (setting it costs as much as a small script): it only
+-- ever acts on user code. armed: it is the count hook (a kill turns it into a line hook).
+armed = false
+local function arm()
+  if not armed then
+    sethook(hook, '', 100000)
+    armed = true
+  end
+end
 hook = function()
-  -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
+  -- Only user code is interrupted; the runtime's own code and the value chunks pushed by
+  -- runtime.ts must finish.
   local i = getinfo(2, 'S')
-  if i and i.source == RUNTIME then return end
+  if i then
+    local src = i.source
+    if src == RUNTIME or src == '=reply' then return end
+  end
   local why = check_bridge()
   if why then
     -- As Redis: keep failing on every line so pcall cannot swallow the kill.
     sethook(hook, 'l')
+    armed = false
     error(err_table(why == 't' and 'FUNCTION LOAD timeout' or KILLED), 0)
   end
 end
@@ -612,14 +652,20 @@ end
 -- Compile-time preparation of a script or library function: run in ENV.
 R.__prep = function(f) setfenv(f, ENV) return f end
 
--- Run f(...) with KEYS/ARGV set; returns the serialised reply.
-local function finish(ok, res, name)
-  sethook()
-  local out = {}
+-- "script: <name>" of error replies: set by runtime.ts when it changes.
+local run_name = ''
+R.__set_name = function(n) run_name = n end
+
+-- The reply of a run: (bytes, 's') for a string result (the common case, no copy), else
+-- (serialised reply, nil).
+local function finish(ok, res)
   if ok then
+    if type(res) == 'string' then return res, 's' end
+    local out = {}
     local n = ser_resp(res, out, 0)
     return tconcat(out, '', 1, n)
   end
+  local name = run_name
   -- res is the error table from errh (or a string if the handler itself failed).
   if type(res) ~= 'table' then
     local m = 'execution failure'
@@ -648,8 +694,8 @@ R.__rand_set = function(s)
   rh, rl = tonumber(h), tonumber(l)
 end
 
--- The runners: (f, name, nk, KEYS..., ARGV...), or (f, name, -1, KEYS, ARGV) with the tables
--- built by a chunk (many or binary arguments). Each returns the serialised reply.
+-- The runners: (f, nk, KEYS..., ARGV...), or (f, -1, KEYS, ARGV) with the tables built by a
+-- chunk (many or binary arguments). Each returns finish()'s reply.
 local function tables(nk, ...)
   nk = tonumber(nk)
   if nk < 0 then return ... end
@@ -662,24 +708,22 @@ local function tables(nk, ...)
   return keys, argv
 end
 
-R.__run_eval = function(f, name, nk, ...)
+R.__run_eval = function(f, nk, ...)
   local keys, argv = tables(nk, ...)
   rawset(G, 'KEYS', keys)
   rawset(G, 'ARGV', argv)
   start_h, start_l = rh, rl
-  R.__resp = 2
-  sethook(hook, '', 100000)
+  arm()
   local ok, res = xpcall(f, errh)
-  return finish(ok, res, name)
+  return finish(ok, res)
 end
 
-R.__run_fn = function(f, name, nk, ...)
+R.__run_fn = function(f, nk, ...)
   local keys, argv = tables(nk, ...)
   start_h, start_l = rh, rl
-  R.__resp = 2
-  sethook(hook, '', 100000)
+  arm()
   local ok, res = xpcall(function() return f(keys, argv) end, errh)
-  return finish(ok, res, name)
+  return finish(ok, res)
 end
 
 -- ------------------------------------------------------------------ function libraries
@@ -763,12 +807,11 @@ R.__load_lib = function(chunk)
   registering = { byname = {}, list = {} }
   -- As Redis: while the library loads, globals resolve to the load API only.
   ENV_MT.__index = LOAD_API
-  sethook(hook, '', 100000)
+  arm()
   local ok, err = xpcall(chunk, function(e)
     if type(e) == 'table' then return rawget(e, 'err') end
     return 'ERR ' .. tostring(e)
   end)
-  sethook()
   ENV_MT.__index = G
   local reg = registering
   registering = nil

@@ -32,11 +32,11 @@ export interface RuntimeHost {
   acl(rt: LuaRuntime, n: number): string;
   log(level: number, msg: string): void;
   /**
-   * The count hook (every 100000 instructions of user code) and every redis.call: null to go
-   * on, 'k' to stop the script with the kill error (SCRIPT KILL, or host.ts moving it: it is
-   * then run again elsewhere).
+   * The count hook (every 100000 instructions of user code) and every redis.call (beforeCall):
+   * null to go on, 'k' to stop the script with the kill error (SCRIPT KILL, or host.ts moving
+   * it: it is then run again elsewhere).
    */
-  check(): string | null;
+  check(beforeCall: boolean): string | null;
 }
 
 export interface Registration {
@@ -45,11 +45,12 @@ export interface Registration {
   flags: string[];
 }
 
-/** A run's serialised reply: buf[p, p+len) (see runEval). */
+/** A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts). */
 export interface RunResult {
   buf: Buffer;
   p: number;
   len: number;
+  raw: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -70,6 +71,8 @@ export class LuaRuntime {
   readonly compiled = new Set<string>();
   /** While FUNCTION LOAD runs library code: when it must stop. */
   private loadDeadline = 0;
+  /** User code runs (inside a protected call): the count hook may stop it. */
+  private active = false;
 
   constructor(host: RuntimeHost, version: string, versionNum: number) {
     const vm = new LuaVM();
@@ -81,7 +84,7 @@ export class LuaRuntime {
     add('call', (L) => {
       // A redis.call-heavy loop runs few Lua instructions: the count hook alone would see a
       // kill (or the time to move) late.
-      if (host.check() !== null) return this.stop(M._lua_gettop(L));
+      if (host.check(true) !== null) return this.stop(M._lua_gettop(L));
       const n = M._lua_gettop(L);
       for (let i = 1; i <= n; i++) if (M._lua_type(L, i) !== LUA_TSTRING) return this.convert(n);
       if (n === 0) return this.convert(0);
@@ -100,7 +103,9 @@ export class LuaRuntime {
       return 0;
     });
     add('check', () => {
-      const why = this.loadDeadline !== 0 ? (Date.now() > this.loadDeadline ? 't' : null) : host.check();
+      // Outside runs (JS calling runtime helpers, value chunks) nothing may raise: no pcall.
+      if (!this.active) return 0;
+      const why = this.loadDeadline !== 0 ? (Date.now() > this.loadDeadline ? 't' : null) : host.check(false);
       if (why === null) return 0;
       vm.pushString(why);
       return 1;
@@ -129,6 +134,8 @@ export class LuaRuntime {
     vm.pushString(spec.join(''));
     if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
     M._lua_settop(vm.L, 0);
+    this.runEvalKey = vm.cstr('__run_eval');
+    this.runFnKey = vm.cstr('__run_fn');
   }
 
   /** (nil, 'k'): the prelude stops the script as the count hook does. */
@@ -291,6 +298,7 @@ export class LuaRuntime {
       vm.setRegistry(`f_${sha}`);
     }
     this.compiled.clear();
+    this.fnKeys.clear();
     vm.M._lua_settop(vm.L, 0);
   }
 
@@ -300,31 +308,54 @@ export class LuaRuntime {
    * next call into this runtime, then call endRun().
    */
   runEval(sha: string, argv: Argv, first: number, nk: number, name: string): RunResult {
-    this.vm.getRegistry(`f_${sha}`);
-    return this.run('__run_eval', argv, first, nk, name);
+    const vm = this.vm;
+    this.setName(name);
+    let k = this.fnKeys.get(sha);
+    if (k === undefined) {
+      k = vm.cstr(`f_${sha}`);
+      this.fnKeys.set(sha, k);
+    }
+    vm.M._lua_getfield(vm.L, LUA_REGISTRYINDEX, k);
+    return this.run(this.runEvalKey, argv, first, nk, name);
   }
+
+  /** Registry keys (C strings) of the compiled scripts and of the runners. */
+  private readonly fnKeys = new Map<string, number>();
+  private readonly runEvalKey: number;
+  private readonly runFnKey: number;
 
   /** Run function `fn` of library `lib`, as runEval. */
   runFunction(lib: string, fn: string, argv: Argv, first: number, nk: number, name: string): RunResult {
     const vm = this.vm;
+    this.setName(name);
     vm.getRegistry('__get_fn');
     vm.pushString(lib);
     vm.pushString(fn);
     vm.M._lua_call(vm.L, 2, 1);
-    return this.run('__run_fn', argv, first, nk, name);
+    return this.run(this.runFnKey, argv, first, nk, name);
   }
 
-  private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0 };
+  private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0, raw: false };
+  /** The script name the prelude holds for error replies. */
+  private name = '';
 
-  /** runner(fn, name, nk, KEYS..., ARGV...) or runner(fn, name, -1, KEYS, ARGV), fn on the stack. */
-  private run(runner: string, argv: Argv, first: number, nk: number, name: string): RunResult {
+  private setName(name: string): void {
+    if (name === this.name) return;
+    const vm = this.vm;
+    vm.getRegistry('__set_name');
+    vm.pushString(name);
+    vm.M._lua_call(vm.L, 1, 0);
+    this.name = name;
+  }
+
+  /** runner(fn, nk, KEYS..., ARGV...) or runner(fn, -1, KEYS, ARGV), fn on the stack. */
+  private run(runner: number, argv: Argv, first: number, nk: number, name: string): RunResult {
     const vm = this.vm;
     const M = vm.M;
     const L = vm.L;
     const res = this.result;
-    vm.getRegistry(runner);
+    M._lua_getfield(L, LUA_REGISTRYINDEX, runner);
     M._lua_insert(L, -2); // runner fn
-    vm.pushString(name);
     const count = argv.count - first;
     let fast = count <= FAST_ARGS;
     for (let i = first; fast && i < argv.count; i++) {
@@ -334,7 +365,7 @@ export class LuaRuntime {
     if (fast) {
       vm.pushString(String(nk));
       for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
-      nargs = 3 + count;
+      nargs = 2 + count;
     } else {
       vm.pushString('-1');
       const keys: Uint8Array[] = [];
@@ -344,14 +375,22 @@ export class LuaRuntime {
         M._lua_settop(L, 0);
         return this.literal(`ERR ${vm.lastError}`);
       }
-      nargs = 5;
+      nargs = 4;
     }
-    if (M._lua_pcall(L, nargs, 1, 0) !== 0) {
+    this.active = true;
+    let st: number;
+    try {
+      st = M._lua_pcall(L, nargs, 2, 0);
+    } finally {
+      this.active = false;
+    }
+    if (st !== 0) {
       const msg = `ERR Error running script ${name}, ${vm.latin1(-1).slice(0, 100)}`;
       M._lua_settop(L, 0);
       return this.literal(msg);
     }
-    res.p = vm.strPtr(-1);
+    res.raw = M._lua_type(L, -1) === LUA_TSTRING;
+    res.p = vm.strPtr(-2);
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();
     return res;
@@ -363,6 +402,7 @@ export class LuaRuntime {
     this.result.buf = b;
     this.result.p = 0;
     this.result.len = b.length;
+    this.result.raw = false;
     return this.result;
   }
 
@@ -411,11 +451,13 @@ export class LuaRuntime {
     vm.getRegistry('__load_lib');
     M._lua_insert(vm.L, -2);
     this.loadDeadline = Date.now() + LOAD_TIMEOUT_MS;
+    this.active = true;
     let st: number;
     try {
       st = M._lua_pcall(vm.L, 1, 1, 0);
     } finally {
       this.loadDeadline = 0;
+      this.active = false;
     }
     const out = vm.latin1(-1);
     M._lua_settop(vm.L, 0);
