@@ -658,15 +658,26 @@ R.__set_name = function(n) run_name = n end
 
 -- The reply of a run: (bytes, 's') for a string result (the common case, no copy), else
 -- (serialised reply, nil).
-local function finish(ok, res)
-  if ok then
-    if type(res) == 'string' then return res, 's' end
-    local out = {}
-    local n = ser_resp(res, out, 0)
-    return tconcat(out, '', 1, n)
-  end
+local function ser_result(res)
+  local out = {}
+  local n = ser_resp(res, out, 0)
+  return tconcat(out, '', 1, n)
+end
+local function finish(res)
+  local t = type(res)
+  if t == 'string' then return res, 's' end
+  if t ~= 'table' then return ser_result(res) end
+  -- Only a table can fail to serialise (too deep): as an error of the run itself.
+  local ok, r = pcall0(ser_result, res)
+  if ok then return r end
+  local msg = 'ERR Error running script ' .. run_name .. ', ' .. ssub(tostring(r), 1, 100)
+  return 'e' .. #msg .. ':' .. msg
+end
+
+-- The reply of a run that raised: res is the error table from errh (or a string: memory
+-- error, error in the error handler).
+R.__run_error = function(res)
   local name = run_name
-  -- res is the error table from errh (or a string if the handler itself failed).
   if type(res) ~= 'table' then
     local m = 'execution failure'
     if type(res) == 'string' or type(res) == 'number' then m = tostring(res) end
@@ -681,6 +692,7 @@ local function finish(ok, res)
   end
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
+R.__errh = errh
 
 -- math.random's state as the last run started: a script moved to the other Lua state
 -- (runtime.ts) is run again from there.
@@ -695,7 +707,9 @@ R.__rand_set = function(s)
 end
 
 -- The runners: (f, nk, KEYS..., ARGV...), or (f, -1, KEYS, ARGV) with the tables built by a
--- chunk (many or binary arguments). Each returns finish()'s reply.
+-- chunk (many or binary arguments). runtime.ts calls them with lua_pcall and errh as the error
+-- handler (one protected call per run); each returns finish()'s reply, and __run_error makes
+-- the reply of a run that raised.
 local function tables(nk, ...)
   nk = tonumber(nk)
   if nk < 0 then return ... end
@@ -714,16 +728,16 @@ R.__run_eval = function(f, nk, ...)
   rawset(G, 'ARGV', argv)
   start_h, start_l = rh, rl
   arm()
-  local ok, res = xpcall(f, errh)
-  return finish(ok, res)
+  local res = f()
+  return finish(res)
 end
 
 R.__run_fn = function(f, nk, ...)
   local keys, argv = tables(nk, ...)
   start_h, start_l = rh, rl
   arm()
-  local ok, res = xpcall(function() return f(keys, argv) end, errh)
-  return finish(ok, res)
+  local res = f(keys, argv)
+  return finish(res)
 end
 
 -- ------------------------------------------------------------------ function libraries

@@ -136,6 +136,8 @@ export class LuaRuntime {
     M._lua_settop(vm.L, 0);
     this.runEvalKey = vm.cstr('__run_eval');
     this.runFnKey = vm.cstr('__run_fn');
+    this.errhKey = vm.cstr('__errh');
+    this.runErrorKey = vm.cstr('__run_error');
   }
 
   /** (nil, 'k'): the prelude stops the script as the count hook does. */
@@ -316,13 +318,15 @@ export class LuaRuntime {
       this.fnKeys.set(sha, k);
     }
     vm.M._lua_getfield(vm.L, LUA_REGISTRYINDEX, k);
-    return this.run(this.runEvalKey, argv, first, nk, name);
+    return this.run(this.runEvalKey, argv, first, nk);
   }
 
   /** Registry keys (C strings) of the compiled scripts and of the runners. */
   private readonly fnKeys = new Map<string, number>();
   private readonly runEvalKey: number;
   private readonly runFnKey: number;
+  private readonly errhKey: number;
+  private readonly runErrorKey: number;
 
   /** Run function `fn` of library `lib`, as runEval. */
   runFunction(lib: string, fn: string, argv: Argv, first: number, nk: number, name: string): RunResult {
@@ -332,7 +336,7 @@ export class LuaRuntime {
     vm.pushString(lib);
     vm.pushString(fn);
     vm.M._lua_call(vm.L, 2, 1);
-    return this.run(this.runFnKey, argv, first, nk, name);
+    return this.run(this.runFnKey, argv, first, nk);
   }
 
   private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0, raw: false };
@@ -348,14 +352,20 @@ export class LuaRuntime {
     this.name = name;
   }
 
-  /** runner(fn, nk, KEYS..., ARGV...) or runner(fn, -1, KEYS, ARGV), fn on the stack. */
-  private run(runner: number, argv: Argv, first: number, nk: number, name: string): RunResult {
+  /**
+   * runner(fn, nk, KEYS..., ARGV...) or runner(fn, -1, KEYS, ARGV), fn on the stack, in one
+   * lua_pcall with the prelude's errh as error handler.
+   */
+  private run(runner: number, argv: Argv, first: number, nk: number): RunResult {
     const vm = this.vm;
     const M = vm.M;
     const L = vm.L;
     const res = this.result;
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
     M._lua_getfield(L, LUA_REGISTRYINDEX, runner);
-    M._lua_insert(L, -2); // runner fn
+    M._lua_insert(L, -3);
+    M._lua_insert(L, -3); // errh runner fn
+    const errh = M._lua_gettop(L) - 2;
     const count = argv.count - first;
     let fast = count <= FAST_ARGS;
     for (let i = first; fast && i < argv.count; i++) {
@@ -380,14 +390,20 @@ export class LuaRuntime {
     this.active = true;
     let st: number;
     try {
-      st = M._lua_pcall(L, nargs, 2, 0);
+      st = M._lua_pcall(L, nargs, 2, errh);
     } finally {
       this.active = false;
     }
     if (st !== 0) {
-      const msg = `ERR Error running script ${name}, ${vm.latin1(-1).slice(0, 100)}`;
-      M._lua_settop(L, 0);
-      return this.literal(msg);
+      // The error value (errh's table, or a message) is on the stack top: make the reply.
+      M._lua_getfield(L, LUA_REGISTRYINDEX, this.runErrorKey);
+      M._lua_insert(L, -2);
+      M._lua_call(L, 1, 1);
+      res.raw = false;
+      res.p = vm.strPtr(-1);
+      res.len = vm.strLen;
+      res.buf = vm.heapBuffer();
+      return res;
     }
     res.raw = M._lua_type(L, -1) === LUA_TSTRING;
     res.p = vm.strPtr(-2);
