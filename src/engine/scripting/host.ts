@@ -429,9 +429,16 @@ export class Scripting {
   private readonly client: Client;
   private readonly fwd = new ForwardSink();
 
+  /** busy-reply-threshold (ms), kept up to date by CONFIG SET. */
+  private threshold: number;
+
   constructor(readonly eng: Engine) {
     this.client = new Client(eng, INTERNAL, this.fwd, '', '');
     this.client.authenticated = true;
+    this.threshold = eng.cfgInt('busy-reply-threshold');
+    eng.configListeners.push((name) => {
+      if (name === 'busy-reply-threshold') this.threshold = eng.cfgInt(name);
+    });
   }
 
   // ---------------------------------------------------------------- engine-thread Lua state
@@ -601,7 +608,6 @@ export class Scripting {
 
   /** Run `ctx` on the engine thread; moved to the worker if it runs long and can. */
   private runLocal(ctx: RunCtx): void {
-    const eng = this.eng;
     let rt: LuaRuntime;
     try {
       rt = this.local();
@@ -613,9 +619,8 @@ export class Scripting {
     sc.dbIndex = ctx.caller.dbIndex;
     sc.aclUser = ctx.caller.aclUser;
     sc.user = ctx.caller.user;
-    this.moveAt = ctx.movable
-      ? performance.now() + ctx.start - Date.now() + Math.min(MOVE_AFTER_MS, eng.cfgInt('busy-reply-threshold'))
-      : Infinity;
+    // (From now rather than from ctx.start: the difference is this command's parsing.)
+    this.moveAt = ctx.movable ? performance.now() + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
     this.moving = false;
     if (this.logs.length !== 0) this.logs.length = 0;
     this.run = ctx;
@@ -658,7 +663,6 @@ export class Scripting {
 
   /** Run `ctx` again from its start in the worker, with math.random's state `rand`. */
   private execInWorker(ctx: RunCtx, rand: string): void {
-    const eng = this.eng;
     let ch: SyncChannel;
     let msg: object;
     try {
@@ -673,9 +677,8 @@ export class Scripting {
     this.run = ctx;
     Atomics.store(this.ctl!, CTL_KILL, 0);
     ch.send(msg);
-    const threshold = eng.cfgInt('busy-reply-threshold');
     for (;;) {
-      const left = ctx.start + threshold - Date.now();
+      const left = ctx.start + this.threshold - Date.now();
       const m = ch.recv(Math.max(0, left)) as ({ t: string } & Record<string, unknown>) | undefined;
       if (m === undefined) {
         this.goBusy(ctx);

@@ -724,8 +724,9 @@ end
 
 R.__run_eval = function(f, nk, ...)
   local keys, argv = tables(nk, ...)
-  rawset(G, 'KEYS', keys)
-  rawset(G, 'ARGV', argv)
+  -- G has no __newindex: plain assignments (no rawset call).
+  G.KEYS = keys
+  G.ARGV = argv
   start_h, start_l = rh, rl
   arm()
   local res = f()
