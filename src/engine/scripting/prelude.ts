@@ -706,39 +706,53 @@ R.__rand_set = function(s)
   rh, rl = tonumber(h), tonumber(l)
 end
 
--- The runners: (f, nk, KEYS..., ARGV...), or (f, -1, KEYS, ARGV) with the tables built by a
--- chunk (many or binary arguments). runtime.ts calls them with lua_pcall and errh as the error
--- handler (one protected call per run); each returns finish()'s reply, and __run_error makes
--- the reply of a run that raised.
-local function tables(nk, ...)
-  nk = tonumber(nk)
-  if nk < 0 then return ... end
+-- The runners. runtime.ts calls one with lua_pcall and errh as the error handler (one protected
+-- call per run); each returns finish()'s reply, and __run_error makes the reply of a run that
+-- raised. perf: every run goes through here, so KEYS and ARGV come as the runner's arguments
+-- in the shape that builds them cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for
+-- numkeys 0 to 2, __run_<eval|fn>n (f, nk, KEYS..., ARGV...) with nk a decimal string, and
+-- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by a chunk (many or binary arguments).
+local function run_eval(f, keys, argv)
+  -- G has no __newindex: plain assignments (no rawset call).
+  G.KEYS = keys
+  G.ARGV = argv
+  start_h, start_l = rh, rl
+  if not armed then arm() end
+  local res = f()
+  if type(res) == 'string' then return res, 's' end
+  local r = finish(res)
+  return r
+end
+
+local function run_fn(f, keys, argv)
+  start_h, start_l = rh, rl
+  if not armed then arm() end
+  local res = f(keys, argv)
+  if type(res) == 'string' then return res, 's' end
+  local r = finish(res)
+  return r
+end
+
+local function split(nk, ...)
   local keys, argv = { ... }, {}
-  local n = #keys
-  for i = nk + 1, n do
+  nk = nk + 0
+  for i = nk + 1, #keys do
     argv[i - nk] = keys[i]
     keys[i] = nil
   end
   return keys, argv
 end
 
-R.__run_eval = function(f, nk, ...)
-  local keys, argv = tables(nk, ...)
-  -- G has no __newindex: plain assignments (no rawset call).
-  G.KEYS = keys
-  G.ARGV = argv
-  start_h, start_l = rh, rl
-  arm()
-  local res = f()
-  return finish(res)
-end
-
-R.__run_fn = function(f, nk, ...)
-  local keys, argv = tables(nk, ...)
-  start_h, start_l = rh, rl
-  arm()
-  local res = f(keys, argv)
-  return finish(res)
+for name, run in pairs({ eval = run_eval, fn = run_fn }) do
+  R['__run_' .. name .. '0'] = function(f, ...) local a, b = run(f, {}, { ... }) return a, b end
+  R['__run_' .. name .. '1'] = function(f, k1, ...) local a, b = run(f, { k1 }, { ... }) return a, b end
+  R['__run_' .. name .. '2'] = function(f, k1, k2, ...) local a, b = run(f, { k1, k2 }, { ... }) return a, b end
+  R['__run_' .. name .. 'n'] = function(f, nk, ...)
+    local keys, argv = split(nk, ...)
+    local a, b = run(f, keys, argv)
+    return a, b
+  end
+  R['__run_' .. name .. 't'] = function(f, keys, argv) local a, b = run(f, keys, argv) return a, b end
 end
 
 -- ------------------------------------------------------------------ function libraries

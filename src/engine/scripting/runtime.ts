@@ -45,6 +45,9 @@ export interface Registration {
   flags: string[];
 }
 
+/** Registry keys of a runner family (prelude.ts): numkeys 0, 1, 2, any (n), tables (t). */
+type RunnerKeys = number[];
+
 /** A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts). */
 export interface RunResult {
   buf: Buffer;
@@ -134,8 +137,9 @@ export class LuaRuntime {
     vm.pushString(spec.join(''));
     if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
     M._lua_settop(vm.L, 0);
-    this.runEvalKey = vm.cstr('__run_eval');
-    this.runFnKey = vm.cstr('__run_fn');
+    const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
+    this.runEvalKey = keys('eval');
+    this.runFnKey = keys('fn');
     this.errhKey = vm.cstr('__errh');
     this.runErrorKey = vm.cstr('__run_error');
   }
@@ -323,8 +327,8 @@ export class LuaRuntime {
 
   /** Registry keys (C strings) of the compiled scripts and of the runners. */
   private readonly fnKeys = new Map<string, number>();
-  private readonly runEvalKey: number;
-  private readonly runFnKey: number;
+  private readonly runEvalKey: RunnerKeys;
+  private readonly runFnKey: RunnerKeys;
   private readonly errhKey: number;
   private readonly runErrorKey: number;
 
@@ -353,31 +357,33 @@ export class LuaRuntime {
   }
 
   /**
-   * runner(fn, nk, KEYS..., ARGV...) or runner(fn, -1, KEYS, ARGV), fn on the stack, in one
-   * lua_pcall with the prelude's errh as error handler.
+   * Call the runner of `kind` (prelude.ts: __run_<kind><0|1|2|n|t>) on fn (on the stack) with
+   * KEYS and ARGV from argv, in one lua_pcall with the prelude's errh as error handler.
    */
-  private run(runner: number, argv: Argv, first: number, nk: number): RunResult {
+  private run(kind: RunnerKeys, argv: Argv, first: number, nk: number): RunResult {
     const vm = this.vm;
     const M = vm.M;
     const L = vm.L;
     const res = this.result;
-    M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
-    M._lua_getfield(L, LUA_REGISTRYINDEX, runner);
-    M._lua_insert(L, -3);
-    M._lua_insert(L, -3); // errh runner fn
-    const errh = M._lua_gettop(L) - 2;
     const count = argv.count - first;
     let fast = count <= FAST_ARGS;
     for (let i = first; fast && i < argv.count; i++) {
       fast = argv.len(i) <= FAST_ARG_LEN && noNulIn(argv.buf, argv.start[i], argv.end[i]);
     }
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
+    M._lua_getfield(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
+    M._lua_insert(L, -3);
+    M._lua_insert(L, -3); // errh runner fn
+    const errh = M._lua_gettop(L) - 2;
     let nargs: number;
     if (fast) {
-      vm.pushString(String(nk));
+      nargs = 1 + count;
+      if (nk > 2) {
+        vm.pushString(String(nk));
+        nargs++;
+      }
       for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
-      nargs = 2 + count;
     } else {
-      vm.pushString('-1');
       const keys: Uint8Array[] = [];
       const args: Uint8Array[] = [];
       for (let i = first; i < argv.count; i++) (i < first + nk ? keys : args).push(argv.view(i));
@@ -385,7 +391,7 @@ export class LuaRuntime {
         M._lua_settop(L, 0);
         return this.literal(`ERR ${vm.lastError}`);
       }
-      nargs = 4;
+      nargs = 3;
     }
     this.active = true;
     let st: number;
