@@ -653,9 +653,13 @@ export class Scripting {
       this.logs.length = 0;
     }
     if (r.raw) {
-      const v = Buffer.allocUnsafe(r.len);
-      r.buf.copy(v, 0, r.p, r.p + r.len);
-      ctx.out.bulk(v);
+      // perf: a short string goes out as latin1 text (exact bytes) without a Buffer copy.
+      if (r.len <= 1024) ctx.out.bulkLatin1(r.buf.latin1Slice(r.p, r.p + r.len));
+      else {
+        const v = Buffer.allocUnsafe(r.len);
+        r.buf.copy(v, 0, r.p, r.p + r.len);
+        ctx.out.bulk(v);
+      }
     }
     else if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
     rt.endRun();
