@@ -80,13 +80,14 @@ export interface RunCtx {
 }
 
 /**
- * A RunCtx for EVAL (sha) or FCALL (fn) called by `c` with `argv`. Its start is the command's
- * time snapshot (the EXEC's inside MULTI, as Redis's).
+ * A RunCtx for EVAL (sha) or FCALL (fn) called by `c` with `argv`. Its start (the time its
+ * commands see, Redis's scriptTimeSnapshot) is the command's time snapshot, taken as it
+ * arrived; inside EXEC, the script's own start.
  */
 export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
   return {
     caller: c, out, name: fn === null ? sha : fn.name, isEval: fn === null, readOnly, src: argv, nk, fn,
-    argv: null, start: c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
+    argv: null, start: c.engine.inExec ? Date.now() : c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
   };
 }
 
@@ -909,7 +910,8 @@ export class Scripting {
 
   /** The engine-thread state must hold the compiled script before running it. */
   ensureCompiled(sha: string): string | null {
-    if (this.rt !== null && this.rt.compiled.has(sha)) return null;
+    const rt = this.rt;
+    if (rt !== null && !rt.vm.dead && rt.compiled.has(sha)) return null;
     const body = this.scripts.get(sha);
     if (body === undefined) return 'NOSCRIPT No matching script. Please use EVAL.';
     const r = this.load(body);
