@@ -5,6 +5,11 @@
  * the keyspace stays frozen while a script is busy, the caller's pipelined commands wait for
  * the script; blocking commands in scripts answer as on timeout; FUNCTION DUMP / RESTORE round
  * trips with its policies; ioredis's defineCommand (EVALSHA, then EVAL on NOSCRIPT).
+ *
+ * Ours runs scripts on the engine thread and moves a read-only one that runs past 100 ms to
+ * the worker thread (scripting/host.ts): the long scripts here are moved, math.random's
+ * sequence survives the move, a function's library is loaded in the worker when needed, and a
+ * script that wrote before running long is not moved (others wait for it: our deviation).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
