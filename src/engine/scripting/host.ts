@@ -44,7 +44,7 @@ import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { call } from '../dispatch.js';
-import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
+import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
 import { LuaRuntime, type RuntimeHost } from './runtime.js';
 import type { LuaValue } from './lua-vm.js';
@@ -564,7 +564,13 @@ export class Scripting {
     const ch = this.channel();
     ch.send(msg);
     for (;;) {
-      const m = ch.recv() as { t: string } & Record<string, unknown>;
+      let m: { t: string } & Record<string, unknown>;
+      try {
+        m = ch.recv() as { t: string } & Record<string, unknown>;
+      } catch (e) {
+        if (e instanceof PeerGone) this.reset();
+        throw e;
+      }
       if (m.t === 'done') return m as unknown as Done;
       this.serve(m);
     }
@@ -684,7 +690,13 @@ export class Scripting {
     ch.send(msg);
     for (;;) {
       const left = ctx.start + this.threshold - Date.now();
-      const m = ch.recv(Math.max(0, left)) as ({ t: string } & Record<string, unknown>) | undefined;
+      let m: ({ t: string } & Record<string, unknown>) | undefined;
+      try {
+        m = ch.recv(Math.max(0, left)) as ({ t: string } & Record<string, unknown>) | undefined;
+      } catch (e) {
+        this.workerGone(ctx, e);
+        return;
+      }
       if (m === undefined) {
         this.goBusy(ctx);
         return;
@@ -743,7 +755,12 @@ export class Scripting {
   private async pump(ctx: RunCtx): Promise<void> {
     const ch = this.ch!;
     for (;;) {
-      await ch.waitAsync();
+      try {
+        await ch.waitAsync();
+      } catch (e) {
+        this.workerGone(ctx, e);
+        return;
+      }
       for (;;) {
         const m = ch.poll() as ({ t: string } & Record<string, unknown>) | undefined;
         if (m === undefined) break;
@@ -754,6 +771,13 @@ export class Scripting {
         this.serve(m);
       }
     }
+  }
+
+  /** The worker ended while running `ctx` (it cannot answer any more): the script fails. */
+  private workerGone(ctx: RunCtx, e: unknown): void {
+    if (!(e instanceof PeerGone)) throw e;
+    this.reset();
+    this.finish(ctx, { t: 'done', err: 'ERR internal scripting error: the scripting worker exited' });
   }
 
   /** A script run in the worker is over. */

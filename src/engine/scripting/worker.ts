@@ -21,7 +21,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { Argv } from '../../resp/argv.js';
-import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL } from './channel.js';
+import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_DEAD } from './channel.js';
 import type { LuaValue } from './lua-vm.js';
 import { LuaRuntime, type RuntimeHost } from './runtime.js';
 
@@ -34,6 +34,12 @@ interface WorkerInit {
 
 const init = workerData as WorkerInit;
 const ch = new SyncChannel(init.ctl, init.port, CTL_WORKER, CTL_MAIN);
+// However this thread ends, the engine thread must not wait for it forever.
+process.on('exit', () => {
+  Atomics.store(init.ctl, CTL_DEAD, 1);
+  Atomics.add(init.ctl, CTL_MAIN, 1);
+  Atomics.notify(init.ctl, CTL_MAIN);
+});
 
 function args(rt: LuaRuntime, n: number): Uint8Array[] {
   const out: Uint8Array[] = [];
