@@ -158,6 +158,16 @@ for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as 
       await other.call('FUNCTION', 'DELETE', 'spin');
     });
 
+    it('a loop inside a coroutine is killed too', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      const running = outcome(runner.eval(`local co = coroutine.wrap(function() ${LOOP} end) co()`, 0));
+      await sleep(450);
+      assert.equal(await outcome(other.ping()), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:1\.$/);
+    });
+
     it('pcall cannot swallow a kill', async () => {
       const p = server().port;
       const [runner, other] = await clients(p, 2);

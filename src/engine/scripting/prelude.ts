@@ -554,6 +554,32 @@ for _, op in ipairs({ 'tobit', 'bnot', 'band', 'bor', 'bxor', 'lshift', 'rshift'
   end
 end
 
+-- ------------------------------------------------------------------ coroutines
+
+-- debug.sethook's hook belongs to one thread (coroutines inherit the count, not the Lua hook):
+-- a coroutine sets it as it starts, so that a loop inside one can still be stopped (Redis's C
+-- hook is inherited).
+local create, wrap = coroutine.create, coroutine.wrap
+local function hooked(f)
+  -- luaL_argcheck's refusal, at the caller's position and under the name it called us by.
+  if type(f) ~= 'function' or getinfo(f, 'S').what == 'C' then
+    local n = getinfo(2, 'n')
+    error("bad argument #1 to '" .. tostring(n and n.name or '?') .. "' (Lua function expected)", 3)
+  end
+  return function(...)
+    if armed then sethook(hook, '', 100000) else sethook(hook, 'l') end
+    return f(...)
+  end
+end
+coroutine.create = function(f)
+  local co = create(hooked(f))
+  return co
+end
+coroutine.wrap = function(f)
+  local w = wrap(hooked(f))
+  return w
+end
+
 -- ------------------------------------------------------------------ globals
 
 -- Keep only what Redis 7.0 gives scripts.

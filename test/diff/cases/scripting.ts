@@ -17,7 +17,14 @@ const scripts: Script[] = [
     ['EVAL', 'return tostring(math.random())', '0'],
     ['EVAL', 'return math.random(5, 9)', '0'],
   ] },
-  { name: "redis.call from inside a coroutine", steps: [['SET', 'co', 'v'], ...evals(["0"], [
+  { name: "coroutines: redis.call inside one, argument checks", steps: [['SET', 'co', 'v'], ...evals(["0"], [
+    "return coroutine.create(1)",
+    "return coroutine.create(tostring)",
+    "return coroutine.wrap(nil)",
+    "local c = coroutine.create return c(2)",
+    "local co = coroutine.wrap(function(a, b) local c = coroutine.yield(a + b) return c * 2 end) return {co(1, 2), co(10)}",
+    "local co = coroutine.wrap(function() error('inside') end) co()",
+    "return coroutine.status(coroutine.create(function() end))",
     "return coroutine.wrap(function() return redis.call('get', 'co') end)()",
     "local co = coroutine.create(function(a) local x = redis.call('echo', a) coroutine.yield(x) return redis.call('ping') end) local ok, v = coroutine.resume(co, 'hi') local ok2, w = coroutine.resume(co) return {tostring(ok), v, tostring(ok2), w}",
     "return coroutine.wrap(function() return redis.pcall('nosuch') end)()",
