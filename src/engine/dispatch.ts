@@ -137,7 +137,9 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): vo
       out.error(E.INTERNAL);
     }
   }
-  const usec = (performance.now() - t0) * 1000;
+  const t1 = performance.now();
+  eng.lastCallEnd = t1;
+  const usec = (t1 - t0) * 1000;
   st.usec += usec;
   st.calls++;
   recordLatency(st, usec);

@@ -150,6 +150,8 @@ export class Engine {
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
   busyReply: string | null = null;
+  /** performance.now() as the last command handler returned (dispatch.ts call(); scripts read it). */
+  lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
   inExec = false;
   private listeners: KeyspaceListener[] = [];

@@ -2,7 +2,7 @@
  * Scripting commands: EVAL EVALSHA EVAL_RO EVALSHA_RO, SCRIPT (LOAD EXISTS FLUSH KILL DEBUG
  * HELP), FUNCTION (LOAD DELETE FLUSH LIST STATS DUMP RESTORE KILL HELP), FCALL FCALL_RO.
  * The Lua runtime, the script cache and the libraries are in ../scripting/ (host.ts explains
- * the worker-thread design, BUSY and KILL).
+ * where scripts run, BUSY and KILL).
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -12,7 +12,7 @@ import { row, container, family } from '../command.js';
 import { F } from '../flags.js';
 import { globMatch } from '../glob.js';
 import { feedMonitors } from '../monitor.js';
-import { scripting, type RunCtx } from '../scripting/host.js';
+import { scripting, newRun } from '../scripting/host.js';
 import { parsePayload } from '../scripting/functions.js';
 
 /** Key positions of EVAL/FCALL-style commands: numkeys at 2, keys after it. */
@@ -25,21 +25,10 @@ function evalKeys(argv: Argv): number[] {
   return out;
 }
 
-function runArgs(argv: Argv, numkeys: number): { keys: Uint8Array[]; args: Uint8Array[] } {
-  const keys: Uint8Array[] = [];
-  const args: Uint8Array[] = [];
-  for (let i = 3; i < argv.count; i++) (i < 3 + numkeys ? keys : args).push(argv.copy(i));
-  return { keys, args };
-}
-
-function callerArgv(argv: Argv): Buffer[] {
-  const out: Buffer[] = [];
-  for (let i = 0; i < argv.count; i++) out.push(argv.copy(i));
-  return out;
-}
-
 /** numkeys of EVAL (isFcall: FCALL's wording for a non-integer); NaN after replying an error. */
 function numKeys(argv: Argv, out: ReplySink, isFcall: boolean): number {
+  const n = argv.int(2);
+  if (n >= 0 && n <= argv.count - 3) return n;
   const v = argv.int64(2);
   if (v === null) {
     out.error(isFcall ? 'ERR Bad number of keys provided' : E.NOT_INTEGER);
@@ -75,7 +64,7 @@ function evalGeneric(c: Client, argv: Argv, out: ReplySink, isSha: boolean, ro: 
   if (Number.isNaN(nk)) return;
   let sha: string;
   if (isSha) {
-    sha = argv.key(1).toLowerCase();
+    sha = s.shaArg(argv, 1);
     const err = s.ensureCompiled(sha);
     if (err !== null) {
       out.error(err);
@@ -93,12 +82,7 @@ function evalGeneric(c: Client, argv: Argv, out: ReplySink, isSha: boolean, ro: 
   const readOnly = prepare(present, flags, ro, out);
   if (readOnly === null) return;
   if (c.engine.monitors.size !== 0) feedMonitors(c, argv);
-  const { keys, args } = runArgs(argv, nk);
-  const ctx: RunCtx = {
-    caller: c, out, name: sha, isEval: true, readOnly, argv: callerArgv(argv),
-    start: Date.now(), wrote: false, killed: false, async: false,
-  };
-  s.exec(ctx, { t: 'eval', sha, keys, args, name: sha });
+  s.exec(newRun(c, out, argv, nk, readOnly, sha, null));
 }
 
 // EVAL script numkeys [key [key ...]] [arg [arg ...]]
@@ -133,12 +117,7 @@ function fcallGeneric(c: Client, argv: Argv, out: ReplySink, ro: boolean): void 
   if (Number.isNaN(nk)) return;
   const readOnly = prepare(true, fi.flags, ro, out);
   if (readOnly === null) return;
-  const { keys, args } = runArgs(argv, nk);
-  const ctx: RunCtx = {
-    caller: c, out, name: fi.name, isEval: false, readOnly, argv: callerArgv(argv),
-    start: Date.now(), wrote: false, killed: false, async: false,
-  };
-  s.exec(ctx, { t: 'fcall', lib: fi.library.name, fn: fi.name, keys, args, name: fi.name });
+  s.exec(newRun(c, out, argv, nk, readOnly, '', fi));
 }
 
 // FCALL function numkeys [key [key ...]] [arg [arg ...]]
@@ -317,8 +296,9 @@ function functionStatsCommand(c: Client, _argv: Argv, out: ReplySink): void {
     out.bulkText('name');
     out.bulkLatin1(run.name);
     out.bulkText('command');
-    out.array(run.argv.length);
-    for (const a of run.argv) out.bulk(a);
+    const cmd = run.argv ?? [];
+    out.array(cmd.length);
+    for (const a of cmd) out.bulk(a);
     out.bulkText('duration_ms');
     out.int(Date.now() - run.start);
   }

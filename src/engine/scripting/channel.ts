@@ -6,6 +6,7 @@
  * Slots of the control array:
  *   0  wake-ups for the engine thread      1  wake-ups for the worker
  *   2  kill request (SCRIPT KILL / FUNCTION KILL), read by the Lua count hook
+ *   3  the worker has exited (set by its exit handler): waiting for it would never end
  */
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 
@@ -17,7 +18,15 @@ const waitAsync = (Atomics as unknown as {
 export const CTL_MAIN = 0;
 export const CTL_WORKER = 1;
 export const CTL_KILL = 2;
+export const CTL_DEAD = 3;
 export const CTL_SIZE = 4;
+
+/** Thrown by recv / waitAsync when the peer thread has exited. */
+export class PeerGone extends Error {
+  constructor() {
+    super('scripting worker exited');
+  }
+}
 
 export class SyncChannel {
   /** A message taken off the port by waitAsync() and not yet returned. */
@@ -57,6 +66,7 @@ export class SyncChannel {
       const seen = Atomics.load(this.ctl, this.mine);
       const m = this.next();
       if (m !== undefined) return m.message;
+      if (Atomics.load(this.ctl, CTL_DEAD) !== 0) throw new PeerGone();
       const left = deadline === Infinity ? Infinity : deadline - performance.now();
       if (left <= 0) return undefined;
       Atomics.wait(this.ctl, this.mine, seen, left);
@@ -69,6 +79,7 @@ export class SyncChannel {
       const seen = Atomics.load(this.ctl, this.mine);
       if (this.peeked === undefined) this.peeked = receiveMessageOnPort(this.port);
       if (this.peeked !== undefined) return;
+      if (Atomics.load(this.ctl, CTL_DEAD) !== 0) throw new PeerGone();
       const r = waitAsync(this.ctl, this.mine, seen);
       if (r.async) await r.value;
     }

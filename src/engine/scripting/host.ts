@@ -1,20 +1,40 @@
 /**
- * The engine-thread side of scripting: the script cache, the function libraries, the Lua worker
- * thread and the running script.
+ * The engine-thread side of scripting: the script cache, the function libraries, the two Lua
+ * states and the running script.
  *
- * Design (why a worker): Lua runs in a worker thread; the engine thread sends it a request and
- * then serves the script's redis.call requests synchronously (Atomics.wait), so the script's
- * commands run through the normal command table on the single writer and nothing else runs in
- * between: the script is atomic. If the script is still running after busy-reply-threshold ms,
- * the engine thread stops waiting synchronously and returns to the event loop with the caller
- * blocked; from then on it serves redis.call requests as they arrive (Atomics.waitAsync) and the
+ * Design. Every script starts in a Lua state of the engine thread (runtime.ts): redis.call is a
+ * direct, synchronous call into the dispatcher, so a script costs no thread crossing, and it is
+ * atomic because nothing else runs on the thread until it returns.
+ *
+ * A script that runs long must not freeze the server beyond busy-reply-threshold: Redis answers
+ * other clients -BUSY from then on and lets SCRIPT KILL / FUNCTION KILL stop it, which needs
+ * the engine thread back while Lua runs. So the engine-thread state watches the time (in its
+ * count hook and before every redis.call): once a script has run for MOVE_AFTER_MS (or
+ * busy-reply-threshold if smaller) and has had no effect yet (no write, PUBLISH or other
+ * may-replicate command: see scriptCall), it is stopped and run again from its start in the
+ * worker thread's Lua state (worker.ts), which holds the same prelude, scripts and libraries
+ * (each compiled or loaded there when first needed). Running again a script that has only read
+ * is invisible to clients: nothing else ran in between, the time its commands see stays its
+ * start time, math.random's state is put back to what it was as the script started, and its
+ * redis.log lines are held until it ends (dropped when it moves). Only the statistics of the
+ * commands it ran before moving (INFO commandstats, keyspace hits) count them twice.
+ *
+ * In the worker, the engine thread serves the script's redis.call requests synchronously
+ * (Atomics.wait) until busy-reply-threshold (from the script's start), then returns to the
+ * event loop with the caller blocked and serves them as they arrive (Atomics.waitAsync); the
  * dispatcher answers every other command with -BUSY except the ALLOW_BUSY ones (SCRIPT KILL,
- * FUNCTION KILL, FUNCTION STATS, SHUTDOWN...). Active expiry is paused meanwhile and the time
- * seen by the script's commands stays the script's start time, so atomicity still holds.
- * SCRIPT KILL sets a shared flag that the Lua count hook checks (as Redis's luaMaskCountHook).
+ * FUNCTION KILL, FUNCTION STATS, SHUTDOWN...). Active expiry is paused meanwhile and the time seen
+ * by the script's commands stays the script's start time, so atomicity still holds. SCRIPT KILL
+ * sets a shared flag that the worker's Lua count hook checks (as Redis's luaMaskCountHook).
  *
- * The worker is started on first use. If it fails internally it is replaced and the function
- * libraries are loaded into the new one (the EVAL cache is compiled again on demand).
+ * Deviation from Redis: a script that has written (or published) cannot be moved, so it runs to
+ * its end on the engine thread however long it takes; other clients wait for it instead of
+ * getting -BUSY (Redis would refuse to kill it anyway: UNKILLABLE). Scripts of callers that
+ * cannot wait for a late reply (inside MULTI, over REST) are never moved, as before.
+ *
+ * The worker is started on the first move. If it fails internally it is replaced (scripts and
+ * libraries are loaded into the new one on demand); if the engine-thread state fails, it is
+ * replaced too and the libraries are loaded into the new one.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
 import { createHash } from 'node:crypto';
@@ -24,8 +44,10 @@ import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { call } from '../dispatch.js';
-import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
-import { FunctionStore, type FunctionInfo, type Library, parseShebang, parsePayload } from './functions.js';
+import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
+import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
+import { LuaRuntime, type RuntimeHost } from './runtime.js';
+import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
@@ -39,18 +61,41 @@ export interface RunCtx {
   readonly name: string;
   readonly isEval: boolean;
   readonly readOnly: boolean;
-  /** The caller's argv (FUNCTION STATS). */
-  readonly argv: Buffer[];
+  /** The caller's arguments (borrowed: valid while the EVAL / FCALL handler runs). */
+  readonly src: Argv;
+  /** numkeys: KEYS are src[3, 3+nk), ARGV the rest. */
+  readonly nk: number;
+  /** FCALL's function (null for EVAL). */
+  readonly fn: FunctionInfo | null;
+  /** The caller's argv, copied when the script goes busy (FUNCTION STATS). */
+  argv: Buffer[] | null;
   readonly start: number;
+  /** The caller can wait for a late reply: the script may go busy (moved to the worker). */
+  movable: boolean;
   wrote: boolean;
+  /** Ran a command with an effect (write, publish...): cannot be run again elsewhere. */
+  pinned: boolean;
   killed: boolean;
   async: boolean;
+}
+
+/**
+ * A RunCtx for EVAL (sha) or FCALL (fn) called by `c` with `argv`. Its start (the time its
+ * commands see, Redis's scriptTimeSnapshot) is the command's time snapshot, taken as it
+ * arrived; inside EXEC, the script's own start.
+ */
+export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
+  return {
+    caller: c, out, name: fn === null ? sha : fn.name, isEval: fn === null, readOnly, src: argv, nk, fn,
+    argv: null, start: c.engine.inExec ? Date.now() : c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
+  };
 }
 
 interface Done {
   t: 'done';
   r?: Uint8Array;
   err?: string | null;
+  rand?: string;
   fns?: { name: string; description: string | null; flags: string[] }[];
 }
 
@@ -59,6 +104,14 @@ interface Done {
  * read-only scripts refuse them like writes.
  */
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
+
+/**
+ * How long a script runs on the engine thread before it is moved to the worker if it can be
+ * (host comment above; busy-reply-threshold if smaller). Long enough that scripts of a few
+ * thousand redis.call never pay the thread crossings; short enough that few scripts write
+ * after it and then run past the threshold (those cannot move: others wait instead of BUSY).
+ */
+export const MOVE_AFTER_MS = 100;
 
 const VERSION_NUM = REDIS_VERSION.split('.').reduce((a, p) => a * 256 + Number(p), 0);
 
@@ -258,6 +311,18 @@ export function sha1hex(b: Uint8Array): string {
 }
 
 const hosts = new WeakMap<Engine, Scripting>();
+const EMPTY = Buffer.alloc(0);
+const NO_SHEBANG = { present: false, flags: [] as readonly string[] };
+
+function asBuffer(x: Uint8Array): Buffer {
+  return Buffer.from(x.buffer, x.byteOffset, x.length);
+}
+
+function callerArgv(argv: Argv): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < argv.count; i++) out.push(argv.copy(i));
+  return out;
+}
 
 /** The scripting state of an engine (created on first use). */
 export function scripting(eng: Engine): Scripting {
@@ -269,23 +334,185 @@ export function scripting(eng: Engine): Scripting {
   return s;
 }
 
+/**
+ * Collects a redis.call reply for the engine thread's Lua state (runtime.ts pushReply): Redis's
+ * RESP2 -> Lua rules as LuaReplyEncoder, as a value tree. Reused from call to call.
+ */
+class LuaTreeSink implements ReplySink {
+  value: LuaValue = false;
+  isErr = false;
+  /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
+  heap: ArrayBufferLike | null = null;
+  private readonly open: LuaValue[][] = [];
+  private readonly left: number[] = [];
+
+  reset(heap: ArrayBufferLike): void {
+    this.value = false;
+    this.isErr = false;
+    this.heap = heap;
+    if (this.open.length !== 0) {
+      this.open.length = 0;
+      this.left.length = 0;
+    }
+  }
+
+  private put(v: LuaValue): void {
+    let d = this.open.length;
+    if (d === 0) {
+      this.value = v;
+      return;
+    }
+    this.open[d - 1].push(v);
+    // Close every array that this element completes.
+    while (--this.left[d - 1] === 0) {
+      const done = this.open.pop()!;
+      this.left.pop();
+      d--;
+      if (d === 0) {
+        this.value = done;
+        return;
+      }
+      this.open[d - 1].push(done);
+    }
+  }
+
+  ok(): void { this.put({ ok: OK }); }
+  simple(s: string): void { this.put({ ok: Buffer.from(s, 'latin1') }); }
+  error(msg: string): void {
+    countError(msg);
+    if (this.open.length === 0) this.isErr = true;
+    this.put({ err: Buffer.from(msg, 'latin1') });
+  }
+  int(n: number | bigint): void { this.put(Number(n)); }
+  bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
+  bulkLatin1(s: string): void { this.put(Buffer.from(s, 'latin1')); }
+  bulkText(s: string): void { this.put(Buffer.from(s, 'utf8')); }
+  nil(): void { this.put(false); }
+  nilArray(): void { this.put(false); }
+  array(n: number): void {
+    if (n === 0) {
+      this.put([]);
+      return;
+    }
+    this.open.push([]);
+    this.left.push(n);
+  }
+}
+
+const OK = Buffer.from('OK');
+
 export class Scripting {
   /** EVAL script cache: sha1 -> body as given. */
   readonly scripts = new Map<string, Buffer>();
+  /** The parsed shebang of each cached script. */
+  private readonly shebangs = new Map<string, Shebang>();
   readonly functions = new FunctionStore();
   run: RunCtx | null = null;
+
+  /** The engine thread's Lua state (created on first use). */
+  private rt: LuaRuntime | null = null;
+  /** The running script is being stopped to be run again in the worker. */
+  private moving = false;
+  /** When the running script is moved if it can be (performance.now() time). */
+  private moveAt = Infinity;
+  /** redis.log lines of the running script, written when it ends on the engine thread. */
+  private readonly logs: { level: number; msg: string }[] = [];
+  private readonly callArgv = new Argv();
+  private readonly sink = new LuaTreeSink();
 
   private worker: Worker | null = null;
   private ch: SyncChannel | null = null;
   private ctl: Int32Array | null = null;
   /** Scripts compiled in the current worker. */
   private readonly compiled = new Set<string>();
+  /** Libraries loaded in the current worker, as they were loaded (a replaced library is another object). */
+  private readonly workerLibs = new Map<string, Library>();
   private readonly client: Client;
   private readonly fwd = new ForwardSink();
+
+  /** busy-reply-threshold (ms), kept up to date by CONFIG SET. */
+  private threshold: number;
 
   constructor(readonly eng: Engine) {
     this.client = new Client(eng, INTERNAL, this.fwd, '', '');
     this.client.authenticated = true;
+    this.threshold = eng.cfgInt('busy-reply-threshold');
+    eng.configListeners.push((name) => {
+      if (name === 'busy-reply-threshold') this.threshold = eng.cfgInt(name);
+    });
+  }
+
+  // ---------------------------------------------------------------- engine-thread Lua state
+
+  private local(): LuaRuntime {
+    if (this.rt !== null && !this.rt.vm.dead) return this.rt;
+    this.rt = null;
+    const host: RuntimeHost = {
+      call: (rt, n) => this.localCall(rt, n),
+      acl: (rt, n) => this.aclCheck(this.heapArgv(rt, n)),
+      log: (level, msg) => {
+        if (this.run !== null) this.logs.push({ level, msg });
+        else this.log(level, msg);
+      },
+      check: (beforeCall) => this.localCheck(beforeCall),
+    };
+    const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
+    this.rt = rt;
+    // A replaced state gets the libraries back.
+    for (const lib of this.functions.libraries.values()) {
+      const sb = parseShebang(lib.code, true);
+      if (typeof sb === 'string') continue;
+      const r = rt.loadLibrary(sb.body);
+      if ('err' in r) rt.dropPending();
+      else rt.commitLibrary(lib.name);
+    }
+    return rt;
+  }
+
+  /** The n string arguments of a bridge call, in place in the heap (valid during the call). */
+  private heapArgv(rt: LuaRuntime, n: number): Argv {
+    const vm = rt.vm;
+    const argv = this.callArgv;
+    argv.reset(EMPTY);
+    for (let i = 1; i <= n; i++) {
+      const p = vm.strPtr(i);
+      argv.push(p, p + vm.strLen);
+    }
+    argv.buf = vm.heapBuffer();
+    return argv;
+  }
+
+  /** redis.call from the engine thread's state: the command runs right here. */
+  private localCall(rt: LuaRuntime, n: number): number {
+    const argv = this.heapArgv(rt, n);
+    const sink = this.sink;
+    sink.reset(argv.buf.buffer);
+    this.scriptCall(argv, sink);
+    return rt.pushReply(sink.value, sink.isErr);
+  }
+
+  /**
+   * Count hook and redis.call check of the engine thread's state: stop a script that may move
+   * and has run long (and from then on, until it has stopped: nothing more may take effect).
+   */
+  private localCheck(beforeCall: boolean): string | null {
+    if (this.moving) return 'k';
+    const ctx = this.run;
+    if (ctx === null || ctx.pinned || this.moveAt === Infinity) return null;
+    // perf: before a redis.call, the time the previous command ended (dispatch.ts) is enough.
+    if ((beforeCall ? this.eng.lastCallEnd : performance.now()) < this.moveAt) return null;
+    this.moving = true;
+    return 'k';
+  }
+
+  private log(level: number, msg: string): void {
+    const min = ['debug', 'verbose', 'notice', 'warning'].indexOf(this.eng.cfg('loglevel'));
+    if (level >= min) scriptLog(level, msg);
+  }
+
+  /** Drop a failed engine-thread state; the next use creates a new one. */
+  private dropLocal(): void {
+    this.rt = null;
   }
 
   // ---------------------------------------------------------------- worker
@@ -312,13 +539,7 @@ export class Scripting {
     this.ch = ch;
     this.ctl = ctl;
     this.compiled.clear();
-    // A replaced worker gets the libraries back.
-    for (const lib of this.functions.libraries.values()) {
-      const sb = parseShebang(lib.code, true);
-      if (typeof sb === 'string') continue;
-      const r = this.request({ t: 'fload', code: sb.body }) as Done;
-      this.request({ t: r.err ? 'fdrop' : 'fcommit', name: lib.name });
-    }
+    this.workerLibs.clear();
     return ch;
   }
 
@@ -329,6 +550,7 @@ export class Scripting {
     this.ch = null;
     this.ctl = null;
     this.compiled.clear();
+    this.workerLibs.clear();
     if (w !== null) void w.terminate();
   }
 
@@ -337,35 +559,38 @@ export class Scripting {
     this.reset();
   }
 
-  /** A request that runs no user script code needing redis.call answers (compile, load, flush). */
+  /** A worker request that runs no user script code needing redis.call answers (compile, load). */
   private request(msg: object): Done {
     const ch = this.channel();
     ch.send(msg);
     for (;;) {
-      const m = ch.recv() as { t: string } & Record<string, unknown>;
+      let m: { t: string } & Record<string, unknown>;
+      try {
+        m = ch.recv() as { t: string } & Record<string, unknown>;
+      } catch (e) {
+        if (e instanceof PeerGone) this.reset();
+        throw e;
+      }
       if (m.t === 'done') return m as unknown as Done;
       this.serve(m);
     }
   }
 
-  /** Serve one request of the running script. */
+  /** Serve one request of the script running in the worker. */
   private serve(m: { t: string } & Record<string, unknown>): void {
     const ch = this.ch!;
     switch (m.t) {
       case 'call': {
         const enc = new LuaReplyEncoder();
-        this.scriptCall(m.argv as Uint8Array[], enc);
+        this.scriptCall(Argv.of((m.argv as Uint8Array[]).map(asBuffer)), enc);
         ch.send({ t: 'reply', v: enc.take(), err: enc.topError });
         return;
       }
       case 'acl':
-        ch.send({ t: 'reply', v: this.aclCheck(m.argv as Uint8Array[]) });
+        ch.send({ t: 'reply', v: this.aclCheck(Argv.of((m.argv as Uint8Array[]).map(asBuffer))) });
         return;
-      case 'log': {
-        const min = ['debug', 'verbose', 'notice', 'warning'].indexOf(this.eng.cfg('loglevel'));
-        if ((m.level as number) >= min) scriptLog(m.level as number, m.msg as string);
-        return;
-      }
+      case 'log':
+        this.log(m.level as number, m.msg as string);
         return;
     }
   }
@@ -378,15 +603,21 @@ export class Scripting {
   }
 
   /**
-   * Run a request that executes user code (eval / fcall) for `c`, replying to `out`. Returns
-   * after the reply unless the script outlives busy-reply-threshold, in which case the caller
-   * stays blocked and gets its reply later.
+   * Run EVAL / FCALL `ctx` (its script compiled / library loaded here), replying to ctx.out.
+   * Returns after the reply unless the script was moved to the worker and outlives
+   * busy-reply-threshold, in which case the caller stays blocked and gets its reply later.
    */
-  exec(ctx: RunCtx, msg: object): void {
-    const eng = this.eng;
-    let ch: SyncChannel;
+  exec(ctx: RunCtx): void {
+    // Only a TCP client outside MULTI can wait for its reply: others run the script to the end.
+    ctx.movable = ctx.caller.transport.kind === 'tcp' && !this.eng.inExec;
+    this.runLocal(ctx);
+  }
+
+  /** Run `ctx` on the engine thread; moved to the worker if it runs long and can. */
+  private runLocal(ctx: RunCtx): void {
+    let rt: LuaRuntime;
     try {
-      ch = this.channel();
+      rt = this.local();
     } catch (e) {
       ctx.out.error(`ERR ${(e as Error).message}`);
       return;
@@ -395,15 +626,77 @@ export class Scripting {
     sc.dbIndex = ctx.caller.dbIndex;
     sc.aclUser = ctx.caller.aclUser;
     sc.user = ctx.caller.user;
+    // (From now rather than from ctx.start: the difference is this command's parsing.)
+    this.moveAt = ctx.movable ? performance.now() + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
+    this.moving = false;
+    if (this.logs.length !== 0) this.logs.length = 0;
+    this.run = ctx;
+    let r;
+    try {
+      r = ctx.fn === null
+        ? rt.runEval(ctx.name, ctx.src, 3, ctx.nk, ctx.name)
+        : rt.runFunction(ctx.fn.library.name, ctx.fn.name, ctx.src, 3, ctx.nk, ctx.name);
+    } catch (e) {
+      // A JS exception thrown through Lua: the state cannot be trusted any more.
+      this.run = null;
+      this.moving = false;
+      this.dropLocal();
+      ctx.out.error(`ERR internal scripting error: ${(e as Error).message}`);
+      return;
+    }
+    if (this.moving) {
+      const rand = rt.randState('start');
+      rt.endRun();
+      this.moving = false;
+      this.logs.length = 0;
+      this.moveAt = Infinity;
+      sc.dbIndex = ctx.caller.dbIndex;
+      this.execInWorker(ctx, rand);
+      return;
+    }
+    this.run = null;
+    if (this.logs.length !== 0) {
+      for (const l of this.logs) this.log(l.level, l.msg);
+      this.logs.length = 0;
+    }
+    if (r.raw) {
+      // perf: a short string goes out as latin1 text (exact bytes) without a Buffer copy.
+      if (r.len <= 1024) ctx.out.bulkLatin1(r.buf.latin1Slice(r.p, r.p + r.len));
+      else {
+        const v = Buffer.allocUnsafe(r.len);
+        r.buf.copy(v, 0, r.p, r.p + r.len);
+        ctx.out.bulk(v);
+      }
+    }
+    else if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
+    rt.endRun();
+  }
+
+  /** Run `ctx` again from its start in the worker, with math.random's state `rand`. */
+  private execInWorker(ctx: RunCtx, rand: string): void {
+    let ch: SyncChannel;
+    let msg: object;
+    try {
+      ch = this.channel();
+      msg = this.workerRequest(ctx, rand);
+    } catch {
+      // No worker: run it again here, to its end.
+      ctx.movable = false;
+      this.runLocal(ctx);
+      return;
+    }
     this.run = ctx;
     Atomics.store(this.ctl!, CTL_KILL, 0);
     ch.send(msg);
-    // Only a TCP client outside MULTI can wait for its reply: others run the script to the end.
-    const canYield = ctx.caller.transport.kind === 'tcp' && !eng.inExec;
-    const threshold = eng.cfgInt('busy-reply-threshold');
     for (;;) {
-      const left = canYield ? ctx.start + threshold - Date.now() : Infinity;
-      const m = ch.recv(Math.max(0, left)) as ({ t: string } & Record<string, unknown>) | undefined;
+      const left = ctx.start + this.threshold - Date.now();
+      let m: ({ t: string } & Record<string, unknown>) | undefined;
+      try {
+        m = ch.recv(Math.max(0, left)) as ({ t: string } & Record<string, unknown>) | undefined;
+      } catch (e) {
+        this.workerGone(ctx, e);
+        return;
+      }
       if (m === undefined) {
         this.goBusy(ctx);
         return;
@@ -416,9 +709,42 @@ export class Scripting {
     }
   }
 
+  /** The worker's run request for `ctx`, after loading what it needs there. */
+  private workerRequest(ctx: RunCtx, rand: string): object {
+    const keys: Uint8Array[] = [];
+    const args: Uint8Array[] = [];
+    // Exact-size copies: a view would post its whole underlying buffer.
+    for (let i = 3; i < ctx.src.count; i++) (i < 3 + ctx.nk ? keys : args).push(new Uint8Array(ctx.src.view(i)));
+    const fn = ctx.fn;
+    if (fn === null) {
+      const sha = ctx.name;
+      let body: Buffer | undefined;
+      if (!this.compiled.has(sha)) {
+        body = this.shebangs.get(sha)?.body;
+        if (body === undefined) throw new Error('script not cached');
+        this.compiled.add(sha);
+      }
+      return { t: 'eval', sha, body, keys, args, name: sha, rand };
+    }
+    const lib = fn.library;
+    if (this.workerLibs.get(lib.name) !== lib) {
+      const sb = parseShebang(lib.code, true);
+      if (typeof sb === 'string') throw new Error(sb);
+      const r = this.request({ t: 'fload', code: sb.body });
+      if (r.err) {
+        this.request({ t: 'fdrop' });
+        throw new Error(r.err);
+      }
+      this.request({ t: 'fcommit', name: lib.name });
+      this.workerLibs.set(lib.name, lib);
+    }
+    return { t: 'fcall', lib: lib.name, fn: fn.name, keys, args, name: fn.name, rand };
+  }
+
   private goBusy(ctx: RunCtx): void {
     const eng = this.eng;
     ctx.async = true;
+    ctx.argv = callerArgv(ctx.src);
     ctx.caller.blocked = true;
     eng.busyReply = ctx.isEval ? SLOW_EVAL : SLOW_SCRIPT;
     console.warn(`Slow script detected: still in execution after ${Date.now() - ctx.start} milliseconds. You can try killing the script using the ${ctx.isEval ? 'SCRIPT' : 'FUNCTION'} KILL command. Script name is: ${ctx.name}.`);
@@ -429,7 +755,12 @@ export class Scripting {
   private async pump(ctx: RunCtx): Promise<void> {
     const ch = this.ch!;
     for (;;) {
-      await ch.waitAsync();
+      try {
+        await ch.waitAsync();
+      } catch (e) {
+        this.workerGone(ctx, e);
+        return;
+      }
       for (;;) {
         const m = ch.poll() as ({ t: string } & Record<string, unknown>) | undefined;
         if (m === undefined) break;
@@ -442,16 +773,23 @@ export class Scripting {
     }
   }
 
+  /** The worker ended while running `ctx` (it cannot answer any more): the script fails. */
+  private workerGone(ctx: RunCtx, e: unknown): void {
+    if (!(e instanceof PeerGone)) throw e;
+    this.reset();
+    this.finish(ctx, { t: 'done', err: 'ERR internal scripting error: the scripting worker exited' });
+  }
+
+  /** A script run in the worker is over. */
   private finish(ctx: RunCtx, d: Done): void {
     const eng = this.eng;
     this.run = null;
+    if (d.rand !== undefined && this.rt !== null) this.rt.setRandState(d.rand);
     if (d.err) {
       ctx.out.error(d.err);
       if (d.err.startsWith('ERR internal scripting error')) this.reset();
     } else if (d.r !== undefined && writeResult(d.r, ctx.out)) {
-      // Not an error in the statistics, but a failed call of EVAL / FCALL all the same.
-      const def = eng.registry.commands.get(ctx.argv[0].toString('latin1').toLowerCase());
-      if (def !== undefined) eng.stats.perCommand[def.id].failed++;
+      this.countFailed(ctx);
     }
     if (ctx.async) {
       eng.busyReply = null;
@@ -465,26 +803,32 @@ export class Scripting {
     }
   }
 
+  /** An error reply of the script that its command calls did not count: a failed EVAL / FCALL all the same. */
+  private countFailed(ctx: RunCtx): void {
+    const eng = this.eng;
+    const name = ctx.argv !== null ? ctx.argv[0].toString('latin1') : ctx.src.key(0);
+    const def = eng.registry.commands.get(name.toLowerCase());
+    if (def !== undefined) eng.stats.perCommand[def.id].failed++;
+  }
+
   /** Redis's scriptCall: the checks of a command called from a script, then the command. */
-  private scriptCall(raw: Uint8Array[], out: LuaReplyEncoder): void {
+  private scriptCall(argv: Argv, out: ReplySink): void {
     const eng = this.eng;
     const ctx = this.run;
     const sc = this.client;
-    const argv = Argv.of(raw.map((x) => Buffer.from(x.buffer, x.byteOffset, x.length)));
     const def = eng.registry.lookup(argv);
-    const fail = (msg: string) => out.error(`ERR ${msg}`);
     if (def === undefined) {
-      fail('Unknown Redis command called from script');
+      out.error('ERR Unknown Redis command called from script');
       return;
     }
     if ((def.arity > 0 && argv.count !== def.arity) || argv.count < -def.arity) {
       eng.stats.perCommand[def.id].rejected++;
-      fail('Wrong number of args calling Redis command from script');
+      out.error('ERR Wrong number of args calling Redis command from script');
       return;
     }
     if (def.flags & F.NOSCRIPT) {
       eng.stats.perCommand[def.id].rejected++;
-      fail('This Redis command is not allowed from script');
+      out.error('ERR This Redis command is not allowed from script');
       return;
     }
     if (!sc.aclUser.unrestricted) {
@@ -495,20 +839,26 @@ export class Scripting {
           object: r.reason === 'command' ? def.name : argv.key(r.index), username: sc.user, clientInfo: `id=${ctx?.caller.id} addr=${ctx?.caller.addr}`,
         });
         eng.stats.perCommand[def.id].rejected++;
-        fail(r.reason === 'command' ? "The user executing the script can't run this command or subcommand"
-          : r.reason === 'key' ? "The user executing the script can't access at least one of the keys mentioned in the command"
-            : "The user executing the script can't publish to the channel mentioned in the command");
+        out.error(r.reason === 'command' ? "ERR The user executing the script can't run this command or subcommand"
+          : r.reason === 'key' ? "ERR The user executing the script can't access at least one of the keys mentioned in the command"
+            : "ERR The user executing the script can't publish to the channel mentioned in the command");
         return;
       }
     }
-    if (ctx !== null && ctx.readOnly && (def.flags & (F.WRITE | F.MAY_REPLICATE) || MAY_REPLICATE.has(def.name))) {
-      eng.stats.perCommand[def.id].rejected++;
-      fail('Write commands are not allowed from read-only scripts.');
-      return;
+    const effect = (def.flags & F.READONLY) === 0
+      && ((def.flags & (F.WRITE | F.MAY_REPLICATE)) !== 0 || MAY_REPLICATE.has(def.name));
+    if (ctx !== null) {
+      if (ctx.readOnly && effect) {
+        eng.stats.perCommand[def.id].rejected++;
+        out.error('ERR Write commands are not allowed from read-only scripts.');
+        return;
+      }
+      if (def.flags & F.WRITE) ctx.wrote = true;
+      // Running it again would repeat the effect: the script must end where it is.
+      if (effect) ctx.pinned = true;
+      // Time is frozen at the script's start: keys do not expire in the middle of a script.
+      eng.now = ctx.start;
     }
-    if (ctx !== null && def.flags & F.WRITE) ctx.wrote = true;
-    // Time is frozen at the script's start: keys do not expire in the middle of a script.
-    if (ctx !== null) eng.now = ctx.start;
     this.fwd.target = out;
     try {
       call(sc, def, argv, out);
@@ -518,9 +868,8 @@ export class Scripting {
   }
 
   /** redis.acl_check_cmd: '1' allowed, '0' denied, 'u' unknown command. */
-  private aclCheck(raw: Uint8Array[]): string {
+  private aclCheck(argv: Argv): string {
     const eng = this.eng;
-    const argv = Argv.of(raw.map((x) => Buffer.from(x.buffer, x.byteOffset, x.length)));
     const def = eng.registry.lookup(argv);
     if (def === undefined) return 'u';
     if ((def.arity > 0 && argv.count !== def.arity) || argv.count < -def.arity) return 'u';
@@ -531,35 +880,62 @@ export class Scripting {
 
   // ---------------------------------------------------------------- EVAL cache
 
+  /** The last sha1 argument of EVALSHA: lower-cased bytes and string. */
+  private lastShaBytes: Buffer | null = null;
+  private lastSha = '';
+
+  /**
+   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: the same script called again gets the
+   * same string (no allocation, its hash already computed for the cache lookups).
+   */
+  shaArg(argv: Argv, i: number): string {
+    const b = argv.buf;
+    const s = argv.start[i];
+    const last = this.lastShaBytes;
+    if (last !== null) {
+      let j = 0;
+      for (; j < 40; j++) {
+        let ch = b[s + j];
+        if (ch >= 65 && ch <= 90) ch += 32;
+        if (ch !== last[j]) break;
+      }
+      if (j === 40) return this.lastSha;
+    }
+    const sha = argv.key(i).toLowerCase();
+    this.lastShaBytes = Buffer.from(sha, 'latin1');
+    this.lastSha = sha;
+    return sha;
+  }
+
   /** Compile a body if needed (SCRIPT LOAD, EVAL): the sha, or an error reply text. */
   load(body: Buffer): { sha: string } | { err: string } {
     const sha = sha1hex(body);
-    if (this.compiled.has(sha) && this.worker !== null) return { sha };
-    const sb = parseShebang(body, false);
-    if (typeof sb === 'string') return { err: `ERR ${sb}` };
-    let d: Done;
+    let rt: LuaRuntime;
     try {
-      d = this.request({ t: 'compile', sha, body: sb.body });
+      rt = this.local();
     } catch (e) {
       return { err: `ERR ${(e as Error).message}` };
     }
-    if (d.err) return { err: d.err };
-    this.compiled.add(sha);
-    if (!this.scripts.has(sha)) this.scripts.set(sha, Buffer.from(body));
+    if (rt.compiled.has(sha)) return { sha };
+    const copy = this.scripts.get(sha) ?? Buffer.from(body);
+    const sb = parseShebang(copy, false);
+    if (typeof sb === 'string') return { err: `ERR ${sb}` };
+    const err = rt.compile(sha, sb.body);
+    if (err !== null) return { err };
+    this.scripts.set(sha, copy);
+    this.shebangs.set(sha, sb);
     return { sha };
   }
 
   /** Flags of a cached script: [read-only-capable (no-writes), shebang present]. */
   scriptFlags(sha: string): { present: boolean; flags: readonly string[] } {
-    const body = this.scripts.get(sha);
-    if (body === undefined) return { present: false, flags: [] };
-    const sb = parseShebang(body, false);
-    return typeof sb === 'string' ? { present: false, flags: [] } : sb;
+    return this.shebangs.get(sha) ?? NO_SHEBANG;
   }
 
-  /** The worker must hold the compiled script before running it. */
+  /** The engine-thread state must hold the compiled script before running it. */
   ensureCompiled(sha: string): string | null {
-    if (this.compiled.has(sha) && this.worker !== null) return null;
+    const rt = this.rt;
+    if (rt !== null && !rt.vm.dead && rt.compiled.has(sha)) return null;
     const body = this.scripts.get(sha);
     if (body === undefined) return 'NOSCRIPT No matching script. Please use EVAL.';
     const r = this.load(body);
@@ -568,6 +944,8 @@ export class Scripting {
 
   flushScripts(): void {
     this.scripts.clear();
+    this.shebangs.clear();
+    this.rt?.flushScripts();
     if (this.worker !== null) this.request({ t: 'sflush' });
     this.compiled.clear();
   }
@@ -584,22 +962,23 @@ export class Scripting {
     }
     const old = this.functions.libraries.get(name);
     if (old !== undefined && !replace) return { err: `ERR Library '${name}' already exists` };
-    let d: Done;
+    let rt: LuaRuntime;
     try {
-      d = this.request({ t: 'fload', code: sb.body });
+      rt = this.local();
     } catch (e) {
       return { err: `ERR ${(e as Error).message}` };
     }
-    if (d.err) return { err: d.err };
-    const fns = d.fns!;
+    const d = rt.loadLibrary(sb.body);
+    if ('err' in d) return { err: d.err };
+    const fns = d.fns;
     if (fns.length === 0) {
-      this.request({ t: 'fdrop' });
+      rt.dropPending();
       return { err: 'ERR No functions registered' };
     }
     for (const f of fns) {
       const other = this.functions.getFunction(f.name);
       if (other !== undefined && other.library.name !== name) {
-        this.request({ t: 'fdrop' });
+        rt.dropPending();
         return { err: `ERR Function ${f.name} already exists` };
       }
     }
@@ -610,21 +989,21 @@ export class Scripting {
     }
     if (old !== undefined) this.functions.delete(name);
     this.functions.add(lib);
-    this.request({ t: 'fcommit', name });
+    rt.commitLibrary(name);
     this.eng.dirty++;
     return { name };
   }
 
   deleteLibrary(name: string): boolean {
     if (this.functions.delete(name) === undefined) return false;
-    if (this.worker !== null) this.request({ t: 'fdelete', name });
+    this.rt?.deleteLibrary(name);
     this.eng.dirty++;
     return true;
   }
 
   flushFunctions(): void {
     this.functions.clear();
-    if (this.worker !== null) this.request({ t: 'fflush' });
+    this.rt?.flushLibraries();
     this.eng.dirty++;
   }
 

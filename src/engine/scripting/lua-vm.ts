@@ -17,7 +17,8 @@
  *    safe, no escaping) and the caller runs it. Values going the other way are serialised by
  *    Lua code (see prelude.ts) into one string that JS reads with lua_tolstring.
  *
- * This file runs only in the scripting worker thread (see worker.ts).
+ * Two VMs exist per server: the engine thread's, where scripts run first, and the scripting
+ * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
 import { createRequire } from 'node:module';
 
@@ -79,7 +80,14 @@ const SLOTS = [
 
 export class LuaVM {
   readonly M: LuaModule;
-  readonly L: number;
+  /**
+   * The state the helpers below work on: the main state, or while a bridge runs, the state
+   * (thread) that called it (a redis.call made inside a coroutine pushes its reply there).
+   */
+  L: number;
+  readonly main: number;
+  /** The state panicked: it cannot be used any more. */
+  dead = false;
   private heap: Uint8Array;
   private scratch = 0;
   private scratchSize = 0;
@@ -95,13 +103,22 @@ export class LuaVM {
 
   constructor() {
     const factory = require('lua-wasm-bindings/dist/glue/glue-lua-5.1.5.js') as (o: object) => LuaModule;
-    this.M = factory({ print: () => {}, printErr: () => {} });
+    // A Lua panic calls exit(): it must not end the process (or the worker thread) but throw
+    // to the caller, who drops this VM (dead).
+    this.M = factory({
+      print: () => {},
+      printErr: () => {},
+      quit: (status: number) => {
+        this.dead = true;
+        throw new Error(`Lua state aborted (exit ${status})`);
+      },
+    });
     const table = Object.values(this.M.asm).find((v) => v instanceof WebAssembly.Table);
     if (!(table instanceof WebAssembly.Table)) throw new Error('lua-wasm-bindings: no function table');
     this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
-    this.L = this.M._luaL_newstate();
+    this.L = this.main = this.M._luaL_newstate();
     this.M._luaL_openlibs(this.L);
     this.findSlots();
   }
@@ -145,6 +162,41 @@ export class LuaVM {
     if (p === 0) return new Uint8Array(0);
     const n = this.M.HEAPU32[this.lenp >> 2];
     return this.u8.slice(p, p + n);
+  }
+
+  /**
+   * The string (or number, converted by Lua) at stack index i, in place: its offset in the heap
+   * (see heap()); its length is then in strLen. Valid while the value stays on the stack.
+   */
+  strPtr(i: number): number {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    this.strLen = p === 0 ? 0 : this.M.HEAPU32[this.lenp >> 2];
+    return p;
+  }
+
+  strLen = 0;
+  private heapBuf: Buffer = Buffer.alloc(0);
+  /** The HEAPU8 that heapBuf covers. */
+  private heapBufOf: Uint8Array | null = null;
+
+  /** A Buffer over the whole wasm heap (replaced when the memory grows: do not keep it across Lua calls). */
+  heapBuffer(): Buffer {
+    const u8 = this.M.HEAPU8;
+    if (this.heapBufOf !== u8) {
+      this.heapBuf = Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+      this.heapBufOf = u8;
+    }
+    return this.heapBuf;
+  }
+
+  /** Push bytes src[s, e) that hold no NUL (lua_pushstring stops at the first NUL). */
+  pushBytes(src: Uint8Array, s: number, e: number): void {
+    const p = this.buffer(e - s + 1);
+    const u8 = this.u8;
+    if (e - s < 64) for (let i = s; i < e; i++) u8[p + i - s] = src[i];
+    else u8.set(src.subarray(s, e), p);
+    u8[p + e - s] = 0;
+    this.M._lua_pushstring(this.L, p);
   }
 
   /** The string at stack index i as latin1 text (one char per byte). */
@@ -191,7 +243,15 @@ export class LuaVM {
     let fired = -1;
     this.thunks = makeThunks(n, (k: number, L: number) => {
       const h = this.handlers[k];
-      if (h !== null && h !== undefined) return h(L);
+      if (h !== null && h !== undefined) {
+        const prev = this.L;
+        this.L = L;
+        try {
+          return h(L);
+        } finally {
+          this.L = prev;
+        }
+      }
       fired = k;
       return 0;
     });
@@ -418,6 +478,8 @@ function int2fb(x: number): number {
  * Instruction of 4 bytes, lua_Number a double) whose code builds the pushed values.
  */
 const TOO_LARGE = 'reply too large for a Lua value';
+/** The source name of value chunks (prelude.ts's count hook skips it). */
+const SOURCE = '=reply';
 
 class ChunkBuilder {
   constructor(private readonly nparams: number) {}
@@ -561,7 +623,7 @@ class ChunkBuilder {
   }
 
   size(): number {
-    return 12 + 4 + 8 + 4 + 4 + this.code.length * 4 + 4 + this.kbytes + 4 + 12;
+    return 12 + 4 + SOURCE.length + 1 + 8 + 4 + 4 + this.code.length * 4 + 4 + this.kbytes + 4 + 12;
   }
 
   write(u8: Uint8Array, p: number): void {
@@ -569,10 +631,14 @@ class ChunkBuilder {
     const hdr = [0x1b, 0x4c, 0x75, 0x61, 0x51, 0, 1, 4, 4, 4, 8, 0];
     for (let i = 0; i < 12; i++) u8[p + i] = hdr[i];
     p += 12;
-    dv.setUint32(p, 0, true); // source: none (the loader uses the chunk name)
-    dv.setInt32(p + 4, 0, true); // linedefined
-    dv.setInt32(p + 8, 0, true); // lastlinedefined
-    p += 12;
+    // source: "=reply" (without one the loader says "=?"); the count hook leaves this code alone.
+    dv.setUint32(p, SOURCE.length + 1, true);
+    p += 4;
+    for (let i = 0; i < SOURCE.length; i++) u8[p++] = SOURCE.charCodeAt(i);
+    u8[p++] = 0;
+    dv.setInt32(p, 0, true); // linedefined
+    dv.setInt32(p + 4, 0, true); // lastlinedefined
+    p += 8;
     u8[p++] = 0; // nups
     u8[p++] = this.nparams; // parameters: the cjson.null value (and the table a part fills)
     u8[p++] = 0; // is_vararg

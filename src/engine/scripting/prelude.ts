@@ -1,5 +1,5 @@
 /**
- * The Lua side of the scripting runtime, run once in every fresh Lua state (worker.ts). It
+ * The Lua side of the scripting runtime, run once in every fresh Lua state (runtime.ts). It
  * builds what Redis 7.0 gives scripts: the redis table (call, pcall, error_reply...), the
  * protected globals, the cjson/cmsgpack/struct/bit libraries (thin wrappers over JS bridges),
  * Redis's deterministic math.random, and the runner that calls a script and converts its result
@@ -11,7 +11,7 @@
  *   t<count>;        table with <count> key/value pairs follow (cjson, cmsgpack)
  *   z                cjson.null      x<type>;    function/userdata/thread      D  too deep
  *
- * The chunk is called with B, the table of bridges (JS functions), and R, the registry.
+ * The chunk is called with R, the registry, and the spec of the bridges (JS functions, runtime.ts).
  */
 export const PRELUDE_NAME = '=redis';
 
@@ -158,7 +158,42 @@ end
 local redis = {}
 local call_bridge = B.call
 
+-- The count hook and its state (defined with the runners below).
+local hook, armed
+local KILLED = 'Script killed by user with SCRIPT KILL...'
+
+-- The reply of the call bridge (runtime.ts): a bulk string alone, nothing for nil, or
+-- (payload, tag).
+local function reply(raise_err, v, tag)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  elseif tag == 'i' then
+    return tonumber(v)
+  elseif tag == 'o' then
+    return { ok = v }
+  elseif tag == 'e' then
+    -- Already counted in the error statistics by the command itself (Redis's flag name).
+    local e = { err = v, ignore_err_stats_update = true }
+    if raise_err then error(e, 0) end
+    return e
+  elseif tag == 'k' then
+    -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
+    sethook(hook, 'l')
+    armed = false
+    error(err_table(KILLED), 0)
+  end
+  return v
+end
+
+-- No tail calls here either: the error handler walks the frames.
 local function gencall(raise_err, ...)
+  local v, tag = call_bridge(...)
+  if tag ~= 'x' then
+    local r = reply(raise_err, v, tag)
+    return r
+  end
+  -- Not all arguments are strings: numbers are converted as Redis does (%.17g), others refused.
   local n = select('#', ...)
   if n == 0 then
     local e = err_table('Please specify at least one argument for this redis lib call')
@@ -177,18 +212,38 @@ local function gencall(raise_err, ...)
       return e
     end
   end
-  local v, iserr = call_bridge(unpack(args, 1, n))
-  if iserr then
-    -- Already counted in the error statistics by the command itself (Redis's flag name).
-    v.ignore_err_stats_update = true
-    if raise_err then error(v, 0) end
-  end
-  return v
+  local r = reply(raise_err, call_bridge(unpack(args, 1, n)))
+  return r
 end
 
 -- No tail calls in wrappers: the error handler walks the frames.
-function redis.call(...) local r = gencall(true, ...) return r end
-function redis.pcall(...) local r = gencall(false, ...) return r end
+-- A bulk string or nil reply (the common cases) is returned here, without gencall.
+function redis.call(...)
+  local v, tag = call_bridge(...)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  end
+  if tag == 'x' then
+    local r = gencall(true, ...)
+    return r
+  end
+  local r = reply(true, v, tag)
+  return r
+end
+function redis.pcall(...)
+  local v, tag = call_bridge(...)
+  if tag == nil then
+    if v == nil then return false end
+    return v
+  end
+  if tag == 'x' then
+    local r = gencall(false, ...)
+    return r
+  end
+  local r = reply(false, v, tag)
+  return r
+end
 
 function redis.error_reply(...)
   local e = ...
@@ -233,11 +288,11 @@ function redis.log(...)
   log_bridge(sformat('%d', level), tconcat(parts, ' '))
 end
 
+-- Accepted; replies stay RESP2 (the protocol of our clients).
 function redis.setresp(...)
   if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
   local v = tonumber((...))
   if v ~= 2 and v ~= 3 then raise('RESP version must be 2 or 3.') end
-  R.__resp = v
 end
 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
@@ -273,8 +328,10 @@ redis.REDIS_VERSION_NUM = tonumber(B.version_num)
 
 -- ------------------------------------------------------------------ math.random (Redis's rand48)
 
--- 48-bit state as two 24-bit halves, so every product stays exact in a double.
-local rh, rl = 0, 0
+-- 48-bit state as two 24-bit halves, so every product stays exact in a double. It starts as
+-- rand48's default state 0x1234ABCD330E (Redis never seeds it: the first math.random(1000) of a
+-- fresh redis-server is 397) and persists from script to script.
+local rh, rl = 0x1234AB, 0xCD330E
 local function srand48(seed)
   seed = fmod(seed, 4294967296)
   if seed < 0 then seed = seed + 4294967296 end
@@ -497,6 +554,32 @@ for _, op in ipairs({ 'tobit', 'bnot', 'band', 'bor', 'bxor', 'lshift', 'rshift'
   end
 end
 
+-- ------------------------------------------------------------------ coroutines
+
+-- debug.sethook's hook belongs to one thread (coroutines inherit the count, not the Lua hook):
+-- a coroutine sets it as it starts, so that a loop inside one can still be stopped (Redis's C
+-- hook is inherited).
+local create, wrap = coroutine.create, coroutine.wrap
+local function hooked(f)
+  -- luaL_argcheck's refusal, at the caller's position and under the name it called us by.
+  if type(f) ~= 'function' or getinfo(f, 'S').what == 'C' then
+    local n = getinfo(2, 'n')
+    error("bad argument #1 to '" .. tostring(n and n.name or '?') .. "' (Lua function expected)", 3)
+  end
+  return function(...)
+    if armed then sethook(hook, '', 100000) else sethook(hook, 'l') end
+    return f(...)
+  end
+end
+coroutine.create = function(f)
+  local co = create(hooked(f))
+  return co
+end
+coroutine.wrap = function(f)
+  local w = wrap(hooked(f))
+  return w
+end
+
 -- ------------------------------------------------------------------ globals
 
 -- Keep only what Redis 7.0 gives scripts.
@@ -566,31 +649,61 @@ end
 -- ------------------------------------------------------------------ running scripts
 
 local check_bridge = B.check
-local killed_msg = 'Script killed by user with SCRIPT KILL...'
-local function hook()
-  -- Only user code is interrupted; the runtime's own code must finish (it clears the hook).
+-- The count hook stays set between runs (setting it costs as much as a small script): it only
+-- ever acts on user code. armed: it is the count hook (a kill turns it into a line hook).
+armed = false
+local function arm()
+  if not armed then
+    sethook(hook, '', 100000)
+    armed = true
+  end
+end
+hook = function()
+  -- Only user code is interrupted; the runtime's own code and the value chunks pushed by
+  -- runtime.ts must finish.
   local i = getinfo(2, 'S')
-  if i and i.source == RUNTIME then return end
+  if i then
+    local src = i.source
+    if src == RUNTIME or src == '=reply' then return end
+  end
   local why = check_bridge()
   if why then
     -- As Redis: keep failing on every line so pcall cannot swallow the kill.
     sethook(hook, 'l')
-    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or killed_msg), 0)
+    armed = false
+    error(err_table(why == 't' and 'FUNCTION LOAD timeout' or KILLED), 0)
   end
 end
 
 -- Compile-time preparation of a script or library function: run in ENV.
 R.__prep = function(f) setfenv(f, ENV) return f end
 
--- Run f(...) with KEYS/ARGV set; returns the serialised reply.
-local function finish(ok, res, name)
-  sethook()
+-- "script: <name>" of error replies: set by runtime.ts when it changes.
+local run_name = ''
+R.__set_name = function(n) run_name = n end
+
+-- The reply of a run: (bytes, 's') for a string result (the common case, no copy), else
+-- (serialised reply, nil).
+local function ser_result(res)
   local out = {}
-  if ok then
-    local n = ser_resp(res, out, 0)
-    return tconcat(out, '', 1, n)
-  end
-  -- res is the error table from errh (or a string if the handler itself failed).
+  local n = ser_resp(res, out, 0)
+  return tconcat(out, '', 1, n)
+end
+local function finish(res)
+  local t = type(res)
+  if t == 'string' then return res, 's' end
+  if t ~= 'table' then return ser_result(res) end
+  -- Only a table can fail to serialise (too deep): as an error of the run itself.
+  local ok, r = pcall0(ser_result, res)
+  if ok then return r end
+  local msg = 'ERR Error running script ' .. run_name .. ', ' .. ssub(tostring(r), 1, 100)
+  return 'e' .. #msg .. ':' .. msg
+end
+
+-- The reply of a run that raised: res is the error table from errh (or a string: memory
+-- error, error in the error handler).
+R.__run_error = function(res)
+  local name = run_name
   if type(res) ~= 'table' then
     local m = 'execution failure'
     if type(res) == 'string' or type(res) == 'number' then m = tostring(res) end
@@ -605,23 +718,67 @@ local function finish(ok, res, name)
   end
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
+R.__errh = errh
 
-R.__run_eval = function(f, keys, argv, name, kill_text)
-  rawset(G, 'KEYS', keys)
-  rawset(G, 'ARGV', argv)
-  killed_msg = kill_text
-  R.__resp = 2
-  sethook(hook, '', 100000)
-  local ok, res = xpcall(f, errh)
-  return finish(ok, res, name)
+-- math.random's state as the last run started: a script moved to the other Lua state
+-- (runtime.ts) is run again from there.
+local start_h, start_l = 0, 0
+R.__rand_get = function(which)
+  if which == 'start' then return sformat('%.17g,%.17g', start_h, start_l) end
+  return sformat('%.17g,%.17g', rh, rl)
+end
+R.__rand_set = function(s)
+  local h, l = string.match(s, '^([^,]+),(.+)$')
+  rh, rl = tonumber(h), tonumber(l)
 end
 
-R.__run_fn = function(f, keys, argv, name, kill_text)
-  killed_msg = kill_text
-  R.__resp = 2
-  sethook(hook, '', 100000)
-  local ok, res = xpcall(function() return f(keys, argv) end, errh)
-  return finish(ok, res, name)
+-- The runners. runtime.ts calls one with lua_pcall and errh as the error handler (one protected
+-- call per run); each returns finish()'s reply, and __run_error makes the reply of a run that
+-- raised. perf: every run goes through here, so KEYS and ARGV come as the runner's arguments
+-- in the shape that builds them cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for
+-- numkeys 0 to 2, __run_<eval|fn>n (f, nk, KEYS..., ARGV...) with nk a decimal string, and
+-- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by a chunk (many or binary arguments).
+local function run_eval(f, keys, argv)
+  -- G has no __newindex: plain assignments (no rawset call).
+  G.KEYS = keys
+  G.ARGV = argv
+  start_h, start_l = rh, rl
+  if not armed then arm() end
+  local res = f()
+  if type(res) == 'string' then return res, 's' end
+  local r = finish(res)
+  return r
+end
+
+local function run_fn(f, keys, argv)
+  start_h, start_l = rh, rl
+  if not armed then arm() end
+  local res = f(keys, argv)
+  if type(res) == 'string' then return res, 's' end
+  local r = finish(res)
+  return r
+end
+
+local function split(nk, ...)
+  local keys, argv = { ... }, {}
+  nk = nk + 0
+  for i = nk + 1, #keys do
+    argv[i - nk] = keys[i]
+    keys[i] = nil
+  end
+  return keys, argv
+end
+
+for name, run in pairs({ eval = run_eval, fn = run_fn }) do
+  R['__run_' .. name .. '0'] = function(f, ...) local a, b = run(f, {}, { ... }) return a, b end
+  R['__run_' .. name .. '1'] = function(f, k1, ...) local a, b = run(f, { k1 }, { ... }) return a, b end
+  R['__run_' .. name .. '2'] = function(f, k1, k2, ...) local a, b = run(f, { k1, k2 }, { ... }) return a, b end
+  R['__run_' .. name .. 'n'] = function(f, nk, ...)
+    local keys, argv = split(nk, ...)
+    local a, b = run(f, keys, argv)
+    return a, b
+  end
+  R['__run_' .. name .. 't'] = function(f, keys, argv) local a, b = run(f, keys, argv) return a, b end
 end
 
 -- ------------------------------------------------------------------ function libraries
@@ -705,12 +862,11 @@ R.__load_lib = function(chunk)
   registering = { byname = {}, list = {} }
   -- As Redis: while the library loads, globals resolve to the load API only.
   ENV_MT.__index = LOAD_API
-  sethook(hook, '', 100000)
+  arm()
   local ok, err = xpcall(chunk, function(e)
     if type(e) == 'table' then return rawget(e, 'err') end
     return 'ERR ' .. tostring(e)
   end)
-  sethook()
   ENV_MT.__index = G
   local reg = registering
   registering = nil

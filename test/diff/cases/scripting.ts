@@ -11,6 +11,24 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 }
 
 const scripts: Script[] = [
+  // First in the file: no script has drawn a number yet (no other case file uses math.random).
+  { name: "math.random: rand48's unseeded state, continued from script to script", steps: [
+    ['EVAL', 'return {math.random(1000000), math.random(1000000)}', '0'],
+    ['EVAL', 'return tostring(math.random())', '0'],
+    ['EVAL', 'return math.random(5, 9)', '0'],
+  ] },
+  { name: "coroutines: redis.call inside one, argument checks", steps: [['SET', 'co', 'v'], ...evals(["0"], [
+    "return coroutine.create(1)",
+    "return coroutine.create(tostring)",
+    "return coroutine.wrap(nil)",
+    "local c = coroutine.create return c(2)",
+    "local co = coroutine.wrap(function(a, b) local c = coroutine.yield(a + b) return c * 2 end) return {co(1, 2), co(10)}",
+    "local co = coroutine.wrap(function() error('inside') end) co()",
+    "return coroutine.status(coroutine.create(function() end))",
+    "return coroutine.wrap(function() return redis.call('get', 'co') end)()",
+    "local co = coroutine.create(function(a) local x = redis.call('echo', a) coroutine.yield(x) return redis.call('ping') end) local ok, v = coroutine.resume(co, 'hi') local ok2, w = coroutine.resume(co) return {tostring(ok), v, tostring(ok2), w}",
+    "return coroutine.wrap(function() return redis.pcall('nosuch') end)()",
+  ])] },
   { name: "EVAL return values: Lua to RESP conversions", steps: [['SET', 's', 'a'], ...evals(["1", "k", "arg1"], [
     "return 1",
     "return 'a'",

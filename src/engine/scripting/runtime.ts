@@ -1,0 +1,564 @@
+/**
+ * One Lua 5.1 state with Redis's scripting runtime in it (lua-vm.ts + prelude.ts): compiled
+ * EVAL scripts, function libraries, and the runs of both. Two of these exist per server (see
+ * host.ts): the engine thread's, where every script starts and redis.call is a direct call into
+ * the dispatcher, and the worker thread's (worker.ts), where a long read-only script is moved so
+ * that the engine thread can answer BUSY, SCRIPT KILL and FUNCTION KILL meanwhile.
+ *
+ * What differs between the two (how redis.call reaches the engine, redis.log, the count hook)
+ * is the RuntimeHost; everything a script can observe is this file and the prelude, shared.
+ *
+ * redis.call protocol (bridge `call`, read by gencall in the prelude): when every argument is a
+ * string the host runs the command and pushes the reply with pushReply(): a bulk string alone;
+ * otherwise (payload, tag) with tag 'i' integer (payload its decimal text), 'o' status,
+ * 'e' error reply (payload its text), 'a' a value built as is (arrays, strings holding NUL);
+ * nothing for a nil reply (false). (nil, 'x') asks the prelude to convert number arguments or
+ * refuse others (rare: done in Lua, as before) and call again; (nil, 'k') to stop the script
+ * as the count hook does (RuntimeHost.check, asked before every command too).
+ */
+import { createHash } from 'node:crypto';
+import { Argv } from '../../resp/argv.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TSTRING, type LuaValue } from './lua-vm.js';
+import { PRELUDE, PRELUDE_NAME } from './prelude.js';
+import {
+  parseSer, jsonEncode, jsonDecode, jsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
+} from './libs.js';
+
+/** What a runtime asks of its thread. */
+export interface RuntimeHost {
+  /** redis.call / redis.pcall with n string arguments at stack 1..n: run it, return pushReply(). */
+  call(rt: LuaRuntime, n: number): number;
+  /** redis.acl_check_cmd with n string arguments: '1' allowed, '0' denied, 'u' unknown command. */
+  acl(rt: LuaRuntime, n: number): string;
+  log(level: number, msg: string): void;
+  /**
+   * The count hook (every 100000 instructions of user code) and every redis.call (beforeCall):
+   * null to go on, 'k' to stop the script with the kill error (SCRIPT KILL, or host.ts moving
+   * it: it is then run again elsewhere).
+   */
+  check(beforeCall: boolean): string | null;
+}
+
+export interface Registration {
+  name: string;
+  description: string | null;
+  flags: string[];
+}
+
+/** Registry keys of a runner family (prelude.ts): numkeys 0, 1, 2, any (n), tables (t). */
+type RunnerKeys = number[];
+
+/** A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts). */
+export interface RunResult {
+  buf: Buffer;
+  p: number;
+  len: number;
+  raw: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Redis's LOAD_TIMEOUT_MS: FUNCTION LOAD stops library code running longer. */
+const LOAD_TIMEOUT_MS = 500;
+/**
+ * KEYS and ARGV go onto the Lua stack one by one (no chunk to build) when there are at most this
+ * many, short and free of NUL bytes: a C caller may use 20 slots without lua_checkstack, which
+ * lua-wasm-bindings does not export; the runner, its 4 fixed arguments and the values fit.
+ */
+const FAST_ARGS = 12;
+const FAST_ARG_LEN = 512;
+
+export class LuaRuntime {
+  readonly vm: LuaVM;
+  /** Scripts compiled in this state (sha1 -> registry f_<sha>). */
+  readonly compiled = new Set<string>();
+  /** While FUNCTION LOAD runs library code: when it must stop. */
+  private loadDeadline = 0;
+  /** User code runs (inside a protected call): the count hook may stop it. */
+  private active = false;
+
+  constructor(host: RuntimeHost, version: string, versionNum: number) {
+    const vm = new LuaVM();
+    this.vm = vm;
+    const M = vm.M;
+    const spec: string[] = [];
+    const add = (name: string, fn: (L: number) => number) => spec.push(`${name}=${vm.bridge(fn)};`);
+
+    add('call', (L) => {
+      // A redis.call-heavy loop runs few Lua instructions: the count hook alone would see a
+      // kill (or the time to move) late.
+      if (host.check(true) !== null) return this.stop(M._lua_gettop(L));
+      const n = M._lua_gettop(L);
+      for (let i = 1; i <= n; i++) if (M._lua_type(L, i) !== LUA_TSTRING) return this.convert(n);
+      if (n === 0) return this.convert(0);
+      return host.call(this, n);
+    });
+    add('acl_check', (L) => {
+      vm.pushString(host.acl(this, M._lua_gettop(L)));
+      return 1;
+    });
+    add('sha1hex', () => {
+      vm.pushString(createHash('sha1').update(vm.bytes(1)).digest('hex'));
+      return 1;
+    });
+    add('log', () => {
+      host.log(Number(vm.latin1(1)), Buffer.from(vm.bytes(2)).toString('latin1'));
+      return 0;
+    });
+    add('check', () => {
+      // Outside runs (JS calling runtime helpers, value chunks) nothing may raise: no pcall.
+      if (!this.active) return 0;
+      const why = this.loadDeadline !== 0 ? (Date.now() > this.loadDeadline ? 't' : null) : host.check(false);
+      if (why === null) return 0;
+      vm.pushString(why);
+      return 1;
+    });
+    add('json_encode', () => this.pushResult(jsonEncode(parseSer(Buffer.from(vm.bytes(1)))[0] ?? null)));
+    add('json_decode', () => this.pushResult(jsonDecode(Buffer.from(vm.bytes(1)))));
+    add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
+    add('mp_pack', () => this.pushResult(mpPack(parseSer(Buffer.from(vm.bytes(1))))));
+    add('mp_unpack', () => this.pushResult(mpUnpack(Buffer.from(vm.bytes(1)), vm.latin1(2), Number(vm.latin1(3)), Number(vm.latin1(4)))));
+    add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
+    add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), Buffer.from(vm.bytes(2)), Number(vm.latin1(3)))));
+    add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));
+    add('bit', (L) => {
+      const n = M._lua_gettop(L);
+      const nums: number[] = [];
+      for (let i = 2; i <= n; i++) nums.push(Number(vm.latin1(i)));
+      vm.pushString(bitOp(vm.latin1(1), nums));
+      return 1;
+    });
+    spec.push(`version=${version};`, `version_num=${versionNum};`);
+
+    // Run the prelude with (registry, spec).
+    const code = Buffer.from(PRELUDE, 'latin1');
+    if (vm.load(code, PRELUDE_NAME) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
+    M._lua_pushvalue(vm.L, LUA_REGISTRYINDEX);
+    vm.pushString(spec.join(''));
+    if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
+    M._lua_settop(vm.L, 0);
+    const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
+    this.runEvalKey = keys('eval');
+    this.runFnKey = keys('fn');
+    this.errhKey = vm.cstr('__errh');
+    this.runErrorKey = vm.cstr('__run_error');
+  }
+
+  /** (nil, 'k'): the prelude stops the script as the count hook does. */
+  private stop(n: number): number {
+    this.vm.M._lua_settop(this.vm.L, n + 1);
+    this.vm.pushString('k');
+    return 2;
+  }
+
+  /** (nil, 'x'): the prelude converts or refuses the arguments (see the file comment). */
+  private convert(n: number): number {
+    this.vm.M._lua_settop(this.vm.L, n + 1);
+    this.vm.pushString('x');
+    return 2;
+  }
+
+  /** Push a bridge's results; on failure push (false, message). Returns the count pushed. */
+  private pushResult(values: LuaValue[]): number {
+    const vm = this.vm;
+    if (!vm.pushValues(values)) {
+      vm.pushValues([false, Buffer.from(vm.lastError, 'latin1')]);
+      return 2;
+    }
+    return values.length;
+  }
+
+  /** The bytes of string argument i of a bridge (a copy). */
+  bytes(i: number): Uint8Array {
+    return this.vm.bytes(i);
+  }
+
+  /**
+   * Push a redis.call reply (`isErr`: the reply itself is an error) as the call bridge returns
+   * it (see the file comment); returns the bridge's result count.
+   */
+  pushReply(v: LuaValue, isErr: boolean): number {
+    const vm = this.vm;
+    if (v instanceof Uint8Array) {
+      if (v.length <= FAST_ARG_LEN && noNul(v)) {
+        vm.pushBytes(v, 0, v.length);
+        return 1;
+      }
+      return this.pushTagged(v, 'a');
+    }
+    if (typeof v === 'number') {
+      vm.pushString(String(v));
+      vm.pushString('i');
+      return 2;
+    }
+    if (v === false) return 0;
+    if (!Array.isArray(v) && typeof v === 'object' && v !== null) {
+      if ('err' in v && isErr) return this.pushText(v.err, 'e');
+      if ('ok' in v) return this.pushText(v.ok, 'o');
+    }
+    return this.pushTagged(v, 'a');
+  }
+
+  private pushText(s: Uint8Array, tag: string): number {
+    const vm = this.vm;
+    if (noNul(s)) vm.pushBytes(s, 0, s.length);
+    else vm.pushValues([s]);
+    vm.pushString(tag);
+    return 2;
+  }
+
+  private pushTagged(v: LuaValue, tag: string): number {
+    const vm = this.vm;
+    if (!vm.pushValues([v])) {
+      vm.pushString(`ERR ${vm.lastError}`);
+      vm.pushString('e');
+      return 2;
+    }
+    vm.pushString(tag);
+    return 2;
+  }
+
+  // ---------------------------------------------------------------- scripts
+
+  /**
+   * Replace the function on the stack top by the same function with every TAILCALL turned into
+   * a CALL (the RETURN that the compiler emits after it returns the results). Redis's API
+   * functions are C functions, so `return redis.call(...)` keeps the script's frame, and errors
+   * say "on @user_script:N"; ours are Lua wrappers, which a real tail call would erase.
+   */
+  private untail(): void {
+    const vm = this.vm;
+    const M = vm.M;
+    vm.getRegistry('__dump');
+    M._lua_insert(vm.L, -2);
+    M._lua_call(vm.L, 1, 1);
+    const b = Buffer.from(vm.bytes(-1));
+    M._lua_settop(vm.L, -2);
+    let p = 12;
+    const int = () => {
+      const v = b.readInt32LE(p);
+      p += 4;
+      return v;
+    };
+    const str = () => {
+      const n = b.readUInt32LE(p);
+      p += 4 + n;
+    };
+    const fn = (): void => {
+      str();
+      p += 8 + 4;
+      const ncode = int();
+      for (let i = 0; i < ncode; i++, p += 4) {
+        const ins = b.readUInt32LE(p);
+        if ((ins & 0x3f) === 29) b.writeUInt32LE(((ins & ~0x3f) | 28) >>> 0, p);
+      }
+      const nk = int();
+      for (let i = 0; i < nk; i++) {
+        const t = b[p++];
+        if (t === 1) p += 1;
+        else if (t === 3) p += 8;
+        else if (t === 4) str();
+      }
+      const np = int();
+      for (let i = 0; i < np; i++) fn();
+      const nli = int();
+      p += 4 * nli; // lineinfo
+      const nl = int();
+      for (let i = 0; i < nl; i++) {
+        str();
+        p += 8;
+      }
+      const nu = int();
+      for (let i = 0; i < nu; i++) str();
+    };
+    fn();
+    if (vm.load(b, '=untail') !== 0) throw new Error(`reloading a script: ${vm.latin1(-1)}`);
+  }
+
+  /** Compile `body` as @user_script into the registry as f_<sha>; null or the error reply. */
+  compile(sha: string, body: Uint8Array): string | null {
+    const vm = this.vm;
+    const M = vm.M;
+    if (vm.load(body, '@user_script') !== 0) {
+      const msg = vm.latin1(-1);
+      M._lua_settop(vm.L, 0);
+      return `ERR Error compiling script (new function): ${msg}`;
+    }
+    this.untail();
+    // setfenv to the protected globals, then store.
+    vm.getRegistry('__prep');
+    M._lua_insert(vm.L, -2);
+    M._lua_call(vm.L, 1, 1);
+    vm.setRegistry(`f_${sha}`);
+    this.compiled.add(sha);
+    M._lua_settop(vm.L, 0);
+    return null;
+  }
+
+  /** SCRIPT FLUSH. */
+  flushScripts(): void {
+    const vm = this.vm;
+    for (const sha of this.compiled) {
+      vm.M._lua_settop(vm.L, 0);
+      vm.pushValues([null]);
+      vm.setRegistry(`f_${sha}`);
+    }
+    this.compiled.clear();
+    this.fnKeys.clear();
+    vm.M._lua_settop(vm.L, 0);
+  }
+
+  /**
+   * Run compiled script `sha` with KEYS = argv[first, first+nk) and ARGV = the rest. Returns the
+   * serialised reply (prelude.ts) as buf[p, p+len), in place in the heap: read it before the
+   * next call into this runtime, then call endRun().
+   */
+  runEval(sha: string, argv: Argv, first: number, nk: number, name: string): RunResult {
+    const vm = this.vm;
+    this.setName(name);
+    let k = this.fnKeys.get(sha);
+    if (k === undefined) {
+      k = vm.cstr(`f_${sha}`);
+      this.fnKeys.set(sha, k);
+    }
+    vm.M._lua_getfield(vm.L, LUA_REGISTRYINDEX, k);
+    return this.run(this.runEvalKey, argv, first, nk);
+  }
+
+  /** Registry keys (C strings) of the compiled scripts and of the runners. */
+  private readonly fnKeys = new Map<string, number>();
+  private readonly runEvalKey: RunnerKeys;
+  private readonly runFnKey: RunnerKeys;
+  private readonly errhKey: number;
+  private readonly runErrorKey: number;
+
+  /** Run function `fn` of library `lib`, as runEval. */
+  runFunction(lib: string, fn: string, argv: Argv, first: number, nk: number, name: string): RunResult {
+    const vm = this.vm;
+    this.setName(name);
+    vm.getRegistry('__get_fn');
+    vm.pushString(lib);
+    vm.pushString(fn);
+    vm.M._lua_call(vm.L, 2, 1);
+    return this.run(this.runFnKey, argv, first, nk);
+  }
+
+  private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0, raw: false };
+  /** The script name the prelude holds for error replies. */
+  private name = '';
+
+  private setName(name: string): void {
+    if (name === this.name) return;
+    const vm = this.vm;
+    vm.getRegistry('__set_name');
+    vm.pushString(name);
+    vm.M._lua_call(vm.L, 1, 0);
+    this.name = name;
+  }
+
+  /**
+   * Call the runner of `kind` (prelude.ts: __run_<kind><0|1|2|n|t>) on fn (on the stack) with
+   * KEYS and ARGV from argv, in one lua_pcall with the prelude's errh as error handler.
+   */
+  private run(kind: RunnerKeys, argv: Argv, first: number, nk: number): RunResult {
+    const vm = this.vm;
+    const M = vm.M;
+    const L = vm.L;
+    const res = this.result;
+    const count = argv.count - first;
+    let fast = count <= FAST_ARGS;
+    for (let i = first; fast && i < argv.count; i++) {
+      fast = argv.len(i) <= FAST_ARG_LEN && noNulIn(argv.buf, argv.start[i], argv.end[i]);
+    }
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
+    M._lua_getfield(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
+    M._lua_insert(L, -3);
+    M._lua_insert(L, -3); // errh runner fn
+    const errh = M._lua_gettop(L) - 2;
+    let nargs: number;
+    if (fast) {
+      nargs = 1 + count;
+      if (nk > 2) {
+        vm.pushString(String(nk));
+        nargs++;
+      }
+      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+    } else {
+      const keys: Uint8Array[] = [];
+      const args: Uint8Array[] = [];
+      for (let i = first; i < argv.count; i++) (i < first + nk ? keys : args).push(argv.view(i));
+      if (!vm.pushValues([keys, args])) {
+        M._lua_settop(L, 0);
+        return this.literal(`ERR ${vm.lastError}`);
+      }
+      nargs = 3;
+    }
+    this.active = true;
+    let st: number;
+    try {
+      st = M._lua_pcall(L, nargs, 2, errh);
+    } finally {
+      this.active = false;
+    }
+    if (st !== 0) {
+      // The error value (errh's table, or a message) is on the stack top: make the reply.
+      M._lua_getfield(L, LUA_REGISTRYINDEX, this.runErrorKey);
+      M._lua_insert(L, -2);
+      M._lua_call(L, 1, 1);
+      res.raw = false;
+      res.p = vm.strPtr(-1);
+      res.len = vm.strLen;
+      res.buf = vm.heapBuffer();
+      return res;
+    }
+    res.raw = M._lua_type(L, -1) === LUA_TSTRING;
+    res.p = vm.strPtr(-2);
+    res.len = vm.strLen;
+    res.buf = vm.heapBuffer();
+    return res;
+  }
+
+  /** An error reply made here, serialised. */
+  private literal(msg: string): RunResult {
+    const b = Buffer.from(`e${msg.length}:${msg}`, 'latin1');
+    this.result.buf = b;
+    this.result.p = 0;
+    this.result.len = b.length;
+    this.result.raw = false;
+    return this.result;
+  }
+
+  /** Drop what the last run left on the stack. */
+  endRun(): void {
+    this.vm.M._lua_settop(this.vm.L, 0);
+  }
+
+  // ---------------------------------------------------------------- math.random state
+
+  /**
+   * Redis's rand48 state of math.random persists from script to script (7.0.15: no reseeding per
+   * script), so it travels with a script moved to the other state: get (now), snapshot (as the
+   * last run started), set. The text is "high,low" (two 24-bit halves).
+   */
+  randState(which: 'now' | 'start'): string {
+    const vm = this.vm;
+    vm.getRegistry('__rand_get');
+    vm.pushString(which);
+    vm.M._lua_call(vm.L, 1, 1);
+    const s = vm.latin1(-1);
+    vm.M._lua_settop(vm.L, 0);
+    return s;
+  }
+
+  setRandState(s: string): void {
+    const vm = this.vm;
+    vm.getRegistry('__rand_set');
+    vm.pushString(s);
+    vm.M._lua_call(vm.L, 1, 0);
+    vm.M._lua_settop(vm.L, 0);
+  }
+
+  // ---------------------------------------------------------------- function libraries
+
+  /** FUNCTION LOAD step 1: run the library code; its registrations or an error reply. */
+  loadLibrary(code: Uint8Array): { fns: Registration[] } | { err: string } {
+    const vm = this.vm;
+    const M = vm.M;
+    if (vm.load(code, '@user_function') !== 0) {
+      const e = vm.latin1(-1);
+      M._lua_settop(vm.L, 0);
+      return { err: `ERR Error compiling function: ${e}` };
+    }
+    this.untail();
+    vm.getRegistry('__load_lib');
+    M._lua_insert(vm.L, -2);
+    this.loadDeadline = Date.now() + LOAD_TIMEOUT_MS;
+    this.active = true;
+    let st: number;
+    try {
+      st = M._lua_pcall(vm.L, 1, 1, 0);
+    } finally {
+      this.loadDeadline = 0;
+      this.active = false;
+    }
+    const out = vm.latin1(-1);
+    M._lua_settop(vm.L, 0);
+    if (st !== 0) return { err: `ERR Error registering functions: ${out}` };
+    if (out[0] === 'E') return { err: `ERR Error registering functions: ${out.slice(1)}` };
+    return { fns: parseRegistrations(out.slice(1)) };
+  }
+
+  /** FUNCTION LOAD step 2: keep the loaded library as `name`, or drop it. */
+  commitLibrary(name: string): void {
+    this.callRegistry('__commit_lib', name);
+  }
+
+  dropPending(): void {
+    this.callRegistry('__drop_pending');
+  }
+
+  deleteLibrary(name: string): void {
+    this.callRegistry('__delete_lib', name);
+  }
+
+  flushLibraries(): void {
+    this.callRegistry('__flush_libs');
+  }
+
+  private callRegistry(name: string, arg?: string): void {
+    const vm = this.vm;
+    vm.getRegistry(name);
+    let n = 0;
+    if (arg !== undefined) {
+      vm.pushString(arg);
+      n = 1;
+    }
+    vm.M._lua_call(vm.L, n, 0);
+    vm.M._lua_settop(vm.L, 0);
+  }
+
+  /** After a JS exception inside Lua: try to leave an empty stack (the state may be unusable). */
+  recover(): void {
+    try {
+      this.vm.L = this.vm.main;
+      this.vm.M._lua_settop(this.vm.L, 0);
+    } catch { /* the owner replaces the state */ }
+  }
+}
+
+function noNul(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] === 0) return false;
+  return true;
+}
+
+function noNulIn(b: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) if (b[i] === 0) return false;
+  return true;
+}
+
+/** "<count>;" then per function "len:name" "d|n len:desc" "count:flags,;" */
+function parseRegistrations(s: string): Registration[] {
+  let p = s.indexOf(';');
+  const n = Number(s.slice(0, p));
+  p++;
+  const readLen = (): string => {
+    const c = s.indexOf(':', p);
+    const len = Number(s.slice(p, c));
+    const v = s.slice(c + 1, c + 1 + len);
+    p = c + 1 + len;
+    return v;
+  };
+  const out: Registration[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = readLen();
+    const hasDesc = s[p] === 'd';
+    p++;
+    const desc = readLen();
+    const c = s.indexOf(':', p);
+    const e = s.indexOf(';', c);
+    const flags = s.slice(c + 1, e);
+    p = e + 1;
+    out.push({ name, description: hasDesc ? desc : null, flags: flags === '' ? [] : flags.split(',') });
+  }
+  return out;
+}
