@@ -43,7 +43,11 @@
  *    unchanged until the commit (pass stored immutable Buffers or fresh ones).
  */
 import { createHash } from 'node:crypto';
-import { T, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
+import { T, type Db, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
+// Collection codecs (ptypes1: hash, set, sorted set).
+import { hashCodec } from '../engine/ds/hash.js';
+import { setCodec } from '../engine/ds/set.js';
+import { zsetCodec } from '../engine/ds/zset.js';
 
 // ------------------------------------------------------------------------ the contract
 
@@ -77,6 +81,11 @@ export interface CollectionCodec<V extends StoredValue = StoredValue> {
   writeRecords(v: V, w: ItemWriter, all: boolean): void;
   decodeWhole(bytes: Buffer): V;
   loadRecords(header: Buffer, size: number, items: Iterable<ItemRecord>): V;
+  /**
+   * Optional: called at start-up once the loaded value is in the keyspace (hashes register
+   * their field TTLs for active expiry here).
+   */
+  restored?(v: V, db: Db, key: string): void;
 }
 
 const codecs: (CollectionCodec | undefined)[] = [];
@@ -91,7 +100,12 @@ export function codecFor(type: TypeTag): CollectionCodec | undefined {
 }
 
 /** Collection codecs shipped with the server, in type order. Add new types here. */
-const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [];
+const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [
+  // ptypes1: hash, set, sorted set (src/engine/ds/hash.ts, set.ts, zset.ts)
+  setCodec,
+  zsetCodec,
+  hashCodec,
+];
 for (const c of BUILTIN_CODECS) registerCodec(c);
 
 // ------------------------------------------------------------------------ keys

@@ -240,6 +240,43 @@ export class SkipList {
   first(): SkipNode | null {
     return this.head.next[0];
   }
+
+  /**
+   * Fill an EMPTY list from pairs already in list order (loading from disk): each node is
+   * linked after the last one of each of its levels, O(1) per node instead of a descent.
+   * Returns false, leaving the list empty, when the pairs are not strictly in order.
+   */
+  loadSorted(scores: ArrayLike<number>, members: readonly string[]): boolean {
+    const n = members.length;
+    for (let k = 1; k < n; k++) {
+      if (!before(scores[k - 1], members[k - 1], scores[k], members[k])) return false;
+    }
+    const last: SkipNode[] = new Array(MAX_LEVEL).fill(this.head);
+    const lastRank: number[] = new Array(MAX_LEVEL).fill(0);
+    let level = 1;
+    let prev: SkipNode | null = null;
+    for (let k = 0; k < n; k++) {
+      const rank = k + 1;
+      const lvl = randomLevel();
+      const node = new SkipNode(scores[k], members[k], lvl);
+      for (let i = 0; i < lvl; i++) {
+        const l = last[i];
+        l.next[i] = node;
+        l.span[i] = rank - lastRank[i];
+        last[i] = node;
+        lastRank[i] = rank;
+      }
+      if (lvl > level) level = lvl;
+      node.prev = prev;
+      prev = node;
+    }
+    // Links to the end span the rest of the list (as insert() leaves them: length - rank).
+    for (let i = 0; i < level; i++) last[i].span[i] = n - lastRank[i];
+    this.level = level;
+    this.length = n;
+    this.tail = prev;
+    return true;
+  }
 }
 
 /** A lex range bound: '-' / '+' infinities, or a member with inclusive/exclusive flag. */
