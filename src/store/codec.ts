@@ -302,8 +302,9 @@ export function decodeMeta(bytes: Buffer, size: number, out: MetaView): MetaView
 
 /**
  * lmdb-js key and value handling of the `meta` database for loading: keys come back as latin1
- * strings and values go straight to decodeMeta from the reused read buffer, so iterating a
- * million records allocates no Buffer per key and none per value besides the kept body.
+ * strings WITHOUT their namespace prefix (the user key, or the short form of a long one), and
+ * values go straight to decodeMeta from the reused read buffer, so iterating a million records
+ * allocates one string per key and no Buffer besides the kept body.
  */
 export const latin1Keys = {
   writeKey(key: Buffer | string, target: Buffer, start: number): number {
@@ -312,7 +313,7 @@ export const latin1Keys = {
     return start + key.length;
   },
   readKey(target: Buffer, start: number, end: number): string {
-    return target.latin1Slice(start, end);
+    return target.latin1Slice(start + NS_BYTES, end);
   },
 };
 

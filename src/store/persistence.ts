@@ -28,7 +28,7 @@ import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi }
 import {
   MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
   encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix, type ItemRecord,
-  type ItemWriter, type StoredValue, SID_BYTES, LONG, NS_BYTES,
+  type ItemWriter, type StoredValue, SID_BYTES, LONG,
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
 import { DirLock } from './lock.js';
@@ -207,7 +207,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       const ns = this.ns[i];
       const dirty = this.dirty[i];
       st.scanMeta(nsPrefix(ns), nsPrefix(ns + 1), (k, m) => {
-        const key = m.flags & MF.LONG_KEY ? m.key : k.slice(NS_BYTES);
+        const key = m.flags & MF.LONG_KEY ? m.key : k;
         if (m.exp !== 0 && m.exp <= now) {
           // Expired while we were down: gone, and deleted on disk with the first batch.
           expired++;

@@ -20,6 +20,10 @@ export class SkipNode {
   }
 }
 
+/** Scratch of loadSorted: the last node of each level and its rank. */
+let LOAD_LAST: SkipNode[];
+const LOAD_RANK: number[] = new Array(MAX_LEVEL).fill(0);
+
 function randomLevel(): number {
   let l = 1;
   while (l < MAX_LEVEL && Math.random() < P) l++;
@@ -31,8 +35,11 @@ function before(s1: number, m1: string, s2: number, m2: string): boolean {
   return s1 < s2 || (s1 === s2 && m1 < m2);
 }
 
+LOAD_LAST = new Array(MAX_LEVEL).fill(new SkipNode(0, '', 1));
+
 export class SkipList {
-  readonly head = new SkipNode(0, '', MAX_LEVEL);
+  /** Its links grow with the list's level (a small set does not pay for 32 levels). */
+  readonly head = new SkipNode(0, '', 1);
   tail: SkipNode | null = null;
   length = 0;
   level = 1;
@@ -53,6 +60,7 @@ export class SkipList {
     }
     const lvl = randomLevel();
     if (lvl > this.level) {
+      this.growHead(lvl);
       for (let i = this.level; i < lvl; i++) {
         rank[i] = 0;
         update[i] = this.head;
@@ -73,6 +81,14 @@ export class SkipList {
     else this.tail = node;
     this.length++;
     return node;
+  }
+
+  private growHead(lvl: number): void {
+    const h = this.head;
+    while (h.next.length < lvl) {
+      h.next.push(null);
+      h.span.push(0);
+    }
   }
 
   /** Remove (score, member); false if absent. */
@@ -246,18 +262,23 @@ export class SkipList {
    * linked after the last one of each of its levels, O(1) per node instead of a descent.
    * Returns false, leaving the list empty, when the pairs are not strictly in order.
    */
-  loadSorted(scores: ArrayLike<number>, members: readonly string[]): boolean {
-    const n = members.length;
+  loadSorted(scores: ArrayLike<number>, members: readonly string[], n = members.length): boolean {
     for (let k = 1; k < n; k++) {
       if (!before(scores[k - 1], members[k - 1], scores[k], members[k])) return false;
     }
-    const last: SkipNode[] = new Array(MAX_LEVEL).fill(this.head);
-    const lastRank: number[] = new Array(MAX_LEVEL).fill(0);
+    const last = LOAD_LAST;
+    const lastRank = LOAD_RANK;
+    last.fill(this.head);
+    lastRank.fill(0);
     let level = 1;
     let prev: SkipNode | null = null;
     for (let k = 0; k < n; k++) {
       const rank = k + 1;
       const lvl = randomLevel();
+      if (lvl > level) {
+        this.growHead(lvl);
+        level = lvl;
+      }
       const node = new SkipNode(scores[k], members[k], lvl);
       for (let i = 0; i < lvl; i++) {
         const l = last[i];
@@ -266,7 +287,6 @@ export class SkipList {
         last[i] = node;
         lastRank[i] = rank;
       }
-      if (lvl > level) level = lvl;
       node.prev = prev;
       prev = node;
     }
@@ -275,6 +295,7 @@ export class SkipList {
     this.level = level;
     this.length = n;
     this.tail = prev;
+    last.fill(this.head); // keep no node of this list alive from the scratch
     return true;
   }
 }

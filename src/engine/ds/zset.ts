@@ -142,14 +142,16 @@ export class ZSet implements StoredValue {
     const u = new Unpacker(b);
     const big = u.u8() === 1;
     const n = u.varint();
-    const scores = new Float64Array(n);
-    const members = new Array<string>(n);
+    if (n > loadScores.length) loadScores = new Float64Array(Math.max(n, 2 * loadScores.length));
+    const scores = loadScores;
+    const members = loadMembers;
     for (let i = 0; i < n; i++) {
       scores[i] = u.f64();
       members[i] = u.str();
     }
-    const z = ZSet.load(scores, members);
+    const z = ZSet.load(scores, members, n);
     z.big = big;
+    members.length = 0;
     return z;
   }
 
@@ -188,17 +190,21 @@ export class ZSet implements StoredValue {
   }
 
   /** A set from pairs, in zset order when they come from disk (else inserted one by one). */
-  private static load(scores: ArrayLike<number>, members: string[]): ZSet {
+  private static load(scores: ArrayLike<number>, members: string[], n = members.length): ZSet {
     const z = new ZSet();
     const dict = z.dict;
     // Long members are keyed by a prefix and a hash on disk: their order may be off.
-    if (!z.zsl.loadSorted(scores, members)) {
-      for (let i = 0; i < members.length; i++) z.zsl.insert(scores[i], members[i]);
+    if (!z.zsl.loadSorted(scores, members, n)) {
+      for (let i = 0; i < n; i++) z.zsl.insert(scores[i], members[i]);
     }
-    for (let i = 0; i < members.length; i++) dict.set(members[i], scores[i]);
+    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
     return z;
   }
 }
+
+/** Scratch of loadWhole (values are decoded one at a time). */
+let loadScores = new Float64Array(256);
+const loadMembers: string[] = [];
 
 const NEG_ZERO = Buffer.from([1]);
 
