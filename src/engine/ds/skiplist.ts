@@ -36,6 +36,13 @@ function before(s1: number, m1: string, s2: number, m2: string): boolean {
 }
 
 LOAD_LAST = new Array(MAX_LEVEL).fill(new SkipNode(0, '', 1));
+/**
+ * Scratch of insert / delete (the nodes before the position at each level, and their ranks):
+ * one shared pair instead of two arrays per call. Stale entries above the current level are
+ * never read.
+ */
+const UPDATE: SkipNode[] = new Array(MAX_LEVEL).fill(LOAD_LAST[0]);
+const RANK: number[] = new Array(MAX_LEVEL).fill(0);
 
 export class SkipList {
   /** Its links grow with the list's level (a small set does not pay for 32 levels). */
@@ -45,8 +52,8 @@ export class SkipList {
   level = 1;
 
   insert(score: number, member: string): SkipNode {
-    const update: SkipNode[] = new Array(MAX_LEVEL);
-    const rank: number[] = new Array(MAX_LEVEL);
+    const update = UPDATE;
+    const rank = RANK;
     let x = this.head;
     for (let i = this.level - 1; i >= 0; i--) {
       rank[i] = i === this.level - 1 ? 0 : rank[i + 1];
@@ -93,7 +100,7 @@ export class SkipList {
 
   /** Remove (score, member); false if absent. */
   delete(score: number, member: string): boolean {
-    const update: SkipNode[] = new Array(MAX_LEVEL);
+    const update = UPDATE;
     let x = this.head;
     for (let i = this.level - 1; i >= 0; i--) {
       let n = x.next[i];

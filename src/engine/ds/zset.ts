@@ -7,14 +7,13 @@
  * Members are latin1 strings (exact bytes). All mutations go through this class.
  *
  * Persistence (the contract of src/store/codec.ts): `zsetCodec` at the bottom. Listpack-sized
- * sets are stored whole; bigger ones as one record per member whose sub-key is the score (in
- * an order-preserving 8-byte form) followed by the member, so the records come back in zset
- * order and the skiplist is rebuilt without a search per member. While stored so
- * (`sid !== 0`) every mutation logs the member with the score it had on disk.
+ * sets are stored whole; bigger ones as one record per member (member -> score), and while
+ * they are (`sid !== 0`) every mutation logs the member it touched, so a write costs one
+ * record whatever the size of the set.
  */
 import { T } from '../db.js';
 import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
-import { EMPTY, Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
+import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { SkipList, type SkipNode } from './skiplist.js';
 
 export const ZSET_MAX_LISTPACK_ENTRIES = 128;
@@ -27,11 +26,8 @@ export class ZSet implements StoredValue {
   private big = false;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
-  /**
-   * Members changed since the store last wrote the records, each with the score its record
-   * has on disk (undefined: no record). Logged only while sid !== 0.
-   */
-  private changed: Map<string, number | undefined> | null = null;
+  /** Members added, removed or rescored since the store last wrote the records (only while sid !== 0). */
+  private changed: Set<string> | null = null;
 
   get size(): number {
     return this.dict.size;
@@ -63,7 +59,7 @@ export class ZSet implements StoredValue {
   set(member: string, score: number): number | undefined {
     if (score === 0 && !this.big) score = 0;
     const old = this.dict.get(member);
-    if (this.sid !== 0 && old !== score) this.logChange(member, old);
+    if (this.sid !== 0 && old !== score) this.logChange(member);
     if (old === undefined) {
       this.zsl.insert(score, member);
       this.dict.set(member, score);
@@ -79,7 +75,7 @@ export class ZSet implements StoredValue {
   remove(member: string): boolean {
     const old = this.dict.get(member);
     if (old === undefined) return false;
-    if (this.sid !== 0) this.logChange(member, old);
+    if (this.sid !== 0) this.logChange(member);
     this.dict.delete(member);
     this.zsl.delete(old, member);
     return true;
@@ -104,9 +100,8 @@ export class ZSet implements StoredValue {
     return z;
   }
 
-  private logChange(member: string, onDisk: number | undefined): void {
-    const c = (this.changed ??= new Map());
-    if (!c.has(member)) c.set(member, onDisk);
+  private logChange(member: string): void {
+    (this.changed ??= new Set()).add(member);
   }
 
   // ------------------------------------------------------------------ persistence (zsetCodec)
@@ -156,44 +151,65 @@ export class ZSet implements StoredValue {
   }
 
   /**
-   * Records: sub-key = [score, 8 bytes ordered as the numbers][member], value = empty, or [1]
-   * for a score of -0 (stored in the key as 0, its place in the order). All members, or the
-   * logged changes (a changed score deletes the old record); clears the log.
+   * Records: sub-key = member, value = score (f64 big-endian, -0 kept). A changed score
+   * rewrites the record in place. All members, or the logged changes; clears the log.
    */
   storeRecords(w: ItemWriter, all: boolean): void {
     if (all) {
-      for (let n = this.zsl.first(); n !== null; n = n.next[0]) w.put(sub(n.score, n.member), itemValue(n.score));
+      for (let n = this.zsl.first(); n !== null; n = n.next[0]) w.put(sub(n.member), scoreValue(n.score));
     } else if (this.changed !== null) {
       const dict = this.dict;
-      for (const [m, disk] of this.changed) {
+      for (const m of this.changed) {
         const cur = dict.get(m);
-        if (disk !== undefined && cur !== disk) w.del(sub(disk, m));
-        if (cur !== undefined && !Object.is(cur, disk)) w.put(sub(cur, m), itemValue(cur));
+        if (cur === undefined) w.del(sub(m));
+        else w.put(sub(m), scoreValue(cur));
       }
     }
     this.changed = null;
   }
 
-  /** A skiplist-encoded set from its records (they come in zset order). */
+  /**
+   * A skiplist-encoded set from its records. They come in member order: already in zset
+   * order when the scores do not decrease along it (all equal, as in lexicographic sets), else
+   * sorted by score (ties by member) before the skiplist is built in one pass.
+   */
   static loadRecords(size: number, items: Iterable<ItemRecord>): ZSet {
-    const scores: number[] = [];
+    let scores = new Float64Array(Math.max(size, 16));
     const members: string[] = [];
+    let n = 0;
     for (const { sub, value } of items) {
-      const s = value.length > 0 && value[0] === 1 ? -0 : readOrderedScore(sub);
-      scores.push(s);
-      members.push(sub.latin1Slice(8, sub.length));
+      if (n === scores.length) {
+        const grown = new Float64Array(2 * n);
+        grown.set(scores);
+        scores = grown;
+      }
+      scores[n++] = value.readDoubleBE(0);
+      members.push(sub.latin1Slice(0, sub.length));
     }
-    if (members.length !== size) console.warn(`persistence: a sorted set has ${members.length} member records, its metadata says ${size}`);
-    const z = ZSet.load(scores, members);
+    if (n !== size) console.warn(`persistence: a sorted set has ${n} member records, its metadata says ${size}`);
+    const z = new ZSet();
     z.big = true;
+    if (!z.zsl.loadSorted(scores, members, n)) {
+      const order = new Uint32Array(n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      order.sort((a, b) => scores[a] - scores[b] || (members[a] < members[b] ? -1 : members[a] > members[b] ? 1 : 0));
+      const s2 = new Float64Array(n);
+      const m2 = new Array<string>(n);
+      for (let i = 0; i < n; i++) {
+        s2[i] = scores[order[i]];
+        m2[i] = members[order[i]];
+      }
+      if (!z.zsl.loadSorted(s2, m2, n)) throw new Error('sorted set records: duplicate members');
+    }
+    const dict = z.dict;
+    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
     return z;
   }
 
-  /** A set from pairs, in zset order when they come from disk (else inserted one by one). */
+  /** A set from pairs in zset order (whole form; inserted one by one if they are not). */
   private static load(scores: ArrayLike<number>, members: string[], n = members.length): ZSet {
     const z = new ZSet();
     const dict = z.dict;
-    // Long members are keyed by a prefix and a hash on disk: their order may be off.
     if (!z.zsl.loadSorted(scores, members, n)) {
       for (let i = 0; i < n; i++) z.zsl.insert(scores[i], members[i]);
     }
@@ -206,40 +222,17 @@ export class ZSet implements StoredValue {
 let loadScores = new Float64Array(256);
 const loadMembers: string[] = [];
 
-const NEG_ZERO = Buffer.from([1]);
-
-function itemValue(score: number): Buffer {
-  return Object.is(score, -0) ? NEG_ZERO : EMPTY;
+function scoreValue(score: number): Buffer {
+  const b = Buffer.allocUnsafe(8);
+  b.writeDoubleBE(score, 0);
+  return b;
 }
 
-/** Sub-key [ordered score][member] in the shared scratch (the store copies it at once). */
-function sub(score: number, member: string): Buffer {
-  const pk = subScratch.reset(8 + member.length);
-  const b = pk.buf;
-  // IEEE 754 bits, big-endian, made to sort as the numbers: negative ones have every bit
-  // flipped, the others only the sign bit. -0 is written as 0 (equal scores sort by member).
-  b.writeDoubleBE(score === 0 ? 0 : score, 0);
-  if (b[0] & 0x80) {
-    for (let i = 0; i < 8; i++) b[i] ^= 0xff;
-  } else {
-    b[0] ^= 0x80;
-  }
-  pk.pos = 8;
-  pk.raw(member);
+/** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */
+function sub(m: string): Buffer {
+  const pk = subScratch.reset(m.length);
+  pk.raw(m);
   return pk.view();
-}
-
-const scoreBuf = Buffer.allocUnsafe(8);
-
-function readOrderedScore(k: Buffer): number {
-  const b = scoreBuf;
-  k.copy(b, 0, 0, 8);
-  if (b[0] & 0x80) {
-    b[0] ^= 0x80;
-  } else {
-    for (let i = 0; i < 8; i++) b[i] ^= 0xff;
-  }
-  return b.readDoubleBE(0);
 }
 
 /** How sorted sets are persisted (registered in BUILTIN_CODECS, src/store/codec.ts). */
