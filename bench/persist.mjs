@@ -6,13 +6,13 @@
  *     everysec against redis-server --appendonly yes with the same appendfsync. Rounds
  *     alternate ours / Redis on fresh data directories and the median is reported (the disk's
  *     fsync latency drifts with the machine's load). Targets: >= 1.0x with always, >= 0.8x
- *     with everysec.
+ *     with everysec. Ours with appendfsync no (in memory) is shown for reference.
  *  2. A write's cost against the size of the value: HSET / ZADD / SADD / LPUSH into a key of
  *     1,000,000 elements against a key of 1,000, same server, durability on (both modes; the
  *     1M-element values are loaded from disk by a restart between the two). HSET and ZADD
  *     update existing fields / members (the sizes stay put), SADD adds new members, LPUSH
- *     pushes. Target: ratio big / small >= 0.8. Redis's own ratio (appendonly yes, same
- *     appendfsync) is shown for reference.
+ *     pushes. Target: ratio big / small >= 0.8. Ours in memory (appendfsync no) and Redis's
+ *     own ratio (appendonly yes, same appendfsync) are shown for reference.
  *  3. Restart: 1,000,000 keys of mixed types (60% strings, 10% each small hash, list, set,
  *     sorted set), time from spawning the process to its first PING answer (target <= 3 s),
  *     and Redis's time on the same keys from its AOF for reference.
@@ -246,6 +246,19 @@ async function throughput() {
     ['SET', ['-t', 'set', '-r', '100000', '-d', '32']],
     ['HSET', ['-t', 'hset', '-r', '100000', '-d', '32']],
   ];
+  // Ours without persistence (appendfsync no), once per test: how much of the gap is the
+  // engine's own.
+  const memory = {};
+  for (const [name, args] of tests) {
+    const runs = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const dir = tmpDir('mem');
+      const s = await startOurs(dir, 'no');
+      runs.push(await redisBenchmark(s.port, ['-n', String(REQUESTS), '-c', '50', ...args]));
+      await stop(s);
+    }
+    memory[name] = median(runs);
+  }
   for (const mode of ['always', 'everysec']) {
     for (const [name, args] of tests) {
       const ours = [];
@@ -260,7 +273,7 @@ async function throughput() {
         }
       }
       report('throughput', `${name} appendfsync ${mode}, 50 clients`, median(ours), median(theirs), 'req/s',
-        `ours vs redis (appendonly yes); median of ${ROUNDS}; target ${mode === 'always' ? '>= 1.0' : '>= 0.8'}`);
+        `ours vs redis (appendonly yes); median of ${ROUNDS}; target ${mode === 'always' ? '>= 1.0' : '>= 0.8'}; ours with appendfsync no: ${fmt(memory[name])}`);
     }
   }
 }
@@ -298,20 +311,26 @@ async function sizeIndependence() {
   const only = process.env.CASES ? process.env.CASES.toUpperCase().split(',') : null;
   for (const c of cases) {
     if (only !== null && !only.includes(c.cmd)) continue;
-    // Ours, then Redis for reference (how much of the difference is the data structure's own).
+    // Ours without persistence first (how much of a difference is the in-memory structure's
+    // own), then ours with it, then Redis for reference.
     const ratios = {};
+    {
+      const dir = tmpDir('size-mem');
+      const s = await startOurs(dir, 'no');
+      await fillSize(s.port, c);
+      const rate = {};
+      for (const key of ['small', 'big']) {
+        rate[key] = await redisBenchmark(s.port, ['-n', String(SIZE_REQUESTS), '-c', '50', ...c.bench(key, key === 'big' ? BIG : SMALL)]);
+      }
+      ratios.memory = rate;
+      await stop(s);
+    }
     for (const which of ['ours', 'redis']) {
       const dir = tmpDir('size');
       const start = which === 'ours' ? startOurs : startRedis;
       let s = await start(dir, 'always');
       const t0 = performance.now();
-      for (const [key, n] of [['small', SMALL], ['big', BIG]]) {
-        for (let i = 0; i < n; i += 100000) {
-          const cmds = [];
-          for (let j = i; j < Math.min(n, i + 100000); j += 1000) cmds.push(c.fill(key, j, Math.min(n, j + 1000)));
-          await load(s.port, cmds, 4, 10);
-        }
-      }
+      await fillSize(s.port, c);
       const fillMs = performance.now() - t0;
       for (const mode of ['always', 'everysec']) {
         if (mode === 'everysec') {
@@ -327,13 +346,26 @@ async function sizeIndependence() {
           ratios[mode] = { rate, fillMs, readyMs: s.readyMs };
         } else {
           const o = ratios[mode];
+          const m = ratios.memory;
           report('size', `${c.cmd} ${mode}: key of ${fmt(BIG)} vs of ${fmt(SMALL)}`, o.rate.big, o.rate.small, 'req/s',
             `${c.note}; target >= 0.8; redis: ${fmt(rate.big)} vs ${fmt(rate.small)} = ${(rate.big / rate.small).toFixed(2)}x` +
+            `; ours in memory (appendfsync no): ${fmt(m.big)} vs ${fmt(m.small)} = ${(m.big / m.small).toFixed(2)}x` +
             (mode === 'everysec' ? `; our restart with the big key: ${fmt(o.readyMs)} ms` : `; our fill: ${fmt(o.fillMs)} ms`));
         }
       }
       await stop(s);
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Create the small and the big key of a size case. */
+async function fillSize(port, c) {
+  for (const [key, n] of [['small', SMALL], ['big', BIG]]) {
+    for (let i = 0; i < n; i += 100000) {
+      const cmds = [];
+      for (let j = i; j < Math.min(n, i + 100000); j += 1000) cmds.push(c.fill(key, j, Math.min(n, j + 1000)));
+      await load(port, cmds, 4, 10);
     }
   }
 }
