@@ -15,8 +15,16 @@ export class SkipNode {
   readonly span: number[];
   prev: SkipNode | null = null;
   constructor(public score: number, public member: string, level: number) {
-    this.next = new Array(level).fill(null);
-    this.span = new Array(level).fill(0);
+    // Packed arrays (no holes: every node's links have the same element kind), built from
+    // literals; three nodes in four have a single level.
+    const next: (SkipNode | null)[] = [null];
+    const span: number[] = [0];
+    for (let i = 1; i < level; i++) {
+      next.push(null);
+      span.push(0);
+    }
+    this.next = next;
+    this.span = span;
   }
 }
 
@@ -275,8 +283,8 @@ export class SkipList {
     }
     const last = LOAD_LAST;
     const lastRank = LOAD_RANK;
-    last.fill(this.head);
-    lastRank.fill(0);
+    last[0] = this.head;
+    lastRank[0] = 0;
     let level = 1;
     let prev: SkipNode | null = null;
     for (let k = 0; k < n; k++) {
@@ -284,6 +292,10 @@ export class SkipList {
       const lvl = randomLevel();
       if (lvl > level) {
         this.growHead(lvl);
+        for (let i = level; i < lvl; i++) {
+          last[i] = this.head;
+          lastRank[i] = 0;
+        }
         level = lvl;
       }
       const node = new SkipNode(scores[k], members[k], lvl);
@@ -302,7 +314,7 @@ export class SkipList {
     this.level = level;
     this.length = n;
     this.tail = prev;
-    last.fill(this.head); // keep no node of this list alive from the scratch
+    last.fill(this.head, 0, level); // keep no node of this list alive from the scratch
     return true;
   }
 }
