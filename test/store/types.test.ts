@@ -13,6 +13,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Engine } from '../../dist/engine/engine.js';
@@ -491,6 +492,60 @@ for (const mode of ['always', 'everysec'] as const) {
     });
   });
 }
+
+// ---------------------------------------------------------------- a failed commit
+
+describe('a failed commit (disk refusing writes)', () => {
+  const hasPrlimit = (() => {
+    try {
+      execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  /** Limit the size of files this process may write (EFBIG beyond it), or lift the limit. */
+  function fsizeLimit(bytes: number | null): void {
+    execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${bytes === null ? 'unlimited' : bytes}:unlimited`]);
+  }
+
+  it('rewrites the hashes, sets and sorted sets whose change logs it drained, in full', { skip: !hasPrlimit && 'prlimit not installed' }, async () => {
+    const dir = freshDir();
+    let n = open(dir, 'everysec');
+    bulk(n, ['HSET', 'h'], hashArgs(2000));
+    bulk(n, ['SADD', 's'], members(2000));
+    bulk(n, ['ZADD', 'z'], zsetArgs(2000));
+    await n.p.idle();
+    const size = fs.statSync(path.join(dir, 'lmdb', 'data.mdb')).size;
+    fsizeLimit(size);
+    try {
+      // Big changes, so that the commit needs more room than the file has.
+      bulk(n, ['HSET', 'h'], hashArgs(20_000, 'g'));
+      bulk(n, ['SADD', 's'], members(20_000, 'n'));
+      bulk(n, ['ZADD', 'z'], zsetArgs(20_000, 'n'));
+      n.run('HDEL', 'h', 'f1');
+      n.run('SREM', 's', 'm1');
+      n.run('ZADD', 'z', '-5', 'm2');
+      await n.p.idle();
+      assert.match(n.eng.writeDenied ?? '', /^MISCONF /);
+      // Changes made while the disk refuses writes.
+      n.run('HSET', 'h', 'during', 'x');
+      n.run('ZREM', 'z', 'm3');
+    } finally {
+      fsizeLimit(null);
+    }
+    for (let i = 0; i < 40 && n.eng.writeDenied !== null; i++) await sleep(100);
+    assert.equal(n.eng.writeDenied, null);
+    const cmds = [['HLEN', 'h'], ['HGET', 'h', 'during'], ['HEXISTS', 'h', 'f1'], ['SCARD', 's'], ['SISMEMBER', 's', 'm1'], ['ZCARD', 'z'], ['ZSCORE', 'z', 'm2'], ['ZSCORE', 'z', 'm3'], ['ZRANGE', 'z', '0', '9', 'WITHSCORES']];
+    const before = snapshot(n, cmds);
+    await settle(n);
+    assert.equal(items(n), 22_000 + 21_999 + 21_999, 'the old records collected, the new ones complete');
+    n = await restart(n, dir, 'everysec');
+    assert.deepEqual(snapshot(n, cmds), before);
+    await n.p.close();
+  });
+});
 
 // ---------------------------------------------------------------- real server processes
 
