@@ -22,7 +22,10 @@ export const ZSET_MAX_LISTPACK_VALUE = 64;
 export class ZSet implements StoredValue {
   readonly type = T.ZSET;
   readonly dict = new Map<string, number>();
-  readonly zsl = new SkipList();
+  /** The skiplist; null until first use after loading (the pairs wait in `pending`). */
+  private list: SkipList | null = new SkipList();
+  /** Loaded pairs in zset order, turned into the skiplist on first use. */
+  private pending: { scores: Float64Array; members: string[] } | null = null;
   private big = false;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
@@ -31,6 +34,22 @@ export class ZSet implements StoredValue {
 
   get size(): number {
     return this.dict.size;
+  }
+
+  /** The order-statistics skiplist (built here on first use of a loaded set). */
+  get zsl(): SkipList {
+    return this.list ?? this.buildList();
+  }
+
+  private buildList(): SkipList {
+    const { scores, members } = this.pending!;
+    const l = new SkipList();
+    if (!l.loadSorted(scores, members)) {
+      for (let i = 0; i < members.length; i++) l.insert(scores[i], members[i]);
+    }
+    this.pending = null;
+    this.list = l;
+    return l;
   }
 
   encoding(): string {
@@ -144,8 +163,14 @@ export class ZSet implements StoredValue {
       scores[i] = u.f64();
       members[i] = u.str();
     }
-    const z = ZSet.load(scores, members, n);
+    // The skiplist waits for the first command that needs it: a start-up with many small
+    // sorted sets builds only their member maps.
+    const z = new ZSet();
     z.big = big;
+    z.list = null;
+    z.pending = { scores: scores.slice(0, n), members: members.slice(0, n) };
+    const dict = z.dict;
+    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
     members.length = 0;
     return z;
   }
@@ -206,16 +231,6 @@ export class ZSet implements StoredValue {
     return z;
   }
 
-  /** A set from pairs in zset order (whole form; inserted one by one if they are not). */
-  private static load(scores: ArrayLike<number>, members: string[], n = members.length): ZSet {
-    const z = new ZSet();
-    const dict = z.dict;
-    if (!z.zsl.loadSorted(scores, members, n)) {
-      for (let i = 0; i < n; i++) z.zsl.insert(scores[i], members[i]);
-    }
-    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
-    return z;
-  }
 }
 
 /** Scratch of loadWhole (values are decoded one at a time). */
