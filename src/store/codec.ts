@@ -43,7 +43,11 @@
  *    unchanged until the commit (pass stored immutable Buffers or fresh ones).
  */
 import { createHash } from 'node:crypto';
-import { T, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
+import { T, type Db, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
+// Collection codecs (ptypes1: hash, set, sorted set).
+import { hashCodec } from '../engine/ds/hash.js';
+import { setCodec } from '../engine/ds/set.js';
+import { zsetCodec } from '../engine/ds/zset.js';
 
 // ------------------------------------------------------------------------ the contract
 
@@ -77,6 +81,11 @@ export interface CollectionCodec<V extends StoredValue = StoredValue> {
   writeRecords(v: V, w: ItemWriter, all: boolean): void;
   decodeWhole(bytes: Buffer): V;
   loadRecords(header: Buffer, size: number, items: Iterable<ItemRecord>): V;
+  /**
+   * Optional: called at start-up once the loaded value is in the keyspace (hashes register
+   * their field TTLs for active expiry here).
+   */
+  restored?(v: V, db: Db, key: string): void;
 }
 
 const codecs: (CollectionCodec | undefined)[] = [];
@@ -91,7 +100,12 @@ export function codecFor(type: TypeTag): CollectionCodec | undefined {
 }
 
 /** Collection codecs shipped with the server, in type order. Add new types here. */
-const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [];
+const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [
+  // ptypes1: hash, set, sorted set (src/engine/ds/hash.ts, set.ts, zset.ts)
+  setCodec,
+  zsetCodec,
+  hashCodec,
+];
 for (const c of BUILTIN_CODECS) registerCodec(c);
 
 // ------------------------------------------------------------------------ keys
@@ -288,8 +302,9 @@ export function decodeMeta(bytes: Buffer, size: number, out: MetaView): MetaView
 
 /**
  * lmdb-js key and value handling of the `meta` database for loading: keys come back as latin1
- * strings and values go straight to decodeMeta from the reused read buffer, so iterating a
- * million records allocates no Buffer per key and none per value besides the kept body.
+ * strings WITHOUT their namespace prefix (the user key, or the short form of a long one), and
+ * values go straight to decodeMeta from the reused read buffer, so iterating a million records
+ * allocates one string per key and no Buffer besides the kept body.
  */
 export const latin1Keys = {
   writeKey(key: Buffer | string, target: Buffer, start: number): number {
@@ -298,7 +313,7 @@ export const latin1Keys = {
     return start + key.length;
   },
   readKey(target: Buffer, start: number, end: number): string {
-    return target.latin1Slice(start, end);
+    return target.latin1Slice(start + NS_BYTES, end);
   },
 };
 

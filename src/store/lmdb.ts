@@ -72,9 +72,10 @@ export class LmdbStore {
 
   /**
    * Every metadata record of namespace `[start, end)` (prefix Buffers), in key order: `fn`
-   * gets the whole LMDB key as latin1 and a decoded view valid until it returns.
+   * gets the LMDB key minus its namespace prefix, as latin1, and a decoded view valid until it
+   * returns.
    */
-  scanMeta(start: Buffer, end: Buffer, fn: (lmdbKey: string, m: MetaView) => void): void {
+  scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => void): void {
     for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) fn(key, value);
   }
 

@@ -61,3 +61,47 @@ test('ZSet reports listpack until it outgrows 128 entries or 64-byte members', (
   y.set('x'.repeat(65), 1);
   assert.equal(y.encoding(), 'skiplist');
 });
+
+test('SkipList.loadSorted builds the same list as inserts, and it stays consistent under updates', async () => {
+  const { SkipList } = await import('../../dist/engine/ds/skiplist.js');
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  for (const n of [0, 1, 2, 7, 300, 5000]) {
+    const ref = new Map<string, number>();
+    while (ref.size < n) ref.set('m' + Math.floor(r() * 1e6), Math.floor(r() * 100) - 50);
+    const cmp = (a: [string, number], b: [string, number]) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+    const sorted = [...ref].sort(cmp);
+    const zsl = new SkipList();
+    assert.equal(zsl.loadSorted(sorted.map((p) => p[1]), sorted.map((p) => p[0])), true);
+    const check = (label: string) => {
+      const exp = [...ref].sort(cmp);
+      assert.equal(zsl.length, exp.length, label);
+      exp.forEach(([m, s], i) => {
+        assert.equal(zsl.rank(s, m), i + 1, `${label}: rank of ${m} (seed ${seed})`);
+        assert.equal(zsl.byRank(i + 1)?.member, m, `${label}: byRank ${i + 1} (seed ${seed})`);
+      });
+      let i = exp.length - 1;
+      for (let x = zsl.tail; x; x = x.prev) assert.equal(x.member, exp[i--][0], label);
+      assert.equal(i, -1);
+    };
+    check(`loaded ${n}`);
+    for (let i = 0; i < 2000; i++) {
+      const m = n > 0 && r() < 0.5 ? sorted[Math.floor(r() * n)][0] : 'n' + Math.floor(r() * 3000);
+      const old = ref.get(m);
+      if (old !== undefined) zsl.delete(old, m);
+      if (r() < 0.7) {
+        const s = Math.floor(r() * 100) - 50;
+        zsl.insert(s, m);
+        ref.set(m, s);
+      } else {
+        ref.delete(m);
+      }
+    }
+    check(`updated ${n}`);
+  }
+  // Pairs out of order are refused and leave the list empty.
+  const bad = new SkipList();
+  assert.equal(bad.loadSorted([1, 1], ['b', 'a']), false);
+  assert.equal(bad.length, 0);
+  assert.equal(bad.first(), null);
+});

@@ -3,9 +3,9 @@
  * through the Db API (the same calls the commands make), "restarted" by closing and opening a
  * new Engine on the same directory.
  *
- * The collection type here is TEST-ONLY (TestSet below): no collection type exists yet in the
- * server. It implements the plug-in contract of src/store/codec.ts the way hashes, sets, sorted
- * sets and lists are meant to, and proves the contract: one record per member, O(changes)
+ * The collection type here is TEST-ONLY (TestSet below; in this process it replaces the real
+ * set codec, tested with the other real types in types.test.ts). It implements the plug-in
+ * contract of src/store/codec.ts and proves it: one record per member, O(changes)
  * writes, whole-value storage when small, O(1) DEL / overwrite with background deletion,
  * RENAME/MOVE without rewriting records, and a full rewrite after a failed commit.
  */

@@ -6,18 +6,17 @@
  *
  * Field expiry is lazy and active, as in Redis: every lookup first deletes the fields whose
  * time has passed (and the key when that empties it), and a background sweep does the same
- * for hashes nobody touches (see "active field expiry" below).
+ * for hashes nobody touches (trackVolatile / sweepFields in ds/hash.ts).
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
-import type { Db } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { globMatch } from '../glob.js';
-import { HashValue, type HashLimits } from '../ds/hash.js';
+import { HashValue, trackVolatile, type HashLimits } from '../ds/hash.js';
 import { pickIndexes } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
@@ -42,56 +41,6 @@ const ONE_OF_EXPIRY = 'ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments c
 
 /** HFE_MAX_ABS_TIME_MSEC: field expiry times are limited to 2^46 - 1 ms. */
 const HFE_MAX_MS = 70368744177663;
-
-// ---------------------------------------------------------------- active field expiry
-
-/**
- * Hashes with field TTLs and where they were last seen. A background sweep (every 100 ms while
- * any exist, like Redis's active expiry of fields) deletes due fields, and the key when that
- * empties it, even if no client touches the hash. An entry whose key no longer holds that hash
- * (deleted, renamed, flushed) is dropped; the next access under the new name re-registers it.
- */
-const volatileHashes = new Map<HashValue, { db: Db; key: string }>();
-let sweepTimer: NodeJS.Timeout | null = null;
-const SWEEP_MS = 100;
-const SWEEP_BUDGET_MS = 10;
-
-function trackVolatile(db: Db, key: string, h: HashValue): void {
-  if (!h.volatile) return;
-  const seen = volatileHashes.get(h);
-  if (seen === undefined || seen.db !== db || seen.key !== key) volatileHashes.set(h, { db, key });
-  if (sweepTimer === null) {
-    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
-    sweepTimer.unref();
-  }
-}
-
-/** One active-expiry pass over the tracked hashes, within a time budget. */
-export function sweepFields(): void {
-  sweepTimer = null;
-  const now = Date.now();
-  const deadline = now + SWEEP_BUDGET_MS;
-  let n = 0;
-  // Entries re-queued below go after the ones present now: visit only those.
-  let todo = volatileHashes.size;
-  for (const [h, at] of volatileHashes) {
-    if (todo-- === 0) break;
-    volatileHashes.delete(h);
-    const e = at.db.map.get(at.key);
-    if (e === undefined || e.value !== h) continue;
-    if (h.purgeExpired(now) > 0) {
-      if (h.size === 0) at.db.delete(at.key);
-      else at.db.modified(at.key);
-    }
-    // Still volatile: back at the end of the queue.
-    if (h.volatile && h.size > 0) volatileHashes.set(h, at);
-    if ((++n & 63) === 0 && Date.now() > deadline) break;
-  }
-  if (volatileHashes.size > 0 && sweepTimer === null) {
-    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
-    sweepTimer.unref();
-  }
-}
 
 // ---------------------------------------------------------------- lookups
 

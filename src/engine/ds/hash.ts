@@ -10,10 +10,20 @@
  *              hash-max-listpack-value bytes; never converted back. Order unspecified.
  *
  * Fields are latin1 strings (one char per byte, exact), values immutable Buffers. Every
- * mutation is a method of this class (persistence hooks a per-field change log here); the
- * command layer calls db.modified() after each successful change.
+ * mutation is a method of this class; the command layer calls db.modified() after each
+ * successful change.
+ *
+ * Persistence (the contract of src/store/codec.ts): `hashCodec` at the bottom. Listpack hashes
+ * and small hashtables are stored whole; bigger ones as one record per field (value with its
+ * TTL), and while they are (`sid !== 0`) every mutation logs the field it changed, so a write
+ * costs one record whatever the size of the hash.
+ *
+ * Active field expiry also lives here (trackVolatile / sweepFields): the store registers the
+ * hashes it loads with field TTLs, the commands those they give one.
  */
-import { T, type TypedValue } from '../db.js';
+import { T, type Db } from '../db.js';
+import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable } from './dense.js';
 
 export interface HashLimits {
@@ -23,8 +33,12 @@ export interface HashLimits {
   readonly maxValue: number;
 }
 
-export class HashValue implements TypedValue {
+export class HashValue implements StoredValue {
   readonly type = T.HASH;
+  /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
+  sid = 0;
+  /** Fields changed since the store last wrote the records (logged only while sid !== 0). */
+  private changed: Set<string> | null = null;
   /** listpack / listpackex encoding (null once converted). */
   private lp: Map<string, Buffer> | null = new Map();
   /** hashtable encoding. */
@@ -127,6 +141,7 @@ export class HashValue implements TypedValue {
     if (this.lp !== null && (f.length > lim.maxValue || v.length > lim.maxValue)) this.toHashtable();
     const hadTtl = !keepTtl && this.ttl !== null && this.ttl.has(f);
     if (hadTtl) this.dropTtl(f);
+    if (this.sid !== 0) this.logChange(f);
     const lp = this.lp;
     if (lp !== null) {
       const isNew = !lp.has(f);
@@ -145,6 +160,7 @@ export class HashValue implements TypedValue {
   delete(f: string): boolean {
     const ok = this.lp !== null ? this.lp.delete(f) : this.ht!.delete(f);
     if (ok && this.ttl !== null) this.dropTtl(f);
+    if (ok && this.sid !== 0) this.logChange(f);
     return ok;
   }
 
@@ -164,6 +180,7 @@ export class HashValue implements TypedValue {
     if (this.ttl === null) this.ttl = new Map();
     this.ttl.set(f, at);
     if (at < this.minExp) this.minExp = at;
+    if (this.sid !== 0) this.logChange(f);
     if (this.lp !== null) {
       this.lpex = true;
       this.reorder(f, at);
@@ -174,6 +191,7 @@ export class HashValue implements TypedValue {
   persistField(f: string): boolean {
     if (this.ttl === null || !this.ttl.has(f)) return false;
     this.dropTtl(f);
+    if (this.sid !== 0) this.logChange(f);
     if (this.lp !== null && this.lpex) this.reorder(f, 0);
     return true;
   }
@@ -192,6 +210,7 @@ export class HashValue implements TypedValue {
         ttl.delete(f);
         if (this.lp !== null) this.lp.delete(f);
         else this.ht!.delete(f);
+        if (this.sid !== 0) this.logChange(f);
         n++;
       } else if (at < min) {
         min = at;
@@ -200,6 +219,10 @@ export class HashValue implements TypedValue {
     this.minExp = min;
     if (ttl.size === 0) this.ttl = null;
     return n;
+  }
+
+  private logChange(f: string): void {
+    (this.changed ??= new Set()).add(f);
   }
 
   private dropTtl(f: string): void {
@@ -243,5 +266,191 @@ export class HashValue implements TypedValue {
     this.ht = ht;
     this.lp = null;
     this.lpex = false;
+  }
+
+  // ------------------------------------------------------------------ persistence (hashCodec)
+
+  /**
+   * Whole form: [flags u8: encoding (0 listpack, 1 listpackex, 2 hashtable) | 0x80 when some
+   * field has a TTL][count varint] then per field [field][value] (varint length + bytes) and,
+   * with 0x80, [expiry u48 LE ms, 0 = none]; in encoding order (HGETALL order survives).
+   * Null when the hash is a hashtable too big for it (then it is stored as records).
+   */
+  storeWhole(): Buffer | null {
+    const size = this.size;
+    if (this.lp === null) {
+      if (size > wholeItems(this.sid)) return null;
+      const limit = wholeBytes(this.sid);
+      const keys = this.ht!.keys;
+      const vals = this.ht!.vals!;
+      let bytes = 0;
+      for (let i = 0; i < keys.length; i++) {
+        bytes += keys[i].length + vals[i].length;
+        if (bytes > limit) return null;
+      }
+    }
+    this.changed = null;
+    const ttl = this.ttl;
+    const pk = scratch.reset(256);
+    pk.u8((this.lp === null ? 2 : this.lpex ? 1 : 0) | (ttl !== null ? 0x80 : 0));
+    pk.varint(size);
+    this.forEach((v, f) => {
+      pk.str(f);
+      pk.bytes(v);
+      if (ttl !== null) pk.u48(ttl.get(f) ?? 0);
+    });
+    return pk.view();
+  }
+
+  static loadWhole(b: Buffer): HashValue {
+    const u = new Unpacker(b);
+    const flags = u.u8();
+    const enc = flags & 3;
+    const withTtl = (flags & 0x80) !== 0;
+    const n = u.varint();
+    const h = new HashValue();
+    let lp: Map<string, Buffer> | null = h.lp;
+    let ht: DenseTable<Buffer> | null = null;
+    if (enc === 2) {
+      lp = h.lp = null;
+      ht = h.ht = new DenseTable<Buffer>(true);
+    }
+    h.lpex = enc === 1;
+    for (let i = 0; i < n; i++) {
+      const f = u.str();
+      const v = u.bytes();
+      if (lp !== null) lp.set(f, v);
+      else ht!.set(f, v);
+      if (withTtl) {
+        const at = u.u48();
+        if (at !== 0) h.loadTtl(f, at);
+      }
+    }
+    return h;
+  }
+
+  /**
+   * Records: sub-key = field, value = [0][bytes] or [1][expiry u48 LE ms][bytes]. Emits every
+   * field (`all`) or those logged since the last call; clears the log.
+   */
+  storeRecords(w: ItemWriter, all: boolean): void {
+    if (all) {
+      this.forEach((v, f) => w.put(sub(f), this.record(f, v)));
+    } else if (this.changed !== null) {
+      for (const f of this.changed) {
+        const v = this.get(f);
+        if (v === undefined) w.del(sub(f));
+        else w.put(sub(f), this.record(f, v));
+      }
+    }
+    this.changed = null;
+  }
+
+  private record(f: string, v: Buffer): Buffer {
+    const at = this.ttl === null ? undefined : this.ttl.get(f);
+    if (at === undefined) {
+      const b = Buffer.allocUnsafe(1 + v.length);
+      b[0] = 0;
+      b.set(v, 1);
+      return b;
+    }
+    const b = Buffer.allocUnsafe(7 + v.length);
+    b[0] = 1;
+    b.writeUIntLE(at, 1, 6);
+    b.set(v, 7);
+    return b;
+  }
+
+  /** A hashtable hash from its records (loaded copies: values are views of them). */
+  static loadRecords(size: number, items: Iterable<ItemRecord>): HashValue {
+    const h = new HashValue();
+    h.lp = null;
+    const ht = h.ht = new DenseTable<Buffer>(true);
+    for (const { sub, value } of items) {
+      const f = sub.latin1Slice(0, sub.length);
+      if (value[0] === 1) {
+        ht.set(f, value.subarray(7));
+        h.loadTtl(f, value.readUIntLE(1, 6));
+      } else {
+        ht.set(f, value.subarray(1));
+      }
+    }
+    if (ht.size !== size) console.warn(`persistence: a hash has ${ht.size} field records, its metadata says ${size}`);
+    return h;
+  }
+
+  private loadTtl(f: string, at: number): void {
+    (this.ttl ??= new Map()).set(f, at);
+    if (at < this.minExp) this.minExp = at;
+  }
+}
+
+/** Sub-key bytes of a field, in the shared scratch (the store copies it at once). */
+function sub(f: string): Buffer {
+  const pk = subScratch.reset(f.length);
+  pk.raw(f);
+  return pk.view();
+}
+
+/** How hashes are persisted (registered in BUILTIN_CODECS, src/store/codec.ts). */
+export const hashCodec: CollectionCodec<HashValue> = {
+  type: T.HASH,
+  encodeWhole: (h) => h.storeWhole(),
+  size: (h) => h.size,
+  writeRecords: (h, w, all) => h.storeRecords(w, all),
+  decodeWhole: (b) => HashValue.loadWhole(b),
+  loadRecords: (_header, size, items) => HashValue.loadRecords(size, items),
+  // Fields whose TTL ran out while the server was down go at the first sweep (or access).
+  restored: (h, db, key) => trackVolatile(db, key, h),
+};
+
+// ---------------------------------------------------------------- active field expiry
+
+/**
+ * Hashes with field TTLs and where they were last seen. A background sweep (every 100 ms while
+ * any exist, like Redis's active expiry of fields) deletes due fields, and the key when that
+ * empties it, even if no client touches the hash. An entry whose key no longer holds that hash
+ * (deleted, renamed, flushed) is dropped; the next access under the new name re-registers it.
+ */
+const volatileHashes = new Map<HashValue, { db: Db; key: string }>();
+let sweepTimer: NodeJS.Timeout | null = null;
+const SWEEP_MS = 100;
+const SWEEP_BUDGET_MS = 10;
+
+/** Register a hash that has field TTLs (no-op otherwise) for the background sweep. */
+export function trackVolatile(db: Db, key: string, h: HashValue): void {
+  if (!h.volatile) return;
+  const seen = volatileHashes.get(h);
+  if (seen === undefined || seen.db !== db || seen.key !== key) volatileHashes.set(h, { db, key });
+  if (sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
+  }
+}
+
+/** One active-expiry pass over the tracked hashes, within a time budget. */
+export function sweepFields(): void {
+  sweepTimer = null;
+  const now = Date.now();
+  const deadline = now + SWEEP_BUDGET_MS;
+  let n = 0;
+  // Entries re-queued below go after the ones present now: visit only those.
+  let todo = volatileHashes.size;
+  for (const [h, at] of volatileHashes) {
+    if (todo-- === 0) break;
+    volatileHashes.delete(h);
+    const e = at.db.map.get(at.key);
+    if (e === undefined || e.value !== h) continue;
+    if (h.purgeExpired(now) > 0) {
+      if (h.size === 0) at.db.delete(at.key);
+      else at.db.modified(at.key);
+    }
+    // Still volatile: back at the end of the queue.
+    if (h.volatile && h.size > 0) volatileHashes.set(h, at);
+    if ((++n & 63) === 0 && Date.now() > deadline) break;
+  }
+  if (volatileHashes.size > 0 && sweepTimer === null) {
+    sweepTimer = setTimeout(sweepFields, SWEEP_MS);
+    sweepTimer.unref();
   }
 }

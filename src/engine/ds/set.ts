@@ -14,8 +14,15 @@
  * convert back except through SPOP's "keep the remaining members in a new set" strategy.
  *
  * Members are latin1 strings (one char per byte). Every mutation is a method of this class.
+ *
+ * Persistence (the contract of src/store/codec.ts): `setCodec` at the bottom. Intset and
+ * listpack sets and small hashtables are stored whole; bigger ones as one record per member,
+ * and while they are (`sid !== 0`) every mutation logs the member it added or removed, so a
+ * write costs one record whatever the size of the set.
  */
-import { T, type TypedValue } from '../db.js';
+import { T } from '../db.js';
+import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import { EMPTY, Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable } from './dense.js';
 
 export interface SetLimits {
@@ -59,8 +66,12 @@ const ENC_INTSET = 0;
 const ENC_LISTPACK = 1;
 const ENC_HT = 2;
 
-export class SetValue implements TypedValue {
+export class SetValue implements StoredValue {
   readonly type = T.SET;
+  /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
+  sid = 0;
+  /** Members added or removed since the store last wrote the records (only while sid !== 0). */
+  private changed: Set<string> | null = null;
   private enc: number;
   /** intset: sorted values in ints[0..n). */
   private ints: BigInt64Array | null = null;
@@ -201,6 +212,12 @@ export class SetValue implements TypedValue {
 
   /** Add a member. True if it was not there. */
   add(m: string, lim: SetLimits): boolean {
+    const added = this.insert(m, lim);
+    if (added && this.sid !== 0) this.logChange(m);
+    return added;
+  }
+
+  private insert(m: string, lim: SetLimits): boolean {
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
       if (v !== null) {
@@ -230,6 +247,12 @@ export class SetValue implements TypedValue {
 
   /** Remove a member. True if it was there. */
   remove(m: string): boolean {
+    const removed = this.delete(m);
+    if (removed && this.sid !== 0) this.logChange(m);
+    return removed;
+  }
+
+  private delete(m: string): boolean {
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
       if (v === null) return false;
@@ -260,7 +283,7 @@ export class SetValue implements TypedValue {
     if (remaining * 5 > count) {
       if (this.enc === ENC_LISTPACK) {
         const out = this.randomDistinct(count);
-        for (const m of out) this.lp!.delete(m);
+        for (const m of out) this.remove(m);
         return out;
       }
       const out = new Array<string>(count);
@@ -276,6 +299,7 @@ export class SetValue implements TypedValue {
     });
     const fresh = this.enc === ENC_INTSET ? new SetValue(ENC_INTSET) : new SetValue(ENC_LISTPACK);
     for (const m of keep) fresh.add(m, lim);
+    if (this.sid !== 0) for (const m of popped) this.logChange(m);
     this.enc = fresh.enc;
     this.ints = fresh.ints;
     this.n = fresh.n;
@@ -329,7 +353,101 @@ export class SetValue implements TypedValue {
     this.lp = null;
     this.enc = ENC_HT;
   }
+
+  private logChange(m: string): void {
+    (this.changed ??= new Set()).add(m);
+  }
+
+  // ------------------------------------------------------------------ persistence (setCodec)
+
+  /**
+   * Whole form: [encoding u8: 0 intset, 1 listpack, 2 hashtable][count varint] then the members
+   * in encoding order: int64 LE each for an intset, varint length + bytes otherwise. Null when
+   * the set is a hashtable too big for it (then it is stored as records).
+   */
+  storeWhole(): Buffer | null {
+    const size = this.size;
+    if (this.enc === ENC_HT) {
+      if (size > wholeItems(this.sid)) return null;
+      const limit = wholeBytes(this.sid);
+      const keys = this.ht!.keys;
+      let bytes = 0;
+      for (let i = 0; i < keys.length; i++) {
+        bytes += keys[i].length;
+        if (bytes > limit) return null;
+      }
+    }
+    this.changed = null;
+    const pk = scratch.reset(256);
+    pk.u8(this.enc);
+    pk.varint(size);
+    if (this.enc === ENC_INTSET) {
+      const a = this.ints!;
+      for (let i = 0; i < this.n; i++) pk.i64(a[i]);
+    } else {
+      this.forEach((m) => pk.str(m));
+    }
+    return pk.view();
+  }
+
+  static loadWhole(b: Buffer): SetValue {
+    const u = new Unpacker(b);
+    const enc = u.u8();
+    const n = u.varint();
+    const s = new SetValue(enc);
+    if (enc === ENC_INTSET) {
+      const a = s.ints = new BigInt64Array(Math.max(8, n));
+      for (let i = 0; i < n; i++) a[i] = u.i64();
+      s.n = n;
+    } else if (enc === ENC_LISTPACK) {
+      const lp = s.lp!;
+      for (let i = 0; i < n; i++) lp.add(u.str());
+    } else {
+      const ht = s.ht!;
+      for (let i = 0; i < n; i++) ht.add(u.str());
+    }
+    return s;
+  }
+
+  /** Records: sub-key = member, empty value. All members, or those logged; clears the log. */
+  storeRecords(w: ItemWriter, all: boolean): void {
+    if (all) {
+      this.forEach((m) => w.put(sub(m), EMPTY));
+    } else if (this.changed !== null) {
+      for (const m of this.changed) {
+        if (this.has(m)) w.put(sub(m), EMPTY);
+        else w.del(sub(m));
+      }
+    }
+    this.changed = null;
+  }
+
+  /** A hashtable set from its records. */
+  static loadRecords(size: number, items: Iterable<ItemRecord>): SetValue {
+    const s = new SetValue(ENC_HT);
+    const ht = s.ht!;
+    for (const { sub } of items) ht.add(sub.latin1Slice(0, sub.length));
+    if (ht.size !== size) console.warn(`persistence: a set has ${ht.size} member records, its metadata says ${size}`);
+    return s;
+  }
 }
+
+/** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */
+function sub(m: string): Buffer {
+  const pk = subScratch.reset(m.length);
+  pk.raw(m);
+  return pk.view();
+}
+
+/** How sets are persisted (registered in BUILTIN_CODECS, src/store/codec.ts). */
+export const setCodec: CollectionCodec<SetValue> = {
+  type: T.SET,
+  encodeWhole: (s) => s.storeWhole(),
+  size: (s) => s.size,
+  writeRecords: (s, w, all) => s.storeRecords(w, all),
+  decodeWhole: (b) => SetValue.loadWhole(b),
+  loadRecords: (_header, size, items) => SetValue.loadRecords(size, items),
+};
 
 /** `count` distinct indexes in [0, size), in random order (partial Fisher-Yates). */
 export function pickIndexes(size: number, count: number): number[] {

@@ -15,10 +15,22 @@ export class SkipNode {
   readonly span: number[];
   prev: SkipNode | null = null;
   constructor(public score: number, public member: string, level: number) {
-    this.next = new Array(level).fill(null);
-    this.span = new Array(level).fill(0);
+    // Packed arrays (no holes: every node's links have the same element kind), built from
+    // literals; three nodes in four have a single level.
+    const next: (SkipNode | null)[] = [null];
+    const span: number[] = [0];
+    for (let i = 1; i < level; i++) {
+      next.push(null);
+      span.push(0);
+    }
+    this.next = next;
+    this.span = span;
   }
 }
+
+/** Scratch of loadSorted: the last node of each level and its rank. */
+let LOAD_LAST: SkipNode[];
+const LOAD_RANK: number[] = new Array(MAX_LEVEL).fill(0);
 
 function randomLevel(): number {
   let l = 1;
@@ -31,15 +43,25 @@ function before(s1: number, m1: string, s2: number, m2: string): boolean {
   return s1 < s2 || (s1 === s2 && m1 < m2);
 }
 
+LOAD_LAST = new Array(MAX_LEVEL).fill(new SkipNode(0, '', 1));
+/**
+ * Scratch of insert / delete (the nodes before the position at each level, and their ranks):
+ * one shared pair instead of two arrays per call. Stale entries above the current level are
+ * never read.
+ */
+const UPDATE: SkipNode[] = new Array(MAX_LEVEL).fill(LOAD_LAST[0]);
+const RANK: number[] = new Array(MAX_LEVEL).fill(0);
+
 export class SkipList {
-  readonly head = new SkipNode(0, '', MAX_LEVEL);
+  /** Its links grow with the list's level (a small set does not pay for 32 levels). */
+  readonly head = new SkipNode(0, '', 1);
   tail: SkipNode | null = null;
   length = 0;
   level = 1;
 
   insert(score: number, member: string): SkipNode {
-    const update: SkipNode[] = new Array(MAX_LEVEL);
-    const rank: number[] = new Array(MAX_LEVEL);
+    const update = UPDATE;
+    const rank = RANK;
     let x = this.head;
     for (let i = this.level - 1; i >= 0; i--) {
       rank[i] = i === this.level - 1 ? 0 : rank[i + 1];
@@ -53,6 +75,7 @@ export class SkipList {
     }
     const lvl = randomLevel();
     if (lvl > this.level) {
+      this.growHead(lvl);
       for (let i = this.level; i < lvl; i++) {
         rank[i] = 0;
         update[i] = this.head;
@@ -75,9 +98,17 @@ export class SkipList {
     return node;
   }
 
+  private growHead(lvl: number): void {
+    const h = this.head;
+    while (h.next.length < lvl) {
+      h.next.push(null);
+      h.span.push(0);
+    }
+  }
+
   /** Remove (score, member); false if absent. */
   delete(score: number, member: string): boolean {
-    const update: SkipNode[] = new Array(MAX_LEVEL);
+    const update = UPDATE;
     let x = this.head;
     for (let i = this.level - 1; i >= 0; i--) {
       let n = x.next[i];
@@ -239,6 +270,52 @@ export class SkipList {
 
   first(): SkipNode | null {
     return this.head.next[0];
+  }
+
+  /**
+   * Fill an EMPTY list from pairs already in list order (loading from disk): each node is
+   * linked after the last one of each of its levels, O(1) per node instead of a descent.
+   * Returns false, leaving the list empty, when the pairs are not strictly in order.
+   */
+  loadSorted(scores: ArrayLike<number>, members: readonly string[], n = members.length): boolean {
+    for (let k = 1; k < n; k++) {
+      if (!before(scores[k - 1], members[k - 1], scores[k], members[k])) return false;
+    }
+    const last = LOAD_LAST;
+    const lastRank = LOAD_RANK;
+    last[0] = this.head;
+    lastRank[0] = 0;
+    let level = 1;
+    let prev: SkipNode | null = null;
+    for (let k = 0; k < n; k++) {
+      const rank = k + 1;
+      const lvl = randomLevel();
+      if (lvl > level) {
+        this.growHead(lvl);
+        for (let i = level; i < lvl; i++) {
+          last[i] = this.head;
+          lastRank[i] = 0;
+        }
+        level = lvl;
+      }
+      const node = new SkipNode(scores[k], members[k], lvl);
+      for (let i = 0; i < lvl; i++) {
+        const l = last[i];
+        l.next[i] = node;
+        l.span[i] = rank - lastRank[i];
+        last[i] = node;
+        lastRank[i] = rank;
+      }
+      node.prev = prev;
+      prev = node;
+    }
+    // Links to the end span the rest of the list (as insert() leaves them: length - rank).
+    for (let i = 0; i < level; i++) last[i].span[i] = n - lastRank[i];
+    this.level = level;
+    this.length = n;
+    this.tail = prev;
+    last.fill(this.head, 0, level); // keep no node of this list alive from the scratch
+    return true;
   }
 }
 

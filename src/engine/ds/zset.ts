@@ -5,21 +5,51 @@
  * "skiplist" once it has outgrown that, which, as in Redis, does not revert.
  *
  * Members are latin1 strings (exact bytes). All mutations go through this class.
+ *
+ * Persistence (the contract of src/store/codec.ts): `zsetCodec` at the bottom. Listpack-sized
+ * sets are stored whole; bigger ones as one record per member (member -> score), and while
+ * they are (`sid !== 0`) every mutation logs the member it touched, so a write costs one
+ * record whatever the size of the set.
  */
-import { T, type TypedValue } from '../db.js';
+import { T } from '../db.js';
+import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { SkipList, type SkipNode } from './skiplist.js';
 
 export const ZSET_MAX_LISTPACK_ENTRIES = 128;
 export const ZSET_MAX_LISTPACK_VALUE = 64;
 
-export class ZSet implements TypedValue {
+export class ZSet implements StoredValue {
   readonly type = T.ZSET;
   readonly dict = new Map<string, number>();
-  readonly zsl = new SkipList();
+  /** The skiplist; null until first use after loading (the pairs wait in `pending`). */
+  private list: SkipList | null = new SkipList();
+  /** Loaded pairs in zset order, turned into the skiplist on first use. */
+  private pending: { scores: Float64Array; members: string[] } | null = null;
   private big = false;
+  /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
+  sid = 0;
+  /** Members added, removed or rescored since the store last wrote the records (only while sid !== 0). */
+  private changed: Set<string> | null = null;
 
   get size(): number {
     return this.dict.size;
+  }
+
+  /** The order-statistics skiplist (built here on first use of a loaded set). */
+  get zsl(): SkipList {
+    return this.list ?? this.buildList();
+  }
+
+  private buildList(): SkipList {
+    const { scores, members } = this.pending!;
+    const l = new SkipList();
+    if (!l.loadSorted(scores, members)) {
+      for (let i = 0; i < members.length; i++) l.insert(scores[i], members[i]);
+    }
+    this.pending = null;
+    this.list = l;
+    return l;
   }
 
   encoding(): string {
@@ -48,6 +78,7 @@ export class ZSet implements TypedValue {
   set(member: string, score: number): number | undefined {
     if (score === 0 && !this.big) score = 0;
     const old = this.dict.get(member);
+    if (this.sid !== 0 && old !== score) this.logChange(member);
     if (old === undefined) {
       this.zsl.insert(score, member);
       this.dict.set(member, score);
@@ -63,6 +94,7 @@ export class ZSet implements TypedValue {
   remove(member: string): boolean {
     const old = this.dict.get(member);
     if (old === undefined) return false;
+    if (this.sid !== 0) this.logChange(member);
     this.dict.delete(member);
     this.zsl.delete(old, member);
     return true;
@@ -86,4 +118,144 @@ export class ZSet implements TypedValue {
     z.big = this.big;
     return z;
   }
+
+  private logChange(member: string): void {
+    (this.changed ??= new Set()).add(member);
+  }
+
+  // ------------------------------------------------------------------ persistence (zsetCodec)
+
+  /**
+   * Whole form: [skiplist u8][count varint] then per member, in zset order, [score f64 LE]
+   * [member: varint length + bytes]. Null when the set is a skiplist too big for it (then it
+   * is stored as records).
+   */
+  storeWhole(): Buffer | null {
+    const size = this.dict.size;
+    if (this.big) {
+      if (size > wholeItems(this.sid)) return null;
+      const limit = wholeBytes(this.sid);
+      let bytes = 0;
+      for (let n = this.zsl.first(); n !== null; n = n.next[0]) {
+        bytes += 8 + n.member.length;
+        if (bytes > limit) return null;
+      }
+    }
+    this.changed = null;
+    const pk = scratch.reset(256);
+    pk.u8(this.big ? 1 : 0);
+    pk.varint(size);
+    for (let n = this.zsl.first(); n !== null; n = n.next[0]) {
+      pk.f64(n.score);
+      pk.str(n.member);
+    }
+    return pk.view();
+  }
+
+  static loadWhole(b: Buffer): ZSet {
+    const u = new Unpacker(b);
+    const big = u.u8() === 1;
+    const n = u.varint();
+    if (n > loadScores.length) loadScores = new Float64Array(Math.max(n, 2 * loadScores.length));
+    const scores = loadScores;
+    const members = loadMembers;
+    for (let i = 0; i < n; i++) {
+      scores[i] = u.f64();
+      members[i] = u.str();
+    }
+    // The skiplist waits for the first command that needs it: a start-up with many small
+    // sorted sets builds only their member maps.
+    const z = new ZSet();
+    z.big = big;
+    z.list = null;
+    z.pending = { scores: scores.slice(0, n), members: members.slice(0, n) };
+    const dict = z.dict;
+    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
+    members.length = 0;
+    return z;
+  }
+
+  /**
+   * Records: sub-key = member, value = score (f64 big-endian, -0 kept). A changed score
+   * rewrites the record in place. All members, or the logged changes; clears the log.
+   */
+  storeRecords(w: ItemWriter, all: boolean): void {
+    if (all) {
+      for (let n = this.zsl.first(); n !== null; n = n.next[0]) w.put(sub(n.member), scoreValue(n.score));
+    } else if (this.changed !== null) {
+      const dict = this.dict;
+      for (const m of this.changed) {
+        const cur = dict.get(m);
+        if (cur === undefined) w.del(sub(m));
+        else w.put(sub(m), scoreValue(cur));
+      }
+    }
+    this.changed = null;
+  }
+
+  /**
+   * A skiplist-encoded set from its records. They come in member order: already in zset
+   * order when the scores do not decrease along it (all equal, as in lexicographic sets), else
+   * sorted by score (ties by member) before the skiplist is built in one pass.
+   */
+  static loadRecords(size: number, items: Iterable<ItemRecord>): ZSet {
+    let scores = new Float64Array(Math.max(size, 16));
+    const members: string[] = [];
+    let n = 0;
+    for (const { sub, value } of items) {
+      if (n === scores.length) {
+        const grown = new Float64Array(2 * n);
+        grown.set(scores);
+        scores = grown;
+      }
+      scores[n++] = value.readDoubleBE(0);
+      members.push(sub.latin1Slice(0, sub.length));
+    }
+    if (n !== size) console.warn(`persistence: a sorted set has ${n} member records, its metadata says ${size}`);
+    const z = new ZSet();
+    z.big = true;
+    if (!z.zsl.loadSorted(scores, members, n)) {
+      const order = new Uint32Array(n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      order.sort((a, b) => scores[a] - scores[b] || (members[a] < members[b] ? -1 : members[a] > members[b] ? 1 : 0));
+      const s2 = new Float64Array(n);
+      const m2 = new Array<string>(n);
+      for (let i = 0; i < n; i++) {
+        s2[i] = scores[order[i]];
+        m2[i] = members[order[i]];
+      }
+      if (!z.zsl.loadSorted(s2, m2, n)) throw new Error('sorted set records: duplicate members');
+    }
+    const dict = z.dict;
+    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
+    return z;
+  }
+
 }
+
+/** Scratch of loadWhole (values are decoded one at a time). */
+let loadScores = new Float64Array(256);
+const loadMembers: string[] = [];
+
+function scoreValue(score: number): Buffer {
+  const b = Buffer.allocUnsafe(8);
+  b.writeDoubleBE(score, 0);
+  return b;
+}
+
+/** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */
+function sub(m: string): Buffer {
+  const pk = subScratch.reset(m.length);
+  pk.raw(m);
+  return pk.view();
+}
+
+/** How sorted sets are persisted (registered in BUILTIN_CODECS, src/store/codec.ts). */
+export const zsetCodec: CollectionCodec<ZSet> = {
+  type: T.ZSET,
+  encodeWhole: (z) => z.storeWhole(),
+  size: (z) => z.size,
+  writeRecords: (z, w, all) => z.storeRecords(w, all),
+  decodeWhole: (b) => ZSet.loadWhole(b),
+  loadRecords: (_header, size, items) => ZSet.loadRecords(size, items),
+};
