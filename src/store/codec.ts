@@ -44,6 +44,10 @@
  */
 import { createHash } from 'node:crypto';
 import { T, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
+// Collection codecs of the list, stream and JSON types (one file each).
+import { listCodec } from './list-codec.js';
+import { streamCodec } from './stream-codec.js';
+import { jsonCodec } from './json-codec.js';
 
 // ------------------------------------------------------------------------ the contract
 
@@ -91,7 +95,11 @@ export function codecFor(type: TypeTag): CollectionCodec | undefined {
 }
 
 /** Collection codecs shipped with the server, in type order. Add new types here. */
-const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [];
+const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [
+  listCodec,
+  streamCodec,
+  jsonCodec,
+];
 for (const c of BUILTIN_CODECS) registerCodec(c);
 
 // ------------------------------------------------------------------------ keys

@@ -259,6 +259,19 @@ export function sha1hex(b: Uint8Array): string {
 
 const hosts = new WeakMap<Engine, Scripting>();
 
+/**
+ * Start-up: load the function libraries saved with the data (record 'functions'), if any.
+ * Returns an error text when they could not be loaded (the server starts without them).
+ */
+export function restoreSavedFunctions(eng: Engine): string | null {
+  const saved = eng.persistence?.getRecord<Uint8Array>('functions');
+  if (saved === undefined || saved === null) return null;
+  const payload = Buffer.from(saved);
+  const codes = parsePayload(payload);
+  if (codes !== null && codes.length === 0) return null;
+  return scripting(eng).restoreFunctions(payload, 'REPLACE');
+}
+
 /** The scripting state of an engine (created on first use). */
 export function scripting(eng: Engine): Scripting {
   let s = hosts.get(eng);
@@ -612,6 +625,7 @@ export class Scripting {
     this.functions.add(lib);
     this.request({ t: 'fcommit', name });
     this.eng.dirty++;
+    this.saveFunctions();
     return { name };
   }
 
@@ -619,6 +633,7 @@ export class Scripting {
     if (this.functions.delete(name) === undefined) return false;
     if (this.worker !== null) this.request({ t: 'fdelete', name });
     this.eng.dirty++;
+    this.saveFunctions();
     return true;
   }
 
@@ -626,6 +641,18 @@ export class Scripting {
     this.functions.clear();
     if (this.worker !== null) this.request({ t: 'fflush' });
     this.eng.dirty++;
+    this.saveFunctions();
+  }
+
+  /** True while restoreFunctions() loads the saved libraries: nothing to save back. */
+  private restoring = false;
+
+  /**
+   * Persist the libraries after every change (record 'functions', a FUNCTION DUMP payload),
+   * as Redis keeps them in its RDB/AOF. The EVAL script cache is not persisted, as in Redis.
+   */
+  private saveFunctions(): void {
+    if (!this.restoring) this.eng.persistence?.putRecord('functions', this.functions.serialize());
   }
 
   /** FUNCTION RESTORE: load every library of a payload with the policy; null or an error. */
@@ -663,7 +690,12 @@ export class Scripting {
   restoreFunctions(payload: Buffer, policy: 'FLUSH' | 'APPEND' | 'REPLACE' = 'REPLACE'): string | null {
     const codes = parsePayload(payload);
     if (codes === null) return 'ERR DUMP payload version or checksum are wrong';
-    return this.restoreLibraries(codes, policy);
+    this.restoring = true;
+    try {
+      return this.restoreLibraries(codes, policy);
+    } finally {
+      this.restoring = false;
+    }
   }
 
   // ---------------------------------------------------------------- kill
