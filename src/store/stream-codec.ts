@@ -199,11 +199,6 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
   s.gidSeq = header.readUInt32BE(56);
   let node: StreamNode | null = null;
   const groups = new Map<number, ConsumerGroup>();
-  const group = (gid: number): ConsumerGroup => {
-    const g = groups.get(gid);
-    if (g === undefined) throw new Error(`stream record of unknown group ${gid}`);
-    return g;
-  };
   for (const { sub, value } of items) {
     switch (sub[0]) {
       case K_ENTRY: {
@@ -247,13 +242,16 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
         break;
       }
       case K_CONSUMER: {
-        const g = group(sub.readUInt32BE(1));
+        // A record of a group that is gone (never written that way; skipped, not fatal).
+        const g = groups.get(sub.readUInt32BE(1));
+        if (g === undefined) break;
         const name = sub.latin1Slice(5, sub.length);
         g.consumers.set(name, new Consumer(name, value.readDoubleLE(0)));
         break;
       }
       case K_PENDING: {
-        const g = group(sub.readUInt32BE(1));
+        const g = groups.get(sub.readUInt32BE(1));
+        if (g === undefined) break;
         const id = readId(sub, 5);
         const name = value.latin1Slice(16, value.length);
         let c = g.consumers.get(name);
