@@ -384,13 +384,15 @@ for (const mode of ['always', 'everysec'] as const) {
       };
       const rnd = prng(11);
       let id = 1;
-      for (let round = 0; round < 4; round++) {
-        for (let i = 0; i < 700; i++) {
-          const v = 'x'.repeat(rnd(60));
+      // Values big enough that stream-node-max-bytes (not -entries) closes nodes, and deletes
+      // near the end: the last node's size, tombstones included, decides where the next starts.
+      for (let round = 0; round < 12; round++) {
+        for (let i = 0; i < 150; i++) {
+          const v = 'x'.repeat(20 + rnd(100));
           both('XADD', 's', `${id++}-0`, ...(rnd(5) === 0 ? ['g', v] : ['f', v]));
-          if (rnd(40) === 0) both('XDEL', 's', `${id - 1 - rnd(50)}-0`);
+          if (rnd(8) === 0) both('XDEL', 's', `${id - 1 - rnd(10)}-0`);
         }
-        both('XTRIM', 's', 'MAXLEN', '~', String(1500 + round * 400));
+        if (round % 3 === 2) both('XTRIM', 's', 'MAXLEN', '~', String(600 + round * 50));
         n = await restart(n, dir, mode);
         both('XINFO', 'STREAM', 's', 'FULL', 'COUNT', '0');
       }
