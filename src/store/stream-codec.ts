@@ -32,7 +32,7 @@ import {
   Consumer, ConsumerGroup, Stream, StreamNode, entryBytes, nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import type { CollectionCodec, ItemRecord, ItemWriter } from './codec.js';
-import { ByteReader, ByteWriter, packWhole, unpackWhole } from './pack.js';
+import { ByteWriter, packWhole, unpackWhole } from './pack.js';
 
 const K_ENTRY = 0x01;
 const K_GROUP = 0x02;
@@ -52,9 +52,33 @@ function writeId(b: Buffer, o: number, id: StreamId): void {
 }
 
 function readId(b: Buffer, o: number): StreamId {
-  let s = '';
-  for (let i = 0; i < 8; i++) s += String.fromCharCode(b.readUInt16BE(o + 2 * i));
-  return s;
+  return String.fromCharCode(
+    (b[o] << 8) | b[o + 1], (b[o + 2] << 8) | b[o + 3], (b[o + 4] << 8) | b[o + 5], (b[o + 6] << 8) | b[o + 7],
+    (b[o + 8] << 8) | b[o + 9], (b[o + 10] << 8) | b[o + 11], (b[o + 12] << 8) | b[o + 13], (b[o + 14] << 8) | b[o + 15],
+  );
+}
+
+// Entry records are parsed with a module-level cursor (a million of them load at start-up:
+// no reader object per record).
+let at = 0;
+
+function rdVarint(b: Buffer): number {
+  let n = 0;
+  let mul = 1;
+  for (;;) {
+    if (at >= b.length) throw new Error('truncated stream record');
+    const x = b[at++];
+    n += (x & 0x7f) * mul;
+    if (x < 0x80) return n;
+    mul *= 128;
+  }
+}
+
+function rdBytes(b: Buffer): Buffer {
+  const n = rdVarint(b);
+  if (at + n > b.length) throw new Error('truncated stream record');
+  at += n;
+  return b.subarray(at - n, at);
 }
 
 // Sub-key scratch buffers: the store copies sub-keys as it queues a write.
@@ -203,18 +227,18 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
     switch (sub[0]) {
       case K_ENTRY: {
         const id = readId(sub, 1);
-        const r = new ByteReader(value);
-        const flags = r.u8();
+        at = 1;
+        const flags = value[0];
         if (flags & F_MASTER) {
           const fields: Buffer[] = [];
-          for (let k = r.varint(); k > 0; k--) fields.push(r.lenBytes());
+          for (let k = rdVarint(value); k > 0; k--) fields.push(rdBytes(value));
           node = new StreamNode(id, fields);
           node.fixed = nodeHeaderBytes(fields);
           s.nodes.push(node);
         }
         if (node === null) throw new Error('stream entry record before any node');
         if (flags & F_DEAD) {
-          const bytes = r.varint();
+          const bytes = rdVarint(value);
           (node.tombBytes ??= new Map()).set(node.ids.length, bytes);
           node.ids.push(id);
           node.fv.push(null);
@@ -223,9 +247,9 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
         } else {
           const fv: Buffer[] = [];
           if (flags & F_SAME) {
-            for (const f of node.masterFields) fv.push(f, r.lenBytes());
+            for (const f of node.masterFields) fv.push(f, rdBytes(value));
           } else {
-            for (let k = 2 * r.varint(); k > 0; k--) fv.push(r.lenBytes());
+            for (let k = 2 * rdVarint(value); k > 0; k--) fv.push(rdBytes(value));
           }
           node.ids.push(id);
           node.fv.push(fv);
