@@ -23,9 +23,10 @@
  * A small stream (one node of at most WHOLE_MAX_ENTRIES entries and WHOLE_MAX_BYTES bytes,
  * and few group records) is stored whole: the same records packed in the metadata record.
  *
- * Known difference: a node whose physical order is not id order (possible only after XSETID
- * moved the last id below a deleted entry and XADD then appended below that tombstone) is
- * restored in id order, and a tombstone shadowed by a live entry of the same id is lost.
+ * Known difference: after XSETID moved the last id below a deleted entry, XADD can append
+ * entries below that tombstone. Such a node is restored in id order, a tombstone whose id is
+ * above the next node's master is restored in that next node, and a tombstone shadowed by a
+ * live entry of the same id is lost. Live entries, ids and counters are unaffected.
  */
 import { T } from '../engine/db.js';
 import {
