@@ -16,6 +16,8 @@ import { qstashHandlers } from './qstash/routes.js';
 import { WorkflowService } from './qstash/workflow/service.js';
 import { workflowHandlers } from './qstash/workflow/routes.js';
 import { Persistence, MemoryOnly } from './store/persistence.js';
+import { restoreSavedFunctions } from './engine/scripting/host.js';
+import type { SavedAcl } from './engine/acl.js';
 
 export interface RunningServer {
   readonly engine: Engine;
@@ -39,6 +41,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
     ? Persistence.open(engine, { dir: config.get('dir')!, mode })
     : null;
   if (persistence === null) engine.persistence = new MemoryOnly(engine);
+  restoreSubsystems(engine);
   const bind = config.get('bind')!;
   // HTTP first: once the RESP port answers (what tests and scripts wait for), both are up.
   let http: HttpServer | null = null;
@@ -50,7 +53,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let workflow: WorkflowService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
-    tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!);
+    tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!, engine.persistence!);
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);
     v2 = new V2Router(http);
@@ -115,6 +118,20 @@ export async function createServer(config: Config): Promise<RunningServer> {
     return stopping;
   };
   return { engine, v2, tcpPort, httpPort: engine.httpPort, tokens, qstash, stop };
+}
+
+/**
+ * The state of other subsystems saved with the data (src/store records): ACL users and
+ * function libraries. A --requirepass given at start-up still sets the default user's password.
+ */
+function restoreSubsystems(engine: Engine): void {
+  const acl = engine.persistence!.getRecord<SavedAcl>('acl');
+  if (acl !== undefined) {
+    engine.acl.restore(acl);
+    if (engine.cfg('requirepass') !== '') engine.acl.setDefaultPassword(engine.cfg('requirepass'));
+  }
+  const err = restoreSavedFunctions(engine);
+  if (err !== null) console.error(`persistence: the saved function libraries could not be loaded: ${err}`);
 }
 
 /** The base URL search indexes show as their endpoint: --search-public-url, or the HTTP port on the bind address. */

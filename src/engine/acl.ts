@@ -54,6 +54,30 @@ export class AclUser {
 
 export class AclError extends Error {}
 
+/**
+ * The users as persisted with the data (src/store, record 'acl'): what ACL SETUSER set, by
+ * name (command rules as text, so that rows added by a later version are placed by name).
+ */
+export interface SavedUser {
+  name: string;
+  enabled: boolean;
+  nopass: boolean;
+  sanitizePayload: boolean;
+  passwords: string[];
+  allCommands: boolean;
+  rules: string[];
+  allKeys: boolean;
+  keys: [pattern: string, flags: number][];
+  allChannels: boolean;
+  channels: string[];
+}
+
+export interface SavedAcl {
+  users: SavedUser[];
+  /** Tokens minted by ACL RESTTOKEN: [token, user name]. */
+  restTokens: [string, string][];
+}
+
 /** SHA-256 hex of a password given as bytes or as a latin1 byte string (argv.key). */
 export function hashPassword(p: string | Buffer): string {
   return createHash('sha256').update(typeof p === 'string' ? Buffer.from(p, 'latin1') : p).digest('hex');
@@ -310,6 +334,44 @@ export class Acl {
       }
     }
     return null;
+  }
+
+  /** Every user and REST token, to persist (restore() reads it back). */
+  snapshot(): SavedAcl {
+    const users: SavedUser[] = [];
+    for (const u of this.users.values()) {
+      users.push({
+        name: u.name, enabled: u.enabled, nopass: u.nopass, sanitizePayload: u.sanitizePayload,
+        passwords: [...u.passwords], allCommands: u.allCommands, rules: [...u.rules],
+        allKeys: u.allKeys, keys: u.keys.map((k) => [k.pattern.toString('latin1'), k.flags]),
+        allChannels: u.allChannels, channels: u.channels.map((c) => c.toString('latin1')),
+      });
+    }
+    return { users, restTokens: [...this.restTokens] };
+  }
+
+  /** Replace every user and REST token with a snapshot() (start-up). */
+  restore(saved: SavedAcl): void {
+    this.users.clear();
+    this.restTokens.clear();
+    for (const x of saved.users) {
+      const u = this.create(x.name);
+      u.enabled = x.enabled;
+      u.nopass = x.nopass;
+      u.sanitizePayload = x.sanitizePayload;
+      for (const p of x.passwords) u.passwords.add(p);
+      u.allCommands = x.allCommands;
+      // Rules of commands this build does not know are dropped, as ACL SETUSER would refuse them.
+      u.rules = x.rules.filter((r) => r[1] === '@' || this.findCommand(r.slice(1)) !== undefined);
+      u.allKeys = x.allKeys;
+      u.keys = x.keys.map(([p, f]) => ({ pattern: Buffer.from(p, 'latin1'), flags: f }));
+      u.allChannels = x.allChannels;
+      u.channels = x.channels.map((c) => Buffer.from(c, 'latin1'));
+      this.recompute(u);
+      u.refresh();
+    }
+    if (!this.users.has('default')) this.apply(this.create('default'), ['on', 'nopass', '~*', '&*', '+@all']);
+    for (const [t, n] of saved.restTokens) if (this.users.has(n)) this.restTokens.set(t, n);
   }
 
   /** ACL GENPASS: hex of `bits` random bits (rounded up to a nibble). */

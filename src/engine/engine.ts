@@ -211,7 +211,10 @@ export class Engine {
   /** Store a validated option value and apply its side effects (the one place for both). */
   applyConfig(name: string, value: string): void {
     this.config.set(name, value);
-    if (name === 'requirepass') this.acl.setDefaultPassword(value);
+    if (name === 'requirepass') {
+      this.acl.setDefaultPassword(value);
+      this.aclChanged('default');
+    }
     for (const l of this.configListeners) l(name, value);
   }
 
@@ -221,8 +224,13 @@ export class Engine {
     return this.acl.authRequired();
   }
 
-  /** A user's rules changed (ACL SETUSER); connections keep their user object, so nothing to do. */
-  aclChanged(_name: string): void {}
+  /**
+   * The ACL users changed (ACL SETUSER / DELUSER / RESTTOKEN, requirepass): persist them.
+   * Connections keep their user object, so nothing else to do.
+   */
+  aclChanged(_name: string): void {
+    this.persistence?.putRecord('acl', this.acl.snapshot());
+  }
 
   // ---------------------------------------------------------------- keyspace events
 

@@ -2,9 +2,11 @@
  * REST authentication and access rules.
  *
  * Tokens: a Standard token (every command) and a Read Only token (read commands only). They
- * come from --token / --read-only-token, or are generated on first start and kept in
- * <dir>/rest-tokens.json so that clients keep working across restarts. That small JSON file is
- * a stop-gap: the tokens move into the LMDB environment when persistence lands.
+ * come from --token / --read-only-token, or are generated on first start and kept with the
+ * data so that clients keep working across restarts: in LMDB (record 'rest-tokens', committed
+ * with the next batch). An existing <dir>/rest-tokens.json (earlier versions) is migrated
+ * into LMDB once and removed. With `--appendfsync no` nothing goes to LMDB; the tokens are
+ * then kept in <dir>/rest-tokens.json (mode 0600) so that a cache/CI server keeps its tokens.
  * `CONFIG SET requirepass` ("resetting the database password", redis-rest.md §3.2) revokes
  * both and generates new ones.
  *
@@ -25,6 +27,7 @@ import type { CommandDef } from '../engine/command.js';
 import type { Registry } from '../engine/registry.js';
 import { F } from '../engine/flags.js';
 import type { Acl, AclUser } from '../engine/acl.js';
+import type { PersistenceApi } from '../engine/engine.js';
 
 export const Access = { NONE: 0, STANDARD: 1, READ_ONLY: 2 } as const;
 /** A default token, or the ACL user a token minted by ACL RESTTOKEN carries. */
@@ -33,6 +36,12 @@ export type AccessKind = (typeof Access)[keyof typeof Access] | AclUser;
 export const AUTH_ERROR = 'WRONGPASS invalid or missing auth token';
 
 const TOKEN_FILE = 'rest-tokens.json';
+const TOKEN_RECORD = 'rest-tokens';
+
+interface SavedTokens {
+  token?: unknown;
+  readOnlyToken?: unknown;
+}
 
 function newToken(): string {
   // URL-safe, so it also travels unescaped in ?_token=.
@@ -62,25 +71,38 @@ export class RestTokens {
   tokenSource = '';
   readOnlySource = '';
   private readonly file: string;
+  /** Tokens live in LMDB (record 'rest-tokens'); false with appendfsync no (the JSON file). */
+  private readonly durable: boolean;
+  private readonly where: string;
 
-  constructor(dir: string, given: string, givenReadOnly: string) {
+  constructor(dir: string, given: string, givenReadOnly: string, private readonly records: PersistenceApi) {
     this.file = path.join(dir, TOKEN_FILE);
-    let stored: { token?: unknown; readOnlyToken?: unknown } = {};
-    try {
-      stored = JSON.parse(fs.readFileSync(this.file, 'utf8'));
-    } catch {
-      // first start (or unreadable file): generate below
+    this.durable = records.mode !== 'no';
+    this.where = this.durable ? `the data directory ${dir}` : this.file;
+    let stored = this.durable ? records.getRecord<SavedTokens>(TOKEN_RECORD) : undefined;
+    let fromFile = false;
+    if (stored === undefined) {
+      try {
+        stored = JSON.parse(fs.readFileSync(this.file, 'utf8')) as SavedTokens;
+        fromFile = true;
+      } catch {
+        // first start (or unreadable file): generate below
+      }
+    } else {
+      // Left by a migration interrupted between the commit and the unlink: LMDB has them.
+      this.removeFile();
     }
+    stored ??= {};
     let changed = false;
     if (given !== '') {
       this.token = given;
       this.tokenSource = '--token / REST_TOKEN';
     } else if (typeof stored.token === 'string' && stored.token !== '') {
       this.token = stored.token;
-      this.tokenSource = this.file;
+      this.tokenSource = fromFile ? this.file : this.where;
     } else {
       this.token = newToken();
-      this.tokenSource = 'generated, stored in ' + this.file;
+      this.tokenSource = 'generated, stored in ' + this.where;
       changed = true;
     }
     if (givenReadOnly !== '') {
@@ -88,16 +110,23 @@ export class RestTokens {
       this.readOnlySource = '--read-only-token / REST_READ_ONLY_TOKEN';
     } else if (typeof stored.readOnlyToken === 'string' && stored.readOnlyToken !== '') {
       this.readOnlyToken = stored.readOnlyToken;
-      this.readOnlySource = this.file;
+      this.readOnlySource = fromFile ? this.file : this.where;
     } else {
       this.readOnlyToken = newToken();
-      this.readOnlySource = 'generated, stored in ' + this.file;
+      this.readOnlySource = 'generated, stored in ' + this.where;
       changed = true;
     }
     if (this.token === this.readOnlyToken) {
       throw new Error('the REST token and the read-only token must differ');
     }
-    if (changed) this.store();
+    if (fromFile && this.durable) {
+      // One-time migration of the JSON file of earlier versions into LMDB: the file goes once
+      // the record is committed and on disk.
+      this.store();
+      records.saveNow().then(() => this.removeFile(), () => {});
+    } else if (changed) {
+      this.store();
+    }
   }
 
   /** Which token `Bearer <t>` carries, compared in place (no substring on the hot path). */
@@ -122,7 +151,7 @@ export class RestTokens {
   revoke(): void {
     this.token = newToken();
     this.readOnlyToken = newToken();
-    this.tokenSource = this.readOnlySource = 'generated after a password reset, stored in ' + this.file;
+    this.tokenSource = this.readOnlySource = 'generated after a password reset, stored in ' + this.where;
     this.store();
     console.log('REST tokens revoked (requirepass changed). New tokens:');
     console.log(`  REST token:           ${this.token}`);
@@ -130,13 +159,26 @@ export class RestTokens {
   }
 
   private store(): void {
+    const saved: SavedTokens = { token: this.token, readOnlyToken: this.readOnlyToken };
+    if (this.durable) {
+      this.records.putRecord(TOKEN_RECORD, saved);
+      return;
+    }
     try {
       fs.mkdirSync(path.dirname(this.file), { recursive: true });
       const tmp = this.file + '.tmp';
-      fs.writeFileSync(tmp, JSON.stringify({ token: this.token, readOnlyToken: this.readOnlyToken }) + '\n', { mode: 0o600 });
+      fs.writeFileSync(tmp, JSON.stringify(saved) + '\n', { mode: 0o600 });
       fs.renameSync(tmp, this.file);
     } catch (err) {
       console.warn(`warning: could not store the REST tokens in ${this.file} (${(err as Error).message}); they last until restart`);
+    }
+  }
+
+  private removeFile(): void {
+    try {
+      fs.rmSync(this.file, { force: true });
+    } catch {
+      // not ours to fail on: the LMDB record wins anyway
     }
   }
 }

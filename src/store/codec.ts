@@ -44,10 +44,14 @@
  */
 import { createHash } from 'node:crypto';
 import { T, type Db, type TypeTag, type TypedValue, type Value } from '../engine/db.js';
-// Collection codecs (ptypes1: hash, set, sorted set).
+// Collection codecs: hash, set and sorted set live beside their value classes (src/engine/ds);
+// list, stream and JSON in this directory (one file each).
 import { hashCodec } from '../engine/ds/hash.js';
 import { setCodec } from '../engine/ds/set.js';
 import { zsetCodec } from '../engine/ds/zset.js';
+import { listCodec } from './list-codec.js';
+import { streamCodec } from './stream-codec.js';
+import { jsonCodec } from './json-codec.js';
 
 // ------------------------------------------------------------------------ the contract
 
@@ -101,10 +105,12 @@ export function codecFor(type: TypeTag): CollectionCodec | undefined {
 
 /** Collection codecs shipped with the server, in type order. Add new types here. */
 const BUILTIN_CODECS: readonly CollectionCodec<any>[] = [
-  // ptypes1: hash, set, sorted set (src/engine/ds/hash.ts, set.ts, zset.ts)
+  listCodec,
   setCodec,
   zsetCodec,
   hashCodec,
+  streamCodec,
+  jsonCodec,
 ];
 for (const c of BUILTIN_CODECS) registerCodec(c);
 

@@ -357,6 +357,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       `lmdb_records_written:${this.store.stats.puts + this.store.stats.dels}`,
       `lmdb_bytes_written:${this.store.stats.bytes}`,
       `lmdb_load_time_ms:${this.load.ms}`,
+      // What the batches wrote so far (records put / deleted, key + value bytes): a write's cost.
+      `lmdb_records_put:${this.store.stats.puts}`,
+      `lmdb_records_deleted:${this.store.stats.dels}`,
+      `lmdb_bytes_written:${this.store.stats.bytes}`,
     ];
   }
 

@@ -94,22 +94,29 @@ describe('TCP and REST share one engine', () => {
   });
 });
 
+/** The tokens a server printed at start-up. */
+function printedTokens(output: string): { token: string; readOnlyToken: string } {
+  const t = /REST token:\s+(\S+) \(/.exec(output);
+  const r = /REST read-only token:\s+(\S+) \(/.exec(output);
+  assert.ok(t && r, output);
+  return { token: t[1], readOnlyToken: r[1] };
+}
+
 describe('REST server lifecycle', () => {
-  it('tokens are generated on first start, stored in --dir, printed, and reused', async () => {
+  it('tokens are generated on first start, stored in --dir (LMDB), printed, and reused', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-rest-tokens-'));
     try {
       const a = await startOurs(['--dir', dir]);
       await waitFor(() => a.output().includes('REST read-only token'));
-      const stored = JSON.parse(fs.readFileSync(path.join(dir, 'rest-tokens.json'), 'utf8'));
+      const stored = printedTokens(a.output());
       assert.ok(stored.token.length >= 32 && stored.readOnlyToken.length >= 32);
       assert.notEqual(stored.token, stored.readOnlyToken);
-      assert.ok(a.output().includes(stored.token), 'printed at start-up');
-      assert.ok(a.output().includes(stored.readOnlyToken));
+      assert.match(a.output(), /generated, stored in the data directory/);
       assert.match(a.output(), new RegExp(`REST API on http://127\\.0\\.0\\.1:${a.httpPort}`));
       const r1 = new Rest(`http://127.0.0.1:${a.httpPort}`, stored.token);
       assert.deepEqual((await r1.get('/ping')).json, { result: 'PONG' });
-      const mode = fs.statSync(path.join(dir, 'rest-tokens.json')).mode & 0o777;
-      assert.equal(mode, 0o600);
+      // Kept in LMDB with the data (appendfsync no keeps them in rest-tokens.json instead).
+      assert.equal(fs.existsSync(path.join(dir, 'rest-tokens.json')), false);
       await a.proc.kill('SIGTERM');
       await new Promise((r) => a.proc.once('exit', r));
       const b = await startOurs(['--dir', dir]);
@@ -165,8 +172,7 @@ describe('REST server lifecycle', () => {
       const fresh = new Rest(base, s.tokens!.token);
       assert.deepEqual((await fresh.get('/get/k')).json, { result: 'v' }, 'REST needs no AUTH, only its token');
       assert.equal((await new Rest(base, s.tokens!.readOnlyToken).get('/get/k')).status, 200);
-      const stored = JSON.parse(fs.readFileSync(path.join(dir, 'rest-tokens.json'), 'utf8'));
-      assert.equal(stored.token, s.tokens!.token);
+      assert.deepEqual(s.engine.persistence!.getRecord('rest-tokens'), { token: s.tokens!.token, readOnlyToken: s.tokens!.readOnlyToken });
       assert.ok(printed.join('\n').includes(s.tokens!.token), 'new tokens printed');
       await s.stop();
       await assert.rejects(fetch(base + '/ping'));
@@ -187,8 +193,9 @@ describe('REST server lifecycle', () => {
       await io.config('SET', 'requirepass', 'pw');
       io.disconnect();
       assert.equal((await new Rest(`http://127.0.0.1:${a.httpPort}`, TOKEN).get('/ping')).status, 401);
-      const stored = JSON.parse(fs.readFileSync(path.join(a.dir, 'rest-tokens.json'), 'utf8'));
-      assert.equal((await new Rest(`http://127.0.0.1:${a.httpPort}`, stored.token).get('/ping')).status, 200);
+      await waitFor(() => a.output().includes('New tokens'));
+      const stored = /New tokens:\s+REST token:\s+(\S+)/.exec(a.output())!;
+      assert.equal((await new Rest(`http://127.0.0.1:${a.httpPort}`, stored[1]).get('/ping')).status, 200);
     } finally {
       await a.stop();
     }

@@ -4,7 +4,7 @@
  * new Engine on the same directory.
  *
  * The collection type here is TEST-ONLY (TestSet below; in this process it replaces the real
- * set codec, tested with the other real types in types.test.ts). It implements the plug-in
+ * set codec, tested with the other real types in types-*.test.ts). It implements the plug-in
  * contract of src/store/codec.ts and proves it: one record per member, O(changes)
  * writes, whole-value storage when small, O(1) DEL / overwrite with background deletion,
  * RENAME/MOVE without rewriting records, and a full rewrite after a failed commit.

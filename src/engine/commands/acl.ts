@@ -106,6 +106,7 @@ function deluserCommand(c: Client, argv: Argv, out: ReplySink): void {
       n++;
     }
   }
+  if (n > 0) c.engine.aclChanged('');
   out.int(n);
 }
 
@@ -235,8 +236,12 @@ function aclFileCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 // ACL RESTTOKEN username password (Upstash)
 function resttokenCommand(c: Client, argv: Argv, out: ReplySink): void {
   const token = c.engine.acl.restToken(argv.key(2), argv.view(3).toString('latin1'));
-  if (token === null) out.error(E.WRONGPASS);
-  else out.bulkText(token);
+  if (token === null) {
+    out.error(E.WRONGPASS);
+    return;
+  }
+  c.engine.aclChanged(argv.key(2));
+  out.bulkText(token);
 }
 
 // ACL HELP

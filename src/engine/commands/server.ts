@@ -242,6 +242,11 @@ function sectionLines(eng: Engine, name: string): string[] {
       break;
     }
     case 'persistence':
+      // The store's own lines (mode, last commit, errors, records written) when it is installed.
+      if (eng.persistence !== null) {
+        L.push(...eng.persistence.info());
+        break;
+      }
       L.push(
         'loading:0',
         'async_loading:0',

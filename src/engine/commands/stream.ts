@@ -490,7 +490,7 @@ function serveGroup(c: Client, s: Stream, g: ConsumerGroup, consumer: Consumer, 
       const fv = s.get(k);
       r.ids.push(k);
       r.fvs.push(fv);
-      if (fv !== null) g.redeliver(consumer.pel.get(k)!, now);
+      if (fv !== null) g.redeliver(k, consumer.pel.get(k)!, now);
     }
     return r;
   }

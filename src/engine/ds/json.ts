@@ -28,6 +28,8 @@ export type Seg = string | number;
 /** The keyspace value. OBJECT ENCODING of a module value is "raw" (createModuleObject). */
 export class JsonDoc implements TypedValue {
   readonly type = T.JSON;
+  /** Always 0: documents are stored whole (src/store/json-codec.ts), never as records. */
+  sid = 0;
   constructor(public root: JValue) {}
   encoding(): string {
     return 'raw';
@@ -235,10 +237,11 @@ const MAX_DEPTH = 128;
 
 class Parser {
   i = 0;
-  private remaining = MAX_DEPTH;
+  private remaining: number;
   private readonly len: number;
-  constructor(private readonly b: Uint8Array) {
+  constructor(private readonly b: Uint8Array, maxDepth: number) {
     this.len = b.length;
+    this.remaining = maxDepth;
   }
 
   /** Error at the current index (serde's error()). */
@@ -504,10 +507,12 @@ class Parser {
 
 /**
  * Parse one JSON text (the caller checked it is valid UTF-8). Throws JsonParseError with
- * serde_json's message, e.g. "expected value at line 1 column 1".
+ * serde_json's message, e.g. "expected value at line 1 column 1". `maxDepth`: the nesting
+ * limit; documents read back from disk pass Infinity (JSON.SET at a path can nest a value
+ * deeper than one argument may).
  */
-export function parseJson(text: Uint8Array): JValue {
-  const p = new Parser(text);
+export function parseJson(text: Uint8Array, maxDepth = MAX_DEPTH): JValue {
+  const p = new Parser(text, maxDepth);
   const v = p.value();
   if (p.ws() >= 0) throw p.peekErr('trailing characters');
   return v;

@@ -12,15 +12,68 @@
  * model quicklist nodes, so a list trimmed in the middle may report "listpack" where Redis,
  * holding two small nodes, still reports "quicklist".
  *
- * Elements are immutable Buffers. Every mutation is a method here (persistence hooks in).
+ * Elements are immutable Buffers. Every mutation is a method here.
+ *
+ * Persistence (src/store/list-codec.ts): a big list is stored one record per element, keyed by
+ * its position. Index i lives at position `pos + i`; `pos` moves down on LPUSH and up on LPOP,
+ * so pushes and pops at either end change one position. While `sid !== 0` (the store owns
+ * records for this list) every mutation logs the positions it changed in `changed`; a
+ * mutation in the middle logs the positions of the side it shifted (the same elements the
+ * ring buffer moves), so its cost on disk is that of its cost in memory.
  */
 import { T, type TypedValue } from '../db.js';
 import { LP_HDR, exceedsLimit, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 
 const MIN_CAP = 8;
 
+/** Disjoint ranges of changed positions: at most MAX_RANGES, nearest ones merged beyond. */
+const MAX_RANGES = 32;
+
+export class PosRanges {
+  /** lo0, hi0, lo1, hi1...: disjoint, non-adjacent [lo, hi) ranges in ascending order. */
+  readonly r: number[] = [];
+
+  add(lo: number, hi: number): void {
+    const r = this.r;
+    const n = r.length;
+    // The usual cases first: growing the last range (RPUSH/RPOP) or the first (LPUSH/LPOP).
+    if (n > 0 && lo <= r[n - 1] && lo >= r[n - 2]) {
+      if (hi > r[n - 1]) r[n - 1] = hi;
+      return;
+    }
+    if (n > 0 && hi >= r[0] && hi <= r[1]) {
+      if (lo < r[0]) r[0] = lo;
+      return;
+    }
+    let i = 0;
+    while (i < n && r[i + 1] < lo) i += 2;
+    let j = i;
+    while (j < n && r[j] <= hi) {
+      if (r[j] < lo) lo = r[j];
+      if (r[j + 1] > hi) hi = r[j + 1];
+      j += 2;
+    }
+    r.splice(i, j - i, lo, hi);
+    if (r.length > 2 * MAX_RANGES) {
+      // Too many: merge the two closest ranges (rewriting the gap between them is correct).
+      let best = 1;
+      for (let k = 3; k + 1 < r.length; k += 2) if (r[k + 1] - r[k] < r[best + 1] - r[best]) best = k;
+      r.splice(best, 2);
+    }
+  }
+}
+
 export class ListValue implements TypedValue {
   readonly type = T.LIST;
+  /** Object id of the element records on disk (src/store); 0 = none. Owned by the store. */
+  sid = 0;
+  /** Position of index 0 (see the header comment). */
+  pos = 0;
+  /** Positions changed since the store last wrote the records (only while sid !== 0). */
+  changed: PosRanges | null = null;
+  /** Positions held on disk after the last write: [diskLo, diskHi). Owned by the codec. */
+  diskLo = 0;
+  diskHi = 0;
   private buf: (Buffer | undefined)[];
   private mask: number;
   private head = 0;
@@ -48,6 +101,19 @@ export class ListValue implements TypedValue {
     l.lpBytes = this.lpBytes;
     l.packed = this.packed;
     return l;
+  }
+
+  /** After loading (src/store): the stored encoding and position of index 0. */
+  loaded(packed: boolean, pos: number): void {
+    this.packed = packed;
+    this.pos = pos;
+    this.diskLo = pos;
+    this.diskHi = pos + this.length;
+  }
+
+  /** Log positions [lo, lo + n) as changed (only while the store holds records). */
+  private mark(lo: number, n: number): void {
+    (this.changed ??= new PosRanges()).add(lo, lo + n);
   }
 
   /** Element at index 0..length-1. */
@@ -82,6 +148,7 @@ export class ListValue implements TypedValue {
     this.buf[(this.head + this.length) & this.mask] = v;
     this.length++;
     this.lpBytes += lpEntrySize(v);
+    if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
   }
 
   pushHead(v: Buffer): void {
@@ -90,9 +157,13 @@ export class ListValue implements TypedValue {
     this.buf[this.head] = v;
     this.length++;
     this.lpBytes += lpEntrySize(v);
+    this.pos--;
+    if (this.sid !== 0) this.mark(this.pos, 1);
   }
 
   popHead(): Buffer {
+    if (this.sid !== 0) this.mark(this.pos, 1);
+    this.pos++;
     const v = this.buf[this.head]!;
     this.buf[this.head] = undefined;
     this.head = (this.head + 1) & this.mask;
@@ -103,6 +174,7 @@ export class ListValue implements TypedValue {
   }
 
   popTail(): Buffer {
+    if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
     const i = (this.head + this.length - 1) & this.mask;
     const v = this.buf[i]!;
     this.buf[i] = undefined;
@@ -117,6 +189,7 @@ export class ListValue implements TypedValue {
     const p = (this.head + i) & this.mask;
     this.lpBytes += lpEntrySize(v) - lpEntrySize(this.buf[p]!);
     this.buf[p] = v;
+    if (this.sid !== 0) this.mark(this.pos + i, 1);
   }
 
   /** Insert `v` so that it ends up at index i (0..length). */
@@ -129,8 +202,11 @@ export class ListValue implements TypedValue {
       // Shift the first i elements one step towards the head.
       this.head = (this.head - 1) & m;
       for (let k = 0; k < i; k++) this.buf[(this.head + k) & m] = this.buf[(this.head + k + 1) & m];
+      this.pos--;
+      if (this.sid !== 0) this.mark(this.pos, i + 1);
     } else {
       for (let k = this.length; k > i; k--) this.buf[(this.head + k) & m] = this.buf[(this.head + k - 1) & m];
+      if (this.sid !== 0) this.mark(this.pos + i, this.length + 1 - i);
     }
     this.buf[(this.head + i) & m] = v;
     this.length++;
@@ -145,7 +221,10 @@ export class ListValue implements TypedValue {
       for (let k = i; k > 0; k--) this.buf[(this.head + k) & m] = this.buf[(this.head + k - 1) & m];
       this.buf[this.head] = undefined;
       this.head = (this.head + 1) & m;
+      if (this.sid !== 0) this.mark(this.pos, i + 1);
+      this.pos++;
     } else {
+      if (this.sid !== 0) this.mark(this.pos + i, this.length - i);
       for (let k = i; k < this.length - 1; k++) this.buf[(this.head + k) & m] = this.buf[(this.head + k + 1) & m];
       this.buf[(this.head + this.length - 1) & m] = undefined;
     }
@@ -170,11 +249,15 @@ export class ListValue implements TypedValue {
     const limit = count === 0 ? Infinity : Math.abs(count);
     let removed = 0;
     let bytes = 0;
+    // Elements move from the first removed one to the end (head first) or from the head to
+    // the last removed one (tail first): those positions change.
+    let edge = -1;
     if (count >= 0) {
       let w = 0;
       for (let r = 0; r < n; r++) {
         const e = this.buf[(this.head + r) & m]!;
         if (removed < limit && e.equals(v)) {
+          if (removed === 0) edge = r;
           removed++;
           bytes += lpEntrySize(e);
           continue;
@@ -183,11 +266,13 @@ export class ListValue implements TypedValue {
         w++;
       }
       for (let k = w; k < n; k++) this.buf[(this.head + k) & m] = undefined;
+      if (removed > 0 && this.sid !== 0) this.mark(this.pos + edge, n - edge);
     } else {
       let w = n - 1;
       for (let r = n - 1; r >= 0; r--) {
         const e = this.buf[(this.head + r) & m]!;
         if (removed < limit && e.equals(v)) {
+          if (removed === 0) edge = r;
           removed++;
           bytes += lpEntrySize(e);
           continue;
@@ -197,6 +282,8 @@ export class ListValue implements TypedValue {
       }
       for (let k = 0; k <= w; k++) this.buf[(this.head + k) & m] = undefined;
       this.head = (this.head + w + 1) & m;
+      if (removed > 0 && this.sid !== 0) this.mark(this.pos, edge + 1);
+      this.pos += w + 1;
     }
     this.length = n - removed;
     this.lpBytes -= bytes;

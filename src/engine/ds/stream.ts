@@ -24,6 +24,12 @@
  * plain string comparison orders them and they key Maps directly (pending entries lists).
  * Counters that Redis keeps as 64-bit integers and that users can set (entries-added,
  * entries-read, delivery counts) are bigints where they can exceed 2^53.
+ *
+ * Persistence (src/store/stream-codec.ts): a big stream is stored one record per entry plus
+ * records for groups, consumers and pending entries. While `sid !== 0` every mutation logs
+ * what it changed in `Stream.log` (entry ids, groups, consumer names, pending ids); the store
+ * writes those records and clears the log. A tombstone remembers its listpack bytes
+ * (`StreamNode.tombBytes`) so that node sizes, and with them node boundaries, survive.
  */
 import { T, type TypedValue } from '../db.js';
 
@@ -187,6 +193,30 @@ function deltaSize(a: StreamId, b: StreamId, o: number): number {
 /** Listpacks never grow past 1 GiB (STREAM_LISTPACK_MAX_SIZE). */
 export const LISTPACK_MAX_SIZE = 1 << 30;
 
+/** Modelled bytes of a new node before its first entry: header, master fields, terminator. */
+export function nodeHeaderBytes(fields: readonly Buffer[]): number {
+  let fixed = 7 + intElemSize(fields.length) + 2;
+  for (const f of fields) fixed += strElemSize(f);
+  return fixed;
+}
+
+/** Modelled listpack bytes of entry `id` with fields and values `fv` in `node`. */
+export function entryBytes(node: StreamNode, id: StreamId, fv: readonly Buffer[]): number {
+  const numFields = fv.length >> 1;
+  const mf = node.masterFields;
+  let sameFields = mf.length === numFields;
+  for (let i = 0; sameFields && i < numFields; i++) if (!mf[i].equals(fv[2 * i])) sameFields = false;
+  // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
+  let bytes = 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4);
+  if (!sameFields) {
+    bytes += intElemSize(numFields);
+    for (let i = 0; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
+  }
+  for (let i = 1; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
+  bytes += intElemSize(sameFields ? numFields + 3 : 2 * numFields + 4);
+  return bytes;
+}
+
 export interface StreamLimits {
   /** stream-node-max-bytes (0 = no limit below LISTPACK_MAX_SIZE) */
   readonly maxBytes: number;
@@ -212,6 +242,8 @@ export class StreamNode {
    * searches scan the node in physical order as Redis's iterator does.
    */
   sorted = true;
+  /** Listpack bytes of each tombstone, by index (persistence needs them once fv is gone). */
+  tombBytes: Map<number, number> | null = null;
 
   constructor(
     /** Id of the master entry: the radix tree key. */
@@ -223,6 +255,12 @@ export class StreamNode {
   /** lpBytes() of the listpack this node models. */
   get bytes(): number {
     return this.fixed + intElemSize(this.live) + intElemSize(this.dead);
+  }
+
+  /** Mark live entry i deleted in place (a tombstone). */
+  kill(i: number): void {
+    (this.tombBytes ??= new Map()).set(i, entryBytes(this, this.ids[i], this.fv[i]!));
+    this.fv[i] = null;
   }
 
   /** Index where a forward scan for ids >= `id` may start. */
@@ -274,6 +312,7 @@ export class StreamNode {
     n.dead = this.dead;
     n.fixed = this.fixed;
     n.sorted = this.sorted;
+    if (this.tombBytes !== null) n.tombBytes = new Map(this.tombBytes);
     return n;
   }
 }
@@ -413,17 +452,54 @@ export class Consumer {
 /** entries-read when unknown (SCG_INVALID_ENTRIES_READ). */
 export const ENTRIES_READ_INVALID = -1n;
 
+/** What changed in a stream since the store last wrote its records (see the header comment). */
+export class StreamLog {
+  /** Entries appended, deleted or turned into tombstones. */
+  readonly entries = new Set<StreamId>();
+  /** Groups created, destroyed, or whose last-delivered-id / entries-read changed. */
+  readonly groups = new Set<ConsumerGroup>();
+  /** Consumers created, deleted or seen, by name, per group. */
+  readonly consumers = new Map<ConsumerGroup, Set<string>>();
+  /** Pending entries added, removed or changed (owner, delivery time or count), per group. */
+  readonly pel = new Map<ConsumerGroup, Set<StreamId>>();
+}
+
 export class ConsumerGroup {
   readonly pel = new IdMap<Nack>();
   /** Consumers by name (latin1); iterate with sortedConsumers() for Redis's order. */
   readonly consumers = new Map<string, Consumer>();
+  /** Number of the group within its stream, keying its records on disk (Stream.gidSeq). */
+  gid = 0;
   constructor(
+    /** The stream the group belongs to (its change log). */
+    readonly stream: Stream,
     readonly name: string,
     /** last-delivered-id */
     public lastId: StreamId,
     /** entries-read, or ENTRIES_READ_INVALID. */
     public entriesRead: bigint,
   ) {}
+
+  // Change log (only while the stream's records are on disk).
+  logGroup(): void {
+    this.stream.changes()?.groups.add(this);
+  }
+
+  logConsumer(name: string): void {
+    const l = this.stream.changes();
+    if (l === null) return;
+    let s = l.consumers.get(this);
+    if (s === undefined) l.consumers.set(this, (s = new Set()));
+    s.add(name);
+  }
+
+  logPending(id: StreamId): void {
+    const l = this.stream.changes();
+    if (l === null) return;
+    let s = l.pel.get(this);
+    if (s === undefined) l.pel.set(this, (s = new Set()));
+    s.add(id);
+  }
 
   /** Consumers in name order (the radix tree order Redis replies in). */
   sortedConsumers(): Consumer[] {
@@ -435,6 +511,7 @@ export class ConsumerGroup {
     if (this.consumers.has(name)) return null;
     const c = new Consumer(name, now);
     this.consumers.set(name, c);
+    this.logConsumer(name);
     return c;
   }
 
@@ -446,14 +523,19 @@ export class ConsumerGroup {
       this.consumers.set(name, c);
     }
     c.seenTime = now;
+    this.logConsumer(name);
     return c;
   }
 
   /** streamDelConsumer: drop the consumer and its pending entries. Returns the count dropped. */
   deleteConsumer(c: Consumer): number {
     const n = c.pel.size;
-    for (const id of c.pel.keys()) this.pel.delete(id);
+    for (const id of c.pel.keys()) {
+      this.pel.delete(id);
+      this.logPending(id);
+    }
     this.consumers.delete(c.name);
+    this.logConsumer(c.name);
     return n;
   }
 
@@ -463,6 +545,7 @@ export class ConsumerGroup {
     if (nack === undefined) return false;
     this.pel.delete(id);
     nack.consumer.pel.delete(id);
+    this.logPending(id);
     return true;
   }
 
@@ -480,6 +563,7 @@ export class ConsumerGroup {
     const nack: Nack = { consumer: to, deliveryTime: now, deliveryCount: 1 };
     this.pel.set(id, nack);
     to.pel.set(id, nack);
+    this.logPending(id);
     return nack;
   }
 
@@ -489,6 +573,7 @@ export class ConsumerGroup {
    */
   claim(id: StreamId, nack: Nack, to: Consumer, time: number, retry: number | bigint, justId: boolean): void {
     this.reassign(id, nack, to);
+    this.logPending(id);
     nack.deliveryTime = time;
     if (retry >= 0) nack.deliveryCount = retry;
     else if (!justId) nack.deliveryCount = incr(nack.deliveryCount);
@@ -500,10 +585,12 @@ export class ConsumerGroup {
     if (nack === undefined) return;
     this.pel.delete(id);
     nack.consumer.pel.delete(id);
+    this.logPending(id);
   }
 
   /** XREADGROUP history: the entry was delivered again. */
-  redeliver(nack: Nack, now: number): void {
+  redeliver(id: StreamId, nack: Nack, now: number): void {
+    this.logPending(id);
     nack.deliveryTime = now;
     nack.deliveryCount = incr(nack.deliveryCount);
   }
@@ -512,10 +599,13 @@ export class ConsumerGroup {
   setLastId(id: StreamId, entriesRead: bigint | null): void {
     this.lastId = id;
     if (entriesRead !== null) this.entriesRead = entriesRead;
+    this.logGroup();
   }
 
-  clone(): ConsumerGroup {
-    const g = new ConsumerGroup(this.name, this.lastId, this.entriesRead);
+  /** A copy of the group for `stream` (a copy of this group's stream). */
+  clone(stream: Stream): ConsumerGroup {
+    const g = new ConsumerGroup(stream, this.name, this.lastId, this.entriesRead);
+    g.gid = this.gid;
     for (const c of this.consumers.values()) {
       const nc = new Consumer(c.name, c.seenTime);
       g.consumers.set(c.name, nc);
@@ -551,6 +641,12 @@ export interface TrimSpec {
 
 export class Stream implements TypedValue {
   readonly type = T.STREAM;
+  /** Object id of the records on disk (src/store); 0 = none. Owned by the store. */
+  sid = 0;
+  /** Changes since the store last wrote the records (only while sid !== 0). */
+  log: StreamLog | null = null;
+  /** Last group number given (ConsumerGroup.gid). */
+  gidSeq = 0;
   /** Nodes ordered by master id. */
   nodes: StreamNode[] = [];
   /** Live entries. */
@@ -583,8 +679,36 @@ export class Stream implements TypedValue {
     s.firstId = this.firstId;
     s.maxDeletedId = this.maxDeletedId;
     s.entriesAdded = this.entriesAdded;
-    for (const [k, g] of this.groups) s.groups.set(k, g.clone());
+    s.gidSeq = this.gidSeq;
+    for (const [k, g] of this.groups) s.groups.set(k, g.clone(s));
     return s;
+  }
+
+  /** The change log, or null while the store holds no records for this stream. */
+  changes(): StreamLog | null {
+    return this.sid === 0 ? null : (this.log ??= new StreamLog());
+  }
+
+  private logNodeGone(n: StreamNode): void {
+    const l = this.changes();
+    if (l !== null) for (const id of n.ids) l.entries.add(id);
+  }
+
+  /** The node and index of entry `id`, live or tombstone (a live one first); null if absent. */
+  locate(id: StreamId): { node: StreamNode; index: number } | null {
+    const ni = this.nodeFor(id);
+    if (ni < 0) return null;
+    const n = this.nodes[ni];
+    let found = -1;
+    for (let i = n.scanFrom(id); i < n.ids.length; i++) {
+      if (n.ids[i] !== id) {
+        if (n.sorted) break;
+        continue;
+      }
+      found = i;
+      if (n.fv[i] !== null) break;
+    }
+    return found < 0 ? null : { node: n, index: found };
   }
 
   // ------------------------------------------------ lookups
@@ -680,7 +804,6 @@ export class Stream implements TypedValue {
    * field, value, field, value...
    */
   append(id: StreamId, fv: Buffer[], limits: StreamLimits): void {
-    const numFields = fv.length >> 1;
     let totElemLen = 0;
     for (const b of fv) totElemLen += b.length;
     let node: StreamNode | null = this.nodes.length > 0 ? this.nodes[this.nodes.length - 1] : null;
@@ -690,31 +813,15 @@ export class Stream implements TypedValue {
       if (node.bytes + totElemLen >= maxBytes) node = null;
       else if (limits.maxEntries !== 0 && node.live + node.dead >= limits.maxEntries) node = null;
     }
-    let sameFields: boolean;
     if (node === null) {
       const fields: Buffer[] = [];
       for (let i = 0; i < fv.length; i += 2) fields.push(fv[i]);
       node = new StreamNode(id, fields);
       // Header and end byte, master num-fields, fields and the zero terminator.
-      let fixed = 7 + intElemSize(numFields) + 2;
-      for (const f of fields) fixed += strElemSize(f);
-      node.fixed = fixed;
+      node.fixed = nodeHeaderBytes(fields);
       this.nodes.push(node);
-      sameFields = true;
-    } else {
-      const mf = node.masterFields;
-      sameFields = mf.length === numFields;
-      for (let i = 0; sameFields && i < numFields; i++) if (!mf[i].equals(fv[2 * i])) sameFields = false;
     }
-    // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
-    let bytes = 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4);
-    if (!sameFields) {
-      bytes += intElemSize(numFields);
-      for (let i = 0; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
-    }
-    for (let i = 1; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
-    bytes += intElemSize(sameFields ? numFields + 3 : 2 * numFields + 4);
-    node.fixed += bytes;
+    node.fixed += entryBytes(node, id, fv);
     if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
     node.ids.push(id);
     node.fv.push(fv);
@@ -724,6 +831,7 @@ export class Stream implements TypedValue {
     this.lastId = id;
     if (this.length === 1) this.firstId = id;
     this.signals++;
+    if (this.sid !== 0) this.changes()!.entries.add(id);
   }
 
   // ------------------------------------------------ XDEL
@@ -737,10 +845,12 @@ export class Stream implements TypedValue {
     if (i < 0) return false;
     if (n.live === 1) {
       this.nodes.splice(ni, 1);
+      this.logNodeGone(n);
     } else {
-      n.fv[i] = null;
+      n.kill(i);
       n.live--;
       n.dead++;
+      this.changes()?.entries.add(id);
     }
     this.length--;
     return true;
@@ -780,6 +890,7 @@ export class Stream implements TypedValue {
         : n.ids[n.ids.length - 1] < spec.minid; // the last id, tombstone or not
       if (removeNode) {
         removeUpTo = ni + 1;
+        this.logNodeGone(n);
         this.length -= entries;
         deleted += entries;
         continue;
@@ -791,7 +902,8 @@ export class Stream implements TypedValue {
         const stop = spec.strategy === TRIM_MAXLEN ? this.length <= spec.maxlen : n.ids[i] >= spec.minid;
         if (stop) break;
         if (n.fv[i] !== null) {
-          n.fv[i] = null;
+          n.kill(i);
+          this.changes()?.entries.add(n.ids[i]);
           fromNode++;
           this.length--;
         }
@@ -858,13 +970,31 @@ export class Stream implements TypedValue {
   /** streamCreateCG: null when the name exists. */
   createGroup(name: string, lastId: StreamId, entriesRead: bigint): ConsumerGroup | null {
     if (this.groups.has(name)) return null;
-    const g = new ConsumerGroup(name, lastId, entriesRead);
+    const g = new ConsumerGroup(this, name, lastId, entriesRead);
+    g.gid = ++this.gidSeq;
+    this.groups.set(name, g);
+    g.logGroup();
+    return g;
+  }
+
+  /** A group as loaded from disk (src/store). */
+  restoreGroup(gid: number, name: string, lastId: StreamId, entriesRead: bigint): ConsumerGroup {
+    const g = new ConsumerGroup(this, name, lastId, entriesRead);
+    g.gid = gid;
     this.groups.set(name, g);
     return g;
   }
 
   destroyGroup(name: string): boolean {
-    if (!this.groups.delete(name)) return false;
+    const g = this.groups.get(name);
+    if (g === undefined) return false;
+    this.groups.delete(name);
+    if (this.sid !== 0) {
+      // Its records go: the group, every consumer and every pending entry.
+      g.logGroup();
+      for (const c of g.consumers.keys()) g.logConsumer(c);
+      for (const id of g.pel.keys()) g.logPending(id);
+    }
     this.signals++; // blocked XREADGROUP clients of this group get their error
     return true;
   }
@@ -887,6 +1017,7 @@ export class Stream implements TypedValue {
         g.entriesRead = this.estimateDistance(id);
       }
       g.lastId = id;
+      g.logGroup();
     }
     if (noack) return;
     const nack = g.pel.get(id);
@@ -901,6 +1032,7 @@ export class Stream implements TypedValue {
       nack.deliveryCount = 1;
       consumer.pel.set(id, nack);
     }
+    g.logPending(id);
   }
 
   // ------------------------------------------------ XDELEX / XACKDEL reference policies

@@ -324,6 +324,19 @@ function callerArgv(argv: Argv): Buffer[] {
   return out;
 }
 
+/**
+ * Start-up: load the function libraries saved with the data (record 'functions'), if any.
+ * Returns an error text when they could not be loaded (the server starts without them).
+ */
+export function restoreSavedFunctions(eng: Engine): string | null {
+  const saved = eng.persistence?.getRecord<Uint8Array>('functions');
+  if (saved === undefined || saved === null) return null;
+  const payload = Buffer.from(saved);
+  const codes = parsePayload(payload);
+  if (codes !== null && codes.length === 0) return null;
+  return scripting(eng).restoreFunctions(payload, 'REPLACE');
+}
+
 /** The scripting state of an engine (created on first use). */
 export function scripting(eng: Engine): Scripting {
   let s = hosts.get(eng);
@@ -991,6 +1004,7 @@ export class Scripting {
     this.functions.add(lib);
     rt.commitLibrary(name);
     this.eng.dirty++;
+    this.saveFunctions();
     return { name };
   }
 
@@ -998,6 +1012,7 @@ export class Scripting {
     if (this.functions.delete(name) === undefined) return false;
     this.rt?.deleteLibrary(name);
     this.eng.dirty++;
+    this.saveFunctions();
     return true;
   }
 
@@ -1005,6 +1020,18 @@ export class Scripting {
     this.functions.clear();
     this.rt?.flushLibraries();
     this.eng.dirty++;
+    this.saveFunctions();
+  }
+
+  /** True while restoreFunctions() loads the saved libraries: nothing to save back. */
+  private restoring = false;
+
+  /**
+   * Persist the libraries after every change (record 'functions', a FUNCTION DUMP payload),
+   * as Redis keeps them in its RDB/AOF. The EVAL script cache is not persisted, as in Redis.
+   */
+  private saveFunctions(): void {
+    if (!this.restoring) this.eng.persistence?.putRecord('functions', this.functions.serialize());
   }
 
   /** FUNCTION RESTORE: load every library of a payload with the policy; null or an error. */
@@ -1042,7 +1069,12 @@ export class Scripting {
   restoreFunctions(payload: Buffer, policy: 'FLUSH' | 'APPEND' | 'REPLACE' = 'REPLACE'): string | null {
     const codes = parsePayload(payload);
     if (codes === null) return 'ERR DUMP payload version or checksum are wrong';
-    return this.restoreLibraries(codes, policy);
+    this.restoring = true;
+    try {
+      return this.restoreLibraries(codes, policy);
+    } finally {
+      this.restoring = false;
+    }
   }
 
   // ---------------------------------------------------------------- kill

@@ -1,0 +1,105 @@
+/**
+ * Persistence of lists (the CollectionCodec of ListValue; see codec.ts for the contract).
+ *
+ * Small lists (at most WHOLE_MAX_LEN elements and WHOLE_MAX_BYTES listpack bytes) are stored
+ * whole in their metadata record: [flags u8][varint count]([varint length][bytes])...
+ *
+ * Bigger lists are one item record per element:
+ *   sub-key = the element's position as a u64, big-endian, 2^63 + pos (so records sort in list
+ *             order and both ends can grow); value = the element's bytes.
+ *   header  = [flags u8][head position u64 BE]; the tail is head + size.
+ * Index i of the list is at position `pos + i` (ListValue.pos). LPUSH/RPUSH/LPOP/RPOP/LSET
+ * change one position, so they write one item record plus the metadata record. LINSERT and
+ * LREM rewrite the positions of the elements they shift, LTRIM deletes the positions it drops:
+ * the cost follows the change, never the list's size.
+ */
+import { T } from '../engine/db.js';
+import { ListValue } from '../engine/ds/list.js';
+import type { CollectionCodec, ItemRecord, ItemWriter } from './codec.js';
+import { ByteReader, ByteWriter } from './pack.js';
+
+const WHOLE_MAX_LEN = 128;
+const WHOLE_MAX_BYTES = 8192;
+
+/** flags: the list uses the listpack encoding (OBJECT ENCODING). */
+const F_PACKED = 1;
+
+const P32 = 0x100000000;
+
+/** Write position `p` (a safe integer, may be negative) as the u64 2^63 + p, big-endian. */
+function writePos(b: Buffer, o: number, p: number): void {
+  const hi = Math.floor(p / P32);
+  b.writeUInt32BE((0x80000000 + hi) >>> 0, o);
+  b.writeUInt32BE(p - hi * P32, o + 4);
+}
+
+function readPos(b: Buffer, o: number): number {
+  return (b.readUInt32BE(o) - 0x80000000) * P32 + b.readUInt32BE(o + 4);
+}
+
+/** Sub-key scratch: the store copies sub-keys as it queues a write. */
+const subBuf = Buffer.allocUnsafe(8);
+
+function sub(p: number): Buffer {
+  writePos(subBuf, 0, p);
+  return subBuf;
+}
+
+export const listCodec: CollectionCodec<ListValue> = {
+  type: T.LIST,
+
+  encodeWhole(v) {
+    if (v.length > WHOLE_MAX_LEN || v.lpBytes > WHOLE_MAX_BYTES) return null;
+    v.changed = null;
+    const w = new ByteWriter(v.lpBytes + 16);
+    w.u8(v.encoding() === 'listpack' ? F_PACKED : 0);
+    w.varint(v.length);
+    for (let i = 0; i < v.length; i++) w.lenBytes(v.get(i));
+    return w.done();
+  },
+
+  size: (v) => v.length,
+
+  header(v) {
+    const b = Buffer.allocUnsafe(9);
+    b[0] = v.encoding() === 'listpack' ? F_PACKED : 0;
+    writePos(b, 1, v.pos);
+    return b;
+  },
+
+  writeRecords(v: ListValue, w: ItemWriter, all: boolean) {
+    const lo = v.pos;
+    const hi = v.pos + v.length;
+    if (all) {
+      for (let i = 0; i < v.length; i++) w.put(sub(lo + i), v.get(i));
+    } else if (v.changed !== null) {
+      const r = v.changed.r;
+      for (let k = 0; k < r.length; k += 2) {
+        for (let p = r[k]; p < r[k + 1]; p++) {
+          if (p >= lo && p < hi) w.put(sub(p), v.get(p - lo));
+          else if (p >= v.diskLo && p < v.diskHi) w.del(sub(p));
+        }
+      }
+    }
+    v.changed = null;
+    v.diskLo = lo;
+    v.diskHi = hi;
+  },
+
+  decodeWhole(b) {
+    const r = new ByteReader(b);
+    const flags = r.u8();
+    const n = r.varint();
+    const v = new ListValue(n);
+    for (let i = 0; i < n; i++) v.pushTail(r.lenBytes());
+    v.loaded((flags & F_PACKED) !== 0, 0);
+    return v;
+  },
+
+  loadRecords(header, size, items: Iterable<ItemRecord>) {
+    const v = new ListValue(size);
+    for (const { value } of items) v.pushTail(value);
+    v.loaded((header[0] & F_PACKED) !== 0, readPos(header, 1));
+    return v;
+  },
+};
