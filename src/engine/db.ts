@@ -10,6 +10,8 @@
  * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
  */
 import type { Engine } from './engine.js';
+import { parseSafeInt } from '../resp/ascii.js';
+import { latin1 } from '../resp/argv.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
 export const T = { STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, STREAM: 5, JSON: 6 } as const;
@@ -40,15 +42,100 @@ export function typeOf(v: Value): TypeTag {
 const EXACT_EXP = new WeakMap<Entry, bigint>();
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+/**
+ * A stored value as the Entry holds it (`Entry.v`). Besides the `Value` forms, a string value
+ * may be held compactly (memory: a Buffer costs ~100 bytes of object overhead, a short JS
+ * string 16, an integer nothing):
+ *  - `number`: a string value whose bytes are exactly the canonical decimal form of this safe
+ *    integer (what string2ll accepts: no '+', no leading zero, no "-0"), as Redis's
+ *    OBJ_ENCODING_INT. INCR works on it without parsing or formatting.
+ *  - `string`: the value's bytes as a latin1 string (one char per byte: exact), for values of
+ *    at most SMALL_STRING bytes.
+ * `Entry.value` always answers a Buffer for strings (a fresh copy for the compact forms), so
+ * code written against Buffers keeps working; hot paths read `Entry.v` directly.
+ */
+export type Stored = Value | string | number;
+
+/** Longest string value held as a JS string instead of a Buffer. */
+export const SMALL_STRING = 64;
+
+/** The compact form of the bytes b[s, e) (a fresh copy: the result never aliases `b`). */
+export function storedFrom(b: Uint8Array, s: number, e: number): Stored {
+  const n = e - s;
+  if (n <= 16 && n > 0) {
+    const c = b[s];
+    if (c <= 57 && (c >= 49 || c === 45 || (c === 48 && n === 1))) {
+      const x = parseSafeInt(b, s, e);
+      if (x === x) return x;
+    }
+  }
+  const buf = b as Buffer;
+  if (n <= SMALL_STRING) return latin1(buf, s, e);
+  const out = Buffer.allocUnsafe(n);
+  buf.copy(out, 0, s, e);
+  return out;
+}
+
+/** A Buffer with the bytes of a compact string value. */
+export function storedBytes(v: string | number): Buffer {
+  return Buffer.from(typeof v === 'number' ? String(v) : v, 'latin1');
+}
+
+/** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
+const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
+
 export class Entry {
   /** Absolute expiry in ms since the epoch; 0 = no TTL. */
   exp = 0;
+  /**
+   * (LRU clock - LRU_BASE) * 2 + raw, one small integer instead of two fields (memory: every
+   * key has an Entry). Read through `lru` and `raw`.
+   */
+  bits: number;
+  constructor(readonly key: string, public v: Stored, public slot: number, lru: number) {
+    this.bits = (lru - LRU_BASE) * 2;
+  }
+
+  /** The value; strings as Buffers (compact forms are copied out: do not rely on identity). */
+  get value(): Value {
+    const v = this.v;
+    if (typeof v === 'string' || typeof v === 'number') return storedBytes(v);
+    return v;
+  }
+
+  set value(x: Value) {
+    this.v = x;
+  }
+
   /** LRU clock (seconds) of the last access, for OBJECT IDLETIME. */
-  lru: number;
+  get lru(): number {
+    return (this.bits >> 1) + LRU_BASE;
+  }
+
+  set lru(s: number) {
+    this.bits = (s - LRU_BASE) * 2 + (this.bits & 1);
+  }
+
   /** True while the string is known to be "raw" (APPEND/SETRANGE results, as Redis). */
-  raw = false;
-  constructor(readonly key: string, public value: Value, public slot: number, now: number) {
-    this.lru = Math.floor(now / 1000);
+  get raw(): boolean {
+    return (this.bits & 1) !== 0;
+  }
+
+  set raw(r: boolean) {
+    this.bits = (this.bits & ~1) | (r ? 1 : 0);
+  }
+
+  /** The value's type, without copying a compact string out. */
+  get type(): TypeTag {
+    const v = this.v;
+    if (typeof v === 'string' || typeof v === 'number' || v instanceof Uint8Array) return T.STRING;
+    return v.type;
+  }
+
+  /** True when the value is a string (any form). */
+  get isString(): boolean {
+    const v = this.v;
+    return typeof v === 'string' || typeof v === 'number' || v instanceof Uint8Array;
   }
 }
 
@@ -103,13 +190,14 @@ export class Db {
    * Create or overwrite a key. `keepTtl` keeps the TTL of an existing key; otherwise it is
    * cleared (SET semantics). Returns the entry.
    */
-  set(key: string, value: Value, keepTtl = false): Entry {
+  set(key: string, value: Stored, keepTtl = false): Entry {
     let e = this.map.get(key);
     if (e !== undefined) {
-      if (e.value !== value && !(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
-      e.value = value;
-      e.raw = false;
-      e.lru = this.eng.lruClock;
+      // perf: the Entry is reused on overwrite (no new object, no Map insertion).
+      const old = e.v;
+      if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+      e.v = value;
+      e.bits = (this.eng.lruClock - LRU_BASE) * 2; // LRU refreshed, raw cleared
       if (!keepTtl && e.exp !== 0) {
         e.exp = 0;
         this.expires--;
@@ -125,8 +213,20 @@ export class Db {
     return e;
   }
 
+  /**
+   * Replace the value of the live entry `e` (from get()/read() in this command): the TTL is
+   * kept, the LRU clock refreshed, the raw flag cleared (INCR and the like). One change signal.
+   */
+  update(e: Entry, value: Stored): void {
+    const old = e.v;
+    if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+    e.v = value;
+    e.bits = (this.eng.lruClock - LRU_BASE) * 2;
+    this.modified(e.key);
+  }
+
   /** Add a new key that is known not to exist (after get() returned undefined). */
-  add(key: string, value: Value): Entry {
+  add(key: string, value: Stored): Entry {
     const e = this.insert(key, value);
     this.modified(key);
     return e;
@@ -136,7 +236,7 @@ export class Db {
    * Add a key known not to exist with the TTL, the encoding hint and (if `keepLru`) the LRU
    * clock of `like`, a live entry of this or another db (RENAME, MOVE, COPY). One change signal.
    */
-  addLike(key: string, value: Value, like: Entry, keepLru: boolean): Entry {
+  addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
     const e = this.insert(key, value);
     e.raw = like.raw;
     if (keepLru) e.lru = like.lru;
@@ -154,7 +254,7 @@ export class Db {
     return e;
   }
 
-  private insert(key: string, value: Value): Entry {
+  private insert(key: string, value: Stored): Entry {
     const slots = this.slots;
     let slot = slots.length;
     // Slots past the end (trimmed after they were freed) are stale: drop them.
@@ -165,8 +265,7 @@ export class Db {
         break;
       }
     }
-    const e = new Entry(key, value, slot, this.eng.now);
-    e.lru = this.eng.lruClock;
+    const e = new Entry(key, value, slot, this.eng.lruClock);
     slots[slot] = e;
     this.map.set(key, e);
     return e;
@@ -182,7 +281,8 @@ export class Db {
   }
 
   private remove(e: Entry): void {
-    if (!(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
+    const v = e.v;
+    if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
     this.map.delete(e.key);
     if (e.exp !== 0) this.expires--;
     if (this.map.size === 0) {
@@ -255,7 +355,7 @@ export class Db {
 
   /** The single change hook (WATCH, dirty counter, persistence, wake-ups). */
   modified(key: string): void {
-    this.eng.dirty++;
+    this.eng.changed();
     if (this.watchers.size !== 0) {
       const w = this.watchers.get(key);
       if (w !== undefined) for (const c of w) c.dirtyCas = true;
@@ -318,7 +418,9 @@ export class Db {
    */
   restore(key: string, value: Value, exp: number): Entry {
     const slot = this.slots.length;
-    const e = new Entry(key, value, slot, this.eng.now);
+    // Short strings are kept in their compact form (they may arrive as views of a pool).
+    const v = value instanceof Uint8Array && value.length <= SMALL_STRING ? storedFrom(value, 0, value.length) : value;
+    const e = new Entry(key, v, slot, this.eng.lruClock);
     this.slots.push(e);
     this.map.set(key, e);
     if (exp !== 0) {

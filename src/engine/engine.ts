@@ -134,6 +134,16 @@ export class Engine {
   nextClientId = 1;
   /** Time snapshot (ms) for the command being executed; frozen during EXEC. */
   now = Date.now();
+  /**
+   * Wall time = wallBase + performance.now() (ms): dispatch derives `now` from the monotonic
+   * reading it takes anyway for command statistics. Re-synchronised with Date.now() by cron,
+   * so a step of the system clock is followed within one tick.
+   */
+  wallBase = performance.timeOrigin;
+  /** A performance.now() reading the next execute() may use as its start (pipelined batches); -1: none. */
+  clockNext = -1;
+  /** The last performance.now() reading taken by dispatch (end of the last command). */
+  lastClock = 0;
   /** LRU clock in seconds (OBJECT IDLETIME). */
   lruClock = Math.floor(Date.now() / 1000);
   /** Changes since the last save (INFO rdb_changes_since_last_save); persistence lowers it. */
@@ -146,6 +156,11 @@ export class Engine {
   set dirty(v: number) {
     if (v > this.dirtyCount) this.writes += v - this.dirtyCount;
     this.dirtyCount = v;
+  }
+  /** One more change (Db.modified): `dirty++` without the accessor pair. */
+  changed(): void {
+    this.dirtyCount++;
+    this.writes++;
   }
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
@@ -273,6 +288,7 @@ export class Engine {
   cron(): void {
     const now = Date.now();
     this.now = now;
+    this.syncClock(now);
     this.lruClock = Math.floor(now / 1000);
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
@@ -295,6 +311,13 @@ export class Engine {
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
     this.usedMemory();
+  }
+
+  /** Follow steps of the system clock (NTP, manual changes) in the derived wall time. */
+  syncClock(now = Date.now()): void {
+    const drift = now - (this.wallBase + performance.now());
+    // Date.now() is whole milliseconds: only a difference beyond that is a real step.
+    if (drift > 1 || drift < -1) this.wallBase += drift;
   }
 
   /** used_memory: V8 heap in use plus memory outside the heap (Buffers); updates the peak. */
