@@ -63,15 +63,19 @@ export class RespParser {
     return this.end - this.pos;
   }
 
-  /** Add received bytes. Keeps only the unconsumed tail of the previous data. */
-  push(chunk: Buffer, argv: Argv): void {
+  /**
+   * Add received bytes: chunk[0, len). Keeps only the unconsumed tail of the previous data.
+   * The chunk is borrowed until the next push(); a transport that reuses its read buffer
+   * calls detach() before reading into it again.
+   */
+  push(chunk: Buffer, argv: Argv, len = chunk.length): void {
     const start = this.cmdStart >= 0 ? this.cmdStart : this.pos;
     const left = this.end - start;
     if (left === 0) {
       // Nothing pending: parse straight from the chunk (zero copy).
       this.buf = chunk;
       this.pos = 0;
-      this.end = chunk.length;
+      this.end = len;
       this.owned = false;
       // A multibulk whose header was the last thing received keeps its progress (it has no
       // argument yet, or `left` would not be 0): it now starts at the chunk's first byte.
@@ -81,10 +85,10 @@ export class RespParser {
       }
       return;
     }
-    const total = left + chunk.length;
-    if (this.owned && this.buf.length - this.end >= chunk.length) {
-      chunk.copy(this.buf, this.end);
-      this.end += chunk.length;
+    const total = left + len;
+    if (this.owned && this.buf.length - this.end >= len) {
+      chunk.copy(this.buf, this.end, 0, len);
+      this.end += len;
       return;
     }
     // Move the pending bytes to the start of a (possibly new) private buffer.
@@ -93,7 +97,7 @@ export class RespParser {
     const size = Math.max(total, this.need > 0 ? this.need + BIG_SLACK : 0, MIN_PRIVATE, this.owned ? Math.min(total * 2, total + 64 * 1024 * 1024) : 0);
     const next = this.owned && this.buf.length >= size && start > 0 ? this.buf : Buffer.allocUnsafe(size);
     this.buf.copy(next, 0, start, this.end);
-    chunk.copy(next, left);
+    chunk.copy(next, left, 0, len);
     if (this.cmdStart >= 0) {
       argv.rebase(next, -start);
       this.pos -= start;
@@ -105,6 +109,16 @@ export class RespParser {
     this.end = total;
     this.owned = true;
     this.need = 0;
+  }
+
+  /**
+   * Copy the bytes not parsed yet out of a borrowed chunk into a private buffer, so that the
+   * transport may overwrite its read buffer (the argv of a partial command is rebased).
+   */
+  detach(argv: Argv): void {
+    if (this.owned) return;
+    const start = this.cmdStart >= 0 ? this.cmdStart : this.pos;
+    if (this.end - start > 0) this.push(EMPTY, argv, 0);
   }
 
   /**
