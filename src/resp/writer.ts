@@ -18,7 +18,6 @@ import { type ReplySink, countError } from './reply-sink.js';
 
 const SLAB_SIZE = 256 * 1024;
 const BIG_VALUE = 16 * 1024;
-const CRLF = 0x0a0d; // little-endian "\r\n" for writeUInt16LE
 
 let slab = Buffer.allocUnsafe(SLAB_SIZE);
 let pos = 0;
@@ -156,8 +155,7 @@ export class RespWriter implements ReplySink {
     this.claim(s.length + 3);
     slab[pos++] = 0x2b; // +
     pos += slab.latin1Write(s, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   error(msg: string): void {
@@ -166,8 +164,7 @@ export class RespWriter implements ReplySink {
     this.claim(msg.length + 3);
     slab[pos++] = 0x2d; // -
     pos += slab.latin1Write(msg, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   int(n: number | bigint): void {
@@ -179,21 +176,20 @@ export class RespWriter implements ReplySink {
     slab[pos++] = 0x3a; // :
     if (typeof n === 'number' && Number.isSafeInteger(n)) pos = writeDigits(slab, pos, n);
     else pos += slab.latin1Write(typeof n === 'number' ? String(n) : n.toString(), pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   private header(prefix: number, n: number): void {
     if (n < 10) {
       slab[pos] = prefix;
       slab[pos + 1] = 48 + n;
-      slab.writeUInt16LE(CRLF, pos + 2);
+      slab[pos + 2] = 13;
+      slab[pos + 3] = 10;
       pos += 4;
     } else {
       slab[pos++] = prefix;
-      pos += slab.latin1Write(String(n), pos);
-      slab.writeUInt16LE(CRLF, pos);
-      pos += 2;
+      pos = writeDigits(slab, pos, n);
+      crlf();
     }
   }
 
@@ -211,8 +207,7 @@ export class RespWriter implements ReplySink {
     this.claim(n + 16);
     this.header(0x24, n);
     pos += v.copy(slab, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   bulkLatin1(s: string): void {
@@ -226,8 +221,7 @@ export class RespWriter implements ReplySink {
     } else {
       pos += slab.latin1Write(s, pos);
     }
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   bulkText(s: string): void {
@@ -235,8 +229,7 @@ export class RespWriter implements ReplySink {
     this.claim(n + 16);
     this.header(0x24, n);
     pos += slab.utf8Write(s, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   nil(): void {
@@ -251,6 +244,13 @@ export class RespWriter implements ReplySink {
   nilArray(): void {
     this.raw(NIL_ARRAY);
   }
+}
+
+/** "\r\n" at pos. perf: plain stores (Buffer#writeUInt16LE validates its arguments, slowly). */
+function crlf(): void {
+  slab[pos] = 13;
+  slab[pos + 1] = 10;
+  pos += 2;
 }
 
 /** Decimal digits of the safe integer `n` at b[p]; returns the position after them. */
