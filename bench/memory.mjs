@@ -230,7 +230,7 @@ async function measure(setName) {
   if (!ds) throw new Error(`unknown dataset ${setName} (${Object.keys(DATASETS).join(', ')})`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mem-'));
   const [pOurs, pRedis] = [await freePort(), await freePort()];
-  const ours = await startServer('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', path.join(dir, 'ours')]);
+  const ours = await startServer('ours', process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', path.join(dir, 'ours')]);
   const redis = await startServer('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
   try {
     await sleep(500);

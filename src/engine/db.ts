@@ -1,15 +1,16 @@
 /**
  * Db: one logical database (redis db.c analogue). Owns its keys, their values and their TTLs.
  *
- * Keys are latin1 strings (one char per byte: exact and reversible) so that a JS Map can index
- * them. Each key also owns a stable slot in `slots`: SCAN walks slots in order, and a key keeps
- * its slot for as long as it lives, so every key present for a whole scan is returned (Redis's
- * guarantee) even while other keys come and go. Freed slots are reused.
+ * Keys are latin1 strings (one char per byte: exact and reversible), indexed by a KeyTable
+ * (keytable.ts: Redis's dict, with incremental rehashing and dictScan's reverse-binary SCAN
+ * cursors, so every key present for a whole scan is returned even while the table resizes).
+ * Memory matters here (one Entry per key): see Entry and `Stored`.
  *
  * Every change to a key MUST go through `modified()` (directly or through set/delete): it is
  * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
  */
 import type { Engine } from './engine.js';
+import { KeyTable, REMOVED } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1 } from '../resp/argv.js';
 
@@ -85,15 +86,32 @@ export function storedBytes(v: string | number): Buffer {
 const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
 
 export class Entry {
-  /** Absolute expiry in ms since the epoch; 0 = no TTL. */
-  exp = 0;
+  /**
+   * The expiry, null when none (read and written as `exp`). memory: a field initialised with a
+   * number that later receives a non-Smi double (any ms timestamp) is turned by V8 into a
+   * boxed-double field for EVERY Entry of the class, TTL or not (+16 bytes per key); starting
+   * from null keeps it a tagged field: keys without a TTL pay nothing for it.
+   */
+  private ttl: number | null = null;
   /**
    * (LRU clock - LRU_BASE) * 2 + raw, one small integer instead of two fields (memory: every
    * key has an Entry). Read through `lru` and `raw`.
    */
   bits: number;
-  constructor(readonly key: string, public v: Stored, public slot: number, lru: number) {
+  /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
+  next: Entry | undefined = undefined;
+  constructor(readonly key: string, public v: Stored, lru: number) {
     this.bits = (lru - LRU_BASE) * 2;
+  }
+
+  /** Absolute expiry in ms since the epoch; 0 = no TTL. */
+  get exp(): number {
+    const t = this.ttl;
+    return t === null ? 0 : t;
+  }
+
+  set exp(ms: number) {
+    this.ttl = ms === 0 ? null : ms;
   }
 
   /** The value; strings as Buffers (compact forms are copied out: do not rely on identity). */
@@ -140,10 +158,11 @@ export class Entry {
 }
 
 export class Db {
-  /** Not readonly only so that SWAPDB can exchange maps in O(1); never cache the reference. */
-  map = new Map<string, Entry>();
-  private slots: (Entry | undefined)[] = [];
-  private free: number[] = [];
+  /**
+   * The keys (Map-like: get, has, size, values(); mutate only through Db's methods). Not
+   * readonly only so that SWAPDB can exchange tables in O(1); never cache the reference.
+   */
+  map = new KeyTable();
   expires = 0;
   /** Clients WATCHing each key. */
   readonly watchers = new Map<string, Set<import('./client.js').Client>>();
@@ -255,19 +274,8 @@ export class Db {
   }
 
   private insert(key: string, value: Stored): Entry {
-    const slots = this.slots;
-    let slot = slots.length;
-    // Slots past the end (trimmed after they were freed) are stale: drop them.
-    while (this.free.length > 0) {
-      const s = this.free.pop()!;
-      if (s < slots.length) {
-        slot = s;
-        break;
-      }
-    }
-    const e = new Entry(key, value, slot, this.eng.lruClock);
-    slots[slot] = e;
-    this.map.set(key, e);
+    const e = new Entry(key, value, this.eng.lruClock);
+    this.map.insert(e);
     return e;
   }
 
@@ -283,25 +291,8 @@ export class Db {
   private remove(e: Entry): void {
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
-    this.map.delete(e.key);
+    this.map.remove(e);
     if (e.exp !== 0) this.expires--;
-    if (this.map.size === 0) {
-      this.slots = [];
-      this.free = [];
-      return;
-    }
-    const slots = this.slots;
-    slots[e.slot] = undefined;
-    if (e.slot === slots.length - 1) {
-      // Trim the empty tail so that SCAN and RANDOMKEY do not walk dead slots; keys never move,
-      // so the SCAN guarantee holds. Freed slots beyond the new end are dropped lazily.
-      let n = e.slot;
-      while (n > 0 && slots[n - 1] === undefined) n--;
-      slots.length = n;
-      if (this.free.length > 2 * n + 64) this.free = this.free.filter((s) => s < n);
-    } else {
-      this.free.push(e.slot);
-    }
   }
 
   private expireEntry(e: Entry): void {
@@ -370,8 +361,6 @@ export class Db {
       if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
     }
     this.map.clear();
-    this.slots = [];
-    this.free = [];
     this.expires = 0;
     this.heapExp = [];
     this.heapKey = [];
@@ -394,12 +383,6 @@ export class Db {
     const m = this.map;
     this.map = other.map;
     other.map = m;
-    const s = this.slots;
-    this.slots = other.slots;
-    other.slots = s;
-    const f = this.free;
-    this.free = other.free;
-    other.free = f;
     const x = this.expires;
     this.expires = other.expires;
     other.expires = x;
@@ -417,12 +400,10 @@ export class Db {
    * is an absolute time in ms (0 = none) that the caller has checked is in the future.
    */
   restore(key: string, value: Value, exp: number): Entry {
-    const slot = this.slots.length;
     // Short strings are kept in their compact form (they may arrive as views of a pool).
     const v = value instanceof Uint8Array && value.length <= SMALL_STRING ? storedFrom(value, 0, value.length) : value;
-    const e = new Entry(key, v, slot, this.eng.lruClock);
-    this.slots.push(e);
-    this.map.set(key, e);
+    const e = new Entry(key, v, this.eng.lruClock);
+    this.map.insert(e);
     if (exp !== 0) {
       e.exp = exp;
       this.expires++;
@@ -434,20 +415,7 @@ export class Db {
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
   randomKey(): string | undefined {
     while (this.map.size > 0) {
-      let e: Entry | undefined;
-      const slots = this.slots;
-      // Probe random slots while the table is dense enough for that to be quick; otherwise
-      // pick by position in the map (O(n), but n is small against the dead slots then).
-      if (slots.length <= 64 * this.map.size) {
-        for (let tries = 0; tries < 4096 && e === undefined; tries++) {
-          e = slots[Math.floor(Math.random() * slots.length)];
-        }
-      }
-      if (e === undefined) {
-        let k = Math.floor(Math.random() * this.map.size);
-        for (const x of this.map.values()) if (k-- === 0) { e = x; break; }
-      }
-      if (e === undefined) return undefined;
+      const e = this.map.random()!;
       if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
@@ -458,30 +426,34 @@ export class Db {
   }
 
   /**
-   * SCAN step: visit up to `count` keys from slot `cursor`, calling `fn` for each live key
+   * SCAN step (scanGenericCommand over dictScan): visit buckets from `cursor` until at least
+   * `count` keys were seen (or count*10 buckets, or the end), then call `fn` for each live key
    * (expired ones met are deleted). Returns the next cursor (0 when the walk is complete).
-   * A key keeps its slot for its whole life, so a key present for a whole scan is visited
-   * exactly once.
    */
   scan(cursor: number, count: number, fn: (e: Entry) => void): number {
-    let i = cursor;
-    let seen = 0;
-    // Dead slots are cheap to skip but bounded per call, as Redis bounds empty buckets.
-    let budget = Math.max(count * 100, 10000);
-    while (i < this.slots.length && seen < count && budget > 0) {
-      const e = this.slots[i++];
-      if (e === undefined) {
-        budget--;
-        continue;
-      }
-      seen++;
+    const batch: Entry[] = [];
+    const add = (e: Entry): void => {
+      batch.push(e);
+    };
+    let budget = count * 10;
+    do {
+      cursor = this.map.scanStep(cursor, add);
+    } while (cursor !== 0 && budget-- > 0 && batch.length < count);
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i];
+      if (e.next === REMOVED) continue; // deleted by an expiry earlier in this batch
       if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
       }
       fn(e);
     }
-    return i >= this.slots.length ? 0 : i;
+    return cursor;
+  }
+
+  /** Background upkeep of the key table (shrinking, incremental rehashing) until `deadline`. */
+  cron(deadline: number): void {
+    this.map.cron(deadline);
   }
 
   // ---------------------------------------------------------------- active expiry

@@ -299,6 +299,10 @@ export class Engine {
         if (Date.now() > deadline) break;
       }
     }
+    // Key tables: shrink the sparse ones, move rehashing ones on (Redis's activerehashing:
+    // at most about 1 ms per tick).
+    const rehashEnd = Date.now() + 1;
+    for (const db of this.dbs) db.cron(rehashEnd);
     // Idle clients (timeout seconds; pub/sub and blocked clients are exempt as in Redis).
     const timeout = this.cfgInt('timeout');
     if (timeout > 0) {
