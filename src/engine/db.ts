@@ -228,7 +228,9 @@ export class Db {
     } else {
       e = this.insert(key, value);
     }
-    this.modified(key);
+    // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
+    // Set (persistence's dirty set, WATCH) find its hash already computed.
+    this.modified(e.key);
     return e;
   }
 
@@ -284,7 +286,7 @@ export class Db {
     const e = this.map.get(key);
     if (e === undefined) return false;
     this.remove(e);
-    this.modified(key);
+    this.modified(e.key);
     return true;
   }
 

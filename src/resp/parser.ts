@@ -202,8 +202,36 @@ export class RespParser {
 
   private bulks(argv: Argv): ParseResult {
     const b = this.buf;
+    const end = this.end;
     while (this.multibulk > 0) {
       if (this.bulkLen < 0) {
+        // perf: the common shape "$<digits>\r\n<payload>\r\n" entirely in the buffer, parsed in
+        // one pass; anything else (split, odd, invalid) takes the general path below.
+        const p = this.pos;
+        if (p + 3 < end && b[p] === 0x24) {
+          let q = p + 1;
+          let ll = b[q] - 48;
+          if (ll >= 1 && ll <= 9) {
+            q++;
+            let c = 0;
+            while (q < end && (c = b[q]) >= 48 && c <= 57 && q - p < 10) {
+              ll = ll * 10 + (c - 48);
+              q++;
+            }
+            // q - p < 10: at most 8 digits here (< 100 MB), so no limit check is due except
+            // the pre-AUTH one.
+            if (c === 13 && q + 1 < end && q - p < 10 && (ll <= 16384 || !this.authRequired)) {
+              const start = q + 2;
+              if (ll < BIG_ARG && end - start >= ll + 2) {
+                argv.push(start, start + ll);
+                this.pos = start + ll + 2;
+                this.multibulk--;
+                continue;
+              }
+            }
+          }
+        }
+
         const cr = this.findCR(this.pos);
         if (cr < 0) {
           if (this.end - this.pos > this.limits.maxInline) return this.fail('too big bulk count string');

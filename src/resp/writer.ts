@@ -253,6 +253,8 @@ function crlf(): void {
   pos += 2;
 }
 
+const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
 /** Decimal digits of the safe integer `n` at b[p]; returns the position after them. */
 function writeDigits(b: Buffer, p: number, n: number): number {
   if (n < 0) {
@@ -260,13 +262,23 @@ function writeDigits(b: Buffer, p: number, n: number): number {
     n = -n;
   }
   let len = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) len++;
+  while (len < 16 && n >= POW10[len]) len++;
   let q = p + len;
-  do {
-    const d = n % 10;
-    b[--q] = 48 + d;
-    n = (n - d) / 10;
-  } while (n > 0);
+  if (n < 0x80000000) {
+    // perf: int32 arithmetic for the usual sizes
+    let x = n | 0;
+    do {
+      const y = (x / 10) | 0;
+      b[--q] = 48 + (x - y * 10);
+      x = y;
+    } while (x !== 0);
+  } else {
+    do {
+      const y = Math.floor(n / 10);
+      b[--q] = 48 + (n - y * 10);
+      n = y;
+    } while (n > 0);
+  }
   return p + len;
 }
 
