@@ -61,7 +61,8 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
 
   const def = eng.registry.lookup(argv);
   // Redis sets lastcmd at lookup, before any gate: CLIENT LIST shows cmd=<this command>.
-  c.lastCommand = def === undefined ? 'NULL' : def.name;
+  const last = def === undefined ? 'NULL' : def.name;
+  if (c.lastCommand !== last) c.lastCommand = last; // perf: no store (and write barrier) when unchanged
   if (def === undefined) {
     const top = eng.registry.lookupName(argv.buf, argv.start[0], argv.end[0]);
     if (top !== undefined && top.subcommands !== undefined) {

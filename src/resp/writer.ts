@@ -143,8 +143,15 @@ export class RespWriter implements ReplySink {
 
   /** Pre-encoded bytes. */
   raw(b: Buffer): void {
-    this.claim(b.length);
-    pos += b.copy(slab, pos);
+    const n = b.length;
+    this.claim(n);
+    if (n <= 16) {
+      // perf: +OK, small integers and the like: Buffer#copy costs a call into TypedArray#set
+      for (let i = 0; i < n; i++) slab[pos + i] = b[i];
+      pos += n;
+    } else {
+      pos += b.copy(slab, pos);
+    }
   }
 
   ok(): void {
