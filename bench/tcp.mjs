@@ -77,6 +77,11 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100000);
 /** Rounds per (test, pipeline); the median of the rounds is reported. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+/**
+ * Our persistence mode: 'no' (default: in memory, like the redis-server it is compared with,
+ * which runs without RDB/AOF) or 'everysec' / 'always' (LMDB in a temporary directory).
+ */
+const APPENDFSYNC = process.env.BENCH_APPENDFSYNC ?? 'no';
 const jsonOut = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -179,12 +184,12 @@ async function main() {
   const dirOurs = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ours-'));
   const dirRedis = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
   const [pOurs, pRedis] = [await freePort(), await freePort()];
-  const ours = await start('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', dirOurs]);
+  const ours = await start('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', APPENDFSYNC, '--dir', dirOurs]);
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dirRedis]);
   const redisVersion = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
   const cpuModel = (os.cpus()[0]?.model ?? 'unknown').trim();
   console.log(`# ${new Date().toISOString()}  node ${process.version}  ${redisVersion.split(' ').slice(0, 3).join(' ')}`);
-  console.log(`# ${os.cpus().length} CPUs (${cpuModel}); redis-benchmark -c ${CLIENTS} -n ${REQUESTS}; ${ROUNDS} round(s), median`);
+  console.log(`# ${os.cpus().length} CPUs (${cpuModel}); redis-benchmark -c ${CLIENTS} -n ${REQUESTS}; ${ROUNDS} round(s), median; ours --appendfsync ${APPENDFSYNC}`);
   const results = [];
   try {
     // Warm-up: let V8 optimise the hot paths before the measured runs.

@@ -77,8 +77,8 @@ export class Client {
     readonly laddr: string,
   ) {
     this.id = engine.nextClientId++;
-    this.createdAt = engine.now;
-    this.lastInteraction = engine.now;
+    // A fresh reading (engine.now may be one cron tick old): idle timeouts count from here.
+    this.createdAt = this.lastInteraction = Date.now();
     this.authenticated = !engine.authRequired();
     this.aclUser = engine.acl.defaultUser;
   }

@@ -1,15 +1,18 @@
 /**
  * Db: one logical database (redis db.c analogue). Owns its keys, their values and their TTLs.
  *
- * Keys are latin1 strings (one char per byte: exact and reversible) so that a JS Map can index
- * them. Each key also owns a stable slot in `slots`: SCAN walks slots in order, and a key keeps
- * its slot for as long as it lives, so every key present for a whole scan is returned (Redis's
- * guarantee) even while other keys come and go. Freed slots are reused.
+ * Keys are latin1 strings (one char per byte: exact and reversible), indexed by a KeyTable
+ * (keytable.ts: Redis's dict, with incremental rehashing and dictScan's reverse-binary SCAN
+ * cursors, so every key present for a whole scan is returned even while the table resizes).
+ * Memory matters here (one Entry per key): see Entry and `Stored`.
  *
  * Every change to a key MUST go through `modified()` (directly or through set/delete): it is
  * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
  */
 import type { Engine } from './engine.js';
+import { KeyTable, REMOVED } from './keytable.js';
+import { parseSafeInt } from '../resp/ascii.js';
+import { latin1 } from '../resp/argv.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
 export const T = { STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, STREAM: 5, JSON: 6 } as const;
@@ -40,23 +43,126 @@ export function typeOf(v: Value): TypeTag {
 const EXACT_EXP = new WeakMap<Entry, bigint>();
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+/**
+ * A stored value as the Entry holds it (`Entry.v`). Besides the `Value` forms, a string value
+ * may be held compactly (memory: a Buffer costs ~100 bytes of object overhead, a short JS
+ * string 16, an integer nothing):
+ *  - `number`: a string value whose bytes are exactly the canonical decimal form of this safe
+ *    integer (what string2ll accepts: no '+', no leading zero, no "-0"), as Redis's
+ *    OBJ_ENCODING_INT. INCR works on it without parsing or formatting.
+ *  - `string`: the value's bytes as a latin1 string (one char per byte: exact), for values of
+ *    at most SMALL_STRING bytes.
+ * `Entry.value` always answers a Buffer for strings (a fresh copy for the compact forms), so
+ * code written against Buffers keeps working; hot paths read `Entry.v` directly.
+ */
+export type Stored = Value | string | number;
+
+/** Longest string value held as a JS string instead of a Buffer. */
+export const SMALL_STRING = 64;
+
+/** The compact form of the bytes b[s, e) (a fresh copy: the result never aliases `b`). */
+export function storedFrom(b: Uint8Array, s: number, e: number): Stored {
+  const n = e - s;
+  if (n <= 16 && n > 0) {
+    const c = b[s];
+    if (c <= 57 && (c >= 49 || c === 45 || (c === 48 && n === 1))) {
+      const x = parseSafeInt(b, s, e);
+      if (x === x) return x;
+    }
+  }
+  const buf = b as Buffer;
+  if (n <= SMALL_STRING) return latin1(buf, s, e);
+  const out = Buffer.allocUnsafe(n);
+  buf.copy(out, 0, s, e);
+  return out;
+}
+
+/** A Buffer with the bytes of a compact string value. */
+export function storedBytes(v: string | number): Buffer {
+  return Buffer.from(typeof v === 'number' ? String(v) : v, 'latin1');
+}
+
+/** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
+const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
+
 export class Entry {
+  /**
+   * The expiry, null when none (read and written as `exp`). memory: a field initialised with a
+   * number that later receives a non-Smi double (any ms timestamp) is turned by V8 into a
+   * boxed-double field for EVERY Entry of the class, TTL or not (+16 bytes per key); starting
+   * from null keeps it a tagged field: keys without a TTL pay nothing for it.
+   */
+  private ttl: number | null = null;
+  /**
+   * (LRU clock - LRU_BASE) * 2 + raw, one small integer instead of two fields (memory: every
+   * key has an Entry). Read through `lru` and `raw`.
+   */
+  bits: number;
+  /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
+  next: Entry | undefined = undefined;
+  constructor(readonly key: string, public v: Stored, lru: number) {
+    this.bits = (lru - LRU_BASE) * 2;
+  }
+
   /** Absolute expiry in ms since the epoch; 0 = no TTL. */
-  exp = 0;
+  get exp(): number {
+    const t = this.ttl;
+    return t === null ? 0 : t;
+  }
+
+  set exp(ms: number) {
+    this.ttl = ms === 0 ? null : ms;
+  }
+
+  /** The value; strings as Buffers (compact forms are copied out: do not rely on identity). */
+  get value(): Value {
+    const v = this.v;
+    if (typeof v === 'string' || typeof v === 'number') return storedBytes(v);
+    return v;
+  }
+
+  set value(x: Value) {
+    this.v = x;
+  }
+
   /** LRU clock (seconds) of the last access, for OBJECT IDLETIME. */
-  lru: number;
+  get lru(): number {
+    return (this.bits >> 1) + LRU_BASE;
+  }
+
+  set lru(s: number) {
+    this.bits = (s - LRU_BASE) * 2 + (this.bits & 1);
+  }
+
   /** True while the string is known to be "raw" (APPEND/SETRANGE results, as Redis). */
-  raw = false;
-  constructor(readonly key: string, public value: Value, public slot: number, now: number) {
-    this.lru = Math.floor(now / 1000);
+  get raw(): boolean {
+    return (this.bits & 1) !== 0;
+  }
+
+  set raw(r: boolean) {
+    this.bits = (this.bits & ~1) | (r ? 1 : 0);
+  }
+
+  /** The value's type, without copying a compact string out. */
+  get type(): TypeTag {
+    const v = this.v;
+    if (typeof v === 'string' || typeof v === 'number' || v instanceof Uint8Array) return T.STRING;
+    return v.type;
+  }
+
+  /** True when the value is a string (any form). */
+  get isString(): boolean {
+    const v = this.v;
+    return typeof v === 'string' || typeof v === 'number' || v instanceof Uint8Array;
   }
 }
 
 export class Db {
-  /** Not readonly only so that SWAPDB can exchange maps in O(1); never cache the reference. */
-  map = new Map<string, Entry>();
-  private slots: (Entry | undefined)[] = [];
-  private free: number[] = [];
+  /**
+   * The keys (Map-like: get, has, size, values(); mutate only through Db's methods). Not
+   * readonly only so that SWAPDB can exchange tables in O(1); never cache the reference.
+   */
+  map = new KeyTable();
   expires = 0;
   /** Clients WATCHing each key. */
   readonly watchers = new Map<string, Set<import('./client.js').Client>>();
@@ -103,13 +209,14 @@ export class Db {
    * Create or overwrite a key. `keepTtl` keeps the TTL of an existing key; otherwise it is
    * cleared (SET semantics). Returns the entry.
    */
-  set(key: string, value: Value, keepTtl = false): Entry {
+  set(key: string, value: Stored, keepTtl = false): Entry {
     let e = this.map.get(key);
     if (e !== undefined) {
-      if (e.value !== value && !(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
-      e.value = value;
-      e.raw = false;
-      e.lru = this.eng.lruClock;
+      // perf: the Entry is reused on overwrite (no new object, no Map insertion).
+      const old = e.v;
+      if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+      e.v = value;
+      e.bits = (this.eng.lruClock - LRU_BASE) * 2; // LRU refreshed, raw cleared
       if (!keepTtl && e.exp !== 0) {
         e.exp = 0;
         this.expires--;
@@ -121,12 +228,26 @@ export class Db {
     } else {
       e = this.insert(key, value);
     }
-    this.modified(key);
+    // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
+    // Set (persistence's dirty set, WATCH) find its hash already computed.
+    this.modified(e.key);
     return e;
   }
 
+  /**
+   * Replace the value of the live entry `e` (from get()/read() in this command): the TTL is
+   * kept, the LRU clock refreshed, the raw flag cleared (INCR and the like). One change signal.
+   */
+  update(e: Entry, value: Stored): void {
+    const old = e.v;
+    if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+    e.v = value;
+    e.bits = (this.eng.lruClock - LRU_BASE) * 2;
+    this.modified(e.key);
+  }
+
   /** Add a new key that is known not to exist (after get() returned undefined). */
-  add(key: string, value: Value): Entry {
+  add(key: string, value: Stored): Entry {
     const e = this.insert(key, value);
     this.modified(key);
     return e;
@@ -136,7 +257,7 @@ export class Db {
    * Add a key known not to exist with the TTL, the encoding hint and (if `keepLru`) the LRU
    * clock of `like`, a live entry of this or another db (RENAME, MOVE, COPY). One change signal.
    */
-  addLike(key: string, value: Value, like: Entry, keepLru: boolean): Entry {
+  addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
     const e = this.insert(key, value);
     e.raw = like.raw;
     if (keepLru) e.lru = like.lru;
@@ -154,21 +275,9 @@ export class Db {
     return e;
   }
 
-  private insert(key: string, value: Value): Entry {
-    const slots = this.slots;
-    let slot = slots.length;
-    // Slots past the end (trimmed after they were freed) are stale: drop them.
-    while (this.free.length > 0) {
-      const s = this.free.pop()!;
-      if (s < slots.length) {
-        slot = s;
-        break;
-      }
-    }
-    const e = new Entry(key, value, slot, this.eng.now);
-    e.lru = this.eng.lruClock;
-    slots[slot] = e;
-    this.map.set(key, e);
+  private insert(key: string, value: Stored): Entry {
+    const e = new Entry(key, value, this.eng.lruClock);
+    this.map.insert(e);
     return e;
   }
 
@@ -177,31 +286,15 @@ export class Db {
     const e = this.map.get(key);
     if (e === undefined) return false;
     this.remove(e);
-    this.modified(key);
+    this.modified(e.key);
     return true;
   }
 
   private remove(e: Entry): void {
-    if (!(e.value instanceof Uint8Array)) this.eng.onValueDropped(e.value);
-    this.map.delete(e.key);
+    const v = e.v;
+    if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
+    this.map.remove(e);
     if (e.exp !== 0) this.expires--;
-    if (this.map.size === 0) {
-      this.slots = [];
-      this.free = [];
-      return;
-    }
-    const slots = this.slots;
-    slots[e.slot] = undefined;
-    if (e.slot === slots.length - 1) {
-      // Trim the empty tail so that SCAN and RANDOMKEY do not walk dead slots; keys never move,
-      // so the SCAN guarantee holds. Freed slots beyond the new end are dropped lazily.
-      let n = e.slot;
-      while (n > 0 && slots[n - 1] === undefined) n--;
-      slots.length = n;
-      if (this.free.length > 2 * n + 64) this.free = this.free.filter((s) => s < n);
-    } else {
-      this.free.push(e.slot);
-    }
   }
 
   private expireEntry(e: Entry): void {
@@ -255,7 +348,7 @@ export class Db {
 
   /** The single change hook (WATCH, dirty counter, persistence, wake-ups). */
   modified(key: string): void {
-    this.eng.dirty++;
+    this.eng.changed();
     if (this.watchers.size !== 0) {
       const w = this.watchers.get(key);
       if (w !== undefined) for (const c of w) c.dirtyCas = true;
@@ -270,8 +363,6 @@ export class Db {
       if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
     }
     this.map.clear();
-    this.slots = [];
-    this.free = [];
     this.expires = 0;
     this.heapExp = [];
     this.heapKey = [];
@@ -294,12 +385,6 @@ export class Db {
     const m = this.map;
     this.map = other.map;
     other.map = m;
-    const s = this.slots;
-    this.slots = other.slots;
-    other.slots = s;
-    const f = this.free;
-    this.free = other.free;
-    other.free = f;
     const x = this.expires;
     this.expires = other.expires;
     other.expires = x;
@@ -317,10 +402,10 @@ export class Db {
    * is an absolute time in ms (0 = none) that the caller has checked is in the future.
    */
   restore(key: string, value: Value, exp: number): Entry {
-    const slot = this.slots.length;
-    const e = new Entry(key, value, slot, this.eng.now);
-    this.slots.push(e);
-    this.map.set(key, e);
+    // Short strings are kept in their compact form (they may arrive as views of a pool).
+    const v = value instanceof Uint8Array && value.length <= SMALL_STRING ? storedFrom(value, 0, value.length) : value;
+    const e = new Entry(key, v, this.eng.lruClock);
+    this.map.insert(e);
     if (exp !== 0) {
       e.exp = exp;
       this.expires++;
@@ -332,20 +417,7 @@ export class Db {
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
   randomKey(): string | undefined {
     while (this.map.size > 0) {
-      let e: Entry | undefined;
-      const slots = this.slots;
-      // Probe random slots while the table is dense enough for that to be quick; otherwise
-      // pick by position in the map (O(n), but n is small against the dead slots then).
-      if (slots.length <= 64 * this.map.size) {
-        for (let tries = 0; tries < 4096 && e === undefined; tries++) {
-          e = slots[Math.floor(Math.random() * slots.length)];
-        }
-      }
-      if (e === undefined) {
-        let k = Math.floor(Math.random() * this.map.size);
-        for (const x of this.map.values()) if (k-- === 0) { e = x; break; }
-      }
-      if (e === undefined) return undefined;
+      const e = this.map.random()!;
       if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
@@ -356,30 +428,34 @@ export class Db {
   }
 
   /**
-   * SCAN step: visit up to `count` keys from slot `cursor`, calling `fn` for each live key
+   * SCAN step (scanGenericCommand over dictScan): visit buckets from `cursor` until at least
+   * `count` keys were seen (or count*10 buckets, or the end), then call `fn` for each live key
    * (expired ones met are deleted). Returns the next cursor (0 when the walk is complete).
-   * A key keeps its slot for its whole life, so a key present for a whole scan is visited
-   * exactly once.
    */
   scan(cursor: number, count: number, fn: (e: Entry) => void): number {
-    let i = cursor;
-    let seen = 0;
-    // Dead slots are cheap to skip but bounded per call, as Redis bounds empty buckets.
-    let budget = Math.max(count * 100, 10000);
-    while (i < this.slots.length && seen < count && budget > 0) {
-      const e = this.slots[i++];
-      if (e === undefined) {
-        budget--;
-        continue;
-      }
-      seen++;
+    const batch: Entry[] = [];
+    const add = (e: Entry): void => {
+      batch.push(e);
+    };
+    let budget = count * 10;
+    do {
+      cursor = this.map.scanStep(cursor, add);
+    } while (cursor !== 0 && budget-- > 0 && batch.length < count);
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i];
+      if (e.next === REMOVED) continue; // deleted by an expiry earlier in this batch
       if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
         continue;
       }
       fn(e);
     }
-    return i >= this.slots.length ? 0 : i;
+    return cursor;
+  }
+
+  /** Background upkeep of the key table (shrinking, incremental rehashing) until `deadline`. */
+  cron(deadline: number): void {
+    this.map.cron(deadline);
   }
 
   // ---------------------------------------------------------------- active expiry

@@ -24,10 +24,20 @@ export interface CommandStats {
 /** Number of latency buckets: bucket b holds calls of at most 2^(b/4) microseconds. */
 export const LATENCY_BUCKETS = 128;
 
+/** Upper bound of each latency bucket: 2^(b/4) µs. */
+const BUCKET_MAX = Array.from({ length: LATENCY_BUCKETS }, (_, b) => 2 ** (b / 4));
+
 /** Record one call's duration (microseconds) in its command's histogram. */
 export function recordLatency(st: CommandStats, usec: number): void {
-  let b = usec <= 1 ? 0 : Math.ceil(Math.log2(usec) * 4);
-  if (b >= LATENCY_BUCKETS) b = LATENCY_BUCKETS - 1;
+  // The smallest b with usec <= 2^(b/4), i.e. ceil(4 * log2(usec)), without Math.log2 (perf:
+  // once per command): the power of two from clz32, then at most four comparisons.
+  let b = 0;
+  if (usec > 1) {
+    const whole = Math.ceil(usec);
+    b = whole > 0xffffffff ? LATENCY_BUCKETS - 1 : 4 * (31 - Math.clz32(whole - 1)) - 3;
+    if (b < 1) b = 1;
+    while (b < LATENCY_BUCKETS - 1 && usec > BUCKET_MAX[b]) b++;
+  }
   (st.hist ??= new Uint32Array(LATENCY_BUCKETS))[b]++;
 }
 
@@ -134,6 +144,16 @@ export class Engine {
   nextClientId = 1;
   /** Time snapshot (ms) for the command being executed; frozen during EXEC. */
   now = Date.now();
+  /**
+   * Wall time = wallBase + performance.now() (ms): dispatch derives `now` from the monotonic
+   * reading it takes anyway for command statistics. Re-synchronised with Date.now() by cron,
+   * so a step of the system clock is followed within one tick.
+   */
+  wallBase = calibratedBase();
+  /** A performance.now() reading the next execute() may use as its start (pipelined batches); -1: none. */
+  clockNext = -1;
+  /** The last performance.now() reading taken by dispatch (end of the last command). */
+  lastClock = 0;
   /** LRU clock in seconds (OBJECT IDLETIME). */
   lruClock = Math.floor(Date.now() / 1000);
   /** Changes since the last save (INFO rdb_changes_since_last_save); persistence lowers it. */
@@ -146,6 +166,11 @@ export class Engine {
   set dirty(v: number) {
     if (v > this.dirtyCount) this.writes += v - this.dirtyCount;
     this.dirtyCount = v;
+  }
+  /** One more change (Db.modified): `dirty++` without the accessor pair. */
+  changed(): void {
+    this.dirtyCount++;
+    this.writes++;
   }
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
@@ -283,6 +308,7 @@ export class Engine {
   cron(): void {
     const now = Date.now();
     this.now = now;
+    this.syncClock(now);
     this.lruClock = Math.floor(now / 1000);
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
@@ -293,6 +319,10 @@ export class Engine {
         if (Date.now() > deadline) break;
       }
     }
+    // Key tables: shrink the sparse ones, move rehashing ones on (Redis's activerehashing:
+    // at most about 1 ms per tick).
+    const rehashEnd = Date.now() + 1;
+    for (const db of this.dbs) db.cron(rehashEnd);
     // Idle clients (timeout seconds; pub/sub and blocked clients are exempt as in Redis).
     const timeout = this.cfgInt('timeout');
     if (timeout > 0) {
@@ -305,6 +335,13 @@ export class Engine {
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
     this.usedMemory();
+  }
+
+  /** Follow steps of the system clock (NTP, manual changes) in the derived wall time. */
+  syncClock(now = Date.now()): void {
+    // Date.now() truncates: in step, `drift` is in (-1, 0]. (NTP slews both clocks alike.)
+    const drift = now - (this.wallBase + performance.now());
+    if (drift > 0.25 || drift < -1.25) this.wallBase = calibratedBase();
   }
 
   /** used_memory: V8 heap in use plus memory outside the heap (Buffers); updates the peak. */
@@ -339,6 +376,29 @@ export class Engine {
 
   /** Cleanups run when a client goes away (WATCH lists, pub/sub, blocking). */
   readonly clientListeners: ((c: Client) => void)[] = [];
+}
+
+/**
+ * wallBase such that Math.floor(wallBase + performance.now()) equals Date.now(), found at
+ * millisecond edges of Date.now(), so that the derived time agrees with Date.now() to a few
+ * microseconds (XADD * ids, expiry checks and tests compare them). One pass is off when the
+ * thread is preempted inside it (or the loop is still cold): the median of seven passes is
+ * kept. Spins for about 7 ms (at start-up, and when the system clock is stepped).
+ */
+function calibratedBase(): number {
+  const bases: number[] = [];
+  for (let pass = 0; pass < 7; pass++) {
+    const d0 = Date.now();
+    let d = d0;
+    let p = 0;
+    while (d === d0) {
+      p = performance.now();
+      d = Date.now();
+    }
+    bases.push(d - p);
+  }
+  bases.sort((x, y) => x - y);
+  return bases[3];
 }
 
 function randomHex40(): string {

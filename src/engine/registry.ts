@@ -15,6 +15,8 @@ export class Registry {
    * that resolving a command allocates no string (lookup() runs once per command).
    */
   private readonly hashed = new Map<number, { name: Buffer; def: CommandDef }[]>();
+  /** perf: the row found by the last lookup (pipelines repeat one command), tried first. */
+  private last: { name: Buffer; def: CommandDef } | null = null;
 
   constructor(families: readonly Family[]) {
     for (const fam of families) {
@@ -64,18 +66,15 @@ export class Registry {
 
   /** Top-level command by its (any-case) name bytes. */
   lookupName(b: Buffer, s: number, e: number): CommandDef | undefined {
+    const last = this.last;
+    if (last !== null && sameName(last.name, b, s, e)) return last.def;
     const list = this.hashed.get(foldHash(b, s, e));
     if (list === undefined) return undefined;
     for (let i = 0; i < list.length; i++) {
-      const name = list[i].name;
-      if (name.length !== e - s) continue;
-      let j = 0;
-      for (; j < name.length; j++) {
-        let c = b[s + j];
-        if (c >= 65 && c <= 90) c += 32;
-        if (c !== name[j]) break;
+      if (sameName(list[i].name, b, s, e)) {
+        this.last = list[i];
+        return list[i].def;
       }
-      if (j === name.length) return list[i].def;
     }
     return undefined;
   }
@@ -95,6 +94,18 @@ export class Registry {
     const set = aclCategories(def.flags, def.categories);
     return ACL_CATEGORIES.filter((c) => set.has(c));
   }
+}
+
+/** True if b[s, e) is `name` (lower-case) in any ASCII case. */
+function sameName(name: Buffer, b: Uint8Array, s: number, e: number): boolean {
+  const n = name.length;
+  if (n !== e - s) return false;
+  for (let j = 0; j < n; j++) {
+    let c = b[s + j];
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== name[j]) return false;
+  }
+  return true;
 }
 
 /** Hash of the ASCII-lower-cased bytes b[s, e). */

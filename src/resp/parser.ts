@@ -63,15 +63,19 @@ export class RespParser {
     return this.end - this.pos;
   }
 
-  /** Add received bytes. Keeps only the unconsumed tail of the previous data. */
-  push(chunk: Buffer, argv: Argv): void {
+  /**
+   * Add received bytes: chunk[0, len). Keeps only the unconsumed tail of the previous data.
+   * The chunk is borrowed until the next push(); a transport that reuses its read buffer
+   * calls detach() before reading into it again.
+   */
+  push(chunk: Buffer, argv: Argv, len = chunk.length): void {
     const start = this.cmdStart >= 0 ? this.cmdStart : this.pos;
     const left = this.end - start;
     if (left === 0) {
       // Nothing pending: parse straight from the chunk (zero copy).
       this.buf = chunk;
       this.pos = 0;
-      this.end = chunk.length;
+      this.end = len;
       this.owned = false;
       // A multibulk whose header was the last thing received keeps its progress (it has no
       // argument yet, or `left` would not be 0): it now starts at the chunk's first byte.
@@ -81,10 +85,10 @@ export class RespParser {
       }
       return;
     }
-    const total = left + chunk.length;
-    if (this.owned && this.buf.length - this.end >= chunk.length) {
-      chunk.copy(this.buf, this.end);
-      this.end += chunk.length;
+    const total = left + len;
+    if (this.owned && this.buf.length - this.end >= len) {
+      chunk.copy(this.buf, this.end, 0, len);
+      this.end += len;
       return;
     }
     // Move the pending bytes to the start of a (possibly new) private buffer.
@@ -93,7 +97,7 @@ export class RespParser {
     const size = Math.max(total, this.need > 0 ? this.need + BIG_SLACK : 0, MIN_PRIVATE, this.owned ? Math.min(total * 2, total + 64 * 1024 * 1024) : 0);
     const next = this.owned && this.buf.length >= size && start > 0 ? this.buf : Buffer.allocUnsafe(size);
     this.buf.copy(next, 0, start, this.end);
-    chunk.copy(next, left);
+    chunk.copy(next, left, 0, len);
     if (this.cmdStart >= 0) {
       argv.rebase(next, -start);
       this.pos -= start;
@@ -105,6 +109,16 @@ export class RespParser {
     this.end = total;
     this.owned = true;
     this.need = 0;
+  }
+
+  /**
+   * Copy the bytes not parsed yet out of a borrowed chunk into a private buffer, so that the
+   * transport may overwrite its read buffer (the argv of a partial command is rebased).
+   */
+  detach(argv: Argv): void {
+    if (this.owned) return;
+    const start = this.cmdStart >= 0 ? this.cmdStart : this.pos;
+    if (this.end - start > 0) this.push(EMPTY, argv, 0);
   }
 
   /**
@@ -188,8 +202,36 @@ export class RespParser {
 
   private bulks(argv: Argv): ParseResult {
     const b = this.buf;
+    const end = this.end;
     while (this.multibulk > 0) {
       if (this.bulkLen < 0) {
+        // perf: the common shape "$<digits>\r\n<payload>\r\n" entirely in the buffer, parsed in
+        // one pass; anything else (split, odd, invalid) takes the general path below.
+        const p = this.pos;
+        if (p + 3 < end && b[p] === 0x24) {
+          let q = p + 1;
+          let ll = b[q] - 48;
+          if (ll >= 1 && ll <= 9) {
+            q++;
+            let c = 0;
+            while (q < end && (c = b[q]) >= 48 && c <= 57 && q - p < 10) {
+              ll = ll * 10 + (c - 48);
+              q++;
+            }
+            // q - p < 10: at most 8 digits here (< 100 MB), so no limit check is due except
+            // the pre-AUTH one.
+            if (c === 13 && q + 1 < end && q - p < 10 && (ll <= 16384 || !this.authRequired)) {
+              const start = q + 2;
+              if (ll < BIG_ARG && end - start >= ll + 2) {
+                argv.push(start, start + ll);
+                this.pos = start + ll + 2;
+                this.multibulk--;
+                continue;
+              }
+            }
+          }
+        }
+
         const cr = this.findCR(this.pos);
         if (cr < 0) {
           if (this.end - this.pos > this.limits.maxInline) return this.fail('too big bulk count string');

@@ -18,7 +18,6 @@ import { type ReplySink, countError } from './reply-sink.js';
 
 const SLAB_SIZE = 256 * 1024;
 const BIG_VALUE = 16 * 1024;
-const CRLF = 0x0a0d; // little-endian "\r\n" for writeUInt16LE
 
 let slab = Buffer.allocUnsafe(SLAB_SIZE);
 let pos = 0;
@@ -144,8 +143,15 @@ export class RespWriter implements ReplySink {
 
   /** Pre-encoded bytes. */
   raw(b: Buffer): void {
-    this.claim(b.length);
-    pos += b.copy(slab, pos);
+    const n = b.length;
+    this.claim(n);
+    if (n <= 16) {
+      // perf: +OK, small integers and the like: Buffer#copy costs a call into TypedArray#set
+      for (let i = 0; i < n; i++) slab[pos + i] = b[i];
+      pos += n;
+    } else {
+      pos += b.copy(slab, pos);
+    }
   }
 
   ok(): void {
@@ -156,8 +162,7 @@ export class RespWriter implements ReplySink {
     this.claim(s.length + 3);
     slab[pos++] = 0x2b; // +
     pos += slab.latin1Write(s, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   error(msg: string): void {
@@ -166,8 +171,7 @@ export class RespWriter implements ReplySink {
     this.claim(msg.length + 3);
     slab[pos++] = 0x2d; // -
     pos += slab.latin1Write(msg, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   int(n: number | bigint): void {
@@ -177,22 +181,22 @@ export class RespWriter implements ReplySink {
     }
     this.claim(24);
     slab[pos++] = 0x3a; // :
-    pos += slab.latin1Write(typeof n === 'number' ? String(n) : n.toString(), pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    if (typeof n === 'number' && Number.isSafeInteger(n)) pos = writeDigits(slab, pos, n);
+    else pos += slab.latin1Write(typeof n === 'number' ? String(n) : n.toString(), pos);
+    crlf();
   }
 
   private header(prefix: number, n: number): void {
     if (n < 10) {
       slab[pos] = prefix;
       slab[pos + 1] = 48 + n;
-      slab.writeUInt16LE(CRLF, pos + 2);
+      slab[pos + 2] = 13;
+      slab[pos + 3] = 10;
       pos += 4;
     } else {
       slab[pos++] = prefix;
-      pos += slab.latin1Write(String(n), pos);
-      slab.writeUInt16LE(CRLF, pos);
-      pos += 2;
+      pos = writeDigits(slab, pos, n);
+      crlf();
     }
   }
 
@@ -210,17 +214,21 @@ export class RespWriter implements ReplySink {
     this.claim(n + 16);
     this.header(0x24, n);
     pos += v.copy(slab, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   bulkLatin1(s: string): void {
     const n = s.length;
     this.claim(n + 16);
     this.header(0x24, n);
-    pos += slab.latin1Write(s, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    if (n <= 24) {
+      // perf: a JS loop beats the latin1Write binding (a C++ call) for short keys and values.
+      for (let i = 0; i < n; i++) slab[pos + i] = s.charCodeAt(i);
+      pos += n;
+    } else {
+      pos += slab.latin1Write(s, pos);
+    }
+    crlf();
   }
 
   bulkText(s: string): void {
@@ -228,8 +236,7 @@ export class RespWriter implements ReplySink {
     this.claim(n + 16);
     this.header(0x24, n);
     pos += slab.utf8Write(s, pos);
-    slab.writeUInt16LE(CRLF, pos);
-    pos += 2;
+    crlf();
   }
 
   nil(): void {
@@ -244,6 +251,42 @@ export class RespWriter implements ReplySink {
   nilArray(): void {
     this.raw(NIL_ARRAY);
   }
+}
+
+/** "\r\n" at pos. perf: plain stores (Buffer#writeUInt16LE validates its arguments, slowly). */
+function crlf(): void {
+  slab[pos] = 13;
+  slab[pos + 1] = 10;
+  pos += 2;
+}
+
+const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
+/** Decimal digits of the safe integer `n` at b[p]; returns the position after them. */
+function writeDigits(b: Buffer, p: number, n: number): number {
+  if (n < 0) {
+    b[p++] = 0x2d; // -
+    n = -n;
+  }
+  let len = 1;
+  while (len < 16 && n >= POW10[len]) len++;
+  let q = p + len;
+  if (n < 0x80000000) {
+    // perf: int32 arithmetic for the usual sizes
+    let x = n | 0;
+    do {
+      const y = (x / 10) | 0;
+      b[--q] = 48 + (x - y * 10);
+      x = y;
+    } while (x !== 0);
+  } else {
+    do {
+      const y = Math.floor(n / 10);
+      b[--q] = 48 + (n - y * 10);
+      n = y;
+    } while (n > 0);
+  }
+  return p + len;
 }
 
 const OK = Buffer.from('+OK\r\n');

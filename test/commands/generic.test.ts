@@ -46,8 +46,8 @@ describe('SCAN', () => {
       for (const k of keys) seen.set(k, (seen.get(k) ?? 0) + 1);
       cursor = next;
       calls++;
-      // Between steps: delete some temp keys (freeing slots behind and ahead of the cursor)
-      // and add new keys (which reuse freed slots).
+      // Between steps: delete some temp keys (behind and ahead of the cursor) and add new
+      // keys (the table grows and rehashes meanwhile).
       p = r.pipeline();
       for (let j = 0; j < 3 && deleted < N / 2; j++) p.del(`temp:${(deleted++ * 7919) % (N / 2)}`);
       for (let j = 0; j < 4; j++) p.set(`new:${added++}`, '1');
@@ -56,7 +56,8 @@ describe('SCAN', () => {
     } while (cursor !== '0');
 
     for (let i = 0; i < N; i++) assert.ok(seen.has(`stable:${i}`), `stable:${i} returned`);
-    // Our cursor is a slot index: no key is returned twice.
+    // dictScan cursors (as Redis's): a key comes back twice only when the table shrinks,
+    // which it does not do here (it never gets below 10% full).
     for (const [k, n] of seen) assert.equal(n, 1, `${k} returned once`);
     assert.ok(calls >= N / 10, `COUNT 10 paginates (${calls} calls)`);
   });
@@ -97,8 +98,9 @@ describe('SCAN', () => {
       cursor = next;
       calls++;
     } while (cursor !== '0');
-    assert.equal(got.length, 20);
-    assert.ok(calls <= 5, `${calls} calls for 20 keys spread over 20000 slots`);
+    // The table shrinks (cron) as it is scanned: as in Redis, a key may then come back twice.
+    assert.equal(new Set(got).size, 20);
+    assert.ok(calls <= 5, `${calls} calls for 20 keys spread over 20000 buckets`);
   });
 });
 

@@ -12,7 +12,7 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import { parseInt64 } from '../../resp/ascii.js';
 import { E, CommandError } from '../../resp/errors.js';
 import type { Client } from '../client.js';
-import { type Entry, type TypedValue, type Value, TYPE_NAMES, typeOf } from '../db.js';
+import { type Entry, type Stored, type TypedValue, TYPE_NAMES } from '../db.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
@@ -80,7 +80,7 @@ function touchCommand(c: Client, argv: Argv, out: ReplySink): void {
 // TYPE key
 function typeCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = c.db.read(argv.key(1), false);
-  out.simple(e === undefined ? 'none' : TYPE_NAMES[typeOf(e.value)]);
+  out.simple(e === undefined ? 'none' : TYPE_NAMES[e.type]);
 }
 
 // RENAME key newkey
@@ -116,7 +116,7 @@ function renameGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void
     db.delete(dst);
   }
   // The value object moves as is: TTL, encoding and LRU clock go with it.
-  db.addLike(dst, e.value, e, true);
+  db.addLike(dst, e.v, e, true); // e.v: a compact string moves as it is, not copied out
   db.delete(src);
   if (nx) out.int(1);
   else out.ok();
@@ -172,11 +172,11 @@ function copyCommand(c: Client, argv: Argv, out: ReplySink): void {
  */
 const UNSHARED = new WeakSet<Buffer>();
 
-/** A deep copy for COPY. Strings are immutable Buffers and can be shared. */
-function cloneValue(e: Entry): Value {
+/** A deep copy for COPY. Strings are immutable (Buffers and compact forms) and can be shared. */
+function cloneValue(e: Entry): Stored {
   const v = e.value;
   if (v instanceof Uint8Array) {
-    if (stringInt(e, v) === null) return v;
+    if (stringInt(e, v) === null) return e.v; // the stored form itself, not the copy `v`
     const b = Buffer.from(v);
     UNSHARED.add(b);
     return b;
@@ -249,7 +249,7 @@ function moveCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
-  dst.addLike(key, e.value, e, true);
+  dst.addLike(key, e.v, e, true);
   src.delete(key);
   out.int(1);
 }
@@ -355,7 +355,7 @@ function scanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const next = c.db.scan(cursor, count, (e: Entry) => {
     if (pat !== null && !globMatch(pat, keyBytes(e.key))) return;
     // Redis compares type names case-insensitively; an unknown name matches nothing.
-    if (type !== null && TYPE_NAMES[typeOf(e.value)].toLowerCase() !== type) return;
+    if (type !== null && TYPE_NAMES[e.type].toLowerCase() !== type) return;
     keys.push(e.key);
   });
   out.array(2);

@@ -5,6 +5,9 @@
  * Values are immutable Buffers, so the writer may send a stored value (or a subarray of one)
  * by reference. Changes build new Buffers; the one exception is APPEND, which may write into
  * spare capacity past the end of a value that no live Buffer covers (see appendBytes).
+ * perf/memory: the hot paths read and write the compact forms of db.ts `Stored` directly (short
+ * values as latin1 strings, canonical integers as numbers: INCR adds without parsing or
+ * formatting); `Entry.value` would copy a compact value out into a Buffer.
  * Integers are stored as the exact decimal bytes Redis would store; INCRBYFLOAT computes in
  * emulated x87 long double (ds/long-double.ts) so its results are byte-exact.
  * `Entry.raw` is set where Redis's value becomes raw-encoded (APPEND, SETRANGE).
@@ -15,9 +18,9 @@
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
-import { intBytes, parseInt64, parseSafeInt } from '../../resp/ascii.js';
+import { parseInt64, parseSafeInt } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
-import type { Entry } from '../db.js';
+import { type Entry, SMALL_STRING, storedFrom } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
@@ -62,8 +65,23 @@ function int64Arg(argv: Argv, i: number): number | bigint | null {
   return argv.int64(i);
 }
 
-function isString(v: unknown): v is Buffer {
-  return v instanceof Uint8Array;
+/** Argument i as a value to store, in its compact form (db.ts `Stored`). */
+function arg(argv: Argv, i: number): Buffer | string | number {
+  return storedFrom(argv.buf, argv.start[i], argv.end[i]) as Buffer | string | number;
+}
+
+/** Reply with a string value in any of its stored forms. */
+function replyString(out: ReplySink, v: unknown): void {
+  if (typeof v === 'string') out.bulkLatin1(v);
+  else if (typeof v === 'number') out.bulkLatin1(String(v));
+  else out.bulk(v as Buffer);
+}
+
+/** Byte length of a string value in any of its stored forms. */
+function stringLength(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v === 'number') return String(v).length;
+  return (v as Buffer).length;
 }
 
 function maxBulk(c: Client): number {
@@ -74,7 +92,7 @@ function maxBulk(c: Client): number {
 function replyValue(c: Client, key: string, out: ReplySink): boolean {
   const e = c.db.read(key, !c.noTouch);
   if (e === undefined) out.nil();
-  else if (isString(e.value)) out.bulk(e.value);
+  else if (e.isString) replyString(out, e.v);
   else {
     out.error(E.WRONGTYPE);
     return false;
@@ -191,7 +209,7 @@ function setGeneric(
       return;
     }
   }
-  const e = db.set(key, argv.copy(valIdx), (flags & KEEPTTL) !== 0);
+  const e = db.set(key, arg(argv, valIdx), (flags & KEEPTTL) !== 0);
   // A past EXAT/PXAT deletes the key at once (Redis 7.0 leaves it to lazy expiry).
   if (expIdx !== 0) db.setExpire(e, when);
   if (!(flags & GET)) {
@@ -205,8 +223,14 @@ function setGeneric(
 // GET key
 function getCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = c.db.read(argv.key(1), !c.noTouch);
-  if (e === undefined) out.nil();
-  else if (isString(e.value)) out.bulk(e.value);
+  if (e === undefined) {
+    out.nil();
+    return;
+  }
+  const v = e.v;
+  if (typeof v === 'string') out.bulkLatin1(v);
+  else if (typeof v === 'number') out.bulkLatin1(String(v));
+  else if (v instanceof Uint8Array) out.bulk(v);
   else out.error(E.WRONGTYPE);
 }
 
@@ -214,7 +238,7 @@ function getCommand(c: Client, argv: Argv, out: ReplySink): void {
 //     PXAT unix-time-milliseconds | KEEPTTL]
 function setCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 3) { // the hot path: no options
-    c.db.set(argv.key(1), argv.copy(2));
+    c.db.set(argv.key(1), arg(argv, 2));
     out.ok();
     return;
   }
@@ -242,7 +266,7 @@ function psetexCommand(c: Client, argv: Argv, out: ReplySink): void {
 function getsetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = argv.key(1);
   if (!replyValue(c, key, out)) return;
-  c.db.set(key, argv.copy(2)); // drops the TTL, as SET does
+  c.db.set(key, arg(argv, 2)); // drops the TTL, as SET does
 }
 
 // GETDEL key
@@ -252,10 +276,10 @@ function getdelCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = db.read(key, !c.noTouch);
   if (e === undefined) {
     out.nil();
-  } else if (!isString(e.value)) {
+  } else if (!e.isString) {
     out.error(E.WRONGTYPE);
   } else {
-    out.bulk(e.value);
+    replyString(out, e.v);
     db.delete(key);
   }
 }
@@ -272,7 +296,7 @@ function getexCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  if (!isString(e.value)) {
+  if (!e.isString) {
     out.error(E.WRONGTYPE);
     return;
   }
@@ -282,7 +306,7 @@ function getexCommand(c: Client, argv: Argv, out: ReplySink): void {
     when = expireAt(c, argv, expIdx, flags, 'getex', out);
     if (when < 0) return;
   }
-  out.bulk(e.value);
+  replyString(out, e.v);
   if (flags & ANY_EXPIRE) db.setExpire(e, when); // a past EXAT/PXAT deletes the key
   else if (flags & PERSIST) db.persist(e);
 }
@@ -295,7 +319,7 @@ function mgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.array(n - 1);
   for (let i = 1; i < n; i++) {
     const e = db.read(argv.key(i), touch);
-    if (e !== undefined && isString(e.value)) out.bulk(e.value);
+    if (e !== undefined && e.isString) replyString(out, e.v);
     else out.nil(); // missing keys and other types alike
   }
 }
@@ -315,7 +339,7 @@ function msetGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void {
       }
     }
   }
-  for (let i = 1; i < n; i += 2) db.set(argv.key(i), argv.copy(i + 1));
+  for (let i = 1; i < n; i += 2) db.set(argv.key(i), arg(argv, i + 1));
   if (nx) out.int(1);
   else out.ok();
 }
@@ -345,21 +369,31 @@ function appendCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = argv.key(1);
   const e = db.get(key);
   if (e === undefined) {
-    db.add(key, argv.copy(2));
+    db.add(key, arg(argv, 2));
     out.int(argv.len(2));
     return;
   }
-  const v = e.value;
-  if (!isString(v)) {
+  if (!e.isString) {
     out.error(E.WRONGTYPE);
     return;
   }
-  const total = v.length + argv.len(2);
+  const sv = e.v;
+  const total = stringLength(sv) + argv.len(2);
   if (total > maxBulk(c)) {
     out.error(ERR_TOO_BIG);
     return;
   }
-  db.set(key, appendBytes(v, argv, 2), true).raw = true;
+  let nv: Buffer | string | number;
+  if (total <= SMALL_STRING) {
+    // Small results stay compact: old bytes and the argument, copied once more into a string.
+    const tmp = Buffer.allocUnsafe(total);
+    const n = typeof sv === 'object' ? (sv as Buffer).copy(tmp, 0) : tmp.latin1Write(typeof sv === 'number' ? String(sv) : sv, 0);
+    argv.buf.copy(tmp, n, argv.start[2], argv.end[2]);
+    nv = storedFrom(tmp, 0, total) as string | number;
+  } else {
+    nv = appendBytes(e.value as Buffer, argv, 2);
+  }
+  db.set(key, nv, true).raw = true;
   out.int(total);
 }
 
@@ -367,7 +401,7 @@ function appendCommand(c: Client, argv: Argv, out: ReplySink): void {
 function strlenCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = c.db.read(argv.key(1), !c.noTouch);
   if (e === undefined) out.int(0);
-  else if (isString(e.value)) out.int(e.value.length);
+  else if (e.isString) out.int(stringLength(e.v));
   else out.error(E.WRONGTYPE);
 }
 
@@ -388,11 +422,11 @@ function getrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.bulk(EMPTY);
     return;
   }
-  const v = e.value;
-  if (!isString(v)) {
+  if (!e.isString) {
     out.error(E.WRONGTYPE);
     return;
   }
+  const sv = e.v;
   // Both negative with start after end: empty (compared exactly, before any clamping).
   if (s0 < 0 && e0 < 0 && s0 > e0) {
     out.bulk(EMPTY);
@@ -401,14 +435,15 @@ function getrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
   // Beyond 2^53 only the sign matters against a real length.
   let start = typeof s0 === 'bigint' ? (s0 < 0n ? -Infinity : Infinity) : s0;
   let end = typeof e0 === 'bigint' ? (e0 < 0n ? -Infinity : Infinity) : e0;
-  const len = v.length;
+  const len = stringLength(sv);
   if (start < 0) start = len + start;
   if (end < 0) end = len + end;
   if (start < 0) start = 0;
   if (end < 0) end = 0;
   if (end >= len) end = len - 1;
   if (start > end || len === 0) out.bulk(EMPTY);
-  else out.bulk(v.subarray(start, end + 1)); // a view of an immutable value
+  else if (typeof sv === 'object') out.bulk((sv as Buffer).subarray(start, end + 1)); // a view of an immutable value
+  else out.bulkLatin1((typeof sv === 'number' ? String(sv) : sv).slice(start, end + 1));
 }
 
 // SETRANGE key offset value
@@ -443,12 +478,11 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(nv.length);
     return;
   }
-  const old = e.value;
-  if (!isString(old)) {
+  if (!e.isString) {
     out.error(E.WRONGTYPE);
     return;
   }
-  const olen = old.length;
+  const olen = stringLength(e.v);
   if (vlen === 0) {
     out.int(olen);
     return;
@@ -458,10 +492,12 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const nlen = Math.max(olen, off + vlen);
-  // Overwrites bytes in place unless they were handed out by reference (ds/strbuf.ts).
+  // Overwrites bytes in place unless they were handed out by reference (ds/strbuf.ts); a
+  // compact value comes out of `e.value` as a fresh copy.
+  const old = e.value as Buffer;
   const nv = grow(off < olen ? mutable(old) : old, nlen);
   argv.buf.copy(nv, off, argv.start[3], argv.end[3]);
-  e.value = nv;
+  e.v = nlen <= SMALL_STRING ? storedFrom(nv, 0, nlen) : nv;
   e.raw = true;
   db.modified(key);
   out.int(nlen);
@@ -470,10 +506,13 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
 // ------------------------------------------------------------------ counters
 
 /** The stored integer of a string value (string2ll rules), or null. */
-function storedInt(v: Buffer): number | bigint | null {
-  const n = parseSafeInt(v, 0, v.length);
+function storedInt(e: Entry): number | bigint | null {
+  const v = e.v;
+  if (typeof v === 'number') return v; // the canonical form of a safe integer
+  const b = e.value as Buffer;
+  const n = parseSafeInt(b, 0, b.length);
   if (n === n) return n;
-  return parseInt64(v, 0, v.length);
+  return parseInt64(b, 0, b.length);
 }
 
 /** incrDecrCommand: the value plus `by`, within signed 64 bits, kept with its TTL. */
@@ -483,12 +522,21 @@ function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): v
   const e: Entry | undefined = db.get(key);
   let cur: number | bigint = 0;
   if (e !== undefined) {
-    const v = e.value;
-    if (!isString(v)) {
+    const v = e.v;
+    if (typeof v === 'number' && typeof by === 'number') {
+      // perf: the common case, an integer-encoded value and a safe result: no bytes at all.
+      const r = v + by;
+      if (r <= MAX_SAFE && r >= -MAX_SAFE) {
+        db.update(e, r);
+        out.int(r);
+        return;
+      }
+    }
+    if (!e.isString) {
       out.error(E.WRONGTYPE);
       return;
     }
-    const n = storedInt(v);
+    const n = storedInt(e);
     if (n === null) {
       out.error(E.NOT_INTEGER);
       return;
@@ -506,8 +554,9 @@ function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): v
     }
     res = r;
   }
-  const nv = intBytes(res);
-  if (e !== undefined) db.set(key, nv, true);
+  // Safe results are stored as numbers, the others as their (at most 20) digits.
+  const nv = typeof res === 'number' ? res : res.toString();
+  if (e !== undefined) db.update(e, nv);
   else db.add(key, nv);
   out.int(res);
 }
@@ -544,12 +593,11 @@ function incrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = db.get(key);
   let cur = LD_ZERO;
   if (e !== undefined) {
-    const v = e.value;
-    if (!isString(v)) {
+    if (!e.isString) {
       out.error(E.WRONGTYPE);
       return;
     }
-    const x = parseLongDouble(v);
+    const x = parseLongDouble(e.value as Buffer);
     if (x === null) {
       out.error(E.NOT_FLOAT);
       return;
@@ -566,10 +614,11 @@ function incrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(E.INCR_NAN);
     return;
   }
-  const nv = Buffer.from(formatHuman(sum), 'latin1');
+  const text = formatHuman(sum);
+  const nv = text.length <= SMALL_STRING ? text : Buffer.from(text, 'latin1');
   if (e !== undefined) db.set(key, nv, true);
   else db.add(key, nv);
-  out.bulk(nv);
+  out.bulkLatin1(text);
 }
 
 // ------------------------------------------------------------------ LCS
@@ -580,7 +629,7 @@ function lcsCommand(c: Client, argv: Argv, out: ReplySink): void {
   const touch = !c.noTouch;
   const ea = db.read(argv.key(1), touch);
   const eb = db.read(argv.key(2), touch);
-  if ((ea !== undefined && !isString(ea.value)) || (eb !== undefined && !isString(eb.value))) {
+  if ((ea !== undefined && !ea.isString) || (eb !== undefined && !eb.isString)) {
     out.error(ERR_LCS_TYPE);
     return;
   }

@@ -1,0 +1,291 @@
+#!/usr/bin/env node
+/**
+ * Memory benchmark: the same data loaded into our server and into a real redis-server; prints
+ * each server's resident memory (RSS) and the ratio ours/redis.
+ *
+ * Datasets (each on a fresh pair of servers, so the figures do not mix):
+ *   strings  1,000,000 keys   key:000000 .. key:999999 -> a 10-byte value
+ *   hash     1,000,000 fields in one hash   (HSET, 10-byte values)
+ *   set      1,000,000 members in one set   (SADD)
+ *   zset     1,000,000 members in one zset  (ZADD, integer scores)
+ *   list     1,000,000 elements in one list (RPUSH)
+ *
+ * Ours runs with `--appendfsync no` (keyspace in memory only: no LMDB map in the RSS), Redis
+ * with `--save '' --appendonly no`. RSS is VmRSS from /proc/<pid>/status (what Redis reports as
+ * used_memory_rss); Redis's own used_memory is printed too. "Δ" columns subtract the RSS of the
+ * idle server measured before loading (Node's runtime costs ~45 MB before any data).
+ *
+ *   npm run bench:memory
+ *   BENCH_N=200000 BENCH_SETS=strings,hash node bench/memory.mjs
+ *   node bench/memory.mjs --json out.json
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const N = Number(process.env.BENCH_N ?? 1_000_000);
+const SETS = (process.env.BENCH_SETS ?? 'strings,hash,set,zset,list').split(',').map((s) => s.trim()).filter(Boolean);
+/** Seconds to let each server settle after loading before RSS is read. */
+const SETTLE = Number(process.env.BENCH_SETTLE ?? 2);
+const jsonOut = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
+
+const pad = (i, w) => String(i).padStart(w, '0');
+
+/**
+ * Each dataset yields commands (argv arrays) in batches; every reply is a one-line reply
+ * (+OK or :n), which is how the loader counts them.
+ */
+const DATASETS = {
+  strings: {
+    label: `${N} string keys (key:NNNNNN -> 10 B)`,
+    *commands() {
+      // MSET of 50 pairs per command: fewer round trips, same stored data as SET.
+      for (let i = 0; i < N; i += 50) {
+        const a = ['MSET'];
+        for (let j = i; j < Math.min(N, i + 50); j++) a.push(`key:${pad(j, 6)}`, `val:${pad(j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  hash: {
+    label: `one hash, ${N} fields (10 B values)`,
+    *commands() {
+      for (let i = 0; i < N; i += 100) {
+        const a = ['HSET', 'bench:hash'];
+        for (let j = i; j < Math.min(N, i + 100); j++) a.push(`field:${pad(j, 7)}`, `val:${pad(j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  set: {
+    label: `one set, ${N} members`,
+    *commands() {
+      for (let i = 0; i < N; i += 100) {
+        const a = ['SADD', 'bench:set'];
+        for (let j = i; j < Math.min(N, i + 100); j++) a.push(`member:${pad(j, 7)}`);
+        yield a;
+      }
+    },
+  },
+  zset: {
+    label: `one zset, ${N} members`,
+    *commands() {
+      for (let i = 0; i < N; i += 100) {
+        const a = ['ZADD', 'bench:zset'];
+        for (let j = i; j < Math.min(N, i + 100); j++) a.push(String(j), `member:${pad(j, 7)}`);
+        yield a;
+      }
+    },
+  },
+  list: {
+    label: `one list, ${N} elements`,
+    *commands() {
+      for (let i = 0; i < N; i += 100) {
+        const a = ['RPUSH', 'bench:list'];
+        for (let j = i; j < Math.min(N, i + 100); j++) a.push(`item:${pad(j, 7)}`);
+        yield a;
+      }
+    },
+  },
+};
+
+function encode(argv) {
+  let s = `*${argv.length}\r\n`;
+  for (const a of argv) s += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
+  return s;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function connect(port, proc) {
+  const deadline = Date.now() + 15000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server on ${port} exited with ${proc.exitCode}`);
+    const sock = await new Promise((resolve) => {
+      const s = net.connect({ port, host: '127.0.0.1' }, () => resolve(s));
+      s.on('error', () => resolve(null));
+    });
+    if (sock) return sock;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+/** A minimal pipelining client: send() batches, replies counted by lines (one-line replies only). */
+class Loader {
+  constructor(sock) {
+    this.sock = sock;
+    this.waiting = 0;
+    this.wake = null;
+    this.error = null;
+    this.tail = '';
+    sock.setNoDelay(true);
+    sock.on('data', (d) => {
+      const s = this.tail + d.toString('latin1');
+      let nl = 0;
+      let from = 0;
+      for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) {
+        if (s[from] === '-') this.error ??= s.slice(from, i - 1);
+        nl++;
+        from = i + 1;
+      }
+      this.tail = s.slice(from);
+      this.waiting -= nl;
+      if (this.wake && this.waiting <= this.low) { const w = this.wake; this.wake = null; w(); }
+    });
+  }
+
+  /** Send every command, keeping at most `window` unanswered. */
+  async run(commands, window = 64) {
+    this.low = window / 2;
+    let batch = '';
+    let inBatch = 0;
+    for (const argv of commands) {
+      batch += encode(argv);
+      inBatch++;
+      if (inBatch === 16) {
+        this.sock.write(batch);
+        this.waiting += inBatch;
+        batch = '';
+        inBatch = 0;
+        if (this.waiting >= window) await new Promise((r) => { this.wake = r; });
+      }
+    }
+    if (inBatch > 0) { this.sock.write(batch); this.waiting += inBatch; }
+    this.low = 0;
+    if (this.waiting > 0) await new Promise((r) => { this.wake = r; });
+    if (this.error) throw new Error(`server replied ${this.error}`);
+  }
+
+  /** One command with a bulk reply (INFO): the whole reply as text. */
+  async bulk(argv) {
+    return new Promise((resolve) => {
+      let buf = '';
+      const onData = (d) => {
+        buf += d.toString('latin1');
+        const m = /^\$(\d+)\r\n/.exec(buf);
+        if (m && buf.length >= m[0].length + Number(m[1]) + 2) {
+          this.sock.off('data', onData);
+          this.sock.on('data', saved);
+          resolve(buf.slice(m[0].length, m[0].length + Number(m[1])));
+        }
+      };
+      const saved = this.sock.listeners('data')[0];
+      this.sock.off('data', saved);
+      this.sock.on('data', onData);
+      this.sock.write(encode(argv));
+    });
+  }
+}
+
+function rssBytes(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+async function startServer(name, cmd, args) {
+  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stderr.on('data', (d) => { out += d; });
+  const port = Number(args[args.indexOf('--port') + 1]);
+  let sock;
+  try {
+    sock = await connect(port, proc);
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw new Error(`${name}: ${err.message}\n${out}`);
+  }
+  return { name, proc, port, loader: new Loader(sock), output: () => out };
+}
+
+function stop(s) {
+  return new Promise((resolve) => {
+    s.loader.sock.destroy();
+    if (s.proc.exitCode !== null) return resolve();
+    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
+    s.proc.once('exit', () => { clearTimeout(t); resolve(); });
+    s.proc.kill('SIGTERM');
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const mb = (b) => (b / 1048576).toFixed(1);
+
+async function measure(setName) {
+  const ds = DATASETS[setName];
+  if (!ds) throw new Error(`unknown dataset ${setName} (${Object.keys(DATASETS).join(', ')})`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mem-'));
+  const [pOurs, pRedis] = [await freePort(), await freePort()];
+  const ours = await startServer('ours', process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', path.join(dir, 'ours')]);
+  const redis = await startServer('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
+  try {
+    await sleep(500);
+    const row = { dataset: setName, label: ds.label };
+    for (const s of [ours, redis]) {
+      const base = rssBytes(s.proc.pid);
+      const t0 = performance.now();
+      await s.loader.run(ds.commands());
+      const loadMs = performance.now() - t0;
+      await sleep(SETTLE * 1000);
+      const rss = rssBytes(s.proc.pid);
+      const info = await s.loader.bulk(['INFO', 'memory']);
+      const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
+      row[s.name] = { baseRss: base, rss, usedMemory: used, loadMs: Math.round(loadMs) };
+    }
+    row.ratio = row.ours.rss / row.redis.rss;
+    row.deltaRatio = (row.ours.rss - row.ours.baseRss) / (row.redis.rss - row.redis.baseRss);
+    return row;
+  } finally {
+    await Promise.all([stop(ours), stop(redis)]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printRow(r, header) {
+  const cols = [
+    ['dataset', 8, r.dataset],
+    ['ours RSS MB', 12, mb(r.ours.rss)], ['redis RSS MB', 13, mb(r.redis.rss)], ['ours/redis', 11, r.ratio.toFixed(2)],
+    ['ours Δ MB', 10, mb(r.ours.rss - r.ours.baseRss)], ['redis Δ MB', 11, mb(r.redis.rss - r.redis.baseRss)], ['Δ ratio', 8, r.deltaRatio.toFixed(2)],
+    ['redis used MB', 14, mb(r.redis.usedMemory)], ['ours B/item', 12, ((r.ours.rss - r.ours.baseRss) / N).toFixed(0)], ['redis B/item', 13, ((r.redis.rss - r.redis.baseRss) / N).toFixed(0)],
+  ];
+  if (header) console.log(cols.map(([h, w]) => String(h).padStart(w)).join(' '));
+  console.log(cols.map(([, w, v]) => String(v).padStart(w)).join(' '));
+}
+
+async function main() {
+  try {
+    execFileSync('which', ['redis-server'], { stdio: 'ignore' });
+  } catch {
+    console.error('redis-server not found: apt-get install redis-server');
+    process.exit(1);
+  }
+  const redisVersion = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
+  console.log(`# ${new Date().toISOString()}  node ${process.version}  ${redisVersion.split(' ').slice(0, 3).join(' ')}`);
+  console.log(`# ${N} items per dataset; RSS after ${SETTLE} s idle; ours --appendfsync no`);
+  const rows = [];
+  for (const name of SETS) {
+    const row = await measure(name);
+    rows.push(row);
+    printRow(row, rows.length === 1);
+  }
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), n: N, rows }, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,345 @@
+/**
+ * KeyTable: the hash table of one database's keys (Redis dict.c, for the keyspace).
+ *
+ * Why not a JS Map: a Map holds at most 2^24 (16,777,216) entries ("Map maximum size
+ * exceeded"), costs ~29 bytes per key, and SCAN needs stable positions that a Map does not
+ * have (the Db used to keep a separate slot array for that: 16 more bytes per key). Here:
+ *
+ *  - Chained buckets; the chain link is a field of the Entry itself (`Entry.next`), so a key
+ *    costs one bucket pointer (8 bytes at load factor 1) on top of its Entry.
+ *  - Incremental rehashing as Redis: growing (at load factor 1) or shrinking (under 10%
+ *    full, checked on delete and by cron) allocates the new bucket array and moves one bucket
+ *    per operation (plus a time-bounded step from cron), so no single command pays for moving
+ *    millions of keys.
+ *  - SCAN is Redis's dictScan (reverse-binary cursor): a key present for a whole scan is
+ *    returned at least once whatever resizes happen in between; a shrink may return a key
+ *    twice, as in Redis.
+ *
+ * The hash is seeded per process (FNV-1a over the latin1 chars, then a murmur3 finaliser);
+ * like V8's own string hash it is not a keyed PRF (Redis uses SipHash).
+ *
+ * Entries leave the table with `next` set to REMOVED, so that iterators holding an entry
+ * skip it once it is gone (Map iterators skip deleted entries too).
+ */
+import type { Entry } from './db.js';
+
+/** `Entry.next` of an entry that is no longer in the table. */
+export const REMOVED = Object.freeze({ removed: true }) as unknown as Entry;
+
+const SEED = (Math.random() * 0x100000000) >>> 0;
+const MIN_BUCKETS = 4;
+/** Largest bucket array: V8 arrays top out near 2^27 elements. Beyond, chains just grow. */
+const MAX_BUCKETS = 1 << 26;
+/** Buckets moved by one rehash step (and empty buckets it may skip, times 10), as Redis. */
+const STEP_EMPTY_VISITS = 10;
+
+/** Hash of a latin1 key (32 bits, unsigned). */
+export function hashKey(s: string): number {
+  let h = SEED ^ s.length;
+  const n = s.length;
+  for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function buckets(n: number): (Entry | undefined)[] {
+  return new Array<Entry | undefined>(n).fill(undefined);
+}
+
+/** Bit reversal of a 32-bit cursor (dictScan's rev()). */
+function rev(v: number): number {
+  v = ((v >>> 1) & 0x55555555) | ((v & 0x55555555) << 1);
+  v = ((v >>> 2) & 0x33333333) | ((v & 0x33333333) << 2);
+  v = ((v >>> 4) & 0x0f0f0f0f) | ((v & 0x0f0f0f0f) << 4);
+  v = ((v >>> 8) & 0x00ff00ff) | ((v & 0x00ff00ff) << 8);
+  v = (v >>> 16) | (v << 16);
+  return v >>> 0;
+}
+
+export class KeyTable {
+  private t0: (Entry | undefined)[] = buckets(MIN_BUCKETS);
+  private m0 = MIN_BUCKETS - 1;
+  /** The table being rehashed into (null when not rehashing). */
+  private t1: (Entry | undefined)[] | null = null;
+  private m1 = 0;
+  /** Next bucket of t0 to move; -1 when not rehashing. */
+  private rehashIdx = -1;
+  private count = 0;
+  /** perf: set() looks a key up, then inserts it: the hash of the last lookup is reused. */
+  private lastKey = '';
+  private lastHash = hashKey('');
+
+  get size(): number {
+    return this.count;
+  }
+
+  private hash(key: string): number {
+    if (key === this.lastKey) return this.lastHash;
+    const h = hashKey(key);
+    this.lastKey = key;
+    this.lastHash = h;
+    return h;
+  }
+
+  get(key: string): Entry | undefined {
+    if (this.count === 0) return undefined;
+    if (this.rehashIdx >= 0) this.rehashStep();
+    const h = this.hash(key);
+    let e = this.t0[h & this.m0];
+    while (e !== undefined) {
+      if (e.key === key) return e;
+      e = e.next;
+    }
+    if (this.t1 !== null) {
+      e = this.t1[h & this.m1];
+      while (e !== undefined) {
+        if (e.key === key) return e;
+        e = e.next;
+      }
+    }
+    return undefined;
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** Add an entry whose key is known not to be in the table. */
+  insert(e: Entry): void {
+    if (this.rehashIdx >= 0) this.rehashStep();
+    else if (this.count >= this.t0.length && this.t0.length < MAX_BUCKETS) this.startRehash(this.t0.length * 2);
+    const h = this.hash(e.key);
+    if (this.t1 !== null) {
+      const i = h & this.m1;
+      e.next = this.t1[i];
+      this.t1[i] = e;
+    } else {
+      const i = h & this.m0;
+      e.next = this.t0[i];
+      this.t0[i] = e;
+    }
+    this.count++;
+  }
+
+  /** Unlink `e` (an entry of this table). */
+  remove(e: Entry): void {
+    const h = this.hash(e.key);
+    if (!this.unlink(this.t0, h & this.m0, e) && (this.t1 === null || !this.unlink(this.t1, h & this.m1, e))) {
+      throw new Error(`KeyTable: entry ${JSON.stringify(e.key)} is not in the table`);
+    }
+    e.next = REMOVED;
+    this.count--;
+    if (this.rehashIdx >= 0) this.rehashStep();
+    else this.shrinkIfSparse();
+  }
+
+  /**
+   * Start shrinking a table under 10% full (Redis's HASHTABLE_MIN_FILL) to the smallest power
+   * of two that holds its keys: memory comes back, and SCAN and RANDOMKEY stay quick.
+   */
+  private shrinkIfSparse(): void {
+    const n = this.t0.length;
+    if (n > MIN_BUCKETS && this.count * 10 < n) {
+      let want = MIN_BUCKETS;
+      while (want < this.count) want *= 2;
+      this.startRehash(want);
+    }
+  }
+
+  private unlink(t: (Entry | undefined)[], i: number, e: Entry): boolean {
+    let p = t[i];
+    if (p === e) {
+      t[i] = e.next;
+      return true;
+    }
+    while (p !== undefined) {
+      if (p.next === e) {
+        p.next = e.next;
+        return true;
+      }
+      p = p.next;
+    }
+    return false;
+  }
+
+  /** Drop everything (FLUSHDB). Entries are not marked: the whole table is gone. */
+  clear(): void {
+    this.t0 = buckets(MIN_BUCKETS);
+    this.m0 = MIN_BUCKETS - 1;
+    this.t1 = null;
+    this.rehashIdx = -1;
+    this.count = 0;
+    this.lastKey = '';
+    this.lastHash = hashKey('');
+  }
+
+  // ---------------------------------------------------------------- rehashing
+
+  private startRehash(n: number): void {
+    this.t1 = buckets(n);
+    this.m1 = n - 1;
+    this.rehashIdx = 0;
+  }
+
+  /** Move one bucket from t0 to t1 (skipping at most STEP_EMPTY_VISITS empty ones). */
+  private rehashStep(): void {
+    const t0 = this.t0;
+    const t1 = this.t1!;
+    const m1 = this.m1;
+    let empty = STEP_EMPTY_VISITS;
+    let i = this.rehashIdx;
+    while (t0[i] === undefined) {
+      if (++i === t0.length) {
+        this.finishRehash();
+        return;
+      }
+      if (--empty === 0) {
+        this.rehashIdx = i;
+        return;
+      }
+    }
+    let e = t0[i];
+    t0[i] = undefined;
+    while (e !== undefined) {
+      const next = e.next;
+      const j = hashKey(e.key) & m1;
+      e.next = t1[j];
+      t1[j] = e;
+      e = next;
+    }
+    this.rehashIdx = i + 1;
+    if (this.rehashIdx === t0.length) this.finishRehash();
+  }
+
+  private finishRehash(): void {
+    this.t0 = this.t1!;
+    this.m0 = this.m1;
+    this.t1 = null;
+    this.rehashIdx = -1;
+  }
+
+  /**
+   * Background upkeep (cron): start a shrink when the table is sparse, and rehash until
+   * `deadline` (Date.now() ms), as Redis's activerehashing.
+   */
+  cron(deadline: number): void {
+    if (this.rehashIdx < 0) {
+      this.shrinkIfSparse();
+      if (this.rehashIdx < 0) return;
+    }
+    while (this.rehashIdx >= 0) {
+      for (let k = 0; k < 100 && this.rehashIdx >= 0; k++) this.rehashStep();
+      if (Date.now() >= deadline) break;
+    }
+  }
+
+  // ---------------------------------------------------------------- scanning
+
+  /**
+   * dictScan: call fn for every entry of the bucket(s) at `cursor`; returns the next cursor
+   * (0 when the walk is complete). Cursors are 32-bit.
+   */
+  scanStep(cursor: number, fn: (e: Entry) => void): number {
+    let v = cursor >>> 0;
+    if (this.count === 0) return 0;
+    if (this.t1 === null) {
+      const m0 = this.m0;
+      for (let e = this.t0[v & m0]; e !== undefined; e = e.next) fn(e);
+      v = (v | ~m0) >>> 0;
+      v = rev(v);
+      v = (v + 1) >>> 0;
+      return rev(v);
+    }
+    // Rehashing: visit the cursor's bucket in the smaller table, then every bucket of the
+    // larger table that expands it.
+    let ts = this.t0;
+    let ms = this.m0;
+    let tl = this.t1;
+    let ml = this.m1;
+    if (ms > ml) {
+      ts = this.t1;
+      ms = this.m1;
+      tl = this.t0;
+      ml = this.m0;
+    }
+    for (let e = ts[v & ms]; e !== undefined; e = e.next) fn(e);
+    do {
+      for (let e = tl[v & ml]; e !== undefined; e = e.next) fn(e);
+      v = (v | ~ml) >>> 0;
+      v = rev(v);
+      v = (v + 1) >>> 0;
+      v = rev(v);
+    } while ((v & (ms ^ ml)) !== 0);
+    return v;
+  }
+
+  /** A random entry (dictGetRandomKey: a random non-empty bucket, a random chain element). */
+  random(): Entry | undefined {
+    if (this.count === 0) return undefined;
+    if (this.rehashIdx >= 0) this.rehashStep();
+    const t0 = this.t0;
+    const t1 = this.t1;
+    const n0 = t0.length;
+    const lo = this.rehashIdx >= 0 ? this.rehashIdx : 0;
+    const span = n0 - lo + (t1 === null ? 0 : t1.length);
+    let head: Entry | undefined;
+    // A sparse table (before cron shrinks it) could need many probes: walk from the last one.
+    for (let tries = 0; head === undefined; tries++) {
+      let i = lo + Math.floor(Math.random() * span);
+      if (tries < 1000) {
+        head = i < n0 ? t0[i] : t1![i - n0];
+        continue;
+      }
+      for (let k = 0; k < span && head === undefined; k++, i = i + 1 === lo + span ? lo : i + 1) {
+        head = i < n0 ? t0[i] : t1![i - n0];
+      }
+    }
+    let len = 0;
+    for (let e: Entry | undefined = head; e !== undefined; e = e.next) len++;
+    let k = Math.floor(Math.random() * len);
+    let e = head;
+    while (k-- > 0) e = e.next!;
+    return e;
+  }
+
+  // ---------------------------------------------------------------- iteration (Map-like)
+
+  /**
+   * Every entry, in bucket order. Safe against changes made while iterating: a removed entry
+   * not yet visited is skipped, an added one may or may not be visited; a shrink started by
+   * cron between two steps of a long-lived iterator may repeat entries (as SCAN).
+   */
+  *values(): IterableIterator<Entry> {
+    if (this.count === 0) return;
+    const batch: Entry[] = [];
+    let cursor = 0;
+    do {
+      batch.length = 0;
+      cursor = this.scanStep(cursor, (e) => batch.push(e));
+      for (let i = 0; i < batch.length; i++) {
+        const e = batch[i];
+        if (e.next !== REMOVED) yield e;
+      }
+    } while (cursor !== 0);
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const e of this.values()) yield e.key;
+  }
+
+  *entries(): IterableIterator<[string, Entry]> {
+    for (const e of this.values()) yield [e.key, e];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, Entry]> {
+    return this.entries();
+  }
+
+  forEach(fn: (e: Entry, key: string) => void): void {
+    for (const e of this.values()) fn(e, e.key);
+  }
+}

@@ -1,0 +1,131 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KeyTable, REMOVED } from '../../dist/engine/keytable.js';
+import { Entry } from '../../dist/engine/db.js';
+
+/** A seeded PRNG (mulberry32) so failures reproduce. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const entry = (k: string) => new Entry(k, k, 0);
+
+test('KeyTable: get/insert/remove agree with a Map through growth, rehashing and shrinking', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const t = new KeyTable();
+  const ref = new Map<string, Entry>();
+  for (let round = 0; round < 3; round++) {
+    // Grow to a few thousand keys, then delete most of them (cron shrinks the table).
+    for (let i = 0; i < 20000; i++) {
+      const k = 'k' + Math.floor(r() * 5000);
+      const e = t.get(k);
+      assert.equal(e, ref.get(k), `seed ${seed}`);
+      if (r() < 0.7) {
+        if (e === undefined) {
+          const n = entry(k);
+          t.insert(n);
+          ref.set(k, n);
+        }
+      } else if (e !== undefined) {
+        t.remove(e);
+        assert.equal(e.next, REMOVED);
+        ref.delete(k);
+      }
+      assert.equal(t.size, ref.size, `seed ${seed}`);
+    }
+    for (const [k, e] of ref) {
+      if (r() < 0.95) {
+        t.remove(e);
+        ref.delete(k);
+      }
+    }
+    t.cron(Date.now() + 1000);
+    assert.equal(t.size, ref.size);
+    for (const [k, e] of ref) assert.equal(t.get(k), e, `seed ${seed}`);
+    assert.deepEqual([...t.keys()].sort(), [...ref.keys()].sort(), `seed ${seed}`);
+  }
+});
+
+test('KeyTable: keys with equal hashes in a bucket chain, and the empty key', () => {
+  const t = new KeyTable();
+  const keys = ['', 'a', '\x00', '\x00\x00', '\xff', 'ab', 'ba'];
+  for (let i = 0; i < 100; i++) keys.push('x'.repeat(i));
+  for (const k of keys) t.insert(entry(k));
+  for (const k of keys) assert.equal(t.get(k)?.key, k);
+  assert.equal(t.get('zz'), undefined);
+  assert.equal(t.size, keys.length);
+});
+
+test('KeyTable: a SCAN returns every key present from start to end, while keys come and go and the table resizes', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  for (let trial = 0; trial < 20; trial++) {
+    const t = new KeyTable();
+    const stable: string[] = [];
+    const transient = new Map<string, Entry>();
+    const nStable = 50 + Math.floor(r() * 2000);
+    for (let i = 0; i < nStable; i++) {
+      const k = 's' + i;
+      stable.push(k);
+      t.insert(entry(k));
+    }
+    const seen = new Set<string>();
+    let cursor = 0;
+    let steps = 0;
+    do {
+      cursor = t.scanStep(cursor, (e) => seen.add(e.key));
+      // Churn between steps: adds (growth), deletes, and now and then a cron (shrink/rehash).
+      const adds = Math.floor(r() * 40);
+      for (let i = 0; i < adds; i++) {
+        const k = 't' + Math.floor(r() * 100000);
+        if (t.get(k) === undefined) {
+          const e = entry(k);
+          t.insert(e);
+          transient.set(k, e);
+        }
+      }
+      for (const [k, e] of transient) {
+        if (r() < 0.3) {
+          t.remove(e);
+          transient.delete(k);
+        }
+      }
+      if (r() < 0.1) t.cron(Date.now() + (r() < 0.5 ? 0 : 5));
+      steps++;
+      assert.ok(steps < 1e6, 'the scan ends');
+    } while (cursor !== 0);
+    for (const k of stable) assert.ok(seen.has(k), `key ${k} missed (seed ${seed}, trial ${trial})`);
+  }
+});
+
+test('KeyTable: values() skips entries removed while iterating, random() returns members', () => {
+  const t = new KeyTable();
+  const all: Entry[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const e = entry('k' + i);
+    all.push(e);
+    t.insert(e);
+  }
+  const seen = new Set<string>();
+  for (const e of t.values()) {
+    seen.add(e.key);
+    // Remove some not-yet-visited entries (odd numbers) as we go.
+    const n = Number(e.key.slice(1));
+    if (n % 2 === 0 && all[n + 1].next !== REMOVED && !seen.has(all[n + 1].key)) t.remove(all[n + 1]);
+  }
+  for (const k of seen) assert.equal(t.get(k)?.key ?? k, k);
+  for (const e of t.values()) assert.ok(seen.has(e.key), 'every remaining key was visited');
+  const counts = new Map<string, number>();
+  for (let i = 0; i < 20000; i++) {
+    const e = t.random()!;
+    assert.equal(t.get(e.key), e);
+    counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
+  }
+  assert.ok(counts.size > t.size * 0.9, 'random() reaches (nearly) every key');
+});
