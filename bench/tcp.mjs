@@ -162,7 +162,9 @@ function run(server, test, pipeline) {
   }
   const rows = out.trim().split('\n').filter((l) => !l.startsWith('"test"')).map((l) => l.split(',').map((x) => x.replace(/"/g, '')));
   if (rows.length === 0) throw new Error(`no result from redis-benchmark ${args.join(' ')}:\n${out}`);
-  const [label0, rps] = rows[0];
+  // The label may itself hold commas (JSON.SET's document): the 7 figures are the last columns.
+  const label0 = rows[0].slice(0, -7).join(',');
+  const rps = rows[0][rows[0].length - 7];
   const label = custom?.label ?? label0;
   // redis-benchmark exits 0 even when the server answers an error to a custom command.
   if (custom && rows.length === 0) return { label, rps: NaN, cpuUsPerOp: NaN, error: `${server.name}: no result` };
