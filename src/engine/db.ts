@@ -94,14 +94,15 @@ export class Entry {
    */
   private ttl: number | null = null;
   /**
-   * (LRU clock - LRU_BASE) * 2 + raw, one small integer instead of two fields (memory: every
-   * key has an Entry). Read through `lru` and `raw`.
+   * (LRU clock - LRU_BASE) * 4 + string encoding hint (0 none, 1 raw, 2 embstr), one small
+   * integer instead of two fields (memory: every key has an Entry). Read through `lru`, `raw`
+   * and `notInt`.
    */
   bits: number;
   /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
   next: Entry | undefined = undefined;
   constructor(readonly key: string, public v: Stored, lru: number) {
-    this.bits = (lru - LRU_BASE) * 2;
+    this.bits = (lru - LRU_BASE) * 4;
   }
 
   /** Absolute expiry in ms since the epoch; 0 = no TTL. */
@@ -127,20 +128,42 @@ export class Entry {
 
   /** LRU clock (seconds) of the last access, for OBJECT IDLETIME. */
   get lru(): number {
-    return (this.bits >> 1) + LRU_BASE;
+    return (this.bits >> 2) + LRU_BASE;
   }
 
   set lru(s: number) {
-    this.bits = (s - LRU_BASE) * 2 + (this.bits & 1);
+    this.bits = (s - LRU_BASE) * 4 + (this.bits & 3);
   }
 
   /** True while the string is known to be "raw" (APPEND/SETRANGE results, as Redis). */
   get raw(): boolean {
-    return (this.bits & 1) !== 0;
+    return (this.bits & 3) === 1;
   }
 
   set raw(r: boolean) {
-    this.bits = (this.bits & ~1) | (r ? 1 : 0);
+    this.bits = (this.bits & ~3) | (r ? 1 : 0);
+  }
+
+  /**
+   * True while the string is known not to be int-encoded: raw, or an embstr that Redis built
+   * without trying the integer encoding (INCRBYFLOAT's result, even "3").
+   */
+  get notInt(): boolean {
+    return (this.bits & 3) !== 0;
+  }
+
+  /** Mark the string as an embstr Redis did not try to encode as an integer. */
+  markEmbstr(): void {
+    this.bits = (this.bits & ~3) | 2;
+  }
+
+  /** The encoding hint bits, copied as they are by RENAME/MOVE/COPY. */
+  get hint(): number {
+    return this.bits & 3;
+  }
+
+  set hint(h: number) {
+    this.bits = (this.bits & ~3) | h;
   }
 
   /** The value's type, without copying a compact string out. */
@@ -216,7 +239,7 @@ export class Db {
       const old = e.v;
       if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
       e.v = value;
-      e.bits = (this.eng.lruClock - LRU_BASE) * 2; // LRU refreshed, raw cleared
+      e.bits = (this.eng.lruClock - LRU_BASE) * 4; // LRU refreshed, encoding hint cleared
       if (!keepTtl && e.exp !== 0) {
         e.exp = 0;
         this.expires--;
@@ -242,7 +265,7 @@ export class Db {
     const old = e.v;
     if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
     e.v = value;
-    e.bits = (this.eng.lruClock - LRU_BASE) * 2;
+    e.bits = (this.eng.lruClock - LRU_BASE) * 4;
     this.modified(e.key);
   }
 
@@ -259,7 +282,7 @@ export class Db {
    */
   addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
     const e = this.insert(key, value);
-    e.raw = like.raw;
+    e.hint = like.hint;
     if (keepLru) e.lru = like.lru;
     if (like.exp !== 0) {
       // No past-time check: `like` was live, and Redis's setExpire() does not check either.

@@ -520,7 +520,7 @@ function objectLookup(c: Client, argv: Argv, out: ReplySink): Entry | undefined 
 
 /** A string Redis would store as an int object (tryObjectEncoding: len <= 20, string2l). */
 function stringInt(e: Entry, v: Buffer): bigint | null {
-  if (e.raw || v.length > 20) return null;
+  if (e.notInt || v.length > 20) return null;
   return parseInt64(v, 0, v.length);
 }
 
@@ -536,7 +536,7 @@ function objectEncodingCommand(c: Client, argv: Argv, out: ReplySink): void {
   let enc: string;
   if (v instanceof Uint8Array) {
     if (e.raw) enc = 'raw';
-    else if (stringInt(e, v) !== null) enc = 'int';
+    else if (stringInt(e, v) !== null) enc = 'int'; // null for INCRBYFLOAT's embstr hint
     else enc = v.length <= 44 ? 'embstr' : 'raw';
   } else {
     enc = v.encoding();

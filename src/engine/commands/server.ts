@@ -605,7 +605,7 @@ function configHelpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 /** OBJECT ENCODING of a string value, with Redis's rules (int, embstr up to 44 bytes, raw). */
 export function stringEncoding(e: Entry): string {
   const v = e.value as Buffer;
-  if (!e.raw && v.length <= 20 && v.length > 0 && parseInt64(v, 0, v.length) !== null) return 'int';
+  if (!e.notInt && v.length <= 20 && v.length > 0 && parseInt64(v, 0, v.length) !== null) return 'int';
   return !e.raw && v.length <= 44 ? 'embstr' : 'raw';
 }
 

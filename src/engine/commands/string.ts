@@ -616,8 +616,8 @@ function incrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const text = formatHuman(sum);
   const nv = text.length <= SMALL_STRING ? text : Buffer.from(text, 'latin1');
-  if (e !== undefined) db.set(key, nv, true);
-  else db.add(key, nv);
+  // Redis stores the result as an embstr without trying the integer encoding (even for "3").
+  (e !== undefined ? db.set(key, nv, true) : db.add(key, nv)).markEmbstr();
   out.bulkLatin1(text);
 }
 

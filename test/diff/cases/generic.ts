@@ -293,6 +293,13 @@ const scripts: Script[] = [
     ]),
     ['OBJECT', 'encoding', 'nokey'], ['object', 'Encoding', 'k'],
   ] },
+  { name: 'OBJECT ENCODING after INCRBYFLOAT (embstr, even for an integer) and after INCR', steps: [
+    ['INCRBYFLOAT', 'f', '3'], ['OBJECT', 'ENCODING', 'f'], ['OBJECT', 'REFCOUNT', 'f'],
+    ['SET', 'g', '1.5'], ['INCRBYFLOAT', 'g', '1.5'], ['GET', 'g'], ['OBJECT', 'ENCODING', 'g'],
+    ['RENAME', 'g', 'h'], ['OBJECT', 'ENCODING', 'h'], ['COPY', 'h', 'i'], ['OBJECT', 'ENCODING', 'i'],
+    ['INCR', 'h'], ['OBJECT', 'ENCODING', 'h'], ['OBJECT', 'REFCOUNT', 'h'],
+    ['INCRBYFLOAT', 'i', '0.5'], ['APPEND', 'i', '1'], ['OBJECT', 'ENCODING', 'i'],
+  ] },
   { name: 'OBJECT REFCOUNT, IDLETIME, FREQ', steps: [
     ['SET', 'k', 'v'], ['OBJECT', 'REFCOUNT', 'k'], ['OBJECT', 'REFCOUNT', 'nokey'], ['OBJECT', 'IDLETIME', 'k'],
     ['OBJECT', 'IDLETIME', 'nokey'], ['OBJECT', 'FREQ', 'k'], ['OBJECT', 'FREQ', 'nokey'],
