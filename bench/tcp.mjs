@@ -187,11 +187,13 @@ async function main() {
   const dirRedis = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
   const [pOurs, pRedis] = [await freePort(), await freePort()];
   const ours = await start('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', APPENDFSYNC, '--dir', dirOurs]);
-  const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dirRedis]);
+  // Like for like: with persistence on, Redis keeps an AOF with the same fsync policy.
+  const redisPersist = APPENDFSYNC === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', APPENDFSYNC];
+  const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...redisPersist, '--dir', dirRedis]);
   const redisVersion = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
   const cpuModel = (os.cpus()[0]?.model ?? 'unknown').trim();
   console.log(`# ${new Date().toISOString()}  node ${process.version}  ${redisVersion.split(' ').slice(0, 3).join(' ')}`);
-  console.log(`# ${os.cpus().length} CPUs (${cpuModel}); redis-benchmark -c ${CLIENTS} -n ${REQUESTS}; ${ROUNDS} round(s), median; ours --appendfsync ${APPENDFSYNC}`);
+  console.log(`# ${os.cpus().length} CPUs (${cpuModel}); redis-benchmark -c ${CLIENTS} -n ${REQUESTS}; ${ROUNDS} round(s), median; ours --appendfsync ${APPENDFSYNC}; redis ${redisPersist.join(' ')}`);
   const results = [];
   try {
     // Warm-up: let V8 optimise the hot paths before the measured runs.
