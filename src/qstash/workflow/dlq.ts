@@ -9,6 +9,7 @@ import { HttpError, arrays, newMessageId } from '../service.js';
 import { parseSpec } from '../routes.js';
 import { failureConfig, type Headers } from './headers.js';
 import { entriesOf } from './query.js';
+import { redactedText, redactor } from './view.js';
 import { newRunId, type NewRun, type WorkflowService } from './service.js';
 import type { EntryRec, RunRec, WfDlqRec } from './types.js';
 
@@ -16,8 +17,11 @@ export function dlqView(wf: WorkflowService, d: WfDlqRec): Record<string, unknow
   const rec = wf.runRec(d.workflowRunId, d.workflowCreatedAt);
   const ff = rec?.failureFunction;
   const text = (b: string | undefined) => (b === undefined ? undefined : Buffer.from(b, 'base64').toString('utf8'));
+  // Upstash-Redact-Fields of the run: the failed message's body and named headers are hidden.
+  const red = redactor(rec?.redact);
+  const body = rec?.redact?.body === true ? redactedText(Buffer.from(d.body, 'base64')) : text(d.body);
   return {
-    dlqId: d.dlqId, messageId: d.messageId, url: d.url, method: d.method, header: d.header, body: text(d.body), maxRetries: d.maxRetries,
+    dlqId: d.dlqId, messageId: d.messageId, url: d.url, method: d.method, header: red.headers(d.header), body, maxRetries: d.maxRetries,
     retryDelayExpression: d.retryDelay, notBefore: d.notBefore, createdAt: d.createdAt, callerIP: d.callerIp, callerIp: d.callerIp,
     workflowRunId: d.workflowRunId, workflowCreatedAt: d.workflowCreatedAt, workflowUrl: d.workflowUrl,
     responseStatus: d.responseStatus, responseHeader: d.responseHeader, responseBody: text(d.responseBody), error: d.error,
@@ -110,7 +114,7 @@ export async function rerun(wf: WorkflowService, d: WfDlqRec, mode: 'restart' | 
   const run = wf.openRun(p);
   let last: EntryRec | undefined;
   for (const e of old) {
-    const copy: Omit<EntryRec, 'idx'> = { messageId: e.messageId, callType: e.callType, body: e.body, raw: true, createdAt: e.createdAt, step: e.step, headers: e.headers, d: 'SUCCESS', call: e.call };
+    const copy: Omit<EntryRec, 'idx'> = { messageId: e.messageId, callType: e.callType, body: e.body, raw: true, createdAt: e.createdAt, step: e.step, headers: e.headers, d: 'SUCCESS', call: e.call, dk: e.dk };
     last = wf.addEntry(run, copy);
   }
   if (last === undefined) throw new HttpError(400, `dlq message ${d.dlqId} has nothing to resume`);

@@ -21,6 +21,8 @@ import type { V2Request, V2Response } from '../../http/v2.js';
 import { dropServerOwned, failureConfig, ownForward, prefixed, splitForward, type Headers } from './headers.js';
 import { Waits } from './waits.js';
 import { entriesOf } from './query.js';
+import { redactedText, redactor } from './view.js';
+import { eventIndexPrefixes, runIndexPrefixes } from './indexes.js';
 import type { EntryRec, ErrorRec, FailureConfig, InvokerRec, RunRec, RunState, StepJson, WfDlqRec, WfEventRec } from './types.js';
 
 export interface WorkflowOptions {
@@ -33,6 +35,8 @@ export interface Run {
   entries: EntryRec[];
   /** Serialized raw entries ({messageId, body, callType}), built once per entry. */
   json: (string | undefined)[];
+  /** Deduplication keys of the run's step and call messages -> their message ids (built on first use). */
+  seen?: Map<string, string>;
 }
 
 /** What a new run starts with (trigger, REST trigger, invoke, DLQ restart/resume). */
@@ -56,6 +60,11 @@ export interface NewRun {
   unknownSdk?: boolean;
 }
 
+/** Records pruned per retention pass (each kind). */
+const PRUNE_BATCH = 20_000;
+/** Version of the log indexes (indexes.ts); a store without it gets them built on start. */
+const INDEX_VERSION = 1;
+
 /** Workflows invoking workflows: at most this many levels. */
 const MAX_INVOKE_DEPTH = 100;
 
@@ -73,6 +82,21 @@ function parseStep(body: Buffer): StepJson | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The deduplication key of a step or call message of a run: its Upstash-Deduplication-Id, or
+ * else its content (destination, call step and body). Content-based deduplication is always on
+ * for workflow messages: a delivery retried after its step was already published (a lost 200,
+ * a timeout) makes the SDK publish the same step again, and a second entry would mean a second
+ * continuation of the run. Two different steps never have the same body (it holds the step id).
+ */
+export function dedupKey(dest: string, h: Headers, body: Buffer, toCallback: boolean): string {
+  const id = h.get('upstash-deduplication-id');
+  if (id !== undefined) return `id:${id}`;
+  const hash = crypto.createHash('sha256').update(dest).update('\0');
+  if (toCallback) hash.update(h.get('upstash-method') ?? 'POST').update('\0').update(h.get('upstash-callback-forward-upstash-workflow-stepid') ?? '').update('\0');
+  return `c:${hash.update(body).digest('base64url')}`;
 }
 
 function errorOf(a: AttemptEnd): ErrorRec[] {
@@ -103,6 +127,7 @@ export class WorkflowService implements WorkflowExt {
     this.waitDb = env.openDB({ name: 'wfWait', encoding: 'json' });
     this.indexDb = env.openDB({ name: 'wfIndex', encoding: 'json' });
     this.waits = new Waits(this);
+    this.buildIndexes();
     // Loaded before the queue starts delivering: deliveries of these runs need them.
     for (const k of this.eventsDb.getKeys({ reverse: true, limit: 1 } as never)) this.evSeq = (k as unknown as [number, number])[1] + 1;
     for (const { key, value } of this.indexDb.getRange({ start: ['a', ''], end: ['a', '\uffff'] })) {
@@ -130,13 +155,69 @@ export class WorkflowService implements WorkflowExt {
     if (this.pruneTimer !== null) clearInterval(this.pruneTimer);
   }
 
-  /** Flat-log events older than the queue's log retention go (runs and their entries stay). */
-  private prune(): void {
-    const cut = Date.now() - this.q.opts.retentionMs;
+  /**
+   * Retention (--qstash-log-retention): flat-log events older than it go, and so do runs that
+   * finished before it, with their entries, index keys and DLQ entry. Active runs stay however
+   * old they are. At most PRUNE_BATCH of each per call (every minute), so that a backlog never
+   * stalls the server.
+   */
+  prune(now = Date.now()): void {
+    const cut = now - this.q.opts.retentionMs;
+    let n = 0;
     for (const { key, value } of this.eventsDb.getRange({ start: [0, -1], end: [cut, -1] })) {
-      this.remove(this.eventsDb, key);
-      this.remove(this.indexDb, ['e', value.workflowRunId, key[0], key[1]]);
+      if (n++ >= PRUNE_BATCH) break;
+      const ek = key as unknown as [number, number];
+      this.q.write(() => {
+        this.eventsDb.remove(ek);
+        this.indexDb.remove(['e', value.workflowRunId, ek[0], ek[1]]);
+        for (const p of eventIndexPrefixes(value)) this.indexDb.remove([...p, ek[0], ek[1]]);
+      });
     }
+    n = 0;
+    for (const k of this.indexDb.getKeys({ start: ['f', 0], end: ['f', cut] })) {
+      if (n++ >= PRUNE_BATCH) break;
+      const [, , createdAt, runId] = k as [string, number, number, string];
+      const rec = this.runsDb.get([createdAt, runId]);
+      const entries = entriesOf(this.entriesDb, runId, createdAt);
+      this.q.write(() => {
+        this.indexDb.remove(k as Key);
+        if (rec === undefined) return;
+        for (const e of entries) {
+          this.entriesDb.remove([runId, createdAt, e.idx]);
+          // A message id carried over to a resumed run belongs to that run now.
+          const m = this.indexDb.get(['m', e.messageId]) as [string, number] | undefined;
+          if (e.raw && m !== undefined && m[0] === runId && m[1] === createdAt) this.indexDb.remove(['m', e.messageId]);
+        }
+        for (const p of runIndexPrefixes(rec)) this.indexDb.remove([...p, createdAt, runId]);
+        this.indexDb.remove(['r', runId, createdAt]);
+        if (rec.dlqId !== undefined) this.dlqDb.remove(rec.dlqId);
+        this.runsDb.remove([createdAt, runId]);
+      });
+    }
+  }
+
+  /**
+   * Stores written before the log indexes existed get them once (runs and flat-log events),
+   * in transactions of a few thousand records.
+   */
+  private buildIndexes(): void {
+    if (this.indexDb.get(['v']) === INDEX_VERSION) return;
+    const env = this.q.env;
+    const batch = <T>(it: Iterable<T>, f: (x: T) => void) => {
+      let chunk: T[] = [];
+      const flush = () => { const c = chunk; chunk = []; env.transactionSync(() => { for (const x of c) f(x); }); };
+      for (const x of it) { chunk.push(x); if (chunk.length === 5000) flush(); }
+      flush();
+    };
+    batch(this.runsDb.getRange({}), ({ value: r }) => {
+      for (const p of runIndexPrefixes(r)) this.indexDb.putSync([...p, r.createdAt, r.workflowRunId], 1);
+      if (r.state !== 'RUN_STARTED') this.indexDb.putSync(['f', r.completedAt ?? r.createdAt, r.createdAt, r.workflowRunId], 1);
+    });
+    batch(this.eventsDb.getRange({}), ({ key, value }) => {
+      const ek = key as unknown as [number, number];
+      for (const p of eventIndexPrefixes(value)) this.indexDb.putSync([...p, ek[0], ek[1]], 1);
+    });
+    this.indexDb.putSync(['v'], INDEX_VERSION);
   }
 
   // ---- run lookup and persistence --------------------------------------------------------
@@ -209,9 +290,12 @@ export class WorkflowService implements WorkflowExt {
       label: rec.labels?.[0], labels: rec.labels, flowControlKey: rec.flowControl?.key, callerIp: rec.callerIp, ...extra,
     };
     const seq = this.evSeq++;
-    this.put(this.eventsDb, [time, seq], e);
-    // Per-run index of the flat log (messageLogs?workflowRunId=... without a scan).
-    this.put(this.indexDb, ['e', rec.workflowRunId, time, seq], 1);
+    this.q.write(() => {
+      this.eventsDb.put([time, seq], e);
+      // Per-run index of the flat log (messageLogs?workflowRunId=... without a scan), and the filters'.
+      this.indexDb.put(['e', rec.workflowRunId, time, seq], 1);
+      for (const p of eventIndexPrefixes(e)) this.indexDb.put([...p, time, seq], 1);
+    });
   }
 
   /** Message events of workflow messages, enriched with the run and step (messageLogs). */
@@ -222,14 +306,18 @@ export class WorkflowService implements WorkflowExt {
     if (rec === undefined) return;
     const e = w.idx >= 0 ? (run?.entries[w.idx] ?? this.entriesDb.get([w.runId, w.createdAt, w.idx])) : undefined;
     const s = e?.step;
+    // The flat log is only read: redaction (Upstash-Redact-Fields) is applied as it is written.
+    const red = redactor(rec.redact);
     const stepInfo = w.kind === 'failure'
       ? { callType: 'failureCall', messageId: m.messageId, createdAt: m.createdAt }
       : {
         stepId: w.idx === 0 ? 0 : s?.stepId, stepName: w.idx === 0 ? 'init' : s?.stepName, stepType: w.idx === 0 ? 'Initial' : s?.stepType,
         callType: e?.callType ?? 'step', messageId: m.messageId, concurrent: s?.concurrent ?? 1, createdAt: m.createdAt,
-        targetStep: s?.targetStep, out: w.idx === 0 ? Buffer.from(e?.body ?? '', 'base64').toString('utf8') : (typeof s?.out === 'string' ? s.out : undefined),
+        targetStep: s?.targetStep,
+        out: w.idx === 0 ? (rec.redact?.body === true ? redactedText(Buffer.from(e?.body ?? '', 'base64')) : Buffer.from(e?.body ?? '', 'base64').toString('utf8'))
+          : red.body(typeof s?.out === 'string' ? s.out : undefined),
         sleepFor: s?.sleepFor, sleepUntil: s?.sleepUntil, waitEventId: s?.waitEventId, waitTimeout: s?.waitTimeout,
-        callUrl: e?.call?.url, callMethod: e?.call?.method, callHeaders: e?.call?.headers, callBody: e?.call?.body,
+        callUrl: e?.call?.url, callMethod: e?.call?.method, callHeaders: red.headers(e?.call?.headers), callBody: red.body(e?.call?.body),
         retries: m.retries, nextDeliveryTime: ev.nextDeliveryTime,
       };
     this.event(rec, ev.state, {
@@ -288,8 +376,11 @@ export class WorkflowService implements WorkflowExt {
     const run: Run = { rec, entries: [], json: [] };
     this.active.set(p.runId, run);
     this.saveRun(run);
-    this.put(this.indexDb, ['a', p.runId], rec.createdAt);
-    this.put(this.indexDb, ['r', p.runId, rec.createdAt], 1);
+    this.q.write(() => {
+      this.indexDb.put(['a', p.runId], rec.createdAt);
+      this.indexDb.put(['r', p.runId, rec.createdAt], 1);
+      for (const x of runIndexPrefixes(rec)) this.indexDb.put([...x, rec.createdAt, p.runId], 1);
+    });
     this.event(rec, 'RUN_STARTED', p.invoker === undefined ? {} : {
       invokerWorkflowRunId: p.invoker.workflowRunId, invokerWorkflowUrl: p.invoker.workflowUrl, invokerWorkflowCreatedAt: p.invoker.workflowRunCreatedAt,
     });
@@ -335,8 +426,25 @@ export class WorkflowService implements WorkflowExt {
     if (h.get('upstash-workflow-init') === 'true') return this.trigger(dest, h, body, spec, runId);
     const run = this.active.get(runId);
     if (run === undefined) throw new HttpError(400, `workflow run ${runId} does not exist or is not active`);
-    if (h.get('upstash-workflow-calltype') === 'toCallback') return this.callRequest(run, dest, h, body, spec);
-    return this.appendStep(run, body, ownForward(h), spec.notBefore, dest);
+    const toCallback = h.get('upstash-workflow-calltype') === 'toCallback';
+    const dk = dedupKey(dest, h, body, toCallback);
+    const seen = this.seenOf(run).get(dk);
+    if (seen !== undefined) return Promise.resolve({ messageId: seen, url: dest, deduplicated: true });
+    const done = toCallback ? this.callRequest(run, dest, h, body, spec) : this.appendStep(run, body, ownForward(h), spec.notBefore, dest);
+    const e = run.entries[run.entries.length - 1];
+    e.dk = dk;
+    run.seen!.set(dk, e.messageId);
+    this.saveEntry(run, e);
+    return done;
+  }
+
+  /** The run's deduplication keys (rebuilt from its entries after a restart). */
+  private seenOf(run: Run): Map<string, string> {
+    if (run.seen === undefined) {
+      run.seen = new Map();
+      for (const e of run.entries) if (e.dk !== undefined) run.seen.set(e.dk, e.messageId);
+    }
+    return run.seen;
   }
 
   private trigger(dest: string, h: Headers, body: Buffer, spec: MessageSpec, runId: string): Promise<unknown> {
@@ -629,7 +737,13 @@ export class WorkflowService implements WorkflowExt {
     }
     this.waits.dropRun(rec);
     this.active.delete(rec.workflowRunId);
-    this.remove(this.indexDb, ['a', rec.workflowRunId]);
+    const { createdAt, workflowRunId: id, completedAt } = rec;
+    this.q.write(() => {
+      this.indexDb.remove(['a', id]);
+      this.indexDb.remove(['s', 'RUN_STARTED', createdAt, id]);
+      this.indexDb.put(['s', state, createdAt, id], 1);
+      this.indexDb.put(['f', completedAt, createdAt, id], 1);
+    });
     this.saveRun(run);
     this.event(rec, state, state === 'RUN_SUCCESS' ? { workflowRunResponse: rec.response } : state === 'RUN_FAILED' ? { dlqId: rec.dlqId } : {});
     if (rec.invoker !== undefined) this.invokeResult(rec);

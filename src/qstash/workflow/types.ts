@@ -120,6 +120,8 @@ export interface EntryRec {
   /** The headers its message is delivered with ({name: [value]}). */
   headers?: Record<string, string[]>;
   d?: Delivery;
+  /** Deduplication key of a step or call message published by the SDK (see dedupKey). */
+  dk?: string;
   errors?: ErrorRec[];
   next?: number;
   /** A call request's callback: where it goes, and its Upstash-Callback-Forward-* headers. */
