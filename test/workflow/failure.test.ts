@@ -75,18 +75,23 @@ describe('workflow failures', () => {
   it('8: a non-retryable error fails at once with 489', async () => {
     const fail: any = {};
     a.route('/s8', sdk.serve(async (ctx: any) => {
-      await ctx.run('ok', () => 1);
-      throw new WorkflowNonRetryableError('give up');
+      await ctx.run('give up', () => { throw new WorkflowNonRetryableError('give up'); });
     }, { failureFunction: async ({ failStatus, failResponse }: any) => { Object.assign(fail, { failStatus, failResponse }); } }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/s8`, retries: 3, retryDelay: '100' });
     await runState(c, workflowRunId, ['RUN_FAILED']);
-    assert.equal(await settle(a, '/s8', 3), 3); // init, the failing delivery (once), the failure call
+    assert.equal(await settle(a, '/s8', 2), 2); // the failing delivery (once, despite retries 3), the failure call
+    const hits = a.hits.filter((h) => h.path === '/s8');
+    assert.equal(hits[0].status, 489);
+    assert.equal(hits[1].headers['upstash-workflow-is-failure'], 'true');
     await until(() => fail.failStatus !== undefined, 5000, 'failure function');
     assert.equal(fail.failStatus, 489);
     assert.equal(fail.failResponse, 'give up');
     const run = (await c.logs({ workflowRunId })).runs[0];
+    assert.equal(run.workflowState, 'RUN_FAILED');
+    assert.match(run.dlqId, /\S/);
+    assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'next']);
     const next = run.steps.at(-1);
-    assert.equal(next.type, 'next');
+    assert.equal(next.steps[0].state, 'STEP_FAILED');
     assert.equal(next.steps[0].errors.length, 1);
     assert.equal(next.steps[0].errors[0].status, 489);
   });
@@ -103,9 +108,15 @@ describe('workflow failures', () => {
     await runState(c, workflowRunId, ['RUN_SUCCESS']);
     const hits = a.hits.filter((h) => h.path === '/s9');
     assert.equal(await settle(a, '/s9', 3), 3);
+    // The step's delivery: 2 attempts (429 with Retry-After 1, then the step runs); then the end.
     assert.equal(hits[0].status, 429);
-    assert.ok(hits[1].at - hits[0].at >= 950, `retried after ${hits[1].at - hits[0].at}ms`);
-    assert.ok(hits[1].at - hits[0].at < 10000);
+    assert.equal(hits[1].headers['upstash-retried'], '1');
+    assert.ok(hits[1].at - hits[0].at >= 1000, `retried after ${hits[1].at - hits[0].at}ms`);
+    // The run's retry delay (60 s) was not used: Retry-After wins.
+    assert.ok(hits[1].at - hits[0].at < 60000);
+    const run = (await c.logs({ workflowRunId })).runs[0];
+    assert.equal(run.workflowState, 'RUN_SUCCESS');
+    assert.equal(stepsOf(run).find((s) => s.stepName === 'maybe').out, '"fine"');
   });
 
   it('a failure URL gets the failure callback body with the run id header', async () => {
@@ -160,6 +171,10 @@ describe('workflow failures', () => {
     assert.equal(await settle(a, '/s10b', 2), 2);
     assert.equal(failed, false);
     assert.equal(stepsOf(run).filter((s) => s.stepName === 'never').length, 0);
+    const next = run.steps.at(-1);
+    assert.equal(next.type, 'next');
+    assert.equal(next.steps[0].state, 'STEP_CANCELED');
+    assert.equal(run.failureFunction, undefined);
     assert.equal((await c.dlq.list({ filter: { workflowRunId } })).messages.length, 0);
   });
 
@@ -184,6 +199,12 @@ describe('workflow failures', () => {
     assert.deepEqual(await c.cancel({ filter: { workflowUrlStartingWith: `${a.url}/bulk` } }), { cancelled: 2 });
     await runState(c, p1, ['RUN_CANCELED']);
     await runState(c, e1, ['RUN_CANCELED']);
+    for (const id of [l1, l2, p1, p2, e1]) {
+      const r = (await c.logs({ workflowRunId: id })).runs[0];
+      assert.equal(r.steps.at(-1).type, 'next');
+      assert.equal(r.steps.at(-1).steps[0].state, 'STEP_CANCELED');
+      assert.equal((await c.dlq.list({ filter: { workflowRunId: id } })).messages.length, 0);
+    }
     assert.equal((await c.logs({ workflowRunId: keep })).runs[0].workflowState, 'RUN_STARTED');
     assert.deepEqual(await c.cancel([keep]), { cancelled: 1 });
   });

@@ -5,9 +5,10 @@
  * GET /v2/workflows/logs (grouped and flat), trimBody, and the flat per-message view
  * GET /v2/workflows/messageLogs.
  */
+import crypto from 'node:crypto';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWf, keysOf, wfSdk, wfClient, app, runState, stepsOf, WTOKEN, type App, type QServer } from './helpers.js';
+import { startWf, keysOf, wfSdk, wfClient, app, runState, stepsOf, until, WTOKEN, type App, type QServer } from './helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let srv: QServer;
@@ -225,5 +226,46 @@ describe('workflow logs', () => {
     const stepOk = await pages(`/v2/workflows/logs?state=STEP_SUCCESS&workflowUrl=${encodeURIComponent(`${a.url}/lg/ok`)}`, 'events', 5);
     assert.ok(stepOk.length > 0 && stepOk.every((e) => e.state === 'STEP_SUCCESS' && e.workflowUrl === `${a.url}/lg/ok`));
     assert.equal(stepOk.length, everything.filter((e: any) => e.state === 'DELIVERED' && e.workflowUrl === `${a.url}/lg/ok`).length);
+  });
+
+  it('Upstash-Redact-Fields: run logs, flat logs and the DLQ show REDACTED:<sha256>, deliveries the real values', async () => {
+    const sdk = await wfSdk();
+    const seen: any = {};
+    a.route('/lg/red', sdk.serve(async (ctx: any) => {
+      seen.payload = ctx.requestPayload;
+      seen.secret = ctx.headers.get('x-secret');
+      await ctx.run('r', () => 'secret-out');
+      if (ctx.requestPayload.fail) await ctx.run('f', () => { throw new Error('redacted failure'); });
+    }));
+    const redact = { body: true, header: ['X-Secret'] };
+    const headers = { 'x-secret': 'hunter2', 'x-open': 'visible' };
+    const ok = (await c.trigger({ url: `${a.url}/lg/red`, body: { pw: 'p1' }, headers, redact })).workflowRunId;
+    const bad = (await c.trigger({ url: `${a.url}/lg/red`, body: { pw: 'p2', fail: true }, headers, redact, retries: 0 })).workflowRunId;
+    const run = await runState(c, ok, ['RUN_SUCCESS']);
+    await runState(c, bad, ['RUN_FAILED']);
+    assert.deepEqual(seen.payload, { pw: 'p2', fail: true });
+    assert.equal(seen.secret, 'hunter2');
+    const sha = (v: string) => `REDACTED:${crypto.createHash('sha256').update(v).digest('hex')}`;
+    const [init, r] = stepsOf(run);
+    assert.equal(init.out, sha('{"pw":"p1"}'));
+    assert.equal(r.out, sha('"secret-out"'));
+    for (const s of [init, r]) {
+      assert.deepEqual(s.headers['x-secret'], [sha('hunter2')]);
+      assert.deepEqual(s.headers['x-open'], ['visible']);
+    }
+    const events = (await get(`/v2/workflows/messageLogs?workflowRunId=${ok}`)).body.events;
+    const withHeaders = events.filter((e: any) => e.headers?.['x-secret'] !== undefined);
+    assert.ok(withHeaders.length > 0 && withHeaders.every((e: any) => e.headers['x-secret'][0] === sha('hunter2')));
+    assert.ok(!JSON.stringify(events).includes('hunter2') && !JSON.stringify(events).includes('secret-out') && !JSON.stringify(events).includes('"p1'));
+    const dlq = (await c.dlq.list({ filter: { workflowRunId: bad } })).messages[0];
+    assert.match(dlq.body, /^REDACTED:[0-9a-f]{64}$/);
+    assert.deepEqual(dlq.header['x-secret'], [sha('hunter2')]);
+    assert.deepEqual(dlq.header['x-open'], ['visible']);
+    await until(async () => (await c.logs({ workflowRunId: bad })).runs[0].failureFunction?.state === 'CALLBACK_SUCCESS', 5000, 'failure call done');
+    const badEvents = (await get(`/v2/workflows/messageLogs?workflowRunId=${bad}`)).body.events;
+    assert.ok(badEvents.some((e: any) => e.stepInfo?.callType === 'failureCall'));
+    assert.ok(!JSON.stringify(badEvents).includes('hunter2'));
+    const badRun = (await c.logs({ workflowRunId: bad })).runs[0];
+    assert.ok(!JSON.stringify(badRun).includes('hunter2') && !JSON.stringify(badRun).includes('p2'));
   });
 });

@@ -698,7 +698,7 @@ export class WorkflowService implements WorkflowExt {
     };
     const spec: MessageSpec = {
       method: 'POST', header, body: body.toString('base64'), retries, retryDelay: f.retryDelay ?? rec.retryDelay, timeout: rec.timeout,
-      notBefore: 0, labels: rec.labels, flowControl: f.flowControl, callerIp: rec.callerIp,
+      notBefore: 0, labels: rec.labels, flowControl: f.flowControl, callerIp: rec.callerIp, redact: rec.redact,
       wf: { runId: rec.workflowRunId, createdAt: rec.createdAt, kind: 'failure', idx: -1 }, id: messageId,
     };
     this.q.publish(f.url, spec).catch((err) => console.error('workflow: failure callback not published:', err));
