@@ -278,4 +278,36 @@ describe('workflow DLQ', () => {
     assert.equal((await c.dlq.list({ filter: { workflowUrl: `${a.url}/dlq` } })).messages.length, 0);
     await assert.rejects(c.dlq.resume({ dlqId: d0.dlqId }), (e: any) => e.status === 404);
   });
+
+  it('bulk: restart by dlqIds, resume by filter, delete by filter (REST)', async () => {
+    let broken = true;
+    a.route('/dlqb', sdk.serve(async (ctx: any) => {
+      await ctx.run('x', () => { if (broken) throw new Error('bulk broken'); return ctx.requestPayload; });
+      return ctx.requestPayload;
+    }));
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await c.trigger({ url: `${a.url}/dlqb`, body: `"b${i}"`, retries: 0 })).workflowRunId);
+    for (const id of ids) await runState(c, id, ['RUN_FAILED']);
+    const auth = { authorization: `Bearer ${a.env.QSTASH_TOKEN}` };
+    const rest = async (method: string, q: string) => {
+      const r = await fetch(`${srv.base}/v2/workflows/dlq${q}`, { method, headers: auth });
+      return { status: r.status, body: await r.json() as any };
+    };
+    const url = encodeURIComponent(`${a.url}/dlqb`);
+    const listed = (await rest('GET', `?workflowUrl=${url}`)).body.messages;
+    assert.equal(listed.length, 4);
+    const byRun = new Map<string, string>(listed.map((m: any) => [m.workflowRunId, m.dlqId]));
+    broken = false;
+    const restarted = await rest('POST', `/restart?dlqIds=${byRun.get(ids[0])}&dlqIds=${byRun.get(ids[1])}`);
+    assert.equal(restarted.status, 200);
+    assert.equal(restarted.body.workflowRuns.length, 2);
+    const resumed = await rest('POST', `/resume?workflowRunId=${ids[2]}`);
+    assert.equal(resumed.body.workflowRuns.length, 1);
+    for (const r of [...restarted.body.workflowRuns, ...resumed.body.workflowRuns]) {
+      assert.equal((await runState(c, r.workflowRunId, ['RUN_SUCCESS'])).workflowState, 'RUN_SUCCESS');
+    }
+    assert.deepEqual((await rest('DELETE', `?workflowUrl=${url}`)).body, { deleted: 1 });
+    assert.deepEqual((await rest('GET', `?workflowUrl=${url}`)).body.messages, []);
+    assert.equal((await rest('POST', '/restart?dlqIds=nope')).status, 404);
+  });
 });

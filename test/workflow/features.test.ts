@@ -74,6 +74,11 @@ describe('workflow steps', () => {
     assert.equal(fullCalls[0].callBody, 'a=1&b=2');
     assert.equal(JSON.parse(fullCalls[0].callResponseBody).custom, 'c1');
     assert.equal(fullCalls[1].callResponseBody, 'down');
+    // The flat log: the callback deliveries show the call and its response.
+    const ev = (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}&trimBody=100`, { headers: auth })).json() as any).events;
+    const cbEvents = ev.filter((e: any) => e.stepInfo?.callType === 'fromCallback' && e.state === 'DELIVERED');
+    assert.deepEqual(cbEvents.map((e: any) => [e.stepInfo.callUrl, e.stepInfo.callResponseStatus]).reverse(), [[`${a.url}/s4-echo`, 201], [`${a.url}/s4-broken`, 500]]);
+    assert.equal(cbEvents[0].stepInfo.callResponseBody, 'down');
   });
 
   it('5: waitForEvent with notify, timeout and lookback; getWaiters', async () => {
@@ -197,6 +202,10 @@ describe('workflow steps', () => {
     assert.equal(invokes[1].invokedWorkflowUrl, `${a.url}/many/failing`);
     assert.ok(invokes.every((s) => s.state === 'STEP_SUCCESS'));
     assert.deepEqual(JSON.parse(invokes[1].out), { isFailed: true, isCanceled: false });
+    const invoked = (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}&state=INVOKED&trimBody=100`, { headers: auth })).json() as any).events;
+    assert.deepEqual(invoked.map((e: any) => e.stepInfo.invokedWorkflowUrl).reverse(), [`${a.url}/many/child`, `${a.url}/many/failing`]);
+    assert.equal(invoked.at(-1).stepInfo.invokedWorkflowRunBody, '{"n":21}');
+    assert.deepEqual(invoked.at(-1).stepInfo.invokedWorkflowRunHeaders['x-inv'], ['iv']);
     const childRun = (await c.logs({ workflowRunId: `wfr_child-${workflowRunId}` })).runs[0];
     assert.deepEqual(childRun.invoker, { workflowRunId, workflowUrl: `${a.url}/many/parent`, workflowRunCreatedAt: run.workflowRunCreatedAt });
     assert.equal(childRun.workflowState, 'RUN_SUCCESS');

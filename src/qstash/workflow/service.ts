@@ -318,6 +318,7 @@ export class WorkflowService implements WorkflowExt {
           : red.body(typeof s?.out === 'string' ? s.out : undefined),
         sleepFor: s?.sleepFor, sleepUntil: s?.sleepUntil, waitEventId: s?.waitEventId, waitTimeout: s?.waitTimeout,
         callUrl: e?.call?.url, callMethod: e?.call?.method, callHeaders: red.headers(e?.call?.headers), callBody: red.body(e?.call?.body),
+        callResponseStatus: e?.call?.responseStatus, callResponseBody: e?.call?.responseBody, callResponseHeaders: e?.call?.responseHeaders,
         retries: m.retries, nextDeliveryTime: ev.nextDeliveryTime,
       };
     this.event(rec, ev.state, {
@@ -517,7 +518,13 @@ export class WorkflowService implements WorkflowExt {
         body: Buffer.from(child.rec.initialBody, 'base64').toString('utf8'), headers: arrays(child.rec.forward),
       },
     });
-    this.event(parent.rec, 'INVOKED', { stepInfo: { ...inv.step, invokedWorkflowRunId: child.rec.workflowRunId, invokedWorkflowUrl: child.rec.workflowUrl, invokedWorkflowCreatedAt: child.rec.createdAt } });
+    const red = redactor(parent.rec.redact);
+    this.event(parent.rec, 'INVOKED', {
+      stepInfo: {
+        ...inv.step, invokedWorkflowRunId: child.rec.workflowRunId, invokedWorkflowUrl: child.rec.workflowUrl, invokedWorkflowCreatedAt: child.rec.createdAt,
+        invokedWorkflowRunBody: red.body(Buffer.from(child.rec.initialBody, 'base64').toString('utf8')), invokedWorkflowRunHeaders: red.headers(arrays(child.rec.forward)),
+      },
+    });
   }
 
   /** A finished child: its result becomes the parent's Invoke step (unless the parent ended). */
@@ -574,9 +581,10 @@ export class WorkflowService implements WorkflowExt {
       createdAt: m.createdAt, callerIP: m.callerIp, workflowRunId: rec.workflowRunId, workflowCreatedAt: rec.createdAt,
     };
     const body = Buffer.from(JSON.stringify(payload));
+    // The callback's entry carries the call with its response: its message events show both.
     const cb = this.addEntry(run, {
       messageId: newMessageId(), callType: 'fromCallback', body: body.toString('base64'), raw: true, createdAt: Date.now(), d: 'PROGRESS',
-      step: e.step,
+      step: e.step, call: e.call,
     });
     const header = this.deliveryHeader(rec, e.cb?.forward ?? {}, 'application/json');
     const spec = this.runSpec(rec, cb, 'fromCallback', header, 0);
