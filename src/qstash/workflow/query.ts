@@ -93,16 +93,17 @@ const RUNS_OF_STEP: Record<string, string[] | null> = {
  * through the most selective index the filter names (run URL, labels, flow-control key, caller
  * IP, run states), else every run by creation time.
  */
-function runCandidates(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): Iterable<[number, string]> {
+function runCandidates(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): Iterable<Hit<[number, string], RunRec>> {
   const hi = q.cursor ?? [q.toDate ?? Number.MAX_SAFE_INTEGER, '\uffff'];
   const lo = [q.fromDate ?? 0, ''];
-  const index = (prefix: (string | number)[]): Iterable<[number, string]> => d.index
+  const keys = (prefix: (string | number)[]): Iterable<[number, string]> => d.index
     .getKeys({ start: [...prefix, ...hi], end: [...prefix, ...lo], reverse: true } as never)
     .map((k) => (k as unknown as unknown[]).slice(prefix.length) as [number, string]);
-  if (q.workflowUrl !== undefined) return index(['u', q.workflowUrl]);
-  if (q.labels !== undefined) return mergeDesc(q.labels.map((l) => index(['l', l])));
-  if (q.flowControlKey !== undefined) return index(['k', q.flowControlKey]);
-  if (q.callerIp !== undefined) return index(['i', q.callerIp]);
+  const hits = (it: Iterable<[number, string]>): Iterable<Hit<[number, string], RunRec>> => mapIt(it, (key) => ({ key }));
+  if (q.workflowUrl !== undefined) return hits(keys(['u', q.workflowUrl]));
+  if (q.labels !== undefined) return hits(mergeDesc(q.labels.map((l) => keys(['l', l]))));
+  if (q.flowControlKey !== undefined) return hits(keys(['k', q.flowControlKey]));
+  if (q.callerIp !== undefined) return hits(keys(['i', q.callerIp]));
   if (q.states !== undefined) {
     const runStates = new Set<string>();
     let all = false;
@@ -111,10 +112,13 @@ function runCandidates(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): I
       else if (RUNS_OF_STEP[st] === null) all = true;
       else for (const r of RUNS_OF_STEP[st] ?? []) runStates.add(r);
     }
-    if (!all) return mergeDesc([...runStates].map((st) => index(['s', st])));
+    if (!all) return hits(mergeDesc([...runStates].map((st) => keys(['s', st]))));
   }
-  return d.runs.getKeys({ start: hi, end: lo, reverse: true } as never) as unknown as Iterable<[number, string]>;
+  return d.runs.getRange({ start: hi, end: lo, reverse: true } as never) as unknown as Iterable<Hit<[number, string], RunRec>>;
 }
+
+/** A candidate: its key, and its record when the walk read it already (a scan of the records). */
+interface Hit<K, V> { key: K; value?: V }
 
 function listRuns(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): { runs: RunView[]; cursor?: string } {
   const out: RunView[] = [];
@@ -140,7 +144,7 @@ function listRuns(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): { runs
     return true;
   };
   const after = (k: [number, string]) => q.cursor === undefined || k[0] < q.cursor[0] || (k[0] === q.cursor[0] && k[1] < q.cursor[1]);
-  let keys: Iterable<[number, string]>;
+  let cands: Iterable<Hit<[number, string], RunRec>>;
   if (q.workflowRuns !== undefined || q.workflowRunId !== undefined || q.messageId !== undefined) {
     // Direct lookups: the pairs, the runs of one id, or the run holding a message.
     const ks: [number, string][] = [];
@@ -154,13 +158,13 @@ function listRuns(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfRuns' }>): { runs
       }
     }
     ks.sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0));
-    keys = ks;
+    cands = ks.map((key) => ({ key }));
   } else {
-    keys = runCandidates(d, q);
+    cands = runCandidates(d, q);
   }
-  for (const k of keys) {
-    if (!after(k)) continue;
-    if (!accept(k, d.runs.get(k))) break;
+  for (const { key, value } of cands) {
+    if (!after(key)) continue;
+    if (!accept(key, value ?? d.runs.get(key))) break;
   }
   const res: { runs: RunView[]; cursor?: string } = { runs: out };
   if (more && last !== null) res.cursor = Buffer.from(JSON.stringify(last)).toString('base64url');
@@ -181,26 +185,31 @@ for (const [raw, step] of Object.entries(STEP_OF)) (RAW_OF[step] ??= []).push(ra
  * dates: one run's (per-run index), the run holding a message, the pairs' runs, or through the
  * URL, label, flow-control-key or state index; else the whole log.
  */
-function eventCandidates(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): Iterable<[number, number]> {
+function eventCandidates(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): Iterable<Hit<[number, number], WfEventRec>> {
   const hi = q.cursor ?? [q.toDate ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
   const lo = [q.fromDate ?? 0, -1];
-  const index = (prefix: (string | number)[]): Iterable<[number, number]> => d.index
+  const keys = (prefix: (string | number)[]): Iterable<[number, number]> => d.index
     .getKeys({ start: [...prefix, ...hi], end: [...prefix, ...lo], reverse: true } as never)
     .map((k) => (k as unknown as unknown[]).slice(prefix.length) as [number, number]);
-  if (q.workflowRuns !== undefined) return mergeDesc([...new Set(q.workflowRuns.map(([id]) => id))].map((id) => index(['e', id])));
-  if (q.workflowRunId !== undefined) return index(['e', q.workflowRunId]);
+  const hits = (it: Iterable<[number, number]>): Iterable<Hit<[number, number], WfEventRec>> => mapIt(it, (key) => ({ key }));
+  if (q.workflowRuns !== undefined) return hits(mergeDesc([...new Set(q.workflowRuns.map(([id]) => id))].map((id) => keys(['e', id]))));
+  if (q.workflowRunId !== undefined) return hits(keys(['e', q.workflowRunId]));
   if (q.messageId !== undefined) {
     const k = d.index.get(['m', q.messageId]) as [string, number] | undefined;
-    return k === undefined ? [] : index(['e', k[0]]);
+    return k === undefined ? [] : hits(keys(['e', k[0]]));
   }
-  if (q.workflowUrl !== undefined) return index(['E', 'u', q.workflowUrl]);
-  if (q.labels !== undefined) return mergeDesc(q.labels.map((l) => index(['E', 'l', l])));
-  if (q.flowControlKey !== undefined) return index(['E', 'k', q.flowControlKey]);
+  if (q.workflowUrl !== undefined) return hits(keys(['E', 'u', q.workflowUrl]));
+  if (q.labels !== undefined) return hits(mergeDesc(q.labels.map((l) => keys(['E', 'l', l]))));
+  if (q.flowControlKey !== undefined) return hits(keys(['E', 'k', q.flowControlKey]));
   if (q.states !== undefined) {
     const raw = new Set(q.states.flatMap((st) => (q.stepStates ? RAW_OF[st] ?? [st] : [st])));
-    return mergeDesc([...raw].map((st) => index(['E', 's', st])));
+    return hits(mergeDesc([...raw].map((st) => keys(['E', 's', st]))));
   }
-  return d.events.getKeys({ start: hi, end: lo, reverse: true } as never) as unknown as Iterable<[number, number]>;
+  return d.events.getRange({ start: hi, end: lo, reverse: true } as never) as unknown as Iterable<Hit<[number, number], WfEventRec>>;
+}
+
+function* mapIt<A, B>(it: Iterable<A>, f: (a: A) => B): Generator<B> {
+  for (const a of it) yield f(a);
 }
 
 function listEvents(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): { events: WfEventRec[]; cursor?: string } {
@@ -208,9 +217,9 @@ function listEvents(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): { 
   let last: [number, number] | null = null;
   let more = false;
   const pairs = q.workflowRuns === undefined ? null : new Set(q.workflowRuns.map(([id, at]) => `${id}@${at}`));
-  for (const k of eventCandidates(d, q)) {
+  for (const { key: k, value } of eventCandidates(d, q)) {
     if (q.cursor !== undefined && !(k[0] < q.cursor[0] || (k[0] === q.cursor[0] && k[1] < q.cursor[1]))) continue;
-    const e0 = d.events.get(k);
+    const e0 = value ?? d.events.get(k);
     if (e0 === undefined) continue;
     // /v2/workflows/logs without groupBy shows step states; messageLogs the message states.
     const e = q.stepStates && STEP_OF[e0.state] !== undefined ? { ...e0, state: STEP_OF[e0.state] } : e0;
@@ -237,6 +246,8 @@ function listEvents(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfEvents' }>): { 
 
 /** trimBody on a flat event: request/response bodies cut or (-1, the default) left out. */
 function trimEvent(e: WfEventRec, trim: number | undefined): WfEventRec {
+  const si = e.stepInfo;
+  if (e.responseBody === undefined && e.body === undefined && (si === undefined || (si.callBody === undefined && si.callResponseBody === undefined && si.invokedWorkflowRunBody === undefined))) return e;
   const t = trimmer(trim ?? -1);
   const o: WfEventRec = { ...e, responseBody: t(e.responseBody), body: t(e.body) };
   if (e.stepInfo !== undefined) {
