@@ -17,7 +17,7 @@
  *
  *   npm run bench:workflow
  *   BENCH_N=300 BENCH_C=20 BENCH_LOG_RUNS=100000 node bench/workflow.mjs
- *   BENCH_ONLY=logs node bench/workflow.mjs      (the log listing only)
+ *   BENCH_ONLY=logs|throughput node bench/workflow.mjs      (one part only)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -224,6 +224,7 @@ async function main() {
     console.table(t.table);
     console.log('server overhead per step (step function end -> next delivery):', t.overhead);
   }
+  if (process.env.BENCH_ONLY === 'throughput') process.exit(0);
   const l = await logs();
   console.log(`${l.runs} runs written through the workflow service in ${l.generateSec}s`);
   console.table(l.table);
