@@ -96,6 +96,27 @@ describe('workflow failures', () => {
     assert.equal(next.steps[0].errors[0].status, 489);
   });
 
+  it('a failing parallel branch: STEP_FAILED inside the parallel group, no next group', async () => {
+    a.route('/pf', sdk.serve(async (ctx: any) => {
+      await Promise.all([ctx.run('fine', () => 'ok'), ctx.run('broken', () => { throw new Error('branch broke'); })]);
+      await ctx.run('never', () => 1);
+    }));
+    const { workflowRunId } = await c.trigger({ url: `${a.url}/pf`, retries: 0 });
+    await runState(c, workflowRunId, ['RUN_FAILED']);
+    const run = await until(async () => {
+      const r = (await c.logs({ workflowRunId })).runs[0];
+      return r.steps.find((g: any) => g.type === 'parallel')?.steps.some((s: any) => s.state === 'STEP_FAILED') ? r : undefined;
+    }, 5000, 'failed branch in the log');
+    assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'parallel']);
+    const par = run.steps[1].steps;
+    assert.deepEqual(par.map((s: any) => [s.stepName, s.concurrent]), [['fine', 2], ['broken', 2]]);
+    const broken = par.find((s: any) => s.stepName === 'broken');
+    assert.equal(broken.state, 'STEP_FAILED');
+    assert.equal(broken.errors[0].status, 500);
+    assert.ok(['STEP_SUCCESS', 'STEP_CANCELED'].includes(par.find((s: any) => s.stepName === 'fine').state));
+    assert.match(run.dlqId, /\S/);
+  });
+
   it('9: retry-after waits, then the run succeeds', async () => {
     let thrown = false;
     a.route('/s9', sdk.serve(async (ctx: any) => {
