@@ -259,6 +259,11 @@ describe('workflow DLQ', () => {
     const d1: any = byRun.get(ids[1]);
     const d2: any = byRun.get(ids[2]);
     assert.equal(d0.failureCallbackInfo.state, 'CALLBACK_FAIL');
+    const byState = async (st: string) => (await (await fetch(`${srv.base}/v2/workflows/dlq?workflowUrl=${encodeURIComponent(`${a.url}/dlq`)}&failureCallbackState=${st}`, {
+      headers: { authorization: `Bearer ${a.env.QSTASH_TOKEN}` },
+    })).json() as any).messages.length;
+    assert.equal(await byState('CALLBACK_FAIL'), 3);
+    assert.equal(await byState('CALLBACK_SUCCESS'), 0);
     // Paging: count 1 visits all three.
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -275,6 +280,7 @@ describe('workflow DLQ', () => {
     assert.equal(cb.workflowRunId, ids[0]);
     await until(async () => (await c.logs({ workflowRunId: ids[0] })).runs[0].failureFunction?.state === 'CALLBACK_SUCCESS', 5000, 'CALLBACK_SUCCESS after retry');
     assert.equal(failureCalls, before + 1);
+    assert.equal(await byState('CALLBACK_SUCCESS'), 1);
     await assert.rejects(c.dlq.retryFailureFunction({ dlqId: d0.dlqId }), (e: any) => e.status === 400);
     // Resume: the first step is not run again.
     broken = false;

@@ -1,14 +1,15 @@
 /**
  * Workflow listings, run in the log worker (piscina) over a read-only snapshot of the LMDB
  * environment: run logs grouped per run (newest first, cursor = the last run's key) and the
- * flat workflow event log (newest first, cursor = the last event's key). Filters follow the
- * seed's section 4.3; `workflowRuns` pairs override every other filter.
+ * flat workflow event log (newest first, cursor = the last event's key), both through the
+ * filters' indexes (indexes.ts) when a filter names one; and pages of the workflow DLQ. Filters
+ * follow the seed's section 4.3; `workflowRuns` pairs override every other filter.
  */
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { snapshot } from '../log-query.js';
 import { runView, trimmer, type RunView } from './view.js';
 import { mergeDesc } from './indexes.js';
-import type { EntryRec, RunRec, WfEventRec } from './types.js';
+import type { EntryRec, RunRec, WfDlqRec, WfEventRec } from './types.js';
 
 export interface RunFilter {
   workflowRunId?: string;
@@ -24,11 +25,34 @@ export interface RunFilter {
   messageId?: string;
 }
 
+/** A DLQ page: explicit ids, or the filters from the cursor (a dlqId) on. */
+export interface DlqFilter {
+  count: number;
+  ids: string[];
+  cursor?: string;
+  fromDate?: number;
+  toDate?: number;
+  workflowCreatedAt?: number;
+  labels: string[];
+  workflowRunId?: string;
+  workflowUrl?: string;
+  url?: string;
+  messageId?: string;
+  flowControlKey?: string;
+  callerIp?: string;
+  responseStatus?: string;
+  failureCallbackState?: string;
+}
+
 export type WorkflowQuery =
   | ({ kind: 'wfRuns'; path: string; count: number; cursor?: [number, string]; trimBody?: number } & RunFilter)
-  | ({ kind: 'wfEvents'; path: string; count: number; cursor?: [number, number]; trimBody?: number; stepStates?: boolean } & RunFilter);
+  | ({ kind: 'wfEvents'; path: string; count: number; cursor?: [number, number]; trimBody?: number; stepStates?: boolean } & RunFilter)
+  | ({ kind: 'wfDlq'; path: string } & DlqFilter);
 
-interface Dbs { runs: Database<RunRec, [number, string]>; entries: Database<EntryRec, [string, number, number]>; events: Database<WfEventRec, [number, number]>; index: Database<unknown, Key> }
+interface Dbs {
+  runs: Database<RunRec, [number, string]>; entries: Database<EntryRec, [string, number, number]>; events: Database<WfEventRec, [number, number]>;
+  index: Database<unknown, Key>; dlq: Database<WfDlqRec, string>;
+}
 
 let opened: { env: RootDatabase; dbs: Dbs } | null = null;
 
@@ -42,6 +66,7 @@ function dbs(path: string): Dbs {
         entries: env.openDB({ name: 'wfEntries', encoding: 'json' }),
         events: env.openDB({ name: 'wfEvents', encoding: 'json' }),
         index: env.openDB({ name: 'wfIndex', encoding: 'json' }),
+        dlq: env.openDB({ name: 'wfDlq', encoding: 'json' }),
       },
     }).dbs;
   }
@@ -54,7 +79,37 @@ export function entriesOf(db: Database<EntryRec, [string, number, number]>, runI
 
 export function workflowQuery(q: WorkflowQuery): unknown {
   const d = dbs(q.path);
-  return q.kind === 'wfRuns' ? listRuns(d, q) : listEvents(d, q);
+  return q.kind === 'wfRuns' ? listRuns(d, q) : q.kind === 'wfEvents' ? listEvents(d, q) : listDlq(d, q);
+}
+
+function listDlq(d: Dbs, q: Extract<WorkflowQuery, { kind: 'wfDlq' }>): { items: WfDlqRec[]; cursor?: string } {
+  const items: WfDlqRec[] = [];
+  let next: string | undefined;
+  const src: Iterable<WfDlqRec> = q.ids.length > 0
+    ? q.ids.map((i) => d.dlq.get(i)).filter((x): x is WfDlqRec => x !== undefined)
+    : d.dlq.getRange(q.cursor === undefined ? {} : { start: q.cursor }).map(({ value }) => value);
+  for (const x of src) {
+    if (q.ids.length === 0) {
+      if (q.workflowRunId !== undefined && x.workflowRunId !== q.workflowRunId) continue;
+      if (q.workflowUrl !== undefined && x.workflowUrl !== q.workflowUrl) continue;
+      if (q.workflowCreatedAt !== undefined && x.workflowCreatedAt !== q.workflowCreatedAt) continue;
+      if (q.url !== undefined && x.url !== q.url) continue;
+      if (q.messageId !== undefined && x.messageId !== q.messageId) continue;
+      if (q.flowControlKey !== undefined && x.flowControlKey !== q.flowControlKey) continue;
+      if (q.callerIp !== undefined && x.callerIp !== q.callerIp) continue;
+      if (q.responseStatus !== undefined && String(x.responseStatus ?? '') !== q.responseStatus) continue;
+      if (q.labels.length > 0 && !(x.labels ?? []).some((l) => q.labels.includes(l))) continue;
+      if (q.fromDate !== undefined && x.failedAt < q.fromDate) continue;
+      if (q.toDate !== undefined && x.failedAt > q.toDate) continue;
+      if (q.failureCallbackState !== undefined) {
+        const ff = d.runs.get([x.workflowCreatedAt, x.workflowRunId])?.failureFunction;
+        if (ff?.dlqId !== x.dlqId || ff.state !== q.failureCallbackState) continue;
+      }
+    }
+    if (items.length === q.count) { next = x.dlqId; break; }
+    items.push(x);
+  }
+  return next === undefined ? { items } : { items, cursor: next };
 }
 
 const RUN_STATES = new Set(['RUN_STARTED', 'RUN_SUCCESS', 'RUN_FAILED', 'RUN_CANCELED']);
