@@ -120,15 +120,18 @@ describe('workflow logs', () => {
     assert.equal(failRun.steps[1].steps[0].state, 'STEP_FAILED');
     assert.equal(failRun.steps[1].steps[0].errors[0].status, 500);
     assert.match(failRun.dlqId, /\S/);
-    // trimBody: request/response bodies (here the failed attempt's response) are left out by
-    // default (-1), cut to n bytes, or kept whole; step outputs and the run result never are.
+    // trimBody: the attempts' errors keep the failing response's body whatever trimBody says
+    // (as the real service shows them to client.logs()); request/response bodies are below.
+    assert.equal(JSON.parse(failRun.steps[1].steps[0].errors[0].body).message, 'bad');
     const failLog = async (q: string) => (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.fail}${q}`)).body.runs[0];
-    const errBody = JSON.parse((await failLog('&trimBody=100000')).steps[1].steps[0].errors[0].body);
-    assert.equal(errBody.message, 'bad');
-    assert.equal(failRun.steps[1].steps[0].errors[0].body, undefined); // client.logs(): the default
-    assert.equal((await failLog('')).steps[1].steps[0].errors[0].body, undefined);
-    assert.equal((await failLog('&trimBody=-1')).steps[1].steps[0].errors[0].body, undefined);
-    assert.equal((await failLog('&trimBody=5')).steps[1].steps[0].errors[0].body, '{"err');
+    assert.equal((await failLog('&trimBody=-1')).steps[1].steps[0].errors[0].body, failRun.steps[1].steps[0].errors[0].body);
+    assert.equal((await failLog('&trimBody=5')).steps[1].steps[0].errors[0].body, failRun.steps[1].steps[0].errors[0].body);
+    // The flat log's ERROR events: the response body left out by default, cut, or whole.
+    const errEvent = async (q: string) => (await get(`/v2/workflows/messageLogs?workflowRunId=${ids.fail}&state=ERROR${q}`)).body.events[0];
+    assert.equal((await errEvent('')).responseBody, undefined);
+    assert.equal((await errEvent('&trimBody=-1')).responseBody, undefined);
+    assert.equal((await errEvent('&trimBody=5')).responseBody, '{"err');
+    assert.equal(JSON.parse((await errEvent('&trimBody=100000')).responseBody).message, 'bad');
     const t0 = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=0`)).body.runs[0];
     assert.equal(stepsOf(t0)[1].out, JSON.stringify('x'.repeat(50)));
     assert.equal(t0.workflowRunResponse, '{"done":true}');

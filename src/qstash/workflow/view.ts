@@ -10,9 +10,10 @@
  *
  * Two rules shape what a listing shows:
  *   - trimBody (seed 4.3; default -1): request and response bodies (call request and response,
- *     error responses, the failure function's response, the body an invoked run got) are cut to
- *     that many bytes, or left out with -1. Step outputs (`out`) and the run's result are not
- *     bodies: the SDK's client.logs() sends no trimBody and reads them.
+ *     the failure function's response, the body an invoked run got) are cut to that many bytes,
+ *     or left out with -1. Step outputs (`out`), the run's result and the attempts' `errors`
+ *     (with the failing response's body) are not: the SDK's client.logs() sends no trimBody, and
+ *     the real service shows them there (spec 4.3, its live observations).
  *   - Upstash-Redact-Fields of the trigger: the run's message bodies (the initial payload, step
  *     outputs, call and invoke request bodies) and the named request headers are shown as
  *     REDACTED:<sha256>; deliveries keep the real values.
@@ -91,7 +92,7 @@ export function runView(r: RunRec, entries: EntryRec[], trim = -1): RunView {
       ...retryFields, createdAt: (pending ?? res ?? e).createdAt, headers: red.headers((res ?? e).headers),
       sleepFor: s.sleepFor, sleepUntil: s.sleepUntil, nextDeliveryTime: res === undefined ? (pending ?? e).next : undefined,
     };
-    if (res === undefined && (pending ?? e).errors !== undefined) v.errors = (pending ?? e).errors!.map((x) => ({ ...x, body: t(x.body) }));
+    if (res === undefined && (pending ?? e).errors !== undefined) v.errors = (pending ?? e).errors;
     const c = pending?.call;
     if (c !== undefined) {
       Object.assign(v, {
@@ -192,7 +193,7 @@ export function runView(r: RunRec, entries: EntryRec[], trim = -1): RunView {
         type: 'next',
         steps: [compact({
           messageId: last.messageId, state: STATE[last.d], ...retryFields, nextDeliveryTime: last.next,
-          errors: last.errors?.map((x) => ({ ...x, body: t(x.body) })),
+          errors: last.errors,
         })],
       });
     }
