@@ -60,8 +60,8 @@ export interface NewRun {
   unknownSdk?: boolean;
 }
 
-/** Records pruned per retention pass (each kind). */
-const PRUNE_BATCH = 20_000;
+/** Records pruned per chunk of a retention pass (each kind). */
+const PRUNE_BATCH = 5000;
 /** Version of the log indexes (indexes.ts); a store without it gets them built on start. */
 const INDEX_VERSION = 1;
 
@@ -141,31 +141,47 @@ export class WorkflowService implements WorkflowExt {
   }
 
   private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning = false;
+  private stopped = false;
 
-  /** Waiters (deadlines) start with the server; the flat log is pruned like the queue's. */
+  /** Waiters (deadlines) start with the server; the logs are pruned every minute. */
   start(): void {
     this.waits.load();
-    this.pruneTimer = setInterval(() => this.prune(), 60_000);
+    this.pruneTimer = setInterval(() => void this.pruneAll(), 60_000);
     this.pruneTimer.unref();
-    this.prune();
+    void this.pruneAll();
   }
 
   stop(): void {
+    this.stopped = true;
     this.waits.stop();
     if (this.pruneTimer !== null) clearInterval(this.pruneTimer);
+  }
+
+  /** Prune in chunks, each committed before the next is read, until nothing is past retention. */
+  private async pruneAll(): Promise<void> {
+    if (this.pruning) return;
+    this.pruning = true;
+    try {
+      const now = Date.now();
+      while (!this.stopped && this.prune(now)) await this.committed();
+    } finally {
+      this.pruning = false;
+    }
   }
 
   /**
    * Retention (--qstash-log-retention): flat-log events older than it go, and so do runs that
    * finished before it, with their entries, index keys and DLQ entry. Active runs stay however
-   * old they are. At most PRUNE_BATCH of each per call (every minute), so that a backlog never
-   * stalls the server.
+   * old they are. One chunk of at most PRUNE_BATCH of each, so that a backlog never stalls the
+   * server; true if there may be more.
    */
-  prune(now = Date.now()): void {
+  prune(now = Date.now()): boolean {
     const cut = now - this.q.opts.retentionMs;
+    let more = false;
     let n = 0;
     for (const { key, value } of this.eventsDb.getRange({ start: [0, -1], end: [cut, -1] })) {
-      if (n++ >= PRUNE_BATCH) break;
+      if (n++ >= PRUNE_BATCH) { more = true; break; }
       const ek = key as unknown as [number, number];
       this.q.write(() => {
         this.eventsDb.remove(ek);
@@ -175,7 +191,7 @@ export class WorkflowService implements WorkflowExt {
     }
     n = 0;
     for (const k of this.indexDb.getKeys({ start: ['f', 0], end: ['f', cut] })) {
-      if (n++ >= PRUNE_BATCH) break;
+      if (n++ >= PRUNE_BATCH) { more = true; break; }
       const [, , createdAt, runId] = k as [string, number, number, string];
       const rec = this.runsDb.get([createdAt, runId]);
       const entries = entriesOf(this.entriesDb, runId, createdAt);
@@ -194,6 +210,7 @@ export class WorkflowService implements WorkflowExt {
         this.runsDb.remove([createdAt, runId]);
       });
     }
+    return more;
   }
 
   /**
