@@ -10,11 +10,14 @@
  *             the server's own work per step plus one local publish and one local delivery
  *   logs      100,000 finished runs written through the workflow service (in-process, before
  *             the server starts), then GET /v2/workflows/events?groupBy=workflowRunId latency:
- *             first page, a label matched by 1% of runs, state=RUN_FAILED (10%), one run id,
- *             10 pages deep through cursors, and /v2/workflows/messageLogs (1000 events)
+ *             first page, labels matched by 1% and 0.01% of runs, a URL and a flow-control key
+ *             of 0.1% of runs, a URL within a date range, state=RUN_FAILED (10%), one run id,
+ *             10 pages deep through cursors, and /v2/workflows/messageLogs (1000 events, by URL,
+ *             by state, of one run)
  *
  *   npm run bench:workflow
  *   BENCH_N=300 BENCH_C=20 BENCH_LOG_RUNS=100000 node bench/workflow.mjs
+ *   BENCH_ONLY=logs|throughput node bench/workflow.mjs      (one part only)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -148,11 +151,13 @@ async function logs() {
   const s0 = await createServer(loadConfig(['--port', String(await freePort()), '--http-port', String(httpPort), '--dir', dir, '--qstash-token', TOKEN, '--appendfsync', 'no']));
   const wf = s0.qstash.ext;
   const t0 = performance.now();
+  let tenth = 0; // creation time of the run 90% of the way through
   const step = (id, name, out) => Buffer.from(JSON.stringify({ stepId: id, stepName: name, stepType: 'Run', out, concurrent: 1 }));
   for (let i = 0; i < LOG_RUNS; i++) {
     const run = wf.openRun({
       runId: `wfr_bench${i}`, url: `http://127.0.0.1:9/wf/${i % 10}`, payload: Buffer.from(`{"i":${i}}`), forward: {}, own: {}, retries: 3,
-      labels: [i % 100 === 0 ? 'rare' : 'common'], notBefore: 0, callerIp: '127.0.0.1',
+      labels: [i % 100 === 0 ? 'rare' : 'common', ...(i % 10_000 === 5 ? ['rarest'] : [])], notBefore: 0, callerIp: '127.0.0.1',
+      ...(i % 1000 === 7 ? { url: 'http://127.0.0.1:9/wf/rare', flowControl: { key: 'rarekey', parallelism: 1 } } : {}),
     });
     const add = (body, callType = 'step') => wf.addEntry(run, { messageId: `msg_b${i}_${run.entries.length}`, callType, body: body.toString('base64'), raw: true, createdAt: Date.now(), step: callType === 'step' && run.entries.length > 0 ? JSON.parse(body) : undefined, d: 'SUCCESS', headers: { 'Content-Type': ['application/json'] } });
     add(Buffer.from(`{"i":${i}}`));
@@ -167,6 +172,7 @@ async function logs() {
     } else {
       wf.finishRun(run, 'RUN_SUCCESS', { response: `"done ${i}"` });
     }
+    if (i === Math.floor(LOG_RUNS * 0.9)) tenth = run.rec.createdAt;
     if (i % 2000 === 1999) await wf.committed();
   }
   await wf.committed();
@@ -189,9 +195,15 @@ async function logs() {
     ['label=rare (1% of runs)', `${g}&label=rare`],
     ['state=RUN_FAILED (10%)', `${g}&state=RUN_FAILED`],
     ['state=STEP_FAILED (10%, steps built)', `${g}&state=STEP_FAILED`],
+    ['label=rarest (0.01%)', `${g}&label=rarest`],
+    ['workflowUrl, 0.1% of runs', `${g}&workflowUrl=${encodeURIComponent('http://127.0.0.1:9/wf/rare')}`],
+    ['flowControlKey, 0.1% of runs', `${g}&flowControlKey=rarekey`],
+    ['workflowUrl + fromDate, last 10% of runs', `${g}&workflowUrl=${encodeURIComponent('http://127.0.0.1:9/wf/3')}&fromDate=${tenth}`],
     ['workflowRunId (index)', `${g}&workflowRunId=wfr_bench50000`],
     ['page 11 (cursor)', `${g}&cursor=${deepCursor}`],
     ['messageLogs 1000 events', '/v2/workflows/messageLogs'],
+    ['messageLogs workflowUrl, 0.1% of runs', `/v2/workflows/messageLogs?workflowUrl=${encodeURIComponent('http://127.0.0.1:9/wf/rare')}`],
+    ['messageLogs state=RUN_FAILED (10% of runs)', '/v2/workflows/messageLogs?state=RUN_FAILED'],
     ['messageLogs of one run (index)', `/v2/workflows/messageLogs?count=100&workflowRunId=wfr_bench${LOG_RUNS - 5000}`],
   ];
   const table = [];
@@ -207,9 +219,12 @@ async function logs() {
 }
 
 async function main() {
-  const t = await throughput();
-  console.table(t.table);
-  console.log('server overhead per step (step function end -> next delivery):', t.overhead);
+  if (process.env.BENCH_ONLY !== 'logs') {
+    const t = await throughput();
+    console.table(t.table);
+    console.log('server overhead per step (step function end -> next delivery):', t.overhead);
+  }
+  if (process.env.BENCH_ONLY === 'throughput') process.exit(0);
   const l = await logs();
   console.log(`${l.runs} runs written through the workflow service in ${l.generateSec}s`);
   console.table(l.table);

@@ -6,6 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWf, keysOf, wfSdk, wfClient, app, runState, settle, stepsOf, until, type App, type QServer } from './helpers.js';
+import { scenario1, scenario3 } from './scenarios.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let srv: QServer;
@@ -27,16 +28,7 @@ after(async () => {
 
 describe('workflow core', () => {
   it('1: two runs, returned object, body, header and label', async () => {
-    const seen: any = {};
-    a.route('/s1', sdk.serve(async (ctx: any) => {
-      const x = await ctx.run('a', () => ({ n: ctx.requestPayload.n + 1 }));
-      const y = await ctx.run('b', async () => x.n * 10);
-      seen.header = ctx.headers.get('x-custom');
-      seen.label = ctx.label;
-      seen.payload = ctx.requestPayload;
-      return { x, y };
-    }));
-    const { workflowRunId } = await c.trigger({ url: `${a.url}/s1`, body: { n: 1 }, headers: { 'x-custom': 'hello' }, label: 'demo' });
+    const { workflowRunId, seen } = await scenario1(sdk, c, a, '/s1');
     assert.match(workflowRunId, /^wfr_/);
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
     assert.equal(await settle(a, '/s1', 3), 3);
@@ -44,11 +36,13 @@ describe('workflow core', () => {
     assert.equal(seen.header, 'hello');
     assert.equal(seen.label, 'demo');
     assert.deepEqual(seen.payload, { n: 1 });
+    assert.equal(run.workflowState, 'RUN_SUCCESS');
     assert.equal(run.workflowRunResponse, JSON.stringify({ x: { n: 2 }, y: 20 }));
     assert.deepEqual(run.labels, ['demo']);
     assert.equal(run.label, 'demo');
     assert.equal(run.workflowUrl, `${a.url}/s1`);
     assert.ok(run.workflowRunCompletedAt >= run.workflowRunCreatedAt);
+    // Groups init, a, b, all sequential; no `next` group.
     assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'sequential', 'sequential']);
     const [init, sa, sb] = stepsOf(run);
     assert.equal(init.stepName, 'init');
@@ -57,51 +51,49 @@ describe('workflow core', () => {
     assert.equal(init.state, 'STEP_SUCCESS');
     assert.equal(init.stepId, undefined);
     assert.deepEqual([sa.stepId, sa.stepName, sa.stepType, sa.out, sa.state], [1, 'a', 'Run', '{"n":2}', 'STEP_SUCCESS']);
-    assert.deepEqual([sb.stepId, sb.stepName, sb.out], [2, 'b', '20']);
+    assert.deepEqual([sb.stepId, sb.stepName, sb.stepType, sb.out, sb.state], [2, 'b', 'Run', '20', 'STEP_SUCCESS']);
     assert.equal(sa.concurrent, 1);
     assert.equal(sa.retries, 3);
   });
 
   it('2: sleep and sleepUntil wait on the clock', async () => {
-    const times: number[] = [];
     a.route('/s2', sdk.serve(async (ctx: any) => {
-      await ctx.run('first', () => { times.push(Date.now()); return 1; });
+      await ctx.run('first', () => 1);
       await ctx.sleep('nap', 2);
-      await ctx.sleepUntil('until', Math.floor(Date.now() / 1000) + 2);
-      await ctx.run('last', () => { times.push(Date.now()); return 2; });
+      // Whole seconds: rounded up so that the wait is at least 2 s from now.
+      await ctx.sleepUntil('until', Math.ceil(Date.now() / 1000) + 2);
+      await ctx.run('last', () => 2);
     }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/s2` });
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS'], 20000);
     assert.equal(await settle(a, '/s2', 5), 5);
     const hits = a.hits.filter((h) => h.path === '/s2');
-    assert.ok(hits[2].at - hits[1].at >= 1900, `sleepFor gap ${hits[2].at - hits[1].at}`);
-    assert.ok(hits[3].at - hits[2].at >= 900, `sleepUntil gap ${hits[3].at - hits[2].at}`);
+    // hits[1] publishes the sleep, hits[2] the sleepUntil (lower bounds only: never flaky).
+    assert.ok(hits[2].at - hits[1].at >= 2000, `sleepFor gap ${hits[2].at - hits[1].at}`);
+    assert.ok(hits[3].at - hits[2].at >= 2000, `sleepUntil gap ${hits[3].at - hits[2].at}`);
+    assert.equal(run.workflowState, 'RUN_SUCCESS');
     const steps = stepsOf(run);
+    assert.deepEqual(steps.map((s) => s.stepType), ['Initial', 'Run', 'SleepFor', 'SleepUntil', 'Run']);
     const nap = steps.find((s) => s.stepName === 'nap');
-    assert.equal(nap.stepType, 'SleepFor');
     assert.equal(nap.sleepFor, 2);
+    assert.equal(nap.state, 'STEP_SUCCESS');
     const until2 = steps.find((s) => s.stepName === 'until');
-    assert.equal(until2.stepType, 'SleepUntil');
     assert.equal(typeof until2.sleepUntil, 'number');
+    assert.ok(until2.sleepUntil * 1000 >= hits[2].at + 2000);
     assert.equal(run.workflowRunResponse, undefined);
   });
 
   it('3: a parallel block of run, run and sleep', async () => {
-    let results: unknown;
-    a.route('/s3', sdk.serve(async (ctx: any) => {
-      await ctx.run('before', () => 'b');
-      results = await Promise.all([ctx.run('p1', () => 'one'), ctx.run('p2', () => 'two'), ctx.sleep('p3', 1)]);
-      await ctx.run('after', () => 'a');
-    }));
-    const { workflowRunId } = await c.trigger({ url: `${a.url}/s3` });
+    const { workflowRunId, seen } = await scenario3(sdk, c, a, '/s3');
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS'], 20000);
     assert.equal(await settle(a, '/s3', 9), 9);
-    assert.deepEqual(results, ['one', 'two', undefined]);
+    assert.deepEqual(seen.results, ['one', 'two', undefined]);
     assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'sequential', 'parallel', 'sequential']);
     const par = run.steps[2].steps;
+    assert.equal(par.length, 3);
     assert.deepEqual(par.map((s: any) => s.stepId), [2, 3, 4]);
     assert.ok(par.every((s: any) => s.concurrent === 3 && s.state === 'STEP_SUCCESS'));
-    assert.deepEqual(par.map((s: any) => s.stepName), ['p1', 'p2', 'p3']);
+    assert.deepEqual(par.map((s: any) => [s.stepName, s.stepType]), [['p1', 'Run'], ['p2', 'Run'], ['p3', 'SleepFor']]);
     assert.equal(run.steps[3].steps[0].stepId, 5);
     assert.equal(run.steps[3].steps[0].stepName, 'after');
   });

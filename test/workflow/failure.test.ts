@@ -75,20 +75,46 @@ describe('workflow failures', () => {
   it('8: a non-retryable error fails at once with 489', async () => {
     const fail: any = {};
     a.route('/s8', sdk.serve(async (ctx: any) => {
-      await ctx.run('ok', () => 1);
-      throw new WorkflowNonRetryableError('give up');
+      await ctx.run('give up', () => { throw new WorkflowNonRetryableError('give up'); });
     }, { failureFunction: async ({ failStatus, failResponse }: any) => { Object.assign(fail, { failStatus, failResponse }); } }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/s8`, retries: 3, retryDelay: '100' });
     await runState(c, workflowRunId, ['RUN_FAILED']);
-    assert.equal(await settle(a, '/s8', 3), 3); // init, the failing delivery (once), the failure call
+    assert.equal(await settle(a, '/s8', 2), 2); // the failing delivery (once, despite retries 3), the failure call
+    const hits = a.hits.filter((h) => h.path === '/s8');
+    assert.equal(hits[0].status, 489);
+    assert.equal(hits[1].headers['upstash-workflow-is-failure'], 'true');
     await until(() => fail.failStatus !== undefined, 5000, 'failure function');
     assert.equal(fail.failStatus, 489);
     assert.equal(fail.failResponse, 'give up');
     const run = (await c.logs({ workflowRunId })).runs[0];
+    assert.equal(run.workflowState, 'RUN_FAILED');
+    assert.match(run.dlqId, /\S/);
+    assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'next']);
     const next = run.steps.at(-1);
-    assert.equal(next.type, 'next');
+    assert.equal(next.steps[0].state, 'STEP_FAILED');
     assert.equal(next.steps[0].errors.length, 1);
     assert.equal(next.steps[0].errors[0].status, 489);
+  });
+
+  it('a failing parallel branch: STEP_FAILED inside the parallel group, no next group', async () => {
+    a.route('/pf', sdk.serve(async (ctx: any) => {
+      await Promise.all([ctx.run('fine', () => 'ok'), ctx.run('broken', () => { throw new Error('branch broke'); })]);
+      await ctx.run('never', () => 1);
+    }));
+    const { workflowRunId } = await c.trigger({ url: `${a.url}/pf`, retries: 0 });
+    await runState(c, workflowRunId, ['RUN_FAILED']);
+    const run = await until(async () => {
+      const r = (await c.logs({ workflowRunId })).runs[0];
+      return r.steps.find((g: any) => g.type === 'parallel')?.steps.some((s: any) => s.state === 'STEP_FAILED') ? r : undefined;
+    }, 5000, 'failed branch in the log');
+    assert.deepEqual(run.steps.map((g: any) => g.type), ['sequential', 'parallel']);
+    const par = run.steps[1].steps;
+    assert.deepEqual(par.map((s: any) => [s.stepName, s.concurrent]), [['fine', 2], ['broken', 2]]);
+    const broken = par.find((s: any) => s.stepName === 'broken');
+    assert.equal(broken.state, 'STEP_FAILED');
+    assert.equal(broken.errors[0].status, 500);
+    assert.ok(['STEP_SUCCESS', 'STEP_CANCELED'].includes(par.find((s: any) => s.stepName === 'fine').state));
+    assert.match(run.dlqId, /\S/);
   });
 
   it('9: retry-after waits, then the run succeeds', async () => {
@@ -103,9 +129,15 @@ describe('workflow failures', () => {
     await runState(c, workflowRunId, ['RUN_SUCCESS']);
     const hits = a.hits.filter((h) => h.path === '/s9');
     assert.equal(await settle(a, '/s9', 3), 3);
+    // The step's delivery: 2 attempts (429 with Retry-After 1, then the step runs); then the end.
     assert.equal(hits[0].status, 429);
-    assert.ok(hits[1].at - hits[0].at >= 950, `retried after ${hits[1].at - hits[0].at}ms`);
-    assert.ok(hits[1].at - hits[0].at < 10000);
+    assert.equal(hits[1].headers['upstash-retried'], '1');
+    assert.ok(hits[1].at - hits[0].at >= 1000, `retried after ${hits[1].at - hits[0].at}ms`);
+    // The run's retry delay (60 s) was not used: Retry-After wins.
+    assert.ok(hits[1].at - hits[0].at < 60000);
+    const run = (await c.logs({ workflowRunId })).runs[0];
+    assert.equal(run.workflowState, 'RUN_SUCCESS');
+    assert.equal(stepsOf(run).find((s) => s.stepName === 'maybe').out, '"fine"');
   });
 
   it('a failure URL gets the failure callback body with the run id header', async () => {
@@ -160,6 +192,10 @@ describe('workflow failures', () => {
     assert.equal(await settle(a, '/s10b', 2), 2);
     assert.equal(failed, false);
     assert.equal(stepsOf(run).filter((s) => s.stepName === 'never').length, 0);
+    const next = run.steps.at(-1);
+    assert.equal(next.type, 'next');
+    assert.equal(next.steps[0].state, 'STEP_CANCELED');
+    assert.equal(run.failureFunction, undefined);
     assert.equal((await c.dlq.list({ filter: { workflowRunId } })).messages.length, 0);
   });
 
@@ -184,6 +220,12 @@ describe('workflow failures', () => {
     assert.deepEqual(await c.cancel({ filter: { workflowUrlStartingWith: `${a.url}/bulk` } }), { cancelled: 2 });
     await runState(c, p1, ['RUN_CANCELED']);
     await runState(c, e1, ['RUN_CANCELED']);
+    for (const id of [l1, l2, p1, p2, e1]) {
+      const r = (await c.logs({ workflowRunId: id })).runs[0];
+      assert.equal(r.steps.at(-1).type, 'next');
+      assert.equal(r.steps.at(-1).steps[0].state, 'STEP_CANCELED');
+      assert.equal((await c.dlq.list({ filter: { workflowRunId: id } })).messages.length, 0);
+    }
     assert.equal((await c.logs({ workflowRunId: keep })).runs[0].workflowState, 'RUN_STARTED');
     assert.deepEqual(await c.cancel([keep]), { cancelled: 1 });
   });
@@ -217,6 +259,11 @@ describe('workflow DLQ', () => {
     const d1: any = byRun.get(ids[1]);
     const d2: any = byRun.get(ids[2]);
     assert.equal(d0.failureCallbackInfo.state, 'CALLBACK_FAIL');
+    const byState = async (st: string) => (await (await fetch(`${srv.base}/v2/workflows/dlq?workflowUrl=${encodeURIComponent(`${a.url}/dlq`)}&failureCallbackState=${st}`, {
+      headers: { authorization: `Bearer ${a.env.QSTASH_TOKEN}` },
+    })).json() as any).messages.length;
+    assert.equal(await byState('CALLBACK_FAIL'), 3);
+    assert.equal(await byState('CALLBACK_SUCCESS'), 0);
     // Paging: count 1 visits all three.
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -233,6 +280,7 @@ describe('workflow DLQ', () => {
     assert.equal(cb.workflowRunId, ids[0]);
     await until(async () => (await c.logs({ workflowRunId: ids[0] })).runs[0].failureFunction?.state === 'CALLBACK_SUCCESS', 5000, 'CALLBACK_SUCCESS after retry');
     assert.equal(failureCalls, before + 1);
+    assert.equal(await byState('CALLBACK_SUCCESS'), 1);
     await assert.rejects(c.dlq.retryFailureFunction({ dlqId: d0.dlqId }), (e: any) => e.status === 400);
     // Resume: the first step is not run again.
     broken = false;
@@ -256,5 +304,37 @@ describe('workflow DLQ', () => {
     assert.equal((await c.dlq.delete(d0.dlqId)).deleted, 1);
     assert.equal((await c.dlq.list({ filter: { workflowUrl: `${a.url}/dlq` } })).messages.length, 0);
     await assert.rejects(c.dlq.resume({ dlqId: d0.dlqId }), (e: any) => e.status === 404);
+  });
+
+  it('bulk: restart by dlqIds, resume by filter, delete by filter (REST)', async () => {
+    let broken = true;
+    a.route('/dlqb', sdk.serve(async (ctx: any) => {
+      await ctx.run('x', () => { if (broken) throw new Error('bulk broken'); return ctx.requestPayload; });
+      return ctx.requestPayload;
+    }));
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await c.trigger({ url: `${a.url}/dlqb`, body: `"b${i}"`, retries: 0 })).workflowRunId);
+    for (const id of ids) await runState(c, id, ['RUN_FAILED']);
+    const auth = { authorization: `Bearer ${a.env.QSTASH_TOKEN}` };
+    const rest = async (method: string, q: string) => {
+      const r = await fetch(`${srv.base}/v2/workflows/dlq${q}`, { method, headers: auth });
+      return { status: r.status, body: await r.json() as any };
+    };
+    const url = encodeURIComponent(`${a.url}/dlqb`);
+    const listed = (await rest('GET', `?workflowUrl=${url}`)).body.messages;
+    assert.equal(listed.length, 4);
+    const byRun = new Map<string, string>(listed.map((m: any) => [m.workflowRunId, m.dlqId]));
+    broken = false;
+    const restarted = await rest('POST', `/restart?dlqIds=${byRun.get(ids[0])}&dlqIds=${byRun.get(ids[1])}`);
+    assert.equal(restarted.status, 200);
+    assert.equal(restarted.body.workflowRuns.length, 2);
+    const resumed = await rest('POST', `/resume?workflowRunId=${ids[2]}`);
+    assert.equal(resumed.body.workflowRuns.length, 1);
+    for (const r of [...restarted.body.workflowRuns, ...resumed.body.workflowRuns]) {
+      assert.equal((await runState(c, r.workflowRunId, ['RUN_SUCCESS'])).workflowState, 'RUN_SUCCESS');
+    }
+    assert.deepEqual((await rest('DELETE', `?workflowUrl=${url}`)).body, { deleted: 1 });
+    assert.deepEqual((await rest('GET', `?workflowUrl=${url}`)).body.messages, []);
+    assert.equal((await rest('POST', '/restart?dlqIds=nope')).status, 404);
   });
 });

@@ -7,6 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWf, keysOf, wfSdk, wfClient, app, runState, settle, stepsOf, sleep, until, WTOKEN, type App, type QServer } from './helpers.js';
+import { scenario4 } from './scenarios.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let srv: QServer;
@@ -29,23 +30,12 @@ const auth = { authorization: `Bearer ${WTOKEN}` };
 
 describe('workflow steps', () => {
   it('4: context.call to an echo endpoint and to a failing one (retries 1)', async () => {
-    a.raw('/echo', (hit, res) => {
-      res.writeHead(201, { 'content-type': 'application/json', 'x-echo': 'yes' });
-      res.end(JSON.stringify({ method: hit.method, body: hit.body, ct: hit.headers['content-type'], custom: hit.headers['x-call'] }));
-    });
-    a.raw('/broken', (_hit, res) => { res.writeHead(500, { 'content-type': 'text/plain' }); res.end('down'); });
-    const got: any = {};
-    a.route('/s4', sdk.serve(async (ctx: any) => {
-      got.first = await ctx.call('echo', { url: `${a.url}/echo`, method: 'POST', body: 'a=1&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-call': 'c1' } });
-      got.second = await ctx.call('broken', { url: `${a.url}/broken`, method: 'PUT', retries: 1, retryDelay: '100' });
-      return 'after calls';
-    }));
-    const { workflowRunId } = await c.trigger({ url: `${a.url}/s4`, headers: { 'x-trigger': 't4' } });
+    const { workflowRunId, seen: got } = await scenario4(sdk, c, a, '/s4');
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
     assert.equal(await settle(a, '/s4', 5), 5);
-    assert.equal(a.count('/echo'), 1);
-    assert.equal(a.count('/broken'), 2);
-    const echo = a.hits.find((h) => h.path === '/echo')!;
+    assert.equal(a.count('/s4-echo'), 1);
+    assert.equal(a.count('/s4-broken'), 2);
+    const echo = a.hits.find((h) => h.path === '/s4-echo')!;
     assert.equal(echo.method, 'POST');
     assert.equal(echo.body, 'a=1&b=2');
     assert.equal(echo.headers['content-type'], 'application/x-www-form-urlencoded');
@@ -62,31 +52,48 @@ describe('workflow steps', () => {
     assert.equal(callbacks.length, 2);
     assert.ok(callbacks.every((h) => h.headers['x-trigger'] === 't4' && h.headers['upstash-workflow-sdk-version'] === undefined));
     assert.ok(a.hits.filter((h) => h.path === '/s4').every((h) => h.verified === true));
+    assert.equal(run.workflowState, 'RUN_SUCCESS');
+    assert.equal(run.workflowRunResponse, '"after calls"');
     const calls = stepsOf(run).filter((s) => s.stepType === 'Call');
     assert.equal(calls.length, 2);
-    assert.equal(calls[0].callUrl, `${a.url}/echo`);
+    assert.deepEqual(calls.map((s) => [s.stepName, s.state]), [['echo', 'STEP_SUCCESS'], ['broken', 'STEP_SUCCESS']]);
+    assert.equal(calls[0].callUrl, `${a.url}/s4-echo`);
     assert.equal(calls[0].callMethod, 'POST');
-    assert.equal(calls[0].callBody, 'a=1&b=2');
+    assert.equal(calls[0].callHeaders['x-call'], 'c1');
     assert.equal(calls[0].callResponseStatus, 201);
+    assert.deepEqual(calls[0].callResponseHeaders['x-echo'], ['yes']);
+    assert.equal(calls[1].callUrl, `${a.url}/s4-broken`);
+    assert.equal(calls[1].callMethod, 'PUT');
     assert.equal(calls[1].callResponseStatus, 500);
-    assert.equal(calls[1].callResponseBody, 'down');
-    assert.equal(calls[1].state, 'STEP_SUCCESS');
     assert.equal(JSON.parse(calls[1].out).status, 500);
+    // Request and response bodies: left out by default (trimBody -1), shown with trimBody.
+    assert.equal(calls[0].callBody, undefined);
+    assert.equal(calls[1].callResponseBody, undefined);
+    const full = (await (await fetch(`${srv.base}/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${workflowRunId}&trimBody=1000`, { headers: auth })).json() as any).runs[0];
+    const fullCalls = stepsOf(full).filter((s) => s.stepType === 'Call');
+    assert.equal(fullCalls[0].callBody, 'a=1&b=2');
+    assert.equal(JSON.parse(fullCalls[0].callResponseBody).custom, 'c1');
+    assert.equal(fullCalls[1].callResponseBody, 'down');
+    // The flat log: the callback deliveries show the call and its response.
+    const ev = (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}&trimBody=100`, { headers: auth })).json() as any).events;
+    const cbEvents = ev.filter((e: any) => e.stepInfo?.callType === 'fromCallback' && e.state === 'DELIVERED');
+    assert.deepEqual(cbEvents.map((e: any) => [e.stepInfo.callUrl, e.stepInfo.callResponseStatus]).reverse(), [[`${a.url}/s4-echo`, 201], [`${a.url}/s4-broken`, 500]]);
+    assert.equal(cbEvents[0].stepInfo.callResponseBody, 'down');
   });
 
   it('5: waitForEvent with notify, timeout and lookback; getWaiters', async () => {
     const id = Math.random().toString(36).slice(2);
     const got: any = {};
     a.route('/s5', sdk.serve(async (ctx: any) => {
+      await ctx.run('start', () => 'started');
       got.first = await ctx.waitForEvent('wait-notify', `e1-${id}`, { timeout: 30 });
       got.second = await ctx.waitForEvent('wait-timeout', `e2-${id}`, { timeout: 1 });
+      // Lookback: the event of the next wait is sent to this run before the run waits for it.
+      got.early = await ctx.run('notify early', async () => c.notify({ eventId: `e3-${id}`, eventData: 'early bird', workflowRunId: ctx.workflowRunId }));
       got.third = await ctx.waitForEvent('wait-lookback', `e3-${id}`, { timeout: 30 });
       return 'waited';
     }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/s5` });
-    // Lookback: this event arrives before the run waits for it.
-    const early = await c.notify({ eventId: `e3-${id}`, eventData: 'early bird', workflowRunId });
-    assert.deepEqual(early, []);
     const waiters = await until(async () => { const w = await c.getWaiters({ eventId: `e1-${id}` }); return w.length > 0 ? w : undefined; }, 5000, 'waiter');
     assert.equal(waiters.length, 1);
     assert.equal(waiters[0].url, `${a.url}/s5`);
@@ -97,15 +104,20 @@ describe('workflow steps', () => {
     assert.match(r[0].messageId, /^msg_/);
     assert.equal(r[0].waiter.url, `${a.url}/s5`);
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
+    // start, wait-notify, wait-timeout, notify early, wait-lookback (resolved at once), the end.
+    assert.equal(await settle(a, '/s5', 6), 6);
     assert.deepEqual(got.first, { eventData: { hello: ['world', 1] }, timeout: false });
     assert.deepEqual(got.second, { eventData: undefined, timeout: true });
+    assert.deepEqual(got.early, []);
     assert.deepEqual(got.third, { eventData: 'early bird', timeout: false });
-    assert.equal(await settle(a, '/s5', 4), 4);
+    assert.equal(run.workflowRunResponse, '"waited"');
     assert.deepEqual(await c.getWaiters({ eventId: `e1-${id}` }), []);
     assert.deepEqual(await c.notify({ eventId: `e1-${id}`, eventData: 'late' }), []);
     const waits = stepsOf(run).filter((s) => s.stepType === 'Wait');
-    assert.deepEqual(waits.map((s) => [s.waitEventId, s.waitTimeout]), [[`e1-${id}`, false], [`e2-${id}`, true], [`e3-${id}`, false]]);
-    assert.equal(waits[0].waitTimeoutDuration, '30s');
+    assert.deepEqual(waits.map((s) => [s.stepName, s.waitEventId, s.waitTimeout]), [
+      ['wait-notify', `e1-${id}`, false], ['wait-timeout', `e2-${id}`, true], ['wait-lookback', `e3-${id}`, false],
+    ]);
+    assert.deepEqual(waits.map((s) => s.waitTimeoutDuration), ['30s', '1s', '30s']);
     assert.ok(waits.every((s) => s.state === 'STEP_SUCCESS'));
   });
 
@@ -148,42 +160,59 @@ describe('workflow steps', () => {
     const got: any = {};
     const { createWorkflow, serveMany } = sdk;
     const child = createWorkflow(async (ctx: any) => {
-      got.child = { payload: ctx.requestPayload, header: ctx.headers.get('x-inv'), id: ctx.workflowRunId, label: ctx.label, count: ctx.headers.get('upstash-workflow-invoke-count') };
-      const v = await ctx.run('child step', () => ({ doubled: ctx.requestPayload.n * 2 }));
-      return v;
+      got.child = { payload: ctx.requestPayload, header: ctx.headers.get('x-inv'), id: ctx.workflowRunId, label: ctx.label };
+      return await ctx.run('child step', () => ({ doubled: ctx.requestPayload.n * 2 }));
     });
     const failing = createWorkflow(async (ctx: any) => {
       await ctx.run('fail', () => { throw new Error('child failed'); });
     }, { retries: 0 });
     const parent = createWorkflow(async (ctx: any) => {
-      got.ok = await ctx.invoke('invoke child', { workflow: child, body: { n: 21 }, headers: { 'x-inv': 'iv' }, workflowRunId: `child-${ctx.workflowRunId}`, label: 'kid' });
-      got.bad = await ctx.invoke('invoke failing', { workflow: failing, body: 'x', retries: 0 });
-      return 'parent done';
+      const ok = await ctx.invoke('invoke child', { workflow: child, body: { n: 21 }, headers: { 'x-inv': 'iv' }, workflowRunId: `child-${ctx.workflowRunId}`, label: 'kid' });
+      const bad = await ctx.invoke('invoke failing', { workflow: failing, body: 'x', retries: 0 });
+      got.ok = ok;
+      got.bad = bad;
+      return await ctx.run('combine', () => ({ okBody: ok.body, badFailed: bad.isFailed }));
     });
     a.route('/many/*', serveMany({ parent, child, failing }));
     const { workflowRunId } = await c.trigger({ url: `${a.url}/many/parent` });
     const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
-    await settle(a, '/many/parent', 3);
-    assert.equal(a.count('/many/parent'), 3);
+    // parent 4 (init -> invoke, child result -> invoke, failing result -> combine, end), child 2,
+    // failing child 2 (the attempt and the failure callback): 8.
+    assert.equal(await settle(a, '/many/parent', 4), 4);
     assert.equal(a.count('/many/child'), 2);
-    assert.equal(a.count('/many/failing'), 2); // the attempt and the failure callback
+    assert.equal(a.count('/many/failing'), 2);
+    assert.ok(a.hits.filter((h) => h.path.startsWith('/many/')).every((h) => h.verified === true));
     assert.deepEqual(got.child.payload, { n: 21 });
     assert.equal(got.child.header, 'iv');
     assert.equal(got.child.id, `wfr_child-${workflowRunId}`);
     assert.equal(got.child.label, 'kid');
+    // The invoke count reaches every delivery of the child (context.headers leaves Upstash-Workflow-* out).
+    assert.ok(a.hits.filter((h) => h.path === '/many/child').every((h) => h.headers['upstash-workflow-invoke-count'] === '1'));
     assert.deepEqual(got.ok.body, { doubled: 42 });
     assert.equal(got.ok.isFailed, false);
     assert.equal(got.bad.isFailed, true);
     assert.equal(got.bad.body, undefined);
+    assert.equal(run.workflowRunResponse, JSON.stringify({ okBody: { doubled: 42 }, badFailed: true }));
     const invokes = stepsOf(run).filter((s) => s.stepType === 'Invoke');
     assert.equal(invokes.length, 2);
     assert.equal(invokes[0].invokedWorkflowRunId, `wfr_child-${workflowRunId}`);
     assert.equal(invokes[0].invokedWorkflowUrl, `${a.url}/many/child`);
     assert.equal(typeof invokes[0].invokedWorkflowCreatedAt, 'number');
-    assert.equal(invokes[0].state, 'STEP_SUCCESS');
+    assert.equal(invokes[0].invokedWorkflowRunHeaders['x-inv'][0], 'iv');
+    assert.equal(invokes[1].invokedWorkflowUrl, `${a.url}/many/failing`);
+    assert.ok(invokes.every((s) => s.state === 'STEP_SUCCESS'));
+    assert.deepEqual(JSON.parse(invokes[1].out), { isFailed: true, isCanceled: false });
+    const invoked = (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}&state=INVOKED&trimBody=100`, { headers: auth })).json() as any).events;
+    assert.deepEqual(invoked.map((e: any) => e.stepInfo.invokedWorkflowUrl).reverse(), [`${a.url}/many/child`, `${a.url}/many/failing`]);
+    assert.equal(invoked.at(-1).stepInfo.invokedWorkflowRunBody, '{"n":21}');
+    assert.deepEqual(invoked.at(-1).stepInfo.invokedWorkflowRunHeaders['x-inv'], ['iv']);
     const childRun = (await c.logs({ workflowRunId: `wfr_child-${workflowRunId}` })).runs[0];
     assert.deepEqual(childRun.invoker, { workflowRunId, workflowUrl: `${a.url}/many/parent`, workflowRunCreatedAt: run.workflowRunCreatedAt });
     assert.equal(childRun.workflowState, 'RUN_SUCCESS');
+    assert.deepEqual(childRun.labels, ['kid']);
+    const failedRun = (await c.logs({ workflowRunId: invokes[1].invokedWorkflowRunId })).runs[0];
+    assert.equal(failedRun.workflowState, 'RUN_FAILED');
+    assert.equal(failedRun.invoker.workflowRunId, workflowRunId);
   });
 });
 
@@ -285,6 +314,70 @@ describe('deduplication, labels, flow control', () => {
     assert.notEqual(runs[0].workflowRunCreatedAt, runs[1].workflowRunCreatedAt);
     assert.equal(stepsOf(runs[0])[0].out, '"three"');
     assert.equal(stepsOf(runs[1])[0].out, '"one"');
+  });
+
+  it('step messages are deduplicated by content (a retried delivery re-publishing its step) and by Upstash-Deduplication-Id', async () => {
+    // The app runs the step (the SDK publishes its result), then answers 500 once: the server
+    // delivers again, the SDK runs the step again and publishes the same result, which the
+    // server recognises; the run continues once.
+    let ran = 0;
+    const h = sdk.serve(async (ctx: any) => {
+      await ctx.run('a', () => { ran++; return 'same'; });
+      return 'end';
+    });
+    let failedOnce = false;
+    let retrySeen: () => void = () => {};
+    const retried = new Promise<void>((r) => { retrySeen = r; });
+    a.raw('/dd', async (hit, res) => {
+      // The continuation (a's result) waits for the retried first delivery, so that the
+      // re-published step arrives while the run is still going.
+      if (hit.headers['upstash-retried'] === '1') retrySeen();
+      else if (failedOnce) await retried;
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(hit.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      const r = await h.fetch(new Request(`${a.url}${hit.path}`, { method: hit.method, headers, body: hit.body }), a.env);
+      const out = Buffer.from(await r.arrayBuffer());
+      const rh: Record<string, string> = {};
+      r.headers.forEach((v: string, k: string) => { rh[k] = v; });
+      if (!failedOnce) { failedOnce = true; res.writeHead(500); res.end('lost answer'); return; }
+      res.writeHead(r.status, rh);
+      res.end(out);
+    });
+    const { workflowRunId } = await c.trigger({ url: `${a.url}/dd`, retryDelay: '100' });
+    const run = await runState(c, workflowRunId, ['RUN_SUCCESS']);
+    assert.equal(await settle(a, '/dd', 3), 3); // init (500), init again, a's result (once)
+    assert.equal(ran, 2);
+    assert.deepEqual(stepsOf(run).map((x) => x.stepName), ['init', 'a']);
+    assert.equal(run.workflowRunResponse, '"end"');
+
+    // Published by hand to an active run: the same content twice, the same id twice.
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => { open = r; });
+    a.route('/dd2', sdk.serve(async (ctx: any) => { await ctx.run('hold', async () => { await gate; return 1; }); }));
+    a.raw('/dd-sink', (_hit, res) => { res.writeHead(200, { 'upstash-workflow-sdk-version': '1' }); res.end('{}'); });
+    const held = (await c.trigger({ url: `${a.url}/dd2` })).workflowRunId;
+    await until(() => a.count('/dd2') >= 1, 5000, 'held run started');
+    const publish = async (body: string, extra: Record<string, string> = {}) => (await (await fetch(`${srv.base}/v2/batch`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify([{ destination: `${a.url}/dd-sink`, body, headers: { 'upstash-workflow-runid': held, 'upstash-workflow-init': 'false', 'content-type': 'application/json', ...extra } }]),
+    })).json() as any[])[0];
+    const step = (n: number) => JSON.stringify({ stepId: 100 + n, stepName: `manual${n}`, stepType: 'Run', out: '"x"', concurrent: 1 });
+    const p1 = await publish(step(1));
+    const p2 = await publish(step(1));
+    assert.equal(p1.deduplicated, undefined);
+    assert.deepEqual(p2, { messageId: p1.messageId, url: `${a.url}/dd-sink`, deduplicated: true });
+    const i1 = await publish(step(2), { 'upstash-deduplication-id': 'dd-one' });
+    const i2 = await publish(step(3), { 'upstash-deduplication-id': 'dd-one' });
+    assert.equal(i2.deduplicated, true);
+    assert.equal(i2.messageId, i1.messageId);
+    const cb = await publish(step(4), { 'upstash-content-based-deduplication': 'true' });
+    assert.equal(cb.deduplicated, undefined);
+    assert.equal(await settle(a, '/dd-sink', 3), 3);
+    const entries = await (await fetch(`${srv.base}/v2/workflows/runs/${held}`, { headers: auth })).json() as any[];
+    const names = entries.slice(1).map((e) => JSON.parse(Buffer.from(e.body, 'base64').toString()).stepName);
+    assert.deepEqual(names, ['manual1', 'manual2', 'manual4']);
+    assert.deepEqual(await c.cancel({ ids: held }), { cancelled: 1 });
+    open();
   });
 
   it('12: flow control parallelism 1 across runs, and a rate', async () => {

@@ -5,9 +5,10 @@
  * GET /v2/workflows/logs (grouped and flat), trimBody, and the flat per-message view
  * GET /v2/workflows/messageLogs.
  */
+import crypto from 'node:crypto';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWf, keysOf, wfSdk, wfClient, app, runState, stepsOf, WTOKEN, type App, type QServer } from './helpers.js';
+import { startWf, keysOf, wfSdk, wfClient, app, runState, stepsOf, until, WTOKEN, type App, type QServer } from './helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let srv: QServer;
@@ -119,12 +120,22 @@ describe('workflow logs', () => {
     assert.equal(failRun.steps[1].steps[0].state, 'STEP_FAILED');
     assert.equal(failRun.steps[1].steps[0].errors[0].status, 500);
     assert.match(failRun.dlqId, /\S/);
-    // trimBody: 10 bytes, and -1 drops bodies.
-    const t10 = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=10`)).body.runs[0];
-    assert.equal(stepsOf(t10)[1].out, `"${'x'.repeat(9)}`);
-    const tNone = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=-1`)).body.runs[0];
-    assert.equal(stepsOf(tNone)[1].out, undefined);
-    assert.equal(tNone.workflowRunResponse, undefined);
+    // trimBody: the attempts' errors keep the failing response's body whatever trimBody says
+    // (as the real service shows them to client.logs()); request/response bodies are below.
+    assert.equal(JSON.parse(failRun.steps[1].steps[0].errors[0].body).message, 'bad');
+    const failLog = async (q: string) => (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.fail}${q}`)).body.runs[0];
+    assert.equal((await failLog('&trimBody=-1')).steps[1].steps[0].errors[0].body, failRun.steps[1].steps[0].errors[0].body);
+    assert.equal((await failLog('&trimBody=5')).steps[1].steps[0].errors[0].body, failRun.steps[1].steps[0].errors[0].body);
+    // The flat log's ERROR events: the response body left out by default, cut, or whole.
+    const errEvent = async (q: string) => (await get(`/v2/workflows/messageLogs?workflowRunId=${ids.fail}&state=ERROR${q}`)).body.events[0];
+    assert.equal((await errEvent('')).responseBody, undefined);
+    assert.equal((await errEvent('&trimBody=-1')).responseBody, undefined);
+    assert.equal((await errEvent('&trimBody=5')).responseBody, '{"err');
+    assert.equal(JSON.parse((await errEvent('&trimBody=100000')).responseBody).message, 'bad');
+    const t0 = (await get(`/v2/workflows/logs?groupBy=workflowRunId&workflowRunId=${ids.ok2}&trimBody=0`)).body.runs[0];
+    assert.equal(stepsOf(t0)[1].out, JSON.stringify('x'.repeat(50)));
+    assert.equal(t0.workflowRunResponse, '{"done":true}');
+    assert.equal((await get('/v2/workflows/logs?groupBy=workflowRunId&trimBody=-2')).status, 400);
   });
 
   it('flat listings: /v2/workflows/messageLogs and /v2/workflows/logs without groupBy', async () => {
@@ -176,5 +187,88 @@ describe('workflow logs', () => {
     assert.ok(!flat.some((e: any) => e.state === 'DELIVERED'));
     const labelled = (await get('/v2/workflows/messageLogs?label=green&state=RUN_STARTED')).body.events;
     assert.deepEqual(labelled.map((e: any) => e.workflowRunId), [ids.ok2]);
+  });
+
+  it('indexed filters (URL, label, flow-control key, caller IP, states) page with cursors like a scan', async () => {
+    const fc = `lgfc-${Math.random().toString(36).slice(2)}`;
+    const fcIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      fcIds.push((await c.trigger({ url: `${a.url}/lg/ok`, body: { f: i }, flowControl: { key: fc, parallelism: 2 }, label: i === 1 ? 'fcl' : undefined })).workflowRunId);
+    }
+    for (const id of fcIds) await runState(c, id, ['RUN_SUCCESS']);
+    const pages = async (q: string, key: 'runs' | 'events', count: number) => {
+      const seen: any[] = [];
+      let cursor = '';
+      for (let i = 0; i < 200; i++) {
+        const r = (await get(`${q}&count=${count}${cursor ? `&cursor=${cursor}` : ''}`)).body;
+        seen.push(...r[key]);
+        if (r.cursor === undefined) return seen;
+        cursor = r.cursor;
+      }
+      throw new Error('no last page');
+    };
+    const g = '/v2/workflows/logs?groupBy=workflowRunId';
+    assert.deepEqual((await pages(`${g}&flowControlKey=${fc}`, 'runs', 1)).map((r) => r.workflowRunId), [...fcIds].reverse());
+    assert.deepEqual((await pages(`${g}&flowControlKey=${fc}&label=fcl`, 'runs', 1)).map((r) => r.workflowRunId), [fcIds[1]]);
+    const okRuns = (await pages(`${g}&workflowUrl=${encodeURIComponent(`${a.url}/lg/ok`)}&state=RUN_SUCCESS`, 'runs', 2)).map((r) => r.workflowRunId);
+    assert.deepEqual(okRuns, [...fcIds].reverse().concat([ids.ok2, ids.ok1]));
+    const ip = encodeURIComponent((await c.logs({ workflowRunId: ids.fail })).runs[0].workflowRunCallerIp);
+    assert.deepEqual((await pages(`${g}&callerIp=${ip}&state=RUN_FAILED&state=RUN_STARTED`, 'runs', 1)).map((r) => r.workflowRunId), [ids.sleep, ids.fail]);
+    assert.deepEqual((await pages(`${g}&callerIp=10.9.9.9`, 'runs', 1)), []);
+    const fromFirst = (await c.logs({ workflowRunId: fcIds[0] })).runs[0].workflowRunCreatedAt;
+    assert.deepEqual((await pages(`${g}&workflowUrl=${encodeURIComponent(`${a.url}/lg/ok`)}&fromDate=${fromFirst}`, 'runs', 1)).map((r) => r.workflowRunId), [...fcIds].reverse());
+    assert.deepEqual((await pages(`${g}&state=STEP_PROGRESS`, 'runs', 1)).map((r) => r.workflowRunId), [ids.sleep]);
+    // Flat listings through the event indexes, checked against a full listing.
+    const everything = (await get('/v2/workflows/messageLogs')).body.events;
+    const expectFlat = (f: (e: any) => boolean) => everything.filter(f).map((e: any) => `${e.time}:${e.state}:${e.messageId ?? ''}`);
+    const flatKeys = (es: any[]) => es.map((e) => `${e.time}:${e.state}:${e.messageId ?? ''}`);
+    assert.deepEqual(flatKeys(await pages(`/v2/workflows/messageLogs?flowControlKey=${fc}`, 'events', 3)), expectFlat((e) => e.flowControlKey === fc));
+    assert.deepEqual(flatKeys(await pages(`/v2/workflows/messageLogs?workflowUrl=${encodeURIComponent(`${a.url}/lg/fail`)}`, 'events', 2)), expectFlat((e) => e.workflowUrl === `${a.url}/lg/fail`));
+    assert.deepEqual(flatKeys(await pages('/v2/workflows/messageLogs?state=RUN_SUCCESS&state=RUN_FAILED', 'events', 2)), expectFlat((e) => e.state === 'RUN_SUCCESS' || e.state === 'RUN_FAILED'));
+    assert.deepEqual(flatKeys(await pages('/v2/workflows/messageLogs?label=fcl&label=red', 'events', 4)), expectFlat((e) => e.labels?.includes('fcl') || e.labels?.includes('red')));
+    const stepOk = await pages(`/v2/workflows/logs?state=STEP_SUCCESS&workflowUrl=${encodeURIComponent(`${a.url}/lg/ok`)}`, 'events', 5);
+    assert.ok(stepOk.length > 0 && stepOk.every((e) => e.state === 'STEP_SUCCESS' && e.workflowUrl === `${a.url}/lg/ok`));
+    assert.equal(stepOk.length, everything.filter((e: any) => e.state === 'DELIVERED' && e.workflowUrl === `${a.url}/lg/ok`).length);
+  });
+
+  it('Upstash-Redact-Fields: run logs, flat logs and the DLQ show REDACTED:<sha256>, deliveries the real values', async () => {
+    const sdk = await wfSdk();
+    const seen: any = {};
+    a.route('/lg/red', sdk.serve(async (ctx: any) => {
+      seen.payload = ctx.requestPayload;
+      seen.secret = ctx.headers.get('x-secret');
+      await ctx.run('r', () => 'secret-out');
+      if (ctx.requestPayload.fail) await ctx.run('f', () => { throw new Error('redacted failure'); });
+    }));
+    const redact = { body: true, header: ['X-Secret'] };
+    const headers = { 'x-secret': 'hunter2', 'x-open': 'visible' };
+    const ok = (await c.trigger({ url: `${a.url}/lg/red`, body: { pw: 'pass-one-secret' }, headers, redact })).workflowRunId;
+    const bad = (await c.trigger({ url: `${a.url}/lg/red`, body: { pw: 'pass-two-secret', fail: true }, headers, redact, retries: 0 })).workflowRunId;
+    const run = await runState(c, ok, ['RUN_SUCCESS']);
+    await runState(c, bad, ['RUN_FAILED']);
+    assert.deepEqual(seen.payload, { pw: 'pass-two-secret', fail: true });
+    assert.equal(seen.secret, 'hunter2');
+    const sha = (v: string) => `REDACTED:${crypto.createHash('sha256').update(v).digest('hex')}`;
+    const [init, r] = stepsOf(run);
+    assert.equal(init.out, sha('{"pw":"pass-one-secret"}'));
+    assert.equal(r.out, sha('"secret-out"'));
+    for (const s of [init, r]) {
+      assert.deepEqual(s.headers['x-secret'], [sha('hunter2')]);
+      assert.deepEqual(s.headers['x-open'], ['visible']);
+    }
+    const events = (await get(`/v2/workflows/messageLogs?workflowRunId=${ok}`)).body.events;
+    const withHeaders = events.filter((e: any) => e.headers?.['x-secret'] !== undefined);
+    assert.ok(withHeaders.length > 0 && withHeaders.every((e: any) => e.headers['x-secret'][0] === sha('hunter2')));
+    assert.ok(!JSON.stringify(events).includes('hunter2') && !JSON.stringify(events).includes('secret-out') && !JSON.stringify(events).includes('pass-one-secret'));
+    const dlq = (await c.dlq.list({ filter: { workflowRunId: bad } })).messages[0];
+    assert.match(dlq.body, /^REDACTED:[0-9a-f]{64}$/);
+    assert.deepEqual(dlq.header['x-secret'], [sha('hunter2')]);
+    assert.deepEqual(dlq.header['x-open'], ['visible']);
+    await until(async () => (await c.logs({ workflowRunId: bad })).runs[0].failureFunction?.state === 'CALLBACK_SUCCESS', 5000, 'failure call done');
+    const badEvents = (await get(`/v2/workflows/messageLogs?workflowRunId=${bad}`)).body.events;
+    assert.ok(badEvents.some((e: any) => e.stepInfo?.callType === 'failureCall'));
+    assert.ok(!JSON.stringify(badEvents).includes('hunter2'));
+    const badRun = (await c.logs({ workflowRunId: bad })).runs[0];
+    assert.ok(!JSON.stringify(badRun).includes('hunter2') && !JSON.stringify(badRun).includes('pass-two-secret'));
   });
 });

@@ -75,7 +75,7 @@ describe('workflow restart', () => {
     }
   });
 
-  it('flat-log events past --qstash-log-retention are pruned; the run log stays', async () => {
+  it('retention: flat-log events and runs that finished before --qstash-log-retention are pruned, active runs stay', async () => {
     let srv = await startWf({ args: ['--qstash-log-retention', '1'] });
     const dir = srv.dir;
     const a = await app(srv.base, await keysOf(srv.base));
@@ -83,16 +83,30 @@ describe('workflow restart', () => {
       const sdk = await wfSdk();
       let c = await wfClient(srv.base);
       a.route('/old', sdk.serve(async (ctx: any) => { await ctx.run('x', () => 1); }));
-      const { workflowRunId } = await c.trigger({ url: `${a.url}/old` });
+      a.route('/oldfail', sdk.serve(async (ctx: any) => { await ctx.run('x', () => { throw new Error('no'); }); }));
+      a.route('/asleep', sdk.serve(async (ctx: any) => { await ctx.sleep('zz', 600); }));
+      const { workflowRunId } = await c.trigger({ url: `${a.url}/old`, label: 'gone' });
+      const failed = (await c.trigger({ url: `${a.url}/oldfail`, retries: 0 })).workflowRunId;
+      const asleep = (await c.trigger({ url: `${a.url}/asleep`, label: 'gone' })).workflowRunId;
       await runState(c, workflowRunId, ['RUN_SUCCESS']);
-      const ml = async () => (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}`, { headers: { authorization: `Bearer ${a.env.QSTASH_TOKEN}` } })).json() as any).events;
-      assert.ok((await ml()).length > 0);
+      await runState(c, failed, ['RUN_FAILED']);
+      await until(async () => stepsOf((await c.logs({ workflowRunId: asleep })).runs[0]).some((s) => s.stepName === 'zz'), 5000, 'sleep step');
+      const ml = async (id: string) => (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${id}`, { headers: { authorization: `Bearer ${a.env.QSTASH_TOKEN}` } })).json() as any).events;
+      assert.ok((await ml(workflowRunId)).length > 0);
+      assert.equal((await c.dlq.list({ filter: { workflowRunId: failed } })).messages.length, 1);
       await srv.stop();
       await sleep(1100);
       srv = await startWf({ dir, httpPort: srv.httpPort, args: ['--qstash-log-retention', '1'] }); // prunes on start
       c = await wfClient(srv.base);
-      assert.deepEqual(await ml(), []);
-      assert.equal((await c.logs({ workflowRunId })).runs[0].workflowState, 'RUN_SUCCESS');
+      assert.deepEqual(await ml(workflowRunId), []);
+      assert.deepEqual((await c.logs({ workflowRunId })).runs, []);
+      assert.deepEqual((await c.logs({ workflowRunId: failed })).runs, []);
+      assert.equal((await c.dlq.list({ filter: { workflowRunId: failed } })).messages.length, 0);
+      // Nothing of them is left in the indexes either: a label listing finds the active run only.
+      assert.deepEqual((await c.logs({ filter: { label: 'gone' } })).runs.map((r: any) => r.workflowRunId), [asleep]);
+      assert.deepEqual((await c.logs({})).runs.map((r: any) => r.workflowRunId), [asleep]);
+      assert.equal((await c.logs({ workflowRunId: asleep })).runs[0].workflowState, 'RUN_STARTED');
+      assert.deepEqual(await c.cancel({ ids: asleep }), { cancelled: 1 });
     } finally {
       await a.close();
       await srv.stop();

@@ -145,10 +145,29 @@ describe('notify and waiters over plain HTTP', () => {
     }, 5000, 'second waiter');
     // A run-scoped notify for another run id finds nothing there.
     assert.equal((await post('/v2/notify/wfr_nobody/plain-evt2', 'zz')).status, 404);
-    const n2 = await post(`/v2/notify/${workflowRunId}/plain-evt2`, 'plain text');
+    // Seed 4.3: a JSON object to /v2/notify/{workflowRunId}/{eventId}; the reply of seed 2.8.
+    const n2 = await post(`/v2/notify/${workflowRunId}/plain-evt2`, '{"y":[2,"two"]}', { 'content-type': 'application/json' });
+    assert.equal(n2.status, 200);
     assert.equal(n2.body.length, 1);
+    const res = n2.body[0];
+    assert.match(res.messageId, /^msg_/);
+    assert.equal(res.deduplicated, false);
+    assert.equal(res.error, undefined);
+    assert.equal(res.workflowRunId, workflowRunId);
+    assert.equal(res.workflowCreatedAt, n.body[0].workflowCreatedAt);
+    assert.equal(res.waiter.url, `${a.url}/nw`);
+    assert.equal(res.waiter.timeoutUrl, `${a.url}/nw`);
+    assert.equal(typeof res.waiter.deadline, 'number');
+    assert.ok(res.waiter.deadline > Date.now() / 1000 + 3000); // '1h'
+    assert.deepEqual(res.waiter.headers['Upstash-Workflow-Sdk-Version'], ['1']);
+    assert.equal(typeof res.waiter.timeoutHeaders, 'object');
     await runState(c, workflowRunId, ['RUN_SUCCESS']);
-    assert.deepEqual(got, [{ eventData: { x: 1 }, timeout: false }, { eventData: 'plain text', timeout: false }]);
+    assert.deepEqual(got, [{ eventData: { x: 1 }, timeout: false }, { eventData: { y: [2, 'two'] }, timeout: false }]);
+    // The run's log: both Wait steps, with the event data as their output.
+    const run = (await c.logs({ workflowRunId })).runs[0];
+    assert.deepEqual(stepsOf(run).filter((s) => s.stepType === 'Wait').map((s) => [s.waitEventId, s.waitTimeout, s.state]), [
+      ['plain-evt', false, 'STEP_SUCCESS'], ['plain-evt2', false, 'STEP_SUCCESS'],
+    ]);
     assert.deepEqual((await post('/v2/notify/plain-evt', 'again')).body, []);
     const unauth = await fetch(`${srv.base}/v2/notify/plain-evt`, { method: 'POST', body: 'x' });
     assert.equal(unauth.status, 401);

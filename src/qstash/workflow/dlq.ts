@@ -8,7 +8,8 @@
 import { HttpError, arrays, newMessageId } from '../service.js';
 import { parseSpec } from '../routes.js';
 import { failureConfig, type Headers } from './headers.js';
-import { entriesOf } from './query.js';
+import { entriesOf, type DlqFilter } from './query.js';
+import { redactedText, redactor } from './view.js';
 import { newRunId, type NewRun, type WorkflowService } from './service.js';
 import type { EntryRec, RunRec, WfDlqRec } from './types.js';
 
@@ -16,8 +17,11 @@ export function dlqView(wf: WorkflowService, d: WfDlqRec): Record<string, unknow
   const rec = wf.runRec(d.workflowRunId, d.workflowCreatedAt);
   const ff = rec?.failureFunction;
   const text = (b: string | undefined) => (b === undefined ? undefined : Buffer.from(b, 'base64').toString('utf8'));
+  // Upstash-Redact-Fields of the run: the failed message's body and named headers are hidden.
+  const red = redactor(rec?.redact);
+  const body = rec?.redact?.body === true ? redactedText(Buffer.from(d.body, 'base64')) : text(d.body);
   return {
-    dlqId: d.dlqId, messageId: d.messageId, url: d.url, method: d.method, header: d.header, body: text(d.body), maxRetries: d.maxRetries,
+    dlqId: d.dlqId, messageId: d.messageId, url: d.url, method: d.method, header: red.headers(d.header), body, maxRetries: d.maxRetries,
     retryDelayExpression: d.retryDelay, notBefore: d.notBefore, createdAt: d.createdAt, callerIP: d.callerIp, callerIp: d.callerIp,
     workflowRunId: d.workflowRunId, workflowCreatedAt: d.workflowCreatedAt, workflowUrl: d.workflowUrl,
     responseStatus: d.responseStatus, responseHeader: d.responseHeader, responseBody: text(d.responseBody), error: d.error,
@@ -38,45 +42,22 @@ function num(q: URLSearchParams, n: string): number | undefined {
   return Number(v);
 }
 
-/** Entries matching dlqIds or the filters, from the cursor (a dlqId) on, at most `count`. */
-export function dlqPage(wf: WorkflowService, q: URLSearchParams, def: number): { items: WfDlqRec[]; cursor?: string } {
+/**
+ * Entries matching dlqIds or the filters, from the cursor (a dlqId) on, at most `count`: read
+ * in the log worker (a DLQ can be large), after every write issued so far is committed.
+ */
+export async function dlqPage(wf: WorkflowService, q: URLSearchParams, def: number): Promise<{ items: WfDlqRec[]; cursor?: string }> {
   const c = num(q, 'count');
-  const count = c === undefined ? def : Math.max(1, Math.min(c, 1000));
-  const ids = q.getAll('dlqIds').flatMap((x) => x.split(',')).filter((x) => x !== '');
-  const cursor = one(q, 'cursor');
-  const from = num(q, 'fromDate');
-  const to = num(q, 'toDate');
-  const createdAt = num(q, 'workflowCreatedAt');
-  const labels = q.getAll('label');
-  const items: WfDlqRec[] = [];
-  let next: string | undefined;
-  const src: Iterable<WfDlqRec> = ids.length > 0
-    ? ids.map((i) => wf.dlqDb.get(i)).filter((d): d is WfDlqRec => d !== undefined)
-    : wf.dlqDb.getRange(cursor === undefined ? {} : { start: cursor }).map(({ value }) => value);
-  for (const d of src) {
-    if (ids.length === 0) {
-      if (cursor !== undefined && d.dlqId < cursor) continue;
-      if (one(q, 'workflowRunId') !== undefined && d.workflowRunId !== one(q, 'workflowRunId')) continue;
-      if (one(q, 'workflowUrl') !== undefined && d.workflowUrl !== one(q, 'workflowUrl')) continue;
-      if (createdAt !== undefined && d.workflowCreatedAt !== createdAt) continue;
-      if (one(q, 'url') !== undefined && d.url !== one(q, 'url')) continue;
-      if (one(q, 'messageId') !== undefined && d.messageId !== one(q, 'messageId')) continue;
-      if (one(q, 'flowControlKey') !== undefined && d.flowControlKey !== one(q, 'flowControlKey')) continue;
-      if (one(q, 'callerIp') !== undefined && d.callerIp !== one(q, 'callerIp')) continue;
-      if (one(q, 'responseStatus') !== undefined && String(d.responseStatus ?? '') !== one(q, 'responseStatus')) continue;
-      if (labels.length > 0 && !(d.labels ?? []).some((l) => labels.includes(l))) continue;
-      if (from !== undefined && d.failedAt < from) continue;
-      if (to !== undefined && d.failedAt > to) continue;
-      const st = one(q, 'failureCallbackState');
-      if (st !== undefined) {
-        const ff = wf.runRec(d.workflowRunId, d.workflowCreatedAt)?.failureFunction;
-        if (ff?.dlqId !== d.dlqId || ff.state !== st) continue;
-      }
-    }
-    if (items.length === count) { next = d.dlqId; break; }
-    items.push(d);
-  }
-  return { items, cursor: next };
+  const f: DlqFilter = {
+    count: c === undefined ? def : Math.max(1, Math.min(c, 1000)),
+    ids: q.getAll('dlqIds').flatMap((x) => x.split(',')).filter((x) => x !== ''),
+    cursor: one(q, 'cursor'), fromDate: num(q, 'fromDate'), toDate: num(q, 'toDate'), workflowCreatedAt: num(q, 'workflowCreatedAt'),
+    labels: q.getAll('label').flatMap((x) => x.split(',')).filter((x) => x !== ''),
+    workflowRunId: one(q, 'workflowRunId'), workflowUrl: one(q, 'workflowUrl'), url: one(q, 'url'), messageId: one(q, 'messageId'),
+    flowControlKey: one(q, 'flowControlKey'), callerIp: one(q, 'callerIp'), responseStatus: one(q, 'responseStatus'),
+    failureCallbackState: one(q, 'failureCallbackState'),
+  };
+  return wf.query<{ items: WfDlqRec[]; cursor?: string }>({ kind: 'wfDlq', ...f });
 }
 
 /** The run configuration of a DLQ restart/resume: the failed run's, with the request's overrides. */
@@ -110,7 +91,7 @@ export async function rerun(wf: WorkflowService, d: WfDlqRec, mode: 'restart' | 
   const run = wf.openRun(p);
   let last: EntryRec | undefined;
   for (const e of old) {
-    const copy: Omit<EntryRec, 'idx'> = { messageId: e.messageId, callType: e.callType, body: e.body, raw: true, createdAt: e.createdAt, step: e.step, headers: e.headers, d: 'SUCCESS', call: e.call };
+    const copy: Omit<EntryRec, 'idx'> = { messageId: e.messageId, callType: e.callType, body: e.body, raw: true, createdAt: e.createdAt, step: e.step, headers: e.headers, d: 'SUCCESS', call: e.call, dk: e.dk };
     last = wf.addEntry(run, copy);
   }
   if (last === undefined) throw new HttpError(400, `dlq message ${d.dlqId} has nothing to resume`);

@@ -227,7 +227,7 @@ async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     for (const id of req.query.getAll('dlqIds').flatMap((x) => x.split(',')).filter((x) => x !== '')) {
       if (wf.dlqDb.get(id) === undefined) return err(404, `dlq message ${id} not found`);
     }
-    const page = dlqPage(wf, req.query, 100);
+    const page = await dlqPage(wf, req.query, 100);
     const workflowRuns = [];
     for (const d of page.items) workflowRuns.push(await rerun(wf, d, action, req.headers, req.remote));
     return json(page.cursor === undefined ? { workflowRuns } : { workflowRuns, cursor: page.cursor });
@@ -252,13 +252,13 @@ async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     return err(405, 'method not allowed');
   }
   if (req.method === 'GET') {
-    const page = dlqPage(wf, req.query, 100);
+    const page = await dlqPage(wf, req.query, 100);
     const body: Record<string, unknown> = { messages: page.items.map((d) => dlqView(wf, d)) };
     if (page.cursor !== undefined) body.cursor = page.cursor;
     return json(body);
   }
   if (req.method === 'DELETE') {
-    const page = dlqPage(wf, req.query, 100);
+    const page = await dlqPage(wf, req.query, 100);
     let deleted = 0;
     for (const d of page.items) { wf.remove(wf.dlqDb, d.dlqId); deleted++; }
     await wf.committed();

@@ -21,6 +21,8 @@ import type { V2Request, V2Response } from '../../http/v2.js';
 import { dropServerOwned, failureConfig, ownForward, prefixed, splitForward, type Headers } from './headers.js';
 import { Waits } from './waits.js';
 import { entriesOf } from './query.js';
+import { redactedText, redactor } from './view.js';
+import { eventIndexPrefixes, runIndexPrefixes } from './indexes.js';
 import type { EntryRec, ErrorRec, FailureConfig, InvokerRec, RunRec, RunState, StepJson, WfDlqRec, WfEventRec } from './types.js';
 
 export interface WorkflowOptions {
@@ -33,6 +35,8 @@ export interface Run {
   entries: EntryRec[];
   /** Serialized raw entries ({messageId, body, callType}), built once per entry. */
   json: (string | undefined)[];
+  /** Deduplication keys of the run's step and call messages -> their message ids (built on first use). */
+  seen?: Map<string, string>;
 }
 
 /** What a new run starts with (trigger, REST trigger, invoke, DLQ restart/resume). */
@@ -56,6 +60,11 @@ export interface NewRun {
   unknownSdk?: boolean;
 }
 
+/** Records pruned per chunk of a retention pass (each kind). */
+const PRUNE_BATCH = 5000;
+/** Version of the log indexes (indexes.ts); a store without it gets them built on start. */
+const INDEX_VERSION = 1;
+
 /** Workflows invoking workflows: at most this many levels. */
 const MAX_INVOKE_DEPTH = 100;
 
@@ -73,6 +82,21 @@ function parseStep(body: Buffer): StepJson | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The deduplication key of a step or call message of a run: its Upstash-Deduplication-Id, or
+ * else its content (destination, call step and body). Content-based deduplication is always on
+ * for workflow messages: a delivery retried after its step was already published (a lost 200,
+ * a timeout) makes the SDK publish the same step again, and a second entry would mean a second
+ * continuation of the run. Two different steps never have the same body (it holds the step id).
+ */
+export function dedupKey(dest: string, h: Headers, body: Buffer, toCallback: boolean): string {
+  const id = h.get('upstash-deduplication-id');
+  if (id !== undefined) return `id:${id}`;
+  const hash = crypto.createHash('sha256').update(dest).update('\0');
+  if (toCallback) hash.update(h.get('upstash-method') ?? 'POST').update('\0').update(h.get('upstash-callback-forward-upstash-workflow-stepid') ?? '').update('\0');
+  return `c:${hash.update(body).digest('base64url')}`;
 }
 
 function errorOf(a: AttemptEnd): ErrorRec[] {
@@ -103,6 +127,7 @@ export class WorkflowService implements WorkflowExt {
     this.waitDb = env.openDB({ name: 'wfWait', encoding: 'json' });
     this.indexDb = env.openDB({ name: 'wfIndex', encoding: 'json' });
     this.waits = new Waits(this);
+    this.buildIndexes();
     // Loaded before the queue starts delivering: deliveries of these runs need them.
     for (const k of this.eventsDb.getKeys({ reverse: true, limit: 1 } as never)) this.evSeq = (k as unknown as [number, number])[1] + 1;
     for (const { key, value } of this.indexDb.getRange({ start: ['a', ''], end: ['a', '\uffff'] })) {
@@ -116,27 +141,100 @@ export class WorkflowService implements WorkflowExt {
   }
 
   private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning = false;
+  private stopped = false;
 
-  /** Waiters (deadlines) start with the server; the flat log is pruned like the queue's. */
+  /** Waiters (deadlines) start with the server; the logs are pruned every minute. */
   start(): void {
     this.waits.load();
-    this.pruneTimer = setInterval(() => this.prune(), 60_000);
+    this.pruneTimer = setInterval(() => void this.pruneAll(), 60_000);
     this.pruneTimer.unref();
-    this.prune();
+    void this.pruneAll();
   }
 
   stop(): void {
+    this.stopped = true;
     this.waits.stop();
     if (this.pruneTimer !== null) clearInterval(this.pruneTimer);
   }
 
-  /** Flat-log events older than the queue's log retention go (runs and their entries stay). */
-  private prune(): void {
-    const cut = Date.now() - this.q.opts.retentionMs;
-    for (const { key, value } of this.eventsDb.getRange({ start: [0, -1], end: [cut, -1] })) {
-      this.remove(this.eventsDb, key);
-      this.remove(this.indexDb, ['e', value.workflowRunId, key[0], key[1]]);
+  /** Prune in chunks, each committed before the next is read, until nothing is past retention. */
+  private async pruneAll(): Promise<void> {
+    if (this.pruning) return;
+    this.pruning = true;
+    try {
+      const now = Date.now();
+      while (!this.stopped && this.prune(now)) await this.committed();
+    } finally {
+      this.pruning = false;
     }
+  }
+
+  /**
+   * Retention (--qstash-log-retention): flat-log events older than it go, and so do runs that
+   * finished before it, with their entries, index keys and DLQ entry. Active runs stay however
+   * old they are. One chunk of at most PRUNE_BATCH of each, so that a backlog never stalls the
+   * server; true if there may be more.
+   */
+  prune(now = Date.now()): boolean {
+    const cut = now - this.q.opts.retentionMs;
+    let more = false;
+    let n = 0;
+    for (const { key, value } of this.eventsDb.getRange({ start: [0, -1], end: [cut, -1] })) {
+      if (n++ >= PRUNE_BATCH) { more = true; break; }
+      const ek = key as unknown as [number, number];
+      this.q.write(() => {
+        this.eventsDb.remove(ek);
+        this.indexDb.remove(['e', value.workflowRunId, ek[0], ek[1]]);
+        for (const p of eventIndexPrefixes(value)) this.indexDb.remove([...p, ek[0], ek[1]]);
+      });
+    }
+    n = 0;
+    for (const k of this.indexDb.getKeys({ start: ['f', 0], end: ['f', cut] })) {
+      if (n++ >= PRUNE_BATCH) { more = true; break; }
+      const [, , createdAt, runId] = k as [string, number, number, string];
+      const rec = this.runsDb.get([createdAt, runId]);
+      const entries = entriesOf(this.entriesDb, runId, createdAt);
+      this.q.write(() => {
+        this.indexDb.remove(k as Key);
+        if (rec === undefined) return;
+        for (const e of entries) {
+          this.entriesDb.remove([runId, createdAt, e.idx]);
+          // A message id carried over to a resumed run belongs to that run now.
+          const m = this.indexDb.get(['m', e.messageId]) as [string, number] | undefined;
+          if (e.raw && m !== undefined && m[0] === runId && m[1] === createdAt) this.indexDb.remove(['m', e.messageId]);
+        }
+        for (const p of runIndexPrefixes(rec)) this.indexDb.remove([...p, createdAt, runId]);
+        this.indexDb.remove(['r', runId, createdAt]);
+        if (rec.dlqId !== undefined) this.dlqDb.remove(rec.dlqId);
+        this.runsDb.remove([createdAt, runId]);
+      });
+    }
+    return more;
+  }
+
+  /**
+   * Stores written before the log indexes existed get them once (runs and flat-log events),
+   * in transactions of a few thousand records.
+   */
+  private buildIndexes(): void {
+    if (this.indexDb.get(['v']) === INDEX_VERSION) return;
+    const env = this.q.env;
+    const batch = <T>(it: Iterable<T>, f: (x: T) => void) => {
+      let chunk: T[] = [];
+      const flush = () => { const c = chunk; chunk = []; env.transactionSync(() => { for (const x of c) f(x); }); };
+      for (const x of it) { chunk.push(x); if (chunk.length === 5000) flush(); }
+      flush();
+    };
+    batch(this.runsDb.getRange({}), ({ value: r }) => {
+      for (const p of runIndexPrefixes(r)) this.indexDb.putSync([...p, r.createdAt, r.workflowRunId], 1);
+      if (r.state !== 'RUN_STARTED') this.indexDb.putSync(['f', r.completedAt ?? r.createdAt, r.createdAt, r.workflowRunId], 1);
+    });
+    batch(this.eventsDb.getRange({}), ({ key, value }) => {
+      const ek = key as unknown as [number, number];
+      for (const p of eventIndexPrefixes(value)) this.indexDb.putSync([...p, ek[0], ek[1]], 1);
+    });
+    this.indexDb.putSync(['v'], INDEX_VERSION);
   }
 
   // ---- run lookup and persistence --------------------------------------------------------
@@ -209,9 +307,12 @@ export class WorkflowService implements WorkflowExt {
       label: rec.labels?.[0], labels: rec.labels, flowControlKey: rec.flowControl?.key, callerIp: rec.callerIp, ...extra,
     };
     const seq = this.evSeq++;
-    this.put(this.eventsDb, [time, seq], e);
-    // Per-run index of the flat log (messageLogs?workflowRunId=... without a scan).
-    this.put(this.indexDb, ['e', rec.workflowRunId, time, seq], 1);
+    this.q.write(() => {
+      this.eventsDb.put([time, seq], e);
+      // Per-run index of the flat log (messageLogs?workflowRunId=... without a scan), and the filters'.
+      this.indexDb.put(['e', rec.workflowRunId, time, seq], 1);
+      for (const p of eventIndexPrefixes(e)) this.indexDb.put([...p, time, seq], 1);
+    });
   }
 
   /** Message events of workflow messages, enriched with the run and step (messageLogs). */
@@ -222,14 +323,19 @@ export class WorkflowService implements WorkflowExt {
     if (rec === undefined) return;
     const e = w.idx >= 0 ? (run?.entries[w.idx] ?? this.entriesDb.get([w.runId, w.createdAt, w.idx])) : undefined;
     const s = e?.step;
+    // The flat log is only read: redaction (Upstash-Redact-Fields) is applied as it is written.
+    const red = redactor(rec.redact);
     const stepInfo = w.kind === 'failure'
       ? { callType: 'failureCall', messageId: m.messageId, createdAt: m.createdAt }
       : {
         stepId: w.idx === 0 ? 0 : s?.stepId, stepName: w.idx === 0 ? 'init' : s?.stepName, stepType: w.idx === 0 ? 'Initial' : s?.stepType,
         callType: e?.callType ?? 'step', messageId: m.messageId, concurrent: s?.concurrent ?? 1, createdAt: m.createdAt,
-        targetStep: s?.targetStep, out: w.idx === 0 ? Buffer.from(e?.body ?? '', 'base64').toString('utf8') : (typeof s?.out === 'string' ? s.out : undefined),
+        targetStep: s?.targetStep,
+        out: w.idx === 0 ? (rec.redact?.body === true ? redactedText(Buffer.from(e?.body ?? '', 'base64')) : Buffer.from(e?.body ?? '', 'base64').toString('utf8'))
+          : red.body(typeof s?.out === 'string' ? s.out : undefined),
         sleepFor: s?.sleepFor, sleepUntil: s?.sleepUntil, waitEventId: s?.waitEventId, waitTimeout: s?.waitTimeout,
-        callUrl: e?.call?.url, callMethod: e?.call?.method, callHeaders: e?.call?.headers, callBody: e?.call?.body,
+        callUrl: e?.call?.url, callMethod: e?.call?.method, callHeaders: red.headers(e?.call?.headers), callBody: red.body(e?.call?.body),
+        callResponseStatus: e?.call?.responseStatus, callResponseBody: e?.call?.responseBody, callResponseHeaders: e?.call?.responseHeaders,
         retries: m.retries, nextDeliveryTime: ev.nextDeliveryTime,
       };
     this.event(rec, ev.state, {
@@ -288,8 +394,11 @@ export class WorkflowService implements WorkflowExt {
     const run: Run = { rec, entries: [], json: [] };
     this.active.set(p.runId, run);
     this.saveRun(run);
-    this.put(this.indexDb, ['a', p.runId], rec.createdAt);
-    this.put(this.indexDb, ['r', p.runId, rec.createdAt], 1);
+    this.q.write(() => {
+      this.indexDb.put(['a', p.runId], rec.createdAt);
+      this.indexDb.put(['r', p.runId, rec.createdAt], 1);
+      for (const x of runIndexPrefixes(rec)) this.indexDb.put([...x, rec.createdAt, p.runId], 1);
+    });
     this.event(rec, 'RUN_STARTED', p.invoker === undefined ? {} : {
       invokerWorkflowRunId: p.invoker.workflowRunId, invokerWorkflowUrl: p.invoker.workflowUrl, invokerWorkflowCreatedAt: p.invoker.workflowRunCreatedAt,
     });
@@ -335,8 +444,25 @@ export class WorkflowService implements WorkflowExt {
     if (h.get('upstash-workflow-init') === 'true') return this.trigger(dest, h, body, spec, runId);
     const run = this.active.get(runId);
     if (run === undefined) throw new HttpError(400, `workflow run ${runId} does not exist or is not active`);
-    if (h.get('upstash-workflow-calltype') === 'toCallback') return this.callRequest(run, dest, h, body, spec);
-    return this.appendStep(run, body, ownForward(h), spec.notBefore, dest);
+    const toCallback = h.get('upstash-workflow-calltype') === 'toCallback';
+    const dk = dedupKey(dest, h, body, toCallback);
+    const seen = this.seenOf(run).get(dk);
+    if (seen !== undefined) return Promise.resolve({ messageId: seen, url: dest, deduplicated: true });
+    const done = toCallback ? this.callRequest(run, dest, h, body, spec) : this.appendStep(run, body, ownForward(h), spec.notBefore, dest);
+    const e = run.entries[run.entries.length - 1];
+    e.dk = dk;
+    run.seen!.set(dk, e.messageId);
+    this.saveEntry(run, e);
+    return done;
+  }
+
+  /** The run's deduplication keys (rebuilt from its entries after a restart). */
+  private seenOf(run: Run): Map<string, string> {
+    if (run.seen === undefined) {
+      run.seen = new Map();
+      for (const e of run.entries) if (e.dk !== undefined) run.seen.set(e.dk, e.messageId);
+    }
+    return run.seen;
   }
 
   private trigger(dest: string, h: Headers, body: Buffer, spec: MessageSpec, runId: string): Promise<unknown> {
@@ -409,7 +535,13 @@ export class WorkflowService implements WorkflowExt {
         body: Buffer.from(child.rec.initialBody, 'base64').toString('utf8'), headers: arrays(child.rec.forward),
       },
     });
-    this.event(parent.rec, 'INVOKED', { stepInfo: { ...inv.step, invokedWorkflowRunId: child.rec.workflowRunId, invokedWorkflowUrl: child.rec.workflowUrl, invokedWorkflowCreatedAt: child.rec.createdAt } });
+    const red = redactor(parent.rec.redact);
+    this.event(parent.rec, 'INVOKED', {
+      stepInfo: {
+        ...inv.step, invokedWorkflowRunId: child.rec.workflowRunId, invokedWorkflowUrl: child.rec.workflowUrl, invokedWorkflowCreatedAt: child.rec.createdAt,
+        invokedWorkflowRunBody: red.body(Buffer.from(child.rec.initialBody, 'base64').toString('utf8')), invokedWorkflowRunHeaders: red.headers(arrays(child.rec.forward)),
+      },
+    });
   }
 
   /** A finished child: its result becomes the parent's Invoke step (unless the parent ended). */
@@ -466,9 +598,10 @@ export class WorkflowService implements WorkflowExt {
       createdAt: m.createdAt, callerIP: m.callerIp, workflowRunId: rec.workflowRunId, workflowCreatedAt: rec.createdAt,
     };
     const body = Buffer.from(JSON.stringify(payload));
+    // The callback's entry carries the call with its response: its message events show both.
     const cb = this.addEntry(run, {
       messageId: newMessageId(), callType: 'fromCallback', body: body.toString('base64'), raw: true, createdAt: Date.now(), d: 'PROGRESS',
-      step: e.step,
+      step: e.step, call: e.call,
     });
     const header = this.deliveryHeader(rec, e.cb?.forward ?? {}, 'application/json');
     const spec = this.runSpec(rec, cb, 'fromCallback', header, 0);
@@ -590,7 +723,7 @@ export class WorkflowService implements WorkflowExt {
     };
     const spec: MessageSpec = {
       method: 'POST', header, body: body.toString('base64'), retries, retryDelay: f.retryDelay ?? rec.retryDelay, timeout: rec.timeout,
-      notBefore: 0, labels: rec.labels, flowControl: f.flowControl, callerIp: rec.callerIp,
+      notBefore: 0, labels: rec.labels, flowControl: f.flowControl, callerIp: rec.callerIp, redact: rec.redact,
       wf: { runId: rec.workflowRunId, createdAt: rec.createdAt, kind: 'failure', idx: -1 }, id: messageId,
     };
     this.q.publish(f.url, spec).catch((err) => console.error('workflow: failure callback not published:', err));
@@ -629,7 +762,13 @@ export class WorkflowService implements WorkflowExt {
     }
     this.waits.dropRun(rec);
     this.active.delete(rec.workflowRunId);
-    this.remove(this.indexDb, ['a', rec.workflowRunId]);
+    const { createdAt, workflowRunId: id, completedAt } = rec;
+    this.q.write(() => {
+      this.indexDb.remove(['a', id]);
+      this.indexDb.remove(['s', 'RUN_STARTED', createdAt, id]);
+      this.indexDb.put(['s', state, createdAt, id], 1);
+      this.indexDb.put(['f', completedAt, createdAt, id], 1);
+    });
     this.saveRun(run);
     this.event(rec, state, state === 'RUN_SUCCESS' ? { workflowRunResponse: rec.response } : state === 'RUN_FAILED' ? { dlqId: rec.dlqId } : {});
     if (rec.invoker !== undefined) this.invokeResult(rec);

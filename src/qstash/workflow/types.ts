@@ -6,7 +6,10 @@
  *   wfEvents   [time, seq]               -> WfEventRec (flat workflow log: message and run events)
  *   wfDlq      dlqId                     -> WfDlqRec
  *   wfWait     ['w', eventId, runId]     -> WaiterRec; ['l', runId, eventId] -> base64 event data (lookback)
- *   wfIndex    ['a', runId] -> createdAt (active runs); ['r', runId, createdAt] -> 1; ['m', messageId] -> [runId, createdAt]
+ *   wfIndex    ['a', runId] -> createdAt (active runs); ['r', runId, createdAt] -> 1; ['m', messageId] -> [runId, createdAt];
+ *              ['e', runId, time, seq] -> 1 (a run's flat-log events); the log filters' indexes (indexes.ts); ['v'] their version
+ * Finished runs (with entries, index keys and DLQ entry) and flat-log events are pruned after
+ * --qstash-log-retention.
  */
 import type { FlowControl, MessageSpec } from '../types.js';
 
@@ -120,6 +123,8 @@ export interface EntryRec {
   /** The headers its message is delivered with ({name: [value]}). */
   headers?: Record<string, string[]>;
   d?: Delivery;
+  /** Deduplication key of a step or call message published by the SDK (see dedupKey). */
+  dk?: string;
   errors?: ErrorRec[];
   next?: number;
   /** A call request's callback: where it goes, and its Upstash-Callback-Forward-* headers. */

@@ -7,7 +7,18 @@
  *   - a trailing `next` group when the last step's own delivery has not gone through (pending,
  *     sleeping, retrying, failed or cancelled).
  * Zero and empty fields are left out, as the real service does. Pure: used by the log worker.
+ *
+ * Two rules shape what a listing shows:
+ *   - trimBody (seed 4.3; default -1): request and response bodies (call request and response,
+ *     the failure function's response, the body an invoked run got) are cut to that many bytes,
+ *     or left out with -1. Step outputs (`out`), the run's result and the attempts' `errors`
+ *     (with the failing response's body) are not: the SDK's client.logs() sends no trimBody, and
+ *     the real service shows them there (spec 4.3, its live observations).
+ *   - Upstash-Redact-Fields of the trigger: the run's message bodies (the initial payload, step
+ *     outputs, call and invoke request bodies) and the named request headers are shown as
+ *     REDACTED:<sha256>; deliveries keep the real values.
  */
+import crypto from 'node:crypto';
 import type { EntryRec, RunRec, StepJson } from './types.js';
 
 export interface StepView { [k: string]: unknown }
@@ -18,9 +29,39 @@ const STATE: Record<string, string> = { PROGRESS: 'STEP_PROGRESS', SUCCESS: 'STE
 
 const text = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
-function trimmer(trim: number | undefined): (s: string | undefined) => string | undefined {
-  if (trim === undefined) return (s) => s;
-  return (s) => (s === undefined || trim < 0 ? undefined : s.slice(0, trim));
+/** trimBody: -1 drops bodies; n >= 0 keeps their first n bytes (UTF-8). */
+export function trimmer(trim: number): (s: string | undefined) => string | undefined {
+  if (trim < 0) return () => undefined;
+  return (s) => {
+    if (s === undefined || s.length <= trim / 3) return s;
+    const b = Buffer.from(s, 'utf8');
+    // A cut inside a multi-byte character drops the partial character.
+    return b.length <= trim ? s : b.subarray(0, trim).toString('utf8').replace(/\uFFFD$/, '');
+  };
+}
+
+export const redactedText = (v: string | Buffer): string => `REDACTED:${crypto.createHash('sha256').update(v).digest('hex')}`;
+
+export interface Redactor {
+  body: (s: string | undefined) => string | undefined;
+  headers: <T extends Record<string, unknown> | undefined>(h: T) => T;
+}
+
+/** The redaction of a run's logs (Upstash-Redact-Fields given at trigger time). */
+export function redactor(r: RunRec['redact']): Redactor {
+  const hr = r?.header;
+  return {
+    body: r?.body === true ? (s) => (s === undefined ? undefined : redactedText(s)) : (s) => s,
+    headers: hr === undefined ? (h) => h : (h) => {
+      if (h === undefined) return h;
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(h)) {
+        const hide = hr === true || hr.includes(k.toLowerCase());
+        o[k] = !hide ? v : Array.isArray(v) ? v.map((x) => redactedText(String(x))) : redactedText(String(v));
+      }
+      return o as typeof h;
+    },
+  };
 }
 
 /** Drop undefined, empty-string and empty-object fields. */
@@ -37,24 +78,25 @@ function outText(out: unknown): string | undefined {
   return typeof out === 'string' ? out : JSON.stringify(out);
 }
 
-export function runView(r: RunRec, entries: EntryRec[], trim?: number): RunView {
+export function runView(r: RunRec, entries: EntryRec[], trim = -1): RunView {
   const t = trimmer(trim);
+  const red = redactor(r.redact);
   const retryFields = { retries: r.retries, retryDelay: r.retryDelay };
   /** One step's log object, from its result (or in-progress record) and the records it merges. */
   const stepOf = (e: EntryRec, res: EntryRec | undefined, pending: EntryRec | undefined): StepView => {
     const s: StepJson = res?.step ?? pending?.step ?? e.step ?? {};
     const v: StepView = {
       stepId: s.stepId || s.targetStep || undefined, stepName: s.stepName, stepType: s.stepType,
-      callType: 'step', messageId: (res ?? e).messageId, out: res !== undefined ? t(outText(s.out)) : undefined,
+      callType: 'step', messageId: (res ?? e).messageId, out: res !== undefined ? red.body(outText(s.out)) : undefined,
       concurrent: s.concurrent ?? 1, state: res !== undefined ? 'STEP_SUCCESS' : STATE[(pending ?? e).d ?? 'PROGRESS'],
-      ...retryFields, createdAt: (pending ?? res ?? e).createdAt, headers: (res ?? e).headers,
+      ...retryFields, createdAt: (pending ?? res ?? e).createdAt, headers: red.headers((res ?? e).headers),
       sleepFor: s.sleepFor, sleepUntil: s.sleepUntil, nextDeliveryTime: res === undefined ? (pending ?? e).next : undefined,
     };
-    if (res === undefined && (pending ?? e).errors !== undefined) v.errors = (pending ?? e).errors!.map((x) => ({ ...x, body: t(x.body) }));
+    if (res === undefined && (pending ?? e).errors !== undefined) v.errors = (pending ?? e).errors;
     const c = pending?.call;
     if (c !== undefined) {
       Object.assign(v, {
-        callType: 'toCallback', callUrl: c.url, callMethod: c.method, callHeaders: c.headers, callBody: t(c.body),
+        callType: 'toCallback', callUrl: c.url, callMethod: c.method, callHeaders: red.headers(c.headers), callBody: t(red.body(c.body)),
         callResponseStatus: c.responseStatus, callResponseBody: t(c.responseBody), callResponseHeaders: c.responseHeaders,
       });
       if (res !== undefined) v.callType = 'step';
@@ -73,7 +115,7 @@ export function runView(r: RunRec, entries: EntryRec[], trim?: number): RunView 
     if (iv !== undefined) {
       Object.assign(v, {
         invokedWorkflowRunId: iv.runId, invokedWorkflowUrl: iv.url, invokedWorkflowCreatedAt: iv.createdAt,
-        invokedWorkflowRunBody: t(iv.body), invokedWorkflowRunHeaders: iv.headers,
+        invokedWorkflowRunBody: t(red.body(iv.body)), invokedWorkflowRunHeaders: red.headers(iv.headers),
       });
     }
     return compact(v);
@@ -85,8 +127,9 @@ export function runView(r: RunRec, entries: EntryRec[], trim?: number): RunView 
     groups.push({
       type: 'sequential',
       steps: [compact({
-        stepName: 'init', stepType: 'Initial', callType: 'step', messageId: init.messageId, out: t(text(init.body)),
-        concurrent: 1, state: 'STEP_SUCCESS', ...retryFields, createdAt: init.createdAt, headers: init.headers,
+        stepName: 'init', stepType: 'Initial', callType: 'step', messageId: init.messageId,
+        out: r.redact?.body === true ? redactedText(Buffer.from(init.body, 'base64')) : text(init.body),
+        concurrent: 1, state: 'STEP_SUCCESS', ...retryFields, createdAt: init.createdAt, headers: red.headers(init.headers),
       })],
     });
   }
@@ -150,16 +193,16 @@ export function runView(r: RunRec, entries: EntryRec[], trim?: number): RunView 
         type: 'next',
         steps: [compact({
           messageId: last.messageId, state: STATE[last.d], ...retryFields, nextDeliveryTime: last.next,
-          errors: last.errors?.map((x) => ({ ...x, body: t(x.body) })),
+          errors: last.errors,
         })],
       });
     }
   }
   const v: RunView = {
     workflowRunId: r.workflowRunId, workflowUrl: r.workflowUrl, workflowState: r.state, workflowRunCreatedAt: r.createdAt,
-    workflowRunCompletedAt: r.completedAt, workflowRunResponse: t(r.response), workflowRunCallerIp: r.callerIp,
+    workflowRunCompletedAt: r.completedAt, workflowRunResponse: r.response, workflowRunCallerIp: r.callerIp,
     invoker: r.invoker === undefined ? undefined : { workflowRunId: r.invoker.workflowRunId, workflowUrl: r.invoker.workflowUrl, workflowRunCreatedAt: r.invoker.workflowRunCreatedAt },
-    failureFunction: r.failureFunction === undefined ? undefined : compact({ ...r.failureFunction, responseBody: t(r.failureFunction.responseBody), failResponse: t(r.failureFunction.failResponse) }),
+    failureFunction: r.failureFunction === undefined ? undefined : compact({ ...r.failureFunction, responseBody: t(r.failureFunction.responseBody) }),
     dlqId: r.dlqId, label: r.labels?.[0], labels: r.labels, flowControlKey: r.flowControl?.key,
     steps: groups,
   };
