@@ -368,8 +368,11 @@ export class ZTree {
     }
   }
 
-  /** Remove (s, m); false when absent. */
-  delete(s: number, m: string): boolean {
+  /**
+   * Remove (s, m); returns the member string the tree held (the caller may re-insert that one
+   * instead of an equal copy), or null when absent.
+   */
+  delete(s: number, m: string): string | null {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -381,12 +384,14 @@ export class ZTree {
     }
     const leaf = node as Leaf;
     const pos = leafLower(leaf, s, m);
-    if (pos >= leaf.n || leaf.members[pos] !== m || leaf.scores[pos] !== s) return false;
+    if (pos >= leaf.n) return null;
+    const held = leaf.members[pos];
+    if (held !== m || leaf.scores[pos] !== s) return null;
     for (let j = 0; j < d; j++) PATH[j].counts[PATH_IDX[j]]--;
     leafRemoveAt(leaf, pos);
     this.length--;
     if (d > 0 && leaf.n < LEAF_MIN) this.rebalanceLeaf(d);
-    return true;
+    return held;
   }
 
   /** The leaf below PATH[d - 1] is under-full: merge it with a sibling, or even them out. */

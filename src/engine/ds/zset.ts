@@ -85,10 +85,12 @@ export class ZSet implements StoredValue {
       dict.set(member, score);
       if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
     } else if (old !== score) {
+      // Re-insert the string the set already holds (the Map keeps its own key too): `member`
+      // is usually a fresh copy from the command's arguments.
       const t = this.tree;
-      t.delete(old, member);
-      t.insert(score, member);
-      dict.set(member, score);
+      const held = t.delete(old, member) ?? member;
+      t.insert(score, held);
+      dict.set(held, score);
     }
     return old;
   }
