@@ -55,7 +55,11 @@ function replyScore(out: ReplySink, v: number): void {
 }
 
 function parseScore(argv: Argv, i: number): number {
-  const v = argv.float(i);
+  // perf: most scores are integers; string2ll's syntax is a subset of strtod's, and an integer
+  // within 2^53 is the same double either way (it refuses "-0", "01": those take strtod's path).
+  let v = argv.int(i);
+  if (v === v) return v;
+  v = argv.float(i);
   if (v !== v) throw new CommandError(E.NOT_FLOAT);
   return v;
 }
