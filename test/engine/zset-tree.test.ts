@@ -124,6 +124,17 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
       ref.set(m, s);
     }
     check(`regrown ${n}`);
+    // Score changes, small (in place in the leaf) and large (moved), as ZINCRBY makes them.
+    const keys = [...ref.keys()];
+    for (let i = 0; i < 5000 && keys.length > 0; i++) {
+      const m = keys[Math.floor(r() * keys.length)];
+      const old = ref.get(m)!;
+      const s = r() < 0.8 ? old + (r() < 0.5 ? 1 : -1) : Math.floor(r() * 10000) - 5000;
+      if (s === old) continue;
+      assert.equal(zsl.update(old, m, s), m);
+      ref.set(m, s);
+    }
+    check(`rescored ${n}`);
   }
   // Pairs out of order are refused and leave the list empty.
   const bad = new ZTree();

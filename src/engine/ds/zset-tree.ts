@@ -394,6 +394,50 @@ export class ZTree {
     return held;
   }
 
+  /**
+   * Change the score of member m from `old` to `s` (they differ); returns the member string the
+   * tree holds, or null when (old, m) is absent. When the new position is in the same leaf
+   * (small increments: ZINCRBY, GT/LT counters), the pairs in between shift in place;
+   * otherwise a delete and an insert.
+   */
+  update(old: number, m: string, s: number): string | null {
+    let node = this.root;
+    for (let h = this.height; h > 0; h--) {
+      const inner = node as Inner;
+      node = inner.children[childFor(inner, old, m)];
+    }
+    const leaf = node as Leaf;
+    const pos = leafLower(leaf, old, m);
+    if (pos >= leaf.n) return null;
+    const held = leaf.members[pos];
+    if (held !== m || leaf.scores[pos] !== old) return null;
+    // t: the new index among the leaf's other pairs. It stays in this leaf's key range when it
+    // falls between two of them, or beyond one end in the direction of the old key's side.
+    const up = s > old;
+    const t = up ? leafLower(leaf, s, m) - 1 : leafLower(leaf, s, m);
+    const others = leaf.n - 1;
+    if ((t > 0 || up || leaf.prev === null) && (t < others || !up || leaf.next === null)) {
+      const ss = leaf.scores, sm = leaf.members;
+      if (t > pos) {
+        for (let j = pos; j < t; j++) {
+          ss[j] = ss[j + 1];
+          sm[j] = sm[j + 1];
+        }
+      } else {
+        for (let j = pos; j > t; j--) {
+          ss[j] = ss[j - 1];
+          sm[j] = sm[j - 1];
+        }
+      }
+      ss[t] = s;
+      sm[t] = held;
+      return held;
+    }
+    this.delete(old, held);
+    this.insert(s, held);
+    return held;
+  }
+
   /** The leaf below PATH[d - 1] is under-full: merge it with a sibling, or even them out. */
   private rebalanceLeaf(d: number): void {
     const parent = PATH[d - 1];

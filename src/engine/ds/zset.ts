@@ -85,12 +85,9 @@ export class ZSet implements StoredValue {
       dict.set(member, score);
       if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
     } else if (old !== score) {
-      // Re-insert the string the set already holds (the Map keeps its own key too): `member`
-      // is usually a fresh copy from the command's arguments.
-      const t = this.tree;
-      const held = t.delete(old, member) ?? member;
-      t.insert(score, held);
-      dict.set(held, score);
+      // Keep the string the set already holds (the Map keeps its own key too): `member` is
+      // usually a fresh copy from the command's arguments.
+      dict.set(this.tree.update(old, member, score) ?? member, score);
     }
     return old;
   }
