@@ -387,11 +387,16 @@ export class ZTree {
     if (pos >= leaf.n) return null;
     const held = leaf.members[pos];
     if (held !== m || leaf.scores[pos] !== s) return null;
+    this.removeAt(leaf, pos, d);
+    return held;
+  }
+
+  /** Remove the pair at `pos` of `leaf`, reached through PATH[0 .. d - 1]. */
+  private removeAt(leaf: Leaf, pos: number, d: number): void {
     for (let j = 0; j < d; j++) PATH[j].counts[PATH_IDX[j]]--;
     leafRemoveAt(leaf, pos);
     this.length--;
     if (d > 0 && leaf.n < LEAF_MIN) this.rebalanceLeaf(d);
-    return held;
   }
 
   /**
@@ -402,9 +407,13 @@ export class ZTree {
    */
   update(old: number, m: string, s: number): string | null {
     let node = this.root;
-    for (let h = this.height; h > 0; h--) {
+    let d = 0;
+    for (let h = this.height; h > 0; h--, d++) {
       const inner = node as Inner;
-      node = inner.children[childFor(inner, old, m)];
+      const i = childFor(inner, old, m);
+      PATH[d] = inner;
+      PATH_IDX[d] = i;
+      node = inner.children[i];
     }
     const leaf = node as Leaf;
     const pos = leafLower(leaf, old, m);
@@ -433,7 +442,7 @@ export class ZTree {
       sm[t] = held;
       return held;
     }
-    this.delete(old, held);
+    this.removeAt(leaf, pos, d);
     this.insert(s, held);
     return held;
   }
