@@ -34,6 +34,8 @@ const DEFAULT_TESTS = 'set,get,incr,mset,lpush,lpop,sadd,hset,zadd,zrange100,zra
 const TESTS = (process.env.BENCH_TESTS ?? DEFAULT_TESTS).split(',').map((s) => s.trim()).filter(Boolean);
 
 const SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])";
+/** Fills KEYS[1] with ARGV[1] members member:<12 digits> (score = their number), 1000 per ZADD. */
+const FILL_ZSET = "local n = tonumber(ARGV[1]) for b = 0, n - 1, 1000 do local a = {} for i = b, math.min(n, b + 1000) - 1 do a[#a + 1] = i a[#a + 1] = string.format('member:%012d', i) end redis.call('ZADD', KEYS[1], unpack(a)) end return n";
 /** Custom tests: setup commands (sent once with redis-cli), then the measured command. */
 const CUSTOM = {
   zrange100: {
@@ -45,6 +47,18 @@ const CUSTOM = {
     label: 'ZRANK',
     setup: [['DEL', 'bench:zr'], ['ZADD', 'bench:zr', ...Array.from({ length: 1000 }, (_, i) => [String(i), `member:${i}`]).flat()]],
     cmd: ['ZRANK', 'bench:zr', 'member:500'],
+  },
+  // ZADD updating random members of a 1,000-member and of a 1,000,000-member set (-r: redis-
+  // benchmark's __rand_int__ is a 12-digit number below it): what the size of the set costs.
+  zadd1k: {
+    label: 'ZADD (update, 1K set)',
+    setup: [['DEL', 'bench:zs'], ['EVAL', FILL_ZSET, '1', 'bench:zs', '1000']],
+    cmd: ['-r', '1000', 'ZADD', 'bench:zs', '__rand_int__', 'member:__rand_int__'],
+  },
+  zadd1m: {
+    label: 'ZADD (update, 1M set)',
+    setup: [['DEL', 'bench:zb'], ['EVAL', FILL_ZSET, '1', 'bench:zb', '1000000']],
+    cmd: ['-r', '1000000', 'ZADD', 'bench:zb', '__rand_int__', 'member:__rand_int__'],
   },
   xadd: {
     label: 'XADD',

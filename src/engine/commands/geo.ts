@@ -20,7 +20,7 @@ import {
   GEO_LAT_MAX, GEO_LAT_MIN, GEO_LONG_MAX, GEO_LONG_MIN, type GeoShape,
   decodeScore, geoDistance, geoScore, inShape, searchRanges, standardGeohash,
 } from '../ds/geohash.js';
-import { ZADD_CH, ZADD_NX, ZADD_XX, lookupZset, storeResult, zaddOne } from './sorted-set.js';
+import { ZADD_ADDED, ZADD_CH, ZADD_NX, ZADD_UPDATED, ZADD_XX, lookupZset, storeResult, zaddOne } from './sorted-set.js';
 
 // ---------------------------------------------------------------- number formatting
 
@@ -193,8 +193,8 @@ function geoaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let updated = 0;
   for (let k = 0; k < n; k++) {
     const r = zaddOne(z, argv.key(i + k * 3 + 2), scores[k], flags);
-    if (r.added) added++;
-    if (r.updated) updated++;
+    if (r === ZADD_ADDED) added++;
+    else if (r === ZADD_UPDATED) updated++;
   }
   if (added + updated > 0) db.modified(key);
   else if (z.size === 0) db.delete(key);
@@ -268,7 +268,7 @@ function searchShape(z: ZSet, shape: GeoShape, limit: number, withDist: boolean)
   for (let r = 0; r < ranges.length; r += 2) {
     if (limit > 0 && found.length >= limit) break;
     const min = ranges[r], max = ranges[r + 1];
-    for (let n = z.zsl.firstInScore(min, false, max, true); n !== null && n.score < max; n = n.next[0]) {
+    for (let n = z.tree.firstInScore(min, false, max, true); n !== null && n.score < max; n = n.next()) {
       if (limit > 0 && found.length >= limit) break;
       decodeScore(n.score, xy);
       const lon = xy[0], lat = xy[1];

@@ -373,11 +373,11 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
     vec.elems = val.members();
   } else if (val instanceof ZSet) {
     if (dontsort) {
-      let n = val.zsl.length;
-      let node = desc ? (start > 0 ? val.zsl.byRank(n - start) : val.zsl.tail) : (start > 0 ? val.zsl.byRank(start + 1) : val.zsl.first());
+      let n = val.size;
+      let node = val.at(desc ? n - 1 - start : start);
       for (n = len; n > 0 && node !== null; n--) {
         vec.elems.push(node.member);
-        node = desc ? node.prev : node.next[0];
+        node = desc ? node.prev() : node.next();
       }
       end -= start;
       start = 0;

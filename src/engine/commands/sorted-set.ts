@@ -1,6 +1,6 @@
 /**
  * Sorted-set commands, including the blocking pops (BZPOPMIN BZPOPMAX BZMPOP).
- * The value is ds/zset.ts (member map + order-statistics skiplist): ranks and range-by-rank
+ * The value is ds/zset.ts (member map + order-statistics B+tree): ranks and range-by-rank
  * are O(log n). Scores print as Redis 7.0 prints doubles ("%.17g", inf, -inf).
  */
 import type { Argv } from '../../resp/argv.js';
@@ -13,7 +13,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { ZSet } from '../ds/zset.js';
 import { SetValue } from '../ds/set.js';
-import { type LexBound, type SkipNode, lexGteMin, lexLteMax } from '../ds/skiplist.js';
+import { type LexBound, type ZCursor, lexGteMin, lexLteMax } from '../ds/zset-tree.js';
 import { globMatch } from '../glob.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
@@ -45,16 +45,21 @@ function afterWrite(db: Db, key: string, z: ZSet): void {
   else db.modified(key);
 }
 
+/** A score as Redis prints it ("%.17g"): integers within 2^53 print as String() does. */
 function score(v: number): string {
-  return formatDouble17g(v);
+  return v !== 0 && Number.isSafeInteger(v) ? String(v) : formatDouble17g(v);
 }
 
 function replyScore(out: ReplySink, v: number): void {
-  out.bulkText(score(v));
+  out.bulkLatin1(score(v)); // ASCII: the latin1 path is the cheap one
 }
 
 function parseScore(argv: Argv, i: number): number {
-  const v = argv.float(i);
+  // perf: most scores are integers; string2ll's syntax is a subset of strtod's, and an integer
+  // within 2^53 is the same double either way (it refuses "-0", "01": those take strtod's path).
+  let v = argv.int(i);
+  if (v === v) return v;
+  v = argv.float(i);
   if (v !== v) throw new CommandError(E.NOT_FLOAT);
   return v;
 }
@@ -111,11 +116,26 @@ function parseLexBound(argv: Argv, i: number): LexBound {
   throw new CommandError('ERR min or max not valid string range item');
 }
 
-function writePairs(out: ReplySink, nodes: ReadonlyArray<{ member: string; score: number }>, withScores: boolean): void {
-  out.array(withScores ? nodes.length * 2 : nodes.length);
-  for (const n of nodes) {
-    out.bulkLatin1(n.member);
-    if (withScores) replyScore(out, n.score);
+/** Members and their scores, in reply order (parallel arrays: no object per pair). */
+interface Pairs {
+  members: string[];
+  scores: number[];
+}
+
+function writePairs(out: ReplySink, p: Pairs, withScores: boolean): void {
+  const { members, scores } = p;
+  out.array(withScores ? members.length * 2 : members.length);
+  for (let i = 0; i < members.length; i++) {
+    out.bulkLatin1(members[i]);
+    if (withScores) replyScore(out, scores[i]);
+  }
+}
+
+function writeTuples(out: ReplySink, pairs: ReadonlyArray<readonly [string, number]>, withScores: boolean): void {
+  out.array(withScores ? pairs.length * 2 : pairs.length);
+  for (const [m, s] of pairs) {
+    out.bulkLatin1(m);
+    if (withScores) replyScore(out, s);
   }
 }
 
@@ -123,27 +143,38 @@ function writePairs(out: ReplySink, nodes: ReadonlyArray<{ member: string; score
 
 export const ZADD_NX = 1, ZADD_XX = 2, ZADD_GT = 4, ZADD_LT = 8, ZADD_CH = 16, ZADD_INCR = 32;
 
-/** Apply one ZADD element; returns [added, changed, newScore | NaN when skipped]. */
-export function zaddOne(z: ZSet, member: string, s: number, flags: number): { added: boolean; updated: boolean; score: number } {
+/** zaddOne's outcomes. */
+export const ZADD_SKIPPED = 0, ZADD_ADDED = 1, ZADD_UPDATED = 2, ZADD_SAME = 3;
+/** The member's score after the last zaddOne (NaN when it skipped the member). */
+export let zaddScore = NaN;
+
+/** Apply one ZADD element; returns a ZADD_* outcome, and leaves the new score in zaddScore. */
+export function zaddOne(z: ZSet, member: string, s: number, flags: number): number {
   const cur = z.score(member);
+  zaddScore = NaN;
   if (cur !== undefined) {
-    if (flags & ZADD_NX) return { added: false, updated: false, score: NaN };
+    if (flags & ZADD_NX) return ZADD_SKIPPED;
     let next = s;
     if (flags & ZADD_INCR) {
       next = cur + s;
       if (next !== next) throw new CommandError('ERR resulting score is not a number (NaN)');
     }
-    if ((flags & ZADD_GT && next <= cur) || (flags & ZADD_LT && next >= cur)) return { added: false, updated: false, score: NaN };
+    if ((flags & ZADD_GT && next <= cur) || (flags & ZADD_LT && next >= cur)) return ZADD_SKIPPED;
+    zaddScore = next;
     if (next !== cur) {
       z.set(member, next);
-      return { added: false, updated: true, score: next };
+      return ZADD_UPDATED;
     }
-    return { added: false, updated: false, score: next };
+    return ZADD_SAME;
   }
-  if (flags & ZADD_XX) return { added: false, updated: false, score: NaN };
+  if (flags & ZADD_XX) return ZADD_SKIPPED;
   z.set(member, s);
-  return { added: true, updated: false, score: s };
+  zaddScore = s;
+  return ZADD_ADDED;
 }
+
+/** Scratch of ZADD's scores (parsed before anything changes). */
+let zaddScores = new Float64Array(64);
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
 function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -176,8 +207,9 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   // Parse every score first: a bad one changes nothing.
-  const scores: number[] = [];
-  for (let j = i; j < argv.count; j += 2) scores.push(parseScore(argv, j));
+  if (pairs / 2 > zaddScores.length) zaddScores = new Float64Array(pairs);
+  const scores = zaddScores;
+  for (let j = i, k = 0; j < argv.count; j += 2, k++) scores[k] = parseScore(argv, j);
   const db = c.db;
   const key = argv.key(1);
   let z = lookupZset(db, key, false);
@@ -195,9 +227,9 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let last = NaN;
   for (let j = i, k = 0; j < argv.count; j += 2, k++) {
     const r = zaddOne(z, argv.key(j + 1), scores[k], flags);
-    if (r.added) added++;
-    if (r.updated) updated++;
-    last = r.score;
+    if (r === ZADD_ADDED) added++;
+    else if (r === ZADD_UPDATED) updated++;
+    last = zaddScore;
   }
   if (added + updated > 0) db.modified(key);
   else if (z.size === 0) db.delete(key);
@@ -215,9 +247,9 @@ function zincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   const db = c.db;
   const key = argv.key(1);
   const z = writableZset(db, key);
-  const r = zaddOne(z, argv.key(3), inc, ZADD_INCR);
+  zaddOne(z, argv.key(3), inc, ZADD_INCR);
   db.modified(key);
-  replyScore(out, r.score);
+  replyScore(out, zaddScore);
 }
 
 // ---------------------------------------------------------------- simple reads and removals
@@ -304,13 +336,10 @@ function zcountCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
-  const first = z.zsl.firstInScore(r.min, r.minEx, r.max, r.maxEx);
-  if (first === null) {
-    out.int(0);
-    return;
-  }
-  const last = z.zsl.lastInScore(r.min, r.minEx, r.max, r.maxEx)!;
-  out.int(z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1);
+  // Pairs below max minus pairs below min (two descents, no walk).
+  const t = z.tree;
+  const n = t.countBelow(r.max, !r.maxEx) - t.countBelow(r.min, r.minEx);
+  out.int(n > 0 ? n : 0);
 }
 
 // ZLEXCOUNT key min max
@@ -324,23 +353,23 @@ function zlexcountCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   if (z.encoding() === 'listpack') {
     // zzlLexCount: walk from the first member in range while members stay <= max.
-    let n = z.zsl.firstInLex(min, max, true);
+    let n = z.tree.firstInLex(min, max, true);
     let count = 0;
-    for (; n !== null && lexLteMax(n.member, max); n = n.next[0]) count++;
+    for (; n !== null && lexLteMax(n.member, max); n = n.next()) count++;
     out.int(count);
     return;
   }
-  const first = z.zsl.firstInLex(min, max);
+  const first = z.tree.firstInLex(min, max);
   if (first === null) {
     out.int(0);
     return;
   }
-  const last = z.zsl.lastInLex(min, max);
+  const last = z.tree.lastInLex(min, max);
   if (last === null) {
-    out.int(z.size - z.zsl.rank(first.score, first.member) + 1);
+    out.int(z.size - first.rank);
     return;
   }
-  out.int(z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1);
+  out.int(last.rank - first.rank + 1);
 }
 
 // ---------------------------------------------------------------- ranges
@@ -355,54 +384,70 @@ interface RangeSpec {
   withScores: boolean;
 }
 
-/** Collect the nodes of a range request, in reply order. */
-function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: RangeSpec): SkipNode[] {
-  const out: SkipNode[] = [];
-  const zsl = z.zsl;
+/**
+ * A rank range's first rank and count once clamped to the set's length as Redis clamps it
+ * (count 0: empty); sets rankStart.
+ */
+let rankStart = 0;
+function rankCount(argv: Argv, minI: number, maxI: number, len: number): number {
+  let start = parseInt(argv, minI);
+  let end = parseInt(argv, maxI);
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (start > end || start >= len) return 0;
+  if (end >= len) end = len - 1;
+  rankStart = start;
+  return end - start + 1;
+}
+
+/** Collect the pairs of a range request, in reply order. */
+function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: RangeSpec): Pairs {
+  const out: Pairs = { members: [], scores: [] };
+  const { members, scores } = out;
+  const t = z.tree;
+  const rev = spec.rev;
   if (spec.kind === 'rank') {
-    let start = parseInt(argv, minI);
-    let end = parseInt(argv, maxI);
     const len = z.size;
-    if (start < 0) start += len;
-    if (end < 0) end += len;
-    if (start < 0) start = 0;
-    if (start > end || start >= len) return out;
-    if (end >= len) end = len - 1;
-    if (spec.rev) {
-      for (let n = zsl.byRank(len - start); n !== null && out.length < end - start + 1; n = n.prev) out.push(n);
-    } else {
-      for (let n = zsl.byRank(start + 1); n !== null && out.length < end - start + 1; n = n.next[0]) out.push(n);
+    const count = rankCount(argv, minI, maxI, len);
+    let n = count === 0 ? null : t.at(rev ? len - 1 - rankStart : rankStart);
+    for (let k = 0; n !== null && k < count; k++, n = rev ? n.prev() : n.next()) {
+      members.push(n.member);
+      scores.push(n.score);
     }
     return out;
   }
   let { offset, limit } = spec;
+  let n: ZCursor | null;
   if (spec.kind === 'score') {
     // In REV form the first argument is max.
-    const r = spec.rev ? parseScoreRange(argv, maxI, minI) : parseScoreRange(argv, minI, maxI);
-    let n = spec.rev ? zsl.lastInScore(r.min, r.minEx, r.max, r.maxEx) : zsl.firstInScore(r.min, r.minEx, r.max, r.maxEx);
+    const r = rev ? parseScoreRange(argv, maxI, minI) : parseScoreRange(argv, minI, maxI);
+    n = rev ? t.lastInScore(r.min, r.minEx, r.max, r.maxEx) : t.firstInScore(r.min, r.minEx, r.max, r.maxEx);
     while (n !== null && offset > 0) {
-      n = spec.rev ? n.prev : n.next[0];
+      n = rev ? n.prev() : n.next();
       offset--;
     }
     while (n !== null && limit !== 0 && inScoreRange(n.score, r)) {
-      out.push(n);
-      n = spec.rev ? n.prev : n.next[0];
+      members.push(n.member);
+      scores.push(n.score);
+      n = rev ? n.prev() : n.next();
       if (limit > 0) limit--;
     }
     return out;
   }
-  const min = spec.rev ? parseLexBound(argv, maxI) : parseLexBound(argv, minI);
-  const max = spec.rev ? parseLexBound(argv, minI) : parseLexBound(argv, maxI);
+  const min = rev ? parseLexBound(argv, maxI) : parseLexBound(argv, minI);
+  const max = rev ? parseLexBound(argv, minI) : parseLexBound(argv, maxI);
   const linear = z.encoding() === 'listpack';
-  let n = spec.rev ? zsl.lastInLex(min, max, linear) : zsl.firstInLex(min, max, linear);
+  n = rev ? t.lastInLex(min, max, linear) : t.firstInLex(min, max, linear);
   while (n !== null && offset > 0) {
-    n = spec.rev ? n.prev : n.next[0];
+    n = rev ? n.prev() : n.next();
     offset--;
   }
   // As Redis: only the far end of the range is checked while walking.
-  while (n !== null && limit !== 0 && (spec.rev ? lexGteMin(n.member, min) : lexLteMax(n.member, max))) {
-    out.push(n);
-    n = spec.rev ? n.prev : n.next[0];
+  while (n !== null && limit !== 0 && (rev ? lexGteMin(n.member, min) : lexLteMax(n.member, max))) {
+    members.push(n.member);
+    scores.push(n.score);
+    n = rev ? n.prev() : n.next();
     if (limit > 0) limit--;
   }
   return out;
@@ -456,6 +501,21 @@ function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): voi
     out.array(0);
     return;
   }
+  if (spec.kind === 'rank') {
+    // Straight from the tree to the reply.
+    const len = z.size;
+    const count = rankCount(argv, 2, 3, len);
+    const ws = spec.withScores;
+    out.array(ws ? 2 * count : count);
+    if (count === 0) return;
+    const rev = spec.rev;
+    let n = z.at(rev ? len - 1 - rankStart : rankStart);
+    for (let k = 0; n !== null && k < count; k++, n = rev ? n.prev() : n.next()) {
+      out.bulkLatin1(n.member);
+      if (ws) replyScore(out, n.score);
+    }
+    return;
+  }
   writePairs(out, collectRange(z, argv, 2, 3, spec), spec.withScores);
 }
 
@@ -495,9 +555,12 @@ function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   checkBounds(argv, 3, 4, spec);
   const db = c.db;
   const src = lookupZset(db, argv.key(2));
-  const nodes = src === null ? [] : collectRange(src, argv, 3, 4, spec);
-  storeResult(db, argv.key(1), nodes.map((n) => [n.member, n.score] as const));
-  out.int(nodes.length);
+  const p = src === null ? null : collectRange(src, argv, 3, 4, spec);
+  const n = p === null ? 0 : p.members.length;
+  const pairs: [string, number][] = new Array(n);
+  for (let i = 0; i < n; i++) pairs[i] = [p!.members[i], p!.scores[i]];
+  storeResult(db, argv.key(1), pairs);
+  out.int(n);
 }
 
 /** Replace dst with the given pairs (deleting it when empty), as the *STORE commands do. */
@@ -536,10 +599,10 @@ function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void 
     out.int(0);
     return;
   }
-  const nodes = collectRange(z, argv, 2, 3, spec).map((n) => n.member);
-  for (const m of nodes) z.remove(m);
-  if (nodes.length > 0) afterWrite(db, key, z);
-  out.int(nodes.length);
+  const { members } = collectRange(z, argv, 2, 3, spec);
+  for (const m of members) z.remove(m);
+  if (members.length > 0) afterWrite(db, key, z);
+  out.int(members.length);
 }
 
 // ---------------------------------------------------------------- pops
@@ -548,9 +611,10 @@ function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void 
 function popFrom(db: Db, key: string, z: ZSet, max: boolean, count: number): [string, number][] {
   const res: [string, number][] = [];
   while (res.length < count && z.size > 0) {
-    const n = max ? z.zsl.tail! : z.zsl.first()!;
-    res.push([n.member, n.score]);
-    z.remove(n.member);
+    const n = max ? z.tree.last()! : z.tree.first()!;
+    const m = n.member;
+    res.push([m, n.score]);
+    z.remove(m);
   }
   if (res.length > 0) afterWrite(db, key, z);
   return res;
@@ -714,15 +778,19 @@ function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.array(0);
     return;
   }
-  const picks: SkipNode[] = [];
+  const picks: Pairs = { members: [], scores: [] };
+  const pick = (n: ZCursor): void => {
+    picks.members.push(n.member);
+    picks.scores.push(n.score);
+  };
   if (count < 0) {
-    for (let i = 0; i < -count; i++) picks.push(z.at(Math.floor(Math.random() * z.size))!);
+    for (let i = 0; i < -count; i++) pick(z.at(Math.floor(Math.random() * z.size))!);
   } else if (count >= z.size) {
-    for (let n = z.zsl.first(); n !== null; n = n.next[0]) picks.push(n);
+    for (let n = z.tree.first(); n !== null; n = n.next()) pick(n);
   } else {
     const chosen = new Set<number>();
     while (chosen.size < count) chosen.add(Math.floor(Math.random() * z.size));
-    for (const r of chosen) picks.push(z.at(r)!);
+    for (const r of chosen) pick(z.at(r)!);
   }
   writePairs(out, picks, withScores);
 }
@@ -852,7 +920,7 @@ function algebra(op: 'union' | 'inter' | 'diff', spec: AlgebraSpec): [string, nu
 function algebraReply(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
   const spec = parseAlgebra(c.db, argv, 1, argv.lower(0), op !== 'diff', true);
   const res = algebra(op, spec);
-  writePairs(out, res.map(([member, score]) => ({ member, score })), spec.withScores);
+  writeTuples(out, res, spec.withScores);
 }
 
 function algebraStore(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
@@ -921,19 +989,22 @@ function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (typeof opts === 'string') throw new CommandError(opts);
   const { count, pattern } = opts;
   const z = zset;
-  const res: SkipNode[] = [];
+  const kept: Pairs = { members: [], scores: [] };
   let next = 0;
   if (z !== null) {
     // Small sets are returned whole (Redis's listpack encoding); large ones walk by rank.
     const start = Number(cursor);
     const whole = z.encoding() === 'listpack';
     const end = whole ? z.size : Math.min(z.size, start + count);
-    for (let n = whole ? z.zsl.first() : z.at(start); n !== null && (whole || res.length < end - start); n = n.next[0]) {
-      res.push(n);
+    let k = 0;
+    for (let n = whole ? z.tree.first() : z.at(start); n !== null && (whole || k < end - start); n = n.next(), k++) {
+      const m = n.member;
+      if (pattern !== null && !globMatch(pattern, Buffer.from(m, 'latin1'))) continue;
+      kept.members.push(m);
+      kept.scores.push(n.score);
     }
     next = whole || end >= z.size ? 0 : end;
   }
-  const kept = pattern === null ? res : res.filter((n) => globMatch(pattern!, Buffer.from(n.member, 'latin1')));
   out.array(2);
   out.bulkText(String(next));
   writePairs(out, kept, true);

@@ -1,6 +1,6 @@
 /**
- * The sorted-set value: a member -> score map plus an order-statistics skiplist (Redis's
- * "skiplist" encoding layout). OBJECT ENCODING reports "listpack" while the set is small, as
+ * The sorted-set value: a member -> score map plus an order-statistics B+tree of (score,
+ * member) (zset-tree.ts; Redis uses a skiplist). OBJECT ENCODING reports "listpack" while the set is small, as
  * Redis would store it (zset-max-listpack-entries 128, zset-max-listpack-value 64), and
  * "skiplist" once it has outgrown that, which, as in Redis, does not revert.
  *
@@ -14,7 +14,7 @@
 import { T } from '../db.js';
 import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
-import { SkipList, type SkipNode } from './skiplist.js';
+import { ZTree, type ZCursor } from './zset-tree.js';
 
 export const ZSET_MAX_LISTPACK_ENTRIES = 128;
 export const ZSET_MAX_LISTPACK_VALUE = 64;
@@ -22,9 +22,9 @@ export const ZSET_MAX_LISTPACK_VALUE = 64;
 export class ZSet implements StoredValue {
   readonly type = T.ZSET;
   readonly dict = new Map<string, number>();
-  /** The skiplist; null until first use after loading (the pairs wait in `pending`). */
-  private list: SkipList | null = new SkipList();
-  /** Loaded pairs in zset order, turned into the skiplist on first use. */
+  /** The ordered pairs; null until first use after loading (the pairs wait in `pending`). */
+  private list: ZTree | null = new ZTree();
+  /** Loaded pairs in zset order, turned into the tree on first use. */
   private pending: { scores: Float64Array; members: string[] } | null = null;
   private big = false;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
@@ -36,14 +36,14 @@ export class ZSet implements StoredValue {
     return this.dict.size;
   }
 
-  /** The order-statistics skiplist (built here on first use of a loaded set). */
-  get zsl(): SkipList {
+  /** The order-statistics tree (built here on first use of a loaded set). */
+  get tree(): ZTree {
     return this.list ?? this.buildList();
   }
 
-  private buildList(): SkipList {
+  private buildList(): ZTree {
     const { scores, members } = this.pending!;
-    const l = new SkipList();
+    const l = new ZTree();
     if (!l.loadSorted(scores, members)) {
       for (let i = 0; i < members.length; i++) l.insert(scores[i], members[i]);
     }
@@ -77,16 +77,17 @@ export class ZSet implements StoredValue {
    */
   set(member: string, score: number): number | undefined {
     if (score === 0 && !this.big) score = 0;
-    const old = this.dict.get(member);
+    const dict = this.dict;
+    const old = dict.get(member);
     if (this.sid !== 0 && old !== score) this.logChange(member);
     if (old === undefined) {
-      this.zsl.insert(score, member);
-      this.dict.set(member, score);
-      if (!this.big && (this.dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
+      this.tree.insert(score, member);
+      dict.set(member, score);
+      if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
     } else if (old !== score) {
-      this.zsl.delete(old, member);
-      this.zsl.insert(score, member);
-      this.dict.set(member, score);
+      // Keep the string the set already holds (the Map keeps its own key too): `member` is
+      // usually a fresh copy from the command's arguments.
+      dict.set(this.tree.update(old, member, score) ?? member, score);
     }
     return old;
   }
@@ -96,7 +97,7 @@ export class ZSet implements StoredValue {
     if (old === undefined) return false;
     if (this.sid !== 0) this.logChange(member);
     this.dict.delete(member);
-    this.zsl.delete(old, member);
+    this.tree.delete(old, member);
     return true;
   }
 
@@ -104,17 +105,26 @@ export class ZSet implements StoredValue {
   rank(member: string): number {
     const s = this.dict.get(member);
     if (s === undefined) return -1;
-    return this.zsl.rank(s, member) - 1;
+    return this.tree.rank(s, member);
   }
 
-  /** Node at 0-based ascending rank. */
-  at(rank: number): SkipNode | null {
-    return this.zsl.byRank(rank + 1);
+  /** Cursor at 0-based ascending rank, or null. */
+  at(rank: number): ZCursor | null {
+    return this.tree.at(rank);
   }
 
   clone(): ZSet {
     const z = new ZSet();
-    for (let n = this.zsl.first(); n !== null; n = n.next[0]) z.set(n.member, n.score);
+    const n = this.size;
+    const scores = new Float64Array(n);
+    const members = new Array<string>(n);
+    let k = 0;
+    for (let c = this.tree.first(); c !== null; c = c.next(), k++) {
+      scores[k] = c.score;
+      members[k] = c.member;
+      z.dict.set(c.member, c.score);
+    }
+    z.tree.loadSorted(scores, members, n);
     z.big = this.big;
     return z;
   }
@@ -136,8 +146,8 @@ export class ZSet implements StoredValue {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
       let bytes = 0;
-      for (let n = this.zsl.first(); n !== null; n = n.next[0]) {
-        bytes += 8 + n.member.length;
+      for (let c = this.tree.first(); c !== null; c = c.next()) {
+        bytes += 8 + c.member.length;
         if (bytes > limit) return null;
       }
     }
@@ -145,9 +155,9 @@ export class ZSet implements StoredValue {
     const pk = scratch.reset(256);
     pk.u8(this.big ? 1 : 0);
     pk.varint(size);
-    for (let n = this.zsl.first(); n !== null; n = n.next[0]) {
-      pk.f64(n.score);
-      pk.str(n.member);
+    for (let c = this.tree.first(); c !== null; c = c.next()) {
+      pk.f64(c.score);
+      pk.str(c.member);
     }
     return pk.view();
   }
@@ -163,7 +173,7 @@ export class ZSet implements StoredValue {
       scores[i] = u.f64();
       members[i] = u.str();
     }
-    // The skiplist waits for the first command that needs it: a start-up with many small
+    // The tree waits for the first command that needs it: a start-up with many small
     // sorted sets builds only their member maps.
     const z = new ZSet();
     z.big = big;
@@ -181,7 +191,7 @@ export class ZSet implements StoredValue {
    */
   storeRecords(w: ItemWriter, all: boolean): void {
     if (all) {
-      for (let n = this.zsl.first(); n !== null; n = n.next[0]) w.put(sub(n.member), scoreValue(n.score));
+      for (let c = this.tree.first(); c !== null; c = c.next()) w.put(sub(c.member), scoreValue(c.score));
     } else if (this.changed !== null) {
       const dict = this.dict;
       for (const m of this.changed) {
@@ -196,7 +206,7 @@ export class ZSet implements StoredValue {
   /**
    * A skiplist-encoded set from its records. They come in member order: already in zset
    * order when the scores do not decrease along it (all equal, as in lexicographic sets), else
-   * sorted by score (ties by member) before the skiplist is built in one pass.
+   * sorted by score (ties by member) before the tree is built in one pass.
    */
   static loadRecords(size: number, items: Iterable<ItemRecord>): ZSet {
     let scores = new Float64Array(Math.max(size, 16));
@@ -214,7 +224,7 @@ export class ZSet implements StoredValue {
     if (n !== size) console.warn(`persistence: a sorted set has ${n} member records, its metadata says ${size}`);
     const z = new ZSet();
     z.big = true;
-    if (!z.zsl.loadSorted(scores, members, n)) {
+    if (!z.tree.loadSorted(scores, members, n)) {
       const order = new Uint32Array(n);
       for (let i = 0; i < n; i++) order[i] = i;
       order.sort((a, b) => scores[a] - scores[b] || (members[a] < members[b] ? -1 : members[a] > members[b] ? 1 : 0));
@@ -224,7 +234,7 @@ export class ZSet implements StoredValue {
         s2[i] = scores[order[i]];
         m2[i] = members[order[i]];
       }
-      if (!z.zsl.loadSorted(s2, m2, n)) throw new Error('sorted set records: duplicate members');
+      if (!z.tree.loadSorted(s2, m2, n)) throw new Error('sorted set records: duplicate members');
     }
     const dict = z.dict;
     for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
