@@ -184,8 +184,12 @@ export class Engine {
   /** Ports the transports actually listen on (INFO server). */
   tcpPort = 0;
   httpPort = 0;
-  /** Called by SHUTDOWN; set by the application. */
-  shutdown: (() => void) | null = null;
+  /**
+   * Called by SHUTDOWN; set by the application. `now`: SHUTDOWN NOSAVE while a script is busy:
+   * exit at once, committing nothing more (the script's partial effects must not reach the
+   * disk, and the engine thread may be inside the script).
+   */
+  shutdown: ((now?: boolean) => void) | null = null;
   /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
   readonly configListeners: ((name: string, value: string) => void)[] = [];
   /** Installed by the application (app.ts); null only before start-up finishes. */
