@@ -175,6 +175,11 @@ export class Engine {
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
   busyReply: string | null = null;
+  /**
+   * Transports' part in a busy period on the engine thread (scripting/host.ts): start, poll
+   * (from the script's count hook), end. The TCP listener accepts new connections meanwhile.
+   */
+  readonly busyHooks: { start(): void; poll(): void; end(): void }[] = [];
   /** performance.now() as the last command handler returned (dispatch.ts call(); scripts read it). */
   lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */

@@ -159,6 +159,28 @@ for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as 
       assert.equal(await other.get('w'), 'done');
     });
 
+    it('new connections during a busy script get BUSY; they work normally after it', async () => {
+      const p = server().port;
+      const [runner] = await clients(p, 1);
+      const script = `redis.call('set', 'nc', 'started') ${spin(900)} redis.call('set', 'nc', 'done') return 1`;
+      for (let round = 0; round < 2; round++) {
+        const running = outcome(runner.eval(script, 0));
+        await sleep(450);
+        // Connected now (no ready check: its INFO would meet BUSY).
+        const fresh = new Redis({ port: p, host: '127.0.0.1', enableReadyCheck: false, maxRetriesPerRequest: 1, retryStrategy: () => null });
+        fresh.on('error', () => {});
+        opened.push(fresh);
+        assert.equal(await outcome(fresh.get('nc')), BUSY_EVAL);
+        assert.equal(await outcome(fresh.call('SCRIPT', 'KILL')), UNKILLABLE);
+        assert.equal(await running, 1);
+        assert.equal(await fresh.get('nc'), 'done');
+        assert.equal(await fresh.set('nc2', 'x'), 'OK');
+        // Connections made after it are accepted as usual.
+        const later = await clients(p, 10);
+        assert.deepEqual(await Promise.all(later.map((c) => c.get('nc2'))), Array(10).fill('x'));
+      }
+    });
+
     it('a read-only script that cannot move (inside MULTI) is stopped by SCRIPT KILL', async () => {
       const p = server().port;
       const [runner, other] = await clients(p, 2);

@@ -557,6 +557,7 @@ export class Scripting {
       ctx.argv = callerArgv(ctx.src);
       this.eng.busyReply = ctx.isEval ? SLOW_EVAL : SLOW_SCRIPT;
       slowScript(ctx);
+      for (const h of this.eng.busyHooks) h.start();
     }
     this.pollClients(ctx);
     if (ctx.killed) return 'k';
@@ -571,6 +572,8 @@ export class Scripting {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {
+      for (const h of this.eng.busyHooks) h.poll();
+      // (Clients added meanwhile, e.g. accepted by a hook, are visited too: Map iteration.)
       for (const c of this.eng.clients.values()) {
         if (c !== ctx.caller && !c.closed) c.transport.poll?.(buf);
       }
@@ -587,6 +590,7 @@ export class Scripting {
     if (this.localBusy) {
       this.localBusy = false;
       this.eng.busyReply = null;
+      for (const h of this.eng.busyHooks) h.end();
     }
   }
 
