@@ -18,6 +18,10 @@ const handed: net.Socket[] = [];
 /** Descriptors accepted while the ring was full. */
 const waiting: number[] = [];
 
+// This thread must never end on its own: its teardown would close the descriptors it handed
+// over (the engine thread's live connections).
+process.on('uncaughtException', (e) => console.error('busy acceptor:', e));
+
 const server = net.createServer({ pauseOnConnect: true }, (sock) => {
   handed.push(sock);
   const h = (sock as unknown as { _handle: { fd?: number } | null })._handle;

@@ -27,10 +27,21 @@
  * by the script's commands stays the script's start time, so atomicity still holds. SCRIPT KILL
  * sets a shared flag that the worker's Lua count hook checks (as Redis's luaMaskCountHook).
  *
- * Deviation from Redis: a script that has written (or published) cannot be moved, so it runs to
- * its end on the engine thread however long it takes; other clients wait for it instead of
- * getting -BUSY (Redis would refuse to kill it anyway: UNKILLABLE). Scripts of callers that
- * cannot wait for a late reply (inside MULTI, over REST) are never moved, as before.
+ * A script that has written (or published) cannot be moved, and scripts of callers that cannot
+ * wait for a late reply (inside MULTI, over REST) are never moved: they run to their end on the
+ * engine thread. Past busy-reply-threshold, their count hook (and every redis.call) serves the
+ * other clients every POLL_MS, as Redis's processEventsWhileBlocked: each TCP connection's
+ * socket is read synchronously (Transport.poll) and its commands executed, so they get -BUSY,
+ * SCRIPT KILL / FUNCTION KILL answer UNKILLABLE (or stop a script that has not written),
+ * SHUTDOWN NOSAVE exits; a worker thread accepts new connections meanwhile (tcp/busy-acceptor.ts).
+ * The caller's own input waits (Redis's protectClient). Below the threshold none of this runs:
+ * the hook compares one time with checkAt and returns. Not served meanwhile: REST requests
+ * (uWebSockets.js has no synchronous API; they wait for the script) and timers.
+ *
+ * While any script is busy, on either thread, the store commits nothing (its writes so far
+ * must not reach the disk before it ends), replies to other clients skip the appendfsync-always
+ * gate (BUSY depends on no commit), and clients blocked on keys the script made ready are served
+ * only once it ends.
  *
  * The worker is started on the first move. If it fails internally it is replaced (scripts and
  * libraries are loaded into the new one on demand); if the engine-thread state fails, it is
