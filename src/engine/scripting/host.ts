@@ -48,6 +48,7 @@
  * replaced too and the libraries are loaded into the new one.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks'; // a module binding: the global is an accessor (slow load)
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
 import { type ReplySink, countError, replyStats } from '../../resp/reply-sink.js';
