@@ -131,7 +131,14 @@ export class Connection implements Transport, HeldOutput {
    * libuv to see when the loop runs again.
    */
   poll(buf: Buffer): void {
-    if (this.closing || this.pollOff || this.paused || this.held || this.client.blocked) return;
+    if (this.closing || this.paused || this.held) return;
+    if (!this.pollOff && !this.client.blocked) this.pollRead(buf);
+    // Output the script caused meanwhile (pub/sub messages, MONITOR lines) goes out too, as
+    // Redis writes every client's pending replies while a script is busy.
+    if (this.writer.pending && !this.closing) this.flush();
+  }
+
+  private pollRead(buf: Buffer): void {
     const fd = (this.sock as unknown as { _handle: { fd?: number } | null })._handle?.fd;
     if (fd === undefined || fd < 0) return;
     for (;;) {

@@ -417,11 +417,10 @@ return redis.call('llen', 'big')`, 0);
 
 describe('SHUTDOWN NOSAVE during a script that wrote', () => {
   // Ours: the first script stays on the engine thread; the second is moved to the worker
-  // (read-only for 150 ms), where it writes while the event loop runs.
-  const scripts = [
-    ['wrote first', `redis.call('set', 'kept', 'changed') redis.call('set', 'partial', '1') ${LOOP}`],
-    ['wrote later', `${spin(150)} redis.call('set', 'kept', 'changed') redis.call('set', 'partial', '1') ${LOOP}`],
-  ] as const;
+  // (read-only for 150 ms), where it writes while the event loop runs. Each tells a subscriber
+  // that it has written (both servers deliver messages while a script is busy).
+  const WROTE = `redis.call('set', 'kept', 'changed') redis.call('set', 'partial', '1') redis.call('publish', 'sig', 'wrote') ${LOOP}`;
+  const scripts = [['wrote first', WROTE], ['wrote later', `${spin(150)} ${WROTE}`]] as const;
   for (const label of ['ours', 'redis'] as const) for (const [what, script] of scripts) {
     it(`stops the server (${label}, ${what})`, async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-busy-'));
@@ -429,13 +428,13 @@ describe('SHUTDOWN NOSAVE during a script that wrote', () => {
       // Ours with appendfsync always: a reply means committed, so what survives is known.
       const srv = label === 'ours' ? await startOurs([...args, '--appendfsync', 'always'], {}, { dir }) : await startRedis(args);
       try {
-        const [runner, other] = await clients(srv.port, 2);
-        // Ours: the worker thread started beforehand (a first move starts it, which takes a while).
-        await runner.eval(spin(150), 0);
+        const [runner, other, sub] = await clients(srv.port, 3);
         await other.set('kept', 'before');
+        await sub.subscribe('sig');
+        const wrote = new Promise((r) => sub.once('message', r));
         const exited = new Promise<number | null>((r) => srv.proc.once('exit', (code) => r(code)));
         const running = outcome(runner.eval(script, 0));
-        await sleep(450);
+        await wrote;
         assert.equal(await outcome(other.call('SCRIPT', 'KILL')), UNKILLABLE);
         assert.equal(await outcome(other.call('SHUTDOWN')), BUSY_EVAL);
         assert.match(String(await outcome(other.call('SHUTDOWN', 'NOSAVE'))), /^ERR:Connection is closed\.$/);

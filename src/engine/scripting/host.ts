@@ -61,6 +61,7 @@ import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseSheb
 import { LuaRuntime, type RuntimeHost } from './runtime.js';
 import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
+import { drainPushed } from '../commands/pubsub.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
@@ -587,7 +588,10 @@ export class Scripting {
       for (const h of this.eng.busyHooks) h.poll();
       // (Clients added meanwhile, e.g. accepted by a hook, are visited too: Map iteration.)
       for (const c of this.eng.clients.values()) {
-        if (c !== ctx.caller && !c.closed) c.transport.poll?.(buf);
+        if (c === ctx.caller || c.closed) continue;
+        // Messages the script published go out meanwhile, as in Redis.
+        if (c.subscriptions > 0) drainPushed(c);
+        c.transport.poll?.(buf);
       }
     } finally {
       Error.stackTraceLimit = limit;
