@@ -1,6 +1,7 @@
 /**
  * Command-line entry: parse options, start the server, stop gracefully on SIGINT/SIGTERM.
  */
+import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
 
@@ -52,7 +53,17 @@ async function main(): Promise<void> {
     });
     setTimeout(() => process.exit(0), 5000).unref();
   };
-  server.engine.shutdown = () => shutdown('SHUTDOWN');
+  server.engine.shutdown = (now) => {
+    if (!now) {
+      shutdown('SHUTDOWN');
+      return;
+    }
+    // SHUTDOWN NOSAVE during a busy script (Redis: "kill the server in a hard way"): nothing
+    // more is committed, so the script's partial effects never reach the disk; what was
+    // committed before it stays. Written synchronously: the process ends right here.
+    writeSync(1, 'Received SHUTDOWN NOSAVE while a script is busy: exiting now\n');
+    process.exit(0);
+  };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }

@@ -25,6 +25,12 @@ export interface Transport {
   inputBytes(): number;
   /** The client was unblocked: execute the input that waited behind the blocking command. */
   resume(): void;
+  /**
+   * Read and execute, synchronously, what the client has sent (TCP only): how the engine
+   * thread serves other clients while a script runs past busy-reply-threshold on it
+   * (scripting/host.ts), as Redis's processEventsWhileBlocked. `buf` is scratch space.
+   */
+  poll?(buf: Buffer): void;
 }
 
 export interface QueuedCommand {

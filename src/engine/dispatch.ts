@@ -126,8 +126,9 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   call(c, def, argv, out, t0);
-  // Clients blocked on keys this command (or whole EXEC) made ready are served now.
-  if (eng.blocking.pending) eng.blocking.serveReady();
+  // Clients blocked on keys this command (or whole EXEC) made ready are served now; not while
+  // a busy script runs (its writes made them ready: they are served as it ends).
+  if (eng.blocking.pending && eng.busyReply === null) eng.blocking.serveReady();
 }
 
 /** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */

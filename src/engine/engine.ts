@@ -175,6 +175,11 @@ export class Engine {
   lastSave = Math.floor(Date.now() / 1000);
   /** The -BUSY reply while a script outlives busy-reply-threshold (scripting/host.ts); null otherwise. */
   busyReply: string | null = null;
+  /**
+   * Transports' part in a busy period on the engine thread (scripting/host.ts): start, poll
+   * (from the script's count hook), end. The TCP listener accepts new connections meanwhile.
+   */
+  readonly busyHooks: { start(): void; poll(): void; end(): void }[] = [];
   /** performance.now() as the last command handler returned (dispatch.ts call(); scripts read it). */
   lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
@@ -184,8 +189,12 @@ export class Engine {
   /** Ports the transports actually listen on (INFO server). */
   tcpPort = 0;
   httpPort = 0;
-  /** Called by SHUTDOWN; set by the application. */
-  shutdown: (() => void) | null = null;
+  /**
+   * Called by SHUTDOWN; set by the application. `now`: SHUTDOWN NOSAVE while a script is busy:
+   * exit at once, committing nothing more (the script's partial effects must not reach the
+   * disk, and the engine thread may be inside the script).
+   */
+  shutdown: ((now?: boolean) => void) | null = null;
   /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
   readonly configListeners: ((name: string, value: string) => void)[] = [];
   /** Installed by the application (app.ts); null only before start-up finishes. */

@@ -415,6 +415,16 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   /** Write everything pending as one transaction. */
   private submit(): void {
+    // Not while a script is busy (scripting/host.ts): its writes so far must not reach the
+    // disk before it ends, as a script is atomic (a crash or SHUTDOWN NOSAVE meanwhile loses
+    // them, never a part of them). Tried again shortly.
+    if (this.eng.busyReply !== null) {
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setTimeout(this.runScheduled, 10);
+      }
+      return;
+    }
     if (!this.hasWork()) {
       this.notifyIdle();
       return;

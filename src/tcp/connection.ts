@@ -13,6 +13,7 @@
  * not consumed (a partial command, commands behind a blocked one) before the read returns.
  */
 import type { Socket } from 'node:net';
+import { readSync } from 'node:fs';
 import { Argv } from '../resp/argv.js';
 import { Parse, RespParser } from '../resp/parser.js';
 import { RespWriter } from '../resp/writer.js';
@@ -37,6 +38,8 @@ export class Connection implements Transport, HeldOutput {
   /** engine.dirty when the current input chunk started (did our commands write?). */
   private dirtyMark = 0;
   private lateInput = false;
+  /** poll() met the end of the stream or an error: libuv reports it once the loop runs. */
+  private pollOff = false;
 
   /**
    * `ownRead`: the transport delivers reads through onRead() (from the socket's onread
@@ -119,6 +122,42 @@ export class Connection implements Transport, HeldOutput {
     this.flush();
   }
 
+  /**
+   * Transport.poll: while a script runs past busy-reply-threshold on the engine thread, read
+   * the socket directly (libuv's reads cannot run: the thread is inside the script) and
+   * execute what arrived, which answers BUSY or runs SCRIPT KILL / SHUTDOWN NOSAVE...; the
+   * reply is written at once (socket.write tries the kernel first). libuv sockets are
+   * non-blocking: EAGAIN means nothing more to read. End of stream and errors are left for
+   * libuv to see when the loop runs again.
+   */
+  poll(buf: Buffer): void {
+    if (this.closing || this.paused || this.held) return;
+    if (!this.pollOff && !this.client.blocked) this.pollRead(buf);
+    // Output the script caused meanwhile (pub/sub messages, MONITOR lines) goes out too, as
+    // Redis writes every client's pending replies while a script is busy.
+    if (this.writer.pending && !this.closing) this.flush();
+  }
+
+  private pollRead(buf: Buffer): void {
+    const fd = (this.sock as unknown as { _handle: { fd?: number } | null })._handle?.fd;
+    if (fd === undefined || fd < 0) return;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') this.pollOff = true;
+        return;
+      }
+      if (n === 0) {
+        this.pollOff = true;
+        return;
+      }
+      this.onRead(n, buf);
+      if (n < buf.length || this.closing || this.paused || this.client.blocked) return;
+    }
+  }
+
   resume(): void {
     if (this.closing || this.client.blocked) return;
     // Run what waited behind the blocking command, after the unblocking reply is flushed.
@@ -131,7 +170,9 @@ export class Connection implements Transport, HeldOutput {
     if (this.sock.destroyed) return;
     if (this.held) return;
     const gate = this.engine.commitGate;
-    if (gate !== null && this.writer.pending && gate.hold(this, this.engine.dirty !== this.dirtyMark)) {
+    // While a script is busy, output (BUSY and the few commands allowed meanwhile) depends on
+    // no commit: it goes out at once, as Redis answers then (and commits wait for the script).
+    if (gate !== null && this.writer.pending && this.engine.busyReply === null && gate.hold(this, this.engine.dirty !== this.dirtyMark)) {
       // Replies go out once the commit they depend on is durable; read nothing meanwhile so
       // that later replies cannot overtake (and a pipelining client cannot starve).
       this.held = true;

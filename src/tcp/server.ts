@@ -5,6 +5,7 @@
 import net from 'node:net';
 import type { Engine } from '../engine/engine.js';
 import { Connection } from './connection.js';
+import { BusyAcceptor } from './busy-acceptor.js';
 import { E } from '../resp/errors.js';
 
 /**
@@ -29,6 +30,25 @@ export class TcpServer {
     // before anything is read.
     this.server = net.createServer({ noDelay: true, pauseOnConnect: true }, (sock) => this.accept(sock));
     this.server.on('error', (err) => console.error('tcp server error:', err));
+    engine.busyHooks.push(new BusyAcceptor(() => this.listenFd(), (fd) => this.adopt(fd)));
+  }
+
+  /** The listening socket's descriptor (-1 if unknown). */
+  private listenFd(): number {
+    const h = (this.server as unknown as { _handle: { fd?: number } | null })._handle;
+    return h?.fd ?? -1;
+  }
+
+  /** A connection accepted by the busy acceptor (busy-acceptor.ts): from its descriptor on, as accept(). */
+  private adopt(fd: number): void {
+    let sock: net.Socket;
+    try {
+      sock = new net.Socket({ fd, readable: true, writable: true });
+    } catch (e) {
+      console.error('tcp: a connection accepted during a busy script could not be adopted:', e);
+      return;
+    }
+    this.accept(sock);
   }
 
   private accept(sock: net.Socket): void {

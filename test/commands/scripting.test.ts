@@ -7,13 +7,18 @@
  * trips with its policies; ioredis's defineCommand (EVALSHA, then EVAL on NOSCRIPT).
  *
  * Ours runs scripts on the engine thread and moves a read-only one that runs past 100 ms to
- * the worker thread (scripting/host.ts): the long scripts here are moved, math.random's
- * sequence survives the move, a function's library is loaded in the worker when needed, and a
- * script that wrote before running long is not moved (others wait for it: our deviation).
+ * the worker thread (scripting/host.ts): the long read-only scripts here are moved, math.random's
+ * sequence survives the move, a function's library is loaded in the worker when needed. A
+ * script that wrote first, or one that cannot move (inside MULTI, called over REST), stays on
+ * the engine thread, which answers the other clients from the script's count hook: the same
+ * BUSY / UNKILLABLE / SCRIPT KILL / SHUTDOWN NOSAVE behaviour, checked against Redis.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 
 let ours: Proc;
@@ -65,6 +70,8 @@ async function clients(port: number, n: number): Promise<Redis[]> {
 }
 const BUSY_EVAL = 'ERR:BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 const BUSY_FN = 'ERR:BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
+const UNKILLABLE = 'ERR:UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.';
+const KILLED_EVAL = /^ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:1\.$/;
 
 for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as const) {
   describe(`scripting (${label})`, () => {
@@ -127,6 +134,100 @@ for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as 
       assert.equal(await outcome(other.get('w')), BUSY_EVAL);
       assert.equal(await running, 7);
       assert.equal(await other.get('w'), 'done');
+    });
+
+    it('a script that wrote first and runs past the threshold: BUSY, UNKILLABLE, then it completes', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('w', 'before');
+      // Ours: it wrote at once, so it stays on the engine thread (no move to the worker).
+      const script = `redis.call('set', 'w', 'started') ${spin(1000)} redis.call('set', 'w', 'done') return 7`;
+      const running = outcome(runner.eval(script, 0));
+      await sleep(450);
+      assert.equal(await outcome(other.get('w')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), UNKILLABLE);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), UNKILLABLE);
+      assert.equal(await outcome(other.call('FUNCTION', 'STATS')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('SHUTDOWN')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('SHUTDOWN', 'SAVE')), BUSY_EVAL);
+      // MULTI is allowed meanwhile, queued commands are refused and EXEC aborts.
+      assert.equal(await other.call('MULTI'), 'OK');
+      assert.equal(await outcome(other.call('INCR', 'n')), BUSY_EVAL);
+      assert.equal(await running, 7);
+      assert.equal(await outcome(other.call('EXEC')),
+        'ERR:EXECABORT Transaction discarded because of previous errors.');
+      assert.equal(await other.get('w'), 'done');
+    });
+
+    it('new connections during a busy script get BUSY; they work normally after it', async () => {
+      const p = server().port;
+      const [runner] = await clients(p, 1);
+      const script = `redis.call('set', 'nc', 'started') ${spin(900)} redis.call('set', 'nc', 'done') return 1`;
+      for (let round = 0; round < 2; round++) {
+        const running = outcome(runner.eval(script, 0));
+        await sleep(450);
+        // Connected now (no ready check: its INFO would meet BUSY).
+        const fresh = new Redis({ port: p, host: '127.0.0.1', enableReadyCheck: false, maxRetriesPerRequest: 1, retryStrategy: () => null });
+        fresh.on('error', () => {});
+        opened.push(fresh);
+        assert.equal(await outcome(fresh.get('nc')), BUSY_EVAL);
+        assert.equal(await outcome(fresh.call('SCRIPT', 'KILL')), UNKILLABLE);
+        assert.equal(await running, 1);
+        assert.equal(await fresh.get('nc'), 'done');
+        assert.equal(await fresh.set('nc2', 'x'), 'OK');
+        // Connections made after it are accepted as usual.
+        const later = await clients(p, 10);
+        assert.deepEqual(await Promise.all(later.map((c) => c.get('nc2'))), Array(10).fill('x'));
+      }
+    });
+
+    it('a read-only script that cannot move (inside MULTI) is stopped by SCRIPT KILL', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('m', 'kept');
+      const running = runner.multi().get('m').eval(LOOP, 0).get('m').exec();
+      await sleep(450);
+      assert.equal(await outcome(other.get('m')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      const r = await running;
+      assert.ok(r !== null);
+      assert.deepEqual([r[0][1], r[2][1]], ['kept', 'kept']);
+      assert.match((r[1][0] as Error).message, KILLED_EVAL);
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), 'ERR:NOTBUSY No scripts in execution right now.');
+    });
+
+    it('FCALL that wrote: BUSY with the FUNCTION text, both KILLs UNKILLABLE', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.call('FUNCTION', 'LOAD', 'REPLACE', `#!lua name=wspin
+redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'started') ${spin(1000)} redis.call('set', keys[1], 'done') return 'ok' end)`);
+      const running = outcome(runner.call('FCALL', 'wspin', '1', 'fw'));
+      await sleep(450);
+      assert.equal(await outcome(other.get('fw')), BUSY_FN);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), UNKILLABLE);
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), UNKILLABLE);
+      assert.equal(await outcome(other.call('SHUTDOWN')), BUSY_FN);
+      const stats = await other.call('FUNCTION', 'STATS') as unknown[];
+      assert.deepEqual((stats[1] as unknown[]).slice(0, 4), ['name', 'wspin', 'command', ['FCALL', 'wspin', '1', 'fw']]);
+      assert.equal(await running, 'ok');
+      assert.equal(await other.get('fw'), 'done');
+      await other.call('FUNCTION', 'DELETE', 'wspin');
+    });
+
+    it('a read-only FCALL inside MULTI is stopped by FUNCTION KILL; SCRIPT KILL refuses', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.call('FUNCTION', 'LOAD', 'REPLACE', `#!lua name=rspin\nredis.register_function('rspin', function() ${LOOP} end)`);
+      const running = runner.multi().call('FCALL', 'rspin', '0').exec();
+      await sleep(450);
+      assert.equal(await outcome(other.ping()), BUSY_FN);
+      assert.equal(await outcome(other.call('SCRIPT', 'KILL')), BUSY_FN);
+      assert.equal(await other.call('FUNCTION', 'KILL'), 'OK');
+      const r = await running;
+      assert.ok(r !== null);
+      assert.equal((r[0][0] as Error).message, 'ERR Script killed by user with SCRIPT KILL... script: rspin, on @user_function:2.');
+      await other.call('FUNCTION', 'DELETE', 'rspin');
     });
 
     it('a read-only script moved while running keeps its math.random sequence', async () => {
@@ -240,20 +341,23 @@ describe('scripting (ours only)', () => {
     await Promise.all([r.call('FUNCTION', 'FLUSH'), o.call('FUNCTION', 'FLUSH')]);
   });
 
-  it('a script that has written is not moved: it completes atomically, others wait (no BUSY)', async () => {
-    // Deviation from Redis (host.ts): Redis answers others BUSY and SCRIPT KILL UNKILLABLE.
-    const [runner, other] = await clients(ours.port, 2);
-    await other.set('w', 'before');
-    const script = `redis.call('set', 'w', 'started') ${spin(700)} redis.call('set', 'w', 'done') return 7`;
-    const running = outcome(runner.eval(script, 0));
-    await sleep(100);
-    const t0 = Date.now();
-    const seen = other.get('w');
-    const kill = outcome(other.call('SCRIPT', 'KILL'));
-    assert.equal(await seen, 'done');
-    assert.ok(Date.now() - t0 >= 300, 'the GET waited for the script');
-    assert.equal(await kill, 'ERR:NOTBUSY No scripts in execution right now.');
-    assert.equal(await running, 7);
+  it('a script called over REST cannot move: a TCP client gets BUSY and SCRIPT KILL stops it', async () => {
+    const token = 'busy-test-token';
+    const srv = await startOurs(['--busy-reply-threshold', '300', '--token', token]);
+    try {
+      const [other] = await clients(srv.port, 1);
+      const rest = fetch(`http://127.0.0.1:${srv.httpPort}/`, {
+        method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: JSON.stringify(['EVAL', LOOP, '0']),
+      }).then((r) => r.json());
+      await sleep(450);
+      assert.equal(await outcome(other.get('x')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      const body = await rest as { error: string };
+      assert.match(body.error, KILLED_EVAL);
+      assert.equal(await other.ping(), 'PONG');
+    } finally {
+      await srv.stop();
+    }
   });
 
   it('a long read-only function is moved and killed; its library loads in the worker on demand', async () => {
@@ -309,4 +413,47 @@ return redis.call('llen', 'big')`, 0);
     const r = await c.multi().set('m', '1').eval("return redis.call('incr', 'm')", 0).exec();
     assert.deepEqual(r, [[null, 'OK'], [null, 2]]);
   });
+});
+
+describe('SHUTDOWN NOSAVE during a script that wrote', () => {
+  // Ours: the first script stays on the engine thread; the second is moved to the worker
+  // (read-only for 150 ms), where it writes while the event loop runs. Each tells a subscriber
+  // that it has written (both servers deliver messages while a script is busy).
+  const WROTE = `redis.call('set', 'kept', 'changed') redis.call('set', 'partial', '1') redis.call('publish', 'sig', 'wrote') ${LOOP}`;
+  const scripts = [['wrote first', WROTE], ['wrote later', `${spin(150)} ${WROTE}`]] as const;
+  for (const label of ['ours', 'redis'] as const) for (const [what, script] of scripts) {
+    it(`stops the server (${label}, ${what})`, async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-busy-'));
+      const args = ['--busy-reply-threshold', '300'];
+      // Ours with appendfsync always: a reply means committed, so what survives is known.
+      const srv = label === 'ours' ? await startOurs([...args, '--appendfsync', 'always'], {}, { dir }) : await startRedis(args);
+      try {
+        const [runner, other, sub] = await clients(srv.port, 3);
+        await other.set('kept', 'before');
+        await sub.subscribe('sig');
+        const wrote = new Promise((r) => sub.once('message', r));
+        const exited = new Promise<number | null>((r) => srv.proc.once('exit', (code) => r(code)));
+        const running = outcome(runner.eval(script, 0));
+        await wrote;
+        assert.equal(await outcome(other.call('SCRIPT', 'KILL')), UNKILLABLE);
+        assert.equal(await outcome(other.call('SHUTDOWN')), BUSY_EVAL);
+        assert.match(String(await outcome(other.call('SHUTDOWN', 'NOSAVE'))), /^ERR:Connection is closed\.$/);
+        assert.equal(await exited, 0);
+        assert.match(String(await running), /^ERR:Connection is closed\.$/);
+      } finally {
+        await srv.stop();
+      }
+      if (label === 'ours') {
+        // The script's writes were never committed; what was committed before it stays.
+        const again = await startOurs([], {}, { dir });
+        try {
+          const c = io(again.port);
+          assert.deepEqual([await c.get('kept'), await c.exists('partial')], ['before', 0]);
+        } finally {
+          await again.stop();
+        }
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
 });

@@ -65,6 +65,10 @@ class ClientSubscriber implements Subscriber {
     }
   }
 
+  drainNowIfQueued(): void {
+    if (this.pending.length !== 0) this.drain();
+  }
+
   /** Write the queued frames to the client's sink, in order. */
   private drain(): void {
     const q = this.pending;
@@ -91,6 +95,14 @@ function writeElements(out: ReplySink, d: Delivery): void {
 }
 
 const subscribers = new WeakMap<Client, ClientSubscriber>();
+
+/**
+ * Write a client's queued messages to its sink now (its transport sends them): while a script
+ * is busy on the engine thread no microtask runs, and Redis delivers messages meanwhile.
+ */
+export function drainPushed(c: Client): void {
+  subscribers.get(c)?.drainNowIfQueued();
+}
 /** Engines whose client-gone listener is installed (done on first use: the engine is built before any client exists, and it knows nothing of this module). */
 const hooked = new WeakSet<Engine>();
 

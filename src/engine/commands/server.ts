@@ -473,7 +473,7 @@ function shutdownCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (save && !nosave) markSaved(eng);
   // No reply, as Redis: the connection closes when the server goes away.
   c.transport.close(true);
-  eng.shutdown();
+  eng.shutdown(eng.busyReply !== null);
 }
 
 // MONITOR

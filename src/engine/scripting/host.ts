@@ -27,16 +27,28 @@
  * by the script's commands stays the script's start time, so atomicity still holds. SCRIPT KILL
  * sets a shared flag that the worker's Lua count hook checks (as Redis's luaMaskCountHook).
  *
- * Deviation from Redis: a script that has written (or published) cannot be moved, so it runs to
- * its end on the engine thread however long it takes; other clients wait for it instead of
- * getting -BUSY (Redis would refuse to kill it anyway: UNKILLABLE). Scripts of callers that
- * cannot wait for a late reply (inside MULTI, over REST) are never moved, as before.
+ * A script that has written (or published) cannot be moved, and scripts of callers that cannot
+ * wait for a late reply (inside MULTI, over REST) are never moved: they run to their end on the
+ * engine thread. Past busy-reply-threshold, their count hook (and every redis.call) serves the
+ * other clients every POLL_MS, as Redis's processEventsWhileBlocked: each TCP connection's
+ * socket is read synchronously (Transport.poll) and its commands executed, so they get -BUSY,
+ * SCRIPT KILL / FUNCTION KILL answer UNKILLABLE (or stop a script that has not written),
+ * SHUTDOWN NOSAVE exits; a worker thread accepts new connections meanwhile (tcp/busy-acceptor.ts).
+ * The caller's own input waits (Redis's protectClient). Below the threshold none of this runs:
+ * the hook compares one time with checkAt and returns. Not served meanwhile: REST requests
+ * (uWebSockets.js has no synchronous API; they wait for the script) and timers.
+ *
+ * While any script is busy, on either thread, the store commits nothing (its writes so far
+ * must not reach the disk before it ends), replies to other clients skip the appendfsync-always
+ * gate (BUSY depends on no commit), and clients blocked on keys the script made ready are served
+ * only once it ends.
  *
  * The worker is started on the first move. If it fails internally it is replaced (scripts and
  * libraries are loaded into the new one on demand); if the engine-thread state fails, it is
  * replaced too and the libraries are loaded into the new one.
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks'; // a module binding: the global is an accessor (slow load)
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
 import { type ReplySink, countError, replyStats } from '../../resp/reply-sink.js';
@@ -49,6 +61,7 @@ import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseSheb
 import { LuaRuntime, type RuntimeHost } from './runtime.js';
 import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
+import { drainPushed } from '../commands/pubsub.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
@@ -112,6 +125,12 @@ const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
  * after it and then run past the threshold (those cannot move: others wait instead of BUSY).
  */
 export const MOVE_AFTER_MS = 100;
+
+/**
+ * How often a script busy on the engine thread reads the other clients' input (at most: the
+ * count hook runs every 100000 Lua instructions, redis.call checks every call).
+ */
+const POLL_MS = 5;
 
 const VERSION_NUM = REDIS_VERSION.split('.').reduce((a, p) => a * 256 + Number(p), 0);
 
@@ -428,6 +447,17 @@ export class Scripting {
   private moving = false;
   /** When the running script is moved if it can be (performance.now() time). */
   private moveAt = Infinity;
+  /** When the running script passes busy-reply-threshold on this thread (performance.now()). */
+  private busyAt = Infinity;
+  /**
+   * perf: the count hook and redis.call do nothing before this time (performance.now()): the
+   * next deadline (move, busy, next poll), or -Infinity to stop the script at once.
+   */
+  private checkAt = Infinity;
+  /** The running script is busy on this thread: clients are polled from its count hook. */
+  private localBusy = false;
+  /** Read buffer of the polls (the transports' own may hold the caller's arguments). */
+  private pollBuf: Buffer | null = null;
   /** redis.log lines of the running script, written when it ends on the engine thread. */
   private readonly logs: { level: number; msg: string }[] = [];
   private readonly callArgv = new Argv();
@@ -509,13 +539,75 @@ export class Scripting {
    * and has run long (and from then on, until it has stopped: nothing more may take effect).
    */
   private localCheck(beforeCall: boolean): string | null {
+    // perf: before a redis.call, the time the previous command ended (dispatch.ts) is enough.
+    if ((beforeCall ? this.eng.lastCallEnd : performance.now()) < this.checkAt) return null;
+    return this.localDeadline();
+  }
+
+  /**
+   * A deadline of the running script has passed: move it to the worker (read-only so far and
+   * movable), or, past busy-reply-threshold, serve the other clients from here, as Redis's
+   * luaMaskCountHook does (processEventsWhileBlocked): their commands get BUSY except SCRIPT
+   * KILL, FUNCTION KILL, SHUTDOWN NOSAVE and the other ALLOW_BUSY ones.
+   */
+  private localDeadline(): string | null {
     if (this.moving) return 'k';
     const ctx = this.run;
-    if (ctx === null || ctx.pinned || this.moveAt === Infinity) return null;
-    // perf: before a redis.call, the time the previous command ended (dispatch.ts) is enough.
-    if ((beforeCall ? this.eng.lastCallEnd : performance.now()) < this.moveAt) return null;
-    this.moving = true;
-    return 'k';
+    if (ctx === null) return null;
+    if (ctx.killed) return 'k';
+    const now = performance.now();
+    if (!ctx.pinned && now >= this.moveAt) {
+      this.moving = true;
+      this.checkAt = -Infinity;
+      return 'k';
+    }
+    if (now < this.busyAt) {
+      this.checkAt = ctx.pinned ? this.busyAt : Math.min(this.moveAt, this.busyAt);
+      return null;
+    }
+    if (!this.localBusy) {
+      this.localBusy = true;
+      ctx.argv = callerArgv(ctx.src);
+      this.eng.busyReply = ctx.isEval ? SLOW_EVAL : SLOW_SCRIPT;
+      slowScript(ctx);
+      for (const h of this.eng.busyHooks) h.start();
+    }
+    this.pollClients(ctx);
+    if (ctx.killed) return 'k';
+    this.checkAt = performance.now() + POLL_MS;
+    return null;
+  }
+
+  /** Read and answer what the other TCP clients sent (not the caller: its input waits, as Redis's protectClient). */
+  private pollClients(ctx: RunCtx): void {
+    const buf = this.pollBuf ??= Buffer.allocUnsafe(64 * 1024);
+    // EAGAIN is thrown by every read of an idle socket: no stack traces for those.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      for (const h of this.eng.busyHooks) h.poll();
+      // (Clients added meanwhile, e.g. accepted by a hook, are visited too: Map iteration.)
+      for (const c of this.eng.clients.values()) {
+        if (c === ctx.caller || c.closed) continue;
+        // Messages the script published go out meanwhile, as in Redis.
+        if (c.subscriptions > 0) drainPushed(c);
+        c.transport.poll?.(buf);
+      }
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    // Commands run meanwhile moved the clock; the script's commands see its start time.
+    this.eng.now = ctx.start;
+  }
+
+  /** The running script ended (or stopped to move): the deadlines are off. */
+  private endLocal(): void {
+    this.moveAt = this.busyAt = this.checkAt = Infinity;
+    if (this.localBusy) {
+      this.localBusy = false;
+      this.eng.busyReply = null;
+      for (const h of this.eng.busyHooks) h.end();
+    }
   }
 
   private log(level: number, msg: string): void {
@@ -640,7 +732,10 @@ export class Scripting {
     sc.aclUser = ctx.caller.aclUser;
     sc.user = ctx.caller.user;
     // (From now rather than from ctx.start: the difference is this command's parsing.)
-    this.moveAt = ctx.movable ? performance.now() + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
+    const t0 = performance.now();
+    this.moveAt = ctx.movable ? t0 + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
+    this.busyAt = t0 + this.threshold;
+    this.checkAt = Math.min(this.moveAt, this.busyAt);
     this.moving = false;
     if (this.logs.length !== 0) this.logs.length = 0;
     this.run = ctx;
@@ -653,16 +748,17 @@ export class Scripting {
       // A JS exception thrown through Lua: the state cannot be trusted any more.
       this.run = null;
       this.moving = false;
+      this.endLocal();
       this.dropLocal();
       ctx.out.error(`ERR internal scripting error: ${(e as Error).message}`);
       return;
     }
+    this.endLocal();
     if (this.moving) {
       const rand = rt.randState('start');
       rt.endRun();
       this.moving = false;
       this.logs.length = 0;
-      this.moveAt = Infinity;
       sc.dbIndex = ctx.caller.dbIndex;
       this.execInWorker(ctx, rand);
       return;
@@ -760,7 +856,7 @@ export class Scripting {
     ctx.argv = callerArgv(ctx.src);
     ctx.caller.blocked = true;
     eng.busyReply = ctx.isEval ? SLOW_EVAL : SLOW_SCRIPT;
-    console.warn(`Slow script detected: still in execution after ${Date.now() - ctx.start} milliseconds. You can try killing the script using the ${ctx.isEval ? 'SCRIPT' : 'FUNCTION'} KILL command. Script name is: ${ctx.name}.`);
+    slowScript(ctx);
     void this.pump(ctx);
   }
 
@@ -1089,6 +1185,12 @@ export class Scripting {
     if (isEval && !ctx.isEval) return SLOW_SCRIPT;
     if (!isEval && ctx.isEval) return SLOW_EVAL;
     ctx.killed = true;
+    console.warn('Lua script killed by user with SCRIPT KILL.');
+    if (this.localBusy) {
+      // On this thread: the count hook (or the next redis.call) stops it as the poll returns.
+      this.checkAt = -Infinity;
+      return null;
+    }
     Atomics.store(this.ctl!, CTL_KILL, 1);
     Atomics.notify(this.ctl!, CTL_WORKER);
     return null;
@@ -1098,6 +1200,11 @@ export class Scripting {
   get scriptClient(): Client {
     return this.client;
   }
+}
+
+/** Redis's warning as a script passes busy-reply-threshold. */
+function slowScript(ctx: RunCtx): void {
+  console.warn(`Slow script detected: still in execution after ${Date.now() - ctx.start} milliseconds. You can try killing the script using the ${ctx.isEval ? 'SCRIPT' : 'FUNCTION'} KILL command. Script name is: ${ctx.name}.`);
 }
 
 /** redis.log: Redis's log line format, to stdout like the rest of the server's log. */

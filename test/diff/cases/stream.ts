@@ -208,7 +208,10 @@ const scripts: Script[] = [
     ['XSETID', 's', '3-0', 'ENTRIESADDED'], ['XSETID', 'nokey', '1-1'], ['XSETID', 'str', '1-1'], ['XSETID', 's', '+'],
     ['XSETID', 's', '-'], ['XSETID', 's'], ['XINFO', 'STREAM', 's'],
     ['XSETID', 's', '5-0', 'ENTRIESADDED', '9223372036854775807', 'MAXDELETEDID', '4-4'], ['XINFO', 'STREAM', 's'],
-    ['XADD', 's', '*', 'x', 'y'], ['XADD', 's', '5-*', 'x', 'y'], ['XINFO', 'STREAM', 's'],
+    ['XADD', 's', '5-*', 'x', 'y'], ['XINFO', 'STREAM', 's'],
+    // A last id in the future: '*' then takes its ms (and the next sequence) on both servers,
+    // whatever the clocks (an id from the clock would differ when a millisecond ticks between them).
+    ['XSETID', 's', '9999999999999-0'], ['XADD', 's', '*', 'x', 'y'], ['XADD', 's', '5-*', 'x', 'y'], ['XINFO', 'STREAM', 's'],
     ['XDEL', 's', '2-1'], ['XSETID', 's', '2-0'], ['XSETID', 's', '2-2', 'MAXDELETEDID', '2-2'], ['XSETID', 's', '0-1'],
     ['XINFO', 'STREAM', 's'], ['XDEL', 's', '1-1', '5-1'], ['XSETID', 's', '0-1'], ['XSETID', 's', '0-1', 'ENTRIESADDED', '0'],
     ['XINFO', 'STREAM', 's'], ['XADD', 's', '1-*', 'a', '1'], ['XINFO', 'STREAM', 's'],
