@@ -262,6 +262,15 @@ describe('CONFIG', () => {
     assert.deepEqual(new Set(two.filter((_, i) => i % 2 === 0)), new Set(['maxmemory', 'maxmemory-policy', 'hz']));
   });
 
+  it('CONFIG GET save and appendonly describe the store (redis-benchmark reads them)', async () => {
+    const r = io(ours.port);
+    const appendonly = (await r.call('CONFIG', 'GET', 'appendfsync')) as string[];
+    const expected = appendonly[1] === 'no' ? 'no' : 'yes';
+    assert.deepEqual(await r.call('CONFIG', 'GET', 'save', 'APPENDONLY'), ['save', '', 'APPENDONLY', expected]);
+    const flat = (await r.call('CONFIG', 'GET', 'append*')) as string[];
+    assert.deepEqual(new Set(flat.filter((_, i) => i % 2 === 0)), new Set(['appendfsync', 'appendonly']));
+  });
+
   it('CONFIG SET takes effect (INFO shows the new values)', async () => {
     const r = io(ours.port);
     assert.equal(await r.call('CONFIG', 'SET', 'maxmemory', '10mb', 'hz', '25', 'maxclients', '500'), 'OK');

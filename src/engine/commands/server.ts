@@ -496,34 +496,48 @@ function findOption(name: string): OptionSpec | undefined {
   return OPTIONS.find((o) => o.name === lower);
 }
 
+/**
+ * Read-only parameters derived from our options, for tools that read Redis's persistence
+ * settings (redis-benchmark asks for `save` and `appendonly`): the LMDB store plays the AOF's
+ * part, and there are no RDB snapshot rules.
+ */
+const DERIVED: readonly { name: string; get: (c: Client) => string }[] = [
+  { name: 'appendonly', get: (c) => (c.engine.cfg('appendfsync') === 'no' ? 'no' : 'yes') },
+  { name: 'save', get: () => '' },
+];
+
 // CONFIG GET parameter [parameter ...]
 function configGetCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const matches: [string, OptionSpec][] = [];
-  const seen = new Set<OptionSpec>();
+  const matches: [string, string][] = [];
+  const seen = new Set<string>();
+  const add = (shown: string, name: string, value: () => string): void => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    matches.push([shown, value()]);
+  };
   for (let i = 2; i < argv.count; i++) {
     const arg = argv.key(i);
     if (!/[[*?]/.test(arg)) {
       // An exact name is echoed as the client typed it, as Redis does.
       const o = findOption(arg);
-      if (o !== undefined && !seen.has(o)) {
-        seen.add(o);
-        matches.push([arg, o]);
-      }
+      if (o !== undefined) add(arg, o.name, () => c.engine.cfg(o.name));
+      const d = DERIVED.find((x) => x.name === arg.toLowerCase());
+      if (d !== undefined) add(arg, d.name, () => d.get(c));
       continue;
     }
     const pat = argv.view(i);
     for (const o of OPTIONS) {
-      if (o.secret || seen.has(o)) continue;
-      if (globMatch(pat, Buffer.from(o.name, 'latin1'), true)) {
-        seen.add(o);
-        matches.push([o.name, o]);
-      }
+      if (o.secret || seen.has(o.name)) continue;
+      if (globMatch(pat, Buffer.from(o.name, 'latin1'), true)) add(o.name, o.name, () => c.engine.cfg(o.name));
+    }
+    for (const d of DERIVED) {
+      if (globMatch(pat, Buffer.from(d.name, 'latin1'), true)) add(d.name, d.name, () => d.get(c));
     }
   }
   out.array(matches.length * 2);
-  for (const [name, o] of matches) {
+  for (const [name, value] of matches) {
     out.bulkLatin1(name);
-    out.bulkText(c.engine.cfg(o.name));
+    out.bulkText(value);
   }
 }
 
