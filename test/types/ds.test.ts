@@ -30,9 +30,9 @@ function rng(seed: number): () => number {
 describe('HashValue encodings', () => {
   it('listpack until 512 fields, then hashtable for good', () => {
     const h = new HashValue();
-    for (let i = 0; i < 512; i++) h.set(`f${i}`, b('v'), HL);
+    for (let i = 0; i < 512; i++) h.set(`f${i}`, 'v', HL);
     assert.equal(h.encoding(), 'listpack');
-    h.set('one-more', b('v'), HL);
+    h.set('one-more', 'v', HL);
     assert.equal(h.encoding(), 'hashtable');
     for (let i = 0; i < 500; i++) h.delete(`f${i}`);
     assert.equal(h.encoding(), 'hashtable');
@@ -41,9 +41,9 @@ describe('HashValue encodings', () => {
 
   it('a field or value over 64 bytes converts', () => {
     const h = new HashValue();
-    h.set('a', b('x'.repeat(64)), HL);
+    h.set('a', 'x'.repeat(64), HL);
     assert.equal(h.encoding(), 'listpack');
-    h.set('b', b('x'.repeat(65)), HL);
+    h.set('b', 'x'.repeat(65), HL);
     assert.equal(h.encoding(), 'hashtable');
     const h2 = new HashValue();
     h2.convertForLength(65, HL);
@@ -55,11 +55,11 @@ describe('HashValue encodings', () => {
 
   it('listpackex after a field-expiry command, TTLs survive conversion', () => {
     const h = new HashValue();
-    h.set('a', b('1'), HL);
+    h.set('a', '1', HL);
     h.markFieldExpiry();
     assert.equal(h.encoding(), 'listpackex');
     h.setFieldExpire('a', 1000);
-    h.set('big', b('x'.repeat(100)), HL);
+    h.set('big', 'x'.repeat(100), HL);
     assert.equal(h.encoding(), 'hashtable');
     assert.equal(h.fieldExpire('a'), 1000);
     assert.equal(h.purgeExpired(999), 0);
@@ -70,16 +70,16 @@ describe('HashValue encodings', () => {
 
   it('clone is deep and keeps encoding and TTLs', () => {
     const h = new HashValue();
-    h.set('a', b('1'), HL);
+    h.set('a', '1', HL);
     h.setFieldExpire('a', 5000);
     const c = h.clone();
-    c.set('b', b('2'), HL);
+    c.set('b', '2', HL);
     c.persistField('a');
     assert.equal(h.size, 1);
     assert.equal(h.fieldExpire('a'), 5000);
     assert.equal(c.encoding(), 'listpackex');
     const big = new HashValue();
-    for (let i = 0; i < 600; i++) big.set(String(i), b('v'), HL);
+    for (let i = 0; i < 600; i++) big.set(String(i), 'v', HL);
     const bc = big.clone();
     assert.equal(bc.encoding(), 'hashtable');
     bc.delete('0');
@@ -296,6 +296,36 @@ describe('DenseTable scan guarantee', () => {
       } while (cursor !== 0);
       for (const k of initial) if (!removed.has(k)) assert.ok(seen.has(k), `round ${round}: ${k} missed`);
     }
+  });
+});
+
+describe('DenseTable against a Map model', () => {
+  it('set/get/delete with growth, tombstones and shrinking', () => {
+    const r = rng(5);
+    const t = new DenseTable<number>(true);
+    const model = new Map<string, number>();
+    for (let step = 0; step < 60000; step++) {
+      // Phases: grow to a few thousand, churn, then drain to exercise shrinking.
+      const phase = Math.floor(step / 20000);
+      const k = `m${Math.floor(r() * 4000)}`;
+      const op = r();
+      if (phase === 2 ? op < 0.2 : op < 0.55) {
+        assert.equal(t.set(k, step), !model.has(k));
+        model.set(k, step);
+      } else if (op < 0.9) {
+        assert.equal(t.delete(k), model.delete(k));
+      } else {
+        assert.equal(t.get(k), model.get(k));
+      }
+      assert.equal(t.size, model.size);
+      if (step % 5000 === 0) {
+        for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
+        for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keys[i]), t.vals![i]);
+      }
+    }
+    for (const k of Array.from(model.keys())) assert.equal(t.delete(k), true);
+    assert.equal(t.size, 0);
+    assert.equal(t.has('m1'), false);
   });
 });
 
