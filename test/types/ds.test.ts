@@ -182,41 +182,67 @@ describe('SetValue encodings (Redis 7.2+)', () => {
 
 describe('ListValue', () => {
   it('behaves like an array under random operations (and keeps lpBytes exact)', () => {
-    const r = rng(7);
-    const l = new ListValue();
-    const model: Buffer[] = [];
-    const vals = ['a', 'bb', '1', '-5', '12345678901', '', 'x'.repeat(100), '9223372036854775808'];
-    for (let step = 0; step < 20000; step++) {
-      const v = b(vals[Math.floor(r() * vals.length)] + (r() < 0.3 ? String(step % 7) : ''));
-      const op = Math.floor(r() * 9);
-      if (op === 0) { l.pushHead(v); model.unshift(v); }
-      else if (op === 1 || op === 2) { l.pushTail(v); model.push(v); }
-      else if (op === 3 && model.length) { assert.ok(l.popHead().equals(model.shift()!)); }
-      else if (op === 4 && model.length) { assert.ok(l.popTail().equals(model.pop()!)); }
-      else if (op === 5) { const i = Math.floor(r() * (model.length + 1)); l.insert(i, v); model.splice(i, 0, v); }
-      else if (op === 6 && model.length) { const i = Math.floor(r() * model.length); l.removeAt(i); model.splice(i, 1); }
-      else if (op === 7 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
-      else if (op === 8 && model.length) {
-        const count = Math.floor(r() * 5) - 2;
-        const target = model[Math.floor(r() * model.length)];
-        const removed = l.removeEqual(target, count);
-        let n = 0;
-        const limit = count === 0 ? Infinity : Math.abs(count);
-        if (count >= 0) {
-          for (let i = 0; i < model.length && n < limit;) { if (model[i].equals(target)) { model.splice(i, 1); n++; } else i++; }
-        } else {
-          for (let i = model.length - 1; i >= 0 && n < limit; i--) if (model[i].equals(target)) { model.splice(i, 1); n++; }
+    for (const seed of [7, 8, 9]) {
+      const r = rng(seed);
+      const l = new ListValue();
+      const model: string[] = [];
+      const vals = ['a', 'bb', '1', '-5', '12345678901', '', 'x'.repeat(100), '9223372036854775808', 'y'.repeat(300)];
+      // Seed 9 grows big (many chunks, packed interior); the others hover around small sizes.
+      const pushBias = seed === 9 ? 0.7 : 0.5;
+      for (let step = 0; step < 20000; step++) {
+        const v = vals[Math.floor(r() * vals.length)] + (r() < 0.3 ? String(step % 7) : '');
+        const op = r() < pushBias ? Math.floor(r() * 3) : 3 + Math.floor(r() * 6);
+        if (op === 0) { l.pushHead(v); model.unshift(v); }
+        else if (op === 1 || op === 2) { l.pushTail(v); model.push(v); }
+        else if (op === 3 && model.length) { assert.equal(l.popHead(), model.shift()); }
+        else if (op === 4 && model.length) { assert.equal(l.popTail(), model.pop()); }
+        else if (op === 5) { const i = Math.floor(r() * (model.length + 1)); l.insert(i, v); model.splice(i, 0, v); }
+        else if (op === 6 && model.length) { const i = Math.floor(r() * model.length); l.removeAt(i); model.splice(i, 1); }
+        else if (op === 7 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
+        else if (op === 8 && model.length && r() < 0.2) {
+          const count = Math.floor(r() * 5) - 2;
+          const target = model[Math.floor(r() * model.length)];
+          const removed = l.removeEqual(target, b(target), count);
+          let n = 0;
+          const limit = count === 0 ? Infinity : Math.abs(count);
+          if (count >= 0) {
+            for (let i = 0; i < model.length && n < limit;) { if (model[i] === target) { model.splice(i, 1); n++; } else i++; }
+          } else {
+            for (let i = model.length - 1; i >= 0 && n < limit; i--) if (model[i] === target) { model.splice(i, 1); n++; }
+          }
+          assert.equal(removed, n);
         }
-        assert.equal(removed, n);
-      }
-      assert.equal(l.length, model.length);
-      if (step % 500 === 0) {
-        for (let i = 0; i < model.length; i++) assert.ok(l.get(i).equals(model[i]), `step ${step} index ${i}`);
-        let bytes = LP_HDR;
-        for (const m of model) bytes += lpEntrySize(m);
-        assert.equal(l.lpBytes, bytes);
+        assert.equal(l.length, model.length);
+        if (step % 500 === 0 || step === 19999) {
+          for (let i = 0; i < model.length; i++) assert.equal(l.get(i), model[i], `seed ${seed} step ${step} index ${i}`);
+          const fwd: string[] = [];
+          if (model.length) l.scan(0, model.length - 1, (e) => { fwd.push(e as string); });
+          assert.deepEqual(fwd, model);
+          const back: string[] = [];
+          if (model.length) l.scan(model.length - 1, 0, (e) => { back.push(e as string); });
+          assert.deepEqual(back, model.slice().reverse());
+          let bytes = LP_HDR;
+          for (const m of model) bytes += lpEntrySize(b(m));
+          assert.equal(l.lpBytes, bytes);
+          const c = l.clone();
+          c.pushTail('clone');
+          assert.equal(l.length, model.length);
+        }
       }
     }
+  });
+
+  it('big elements stay Buffers; pushes and pops alternating at chunk boundaries', () => {
+    const l = new ListValue();
+    const big = Buffer.alloc(20000, 0x61);
+    for (let i = 0; i < 1000; i++) l.pushTail(String(i));
+    l.insert(500, big);
+    assert.ok((l.get(500) as Buffer).equals(big));
+    assert.equal(l.get(501), '500');
+    for (let k = 0; k < 300; k++) { l.pushTail('t'); l.popTail(); l.pushHead('h'); l.popHead(); }
+    for (let i = 0; i < 1000; i++) assert.equal(l.get(i < 500 ? i : i + 1), String(i));
+    assert.equal(l.removeEqual(null, big, 0), 1);
+    assert.equal(l.length, 1000);
   });
 
   it('listpack / quicklist by size (fill -2) and by count (fill 4)', () => {
@@ -228,11 +254,11 @@ describe('ListValue', () => {
     const c = new ListValue();
     for (let i = 0; i < 4; i++) {
       c.growCheck(1, 1, 4);
-      c.pushTail(b('a'));
+      c.pushTail('a');
     }
     assert.equal(c.encoding(), 'listpack');
     c.growCheck(1, 1, 4);
-    c.pushTail(b('a'));
+    c.pushTail('a');
     assert.equal(c.encoding(), 'quicklist');
     c.popTail();
     c.popTail();
@@ -244,14 +270,14 @@ describe('ListValue', () => {
     const big = new ListValue();
     for (let i = 0; i < 3000; i++) {
       big.growCheck(1, 1, -2);
-      big.pushTail(b('x'));
+      big.pushTail('x');
     }
     assert.equal(big.encoding(), 'quicklist'); // 3 bytes per entry
     while (big.lpBytes > 4096) big.popHead();
     big.shrinkCheck(-2);
     assert.equal(big.encoding(), 'listpack');
     const cl = big.clone();
-    cl.pushTail(b('y'));
+    cl.pushTail('y');
     assert.equal(cl.length, big.length + 1);
     assert.equal(cl.encoding(), 'listpack');
   });
