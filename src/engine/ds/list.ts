@@ -112,15 +112,31 @@ export function elemEquals(e: Elem, s: string | null, b: Uint8Array): boolean {
 class Chunk {
   /** Packed entries; '' while open. */
   p = '';
-  /** Open elements; null while packed. */
+  /**
+   * Open elements, in a[lo .. lo + n); null while packed. A head chunk fills from the end of
+   * its array down (pushHead is a store, not an unshift), a tail chunk from the start up.
+   */
   a: Elem[] | null;
+  lo = 0;
   /** Element count and the sum of their lengths. */
   n = 0;
   bytes = 0;
 
-  constructor(a: Elem[] | null) {
+  constructor(a: Elem[] | null, lo = 0) {
     this.a = a;
+    this.lo = lo;
   }
+}
+
+/** Make a chunk open with its elements at a[0 .. n) exactly (for splices in the middle). */
+function flat(c: Chunk): Elem[] {
+  if (c.a === null) {
+    unpack(c);
+  } else if (c.lo !== 0 || c.a.length !== c.n) {
+    c.a = c.a.slice(c.lo, c.lo + c.n);
+    c.lo = 0;
+  }
+  return c.a!;
 }
 
 /** Scratch for packing and unpacking (grows as needed). */
@@ -134,9 +150,9 @@ function room(n: number): Buffer {
 /** Pack an open chunk whose elements are all strings (else leave it open). */
 function pack(c: Chunk): void {
   const a = c.a!;
-  const buf = room(c.bytes + 2 * a.length);
+  const buf = room(c.bytes + 2 * c.n);
   let o = 0;
-  for (let i = 0; i < a.length; i++) {
+  for (let i = c.lo; i < c.lo + c.n; i++) {
     const e = a[i];
     if (typeof e !== 'string') return;
     const n = e.length;
@@ -150,6 +166,7 @@ function pack(c: Chunk): void {
   }
   c.p = buf.latin1Slice(0, o);
   c.a = null;
+  c.lo = 0;
 }
 
 function unpack(c: Chunk): void {
@@ -165,6 +182,7 @@ function unpack(c: Chunk): void {
     o += n;
   }
   c.a = a;
+  c.lo = 0;
   c.p = '';
 }
 
@@ -238,7 +256,7 @@ export class ListValue implements TypedValue {
   clone(): ListValue {
     const l = new ListValue();
     for (const c of this.chunks) {
-      const d = new Chunk(c.a === null ? null : c.a.slice());
+      const d = new Chunk(c.a === null ? null : c.a.slice(c.lo, c.lo + c.n));
       d.p = c.p;
       d.n = c.n;
       d.bytes = c.bytes;
@@ -286,13 +304,13 @@ export class ListValue implements TypedValue {
   get(i: number): Elem {
     const cs = this.chunks;
     const first = cs[0];
-    if (i < first.n) return first.a![i];
+    if (i < first.n) return first.a![first.lo + i];
     const last = cs[cs.length - 1];
     const fromEnd = this.length - 1 - i;
-    if (fromEnd < last.n) return last.a![last.n - 1 - fromEnd];
+    if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
     this.locate(i);
     const c = cs[this.locC];
-    return c.a !== null ? c.a[this.locJ] : packedAt(c.p, this.locJ);
+    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(c.p, this.locJ);
   }
 
   /**
@@ -311,9 +329,10 @@ export class ListValue implements TypedValue {
         const ch = cs[c];
         if (ch.a !== null) {
           const a = ch.a;
+          const lo = ch.lo;
           for (; j < ch.n; j++, i++) {
             if (i > to) return -1;
-            if (fn(a[j], i) === true) return i;
+            if (fn(a[lo + j], i) === true) return i;
           }
         } else {
           // Decode in place: prefix walk, one slice per visited element.
@@ -337,10 +356,11 @@ export class ListValue implements TypedValue {
       const ch = cs[c];
       // Backwards through a packed chunk: decode it into a temporary array (not kept).
       const a = ch.a !== null ? ch.a : decodeAll(ch.p, ch.n);
+      const lo = ch.a !== null ? ch.lo : 0;
       if (j < 0) j = ch.n - 1;
       for (; j >= 0; j--, i--) {
         if (i < to) return -1;
-        if (fn(a[j], i) === true) return i;
+        if (fn(a[lo + j], i) === true) return i;
       }
     }
     return -1;
@@ -393,7 +413,7 @@ export class ListValue implements TypedValue {
       return;
     }
     if (ch.n > 2 * CHUNK_MAX || (ch.bytes > 2 * CHUNK_BYTES && ch.n > 1)) {
-      const a = ch.a!;
+      const a = flat(ch);
       const half = a.length >>> 1;
       const right = new Chunk(a.slice(half));
       a.length = half;
@@ -419,7 +439,7 @@ export class ListValue implements TypedValue {
       cs.push(t);
       this.settle(cs.length - 3);
     }
-    t.a!.push(v);
+    t.a![t.lo + t.n] = v;
     t.n++;
     t.bytes += v.length;
     this.length++;
@@ -430,12 +450,12 @@ export class ListValue implements TypedValue {
   pushHead(v: Elem): void {
     const cs = this.chunks;
     let h = cs.length === 0 ? undefined : cs[0];
-    if (h === undefined || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
-      h = new Chunk([]);
+    if (h === undefined || h.lo === 0 || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
+      h = new Chunk(new Array<Elem>(CHUNK_MAX), CHUNK_MAX);
       cs.unshift(h);
       this.settle(2);
     }
-    h.a!.unshift(v);
+    h.a![--h.lo] = v;
     h.n++;
     h.bytes += v.length;
     this.length++;
@@ -449,7 +469,8 @@ export class ListValue implements TypedValue {
     this.pos++;
     const cs = this.chunks;
     const h = cs[0];
-    const v = h.a!.shift()!;
+    const v = h.a![h.lo]!;
+    h.a![h.lo++] = undefined!;
     h.n--;
     h.bytes -= v.length;
     if (h.n === 0) {
@@ -465,7 +486,11 @@ export class ListValue implements TypedValue {
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
     const cs = this.chunks;
     const t = cs[cs.length - 1];
-    const v = t.a!.pop()!;
+    const a = t.a!;
+    const v = a[t.lo + t.n - 1];
+    // A tail chunk's array shrinks with it; a head chunk's keeps its room below lo.
+    if (t.lo === 0) a.length = t.n - 1;
+    else a[t.lo + t.n - 1] = undefined!;
     t.n--;
     t.bytes -= v.length;
     if (t.n === 0) {
@@ -482,9 +507,9 @@ export class ListValue implements TypedValue {
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
-    if (ch.a === null) unpack(ch);
-    const old = ch.a![this.locJ];
-    ch.a![this.locJ] = v;
+    const a = flat(ch);
+    const old = a[this.locJ];
+    a[this.locJ] = v;
     ch.bytes += v.length - old.length;
     this.lpBytes += lpEntrySize(v) - lpEntrySize(old);
     this.reshape(c);
@@ -506,8 +531,7 @@ export class ListValue implements TypedValue {
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
-    if (ch.a === null) unpack(ch);
-    ch.a!.splice(this.locJ, 0, v);
+    flat(ch).splice(this.locJ, 0, v);
     ch.n++;
     ch.bytes += v.length;
     this.length++;
@@ -526,8 +550,7 @@ export class ListValue implements TypedValue {
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
-    if (ch.a === null) unpack(ch);
-    const v = ch.a!.splice(this.locJ, 1)[0];
+    const v = flat(ch).splice(this.locJ, 1)[0];
     ch.n--;
     ch.bytes -= v.length;
     this.length--;
@@ -565,9 +588,8 @@ export class ListValue implements TypedValue {
           if (forward) base += ch.n;
           continue;
         }
-        unpack(ch);
       }
-      const a = ch.a!;
+      const a = flat(ch);
       const keep: Elem[] = [];
       if (forward) {
         for (let j = 0; j < a.length; j++) {
