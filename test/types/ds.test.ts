@@ -301,22 +301,22 @@ describe('DenseTable scan guarantee', () => {
   it('members present for the whole scan are returned, whatever changes in between', () => {
     const r = rng(11);
     for (let round = 0; round < 200; round++) {
-      const t = new DenseTable<number>(true);
+      const t = new DenseTable(true);
       let next = 0;
-      for (let i = 0, n = Math.floor(r() * 300); i < n; i++) t.set(`k${next++}`, 0);
-      const initial = new Set(t.keys);
+      for (let i = 0, n = Math.floor(r() * 300); i < n; i++) t.set(`k${next++}`, '');
+      const initial = new Set(t.keys());
       const removed = new Set<string>();
       const seen = new Set<string>();
       let cursor = 0;
       do {
-        cursor = t.scan(cursor, 1 + Math.floor(r() * 20), (i) => seen.add(t.keys[i]));
+        cursor = t.scan(cursor, 1 + Math.floor(r() * 20), (i) => seen.add(t.keyAt(i)));
         for (let k = Math.floor(r() * 10); k > 0; k--) {
           if (r() < 0.5 && t.size > 0) {
-            const victim = t.keys[t.randomIndex()];
+            const victim = t.keyAt(t.randomIndex());
             t.delete(victim);
             removed.add(victim);
           } else {
-            t.set(`k${next++}`, 0);
+            t.set(`k${next++}`, '');
           }
         }
       } while (cursor !== 0);
@@ -328,16 +328,18 @@ describe('DenseTable scan guarantee', () => {
 describe('DenseTable against a Map model', () => {
   it('set/get/delete with growth, tombstones and shrinking', () => {
     const r = rng(5);
-    const t = new DenseTable<number>(true);
-    const model = new Map<string, number>();
+    const t = new DenseTable(true);
+    const model = new Map<string, string>();
+    // Values of varying length: in-place rewrites, appended replacements, compactions.
+    const val = (step: number) => 'v'.repeat(step % 7) + String(step % 1000) + (step % 13 === 0 ? 'x'.repeat(200) : '');
     for (let step = 0; step < 60000; step++) {
       // Phases: grow to a few thousand, churn, then drain to exercise shrinking.
       const phase = Math.floor(step / 20000);
       const k = `m${Math.floor(r() * 4000)}`;
       const op = r();
       if (phase === 2 ? op < 0.2 : op < 0.55) {
-        assert.equal(t.set(k, step), !model.has(k));
-        model.set(k, step);
+        assert.equal(t.set(k, val(step)), !model.has(k));
+        model.set(k, val(step));
       } else if (op < 0.9) {
         assert.equal(t.delete(k), model.delete(k));
       } else {
@@ -346,12 +348,32 @@ describe('DenseTable against a Map model', () => {
       assert.equal(t.size, model.size);
       if (step % 5000 === 0) {
         for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
-        for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keys[i]), t.vals![i]);
+        for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keyAt(i)), t.valAt(i));
+        const c = t.clone();
+        c.set('only-in-clone', '1');
+        assert.equal(t.has('only-in-clone'), false);
+        assert.equal(c.size, t.size + 1);
       }
     }
     for (const k of Array.from(model.keys())) assert.equal(t.delete(k), true);
     assert.equal(t.size, 0);
     assert.equal(t.has('m1'), false);
+  });
+});
+
+describe('DenseTable with binary and long keys', () => {
+  it('keys of every byte and of any length (multi-byte length prefixes)', () => {
+    const t = new DenseTable(false);
+    const keys: string[] = [''];
+    for (let c = 0; c < 256; c++) keys.push(String.fromCharCode(c), String.fromCharCode(c).repeat(3));
+    keys.push('k'.repeat(127), 'k'.repeat(128), 'k'.repeat(20000), '\x00'.repeat(300));
+    for (const k of keys) assert.equal(t.add(k), true);
+    for (const k of keys) assert.equal(t.add(k), false);
+    assert.equal(t.size, keys.length);
+    assert.deepEqual(t.keys().sort(), keys.slice().sort());
+    for (const k of keys.slice(0, 100)) assert.equal(t.delete(k), true);
+    for (const k of keys.slice(100)) assert.equal(t.has(k), true);
+    for (const k of keys.slice(0, 100)) assert.equal(t.has(k), false);
   });
 });
 

@@ -334,9 +334,9 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
       let f: string;
       if (table !== null) {
         const k = table.randomIndex();
-        f = table.keys[k];
+        f = table.keyAt(k);
         out.bulkLatin1(f);
-        if (withValues) out.bulkLatin1(table.vals![k]);
+        if (withValues) out.bulkLatin1(table.valAt(k));
       } else {
         f = fields![Math.floor(Math.random() * fields!.length)];
         out.bulkLatin1(f);
@@ -362,8 +362,8 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   const table = h.table;
   if (table !== null) {
     for (let i = 0; i < l; i++) {
-      out.bulkLatin1(table.keys[picked[i]]);
-      if (withValues) out.bulkLatin1(table.vals![picked[i]]);
+      out.bulkLatin1(table.keyAt(picked[i]));
+      if (withValues) out.bulkLatin1(table.valAt(picked[i]));
     }
     return;
   }
@@ -403,7 +403,7 @@ function hscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (table === null) {
     h.forEach((v, f) => keep(f, v));
   } else {
-    next = table.scan(cursor, opts.count, (i) => keep(table.keys[i], table.vals![i]));
+    next = table.scan(cursor, opts.count, (i) => keep(table.keyAt(i), table.valAt(i)));
   }
   out.array(2);
   out.bulkLatin1(String(next));

@@ -43,7 +43,7 @@ export class HashValue implements StoredValue {
   /** listpack / listpackex encoding (null once converted). */
   private lp: Map<string, string> | null = new Map();
   /** hashtable encoding. */
-  private ht: DenseTable<string> | null = null;
+  private ht: DenseTable | null = null;
   /** A field-expiry command converted this listpack to listpackex. */
   private lpex = false;
   /** Field -> absolute expiry (ms); null while no field has a TTL. */
@@ -74,10 +74,7 @@ export class HashValue implements StoredValue {
       h.lp = new Map(this.lp);
     } else {
       h.lp = null;
-      h.ht = new DenseTable<string>(true);
-      const keys = this.ht!.keys;
-      const vals = this.ht!.vals!;
-      for (let i = 0; i < keys.length; i++) h.ht.set(keys[i], vals[i]);
+      h.ht = this.ht!.clone();
     }
     h.lpex = this.lpex;
     if (this.ttl !== null) h.ttl = new Map(this.ttl);
@@ -99,26 +96,25 @@ export class HashValue implements StoredValue {
       this.lp.forEach(fn);
       return;
     }
-    const keys = this.ht!.keys;
-    const vals = this.ht!.vals!;
-    for (let i = 0; i < keys.length; i++) fn(vals[i], keys[i]);
+    const ht = this.ht!;
+    for (let i = 0; i < ht.size; i++) fn(ht.valAt(i), ht.keyAt(i));
   }
 
   /** All fields, in encoding order (random sampling of small hashes). */
   fields(): string[] {
-    return this.lp !== null ? Array.from(this.lp.keys()) : this.ht!.keys.slice();
+    return this.lp !== null ? Array.from(this.lp.keys()) : this.ht!.keys();
   }
 
   /** A uniformly random field (size must be > 0). */
   randomField(): string {
-    if (this.ht !== null) return this.ht.keys[this.ht.randomIndex()];
+    if (this.ht !== null) return this.ht.keyAt(this.ht.randomIndex());
     let k = Math.floor(Math.random() * this.lp!.size);
     for (const f of this.lp!.keys()) if (k-- === 0) return f;
     throw new Error('randomField on an empty hash');
   }
 
   /** Hashtable field at a position (with randomIndex-style sampling of big hashes). */
-  get table(): DenseTable<string> | null {
+  get table(): DenseTable | null {
     return this.ht;
   }
 
@@ -262,7 +258,7 @@ export class HashValue implements StoredValue {
 
   private toHashtable(): void {
     const lp = this.lp!;
-    const ht = new DenseTable<string>(true);
+    const ht = new DenseTable(true);
     for (const [k, v] of lp) ht.set(k, v);
     this.ht = ht;
     this.lp = null;
@@ -282,11 +278,10 @@ export class HashValue implements StoredValue {
     if (this.lp === null) {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
-      const keys = this.ht!.keys;
-      const vals = this.ht!.vals!;
+      const ht = this.ht!;
       let bytes = 0;
-      for (let i = 0; i < keys.length; i++) {
-        bytes += keys[i].length + vals[i].length;
+      for (let i = 0; i < ht.size; i++) {
+        bytes += ht.dataBytes(i);
         if (bytes > limit) return null;
       }
     }
@@ -311,10 +306,10 @@ export class HashValue implements StoredValue {
     const n = u.varint();
     const h = new HashValue();
     let lp: Map<string, string> | null = h.lp;
-    let ht: DenseTable<string> | null = null;
+    let ht: DenseTable | null = null;
     if (enc === 2) {
       lp = h.lp = null;
-      ht = h.ht = new DenseTable<string>(true);
+      ht = h.ht = new DenseTable(true);
     }
     h.lpex = enc === 1;
     for (let i = 0; i < n; i++) {
@@ -366,7 +361,7 @@ export class HashValue implements StoredValue {
   static loadRecords(size: number, items: Iterable<ItemRecord>): HashValue {
     const h = new HashValue();
     h.lp = null;
-    const ht = h.ht = new DenseTable<string>(true);
+    const ht = h.ht = new DenseTable(true);
     for (const { sub, value } of items) {
       const f = sub.latin1Slice(0, sub.length);
       if (value[0] === 1) {
