@@ -141,13 +141,15 @@ export class HashValue implements StoredValue {
     if (this.sid !== 0) this.logChange(f);
     const lp = this.lp;
     if (lp !== null) {
-      const isNew = !lp.has(f);
-      if (hadTtl && this.lpex) {
-        // Redis re-inserts a field that lost its TTL after the volatile ones: at the end.
-        lp.delete(f);
+      // Redis re-inserts a field that lost its TTL after the volatile ones: at the end.
+      if (hadTtl && this.lpex && lp.delete(f)) {
+        lp.set(f, v);
+        return false;
       }
+      const before = lp.size;
       lp.set(f, v);
-      if (lp.size > lim.maxEntries) this.toHashtable();
+      const isNew = lp.size !== before;
+      if (isNew && lp.size > lim.maxEntries) this.toHashtable();
       return isNew;
     }
     return this.ht!.set(f, v);

@@ -162,7 +162,9 @@ function pack(c: Chunk): void {
       buf[o++] = 0x80 | (n >> 8);
       buf[o++] = n & 0xff;
     }
-    o += buf.latin1Write(e, o, n);
+    // Short elements: a char loop beats latin1Write's call and argument checks.
+    if (n <= 32) for (let k = 0; k < n; k++) buf[o++] = e.charCodeAt(k);
+    else o += buf.latin1Write(e, o, n);
   }
   c.p = buf.latin1Slice(0, o);
   c.a = null;
@@ -170,17 +172,7 @@ function pack(c: Chunk): void {
 }
 
 function unpack(c: Chunk): void {
-  const p = c.p;
-  const buf = room(p.length);
-  buf.latin1Write(p, 0, p.length);
-  const a = new Array<Elem>(c.n);
-  let o = 0;
-  for (let i = 0; i < c.n; i++) {
-    let n = buf[o++];
-    if (n >= 128) n = ((n & 0x7f) << 8) | buf[o++];
-    a[i] = buf.latin1Slice(o, o + n);
-    o += n;
-  }
+  const a = decodeAll(c.p, c.n) as Elem[];
   c.a = a;
   c.lo = 0;
   c.p = '';
