@@ -197,8 +197,10 @@ export class DenseTable {
       a.latin1Write(v, rp, vlen);
       return false;
     }
-    this.garbage += rp + vlen - o;
+    const oldSize = rp + vlen - o;
+    // (append may compact: the old entry is then copied too, and is garbage all the same)
     this.offs[p] = this.append(k, v);
+    this.garbage += oldSize;
     this.maybeCompact();
     return false;
   }
