@@ -1,6 +1,6 @@
 /**
  * Unit tests of the collection data structures: encodings and their conversions (Redis 7.2+
- * rules; redis-server 7.0 cannot report listpack sets or lists), the ring buffer against an
+ * rules; redis-server 7.0 cannot report listpack sets or lists), the chunked list against an
  * array model, the scan guarantee of DenseTable, clone(), listpack sizes and long doubles.
  */
 import { describe, it } from 'node:test';

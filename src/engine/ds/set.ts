@@ -6,7 +6,8 @@
  *             out in ascending numeric order exactly as Redis's intset.
  *  listpack   small sets (set-max-listpack-entries members of at most set-max-listpack-value
  *             bytes): an insertion-ordered Set, Redis's listpack order.
- *  hashtable  everything else (DenseTable: O(1) random member, scan-stable). Order unspecified.
+ *  hashtable  everything else (DenseTable: members as bytes in an arena, O(1) random member,
+ *             scan-stable). Order unspecified.
  *
  * Conversions follow t_set.c: setTypeCreate picks the first encoding from the first member and
  * the number of members being added; intset -> listpack|hashtable when a non-integer arrives;
