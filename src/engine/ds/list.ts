@@ -6,8 +6,8 @@
  * Memory (why chunks): an element held as its own JS object costs 30 to 100 bytes of header
  * and pointer. Here a chunk of up to CHUNK_MAX elements (and about CHUNK_BYTES bytes) is
  * either
- *   packed   one latin1 string of [length prefix][bytes] entries (1 or 2 prefix bytes): about
- *            one byte of overhead per element, as a listpack;
+ *   packed   one Buffer (off the JS heap) of [length prefix][bytes] entries, 1 or 2 prefix
+ *            bytes: about one byte of overhead per element, as a listpack;
  *   open     an array of elements, for the chunks being worked on.
  * The first and last chunks are always open (pushes and pops are array operations); a chunk
  * is packed once it is two chunks away from an end, and an end chunk that was packed is
@@ -110,8 +110,11 @@ export function elemEquals(e: Elem, s: string | null, b: Uint8Array): boolean {
 }
 
 class Chunk {
-  /** Packed entries; '' while open. */
-  p = '';
+  /**
+   * Packed entries; null while open. Off the JS heap (memory: bytes kept in JS strings are
+   * copied through the young generation first, which then grows to its maximum for good).
+   */
+  p: Buffer | null = null;
   /**
    * Open elements, in a[lo .. lo + n); null while packed. A head chunk fills from the end of
    * its array down (pushHead is a store, not an unshift), a tail chunk from the start up.
@@ -166,16 +169,24 @@ function pack(c: Chunk): void {
     if (n <= 32) for (let k = 0; k < n; k++) buf[o++] = e.charCodeAt(k);
     else o += buf.latin1Write(e, o, n);
   }
-  c.p = buf.latin1Slice(0, o);
+  const b = Buffer.allocUnsafeSlow(o);
+  buf.copy(b, 0, 0, o);
+  c.p = b;
   c.a = null;
   c.lo = 0;
 }
 
+/** The packed entries of a chunk as one latin1 string (decoded by the functions below). */
+function text(c: Chunk): string {
+  const p = c.p!;
+  return p.latin1Slice(0, p.length);
+}
+
 function unpack(c: Chunk): void {
-  const a = decodeAll(c.p, c.n) as Elem[];
+  const a = decodeAll(text(c), c.n) as Elem[];
   c.a = a;
   c.lo = 0;
-  c.p = '';
+  c.p = null;
 }
 
 /** Element j of a packed chunk (walks the length prefixes). */
@@ -302,7 +313,7 @@ export class ListValue implements TypedValue {
     if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
     this.locate(i);
     const c = cs[this.locC];
-    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(c.p, this.locJ);
+    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(text(c), this.locJ);
   }
 
   /**
@@ -328,7 +339,7 @@ export class ListValue implements TypedValue {
           }
         } else {
           // Decode in place: prefix walk, one slice per visited element.
-          const p = ch.p;
+          const p = text(ch);
           let o = 0;
           for (let k = 0; k < ch.n; k++) {
             let n = p.charCodeAt(o++);
@@ -347,7 +358,7 @@ export class ListValue implements TypedValue {
     for (; c >= 0; c--) {
       const ch = cs[c];
       // Backwards through a packed chunk: decode it into a temporary array (not kept).
-      const a = ch.a !== null ? ch.a : decodeAll(ch.p, ch.n);
+      const a = ch.a !== null ? ch.a : decodeAll(text(ch), ch.n);
       const lo = ch.a !== null ? ch.lo : 0;
       if (j < 0) j = ch.n - 1;
       for (; j >= 0; j--, i--) {
@@ -576,7 +587,7 @@ export class ListValue implements TypedValue {
       const ch = cs[c];
       if (!forward) base -= ch.n;
       if (ch.a === null) {
-        if (s === null || !packedHas(ch.p, s)) {
+        if (s === null || !packedHas(text(ch), s)) {
           if (forward) base += ch.n;
           continue;
         }
