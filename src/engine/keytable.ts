@@ -46,6 +46,18 @@ export function hashKey(s: string): number {
   return h >>> 0;
 }
 
+/** hashKey over bytes b[s, e): the hash of their latin1 string, without building it. */
+export function hashBytes(b: Uint8Array, s: number, e: number): number {
+  let h = SEED ^ (e - s);
+  for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 function buckets(n: number): (Entry | undefined)[] {
   return new Array<Entry | undefined>(n).fill(undefined);
 }

@@ -14,7 +14,7 @@
  * the cost follows the change, never the list's size.
  */
 import { T } from '../engine/db.js';
-import { ListValue } from '../engine/ds/list.js';
+import { ListValue, elemBytes, elemOf, type Elem } from '../engine/ds/list.js';
 import type { CollectionCodec, ItemRecord, ItemWriter } from './codec.js';
 import { ByteReader, ByteWriter } from './pack.js';
 
@@ -45,6 +45,16 @@ function sub(p: number): Buffer {
   return subBuf;
 }
 
+/** [varint length][bytes] of an element. */
+function putLen(w: ByteWriter, e: Elem): void {
+  if (typeof e === 'string') {
+    w.varint(e.length);
+    w.latin1(e);
+  } else {
+    w.lenBytes(e);
+  }
+}
+
 export const listCodec: CollectionCodec<ListValue> = {
   type: T.LIST,
 
@@ -54,7 +64,7 @@ export const listCodec: CollectionCodec<ListValue> = {
     const w = new ByteWriter(v.lpBytes + 16);
     w.u8(v.encoding() === 'listpack' ? F_PACKED : 0);
     w.varint(v.length);
-    for (let i = 0; i < v.length; i++) w.lenBytes(v.get(i));
+    if (v.length > 0) v.scan(0, v.length - 1, (e) => putLen(w, e));
     return w.done();
   },
 
@@ -70,14 +80,19 @@ export const listCodec: CollectionCodec<ListValue> = {
   writeRecords(v: ListValue, w: ItemWriter, all: boolean) {
     const lo = v.pos;
     const hi = v.pos + v.length;
+    const put = (e: Elem, i: number): void => w.put(sub(lo + i), elemBytes(e));
     if (all) {
-      for (let i = 0; i < v.length; i++) w.put(sub(lo + i), v.get(i));
+      if (v.length > 0) v.scan(0, v.length - 1, put);
     } else if (v.changed !== null) {
       const r = v.changed.r;
       for (let k = 0; k < r.length; k += 2) {
-        for (let p = r[k]; p < r[k + 1]; p++) {
-          if (p >= lo && p < hi) w.put(sub(p), v.get(p - lo));
-          else if (p >= v.diskLo && p < v.diskHi) w.del(sub(p));
+        const a = r[k];
+        const b = r[k + 1];
+        // Positions still in the list are rewritten (one chunk walk per range), the others
+        // that were on disk deleted.
+        if (Math.max(a, lo) < Math.min(b, hi)) v.scan(Math.max(a, lo) - lo, Math.min(b, hi) - 1 - lo, put);
+        for (let p = a; p < b; p++) {
+          if ((p < lo || p >= hi) && p >= v.diskLo && p < v.diskHi) w.del(sub(p));
         }
       }
     }
@@ -91,14 +106,14 @@ export const listCodec: CollectionCodec<ListValue> = {
     const flags = r.u8();
     const n = r.varint();
     const v = new ListValue(n);
-    for (let i = 0; i < n; i++) v.pushTail(r.lenBytes());
+    for (let i = 0; i < n; i++) v.pushTail(elemOf(r.lenBytes()));
     v.loaded((flags & F_PACKED) !== 0, 0);
     return v;
   },
 
   loadRecords(header, size, items: Iterable<ItemRecord>) {
     const v = new ListValue(size);
-    for (const { value } of items) v.pushTail(value);
+    for (const { value } of items) v.pushTail(elemOf(value));
     v.loaded((header[0] & F_PACKED) !== 0, readPos(header, 1));
     return v;
   },

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the collection data structures: encodings and their conversions (Redis 7.2+
- * rules; redis-server 7.0 cannot report listpack sets or lists), the ring buffer against an
+ * rules; redis-server 7.0 cannot report listpack sets or lists), the chunked list against an
  * array model, the scan guarantee of DenseTable, clone(), listpack sizes and long doubles.
  */
 import { describe, it } from 'node:test';
@@ -30,9 +30,9 @@ function rng(seed: number): () => number {
 describe('HashValue encodings', () => {
   it('listpack until 512 fields, then hashtable for good', () => {
     const h = new HashValue();
-    for (let i = 0; i < 512; i++) h.set(`f${i}`, b('v'), HL);
+    for (let i = 0; i < 512; i++) h.set(`f${i}`, 'v', HL);
     assert.equal(h.encoding(), 'listpack');
-    h.set('one-more', b('v'), HL);
+    h.set('one-more', 'v', HL);
     assert.equal(h.encoding(), 'hashtable');
     for (let i = 0; i < 500; i++) h.delete(`f${i}`);
     assert.equal(h.encoding(), 'hashtable');
@@ -41,9 +41,9 @@ describe('HashValue encodings', () => {
 
   it('a field or value over 64 bytes converts', () => {
     const h = new HashValue();
-    h.set('a', b('x'.repeat(64)), HL);
+    h.set('a', 'x'.repeat(64), HL);
     assert.equal(h.encoding(), 'listpack');
-    h.set('b', b('x'.repeat(65)), HL);
+    h.set('b', 'x'.repeat(65), HL);
     assert.equal(h.encoding(), 'hashtable');
     const h2 = new HashValue();
     h2.convertForLength(65, HL);
@@ -55,11 +55,11 @@ describe('HashValue encodings', () => {
 
   it('listpackex after a field-expiry command, TTLs survive conversion', () => {
     const h = new HashValue();
-    h.set('a', b('1'), HL);
+    h.set('a', '1', HL);
     h.markFieldExpiry();
     assert.equal(h.encoding(), 'listpackex');
     h.setFieldExpire('a', 1000);
-    h.set('big', b('x'.repeat(100)), HL);
+    h.set('big', 'x'.repeat(100), HL);
     assert.equal(h.encoding(), 'hashtable');
     assert.equal(h.fieldExpire('a'), 1000);
     assert.equal(h.purgeExpired(999), 0);
@@ -70,16 +70,16 @@ describe('HashValue encodings', () => {
 
   it('clone is deep and keeps encoding and TTLs', () => {
     const h = new HashValue();
-    h.set('a', b('1'), HL);
+    h.set('a', '1', HL);
     h.setFieldExpire('a', 5000);
     const c = h.clone();
-    c.set('b', b('2'), HL);
+    c.set('b', '2', HL);
     c.persistField('a');
     assert.equal(h.size, 1);
     assert.equal(h.fieldExpire('a'), 5000);
     assert.equal(c.encoding(), 'listpackex');
     const big = new HashValue();
-    for (let i = 0; i < 600; i++) big.set(String(i), b('v'), HL);
+    for (let i = 0; i < 600; i++) big.set(String(i), 'v', HL);
     const bc = big.clone();
     assert.equal(bc.encoding(), 'hashtable');
     bc.delete('0');
@@ -182,41 +182,67 @@ describe('SetValue encodings (Redis 7.2+)', () => {
 
 describe('ListValue', () => {
   it('behaves like an array under random operations (and keeps lpBytes exact)', () => {
-    const r = rng(7);
-    const l = new ListValue();
-    const model: Buffer[] = [];
-    const vals = ['a', 'bb', '1', '-5', '12345678901', '', 'x'.repeat(100), '9223372036854775808'];
-    for (let step = 0; step < 20000; step++) {
-      const v = b(vals[Math.floor(r() * vals.length)] + (r() < 0.3 ? String(step % 7) : ''));
-      const op = Math.floor(r() * 9);
-      if (op === 0) { l.pushHead(v); model.unshift(v); }
-      else if (op === 1 || op === 2) { l.pushTail(v); model.push(v); }
-      else if (op === 3 && model.length) { assert.ok(l.popHead().equals(model.shift()!)); }
-      else if (op === 4 && model.length) { assert.ok(l.popTail().equals(model.pop()!)); }
-      else if (op === 5) { const i = Math.floor(r() * (model.length + 1)); l.insert(i, v); model.splice(i, 0, v); }
-      else if (op === 6 && model.length) { const i = Math.floor(r() * model.length); l.removeAt(i); model.splice(i, 1); }
-      else if (op === 7 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
-      else if (op === 8 && model.length) {
-        const count = Math.floor(r() * 5) - 2;
-        const target = model[Math.floor(r() * model.length)];
-        const removed = l.removeEqual(target, count);
-        let n = 0;
-        const limit = count === 0 ? Infinity : Math.abs(count);
-        if (count >= 0) {
-          for (let i = 0; i < model.length && n < limit;) { if (model[i].equals(target)) { model.splice(i, 1); n++; } else i++; }
-        } else {
-          for (let i = model.length - 1; i >= 0 && n < limit; i--) if (model[i].equals(target)) { model.splice(i, 1); n++; }
+    for (const seed of [7, 8, 9]) {
+      const r = rng(seed);
+      const l = new ListValue();
+      const model: string[] = [];
+      const vals = ['a', 'bb', '1', '-5', '12345678901', '', 'x'.repeat(100), '9223372036854775808', 'y'.repeat(300)];
+      // Seed 9 grows big (many chunks, packed interior); the others hover around small sizes.
+      const pushBias = seed === 9 ? 0.7 : 0.5;
+      for (let step = 0; step < 20000; step++) {
+        const v = vals[Math.floor(r() * vals.length)] + (r() < 0.3 ? String(step % 7) : '');
+        const op = r() < pushBias ? Math.floor(r() * 3) : 3 + Math.floor(r() * 6);
+        if (op === 0) { l.pushHead(v); model.unshift(v); }
+        else if (op === 1 || op === 2) { l.pushTail(v); model.push(v); }
+        else if (op === 3 && model.length) { assert.equal(l.popHead(), model.shift()); }
+        else if (op === 4 && model.length) { assert.equal(l.popTail(), model.pop()); }
+        else if (op === 5) { const i = Math.floor(r() * (model.length + 1)); l.insert(i, v); model.splice(i, 0, v); }
+        else if (op === 6 && model.length) { const i = Math.floor(r() * model.length); l.removeAt(i); model.splice(i, 1); }
+        else if (op === 7 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
+        else if (op === 8 && model.length && r() < 0.2) {
+          const count = Math.floor(r() * 5) - 2;
+          const target = model[Math.floor(r() * model.length)];
+          const removed = l.removeEqual(target, b(target), count);
+          let n = 0;
+          const limit = count === 0 ? Infinity : Math.abs(count);
+          if (count >= 0) {
+            for (let i = 0; i < model.length && n < limit;) { if (model[i] === target) { model.splice(i, 1); n++; } else i++; }
+          } else {
+            for (let i = model.length - 1; i >= 0 && n < limit; i--) if (model[i] === target) { model.splice(i, 1); n++; }
+          }
+          assert.equal(removed, n);
         }
-        assert.equal(removed, n);
-      }
-      assert.equal(l.length, model.length);
-      if (step % 500 === 0) {
-        for (let i = 0; i < model.length; i++) assert.ok(l.get(i).equals(model[i]), `step ${step} index ${i}`);
-        let bytes = LP_HDR;
-        for (const m of model) bytes += lpEntrySize(m);
-        assert.equal(l.lpBytes, bytes);
+        assert.equal(l.length, model.length);
+        if (step % 500 === 0 || step === 19999) {
+          for (let i = 0; i < model.length; i++) assert.equal(l.get(i), model[i], `seed ${seed} step ${step} index ${i}`);
+          const fwd: string[] = [];
+          if (model.length) l.scan(0, model.length - 1, (e) => { fwd.push(e as string); });
+          assert.deepEqual(fwd, model);
+          const back: string[] = [];
+          if (model.length) l.scan(model.length - 1, 0, (e) => { back.push(e as string); });
+          assert.deepEqual(back, model.slice().reverse());
+          let bytes = LP_HDR;
+          for (const m of model) bytes += lpEntrySize(b(m));
+          assert.equal(l.lpBytes, bytes);
+          const c = l.clone();
+          c.pushTail('clone');
+          assert.equal(l.length, model.length);
+        }
       }
     }
+  });
+
+  it('big elements stay Buffers; pushes and pops alternating at chunk boundaries', () => {
+    const l = new ListValue();
+    const big = Buffer.alloc(20000, 0x61);
+    for (let i = 0; i < 1000; i++) l.pushTail(String(i));
+    l.insert(500, big);
+    assert.ok((l.get(500) as Buffer).equals(big));
+    assert.equal(l.get(501), '500');
+    for (let k = 0; k < 300; k++) { l.pushTail('t'); l.popTail(); l.pushHead('h'); l.popHead(); }
+    for (let i = 0; i < 1000; i++) assert.equal(l.get(i < 500 ? i : i + 1), String(i));
+    assert.equal(l.removeEqual(null, big, 0), 1);
+    assert.equal(l.length, 1000);
   });
 
   it('listpack / quicklist by size (fill -2) and by count (fill 4)', () => {
@@ -228,11 +254,11 @@ describe('ListValue', () => {
     const c = new ListValue();
     for (let i = 0; i < 4; i++) {
       c.growCheck(1, 1, 4);
-      c.pushTail(b('a'));
+      c.pushTail('a');
     }
     assert.equal(c.encoding(), 'listpack');
     c.growCheck(1, 1, 4);
-    c.pushTail(b('a'));
+    c.pushTail('a');
     assert.equal(c.encoding(), 'quicklist');
     c.popTail();
     c.popTail();
@@ -244,14 +270,14 @@ describe('ListValue', () => {
     const big = new ListValue();
     for (let i = 0; i < 3000; i++) {
       big.growCheck(1, 1, -2);
-      big.pushTail(b('x'));
+      big.pushTail('x');
     }
     assert.equal(big.encoding(), 'quicklist'); // 3 bytes per entry
     while (big.lpBytes > 4096) big.popHead();
     big.shrinkCheck(-2);
     assert.equal(big.encoding(), 'listpack');
     const cl = big.clone();
-    cl.pushTail(b('y'));
+    cl.pushTail('y');
     assert.equal(cl.length, big.length + 1);
     assert.equal(cl.encoding(), 'listpack');
   });
@@ -275,27 +301,79 @@ describe('DenseTable scan guarantee', () => {
   it('members present for the whole scan are returned, whatever changes in between', () => {
     const r = rng(11);
     for (let round = 0; round < 200; round++) {
-      const t = new DenseTable<number>(true);
+      const t = new DenseTable(true);
       let next = 0;
-      for (let i = 0, n = Math.floor(r() * 300); i < n; i++) t.set(`k${next++}`, 0);
-      const initial = new Set(t.keys);
+      for (let i = 0, n = Math.floor(r() * 300); i < n; i++) t.set(`k${next++}`, '');
+      const initial = new Set(t.keys());
       const removed = new Set<string>();
       const seen = new Set<string>();
       let cursor = 0;
       do {
-        cursor = t.scan(cursor, 1 + Math.floor(r() * 20), (i) => seen.add(t.keys[i]));
+        cursor = t.scan(cursor, 1 + Math.floor(r() * 20), (i) => seen.add(t.keyAt(i)));
         for (let k = Math.floor(r() * 10); k > 0; k--) {
           if (r() < 0.5 && t.size > 0) {
-            const victim = t.keys[t.randomIndex()];
+            const victim = t.keyAt(t.randomIndex());
             t.delete(victim);
             removed.add(victim);
           } else {
-            t.set(`k${next++}`, 0);
+            t.set(`k${next++}`, '');
           }
         }
       } while (cursor !== 0);
       for (const k of initial) if (!removed.has(k)) assert.ok(seen.has(k), `round ${round}: ${k} missed`);
     }
+  });
+});
+
+describe('DenseTable against a Map model', () => {
+  it('set/get/delete with growth, tombstones and shrinking', () => {
+    const r = rng(5);
+    const t = new DenseTable(true);
+    const model = new Map<string, string>();
+    // Values of varying length: in-place rewrites, appended replacements, compactions.
+    const val = (step: number) => 'v'.repeat(step % 7) + String(step % 1000) + (step % 13 === 0 ? 'x'.repeat(200) : '');
+    for (let step = 0; step < 60000; step++) {
+      // Phases: grow to a few thousand, churn, then drain to exercise shrinking.
+      const phase = Math.floor(step / 20000);
+      const k = `m${Math.floor(r() * 4000)}`;
+      const op = r();
+      if (phase === 2 ? op < 0.2 : op < 0.55) {
+        assert.equal(t.set(k, val(step)), !model.has(k));
+        model.set(k, val(step));
+      } else if (op < 0.9) {
+        assert.equal(t.delete(k), model.delete(k));
+      } else {
+        assert.equal(t.get(k), model.get(k));
+      }
+      assert.equal(t.size, model.size);
+      if (step % 5000 === 0) {
+        for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
+        for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keyAt(i)), t.valAt(i));
+        const c = t.clone();
+        c.set('only-in-clone', '1');
+        assert.equal(t.has('only-in-clone'), false);
+        assert.equal(c.size, t.size + 1);
+      }
+    }
+    for (const k of Array.from(model.keys())) assert.equal(t.delete(k), true);
+    assert.equal(t.size, 0);
+    assert.equal(t.has('m1'), false);
+  });
+});
+
+describe('DenseTable with binary and long keys', () => {
+  it('keys of every byte and of any length (multi-byte length prefixes)', () => {
+    const t = new DenseTable(false);
+    const keys: string[] = [''];
+    for (let c = 0; c < 256; c++) keys.push(String.fromCharCode(c), String.fromCharCode(c).repeat(3));
+    keys.push('k'.repeat(127), 'k'.repeat(128), 'k'.repeat(20000), '\x00'.repeat(300));
+    for (const k of keys) assert.equal(t.add(k), true);
+    for (const k of keys) assert.equal(t.add(k), false);
+    assert.equal(t.size, keys.length);
+    assert.deepEqual(t.keys().sort(), keys.slice().sort());
+    for (const k of keys.slice(0, 100)) assert.equal(t.delete(k), true);
+    for (const k of keys.slice(100)) assert.equal(t.has(k), true);
+    for (const k of keys.slice(0, 100)) assert.equal(t.has(k), false);
   });
 });
 

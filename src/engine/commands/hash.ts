@@ -12,6 +12,17 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
+
+/** Bytes of a short stored value, for the byte parsers (no Buffer per HINCRBY). */
+const intScratch = new Uint8Array(21);
+
+/** string2ll over a latin1 string (a stored hash value). */
+function parseInt64Str(s: string): bigint | null {
+  const n = s.length;
+  if (n > 20) return null;
+  for (let i = 0; i < n; i++) intScratch[i] = s.charCodeAt(i);
+  return parseInt64(intScratch, 0, n);
+}
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
@@ -102,7 +113,7 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   for (let i = 2; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
   let created = 0;
   for (let i = 2; i < argv.count; i += 2) {
-    if (h.set(argv.key(i), argv.copy(i + 1), lim)) created++;
+    if (h.set(argv.key(i), argv.key(i + 1), lim)) created++;
   }
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
@@ -136,7 +147,7 @@ function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (h === undefined) h = new HashValue();
   h.convertForLength(argv.len(2), lim);
   h.convertForLength(argv.len(3), lim);
-  h.set(f, argv.copy(3), lim);
+  h.set(f, argv.key(3), lim);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
   out.int(1);
@@ -148,7 +159,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (h === null) return out.error(E.WRONGTYPE);
   const v = h === undefined ? undefined : h.get(argv.key(2));
   if (v === undefined) out.nil();
-  else out.bulk(v);
+  else out.bulkLatin1(v);
 }
 
 // HMGET key field [field ...]
@@ -159,7 +170,7 @@ function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   for (let i = 2; i < argv.count; i++) {
     const v = h === undefined ? undefined : h.get(argv.key(i));
     if (v === undefined) out.nil();
-    else out.bulk(v);
+    else out.bulkLatin1(v);
   }
 }
 
@@ -212,7 +223,7 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
   out.array(what === (KEYS | VALUES) ? h.size * 2 : h.size);
   h.forEach((v, f) => {
     if (what & KEYS) out.bulkLatin1(f);
-    if (what & VALUES) out.bulk(v);
+    if (what & VALUES) out.bulkLatin1(v);
   });
 }
 
@@ -242,7 +253,7 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   let cur = 0n;
   const old = h === undefined ? undefined : h.get(f);
   if (old !== undefined) {
-    const v = parseInt64(old, 0, old.length);
+    const v = parseInt64Str(old);
     if (v === null) return out.error(NOT_INTEGER_VALUE);
     cur = v;
   }
@@ -251,7 +262,7 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   const lim = hashLimits(c.engine);
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();
-  h.set(f, Buffer.from(sum.toString(), 'latin1'), lim, true);
+  h.set(f, sum.toString(), lim, true);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
   out.int(sum >= -9007199254740991n && sum <= 9007199254740991n ? Number(sum) : sum);
@@ -269,20 +280,20 @@ function hincrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
   let cur = LD_ZERO;
   const old = h === undefined ? undefined : h.get(f);
   if (old !== undefined) {
-    const v = parseLongDouble(old);
+    const v = parseLongDouble(Buffer.from(old, 'latin1'));
     if (v === null) return out.error(NOT_FLOAT_VALUE);
     cur = v;
   }
   const sum = ldAdd(cur, incr);
   if (!ldIsFinite(sum)) return out.error(WOULD_BE_NAN_OR_INF);
-  const text = Buffer.from(formatHuman(sum), 'latin1');
+  const text = formatHuman(sum);
   const lim = hashLimits(c.engine);
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();
   h.set(f, text, lim, true);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
-  out.bulk(text);
+  out.bulkLatin1(text);
 }
 
 // HRANDFIELD key [count [WITHVALUES]]
@@ -323,13 +334,13 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
       let f: string;
       if (table !== null) {
         const k = table.randomIndex();
-        f = table.keys[k];
+        f = table.keyAt(k);
         out.bulkLatin1(f);
-        if (withValues) out.bulk(table.vals![k]);
+        if (withValues) out.bulkLatin1(table.valAt(k));
       } else {
         f = fields![Math.floor(Math.random() * fields!.length)];
         out.bulkLatin1(f);
-        if (withValues) out.bulk(h.get(f)!);
+        if (withValues) out.bulkLatin1(h.get(f)!);
       }
       if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
     }
@@ -340,7 +351,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     out.array(size * per);
     h.forEach((v, f) => {
       out.bulkLatin1(f);
-      if (withValues) out.bulk(v);
+      if (withValues) out.bulkLatin1(v);
     });
     return;
   }
@@ -351,8 +362,8 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   const table = h.table;
   if (table !== null) {
     for (let i = 0; i < l; i++) {
-      out.bulkLatin1(table.keys[picked[i]]);
-      if (withValues) out.bulk(table.vals![picked[i]]);
+      out.bulkLatin1(table.keyAt(picked[i]));
+      if (withValues) out.bulkLatin1(table.valAt(picked[i]));
     }
     return;
   }
@@ -361,7 +372,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   for (let i = 0; i < l; i++) {
     const f = fields[picked[i]];
     out.bulkLatin1(f);
-    if (withValues) out.bulk(h.get(f)!);
+    if (withValues) out.bulkLatin1(h.get(f)!);
   }
 }
 
@@ -380,9 +391,9 @@ function hscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const opts = parseScanOptions(argv, 3, true);
   if (typeof opts === 'string') return out.error(opts);
   const fields: string[] = [];
-  const values: Buffer[] = [];
+  const values: string[] = [];
   const pat = opts.pattern;
-  const keep = (f: string, v: Buffer) => {
+  const keep = (f: string, v: string) => {
     if (pat !== null && !globMatch(pat, Buffer.from(f, 'latin1'))) return;
     fields.push(f);
     values.push(v);
@@ -392,14 +403,14 @@ function hscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (table === null) {
     h.forEach((v, f) => keep(f, v));
   } else {
-    next = table.scan(cursor, opts.count, (i) => keep(table.keys[i], table.vals![i]));
+    next = table.scan(cursor, opts.count, (i) => keep(table.keyAt(i), table.valAt(i)));
   }
   out.array(2);
   out.bulkLatin1(String(next));
   out.array(opts.novalues ? fields.length : fields.length * 2);
   for (let i = 0; i < fields.length; i++) {
     out.bulkLatin1(fields[i]);
-    if (!opts.novalues) out.bulk(values[i]);
+    if (!opts.novalues) out.bulkLatin1(values[i]);
   }
 }
 
@@ -595,7 +606,7 @@ function hgetdelCommand(c: Client, argv: Argv, out: ReplySink): void {
       out.nil();
       continue;
     }
-    out.bulk(v);
+    out.bulkLatin1(v);
     h!.delete(f);
     deleted++;
   }
@@ -641,7 +652,7 @@ function hgetexCommand(c: Client, argv: Argv, out: ReplySink): void {
       out.nil();
       continue;
     }
-    out.bulk(v);
+    out.bulkLatin1(v);
     if (persist) {
       if (h.persistField(f)) changed++;
     } else if (expire) {
@@ -715,7 +726,7 @@ function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (expiry) h.markFieldExpiry();
   for (let i = first; i < argv.count; i += 2) {
     const f = argv.key(i);
-    h.set(f, argv.copy(i + 1), lim, expiry || keepTtl);
+    h.set(f, argv.key(i + 1), lim, expiry || keepTtl);
     if (expiry) {
       if (at <= now) h.delete(f);
       else h.setFieldExpire(f, at);

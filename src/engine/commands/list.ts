@@ -12,7 +12,7 @@ import { E, wrongArity } from '../../resp/errors.js';
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
-import { ListValue } from '../ds/list.js';
+import { BIG_ELEMENT, ListValue, elemEquals, type Elem } from '../ds/list.js';
 import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
@@ -27,6 +27,21 @@ const LONG_RANGE = rangeError('-9223372036854775807', '9223372036854775807');
 
 const HEAD = 0;
 const TAIL = 1;
+
+/** Argument i as a list element (latin1 string, or a Buffer copy when big: see ds/list.ts). */
+function elemArg(argv: Argv, i: number): Elem {
+  return argv.len(i) <= BIG_ELEMENT ? argv.key(i) : argv.copy(i);
+}
+
+/** Argument i as a comparison target for elemEquals: its string form, or null when big. */
+function targetStr(argv: Argv, i: number): string | null {
+  return argv.len(i) <= BIG_ELEMENT ? argv.key(i) : null;
+}
+
+function bulkElem(out: ReplySink, e: Elem): void {
+  if (typeof e === 'string') out.bulkLatin1(e);
+  else out.bulk(e);
+}
 
 /** The list at `key`: undefined when missing, null when the key holds another type. */
 function readList(c: Client, key: string): ListValue | undefined | null {
@@ -85,8 +100,8 @@ function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyI
 }
 
 function pushAll(l: ListValue, argv: Argv, where: number): void {
-  if (where === HEAD) for (let i = 2; i < argv.count; i++) l.pushHead(argv.copy(i));
-  else for (let i = 2; i < argv.count; i++) l.pushTail(argv.copy(i));
+  if (where === HEAD) for (let i = 2; i < argv.count; i++) l.pushHead(elemArg(argv, i));
+  else for (let i = 2; i < argv.count; i++) l.pushTail(elemArg(argv, i));
 }
 
 function lpushCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -117,11 +132,11 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void 
   if (l === undefined) return hasCount ? out.nilArray() : out.nil();
   if (hasCount && count === 0) return out.array(0);
   if (!hasCount) {
-    out.bulk(where === HEAD ? l.popHead() : l.popTail());
+    bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   } else {
     const n = Math.min(count, l.length);
     out.array(n);
-    for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
+    for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   }
   afterRemoval(c, key, l);
 }
@@ -155,7 +170,7 @@ function lrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (start > end || start >= len) return out.array(0);
   if (end >= len) end = len - 1;
   out.array(end - start + 1);
-  for (let i = start; i <= end; i++) out.bulk(l.get(i));
+  l.scan(start, end, (e) => bulkElem(out, e));
 }
 
 // LINDEX key index
@@ -167,7 +182,7 @@ function lindexCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (i !== i) return out.error(E.NOT_INTEGER);
   if (i < 0) i += l.length;
   if (i < 0 || i >= l.length) return out.nil();
-  out.bulk(l.get(i));
+  bulkElem(out, l.get(i));
 }
 
 // LSET key index element
@@ -182,7 +197,7 @@ function lsetCommand(c: Client, argv: Argv, out: ReplySink): void {
   l.growCheck(argv.len(3), 1, fill);
   if (i < 0) i += l.length;
   if (i < 0 || i >= l.length) return out.error(E.OUT_OF_RANGE);
-  l.set(i, argv.copy(3));
+  l.set(i, elemArg(argv, 3));
   l.shrinkCheck(fill);
   c.db.modified(key);
   out.ok();
@@ -199,15 +214,13 @@ function linsertCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) return out.int(0);
   l.growCheck(argv.len(4), 1, listFill(c.engine));
-  const pivot = argv.view(3);
-  for (let i = 0; i < l.length; i++) {
-    if (l.get(i).equals(pivot)) {
-      l.insert(after ? i + 1 : i, argv.copy(4));
-      c.db.modified(key);
-      return out.int(l.length);
-    }
-  }
-  out.int(-1);
+  const ps = targetStr(argv, 3);
+  const pb = argv.view(3);
+  const i = l.scan(0, l.length - 1, (e) => elemEquals(e, ps, pb));
+  if (i < 0) return out.int(-1);
+  l.insert(after ? i + 1 : i, elemArg(argv, 4));
+  c.db.modified(key);
+  out.int(l.length);
 }
 
 // LREM key count element
@@ -219,7 +232,7 @@ function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
   const l = writeList(c, key);
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) return out.int(0);
-  const removed = l.removeEqual(argv.view(3), count);
+  const removed = l.removeEqual(targetStr(argv, 3), argv.view(3), count);
   if (removed > 0) afterRemoval(c, key, l);
   out.int(removed);
 }
@@ -282,18 +295,23 @@ function lposCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (l === null) return out.error(E.WRONGTYPE);
   const fromTail = rank < 0;
   if (fromTail) rank = -rank;
-  const ele = argv.view(2);
+  const es = targetStr(argv, 2);
+  const eb = argv.view(2);
   const len = l.length;
   const matches: number[] = [];
   let seen = 0;
-  for (let k = 0; k < len && (maxlen === 0 || k < maxlen); k++) {
-    const idx = fromTail ? len - 1 - k : k;
-    if (!l.get(idx).equals(ele)) continue;
+  const span = maxlen === 0 ? len : Math.min(maxlen, len);
+  const want = count === -1 ? 1 : count;
+  const visit = (e: Elem, idx: number): boolean => {
+    if (!elemEquals(e, es, eb)) return false;
     seen++;
-    if (seen >= rank) {
-      matches.push(idx);
-      if (count !== 0 && matches.length === (count === -1 ? 1 : count)) break;
-    }
+    if (seen < rank) return false;
+    matches.push(idx);
+    return count !== 0 && matches.length === want;
+  };
+  if (span > 0) {
+    if (fromTail) l.scan(len - 1, len - span, visit);
+    else l.scan(0, span - 1, visit);
   }
   if (count === -1) {
     if (matches.length === 0) out.nil();
@@ -327,7 +345,7 @@ function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: nu
   if (created) c.db.add(dkey, dst);
   else c.db.modified(dkey);
   afterRemoval(c, skey, src);
-  out.bulk(v);
+  bulkElem(out, v);
 }
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
@@ -381,7 +399,7 @@ function mpopFrom(c: Client, key: string, l: ListValue, where: number, count: nu
   out.array(2);
   out.bulkLatin1(key);
   out.array(n);
-  for (let i = 0; i < n; i++) out.bulk(where === HEAD ? l.popHead() : l.popTail());
+  for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   afterRemoval(c, key, l);
 }
 
@@ -422,7 +440,7 @@ function popOneWithKey(c: Client, key: string, l: ListValue, where: number, out:
   const v = where === HEAD ? l.popHead() : l.popTail();
   out.array(2);
   out.bulkLatin1(key);
-  out.bulk(v);
+  bulkElem(out, v);
   afterRemoval(c, key, l);
 }
 

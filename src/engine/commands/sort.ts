@@ -33,7 +33,7 @@ import type { Client } from '../client.js';
 import type { Entry } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
-import { ListValue } from '../ds/list.js';
+import { ListValue, elemFromStr, elemOf, type Elem } from '../ds/list.js';
 import { SetValue } from '../ds/set.js';
 import { ZSet } from '../ds/zset.js';
 import { HashValue } from '../ds/hash.js';
@@ -43,7 +43,6 @@ const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
 const GET_DENIED = 'ERR GET option of SORT denied due to insufficient ACL permissions.';
 
-const EMPTY = Buffer.alloc(0);
 
 // ---------------------------------------------------------------- scores (strtod)
 
@@ -283,10 +282,9 @@ function pqsort(v: number[], lo: number, n: number, cmp: Cmp, lrange: number, rr
 
 // ---------------------------------------------------------------- the command
 
-/** The sorted vector: element bytes (latin1), the list element's own Buffer when it has one. */
+/** The sorted vector: element bytes as latin1 strings. */
 interface Vector {
   elems: string[];
-  bufs: Buffer[] | null;
 }
 
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA]
@@ -352,23 +350,28 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   if (end >= len) end = len - 1;
 
   // Load the vector: only the requested range when a list or sorted set is not sorted.
-  const vec: Vector = { elems: [], bufs: null };
+  const vec: Vector = { elems: [] };
   if (dontsort && (val instanceof ListValue || val instanceof ZSet) && (start !== 0 || end !== len - 1)) {
     len = end - start + 1;
   }
   if (val instanceof ListValue) {
-    const bufs: Buffer[] = [];
+    const elems: string[] = [];
+    const take = (e: Elem): void => {
+      elems.push(typeof e === 'string' ? e : e.latin1Slice(0, e.length));
+    };
     if (dontsort) {
       if (end >= start) {
-        for (let k = 0; k < len; k++) bufs.push(val.get(desc ? val.length - start - 1 - k : start + k));
+        if (len > 0) {
+          if (desc) val.scan(val.length - start - 1, val.length - start - len, take);
+          else val.scan(start, start + len - 1, take);
+        }
         end -= start;
         start = 0;
       }
-    } else {
-      for (let k = 0; k < val.length; k++) bufs.push(val.get(k));
+    } else if (val.length > 0) {
+      val.scan(0, val.length - 1, take);
     }
-    vec.bufs = bufs;
-    vec.elems = bufs.map((b) => b.latin1Slice(0, b.length));
+    vec.elems = elems;
   } else if (val instanceof SetValue) {
     vec.elems = val.members();
   } else if (val instanceof ZSet) {
@@ -440,12 +443,12 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   const l = new ListValue(outputLen);
   for (let j = start; j <= end; j++) {
     const k = order[j];
-    if (gets.length === 0) l.pushTail(elementBuffer(vec, k));
+    if (gets.length === 0) l.pushTail(elemFromStr(elems[k]));
     for (const g of gets) {
       const v = lookupByPattern(c, g, elems[k], true);
-      if (v === null) l.pushTail(EMPTY);
-      else if (v === elems[k]) l.pushTail(elementBuffer(vec, k));
-      else l.pushTail(typeof v === 'string' ? Buffer.from(v, 'latin1') : v);
+      if (v === null) l.pushTail('');
+      else if (typeof v === 'string') l.pushTail(elemFromStr(v));
+      else l.pushTail(elemOf(v));
     }
   }
   // Stored as one listpack when it fits one node (listTypeTryConversion, LIST_CONV_AUTO).
@@ -455,13 +458,9 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
 }
 
 function replyElement(out: ReplySink, vec: Vector, k: number): void {
-  if (vec.bufs !== null) out.bulk(vec.bufs[k]);
-  else out.bulkLatin1(vec.elems[k]);
+  out.bulkLatin1(vec.elems[k]);
 }
 
-function elementBuffer(vec: Vector, k: number): Buffer {
-  return vec.bufs !== null ? vec.bufs[k] : Buffer.from(vec.elems[k], 'latin1');
-}
 
 /** Redis's sortCompare over vector indexes. */
 function comparator(

@@ -1,80 +1,374 @@
 /**
- * DenseTable: the "hashtable" encoding of hashes and sets. A Map from member (latin1 string) to
- * its position in dense parallel arrays, so that
+ * DenseTable: the "hashtable" encoding of hashes and sets (Redis's dict, for one value).
+ *
+ * Memory first: a member held as a JS string costs a 16-byte header plus its pointer in an
+ * array, a Map entry ~29 bytes more. Here members (and hash values) are bytes in one arena
+ * Buffer, off the JS heap:
+ *
+ *   arena     entries [key length varint][key bytes] and, with values, [value length][value]
+ *   offs      Uint32Array: arena offset of the entry at each position 0..size-1 (dense)
+ *   slots     Int32Array open-addressing index (linear probing, load <= 1/2): position + 1 in
+ *             the low 27 bits, the top 5 bits of the key's hash above (most probes that do not
+ *             match are rejected without reading the arena); -1 = tombstone, 0 = empty
+ *
+ * so a member costs its bytes plus one or two length bytes, 4 bytes of offset and 8 to 16 of
+ * index. Dense positions give what Redis's dict gives:
  *
  *  - a random member is one array read (SPOP, SRANDMEMBER, HRANDFIELD);
- *  - deletion moves the LAST member into the hole (O(1), arrays stay dense);
+ *  - deletion moves the LAST member into the hole (O(1), positions stay dense);
  *  - SCAN walks positions from the top down. Members only ever move from a higher position to
  *    a lower one, so a member present for the whole scan is never skipped (it may be returned
  *    twice when it moves from the visited top into the unvisited bottom); Redis's SCAN
- *    guarantee. New members are appended at the top, which a running scan has already passed
- *    (Redis makes no promise about members added during a scan).
+ *    guarantee. New members are appended at the top, which a running scan has already passed.
+ *
+ * Deleted entries and replaced values leave garbage in the arena; it is compacted (entries
+ * rewritten in position order) once garbage is over half of it: amortised O(1) per change.
+ * Growing the index rebuilds it from the arena (the hash is recomputed from the bytes).
+ *
+ * Keys and values go in and out as latin1 strings (one char per byte: exact); what comes out
+ * is a fresh string, never a view of the arena, so entries can be rewritten in place.
+ * Limits: 2^27 - 2 members and a 4 GB arena per table (Buffer's own limit).
+ *
+ * The hash is the keyspace's (seeded FNV-1a + murmur finaliser, keytable.ts), computed the same
+ * way over a string's chars and over the arena's bytes.
  *
  * Cursor encoding: 0 starts (and ends) a scan; otherwise it is (next position to visit) + 1.
  */
-export class DenseTable<V> {
-  private readonly pos = new Map<string, number>();
-  readonly keys: string[] = [];
-  /** Values by position; null for sets (no values). */
-  readonly vals: V[] | null;
+import { hashBytes, hashKey } from '../keytable.js';
+
+const POS_MASK = (1 << 27) - 1;
+const TAG_MASK = ~POS_MASK;
+const TOMB = -1;
+const MIN_SLOTS = 8;
+const MIN_ARENA = 64;
+/** Garbage below this is never worth a compaction. */
+const MIN_GARBAGE = 4096;
+
+/** Bytes of a length as a varint (7 bits per byte, low first). */
+function varintSize(n: number): number {
+  let k = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    k++;
+  }
+  return k;
+}
+
+/** Offset just past the last varint read by readVarint. */
+let rp = 0;
+
+function readVarint(b: Uint8Array, o: number): number {
+  let c = b[o++];
+  if (c < 128) {
+    rp = o;
+    return c;
+  }
+  let n = c & 0x7f;
+  let mul = 128;
+  for (;;) {
+    c = b[o++];
+    n += (c & 0x7f) * mul;
+    if (c < 128) break;
+    mul *= 128;
+  }
+  rp = o;
+  return n;
+}
+
+function writeVarint(b: Uint8Array, o: number, n: number): number {
+  while (n >= 128) {
+    b[o++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  b[o++] = n;
+  return o;
+}
+
+export class DenseTable {
+  readonly withValues: boolean;
+  private slots = new Int32Array(MIN_SLOTS);
+  private mask = MIN_SLOTS - 1;
+  /** Slots that are taken (members + tombstones). */
+  private used = 0;
+  private offs = new Uint32Array(8);
+  private n = 0;
+  private arena: Buffer = Buffer.allocUnsafeSlow(MIN_ARENA);
+  private end = 0;
+  private garbage = 0;
 
   constructor(withValues: boolean) {
-    this.vals = withValues ? [] : null;
+    this.withValues = withValues;
   }
 
   get size(): number {
-    return this.keys.length;
+    return this.n;
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  /** Is the key of the entry at arena offset `o` equal to `k`? */
+  private keyIs(o: number, k: string): boolean {
+    const a = this.arena;
+    const len = readVarint(a, o);
+    if (len !== k.length) return false;
+    const s = rp;
+    for (let i = 0; i < len; i++) if (a[s + i] !== k.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** Position of `k`, or -1. */
+  indexOf(k: string): number {
+    return this.find(k, hashKey(k));
+  }
+
+  private find(k: string, h: number): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const s = slots[i];
+      if (s === 0) return -1;
+      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0) {
+        const p = (s & POS_MASK) - 1;
+        if (this.keyIs(this.offs[p], k)) return p;
+      }
+    }
   }
 
   has(k: string): boolean {
-    return this.pos.has(k);
+    return this.indexOf(k) >= 0;
   }
 
-  get(k: string): V | undefined {
-    const i = this.pos.get(k);
-    return i === undefined ? undefined : this.vals![i];
+  get(k: string): string | undefined {
+    const p = this.indexOf(k);
+    return p < 0 ? undefined : this.valAt(p);
   }
+
+  /** Key at position p (0 <= p < size). */
+  keyAt(p: number): string {
+    const a = this.arena;
+    const len = readVarint(a, this.offs[p]);
+    return a.latin1Slice(rp, rp + len);
+  }
+
+  /** Value at position p (tables with values). */
+  valAt(p: number): string {
+    const a = this.arena;
+    const klen = readVarint(a, this.offs[p]);
+    const vlen = readVarint(a, rp + klen);
+    return a.latin1Slice(rp, rp + vlen);
+  }
+
+  /** Key length plus value length of the entry at position p. */
+  dataBytes(p: number): number {
+    const a = this.arena;
+    const klen = readVarint(a, this.offs[p]);
+    return this.withValues ? klen + readVarint(a, rp + klen) : klen;
+  }
+
+  /** Bytes of the entry at arena offset o. */
+  private entrySize(o: number): number {
+    const a = this.arena;
+    const klen = readVarint(a, o);
+    let e = rp + klen;
+    if (this.withValues) {
+      const vlen = readVarint(a, e);
+      e = rp + vlen;
+    }
+    return e - o;
+  }
+
+  // ------------------------------------------------------------------ writing
 
   /** Insert or overwrite. True if `k` is new. */
-  set(k: string, v: V): boolean {
-    const i = this.pos.get(k);
-    if (i !== undefined) {
-      if (this.vals !== null) this.vals[i] = v;
+  set(k: string, v: string): boolean {
+    const h = hashKey(k);
+    const p = this.find(k, h);
+    if (p < 0) {
+      this.insertNew(k, h, v);
+      return true;
+    }
+    // Same length: the value's bytes are rewritten in place (no string points into the arena).
+    const o = this.offs[p];
+    const a = this.arena;
+    const klen = readVarint(a, o);
+    const vo = rp + klen;
+    const vlen = readVarint(a, vo);
+    if (vlen === v.length) {
+      a.latin1Write(v, rp, vlen);
       return false;
     }
-    this.pos.set(k, this.keys.length);
-    this.keys.push(k);
-    if (this.vals !== null) this.vals.push(v);
-    return true;
+    const oldSize = rp + vlen - o;
+    // (append may compact: the old entry is then copied too, and is garbage all the same)
+    this.offs[p] = this.append(k, v);
+    this.garbage += oldSize;
+    this.maybeCompact();
+    return false;
   }
 
   /** Add a member of a set. True if new. */
   add(k: string): boolean {
-    if (this.pos.has(k)) return false;
-    this.pos.set(k, this.keys.length);
-    this.keys.push(k);
+    const h = hashKey(k);
+    if (this.find(k, h) >= 0) return false;
+    this.insertNew(k, h, null);
     return true;
+  }
+
+  private insertNew(k: string, h: number, v: string | null): void {
+    if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
+    if ((this.used + 1) * 2 > this.slots.length) this.rebuild(this.n + 1);
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    while (slots[i] !== 0 && slots[i] !== TOMB) i = (i + 1) & mask;
+    if (slots[i] === 0) this.used++;
+    const p = this.n;
+    slots[i] = (h & TAG_MASK) | (p + 1);
+    if (p === this.offs.length) {
+      const next = new Uint32Array(p * 2);
+      next.set(this.offs);
+      this.offs = next;
+    }
+    this.offs[p] = this.append(k, v);
+    this.n = p + 1;
+  }
+
+  /** Write an entry at the arena's end; returns its offset. */
+  private append(k: string, v: string | null): number {
+    const need = varintSize(k.length) + k.length + (v === null ? 0 : varintSize(v.length) + v.length);
+    if (this.end + need > this.arena.length) this.growArena(need);
+    const a = this.arena;
+    const o = this.end;
+    let w = writeVarint(a, o, k.length);
+    w += a.latin1Write(k, w, k.length);
+    if (v !== null) {
+      w = writeVarint(a, w, v.length);
+      w += a.latin1Write(v, w, v.length);
+    }
+    this.end = w;
+    return o;
+  }
+
+  private growArena(need: number): void {
+    const live = this.end - this.garbage;
+    // Mostly garbage: compacting makes the room.
+    if (this.garbage > MIN_GARBAGE && this.garbage * 2 > this.end && live + need <= this.arena.length) {
+      this.compact(this.arena.length);
+      return;
+    }
+    let cap = this.arena.length * 2;
+    while (cap < live + need) cap *= 2;
+    this.compact(cap);
+  }
+
+  /** Rewrite the live entries, in position order, into an arena of `cap` bytes. */
+  private compact(cap: number): void {
+    const old = this.arena;
+    const a = Buffer.allocUnsafeSlow(cap);
+    let w = 0;
+    if (this.garbage === 0) {
+      old.copy(a, 0, 0, this.end);
+      w = this.end;
+    } else {
+      const offs = this.offs;
+      for (let p = 0; p < this.n; p++) {
+        const o = offs[p];
+        const len = this.entrySize(o);
+        old.copy(a, w, o, o + len);
+        offs[p] = w;
+        w += len;
+      }
+    }
+    this.arena = a;
+    this.end = w;
+    this.garbage = 0;
+  }
+
+  private maybeCompact(): void {
+    if (this.garbage > MIN_GARBAGE && this.garbage * 2 > this.end) {
+      const live = this.end - this.garbage;
+      let cap = MIN_ARENA;
+      while (cap < live * 1.5) cap *= 2;
+      this.compact(cap);
+    }
   }
 
   delete(k: string): boolean {
-    const i = this.pos.get(k);
-    if (i === undefined) return false;
-    this.pos.delete(k);
-    const last = this.keys.length - 1;
-    if (i !== last) {
-      const mk = this.keys[last];
-      this.keys[i] = mk;
-      this.pos.set(mk, i);
-      if (this.vals !== null) this.vals[i] = this.vals[last];
+    const h = hashKey(k);
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    let p = -1;
+    for (; ; i = (i + 1) & mask) {
+      const s = slots[i];
+      if (s === 0) return false;
+      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0) {
+        p = (s & POS_MASK) - 1;
+        if (this.keyIs(this.offs[p], k)) break;
+      }
     }
-    this.keys.pop();
-    if (this.vals !== null) this.vals.pop();
+    slots[i] = TOMB;
+    const offs = this.offs;
+    this.garbage += this.entrySize(offs[p]);
+    const last = this.n - 1;
+    if (p !== last) {
+      // The last member moves into the hole: repoint its slot.
+      const mh = this.hashAt(last);
+      for (let j = mh & mask; ; j = (j + 1) & mask) {
+        if (slots[j] !== TOMB && (slots[j] & POS_MASK) === last + 1) {
+          slots[j] = (mh & TAG_MASK) | (p + 1);
+          break;
+        }
+      }
+      offs[p] = offs[last];
+    }
+    this.n = last;
+    if (last === 0) {
+      this.slots = new Int32Array(MIN_SLOTS);
+      this.mask = MIN_SLOTS - 1;
+      this.used = 0;
+      this.offs = new Uint32Array(8);
+      this.arena = Buffer.allocUnsafeSlow(MIN_ARENA);
+      this.end = 0;
+      this.garbage = 0;
+      return true;
+    }
+    if (last * 8 < this.slots.length && this.slots.length > MIN_SLOTS) {
+      this.rebuild(last);
+      if (last * 4 < offs.length && offs.length > 8) this.offs = offs.slice(0, Math.max(8, last * 2));
+    }
+    this.maybeCompact();
     return true;
   }
 
+  /** Hash of the key at position p, from the arena. */
+  private hashAt(p: number): number {
+    const a = this.arena;
+    const len = readVarint(a, this.offs[p]);
+    return hashBytes(a, rp, rp + len);
+  }
+
+  /** Re-index every member in a table sized for `n` members (drops tombstones). */
+  private rebuild(n: number): void {
+    let cap = MIN_SLOTS;
+    while (cap < n * 2 + 2) cap *= 2;
+    const slots = new Int32Array(cap);
+    const mask = cap - 1;
+    for (let p = 0; p < this.n; p++) {
+      const h = this.hashAt(p);
+      let i = h & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = (h & TAG_MASK) | (p + 1);
+    }
+    this.slots = slots;
+    this.mask = mask;
+    this.used = this.n;
+  }
+
+  // ------------------------------------------------------------------ positions
+
   /** Position of a uniformly random member (size must be > 0). */
   randomIndex(): number {
-    return Math.floor(Math.random() * this.keys.length);
+    return Math.floor(Math.random() * this.n);
   }
 
   /**
@@ -82,8 +376,30 @@ export class DenseTable<V> {
    * Returns the next cursor (0 when the walk is complete).
    */
   scan(cursor: number, count: number, fn: (i: number) => void): number {
-    let i = cursor === 0 ? this.keys.length - 1 : Math.min(cursor - 1, this.keys.length - 1);
+    let i = cursor === 0 ? this.n - 1 : Math.min(cursor - 1, this.n - 1);
     for (let n = 0; i >= 0 && n < count; n++, i--) fn(i);
     return i < 0 ? 0 : i + 1;
+  }
+
+  /** Every key, in position order. */
+  keys(): string[] {
+    const out = new Array<string>(this.n);
+    for (let p = 0; p < this.n; p++) out[p] = this.keyAt(p);
+    return out;
+  }
+
+  /** A deep copy. */
+  clone(): DenseTable {
+    const t = new DenseTable(this.withValues);
+    t.slots = this.slots.slice();
+    t.mask = this.mask;
+    t.used = this.used;
+    t.offs = this.offs.slice();
+    t.n = this.n;
+    t.arena = Buffer.allocUnsafeSlow(this.arena.length);
+    this.arena.copy(t.arena, 0, 0, this.end);
+    t.end = this.end;
+    t.garbage = this.garbage;
+    return t;
   }
 }

@@ -9,7 +9,8 @@
  *  hashtable   past hash-max-listpack-entries fields or a field/value longer than
  *              hash-max-listpack-value bytes; never converted back. Order unspecified.
  *
- * Fields are latin1 strings (one char per byte, exact), values immutable Buffers. Every
+ * Fields and values are latin1 strings (one char per byte, exact: a short JS string costs a
+ * fraction of a Buffer's ~100 bytes of object overhead). Every
  * mutation is a method of this class; the command layer calls db.modified() after each
  * successful change.
  *
@@ -40,9 +41,9 @@ export class HashValue implements StoredValue {
   /** Fields changed since the store last wrote the records (logged only while sid !== 0). */
   private changed: Set<string> | null = null;
   /** listpack / listpackex encoding (null once converted). */
-  private lp: Map<string, Buffer> | null = new Map();
+  private lp: Map<string, string> | null = new Map();
   /** hashtable encoding. */
-  private ht: DenseTable<Buffer> | null = null;
+  private ht: DenseTable | null = null;
   /** A field-expiry command converted this listpack to listpackex. */
   private lpex = false;
   /** Field -> absolute expiry (ms); null while no field has a TTL. */
@@ -73,10 +74,7 @@ export class HashValue implements StoredValue {
       h.lp = new Map(this.lp);
     } else {
       h.lp = null;
-      h.ht = new DenseTable<Buffer>(true);
-      const keys = this.ht!.keys;
-      const vals = this.ht!.vals!;
-      for (let i = 0; i < keys.length; i++) h.ht.set(keys[i], vals[i]);
+      h.ht = this.ht!.clone();
     }
     h.lpex = this.lpex;
     if (this.ttl !== null) h.ttl = new Map(this.ttl);
@@ -84,7 +82,7 @@ export class HashValue implements StoredValue {
     return h;
   }
 
-  get(f: string): Buffer | undefined {
+  get(f: string): string | undefined {
     return this.lp !== null ? this.lp.get(f) : this.ht!.get(f);
   }
 
@@ -93,31 +91,30 @@ export class HashValue implements StoredValue {
   }
 
   /** Visit every field in encoding order. */
-  forEach(fn: (value: Buffer, field: string) => void): void {
+  forEach(fn: (value: string, field: string) => void): void {
     if (this.lp !== null) {
       this.lp.forEach(fn);
       return;
     }
-    const keys = this.ht!.keys;
-    const vals = this.ht!.vals!;
-    for (let i = 0; i < keys.length; i++) fn(vals[i], keys[i]);
+    const ht = this.ht!;
+    for (let i = 0; i < ht.size; i++) fn(ht.valAt(i), ht.keyAt(i));
   }
 
   /** All fields, in encoding order (random sampling of small hashes). */
   fields(): string[] {
-    return this.lp !== null ? Array.from(this.lp.keys()) : this.ht!.keys.slice();
+    return this.lp !== null ? Array.from(this.lp.keys()) : this.ht!.keys();
   }
 
   /** A uniformly random field (size must be > 0). */
   randomField(): string {
-    if (this.ht !== null) return this.ht.keys[this.ht.randomIndex()];
+    if (this.ht !== null) return this.ht.keyAt(this.ht.randomIndex());
     let k = Math.floor(Math.random() * this.lp!.size);
     for (const f of this.lp!.keys()) if (k-- === 0) return f;
     throw new Error('randomField on an empty hash');
   }
 
   /** Hashtable field at a position (with randomIndex-style sampling of big hashes). */
-  get table(): DenseTable<Buffer> | null {
+  get table(): DenseTable | null {
     return this.ht;
   }
 
@@ -137,20 +134,22 @@ export class HashValue implements StoredValue {
    * Set a field. Unless `keepTtl`, a TTL on the field is dropped (HSET semantics; HINCRBY keeps
    * it). Returns true when the field is new.
    */
-  set(f: string, v: Buffer, lim: HashLimits, keepTtl = false): boolean {
+  set(f: string, v: string, lim: HashLimits, keepTtl = false): boolean {
     if (this.lp !== null && (f.length > lim.maxValue || v.length > lim.maxValue)) this.toHashtable();
     const hadTtl = !keepTtl && this.ttl !== null && this.ttl.has(f);
     if (hadTtl) this.dropTtl(f);
     if (this.sid !== 0) this.logChange(f);
     const lp = this.lp;
     if (lp !== null) {
-      const isNew = !lp.has(f);
-      if (hadTtl && this.lpex) {
-        // Redis re-inserts a field that lost its TTL after the volatile ones: at the end.
-        lp.delete(f);
+      // Redis re-inserts a field that lost its TTL after the volatile ones: at the end.
+      if (hadTtl && this.lpex && lp.delete(f)) {
+        lp.set(f, v);
+        return false;
       }
+      const before = lp.size;
       lp.set(f, v);
-      if (lp.size > lim.maxEntries) this.toHashtable();
+      const isNew = lp.size !== before;
+      if (isNew && lp.size > lim.maxEntries) this.toHashtable();
       return isNew;
     }
     return this.ht!.set(f, v);
@@ -242,7 +241,7 @@ export class HashValue implements StoredValue {
     const old = this.lp!;
     const v = old.get(f)!;
     old.delete(f);
-    const next = new Map<string, Buffer>();
+    const next = new Map<string, string>();
     let placed = false;
     const ttl = this.ttl;
     for (const [k, kv] of old) {
@@ -261,7 +260,7 @@ export class HashValue implements StoredValue {
 
   private toHashtable(): void {
     const lp = this.lp!;
-    const ht = new DenseTable<Buffer>(true);
+    const ht = new DenseTable(true);
     for (const [k, v] of lp) ht.set(k, v);
     this.ht = ht;
     this.lp = null;
@@ -281,11 +280,10 @@ export class HashValue implements StoredValue {
     if (this.lp === null) {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
-      const keys = this.ht!.keys;
-      const vals = this.ht!.vals!;
+      const ht = this.ht!;
       let bytes = 0;
-      for (let i = 0; i < keys.length; i++) {
-        bytes += keys[i].length + vals[i].length;
+      for (let i = 0; i < ht.size; i++) {
+        bytes += ht.dataBytes(i);
         if (bytes > limit) return null;
       }
     }
@@ -296,7 +294,7 @@ export class HashValue implements StoredValue {
     pk.varint(size);
     this.forEach((v, f) => {
       pk.str(f);
-      pk.bytes(v);
+      pk.str(v);
       if (ttl !== null) pk.u48(ttl.get(f) ?? 0);
     });
     return pk.view();
@@ -309,16 +307,16 @@ export class HashValue implements StoredValue {
     const withTtl = (flags & 0x80) !== 0;
     const n = u.varint();
     const h = new HashValue();
-    let lp: Map<string, Buffer> | null = h.lp;
-    let ht: DenseTable<Buffer> | null = null;
+    let lp: Map<string, string> | null = h.lp;
+    let ht: DenseTable | null = null;
     if (enc === 2) {
       lp = h.lp = null;
-      ht = h.ht = new DenseTable<Buffer>(true);
+      ht = h.ht = new DenseTable(true);
     }
     h.lpex = enc === 1;
     for (let i = 0; i < n; i++) {
       const f = u.str();
-      const v = u.bytes();
+      const v = u.str();
       if (lp !== null) lp.set(f, v);
       else ht!.set(f, v);
       if (withTtl) {
@@ -346,33 +344,33 @@ export class HashValue implements StoredValue {
     this.changed = null;
   }
 
-  private record(f: string, v: Buffer): Buffer {
+  private record(f: string, v: string): Buffer {
     const at = this.ttl === null ? undefined : this.ttl.get(f);
     if (at === undefined) {
       const b = Buffer.allocUnsafe(1 + v.length);
       b[0] = 0;
-      b.set(v, 1);
+      b.latin1Write(v, 1, v.length);
       return b;
     }
     const b = Buffer.allocUnsafe(7 + v.length);
     b[0] = 1;
     b.writeUIntLE(at, 1, 6);
-    b.set(v, 7);
+    b.latin1Write(v, 7, v.length);
     return b;
   }
 
-  /** A hashtable hash from its records (loaded copies: values are views of them). */
+  /** A hashtable hash from its records. */
   static loadRecords(size: number, items: Iterable<ItemRecord>): HashValue {
     const h = new HashValue();
     h.lp = null;
-    const ht = h.ht = new DenseTable<Buffer>(true);
+    const ht = h.ht = new DenseTable(true);
     for (const { sub, value } of items) {
       const f = sub.latin1Slice(0, sub.length);
       if (value[0] === 1) {
-        ht.set(f, value.subarray(7));
+        ht.set(f, value.latin1Slice(7, value.length));
         h.loadTtl(f, value.readUIntLE(1, 6));
       } else {
-        ht.set(f, value.subarray(1));
+        ht.set(f, value.latin1Slice(1, value.length));
       }
     }
     if (ht.size !== size) console.warn(`persistence: a hash has ${ht.size} field records, its metadata says ${size}`);

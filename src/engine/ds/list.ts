@@ -1,6 +1,22 @@
 /**
- * ListValue: the list type as a growable ring buffer (deque): O(1) push and pop at both ends
- * and O(1) access by index; inserting or removing in the middle shifts the shorter side.
+ * ListValue: the list type as a sequence of chunks, like Redis's quicklist: O(1) push and pop
+ * at both ends; access by index walks the chunks from the nearer end (O(N/128), Redis's LINDEX
+ * is O(N)); inserting or removing in the middle touches one chunk.
+ *
+ * Memory (why chunks): an element held as its own JS object costs 30 to 100 bytes of header
+ * and pointer. Here a chunk of up to CHUNK_MAX elements (and about CHUNK_BYTES bytes) is
+ * either
+ *   packed   one Buffer (off the JS heap) of [length prefix][bytes] entries, 1 or 2 prefix
+ *            bytes: about one byte of overhead per element, as a listpack;
+ *   open     an array of elements, for the chunks being worked on.
+ * The first and last chunks are always open (pushes and pops are array operations); a chunk
+ * is packed once it is two chunks away from an end, and an end chunk that was packed is
+ * unpacked when it becomes the end again, so each element is packed and unpacked at most once
+ * per trip through an end (amortised O(1)), and a push/pop alternating at a chunk boundary
+ * does not repack anything.
+ *
+ * Elements are latin1 strings (one char per byte: exact) up to BIG_ELEMENT bytes, Buffers
+ * above (no copy of big values into strings; a chunk holding one stays open). `Elem` below.
  *
  * Encoding (OBJECT ENCODING, Redis 7.2+): "listpack" while the elements would fit in one
  * listpack node under list-max-listpack-size, "quicklist" after that. We keep the exact byte
@@ -8,23 +24,28 @@
  *   growing:   convert to quicklist when lpBytes + the raw length of what is being added
  *              exceeds the node limit (listTypeTryConvertListpack);
  *   shrinking: convert back when the list would fit in half a node (listTypeTryConvertQuicklist).
- * Redis additionally requires the quicklist to have a single node to convert back; we do not
- * model quicklist nodes, so a list trimmed in the middle may report "listpack" where Redis,
+ * Redis additionally requires the quicklist to have a single node to convert back; our chunks
+ * are not Redis's nodes, so a list trimmed in the middle may report "listpack" where Redis,
  * holding two small nodes, still reports "quicklist".
- *
- * Elements are immutable Buffers. Every mutation is a method here.
  *
  * Persistence (src/store/list-codec.ts): a big list is stored one record per element, keyed by
  * its position. Index i lives at position `pos + i`; `pos` moves down on LPUSH and up on LPOP,
  * so pushes and pops at either end change one position. While `sid !== 0` (the store owns
  * records for this list) every mutation logs the positions it changed in `changed`; a
- * mutation in the middle logs the positions of the side it shifted (the same elements the
- * ring buffer moves), so its cost on disk is that of its cost in memory.
+ * mutation in the middle logs the positions of the shorter side (as if that side shifted), so
+ * its cost on disk is bounded by half the list.
  */
 import { T, type TypedValue } from '../db.js';
 import { LP_HDR, exceedsLimit, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 
-const MIN_CAP = 8;
+/** A list element: latin1 string (<= BIG_ELEMENT bytes) or Buffer (bigger). */
+export type Elem = string | Buffer;
+
+/** Elements longer than this are kept as Buffers. */
+export const BIG_ELEMENT = 8192;
+/** Elements per chunk, and the byte size past which a chunk takes no more. */
+const CHUNK_MAX = 128;
+const CHUNK_BYTES = 8192;
 
 /** Disjoint ranges of changed positions: at most MAX_RANGES, nearest ones merged beyond. */
 const MAX_RANGES = 32;
@@ -63,6 +84,148 @@ export class PosRanges {
   }
 }
 
+/** The element for the bytes of `b` (a copy: `b` may be a view of a reused buffer). */
+export function elemOf(b: Buffer): Elem {
+  return b.length <= BIG_ELEMENT ? b.latin1Slice(0, b.length) : Buffer.from(b);
+}
+
+/** The element for a latin1 string. */
+export function elemFromStr(s: string): Elem {
+  return s.length <= BIG_ELEMENT ? s : Buffer.from(s, 'latin1');
+}
+
+/** The bytes of an element as a Buffer (a fresh one for strings). */
+export function elemBytes(e: Elem): Buffer {
+  return typeof e === 'string' ? Buffer.from(e, 'latin1') : e;
+}
+
+/**
+ * An element compared with a target given both ways (`s` its latin1 string when it is short
+ * enough to be held as one, else null; `b` its bytes): elements and targets of one length are
+ * always of the same kind.
+ */
+export function elemEquals(e: Elem, s: string | null, b: Uint8Array): boolean {
+  if (typeof e === 'string') return s !== null && e === s;
+  return e.length === b.length && e.equals(b);
+}
+
+class Chunk {
+  /**
+   * Packed entries; null while open. Off the JS heap (memory: bytes kept in JS strings are
+   * copied through the young generation first, which then grows to its maximum for good).
+   */
+  p: Buffer | null = null;
+  /**
+   * Open elements, in a[lo .. lo + n); null while packed. A head chunk fills from the end of
+   * its array down (pushHead is a store, not an unshift), a tail chunk from the start up.
+   */
+  a: Elem[] | null;
+  lo = 0;
+  /** Element count and the sum of their lengths. */
+  n = 0;
+  bytes = 0;
+
+  constructor(a: Elem[] | null, lo = 0) {
+    this.a = a;
+    this.lo = lo;
+  }
+}
+
+/** Make a chunk open with its elements at a[0 .. n) exactly (for splices in the middle). */
+function flat(c: Chunk): Elem[] {
+  if (c.a === null) {
+    unpack(c);
+  } else if (c.lo !== 0 || c.a.length !== c.n) {
+    c.a = c.a.slice(c.lo, c.lo + c.n);
+    c.lo = 0;
+  }
+  return c.a!;
+}
+
+/** Scratch for packing and unpacking (grows as needed). */
+let scratch = Buffer.allocUnsafe(CHUNK_BYTES * 4);
+
+function room(n: number): Buffer {
+  if (scratch.length < n) scratch = Buffer.allocUnsafe(Math.max(n, scratch.length * 2));
+  return scratch;
+}
+
+/** Pack an open chunk whose elements are all strings (else leave it open). */
+function pack(c: Chunk): void {
+  const a = c.a!;
+  const buf = room(c.bytes + 2 * c.n);
+  let o = 0;
+  for (let i = c.lo; i < c.lo + c.n; i++) {
+    const e = a[i];
+    if (typeof e !== 'string') return;
+    const n = e.length;
+    if (n < 128) {
+      buf[o++] = n;
+    } else {
+      buf[o++] = 0x80 | (n >> 8);
+      buf[o++] = n & 0xff;
+    }
+    // Short elements: a char loop beats latin1Write's call and argument checks.
+    if (n <= 32) for (let k = 0; k < n; k++) buf[o++] = e.charCodeAt(k);
+    else o += buf.latin1Write(e, o, n);
+  }
+  const b = Buffer.allocUnsafeSlow(o);
+  buf.copy(b, 0, 0, o);
+  c.p = b;
+  c.a = null;
+  c.lo = 0;
+}
+
+/** The packed entries of a chunk as one latin1 string (decoded by the functions below). */
+function text(c: Chunk): string {
+  const p = c.p!;
+  return p.latin1Slice(0, p.length);
+}
+
+function unpack(c: Chunk): void {
+  const a = decodeAll(text(c), c.n) as Elem[];
+  c.a = a;
+  c.lo = 0;
+  c.p = null;
+}
+
+/** Element j of a packed chunk (walks the length prefixes). */
+function packedAt(p: string, j: number): string {
+  let o = 0;
+  for (;;) {
+    let n = p.charCodeAt(o++);
+    if (n >= 128) n = ((n & 0x7f) << 8) | p.charCodeAt(o++);
+    if (j-- === 0) return p.slice(o, o + n);
+    o += n;
+  }
+}
+
+/** Every element of a packed chunk, without changing it. */
+function decodeAll(p: string, count: number): string[] {
+  const a = new Array<string>(count);
+  let o = 0;
+  for (let i = 0; i < count; i++) {
+    let n = p.charCodeAt(o++);
+    if (n >= 128) n = ((n & 0x7f) << 8) | p.charCodeAt(o++);
+    a[i] = p.slice(o, o + n);
+    o += n;
+  }
+  return a;
+}
+
+/** Does a packed chunk hold string `s`? (no string built per element) */
+function packedHas(p: string, s: string): boolean {
+  const len = s.length;
+  let o = 0;
+  while (o < p.length) {
+    let n = p.charCodeAt(o++);
+    if (n >= 128) n = ((n & 0x7f) << 8) | p.charCodeAt(o++);
+    if (n === len && p.startsWith(s, o)) return true;
+    o += n;
+  }
+  return false;
+}
+
 export class ListValue implements TypedValue {
   readonly type = T.LIST;
   /** Object id of the element records on disk (src/store); 0 = none. Owned by the store. */
@@ -74,20 +237,19 @@ export class ListValue implements TypedValue {
   /** Positions held on disk after the last write: [diskLo, diskHi). Owned by the codec. */
   diskLo = 0;
   diskHi = 0;
-  private buf: (Buffer | undefined)[];
-  private mask: number;
-  private head = 0;
+  private chunks: Chunk[] = [];
   length = 0;
   /** Bytes of these elements as one listpack (lpBytes). */
   lpBytes = LP_HDR;
   /** listpack (true) or quicklist (false) encoding. */
   private packed = true;
+  /** Result of locate(): chunk index and offset in it. */
+  private locC = 0;
+  private locJ = 0;
 
-  constructor(capacity = MIN_CAP) {
-    let cap = MIN_CAP;
-    while (cap < capacity) cap *= 2;
-    this.buf = new Array(cap);
-    this.mask = cap - 1;
+  /** `capacity` is a hint only (kept for callers that know the final size). */
+  constructor(capacity = 0) {
+    void capacity;
   }
 
   encoding(): string {
@@ -95,8 +257,14 @@ export class ListValue implements TypedValue {
   }
 
   clone(): ListValue {
-    const l = new ListValue(this.length);
-    for (let i = 0; i < this.length; i++) l.buf[i] = this.buf[(this.head + i) & this.mask];
+    const l = new ListValue();
+    for (const c of this.chunks) {
+      const d = new Chunk(c.a === null ? null : c.a.slice(c.lo, c.lo + c.n));
+      d.p = c.p;
+      d.n = c.n;
+      d.bytes = c.bytes;
+      l.chunks.push(d);
+    }
     l.length = this.length;
     l.lpBytes = this.lpBytes;
     l.packed = this.packed;
@@ -116,9 +284,89 @@ export class ListValue implements TypedValue {
     (this.changed ??= new PosRanges()).add(lo, lo + n);
   }
 
+  // ------------------------------------------------------------------ access
+
+  /** Find index i (0 <= i < length): sets locC / locJ. Walks from the nearer end. */
+  private locate(i: number): void {
+    const cs = this.chunks;
+    if (i < this.length - i) {
+      let c = 0;
+      while (i >= cs[c].n) i -= cs[c++].n;
+      this.locC = c;
+      this.locJ = i;
+    } else {
+      let c = cs.length - 1;
+      let k = this.length - 1 - i;
+      while (k >= cs[c].n) k -= cs[c--].n;
+      this.locC = c;
+      this.locJ = cs[c].n - 1 - k;
+    }
+  }
+
   /** Element at index 0..length-1. */
-  get(i: number): Buffer {
-    return this.buf[(this.head + i) & this.mask]!;
+  get(i: number): Elem {
+    const cs = this.chunks;
+    const first = cs[0];
+    if (i < first.n) return first.a![first.lo + i];
+    const last = cs[cs.length - 1];
+    const fromEnd = this.length - 1 - i;
+    if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
+    this.locate(i);
+    const c = cs[this.locC];
+    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(text(c), this.locJ);
+  }
+
+  /**
+   * Visit indexes from..to (inclusive; from > to walks backwards) until `fn` returns true.
+   * Returns the index where it stopped, or -1. Mutating the list inside `fn` is not allowed.
+   */
+  scan(from: number, to: number, fn: (e: Elem, i: number) => boolean | void): number {
+    if (from < 0 || from >= this.length) return -1;
+    this.locate(from);
+    const cs = this.chunks;
+    let c = this.locC;
+    let j = this.locJ;
+    let i = from;
+    if (from <= to) {
+      for (; c < cs.length; c++, j = 0) {
+        const ch = cs[c];
+        if (ch.a !== null) {
+          const a = ch.a;
+          const lo = ch.lo;
+          for (; j < ch.n; j++, i++) {
+            if (i > to) return -1;
+            if (fn(a[lo + j], i) === true) return i;
+          }
+        } else {
+          // Decode in place: prefix walk, one slice per visited element.
+          const p = text(ch);
+          let o = 0;
+          for (let k = 0; k < ch.n; k++) {
+            let n = p.charCodeAt(o++);
+            if (n >= 128) n = ((n & 0x7f) << 8) | p.charCodeAt(o++);
+            if (k >= j) {
+              if (i > to) return -1;
+              if (fn(p.slice(o, o + n), i) === true) return i;
+              i++;
+            }
+            o += n;
+          }
+        }
+      }
+      return -1;
+    }
+    for (; c >= 0; c--) {
+      const ch = cs[c];
+      // Backwards through a packed chunk: decode it into a temporary array (not kept).
+      const a = ch.a !== null ? ch.a : decodeAll(text(ch), ch.n);
+      const lo = ch.a !== null ? ch.lo : 0;
+      if (j < 0) j = ch.n - 1;
+      for (; j >= 0; j--, i--) {
+        if (i < to) return -1;
+        if (fn(a[lo + j], i) === true) return i;
+      }
+    }
+    return -1;
   }
 
   // ------------------------------------------------------------------ encoding rules
@@ -141,96 +389,176 @@ export class ListValue implements TypedValue {
     }
   }
 
+  // ------------------------------------------------------------------ chunk housekeeping
+
+  /** Pack chunk c if it is open, interior and at least two chunks from either end. */
+  private settle(c: number): void {
+    const cs = this.chunks;
+    if (c >= 2 && c <= cs.length - 3 && cs[c].a !== null) pack(cs[c]);
+  }
+
+  /** After the end chunks changed: make sure both ends are open. */
+  private openEnds(): void {
+    const cs = this.chunks;
+    if (cs.length === 0) return;
+    if (cs[0].a === null) unpack(cs[0]);
+    const last = cs[cs.length - 1];
+    if (last.a === null) unpack(last);
+  }
+
+  /** Chunk c was changed in the middle of the list: split it if too big, repack if interior. */
+  private reshape(c: number): void {
+    const cs = this.chunks;
+    const ch = cs[c];
+    if (ch.n === 0) {
+      cs.splice(c, 1);
+      this.openEnds();
+      return;
+    }
+    if (ch.n > 2 * CHUNK_MAX || (ch.bytes > 2 * CHUNK_BYTES && ch.n > 1)) {
+      const a = flat(ch);
+      const half = a.length >>> 1;
+      const right = new Chunk(a.slice(half));
+      a.length = half;
+      ch.n = half;
+      right.n = right.a!.length;
+      let rb = 0;
+      for (const e of right.a!) rb += e.length;
+      right.bytes = rb;
+      ch.bytes -= rb;
+      cs.splice(c + 1, 0, right);
+      this.settle(c + 1);
+    }
+    this.settle(c);
+  }
+
   // ------------------------------------------------------------------ mutations
 
-  pushTail(v: Buffer): void {
-    if (this.length === this.buf.length) this.grow();
-    this.buf[(this.head + this.length) & this.mask] = v;
+  pushTail(v: Elem): void {
+    const cs = this.chunks;
+    let t = cs.length === 0 ? undefined : cs[cs.length - 1];
+    if (t === undefined || t.n >= CHUNK_MAX || (t.bytes + v.length > CHUNK_BYTES && t.n > 0)) {
+      t = new Chunk([]);
+      cs.push(t);
+      this.settle(cs.length - 3);
+    }
+    t.a![t.lo + t.n] = v;
+    t.n++;
+    t.bytes += v.length;
     this.length++;
     this.lpBytes += lpEntrySize(v);
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
   }
 
-  pushHead(v: Buffer): void {
-    if (this.length === this.buf.length) this.grow();
-    this.head = (this.head - 1) & this.mask;
-    this.buf[this.head] = v;
+  pushHead(v: Elem): void {
+    const cs = this.chunks;
+    let h = cs.length === 0 ? undefined : cs[0];
+    if (h === undefined || h.lo === 0 || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
+      h = new Chunk(new Array<Elem>(CHUNK_MAX), CHUNK_MAX);
+      cs.unshift(h);
+      this.settle(2);
+    }
+    h.a![--h.lo] = v;
+    h.n++;
+    h.bytes += v.length;
     this.length++;
     this.lpBytes += lpEntrySize(v);
     this.pos--;
     if (this.sid !== 0) this.mark(this.pos, 1);
   }
 
-  popHead(): Buffer {
+  popHead(): Elem {
     if (this.sid !== 0) this.mark(this.pos, 1);
     this.pos++;
-    const v = this.buf[this.head]!;
-    this.buf[this.head] = undefined;
-    this.head = (this.head + 1) & this.mask;
+    const cs = this.chunks;
+    const h = cs[0];
+    const v = h.a![h.lo]!;
+    h.a![h.lo++] = undefined!;
+    h.n--;
+    h.bytes -= v.length;
+    if (h.n === 0) {
+      cs.shift();
+      if (cs.length > 0 && cs[0].a === null) unpack(cs[0]);
+    }
     this.length--;
     this.lpBytes -= lpEntrySize(v);
-    this.maybeShrink();
     return v;
   }
 
-  popTail(): Buffer {
+  popTail(): Elem {
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
-    const i = (this.head + this.length - 1) & this.mask;
-    const v = this.buf[i]!;
-    this.buf[i] = undefined;
+    const cs = this.chunks;
+    const t = cs[cs.length - 1];
+    const a = t.a!;
+    const v = a[t.lo + t.n - 1];
+    // A tail chunk's array shrinks with it; a head chunk's keeps its room below lo.
+    if (t.lo === 0) a.length = t.n - 1;
+    else a[t.lo + t.n - 1] = undefined!;
+    t.n--;
+    t.bytes -= v.length;
+    if (t.n === 0) {
+      cs.pop();
+      if (cs.length > 0 && cs[cs.length - 1].a === null) unpack(cs[cs.length - 1]);
+    }
     this.length--;
     this.lpBytes -= lpEntrySize(v);
-    this.maybeShrink();
     return v;
   }
 
   /** Replace the element at index i. */
-  set(i: number, v: Buffer): void {
-    const p = (this.head + i) & this.mask;
-    this.lpBytes += lpEntrySize(v) - lpEntrySize(this.buf[p]!);
-    this.buf[p] = v;
+  set(i: number, v: Elem): void {
+    this.locate(i);
+    const c = this.locC;
+    const ch = this.chunks[c];
+    const a = flat(ch);
+    const old = a[this.locJ];
+    a[this.locJ] = v;
+    ch.bytes += v.length - old.length;
+    this.lpBytes += lpEntrySize(v) - lpEntrySize(old);
+    this.reshape(c);
     if (this.sid !== 0) this.mark(this.pos + i, 1);
   }
 
   /** Insert `v` so that it ends up at index i (0..length). */
-  insert(i: number, v: Buffer): void {
+  insert(i: number, v: Elem): void {
     if (i === 0) return this.pushHead(v);
     if (i === this.length) return this.pushTail(v);
-    if (this.length === this.buf.length) this.grow();
-    const m = this.mask;
+    // Positions: the shorter side counts as shifted (see the header comment).
     if (i < this.length - i) {
-      // Shift the first i elements one step towards the head.
-      this.head = (this.head - 1) & m;
-      for (let k = 0; k < i; k++) this.buf[(this.head + k) & m] = this.buf[(this.head + k + 1) & m];
       this.pos--;
       if (this.sid !== 0) this.mark(this.pos, i + 1);
-    } else {
-      for (let k = this.length; k > i; k--) this.buf[(this.head + k) & m] = this.buf[(this.head + k - 1) & m];
-      if (this.sid !== 0) this.mark(this.pos + i, this.length + 1 - i);
+    } else if (this.sid !== 0) {
+      this.mark(this.pos + i, this.length + 1 - i);
     }
-    this.buf[(this.head + i) & m] = v;
+    // Insert before the element now at i, in its chunk.
+    this.locate(i);
+    const c = this.locC;
+    const ch = this.chunks[c];
+    flat(ch).splice(this.locJ, 0, v);
+    ch.n++;
+    ch.bytes += v.length;
     this.length++;
     this.lpBytes += lpEntrySize(v);
+    this.reshape(c);
   }
 
   /** Remove the element at index i. */
   removeAt(i: number): void {
-    const m = this.mask;
-    const v = this.buf[(this.head + i) & m]!;
     if (i < this.length - 1 - i) {
-      for (let k = i; k > 0; k--) this.buf[(this.head + k) & m] = this.buf[(this.head + k - 1) & m];
-      this.buf[this.head] = undefined;
-      this.head = (this.head + 1) & m;
       if (this.sid !== 0) this.mark(this.pos, i + 1);
       this.pos++;
-    } else {
-      if (this.sid !== 0) this.mark(this.pos + i, this.length - i);
-      for (let k = i; k < this.length - 1; k++) this.buf[(this.head + k) & m] = this.buf[(this.head + k + 1) & m];
-      this.buf[(this.head + this.length - 1) & m] = undefined;
+    } else if (this.sid !== 0) {
+      this.mark(this.pos + i, this.length - i);
     }
+    this.locate(i);
+    const c = this.locC;
+    const ch = this.chunks[c];
+    const v = flat(ch).splice(this.locJ, 1)[0];
+    ch.n--;
+    ch.bytes -= v.length;
     this.length--;
     this.lpBytes -= lpEntrySize(v);
-    this.maybeShrink();
+    this.reshape(c);
   }
 
   /** LTRIM: drop `left` elements from the head and `right` from the tail. */
@@ -240,76 +568,81 @@ export class ListValue implements TypedValue {
   }
 
   /**
-   * LREM: remove up to `count` elements equal to `v` (all when count is 0), scanning from the
-   * head (count >= 0) or from the tail (count < 0). Returns the number removed.
+   * LREM: remove up to `count` elements equal to the target (all when count is 0), scanning
+   * from the head (count >= 0) or from the tail (count < 0). The target is given as its
+   * latin1 string (null when longer than BIG_ELEMENT) and its bytes. Returns the number removed.
    */
-  removeEqual(v: Uint8Array, count: number): number {
+  removeEqual(s: string | null, b: Uint8Array, count: number): number {
     const n = this.length;
-    const m = this.mask;
     const limit = count === 0 ? Infinity : Math.abs(count);
+    const cs = this.chunks;
     let removed = 0;
     let bytes = 0;
-    // Elements move from the first removed one to the end (head first) or from the head to
-    // the last removed one (tail first): those positions change.
+    // Index of the first removed element in scan order (head side or tail side).
     let edge = -1;
-    if (count >= 0) {
-      let w = 0;
-      for (let r = 0; r < n; r++) {
-        const e = this.buf[(this.head + r) & m]!;
-        if (removed < limit && e.equals(v)) {
-          if (removed === 0) edge = r;
-          removed++;
-          bytes += lpEntrySize(e);
+    const forward = count >= 0;
+    let base = forward ? 0 : n;
+    for (let k = 0; k < cs.length && removed < limit; k++) {
+      const c = forward ? k : cs.length - 1 - k;
+      const ch = cs[c];
+      if (!forward) base -= ch.n;
+      if (ch.a === null) {
+        if (s === null || !packedHas(text(ch), s)) {
+          if (forward) base += ch.n;
           continue;
         }
-        if (w !== r) this.buf[(this.head + w) & m] = e;
-        w++;
       }
-      for (let k = w; k < n; k++) this.buf[(this.head + k) & m] = undefined;
-      if (removed > 0 && this.sid !== 0) this.mark(this.pos + edge, n - edge);
+      const a = flat(ch);
+      const keep: Elem[] = [];
+      if (forward) {
+        for (let j = 0; j < a.length; j++) {
+          const e = a[j];
+          if (removed < limit && elemEquals(e, s, b)) {
+            if (removed === 0) edge = base + j;
+            removed++;
+            bytes += lpEntrySize(e);
+            ch.bytes -= e.length;
+          } else {
+            keep.push(e);
+          }
+        }
+        base += ch.n;
+      } else {
+        for (let j = a.length - 1; j >= 0; j--) {
+          const e = a[j];
+          if (removed < limit && elemEquals(e, s, b)) {
+            if (removed === 0) edge = base + j;
+            removed++;
+            bytes += lpEntrySize(e);
+            ch.bytes -= e.length;
+          } else {
+            keep.push(e);
+          }
+        }
+        keep.reverse();
+      }
+      ch.a = keep;
+      ch.n = keep.length;
+    }
+    if (removed === 0) {
+      // Chunks unpacked for nothing: only interior ones, packed again.
+      for (let c = 0; c < cs.length; c++) this.settle(c);
+      return 0;
+    }
+    // Drop empty chunks, repack the interior, reopen the ends.
+    let w = 0;
+    for (let c = 0; c < cs.length; c++) if (cs[c].n > 0) cs[w++] = cs[c];
+    cs.length = w;
+    for (let c = 0; c < cs.length; c++) this.settle(c);
+    this.openEnds();
+    if (forward) {
+      if (this.sid !== 0) this.mark(this.pos + edge, n - edge);
     } else {
-      let w = n - 1;
-      for (let r = n - 1; r >= 0; r--) {
-        const e = this.buf[(this.head + r) & m]!;
-        if (removed < limit && e.equals(v)) {
-          if (removed === 0) edge = r;
-          removed++;
-          bytes += lpEntrySize(e);
-          continue;
-        }
-        if (w !== r) this.buf[(this.head + w) & m] = e;
-        w--;
-      }
-      for (let k = 0; k <= w; k++) this.buf[(this.head + k) & m] = undefined;
-      this.head = (this.head + w + 1) & m;
-      if (removed > 0 && this.sid !== 0) this.mark(this.pos, edge + 1);
-      this.pos += w + 1;
+      if (this.sid !== 0) this.mark(this.pos, edge + 1);
+      this.pos += removed;
     }
     this.length = n - removed;
     this.lpBytes -= bytes;
-    if (removed > 0) this.maybeShrink();
     return removed;
-  }
-
-  private grow(): void {
-    const old = this.buf;
-    const cap = old.length * 2;
-    const next: (Buffer | undefined)[] = new Array(cap);
-    for (let i = 0; i < this.length; i++) next[i] = old[(this.head + i) & this.mask];
-    this.buf = next;
-    this.mask = cap - 1;
-    this.head = 0;
-  }
-
-  /** Give memory back when the ring is mostly empty. */
-  private maybeShrink(): void {
-    const cap = this.buf.length;
-    if (cap <= 64 || this.length > cap >>> 3) return;
-    const ncap = cap >>> 1;
-    const next: (Buffer | undefined)[] = new Array(ncap);
-    for (let i = 0; i < this.length; i++) next[i] = this.buf[(this.head + i) & this.mask];
-    this.buf = next;
-    this.mask = ncap - 1;
-    this.head = 0;
   }
 }

@@ -64,14 +64,44 @@ function asInteger(b: Uint8Array): number {
   return neg ? -v : v;
 }
 
+/** asInteger over a latin1 string (list elements are held as strings). */
+function asIntegerStr(s: string): number {
+  const n = s.length;
+  if (n === 0 || n > 20) return NaN;
+  let p = 0;
+  let neg = false;
+  if (s.charCodeAt(0) === 45) {
+    if (n === 1) return NaN;
+    neg = true;
+    p = 1;
+  }
+  const c0 = s.charCodeAt(p);
+  if (c0 === 48) return n === 1 ? 0 : NaN;
+  if (c0 < 49 || c0 > 57) return NaN;
+  let v = 0;
+  for (; p < n; p++) {
+    const c = s.charCodeAt(p);
+    if (c < 48 || c > 57) return NaN;
+    v = v * 10 + (c - 48);
+  }
+  if (v >= 9223372036854775807) {
+    const digits = neg ? n - 1 : n;
+    if (digits > 19) return NaN;
+    if (s.slice(neg ? 1 : 0) > (neg ? '9223372036854775808' : '9223372036854775807')) return NaN;
+  }
+  return neg ? -v : v;
+}
+
 /** Bytes one element occupies inside a listpack (entry plus backlen). */
-export function lpEntrySize(b: Uint8Array): number {
-  const v = asInteger(b);
+export function lpEntrySize(b: Uint8Array | string): number {
+  return entrySize(typeof b === 'string' ? asIntegerStr(b) : asInteger(b), b.length);
+}
+
+function entrySize(v: number, n: number): number {
   let l: number;
   if (v === v) {
     l = intBytes(v);
   } else {
-    const n = b.length;
     l = n < 64 ? 1 + n : n < 4096 ? 2 + n : 5 + n;
   }
   return l + backlen(l);

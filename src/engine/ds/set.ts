@@ -6,7 +6,8 @@
  *             out in ascending numeric order exactly as Redis's intset.
  *  listpack   small sets (set-max-listpack-entries members of at most set-max-listpack-value
  *             bytes): an insertion-ordered Set, Redis's listpack order.
- *  hashtable  everything else (DenseTable: O(1) random member, scan-stable). Order unspecified.
+ *  hashtable  everything else (DenseTable: members as bytes in an arena, O(1) random member,
+ *             scan-stable). Order unspecified.
  *
  * Conversions follow t_set.c: setTypeCreate picks the first encoding from the first member and
  * the number of members being added; intset -> listpack|hashtable when a non-integer arrives;
@@ -77,13 +78,13 @@ export class SetValue implements StoredValue {
   private ints: BigInt64Array | null = null;
   private n = 0;
   private lp: Set<string> | null = null;
-  private ht: DenseTable<never> | null = null;
+  private ht: DenseTable | null = null;
 
   private constructor(enc: number) {
     this.enc = enc;
     if (enc === ENC_INTSET) this.ints = new BigInt64Array(8);
     else if (enc === ENC_LISTPACK) this.lp = new Set();
-    else this.ht = new DenseTable<never>(false);
+    else this.ht = new DenseTable(false);
   }
 
   /** setTypeCreate: the encoding for a new set whose first member is `first`. */
@@ -122,7 +123,7 @@ export class SetValue implements StoredValue {
     } else if (this.enc === ENC_LISTPACK) {
       s.lp = new Set(this.lp);
     } else {
-      for (const k of this.ht!.keys) s.ht!.add(k);
+      s.ht = this.ht!.clone();
     }
     return s;
   }
@@ -143,8 +144,8 @@ export class SetValue implements StoredValue {
     } else if (this.enc === ENC_LISTPACK) {
       this.lp!.forEach(fn);
     } else {
-      const keys = this.ht!.keys;
-      for (let i = 0; i < keys.length; i++) fn(keys[i]);
+      const ht = this.ht!;
+      for (let i = 0; i < ht.size; i++) fn(ht.keyAt(i));
     }
   }
 
@@ -155,13 +156,13 @@ export class SetValue implements StoredValue {
       for (let i = 0; i < this.n; i++) out[i] = String(this.ints![i]);
       return out;
     }
-    return this.enc === ENC_LISTPACK ? Array.from(this.lp!) : this.ht!.keys.slice();
+    return this.enc === ENC_LISTPACK ? Array.from(this.lp!) : this.ht!.keys();
   }
 
   /** A uniformly random member (size must be > 0). */
   random(): string {
     if (this.enc === ENC_INTSET) return String(this.ints![Math.floor(Math.random() * this.n)]);
-    if (this.enc === ENC_HT) return this.ht!.keys[this.ht!.randomIndex()];
+    if (this.enc === ENC_HT) return this.ht!.keyAt(this.ht!.randomIndex());
     let k = Math.floor(Math.random() * this.lp!.size);
     for (const m of this.lp!) if (k-- === 0) return m;
     throw new Error('random on an empty set');
@@ -173,11 +174,12 @@ export class SetValue implements StoredValue {
    */
   randomDistinct(count: number): string[] {
     const size = this.size;
-    if (this.enc === ENC_HT && count * 3 <= size) {
-      const seen = new Set<string>();
-      const keys = this.ht!.keys;
-      while (seen.size < count) seen.add(keys[this.ht!.randomIndex()]);
-      return Array.from(seen);
+    if (this.enc === ENC_HT) {
+      const ht = this.ht!;
+      const picked = pickIndexes(size, count);
+      const out = new Array<string>(count);
+      for (let i = 0; i < count; i++) out[i] = ht.keyAt(picked[i]);
+      return out;
     }
     const all = this.members();
     const picked = pickIndexes(size, count);
@@ -196,8 +198,8 @@ export class SetValue implements StoredValue {
       this.forEach(fn);
       return 0;
     }
-    const keys = this.ht!.keys;
-    return this.ht!.scan(cursor, count, (i) => fn(keys[i]));
+    const ht = this.ht!;
+    return ht.scan(cursor, count, (i) => fn(ht.keyAt(i)));
   }
 
   // ------------------------------------------------------------------ mutations
@@ -345,7 +347,7 @@ export class SetValue implements StoredValue {
   }
 
   private toHashtable(): void {
-    const ht = new DenseTable<never>(false);
+    const ht = new DenseTable(false);
     this.forEach((m) => ht.add(m));
     this.ht = ht;
     this.ints = null;
@@ -370,10 +372,10 @@ export class SetValue implements StoredValue {
     if (this.enc === ENC_HT) {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
-      const keys = this.ht!.keys;
+      const ht = this.ht!;
       let bytes = 0;
-      for (let i = 0; i < keys.length; i++) {
-        bytes += keys[i].length;
+      for (let i = 0; i < ht.size; i++) {
+        bytes += ht.dataBytes(i);
         if (bytes > limit) return null;
       }
     }

@@ -155,5 +155,33 @@ const scripts: Script[] = [
     ['WATCH', 'h'], ['HSET', 'h', 'a', '1'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
     ['WATCH', 'h'], ['HSETNX', 'h', 'a', '2'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
   ] },
+  { name: 'big hashtable with churn: values of changing length, deletions, binary fields', steps: bigHash() },
 ];
 export default scripts;
+
+/** Thousands of fields; updates that change value lengths; deletions; every read compared. */
+function bigHash(): Step[] {
+  const steps: Step[] = [];
+  for (let i = 0; i < 3000; i += 100) {
+    const a: string[] = ['HSET', 'bh'];
+    for (let j = i; j < i + 100; j++) a.push(`f${j}`, j % 9 === 0 ? 'v'.repeat(j % 200) : String(j));
+    steps.push(a);
+  }
+  for (let r = 0; r < 3; r++) {
+    const up: string[] = ['HSET', 'bh'];
+    for (let j = r; j < 3000; j += 7) up.push(`f${j}`, `w${r}-${'z'.repeat((j * r) % 50)}`);
+    const del: string[] = ['HDEL', 'bh'];
+    for (let j = r * 2; j < 3000; j += 5) del.push(`f${j}`);
+    steps.push(up, del, ['HLEN', 'bh'], { cmd: ['HGETALL', 'bh'], compare: 'sorted' });
+  }
+  steps.push(
+    ['HSET', 'bh', Buffer.from([0, 255, 13, 10]), Buffer.from([1, 2, 0])], ['HGET', 'bh', Buffer.from([0, 255, 13, 10])],
+    ['HSTRLEN', 'bh', 'f1'], ['HINCRBY', 'bh', 'f3', '5'], ['HINCRBY', 'bh', 'f3', '5'], ['HGET', 'bh', 'f3'],
+    ['HINCRBYFLOAT', 'bh', 'f4', '0.5'], ['HMGET', 'bh', 'f1', 'f2', 'f3', 'f4', 'nope'],
+    ['HEXISTS', 'bh', 'f2999'], ['HSETNX', 'bh', 'f2999', 'x'], ['HLEN', 'bh'],
+    { cmd: ['HKEYS', 'bh'], compare: 'sorted' }, { cmd: ['HVALS', 'bh'], compare: 'sorted' },
+    ['COPY', 'bh', 'bh2'], ['HDEL', 'bh2', 'f1'], ['HLEN', 'bh'], ['HLEN', 'bh2'],
+    { cmd: ['HRANDFIELD', 'bh', '100000', 'WITHVALUES'], compare: 'sorted' },
+  );
+  return steps;
+}

@@ -117,6 +117,7 @@ const scripts: Script[] = [
     ['LRANGE', 'l', '0', '-1'], ['LREM', 'l', '0', '9'], ['LRANGE', 'l', '0', '-1'], ['LINDEX', 'l', '-2'],
     ['RPUSH', 'l', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'], ['LTRIM', 'l', '3', '-3'], ['LRANGE', 'l', '0', '-1'],
   ] },
+  { name: 'big lists (many chunks, packed interior): middle access and edits, both ends', steps: bigList() },
   { name: 'MULTI and WATCH with lists', steps: [
     ['RPUSH', 'l', 'a'], ['WATCH', 'l'], ['LREM', 'l', '0', 'zz'], ['LINSERT', 'l', 'BEFORE', 'zz', 'x'], ['MULTI'],
     ['LLEN', 'l'], ['EXEC'], ['WATCH', 'l'], ['LPOP', 'l', '0'], ['MULTI'], ['LLEN', 'l'], ['EXEC'],
@@ -124,4 +125,31 @@ const scripts: Script[] = [
     ['MULTI'], ['RPUSH', 'l', 'b'], ['LPOP', 'l', 'x'], ['LRANGE', 'l', '0', '-1'], ['EXEC'],
   ] },
 ];
+/**
+ * A list of a few thousand elements of mixed sizes (integers, short and 300-byte strings, one
+ * element over 8 KB), then reads and edits in its middle, and pops across chunk boundaries.
+ */
+function bigList(): Step[] {
+  const el = (i: number) => (i % 5 === 0 ? String(i) : i % 7 === 0 ? `long-${i}-${'x'.repeat(300)}` : `e${i}`);
+  const steps: Step[] = [];
+  for (let i = 0; i < 3000; i += 100) {
+    const batch: string[] = [];
+    for (let j = i; j < i + 100; j++) batch.push(el(j));
+    steps.push(['RPUSH', 'bl', ...batch], ['LPUSH', 'bl', ...batch.slice(0, 20)]);
+  }
+  steps.push(
+    ['LLEN', 'bl'], ['LINDEX', 'bl', '1500'], ['LINDEX', 'bl', '-1500'], ['LRANGE', 'bl', '1000', '1300'],
+    ['LRANGE', 'bl', '-700', '-400'], ['LPOS', 'bl', 'e1234'], ['LPOS', 'bl', 'e21', 'RANK', '-1'],
+    ['LPOS', 'bl', '35', 'COUNT', '0'], ['LPOS', 'bl', 'e1001', 'MAXLEN', '500'],
+    ['LSET', 'bl', '1500', 'changed'], ['LSET', 'bl', '1501', 'y'.repeat(9000)], ['LINDEX', 'bl', '1501'],
+    ['LINSERT', 'bl', 'BEFORE', 'e1234', 'ins1'], ['LINSERT', 'bl', 'AFTER', 'y'.repeat(9000), 'ins2'],
+    ['LRANGE', 'bl', '1490', '1520'], ['LREM', 'bl', '0', 'e13'], ['LREM', 'bl', '-2', 'e1'],
+    ['LREM', 'bl', '3', '10'], ['LREM', 'bl', '0', 'y'.repeat(9000)], ['LLEN', 'bl'], ['LRANGE', 'bl', '0', '-1'],
+    ['LPOP', 'bl', '700'], ['RPOP', 'bl', '700'], ['LRANGE', 'bl', '0', '-1'],
+    ['LTRIM', 'bl', '200', '-200'], ['LRANGE', 'bl', '0', '-1'], ['LMOVE', 'bl', 'bl2', 'LEFT', 'RIGHT'],
+    ['LRANGE', 'bl2', '0', '-1'], ['SORT', 'bl', 'LIMIT', '0', '20', 'ALPHA'], ['LLEN', 'bl'],
+  );
+  return steps;
+}
+
 export default scripts;

@@ -119,5 +119,34 @@ const scripts: Script[] = [
     ['SCARD', 's'], ['EXEC'], ['WATCH', 's'], ['SADD', 's', '2'], ['MULTI'], ['SCARD', 's'], ['EXEC'],
     ['MULTI'], ['SADD', 's', '3'], ['SPOP', 's', 'x'], ['SMEMBERS', 's'], ['EXEC'],
   ] },
+  { name: 'big hashtable set with churn, set operations on it', steps: bigSet() },
 ];
 export default scripts;
+
+/** Thousands of members with deletions and re-additions; every read compared as a multiset. */
+function bigSet(): Step[] {
+  const steps: Step[] = [];
+  for (let i = 0; i < 4000; i += 200) {
+    const a: string[] = ['SADD', 'bs'];
+    for (let j = i; j < i + 200; j++) a.push(j % 3 === 0 ? `m${j}` : `member-${'q'.repeat(j % 40)}-${j}`);
+    steps.push(a);
+  }
+  const rem: string[] = ['SREM', 'bs'];
+  for (let j = 0; j < 4000; j += 3) rem.push(`m${j}`);
+  const back: string[] = ['SADD', 'bs'];
+  for (let j = 0; j < 4000; j += 9) back.push(`m${j}`);
+  steps.push(
+    rem, ['SCARD', 'bs'], back, ['SCARD', 'bs'], ['SISMEMBER', 'bs', 'm9'], ['SISMEMBER', 'bs', 'm3'],
+    ['SMISMEMBER', 'bs', 'm0', 'm3', 'm18', 'nope'], sortedStep(['SMEMBERS', 'bs']),
+    ['SADD', 'bs2', 'm0', 'm9', 'x', Buffer.from([0, 255])], sortedStep(['SINTER', 'bs', 'bs2']),
+    ['SINTERCARD', '2', 'bs', 'bs2'], ['SDIFFSTORE', 'bd', 'bs', 'bs2'], ['SCARD', 'bd'],
+    ['SUNIONSTORE', 'bu', 'bs', 'bs2'], ['SCARD', 'bu'], ['SMOVE', 'bs', 'bs2', 'm9'], ['SISMEMBER', 'bs', 'm9'],
+    ['COPY', 'bs', 'bs3'], ['SREM', 'bs3', 'm18'], ['SCARD', 'bs'], ['SCARD', 'bs3'],
+    { cmd: ['SRANDMEMBER', 'bs', '100000'], compare: 'sorted' },
+  );
+  return steps;
+}
+
+function sortedStep(cmd: Array<string | Buffer>): Step {
+  return { cmd, compare: 'sorted' };
+}
