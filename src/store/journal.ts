@@ -30,6 +30,9 @@ export const OP_SYS_PUT = 7;
 export const OP_SYS_DEL = 8;
 
 const MAGIC = 0x314a5352; // 'RSJ1'
+/** Bytes of zeros a journal file gets before its first frame (past the rotation size). */
+const PREALLOC = 9 * 1024 * 1024;
+const ZEROS = Buffer.alloc(1024 * 1024);
 const HEADER = 20;
 const PREFIX = 'journal.';
 
@@ -134,6 +137,15 @@ export class Journal {
   private closed: ClosedFile[] = [];
   /** Last frame number written to the current file (0 = none). */
   private last = 0;
+  /**
+   * Files are written full of zeros (and synced) before use, in the background: a frame then
+   * overwrites allocated blocks, and the O_DSYNC write has no file-size or block-allocation
+   * metadata to commit (measured about 2x quicker than appending). Zeros end a replay.
+   */
+  private prepared = -1;
+  private preparing = -1;
+  private waiting: (() => void)[] = [];
+  private ended = false;
 
   constructor(readonly dir: string, firstNum: number) {
     this.num = firstNum;
@@ -181,14 +193,67 @@ export class Journal {
     return this.offset;
   }
 
+  /** Start writing zeros into file `num` (appendfsync always calls it for the first file). */
+  prepare(num: number = this.num): void {
+    if (this.preparing >= 0 || this.prepared >= num || this.ended) return;
+    this.preparing = num;
+    const file = path.join(this.dir, PREFIX + num);
+    const finish = (ok: boolean): void => {
+      this.preparing = -1;
+      if (ok) this.prepared = num;
+      if (this.ended) fs.unlink(file, () => {});
+      const ws = this.waiting;
+      this.waiting = [];
+      for (const w of ws) w();
+    };
+    fs.open(file, 'w', 0o644, (err, fd) => {
+      if (err !== null) {
+        finish(false);
+        return;
+      }
+      let off = 0;
+      const next = (e: Error | null): void => {
+        if (e !== null || this.ended) {
+          fs.close(fd, () => finish(false));
+          return;
+        }
+        if (off < PREALLOC) {
+          const n = Math.min(ZEROS.length, PREALLOC - off);
+          off += n;
+          fs.write(fd, ZEROS, 0, n, off - n, (we) => next(we));
+          return;
+        }
+        fs.fdatasync(fd, (se) => fs.close(fd, () => {
+          if (se !== null) {
+            finish(false);
+            return;
+          }
+          // The new name must survive a crash as surely as the frames written into it.
+          fs.open(this.dir, 'r', (de, dfd) => {
+            if (de !== null) {
+              finish(false);
+              return;
+            }
+            fs.fsync(dfd, (fe) => fs.close(dfd, () => finish(fe === null)));
+          });
+        }));
+      };
+      next(null);
+    });
+  }
+
   private open(): void {
     const file = path.join(this.dir, PREFIX + this.num);
     const c = fs.constants;
-    this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | c.O_DSYNC, 0o644);
+    if (this.prepared === this.num) {
+      this.fd = fs.openSync(file, c.O_WRONLY | c.O_DSYNC);
+    } else {
+      this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | c.O_DSYNC, 0o644);
+      syncDir(this.dir);
+    }
     this.offset = 0;
     this.last = 0;
-    // The new name must survive a crash as surely as the frames written into it.
-    syncDir(this.dir);
+    this.prepare(this.num + 1);
   }
 
   /**
@@ -196,6 +261,11 @@ export class Journal {
    * the frame started, so that the next frame follows the last good one.
    */
   append(frame: Buffer, cb: (err: Error | null) => void): void {
+    if (this.fd < 0 && this.preparing === this.num) {
+      // Its zeros are being written: wait for them (never write into a file being prepared).
+      this.waiting.push(() => this.append(frame, cb));
+      return;
+    }
     if (this.fd < 0) {
       try {
         this.open();
@@ -248,8 +318,23 @@ export class Journal {
     for (const file of files) this.closed.push({ file, last });
   }
 
+  /** Resolves once no file is being prepared (close waits for it: no file appears after). */
+  settled(): Promise<void> {
+    if (this.preparing < 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
   /** Close, removing every file when `drop` (LMDB holds all frames durably). */
   close(drop: boolean): void {
+    this.ended = true;
+    if (drop && this.prepared > this.num) {
+      try {
+        fs.unlinkSync(path.join(this.dir, PREFIX + this.prepared));
+      } catch {
+        // already gone
+      }
+    }
+    if (drop && this.prepared === this.num && this.fd < 0) this.closed.push({ file: path.join(this.dir, PREFIX + this.num), last: 0 });
     const open = this.fd >= 0;
     if (open) fs.closeSync(this.fd);
     this.fd = -1;

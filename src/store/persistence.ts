@@ -43,7 +43,7 @@ const RETRY_MS = 1000;
 /** everysec: changes accumulate this long before one LMDB commit (a SIGKILL loses at most that). */
 const EVERYSEC_BATCH_MS = 100;
 /** always: journal frames are applied to LMDB this often, or once this many bytes wait. */
-const APPLY_MS = 200;
+const APPLY_MS = 1000;
 const APPLY_BYTES = 4 * 1024 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
@@ -229,6 +229,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.appliedJseq = applied;
     this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1);
     this.journal.adopt(files.map((f) => f.file), applied);
+    if (this.journaling) this.journal.prepare();
   }
 
   // ------------------------------------------------------------------ loading
@@ -911,6 +912,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.syncTimer !== null) clearInterval(this.syncTimer);
     if (this.applyTimer !== null) clearTimeout(this.applyTimer);
     // LMDB holds every frame on disk: the journal is no longer needed.
+    await this.journal.settled();
     this.journal.close(synced);
     this.releaseHolds();
     await this.store.close();
