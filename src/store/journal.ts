@@ -35,6 +35,8 @@ const PREALLOC = 9 * 1024 * 1024;
 const ZEROS = Buffer.alloc(1024 * 1024);
 const HEADER = 20;
 const PREFIX = 'journal.';
+/** The next file while its zeros are written (not a journal file: replay ignores it). */
+const TMP = 'journal.tmp';
 
 /** Encodes one frame's records into a reused buffer. */
 export class FrameBuilder {
@@ -138,12 +140,14 @@ export class Journal {
   /** Last frame number written to the current file (0 = none). */
   private last = 0;
   /**
-   * Files are written full of zeros (and synced) before use, in the background: a frame then
-   * overwrites allocated blocks, and the O_DSYNC write has no file-size or block-allocation
-   * metadata to commit (measured about 2x quicker than appending). Zeros end a replay.
+   * The next file is written full of zeros (and synced) in the background, as `journal.tmp`,
+   * and renamed into place when a file is opened: a frame then overwrites allocated blocks,
+   * and the O_DSYNC write has no file-size or block-allocation metadata to commit (measured
+   * about 2x quicker than appending). Zeros end a replay. A file needed before its zeros are
+   * ready is simply created empty (nothing ever waits for the preparation).
    */
-  private prepared = -1;
-  private preparing = -1;
+  private prepared = false;
+  private preparing = false;
   private waiting: (() => void)[] = [];
   private ended = false;
 
@@ -193,14 +197,32 @@ export class Journal {
     return this.offset;
   }
 
-  /** Start writing zeros into file `num` (appendfsync always calls it for the first file). */
-  prepare(num: number = this.num): void {
-    if (this.preparing >= 0 || this.prepared >= num || this.ended) return;
-    this.preparing = num;
-    const file = path.join(this.dir, PREFIX + num);
+  /**
+   * The first file's zeros, written before the server answers (start-up): written in the
+   * background, they would compete for the disk with the first frames' writes.
+   */
+  prepareSync(): void {
+    if (this.prepared || this.preparing) return;
+    const fd = fs.openSync(path.join(this.dir, TMP), 'w', 0o644);
+    try {
+      for (let off = 0; off < PREALLOC; off += ZEROS.length) fs.writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, PREALLOC - off), off);
+      fs.fdatasyncSync(fd);
+      this.prepared = true;
+    } catch {
+      // no room: the file is created when needed, without zeros
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Start writing zeros into `journal.tmp` for the next file, in the background. */
+  prepare(): void {
+    if (this.preparing || this.prepared || this.ended) return;
+    this.preparing = true;
+    const file = path.join(this.dir, TMP);
     const finish = (ok: boolean): void => {
-      this.preparing = -1;
-      if (ok) this.prepared = num;
+      this.preparing = false;
+      this.prepared = ok && !this.ended;
       if (this.ended) fs.unlink(file, () => {});
       const ws = this.waiting;
       this.waiting = [];
@@ -223,20 +245,7 @@ export class Journal {
           fs.write(fd, ZEROS, 0, n, off - n, (we) => next(we));
           return;
         }
-        fs.fdatasync(fd, (se) => fs.close(fd, () => {
-          if (se !== null) {
-            finish(false);
-            return;
-          }
-          // The new name must survive a crash as surely as the frames written into it.
-          fs.open(this.dir, 'r', (de, dfd) => {
-            if (de !== null) {
-              finish(false);
-              return;
-            }
-            fs.fsync(dfd, (fe) => fs.close(dfd, () => finish(fe === null)));
-          });
-        }));
+        fs.fdatasync(fd, (se) => fs.close(fd, () => finish(se === null)));
       };
       next(null);
     });
@@ -245,15 +254,18 @@ export class Journal {
   private open(): void {
     const file = path.join(this.dir, PREFIX + this.num);
     const c = fs.constants;
-    if (this.prepared === this.num) {
+    if (this.prepared) {
+      this.prepared = false;
+      fs.renameSync(path.join(this.dir, TMP), file);
       this.fd = fs.openSync(file, c.O_WRONLY | c.O_DSYNC);
     } else {
       this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | c.O_DSYNC, 0o644);
-      syncDir(this.dir);
     }
+    // The new name must survive a crash as surely as the frames written into it.
+    syncDir(this.dir);
     this.offset = 0;
     this.last = 0;
-    this.prepare(this.num + 1);
+    this.prepare();
   }
 
   /**
@@ -261,11 +273,6 @@ export class Journal {
    * the frame started, so that the next frame follows the last good one.
    */
   append(frame: Buffer, cb: (err: Error | null) => void): void {
-    if (this.fd < 0 && this.preparing === this.num) {
-      // Its zeros are being written: wait for them (never write into a file being prepared).
-      this.waiting.push(() => this.append(frame, cb));
-      return;
-    }
     if (this.fd < 0) {
       try {
         this.open();
@@ -320,21 +327,18 @@ export class Journal {
 
   /** Resolves once no file is being prepared (close waits for it: no file appears after). */
   settled(): Promise<void> {
-    if (this.preparing < 0) return Promise.resolve();
+    if (!this.preparing) return Promise.resolve();
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   /** Close, removing every file when `drop` (LMDB holds all frames durably). */
   close(drop: boolean): void {
     this.ended = true;
-    if (drop && this.prepared > this.num) {
-      try {
-        fs.unlinkSync(path.join(this.dir, PREFIX + this.prepared));
-      } catch {
-        // already gone
-      }
+    try {
+      fs.unlinkSync(path.join(this.dir, TMP));
+    } catch {
+      // none
     }
-    if (drop && this.prepared === this.num && this.fd < 0) this.closed.push({ file: path.join(this.dir, PREFIX + this.num), last: 0 });
     const open = this.fd >= 0;
     if (open) fs.closeSync(this.fd);
     this.fd = -1;

@@ -229,7 +229,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.appliedJseq = applied;
     this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1);
     this.journal.adopt(files.map((f) => f.file), applied);
-    if (this.journaling) this.journal.prepare();
+    if (this.journaling) this.journal.prepareSync();
   }
 
   // ------------------------------------------------------------------ loading
