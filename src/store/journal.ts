@@ -203,7 +203,12 @@ export class Journal {
    */
   prepareSync(): void {
     if (this.prepared || this.preparing) return;
-    const fd = fs.openSync(path.join(this.dir, TMP), 'w', 0o644);
+    let fd: number;
+    try {
+      fd = fs.openSync(path.join(this.dir, TMP), 'w', 0o644);
+    } catch {
+      return; // the journal's own writes will report the problem
+    }
     try {
       for (let off = 0; off < PREALLOC; off += ZEROS.length) fs.writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, PREALLOC - off), off);
       fs.fdatasyncSync(fd);
