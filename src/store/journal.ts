@@ -33,6 +33,8 @@ const MAGIC = 0x314a5352; // 'RSJ1'
 /** Bytes of zeros a journal file gets before its first frame (past the rotation size). */
 const PREALLOC = 9 * 1024 * 1024;
 const ZEROS = Buffer.alloc(1024 * 1024);
+/** Size of the current file at which the next one is prepared (persistence rotates at 8 MB). */
+const PREPARE_AT = 4 * 1024 * 1024;
 const HEADER = 20;
 const PREFIX = 'journal.';
 /** The next file while its zeros are written (not a journal file: replay ignores it). */
@@ -270,7 +272,6 @@ export class Journal {
     syncDir(this.dir);
     this.offset = 0;
     this.last = 0;
-    this.prepare();
   }
 
   /**
@@ -299,6 +300,9 @@ export class Journal {
         }
         this.offset = start + frame.length;
         this.last = seq;
+        // The next file's zeros, once this one is half full (not at its start, where they
+        // would compete for the disk with the first frames).
+        if (this.offset >= PREPARE_AT && !this.prepared) this.prepare();
         cb(null);
         return;
       }

@@ -123,6 +123,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private appliedJseq = 0;
   /** The last LMDB apply failed (the journal still holds everything: writes go on). */
   private applyError: string | null = null;
+  /** Journal files were found at start-up (replayed, to be deleted). */
+  private adopted = false;
   private readonly lock: DirLock;
   private eng!: Engine;
   /** Namespace id of each database index. */
@@ -200,8 +202,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (p.pending || p.gcQueue.length > 0) p.schedule(true);
     if (p.journaling) p.scheduleApply();
     // Journal files replayed above go once LMDB has their records on disk.
-    const applied = p.appliedJseq;
-    p.store.syncNow().then(() => p.journal.checkpoint(applied), () => {});
+    if (p.adopted) {
+      const applied = p.appliedJseq;
+      p.store.syncNow().then(() => p.journal.checkpoint(applied), () => {});
+    }
     return p;
   }
 
@@ -229,6 +233,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.appliedJseq = applied;
     this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1);
     this.journal.adopt(files.map((f) => f.file), applied);
+    this.adopted = files.length > 0;
     if (this.journaling) this.journal.prepareSync();
   }
 
