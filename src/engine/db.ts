@@ -427,6 +427,11 @@ export class Db {
   restore(key: string, value: Value, exp: number): Entry {
     // Short strings are kept in their compact form (they may arrive as views of a pool).
     const v = value instanceof Uint8Array && value.length <= SMALL_STRING ? storedFrom(value, 0, value.length) : value;
+    return this.restoreStored(key, v, exp);
+  }
+
+  /** restore() of a value already in its stored form (storedFrom for strings). */
+  restoreStored(key: string, v: Stored, exp: number): Entry {
     const e = new Entry(key, v, this.eng.lruClock);
     this.map.insert(e);
     if (exp !== 0) {

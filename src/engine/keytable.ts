@@ -120,6 +120,19 @@ export class KeyTable {
     return this.get(key) !== undefined;
   }
 
+  /**
+   * Size an empty table for `n` keys at once (start-up loads a known number of keys: no
+   * rehash while they go in).
+   */
+  reserve(n: number): void {
+    if (this.count !== 0 || this.t1 !== null) return;
+    let want = MIN_BUCKETS;
+    while (want < n && want < MAX_BUCKETS) want *= 2;
+    if (want <= this.t0.length) return;
+    this.t0 = buckets(want);
+    this.m0 = want - 1;
+  }
+
   /** Add an entry whose key is known not to be in the table. */
   insert(e: Entry): void {
     if (this.rehashIdx >= 0) this.rehashStep();

@@ -32,7 +32,7 @@ import { Argv } from '../resp/argv.js';
 import { type ReplySink, replyStats } from '../resp/reply-sink.js';
 import { RespWriter } from '../resp/writer.js';
 import { execute } from '../engine/dispatch.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, HeldOutput } from '../engine/engine.js';
 import type { Transport } from '../engine/client.js';
 import { discardTransaction } from '../engine/commands/transactions.js';
 import { JsonWriter } from './json-writer.js';
@@ -247,6 +247,49 @@ class PendingBody {
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * appendfsync always: a command reply waiting for the journal write it depends on (as RESP
+ * replies do), with the headers it would have had.
+ */
+class HeldReply implements HeldOutput {
+  private aborted = false;
+  private body: Buffer = EMPTY;
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly status: string | null,
+    private readonly type: string,
+    private readonly token: string,
+    private readonly cors: boolean,
+    private readonly head: boolean,
+  ) {}
+
+  /** It is held: keep a copy of the body (the writers reuse theirs) and watch for aborts. */
+  keep(body: Uint8Array): void {
+    this.body = Buffer.from(body);
+    this.res.onAborted(this.onAborted);
+  }
+
+  private readonly onAborted = (): void => {
+    this.aborted = true;
+  };
+
+  commitReleased(): void {
+    if (this.aborted) return;
+    const res = this.res;
+    res.cork(() => {
+      if (this.status !== null) res.writeStatus(this.status);
+      res.writeHeader(H_CONTENT_TYPE, this.type);
+      res.writeHeader(H_SYNC, this.token);
+      if (this.cors) {
+        res.writeHeader(H_ACAO, '*');
+        res.writeHeader(H_ACEH, H_SYNC);
+      }
+      if (this.head) res.endWithoutBody();
+      else res.end(this.body);
+    });
+  }
+}
+
 export class HttpServer {
   private readonly app: TemplatedApp;
   private listenSocket: us_listen_socket | null = null;
@@ -274,6 +317,8 @@ export class HttpServer {
   private syncToken = '';
   /** The request being answered came with an Origin header (browser): add CORS headers. */
   private cors = false;
+  /** engine.dirty before the commands of the request being answered ran. */
+  private dirtyMark = 0;
   private maxRequest: number;
 
   constructor(readonly engine: Engine, readonly tokens: RestTokens) {
@@ -529,10 +574,11 @@ export class HttpServer {
   private single(res: HttpResponse, argv: Argv, access: AccessKind, base64: boolean, resp2: boolean, head: boolean): void {
     const c = this.client;
     applyAccess(c, this.engine.acl, access);
+    this.dirtyMark = this.engine.dirty;
     if (resp2) {
       execute(c, argv, this.resp);
       const body = this.resp.take();
-      this.sendResp(res, body.length > 0 && body[0] === 0x2d ? S_400 : null, body, head);
+      this.answer(res, body.length > 0 && body[0] === 0x2d ? S_400 : null, V_OCTET, body, head);
       return;
     }
     const w = this.writer;
@@ -540,12 +586,30 @@ export class HttpServer {
     w.mark();
     execute(c, argv, w);
     w.settle();
-    this.sendJson(res, w.itemErrors !== 0 ? S_400 : null, w.view(), head);
+    this.answer(res, w.itemErrors !== 0 ? S_400 : null, V_JSON, w.view(), head);
+  }
+
+  /**
+   * The reply of executed commands: at once, or (appendfsync always) once the journal write
+   * it depends on is durable, as for RESP clients: no client sees a write a crash could undo.
+   */
+  private answer(res: HttpResponse, status: string | null, type: string, body: Uint8Array, head: boolean): void {
+    const gate = this.engine.commitGate;
+    if (gate !== null) {
+      const held = new HeldReply(res, status, type, this.currentSyncToken(), this.cors, head);
+      if (gate.hold(held, this.engine.dirty !== this.dirtyMark)) {
+        held.keep(body);
+        return;
+      }
+    }
+    if (type === V_JSON) this.sendJson(res, status, body, head);
+    else this.sendResp(res, status, body as Buffer, head);
   }
 
   private pipeline(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean): void {
     const c = this.client;
     applyAccess(c, this.engine.acl, access);
+    this.dirtyMark = this.engine.dirty;
     const list = this.list;
     const argv = this.argv;
     if (resp2) {
@@ -554,7 +618,7 @@ export class HttpServer {
         list.load(i, argv, buf);
         execute(c, argv, this.resp);
       }
-      this.sendResp(res, null, this.resp.take(), false);
+      this.answer(res, null, V_OCTET, this.resp.take(), false);
       return;
     }
     const w = this.writer;
@@ -566,7 +630,7 @@ export class HttpServer {
       execute(c, argv, w);
       w.settle();
     }
-    this.sendJson(res, null, w.view(), false);
+    this.answer(res, null, V_JSON, w.view(), false);
   }
 
   /**
@@ -577,6 +641,7 @@ export class HttpServer {
   private multiExec(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean): void {
     const c = this.txClient;
     applyAccess(c, this.engine.acl, access);
+    this.dirtyMark = this.engine.dirty;
     const deny = c.deny;
     const qs = this.queueSink;
     qs.firstError = null;
@@ -616,7 +681,7 @@ export class HttpServer {
       w.begin(1, base64);
       w.error('ERR internal error: the transaction did not produce a well-formed reply');
     }
-    this.sendJson(res, w.topError ? S_400 : null, w.view(), false);
+    this.answer(res, w.topError ? S_400 : null, V_JSON, w.view(), false);
   }
 
   // ---------------------------------------------------------------- responses

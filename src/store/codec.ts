@@ -255,6 +255,8 @@ export function encodeRecordsMeta(slab: Slab, key: string, exp: number, type: Ty
   return b;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** A decoded metadata record (fields valid until the next decodeMeta call). */
 export class MetaView {
   type: TypeTag = T.STRING;
@@ -262,8 +264,12 @@ export class MetaView {
   exp = 0;
   /** The user key as latin1 when MF.LONG_KEY (else '': it is the LMDB key minus NS_BYTES). */
   key = '';
-  /** Whole body (strings and small collections) or the type header (RECORDS). */
-  body: Buffer = Buffer.alloc(0);
+  /** Whole body (small collections) or the type header (RECORDS); empty for strings. */
+  body: Buffer = EMPTY;
+  /** A string's value: bytes [start, end) of `raw` (lmdb-js's read buffer: copy it now). */
+  raw: Buffer = EMPTY;
+  start = 0;
+  end = 0;
   sid = 0;
   size = 0;
 }
@@ -299,6 +305,14 @@ export function decodeMeta(bytes: Buffer, size: number, out: MetaView): MetaView
   } else {
     out.sid = 0;
     out.size = 0;
+    if (out.type === T.STRING) {
+      // Strings: no Buffer of their own here (the loader stores them in compact form).
+      out.raw = bytes;
+      out.start = p;
+      out.end = size;
+      out.body = EMPTY;
+      return out;
+    }
   }
   const body = Buffer.allocUnsafe(size - p);
   bytes.copy(body, 0, p, size);

@@ -17,7 +17,11 @@
  * does not (a process crash loses nothing committed, a machine crash at most the last moments).
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
+import { pack, unpack } from 'msgpackr';
 import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
+import {
+  FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
+} from './journal.js';
 
 export interface StoreStats {
   commits: number;
@@ -39,6 +43,11 @@ export class LmdbStore {
   /** Reusable key buffer: lmdb-js copies keys when a put is queued. */
   private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
   readonly stats: StoreStats = { commits: 0, puts: 0, dels: 0, bytes: 0 };
+  /**
+   * When set (appendfsync always), put/del/putSys encode their record into this journal frame
+   * instead of queueing it to LMDB; `applyFrame` gives LMDB the frame later.
+   */
+  rec: FrameBuilder | null = null;
 
   constructor(readonly path: string) {
     this.root = open({
@@ -87,33 +96,67 @@ export class LmdbStore {
   // The writes below MUST be called inside `write(fn)`: they join its atomic block.
 
   put(db: Database<Buffer, Buffer>, klen: number, value: Buffer): void {
-    this.stats.puts++;
-    this.stats.bytes += klen + value.length;
-    db.put(this.kbuf.subarray(0, klen), value);
+    this.putKey(db, this.kbuf.subarray(0, klen), value);
   }
 
   del(db: Database<Buffer, Buffer>, klen: number): void {
-    this.stats.dels++;
-    this.stats.bytes += klen;
-    db.remove(this.kbuf.subarray(0, klen));
+    this.delKey(db, this.kbuf.subarray(0, klen));
   }
 
   putKey(db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): void {
     this.stats.puts++;
     this.stats.bytes += key.length + value.length;
-    db.put(key, value);
+    const r = this.rec;
+    if (r === null) db.put(key, value);
+    else r.put(db === this.meta ? OP_META_PUT : db === this.items ? OP_ITEM_PUT : OP_GC_PUT, key, value);
   }
 
   delKey(db: Database<Buffer, Buffer>, key: Buffer): void {
     this.stats.dels++;
     this.stats.bytes += key.length;
-    db.remove(key);
+    const r = this.rec;
+    if (r === null) db.remove(key);
+    else r.del(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, key);
   }
 
   putSys(name: string, value: unknown): void {
     this.stats.puts++;
-    if (value === undefined) this.sys.remove(name);
+    const r = this.rec;
+    if (r !== null) {
+      const k = Buffer.from(name, 'utf8');
+      if (value === undefined) r.del(OP_SYS_DEL, k);
+      else r.put(OP_SYS_PUT, k, pack(value));
+    } else if (value === undefined) this.sys.remove(name);
     else this.sys.put(name, value);
+  }
+
+  /**
+   * Queue the records of a journal frame (inside `write(fn)`), or write them synchronously
+   * (`sync`, inside a `transactionSync`: start-up replay).
+   */
+  applyFrame(frame: Buffer, sync: boolean): void {
+    forEachOp(frame, (op, key, value) => {
+      if (op === OP_SYS_PUT || op === OP_SYS_DEL) {
+        const name = key.toString('utf8');
+        if (value === null) {
+          if (sync) this.sys.removeSync(name);
+          else this.sys.remove(name);
+        } else if (sync) this.sys.putSync(name, unpack(value));
+        else this.sys.put(name, unpack(value));
+        return;
+      }
+      const db = op <= OP_META_DEL ? this.meta : op <= OP_ITEM_DEL ? this.items : this.gc;
+      if (value === null) {
+        if (sync) db.removeSync(key);
+        else db.remove(key);
+      } else if (sync) db.putSync(key, value);
+      else db.put(key, value);
+    });
+  }
+
+  /** Run `fn` in one synchronous write transaction (start-up only). */
+  transactionSync(fn: () => void): void {
+    this.root.transactionSync(fn);
   }
 
   getSys<V = unknown>(name: string): V | undefined {

@@ -23,7 +23,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db, TypedValue } from '../engine/db.js';
+import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
   MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
@@ -32,6 +32,7 @@ import {
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
 import { DirLock } from './lock.js';
+import { FrameBuilder, Journal, frameSeq } from './journal.js';
 
 /** On-disk format version (sys 'format'). */
 const FORMAT = 1;
@@ -39,6 +40,13 @@ const FORMAT = 1;
 const GC_STEP = 1000;
 /** Retry delay after a failed commit, as Redis retries a failed AOF write once a second. */
 const RETRY_MS = 1000;
+/** everysec: changes accumulate this long before one LMDB commit (a SIGKILL loses at most that). */
+const EVERYSEC_BATCH_MS = 100;
+/** always: journal frames are applied to LMDB this often, or once this many bytes wait. */
+const APPLY_MS = 1000;
+const APPLY_BYTES = 4 * 1024 * 1024;
+/** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
+const ROTATE_BYTES = 8 * 1024 * 1024;
 
 const GC_NS = 0x6e; // 'n': a dead namespace (every meta record under it)
 const GC_OBJ = 0x6f; // 'o': a dead object (every item record under it)
@@ -54,6 +62,17 @@ interface Hold {
 interface GcEntry {
   id: number;
   kind: number;
+  /**
+   * Journal frame that queued it: with the journal, the entry is deleted only once LMDB has
+   * applied that frame (records of the dead id may still wait in frames before it).
+   */
+  ready: number;
+}
+
+/** What a GC step did (a Batch, or an apply block with the journal). */
+interface GcLog {
+  gcAdded: GcEntry[];
+  gcDone: number[];
 }
 
 /** What one in-flight batch carried, to resume or redo it. */
@@ -89,6 +108,23 @@ export interface LoadReport {
 export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate {
   readonly mode: 'always' | 'everysec';
   readonly store: LmdbStore;
+  /** appendfsync always: batches go to the journal; LMDB gets them later (the applier below). */
+  private readonly journaling: boolean;
+  private journal!: Journal;
+  private readonly frame = new FrameBuilder();
+  /** Last journal frame written (or, at start-up, applied). */
+  private jseq = 0;
+  /** Frames durable in the journal, waiting for LMDB. */
+  private applyQueue: Buffer[] = [];
+  private applyBytes = 0;
+  private applying = false;
+  private applyTimer: NodeJS.Timeout | null = null;
+  /** Last frame committed to LMDB. */
+  private appliedJseq = 0;
+  /** The last LMDB apply failed (the journal still holds everything: writes go on). */
+  private applyError: string | null = null;
+  /** Journal files were found at start-up (replayed, to be deleted). */
+  private adopted = false;
   private readonly lock: DirLock;
   private eng!: Engine;
   /** Namespace id of each database index. */
@@ -127,8 +163,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private failures = 0;
   load: LoadReport = { keys: 0, expired: 0, ms: 0 };
 
-  private constructor(opts: OpenOptions) {
+  private constructor(private readonly opts: OpenOptions) {
     this.mode = opts.mode;
+    this.journaling = opts.mode === 'always';
     fs.mkdirSync(opts.dir, { recursive: true });
     this.lock = DirLock.acquire(opts.dir);
     try {
@@ -148,6 +185,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const p = new Persistence(opts);
     try {
       p.eng = eng;
+      p.replayJournal();
       p.loadAll();
     } catch (err) {
       void p.store.close();
@@ -161,8 +199,42 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       p.syncTimer = setInterval(() => p.periodicSync(), 1000);
       p.syncTimer.unref();
     }
-    if (p.pending || p.gcQueue.length > 0) p.schedule();
+    if (p.pending || p.gcQueue.length > 0) p.schedule(true);
+    if (p.journaling) p.scheduleApply();
+    // Journal files replayed above go once LMDB has their records on disk.
+    if (p.adopted) {
+      const applied = p.appliedJseq;
+      p.store.syncNow().then(() => p.journal.checkpoint(applied), () => {});
+    }
     return p;
+  }
+
+  /**
+   * Apply the journal frames LMDB does not have yet (written by a server that stopped before
+   * applying them), in one transaction recording the last one in `sys journalSeq`.
+   */
+  private replayJournal(): void {
+    const st = this.store;
+    const files = Journal.files(this.opts.dir);
+    let applied = st.getSys<number>('journalSeq') ?? 0;
+    if (files.length > 0) {
+      const frames = Journal.read(this.opts.dir, applied);
+      if (frames.length > 0) {
+        const last = frameSeq(frames[frames.length - 1]);
+        st.transactionSync(() => {
+          for (const f of frames) st.applyFrame(f, true);
+          st.sys.putSync('journalSeq', last);
+        });
+        st.refreshReads();
+        applied = last;
+      }
+    }
+    this.jseq = applied;
+    this.appliedJseq = applied;
+    this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1);
+    this.journal.adopt(files.map((f) => f.file), applied);
+    this.adopted = files.length > 0;
+    if (this.journaling) this.journal.prepareSync();
   }
 
   // ------------------------------------------------------------------ loading
@@ -179,7 +251,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.nextId = st.getSys<number>('nextId') ?? 1;
     this.ns = (st.getSys<number[]>('dbs') ?? []).slice();
     for (const e of st.gc.getRange({})) {
-      this.gcQueue.push({ id: e.key.readUIntBE(0, SID_BYTES), kind: e.value[0] });
+      this.gcQueue.push({ id: e.key.readUIntBE(0, SID_BYTES), kind: e.value[0], ready: 0 });
     }
     // Ids must never be reused, whatever the counter says (a crash cannot lose it, as it is
     // written in the same transaction as its first use, but be defensive).
@@ -206,6 +278,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       const db = eng.dbs[i];
       const ns = this.ns[i];
       const dirty = this.dirty[i];
+      // The key table gets its final size first: no rehashing while a million keys go in.
+      db.map.reserve(st.meta.getKeysCount({ start: nsPrefix(ns), end: nsPrefix(ns + 1) }));
       st.scanMeta(nsPrefix(ns), nsPrefix(ns + 1), (k, m) => {
         const key = m.flags & MF.LONG_KEY ? m.key : k;
         if (m.exp !== 0 && m.exp <= now) {
@@ -216,10 +290,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
           if (m.flags & MF.RECORDS) this.released.add(m.sid);
           return;
         }
+        if (m.type === 0) {
+          db.restoreStored(key, storedFrom(m.raw, m.start, m.end), m.exp);
+          keys++;
+          return;
+        }
         const value = this.decodeValue(m);
         if (value === undefined) return;
         db.restore(key, value, m.exp);
-        if (m.type !== 0) codecFor(m.type)!.restored?.(value as StoredValue, db, key);
+        codecFor(m.type)!.restored?.(value as StoredValue, db, key);
         keys++;
       });
     }
@@ -227,7 +306,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   private decodeValue(m: MetaView): Buffer | TypedValue | undefined {
-    if (m.type === 0) return m.body;
+    if (m.type === 0) return Buffer.from(m.raw.subarray(m.start, m.end));
     const codec = codecFor(m.type);
     if (codec === undefined) {
       this.warnType(m.type, 'cannot load');
@@ -253,14 +332,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.dirty[db.index].add(key);
     if (!this.pending) {
       this.pending = true;
-      if (!this.scheduled) this.schedule();
+      if (!this.scheduled) this.schedule(false);
     }
   }
 
   flushed(db: Db): void {
     // The db's namespace dies (deleted in the background); new keys go to a fresh one.
     const i = db.index;
-    this.gcNew.push({ id: this.ns[i], kind: GC_NS });
+    this.gcNew.push({ id: this.ns[i], kind: GC_NS, ready: 0 });
     this.ns[i] = this.newId();
     this.nsDirty = true;
     this.dirty[i].clear();
@@ -284,7 +363,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   private touch(): void {
     this.pending = true;
-    if (!this.scheduled) this.schedule();
+    if (!this.scheduled) this.schedule(false);
   }
 
   private newId(): number {
@@ -307,6 +386,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   async saveNow(): Promise<void> {
     await this.idle();
     if (this.error !== null) throw new Error(this.error);
+    if (this.applyError !== null) throw new Error(this.applyError);
     await this.store.syncNow();
     this.lastSyncTime = Date.now();
   }
@@ -351,7 +431,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       `lmdb_last_sync_time_ms:${this.lastSyncTime}`,
       `lmdb_commits:${this.commits}`,
       `lmdb_failed_commits:${this.failures}`,
-      `lmdb_last_error:${this.error ?? ''}`,
+      `lmdb_last_error:${this.error ?? this.applyError ?? ''}`,
+      `journal_frames_pending:${this.applyQueue.length}`,
       `lmdb_gc_pending:${this.gcQueue.length + this.gcNew.length}`,
       // Records and bytes written since start-up (what a write costs: tests and benchmarks).
       `lmdb_records_written:${this.store.stats.puts + this.store.stats.dels}`,
@@ -399,9 +480,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   // ------------------------------------------------------------------ batches
 
-  private schedule(): void {
+  /**
+   * Run a batch soon: at the end of this event-loop turn (appendfsync always, background
+   * deletion, `now`), or after EVERYSEC_BATCH_MS with everysec so that one LMDB commit carries
+   * many turns.
+   */
+  private schedule(now: boolean): void {
     this.scheduled = true;
-    setImmediate(this.runScheduled);
+    if (now || this.journaling) setImmediate(this.runScheduled);
+    else setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
   }
 
   private readonly runScheduled = (): void => {
@@ -410,7 +497,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   };
 
   private hasWork(): boolean {
-    return this.pending || this.released.size > 0 || this.gcNew.length > 0 || this.gcQueue.length > 0;
+    // With the journal, background deletion belongs to the applier.
+    return this.pending || this.released.size > 0 || this.gcNew.length > 0 || (!this.journaling && this.gcQueue.length > 0);
   }
 
   /** Write everything pending as one transaction. */
@@ -436,11 +524,41 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     b.userData = this.hasUserWork();
     const referenced = new Set<number>();
     const iw = new SidWriter(st);
+    if (this.journaling) {
+      // One frame for the turn, one durable write; LMDB gets the frame later.
+      st.rec = this.frame;
+      try {
+        this.fill(b, iw, referenced);
+      } finally {
+        st.rec = null;
+      }
+      this.pending = false;
+      this.inflight = b;
+      if (b.userData) this.lastDataSeq = b.seq;
+      const j = this.journal;
+      if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
+      const frame = this.frame.finish(this.jseq + 1);
+      j.append(frame, (err) => {
+        if (err === null) this.journaled(b, frame);
+        else this.failed(b, err);
+      });
+      return;
+    }
     const commit = st.write(() => this.fill(b, iw, referenced));
     this.pending = false;
     this.inflight = b;
     if (b.userData) this.lastDataSeq = b.seq;
     commit.then(() => this.done(b), (err) => this.failed(b, err));
+  }
+
+  /** appendfsync always: batch `b` is durable in the journal as `frame`. */
+  private journaled(b: Batch, frame: Buffer): void {
+    this.jseq = frameSeq(frame);
+    for (const g of b.gcAdded) g.ready = this.jseq;
+    this.applyQueue.push(frame);
+    this.applyBytes += frame.length;
+    this.done(b);
+    this.scheduleApply();
   }
 
   /** The writes of batch `b`, inside its atomic block. */
@@ -460,7 +578,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       for (const sid of this.released) {
         if (referenced.has(sid)) continue;
         b.garbage.push(sid);
-        this.gcNew.push({ id: sid, kind: GC_OBJ });
+        this.gcNew.push({ id: sid, kind: GC_OBJ, ready: 0 });
       }
       this.released.clear();
       for (const g of this.gcNew) {
@@ -468,8 +586,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         b.gcAdded.push(g);
       }
       this.gcNew = [];
-      // Background deletion: a full step when idle, a small one alongside user writes.
-      if (this.gcQueue.length > 0) this.gcStep(b, b.userData ? GC_STEP / 10 : GC_STEP);
+      // Background deletion: a full step when idle, a small one alongside user writes (with
+      // the journal, the applier does it).
+      if (!this.journaling && this.gcQueue.length > 0) this.gcStep(b, b.userData ? GC_STEP / 10 : GC_STEP);
       for (const [k, v] of this.sysPending) {
         st.putSys(k, v);
         b.sys.set(k, v);
@@ -533,17 +652,18 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   /** Delete up to GC_STEP records of the oldest dead namespace or object. */
-  private gcStep(b: Batch, budget: number): void {
+  private gcStep(b: GcLog, budget: number): void {
     const st = this.store;
     st.refreshReads();
     for (const g of this.gcQueue) {
       if (budget <= 0) break;
+      if (g.ready > this.appliedJseq) continue;
       let n = 0;
       if (g.kind === GC_NS) {
         for (const { key, value } of st.meta.getRange({ start: nsPrefix(g.id), end: nsPrefix(g.id + 1), limit: budget })) {
           if (value[0] & MF.RECORDS) {
             decodeMeta(value, value.length, this.meta);
-            const child = { id: this.meta.sid, kind: GC_OBJ };
+            const child = { id: this.meta.sid, kind: GC_OBJ, ready: 0 };
             st.putKey(st.gc, idKey(child.id), Buffer.from([GC_OBJ]));
             b.gcAdded.push(child);
           }
@@ -574,12 +694,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const eng = this.eng;
     eng.dirty = Math.max(0, eng.dirty - b.dirtySnap);
     eng.lastSave = Math.floor(now / 1000);
-    if (this.mode === 'always') {
-      // Replies wait for the flush; the next batch may commit meanwhile (its flush is shared).
-      this.store.syncNow().then(() => this.durable(b.seq), (err) => this.setError(describeError(err, this.store.path)));
-    } else {
-      this.durableSeq = b.seq;
-    }
+    if (this.journaling) this.durable(b.seq);
+    else this.durableSeq = b.seq;
     if (b.gcDone.length > 0) {
       const gone = new Set(b.gcDone);
       this.gcQueue = this.gcQueue.filter((g) => !gone.has(g.id));
@@ -592,9 +708,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       return;
     }
     if (this.hasWork()) {
-      // More changes arrived while this batch was in flight: they go out now, together.
-      if (this.pending || this.released.size > 0 || this.gcNew.length > 0) this.submit();
-      else this.scheduleGc();
+      // More changes arrived while this batch was in flight: they go out now, together (with
+      // everysec, after the usual delay unless someone waits).
+      if (this.pending || this.released.size > 0 || this.gcNew.length > 0) {
+        if (this.journaling || this.idleWaiters.length > 0) this.submit();
+        else if (!this.scheduled) this.schedule(false);
+      } else {
+        this.scheduleGc();
+      }
     } else {
       this.notifyIdle();
     }
@@ -611,7 +732,96 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** Background deletion runs when nothing else is pending, a little later. */
   private scheduleGc(): void {
     this.notifyIdle();
-    if (!this.scheduled) this.schedule();
+    if (!this.scheduled) this.schedule(true);
+  }
+
+  // ------------------------------------------------------------------ applier (journal)
+
+  private gcReady(): boolean {
+    for (const g of this.gcQueue) if (g.ready <= this.appliedJseq) return true;
+    return false;
+  }
+
+  /**
+   * Give LMDB the journal frames waiting (and background deletion): every APPLY_MS, sooner
+   * when much waits, when only deletion is left, or when someone waits for idle.
+   */
+  private scheduleApply(): void {
+    if (this.applying || this.applyTimer !== null || this.closed) return;
+    const frames = this.applyQueue.length > 0;
+    if (!frames && !this.gcReady()) return;
+    const soon = !frames || this.applyBytes >= APPLY_BYTES || this.idleWaiters.length > 0;
+    this.applyTimer = setTimeout(this.runApply, soon ? 0 : APPLY_MS);
+  }
+
+  /** Apply now if an apply is only waiting for its timer. */
+  private hurryApply(): void {
+    if (this.applyTimer === null || this.applying || this.applyError !== null) return;
+    clearTimeout(this.applyTimer);
+    this.applyTimer = setTimeout(this.runApply, 0);
+  }
+
+  private readonly runApply = (): void => {
+    this.applyTimer = null;
+    if (this.applying || this.closed) return;
+    const st = this.store;
+    const frames = this.applyQueue;
+    this.applyQueue = [];
+    this.applyBytes = 0;
+    const last = frames.length > 0 ? frameSeq(frames[frames.length - 1]) : this.appliedJseq;
+    const log: GcLog = { gcAdded: [], gcDone: [] };
+    this.applying = true;
+    const commit = st.write(() => {
+      try {
+        for (const f of frames) st.applyFrame(f, false);
+        if (this.gcQueue.length > 0) this.gcStep(log, frames.length > 0 ? GC_STEP / 10 : GC_STEP);
+        if (last !== this.appliedJseq) st.sys.put('journalSeq', last);
+      } catch (err) {
+        console.error('persistence: cannot queue journal frames:', err);
+      }
+    });
+    commit.then(() => this.applied(last, log), (err) => this.applyFailed(frames, err));
+  };
+
+  private applied(last: number, log: GcLog): void {
+    this.applying = false;
+    this.appliedJseq = last;
+    this.commits++;
+    this.lastCommitTime = Date.now();
+    if (log.gcDone.length > 0) {
+      const gone = new Set(log.gcDone);
+      this.gcQueue = this.gcQueue.filter((g) => !gone.has(g.id));
+    }
+    for (const g of log.gcAdded) this.gcQueue.push(g);
+    if (this.applyError !== null) {
+      console.log('persistence: LMDB accepts writes again; the journal is being applied');
+      this.applyError = null;
+    }
+    // Journal files whose frames LMDB now holds go once they are on disk.
+    this.store.syncNow().then(() => {
+      this.lastSyncTime = Date.now();
+      this.journal.checkpoint(last);
+    }, () => {});
+    this.scheduleApply();
+    this.notifyIdle();
+  }
+
+  private applyFailed(frames: Buffer[], err: unknown): void {
+    this.applying = false;
+    this.failures++;
+    this.applyQueue = frames.concat(this.applyQueue);
+    this.applyBytes = 0;
+    for (const f of this.applyQueue) this.applyBytes += f.length;
+    const reason = describeError(err, this.store.path);
+    // The journal holds these frames durably: writes go on; a full disk stops the journal
+    // too, and that is what refuses writes (MISCONF).
+    if (this.applyError === null) console.error(`persistence: cannot apply the journal to ${this.store.path}: ${reason}; retrying every second`);
+    this.applyError = reason;
+    if (!this.closed) {
+      this.applyTimer = setTimeout(this.runApply, RETRY_MS);
+      this.applyTimer.unref();
+    }
+    this.notifyIdle();
   }
 
   private failed(b: Batch, err: unknown): void {
@@ -675,15 +885,21 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   /** Resolves when nothing is pending or in flight (or the last attempt failed). */
   idle(): Promise<void> {
-    if (this.inflight === null && !this.pending && this.released.size === 0 && this.gcNew.length === 0) return Promise.resolve();
+    if (this.inflight === null && !this.pending && this.released.size === 0 && this.gcNew.length === 0 && !this.applyWaits()) return Promise.resolve();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
       if (this.inflight === null && this.retryTimer === null) this.submit();
+      this.hurryApply();
     });
   }
 
+  /** Journal frames not yet in LMDB (and LMDB accepting them). */
+  private applyWaits(): boolean {
+    return this.journaling && (this.applying || (this.applyQueue.length > 0 && this.applyError === null));
+  }
+
   private notifyIdle(): void {
-    if (this.inflight !== null) return;
+    if (this.inflight !== null || this.applyWaits()) return;
     if (this.error === null && (this.pending || this.released.size > 0 || this.gcNew.length > 0)) return;
     const ws = this.idleWaiters;
     this.idleWaiters = [];
@@ -697,14 +913,22 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       clearTimeout(this.retryTimer);
       this.retryTimer = null;
     }
+    let synced = false;
     try {
       await this.idle();
-      if (this.error === null) await this.store.syncNow();
+      if (this.error === null) {
+        await this.store.syncNow();
+        synced = this.applyError === null && this.applyQueue.length === 0 && this.inflight === null && !this.applying;
+      }
     } catch (err) {
       console.error('persistence: final sync failed:', describeError(err));
     }
     this.closed = true;
     if (this.syncTimer !== null) clearInterval(this.syncTimer);
+    if (this.applyTimer !== null) clearTimeout(this.applyTimer);
+    // LMDB holds every frame on disk: the journal is no longer needed.
+    await this.journal.settled();
+    this.journal.close(synced);
     this.releaseHolds();
     await this.store.close();
     this.lock.release();

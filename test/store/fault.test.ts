@@ -33,7 +33,7 @@ for (const mode of ['always', 'everysec'] as const) {
     it('refuses writes with MISCONF, serves reads, resumes when space is back, corrupts nothing', { timeout: 60_000 }, async () => {
       const dir = path.join(tmp, mode);
       fs.mkdirSync(dir);
-      let proc = await startOurs(['--appendfsync', mode], {}, { dir, wrap: ['prlimit', `--fsize=${LIMIT}:unlimited`] });
+      let proc = await startOurs(['--appendfsync', mode, '--token', 'fault-token'], {}, { dir, wrap: ['prlimit', `--fsize=${LIMIT}:unlimited`] });
       const a = await RawClient.connect(proc.port);
       const b = await RawClient.connect(proc.port);
       const big = Buffer.alloc(256 * 1024, 0x61);
@@ -41,8 +41,14 @@ for (const mode of ['always', 'everysec'] as const) {
       let held = -1;
       let heldReply: Promise<Buffer> | null = null;
       // Fill the disk: with `always` the write whose commit fails gets no reply (yet).
+      // With each write, a REST write of a small key sent at the same moment.
+      const rests: { key: string; answer: string | null; done: Promise<void> }[] = [];
       for (let i = 0; i < 40; i++) {
         a.write(encode(['SET', `big${i}`, big]));
+        const rest = { key: `rest${i}`, answer: null as string | null, done: Promise.resolve() };
+        rest.done = fetch(`http://127.0.0.1:${proc.httpPort}/set/rest${i}/v${i}`, { method: 'POST', headers: { authorization: 'Bearer fault-token' } })
+          .then(async (r) => { rest.answer = await r.text(); });
+        rests.push(rest);
         const reply = a.next(60_000);
         const r = await Promise.race([reply, new Promise<null>((res) => setTimeout(() => res(null), 2500))]);
         if (r === null) {
@@ -56,6 +62,12 @@ for (const mode of ['always', 'everysec'] as const) {
         if (mode === 'everysec') await new Promise((res) => setTimeout(res, 20));
       }
       if (mode === 'always') assert.ok(held >= 0, 'a write was held while its commit failed');
+      if (held >= 0) {
+        // The REST write sent with the held one was not acknowledged either (it waits for the
+        // same commit, or was refused once the failure was known).
+        const r = rests[held];
+        assert.ok(r.answer === null || r.answer !== '{"result":"OK"}', `REST write acknowledged while the disk refuses writes: ${r.answer}`);
+      }
       // Wait for the failure to be seen (everysec: the commit happens after the reply). PING
       // answers MISCONF once it is, as in Redis (a PING sent while the failing commit was
       // in flight gets its PONG when the failure is known: reads are not held by it).
@@ -75,6 +87,9 @@ for (const mode of ['always', 'everysec'] as const) {
         assert.equal((await heldReply).toString(), '+OK\r\n', 'the held write completes');
         acked.push(`big${held}`);
       }
+      await Promise.all(rests.map((r) => r.done));
+      const restAcked = rests.filter((r) => r.answer === '{"result":"OK"}').map((r) => r.key);
+      assert.ok(restAcked.length > 0);
       let ok = '';
       for (let i = 0; i < 50; i++) {
         ok = (await b.call('SET', 'probe', 'after')).toString();
@@ -92,6 +107,7 @@ for (const mode of ['always', 'everysec'] as const) {
       for (const k of acked) assert.equal((await c.call('GET', k)).length, big.length + 11, `${k} survived`);
       assert.equal((await c.call('GET', 'probe')).toString(), '$5\r\nafter\r\n');
       assert.equal((await c.call('GET', 'tail')).toString(), '$1\r\nt\r\n');
+      for (const k of restAcked) assert.equal((await c.call('GET', k)).toString(), `$${k.length - 3}\r\nv${k.slice(4)}\r\n`, `${k} survived`);
       c.close();
       await proc.stop('SIGTERM');
     });
