@@ -17,7 +17,8 @@
  *     sorted set), time from spawning the process to its first PING answer (target <= 3 s),
  *     and Redis's time on the same keys from its AOF for reference.
  *
- * Environment: ROUNDS (default 3), REQUESTS (per throughput run, default 50000),
+ * Environment: ROUNDS (default 3), REQUESTS (per throughput run, default 50000), WARMUP
+ * (unmeasured requests of the same test on each fresh server first, default 20000),
  * SIZE_REQUESTS (per cost run, default 10000; ours runs small and big alternately ROUNDS
  * times), BIG (elements of the big keys, default 1000000), RESTART_KEYS (default 1000000),
  * ONLY=throughput|size|restart, CASES (of the size section, e.g. HSET,ZADD).
@@ -35,6 +36,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const REQUESTS = Number(process.env.REQUESTS ?? 50000);
+/** Unmeasured requests sent to each fresh server before a throughput run (0 = none). */
+const WARMUP = Number(process.env.WARMUP ?? 20000);
 const SIZE_REQUESTS = Number(process.env.SIZE_REQUESTS ?? 10000);
 const BIG = Number(process.env.BIG ?? 1000000);
 const SMALL = 1000;
@@ -241,6 +244,16 @@ function report(section, what, ours, other, unit, note = '') {
 
 // ---------------------------------------------------------------- 1. throughput
 
+/**
+ * The same test, unmeasured, on every fresh server before its measured run: a cold Node
+ * process spends its first thousands of requests in the interpreter and the JIT, which a
+ * 50,000-request run would otherwise count against it (Redis has no warm-up). Both servers
+ * get it, so both measured runs also start from the same keyspace.
+ */
+async function warmUp(port, args) {
+  await redisBenchmark(port, ['-n', String(WARMUP), '-c', '50', ...args]);
+}
+
 async function throughput() {
   const tests = [
     ['SET', ['-t', 'set', '-r', '100000', '-d', '32']],
@@ -254,6 +267,7 @@ async function throughput() {
     for (let r = 0; r < ROUNDS; r++) {
       const dir = tmpDir('mem');
       const s = await startOurs(dir, 'no');
+      await warmUp(s.port, args);
       runs.push(await redisBenchmark(s.port, ['-n', String(REQUESTS), '-c', '50', ...args]));
       await stop(s);
     }
@@ -267,6 +281,7 @@ async function throughput() {
         for (const which of ['ours', 'redis']) {
           const dir = tmpDir(which);
           const s = which === 'ours' ? await startOurs(dir, mode) : await startRedis(dir, mode);
+          await warmUp(s.port, args);
           (which === 'ours' ? ours : theirs).push(await redisBenchmark(s.port, ['-n', String(REQUESTS), '-c', '50', ...args]));
           await stop(s);
           fs.rmSync(dir, { recursive: true, force: true });
