@@ -19,6 +19,7 @@
  * beyond 2^53 (redis-rest.md §4.2): clients with a BigInt-aware parser get them exactly.
  */
 import { type ReplySink, replyStats } from '../resp/reply-sink.js';
+import { grown } from '../bytes.js';
 
 const INITIAL_SIZE = 64 * 1024;
 /** After a reply larger than this, the buffer goes back to INITIAL_SIZE (no lasting bloat). */
@@ -102,12 +103,7 @@ export class JsonWriter implements ReplySink {
   }
 
   private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const b = Buffer.allocUnsafe(size);
-    this.buf.copy(b, 0, 0, this.pos);
-    this.buf = b;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   /** Short constant bytes: a plain loop beats Buffer.copy's argument checks. */

@@ -19,6 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { grown } from '../bytes.js';
 
 export const OP_META_PUT = 1;
 export const OP_META_DEL = 2;
@@ -47,12 +48,7 @@ export class FrameBuilder {
   ops = 0;
 
   private room(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const b = Buffer.allocUnsafe(size);
-    this.buf.copy(b, 0, 0, this.pos);
-    this.buf = b;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   put(op: number, key: Uint8Array, value: Uint8Array): void {

@@ -5,6 +5,7 @@
  * [header][sub-key, value]... so that one record layout serves both forms).
  */
 import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from './codec.js';
+import { grown } from '../bytes.js';
 
 /** Bytes a varint of `n` (a non-negative safe integer) takes. */
 export function varintSize(n: number): number {
@@ -26,12 +27,7 @@ export class ByteWriter {
   }
 
   private need(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const b = Buffer.allocUnsafe(size);
-    this.buf.copy(b, 0, 0, this.pos);
-    this.buf = b;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   u8(v: number): void {

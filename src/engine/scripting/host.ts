@@ -62,6 +62,7 @@ import { LuaRuntime, type RuntimeHost } from './runtime.js';
 import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
+import { grown } from '../../bytes.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
@@ -175,12 +176,7 @@ export class LuaReplyEncoder implements ReplySink {
   topError = false;
 
   private room(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const b = Buffer.allocUnsafe(size);
-    this.buf.copy(b, 0, 0, this.pos);
-    this.buf = b;
+    if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
   }
 
   private done(): void {
