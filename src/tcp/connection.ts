@@ -138,9 +138,15 @@ export class Connection implements Transport, HeldOutput {
     if (this.writer.pending && !this.closing) this.flush();
   }
 
-  private pollRead(buf: Buffer): void {
+  /** The socket's file descriptor (CLIENT LIST's fd=, the busy-script poller); -1 once closed. */
+  get fd(): number {
     const fd = (this.sock as unknown as { _handle: { fd?: number } | null })._handle?.fd;
-    if (fd === undefined || fd < 0) return;
+    return fd === undefined ? -1 : fd;
+  }
+
+  private pollRead(buf: Buffer): void {
+    const fd = this.fd;
+    if (fd < 0) return;
     for (;;) {
       let n: number;
       try {
