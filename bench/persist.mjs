@@ -18,7 +18,8 @@
  *     and Redis's time on the same keys from its AOF for reference.
  *
  * Environment: ROUNDS (default 3), REQUESTS (per throughput run, default 50000), WARMUP
- * (unmeasured requests of the same test on each fresh server first, default 20000),
+ * (unmeasured requests of the same test on each fresh or restarted server first, default
+ * 20000; at most SIZE_REQUESTS per key in the size section),
  * SIZE_REQUESTS (per cost run, default 10000; ours runs small and big alternately ROUNDS
  * times), BIG (elements of the big keys, default 1000000), RESTART_KEYS (default 1000000),
  * ONLY=throughput|size|restart, CASES (of the size section, e.g. HSET,ZADD).
@@ -295,6 +296,14 @@ async function throughput() {
 
 // ---------------------------------------------------------------- 2. cost vs value size
 
+/** One unmeasured run on each key of a size case, on a server just started (see warmUp). */
+async function warmSize(port, c) {
+  if (WARMUP === 0) return;
+  for (const key of ['small', 'big']) {
+    await redisBenchmark(port, ['-n', String(Math.min(WARMUP, SIZE_REQUESTS)), '-c', '50', ...c.bench(key, key === 'big' ? BIG : SMALL)]);
+  }
+}
+
 async function sizeIndependence() {
   // fill: commands creating key `k` with n elements (chunks of 1000); bench: redis-benchmark args.
   const cases = [
@@ -333,6 +342,7 @@ async function sizeIndependence() {
       const dir = tmpDir('size-mem');
       const s = await startOurs(dir, 'no');
       await fillSize(s.port, c);
+      await warmSize(s.port, c);
       const rate = {};
       for (const key of ['small', 'big']) {
         rate[key] = await redisBenchmark(s.port, ['-n', String(SIZE_REQUESTS), '-c', '50', ...c.bench(key, key === 'big' ? BIG : SMALL)]);
@@ -353,6 +363,7 @@ async function sizeIndependence() {
           await stop(s);
           s = await start(dir, mode);
         }
+        await warmSize(s.port, c);
         // Ours: small and big alternate, ROUNDS times (the disk's latency drifts), medians.
         const runs = { small: [], big: [] };
         for (let r = 0; r < (which === 'ours' ? ROUNDS : 1); r++) {
