@@ -38,18 +38,18 @@ export function hashKey(s: string): number {
   let h = SEED ^ s.length;
   const n = s.length;
   for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return finalMix(h);
 }
 
 /** hashKey over bytes b[s, e): the hash of their latin1 string, without building it. */
 export function hashBytes(b: Uint8Array, s: number, e: number): number {
   let h = SEED ^ (e - s);
   for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return finalMix(h);
+}
+
+/** murmur3's fmix32: spreads the FNV-style accumulator over all 32 bits (unsigned). */
+function finalMix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

@@ -9,21 +9,13 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
+import { rng } from '../helpers/rng.js';
 
 const SEED = Number(process.env.RANDOM_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const OPS = Number(process.env.RANDOM_OPS ?? 4000);
 /** RANDOM_CHECK=1: also compare every sorted set's contents after each operation (finds the
  * operation that made the states diverge, rather than the later one that showed it). */
 const CHECK = process.env.RANDOM_CHECK === '1';
-
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = ['z1', 'z2', 'z3', 'plainset', 'str', 'missing'];
 const MEMBERS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'aa', 'ab', 'longer-member', '1', '2', '10', ''];

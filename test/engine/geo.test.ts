@@ -7,15 +7,7 @@ import assert from 'node:assert/strict';
 import { crAsin, crCos, crSin } from '../../dist/engine/ds/crmath.js';
 import { decodeScore, geoScore, standardGeohash } from '../../dist/engine/ds/geohash.js';
 import { formatDistance, formatFixed } from '../../dist/engine/commands/geo.js';
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../helpers/rng.js';
 
 // ---------------------------------------------------------------- BigInt reference
 

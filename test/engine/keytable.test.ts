@@ -2,16 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyTable, REMOVED } from '../../dist/engine/keytable.js';
 import { Entry } from '../../dist/engine/db.js';
-
-/** A seeded PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../helpers/rng.js';
 
 const entry = (k: string) => new Entry(k, k, 0);
 

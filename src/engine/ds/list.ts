@@ -594,33 +594,21 @@ export class ListValue implements TypedValue {
       }
       const a = flat(ch);
       const keep: Elem[] = [];
-      if (forward) {
-        for (let j = 0; j < a.length; j++) {
-          const e = a[j];
-          if (removed < limit && elemEquals(e, s, b)) {
-            if (removed === 0) edge = base + j;
-            removed++;
-            bytes += lpEntrySize(e);
-            ch.bytes -= e.length;
-          } else {
-            keep.push(e);
-          }
+      const m = a.length;
+      for (let i = 0; i < m; i++) {
+        const j = forward ? i : m - 1 - i;
+        const e = a[j];
+        if (removed < limit && elemEquals(e, s, b)) {
+          if (removed === 0) edge = base + j;
+          removed++;
+          bytes += lpEntrySize(e);
+          ch.bytes -= e.length;
+        } else {
+          keep.push(e);
         }
-        base += ch.n;
-      } else {
-        for (let j = a.length - 1; j >= 0; j--) {
-          const e = a[j];
-          if (removed < limit && elemEquals(e, s, b)) {
-            if (removed === 0) edge = base + j;
-            removed++;
-            bytes += lpEntrySize(e);
-            ch.bytes -= e.length;
-          } else {
-            keep.push(e);
-          }
-        }
-        keep.reverse();
       }
+      if (forward) base += ch.n;
+      else keep.reverse();
       ch.a = keep;
       ch.n = keep.length;
     }
