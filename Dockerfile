@@ -33,5 +33,6 @@ EXPOSE 6379 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s \
   CMD node -e "const s=require('net').connect(+(process.env.PORT||6379),'127.0.0.1');s.setTimeout(2000,()=>process.exit(1));s.on('error',()=>process.exit(1));s.on('data',d=>process.exit(/^(\+PONG|-NOAUTH)/.test(d)?0:1));s.write('PING\r\n')"
 # Options given to `docker run <image> ...` are appended and override these (last one wins).
-ENTRYPOINT ["node", "dist/main.js", "--bind", "0.0.0.0", "--dir", "/data"]
+# --max-semi-space-size: as `npm start` (see "Node flags" in the README).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/main.js", "--bind", "0.0.0.0", "--dir", "/data"]
 CMD []

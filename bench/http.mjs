@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -183,7 +184,7 @@ async function main() {
   process.on('exit', stopAll);
 
   const [oursHttp, oursTcp, barePort, proxyPort, redisPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-  const ours = start(process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(oursTcp), '--http-port', String(oursHttp), '--dir', dir, '--token', TOKEN, '--read-only-token', TOKEN + '-ro']);
+  const ours = start(process.execPath, oursArgv(['--port', String(oursTcp), '--http-port', String(oursHttp), '--dir', dir, '--token', TOKEN, '--read-only-token', TOKEN + '-ro']));
   const bare = start(process.execPath, [self, '--serve-bare', String(barePort)]);
   const redis = start('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
   procs.push(ours, bare, redis);

@@ -10,7 +10,8 @@
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
  *   list     1,000,000 elements in one list (RPUSH)
  *
- * Ours runs with `--appendfsync no` (keyspace in memory only: no LMDB map in the RSS), Redis
+ * Ours runs as `npm start` runs it (bench/server-cmd.mjs: its Node flags) with `--appendfsync no`
+ * (keyspace in memory only: no LMDB map in the RSS), Redis
  * with `--save '' --appendonly no`. RSS is VmRSS from /proc/<pid>/status (what Redis reports as
  * used_memory_rss); Redis's own used_memory is printed too. "Δ" columns subtract the RSS of the
  * idle server measured before loading (Node's runtime costs ~45 MB before any data).
@@ -25,6 +26,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.BENCH_N ?? 1_000_000);
@@ -230,7 +232,7 @@ async function measure(setName) {
   if (!ds) throw new Error(`unknown dataset ${setName} (${Object.keys(DATASETS).join(', ')})`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mem-'));
   const [pOurs, pRedis] = [await freePort(), await freePort()];
-  const ours = await startServer('ours', process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', path.join(dir, 'ours')]);
+  const ours = await startServer('ours', process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', 'no', '--dir', path.join(dir, 'ours')])]);
   const redis = await startServer('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
   try {
     await sleep(500);

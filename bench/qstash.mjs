@@ -19,6 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 import Redis from 'ioredis';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,7 +36,7 @@ async function main() {
   const port = await freePort();
   const httpPort = await freePort();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/main.js'), '--port', String(port), '--http-port', String(httpPort), '--dir', dir, '--qstash-token', TOKEN], { stdio: 'ignore' });
+  const proc = spawn(process.execPath, [...nodeArgs, ...oursArgv(['--port', String(port), '--http-port', String(httpPort), '--dir', dir, '--qstash-token', TOKEN])], { stdio: 'ignore' });
   for (let i = 0; i < 200; i++) {
     const ok = await new Promise((r) => { const s = net.connect(port, '127.0.0.1', () => { s.destroy(); r(true); }); s.on('error', () => r(false)); });
     if (ok) break;

@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 import autocannon from 'autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -91,8 +92,8 @@ async function main() {
   const httpPort = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
   const unlimited = 'max_vector_count=-1,max_writes_per_second=-1,max_query_per_second=-1,max_writes_per_request=-1,max_reads_per_request=-1';
-  const srv = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(port), '--http-port', String(httpPort), '--dir', dir,
-    '--account-email', EMAIL, '--api-key', KEY, '--search-plan-payg', unlimited, '--appendfsync', 'no'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const srv = spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', String(httpPort), '--dir', dir,
+    '--account-email', EMAIL, '--api-key', KEY, '--search-plan-payg', unlimited, '--appendfsync', 'no']), { stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     const base = `http://127.0.0.1:${httpPort}`;
     for (let i = 0; ; i++) {

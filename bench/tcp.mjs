@@ -22,6 +22,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 import { createHash } from 'node:crypto';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -200,7 +201,7 @@ async function main() {
   const dirOurs = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ours-'));
   const dirRedis = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
   const [pOurs, pRedis] = [await freePort(), await freePort()];
-  const ours = await start('ours', process.execPath, [path.join(ROOT, 'dist', 'main.js'), '--port', String(pOurs), '--http-port', '-1', '--appendfsync', APPENDFSYNC, '--dir', dirOurs]);
+  const ours = await start('ours', process.execPath, oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', APPENDFSYNC, '--dir', dirOurs]));
   // Like for like: with persistence on, Redis keeps an AOF with the same fsync policy.
   const redisPersist = APPENDFSYNC === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', APPENDFSYNC];
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...redisPersist, '--dir', dirRedis]);

@@ -26,6 +26,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.BENCH_N ?? 200);
@@ -42,7 +43,7 @@ const cpuMs = (pid) => { try { const f = fs.readFileSync(`/proc/${pid}/stat`, 'u
 async function startServer(dir, httpPort) {
   const port = await freePort();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/main.js'), '--port', String(port), '--http-port', String(httpPort), '--dir', dir, '--qstash-token', TOKEN], { stdio: 'ignore' });
+  const proc = spawn(process.execPath, [...nodeArgs, ...oursArgv(['--port', String(port), '--http-port', String(httpPort), '--dir', dir, '--qstash-token', TOKEN])], { stdio: 'ignore' });
   for (let i = 0; i < 300; i++) {
     const ok = await new Promise((r) => { const s = net.connect(port, '127.0.0.1', () => { s.destroy(); r(true); }); s.on('error', () => r(false)); });
     if (ok) break;

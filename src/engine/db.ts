@@ -85,34 +85,79 @@ export function storedBytes(v: string | number): Buffer {
 /** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
 const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
 
+/** 2^30: a Timed splits its expiry at this power of two so that both halves are small integers. */
+const EXP_SPLIT = 1073741824;
+
+/**
+ * The metadata of a key that has a TTL: its `bits` (see Entry.m) and its expiry. Only keys with
+ * a TTL have one (Redis, likewise, keeps expiry times in a separate dict): an Entry without a
+ * TTL is one field smaller. The expiry is split in two small integers (memory: a double field
+ * would be a 16-byte box per object); `hi` starts as null so that V8 keeps it a tagged field,
+ * which also holds the rare non-small high halves (PEXPIREAT beyond 2^61 ms) correctly.
+ */
+class Timed {
+  bits: number;
+  private hi: number | null;
+  private lo: number;
+  constructor(bits: number, exp: number) {
+    this.bits = bits;
+    this.hi = null;
+    this.lo = 0;
+    this.exp = exp;
+  }
+
+  get exp(): number {
+    return (this.hi as number) * EXP_SPLIT + this.lo; // exact: hi * 2^30 <= exp, lo < 2^30
+  }
+
+  set exp(ms: number) {
+    const hi = Math.floor(ms / EXP_SPLIT);
+    this.hi = hi;
+    this.lo = ms - hi * EXP_SPLIT;
+  }
+}
+
 export class Entry {
   /**
-   * The expiry, null when none (read and written as `exp`). memory: a field initialised with a
-   * number that later receives a non-Smi double (any ms timestamp) is turned by V8 into a
-   * boxed-double field for EVERY Entry of the class, TTL or not (+16 bytes per key); starting
-   * from null keeps it a tagged field: keys without a TTL pay nothing for it.
+   * The key's metadata. Without a TTL, a small integer: (LRU clock - LRU_BASE) * 4 + string
+   * encoding hint (0 none, 1 raw, 2 embstr). With a TTL, a Timed holding that integer and the
+   * expiry. memory: every key has an Entry, and four fields (key, v, m, next) make it 48 bytes
+   * where separate bits and expiry fields made it 64. Read through `exp`, `lru`, `raw`, `notInt`.
    */
-  private ttl: number | null = null;
-  /**
-   * (LRU clock - LRU_BASE) * 4 + string encoding hint (0 none, 1 raw, 2 embstr), one small
-   * integer instead of two fields (memory: every key has an Entry). Read through `lru`, `raw`
-   * and `notInt`.
-   */
-  bits: number;
+  private m: number | Timed;
   /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
   next: Entry | undefined = undefined;
   constructor(readonly key: string, public v: Stored, lru: number) {
-    this.bits = (lru - LRU_BASE) * 4;
+    this.m = (lru - LRU_BASE) * 4;
+  }
+
+  /** The LRU clock and encoding hint (see `m`). */
+  get bits(): number {
+    const m = this.m;
+    return typeof m === 'number' ? m : m.bits;
+  }
+
+  set bits(b: number) {
+    const m = this.m;
+    if (typeof m === 'number') this.m = b;
+    else m.bits = b;
   }
 
   /** Absolute expiry in ms since the epoch; 0 = no TTL. */
   get exp(): number {
-    const t = this.ttl;
-    return t === null ? 0 : t;
+    const m = this.m;
+    return typeof m === 'number' ? 0 : m.exp;
   }
 
   set exp(ms: number) {
-    this.ttl = ms === 0 ? null : ms;
+    const m = this.m;
+    if (typeof m === 'number') {
+      if (ms !== 0) this.m = new Timed(m, ms);
+    } else if (ms === 0) {
+      this.m = m.bits;
+    } else {
+      m.exp = ms;
+    }
   }
 
   /** The value; strings as Buffers (compact forms are copied out: do not rely on identity). */
@@ -179,6 +224,10 @@ export class Entry {
     return typeof v === 'string' || typeof v === 'number' || v instanceof Uint8Array;
   }
 }
+
+// `m` holds small integers and Timed objects: give V8 one of each before the first real key,
+// so that the field is tagged from the start (no hidden-class change once a million keys exist).
+new Entry('', 0, LRU_BASE).exp = 1;
 
 export class Db {
   /**
