@@ -5,6 +5,7 @@
  *
  * Datasets (each on a fresh pair of servers, so the figures do not mix):
  *   strings  1,000,000 keys   key:000000 .. key:999999 -> a 10-byte value
+ *   strings-ttl  the same keys, each with a TTL (not in the default set: BENCH_SETS=strings-ttl)
  *   hash     1,000,000 fields in one hash   (HSET, 10-byte values)
  *   set      1,000,000 members in one set   (SADD)
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
@@ -51,6 +52,12 @@ const DATASETS = {
         for (let j = i; j < Math.min(N, i + 50); j++) a.push(`key:${pad(j, 6)}`, `val:${pad(j, 6)}`);
         yield a;
       }
+    },
+  },
+  'strings-ttl': {
+    label: `${N} string keys with a TTL (SET key:NNNNNN 10 B EX 86400)`,
+    *commands() {
+      for (let i = 0; i < N; i++) yield ['SET', `key:${pad(i, 6)}`, `val:${pad(i, 6)}`, 'EX', '86400'];
     },
   },
   hash: {
@@ -259,7 +266,7 @@ async function measure(setName) {
 
 function printRow(r, header) {
   const cols = [
-    ['dataset', 8, r.dataset],
+    ['dataset', 11, r.dataset],
     ['ours RSS MB', 12, mb(r.ours.rss)], ['redis RSS MB', 13, mb(r.redis.rss)], ['ours/redis', 11, r.ratio.toFixed(2)],
     ['ours Δ MB', 10, mb(r.ours.rss - r.ours.baseRss)], ['redis Δ MB', 11, mb(r.redis.rss - r.redis.baseRss)], ['Δ ratio', 8, r.deltaRatio.toFixed(2)],
     ['redis used MB', 14, mb(r.redis.usedMemory)], ['ours B/item', 12, ((r.ours.rss - r.ours.baseRss) / N).toFixed(0)], ['redis B/item', 13, ((r.redis.rss - r.redis.baseRss) / N).toFixed(0)],

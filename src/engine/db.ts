@@ -85,79 +85,34 @@ export function storedBytes(v: string | number): Buffer {
 /** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
 const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
 
-/** 2^30: a Timed splits its expiry at this power of two so that both halves are small integers. */
+/** 2^30: a TimedEntry splits its expiry at this power of two so that both halves are small integers. */
 const EXP_SPLIT = 1073741824;
 
 /**
- * The metadata of a key that has a TTL: its `bits` (see Entry.m) and its expiry. Only keys with
- * a TTL have one (Redis, likewise, keeps expiry times in a separate dict): an Entry without a
- * TTL is one field smaller. The expiry is split in two small integers (memory: a double field
- * would be a 16-byte box per object); `hi` starts as null so that V8 keeps it a tagged field,
- * which also holds the rare non-small high halves (PEXPIREAT beyond 2^61 ms) correctly.
+ * A key and its value. A key without a TTL is an Entry (four fields: 56 bytes); a key that gets
+ * a TTL has its Entry replaced, in place in the KeyTable, by a TimedEntry, which adds the expiry
+ * (Db.setExpire returns the live entry). memory: every key has one, and an expiry field on every
+ * Entry cost 8 bytes per key, TTL or not.
  */
-class Timed {
-  bits: number;
-  private hi: number | null;
-  private lo: number;
-  constructor(bits: number, exp: number) {
-    this.bits = bits;
-    this.hi = null;
-    this.lo = 0;
-    this.exp = exp;
-  }
-
-  get exp(): number {
-    return (this.hi as number) * EXP_SPLIT + this.lo; // exact: hi * 2^30 <= exp, lo < 2^30
-  }
-
-  set exp(ms: number) {
-    const hi = Math.floor(ms / EXP_SPLIT);
-    this.hi = hi;
-    this.lo = ms - hi * EXP_SPLIT;
-  }
-}
-
 export class Entry {
   /**
-   * The key's metadata. Without a TTL, a small integer: (LRU clock - LRU_BASE) * 4 + string
-   * encoding hint (0 none, 1 raw, 2 embstr). With a TTL, a Timed holding that integer and the
-   * expiry. memory: every key has an Entry, and four fields (key, v, m, next) make it 48 bytes
-   * where separate bits and expiry fields made it 64. Read through `exp`, `lru`, `raw`, `notInt`.
+   * (LRU clock - LRU_BASE) * 4 + string encoding hint (0 none, 1 raw, 2 embstr), one small
+   * integer instead of two fields. Read through `lru`, `raw` and `notInt`.
    */
-  private m: number | Timed;
+  bits: number;
   /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
   next: Entry | undefined = undefined;
-  constructor(readonly key: string, public v: Stored, lru: number) {
-    this.m = (lru - LRU_BASE) * 4;
+  constructor(readonly key: string, public v: Stored, bits: number) {
+    this.bits = bits;
   }
 
-  /** The LRU clock and encoding hint (see `m`). */
-  get bits(): number {
-    const m = this.m;
-    return typeof m === 'number' ? m : m.bits;
-  }
-
-  set bits(b: number) {
-    const m = this.m;
-    if (typeof m === 'number') this.m = b;
-    else m.bits = b;
-  }
-
-  /** Absolute expiry in ms since the epoch; 0 = no TTL. */
+  /** Absolute expiry in ms since the epoch; 0 = no TTL. Only a TimedEntry takes another value. */
   get exp(): number {
-    const m = this.m;
-    return typeof m === 'number' ? 0 : m.exp;
+    return 0;
   }
 
   set exp(ms: number) {
-    const m = this.m;
-    if (typeof m === 'number') {
-      if (ms !== 0) this.m = new Timed(m, ms);
-    } else if (ms === 0) {
-      this.m = m.bits;
-    } else {
-      m.exp = ms;
-    }
+    if (ms !== 0) throw new Error('Entry.exp: a TTL needs a TimedEntry (Db.setExpire)');
   }
 
   /** The value; strings as Buffers (compact forms are copied out: do not rely on identity). */
@@ -225,9 +180,28 @@ export class Entry {
   }
 }
 
-// `m` holds small integers and Timed objects: give V8 one of each before the first real key,
-// so that the field is tagged from the start (no hidden-class change once a million keys exist).
-new Entry('', 0, LRU_BASE).exp = 1;
+/**
+ * An Entry with a TTL. The expiry is kept as two small integers (memory: a double field would
+ * be a 16-byte box per object): 72 bytes in all. `hi` starts as null so that V8 keeps it a
+ * tagged field, which also holds the rare high halves beyond the small-integer range (expiry
+ * times past 2^61 ms) correctly. Once timed an entry stays so (PERSIST sets its expiry to 0).
+ */
+class TimedEntry extends Entry {
+  private hi: number | null = null;
+  private lo = 0;
+
+  override get exp(): number {
+    return (this.hi as number) * EXP_SPLIT + this.lo; // exact: hi * 2^30 <= exp, lo < 2^30
+  }
+
+  override set exp(ms: number) {
+    const hi = Math.floor(ms / EXP_SPLIT);
+    // `| 0`: arithmetic on a double (any ms timestamp) yields a heap number even when the result
+    // is a small integer, and one such store makes V8 box the field in EVERY TimedEntry.
+    this.hi = hi < EXP_SPLIT ? hi | 0 : hi;
+    this.lo = (ms - hi * EXP_SPLIT) | 0;
+  }
+}
 
 export class Db {
   /**
@@ -330,13 +304,12 @@ export class Db {
    * clock of `like`, a live entry of this or another db (RENAME, MOVE, COPY). One change signal.
    */
   addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
-    const e = this.insert(key, value);
+    const e = this.insert(key, value, like.exp);
     e.hint = like.hint;
     if (keepLru) e.lru = like.lru;
     if (like.exp !== 0) {
       // No past-time check: `like` was live, and Redis's setExpire() does not check either.
       this.expires++;
-      e.exp = like.exp;
       if (like.exp > MAX_SAFE) {
         const x = EXACT_EXP.get(like);
         if (x !== undefined) EXACT_EXP.set(e, x);
@@ -347,8 +320,16 @@ export class Db {
     return e;
   }
 
-  private insert(key: string, value: Stored): Entry {
-    const e = new Entry(key, value, this.eng.lruClock);
+  /** A new entry in the table: a TimedEntry with expiry `exp` unless it is 0. */
+  private insert(key: string, value: Stored, exp = 0): Entry {
+    const bits = (this.eng.lruClock - LRU_BASE) * 4;
+    let e: Entry;
+    if (exp === 0) {
+      e = new Entry(key, value, bits);
+    } else {
+      e = new TimedEntry(key, value, bits);
+      e.exp = exp;
+    }
     this.map.insert(e);
     return e;
   }
@@ -376,17 +357,27 @@ export class Db {
     this.eng.onExpired(this, e.key);
   }
 
-  /** Set an absolute expiry (ms). A time in the past deletes the key, as Redis does. */
-  setExpire(e: Entry, when: number): void {
+  /**
+   * Set an absolute expiry (ms). A time in the past deletes the key, as Redis does. Returns the
+   * live entry, which is no longer `e` when `e` had no room for a TTL (undefined if deleted):
+   * do not use `e` afterwards.
+   */
+  setExpire(e: Entry, when: number): Entry | undefined {
     if (when <= this.eng.now) {
       this.delete(e.key);
-      return;
+      return undefined;
     }
     if (e.exp === 0) this.expires++;
     else if (e.exp > MAX_SAFE) EXACT_EXP.delete(e);
+    if (!(e instanceof TimedEntry)) {
+      const t = new TimedEntry(e.key, e.v, e.bits);
+      this.map.replace(e, t);
+      e = t;
+    }
     e.exp = when;
     this.heapPush(when, e.key);
     this.modified(e.key);
+    return e;
   }
 
   /**
@@ -399,8 +390,8 @@ export class Db {
       this.setExpire(e, n);
       return;
     }
-    this.setExpire(e, n);
-    EXACT_EXP.set(e, when);
+    const live = this.setExpire(e, n);
+    if (live !== undefined) EXACT_EXP.set(live, when);
   }
 
   /** The expiry of `e` (ms), exact even beyond 2^53; 0 when it has none. */
@@ -481,10 +472,8 @@ export class Db {
 
   /** restore() of a value already in its stored form (storedFrom for strings). */
   restoreStored(key: string, v: Stored, exp: number): Entry {
-    const e = new Entry(key, v, this.eng.lruClock);
-    this.map.insert(e);
+    const e = this.insert(key, v, exp);
     if (exp !== 0) {
-      e.exp = exp;
       this.expires++;
       this.heapPush(exp, key);
     }

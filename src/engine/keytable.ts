@@ -191,6 +191,35 @@ export class KeyTable {
     return false;
   }
 
+  /**
+   * Put `nw` (same key) in the place of `old`, an entry of this table, in its chain: SCAN
+   * cursors and RANDOMKEY are unaffected. `old` is marked removed.
+   */
+  replace(old: Entry, nw: Entry): void {
+    const h = this.hash(old.key);
+    if (!this.relink(this.t0, h & this.m0, old, nw) && (this.t1 === null || !this.relink(this.t1, h & this.m1, old, nw))) {
+      throw new Error(`KeyTable: entry ${JSON.stringify(old.key)} is not in the table`);
+    }
+    old.next = REMOVED;
+  }
+
+  private relink(t: (Entry | undefined)[], i: number, old: Entry, nw: Entry): boolean {
+    nw.next = old.next;
+    let p = t[i];
+    if (p === old) {
+      t[i] = nw;
+      return true;
+    }
+    while (p !== undefined) {
+      if (p.next === old) {
+        p.next = nw;
+        return true;
+      }
+      p = p.next;
+    }
+    return false;
+  }
+
   /** Drop everything (FLUSHDB). Entries are not marked: the whole table is gone. */
   clear(): void {
     this.t0 = buckets(MIN_BUCKETS);

@@ -6,7 +6,7 @@ import { rng } from '../helpers/rng.js';
 
 const entry = (k: string) => new Entry(k, k, 0);
 
-test('KeyTable: get/insert/remove agree with a Map through growth, rehashing and shrinking', () => {
+test('KeyTable: get/insert/remove/replace agree with a Map through growth, rehashing and shrinking', () => {
   const seed = Date.now() % 100000;
   const r = rng(seed);
   const t = new KeyTable();
@@ -21,6 +21,12 @@ test('KeyTable: get/insert/remove agree with a Map through growth, rehashing and
         if (e === undefined) {
           const n = entry(k);
           t.insert(n);
+          ref.set(k, n);
+        } else if (r() < 0.3) {
+          // Db.setExpire swaps an Entry for a TimedEntry in place.
+          const n = entry(k);
+          t.replace(e, n);
+          assert.equal(e.next, REMOVED);
           ref.set(k, n);
         }
       } else if (e !== undefined) {

@@ -155,8 +155,7 @@ describe('strings, TTLs and databases survive a restart', () => {
     eng.dbs[0].set('empty', Buffer.alloc(0));
     eng.dbs[5].set('plain', Buffer.from('v5'));
     eng.dbs[15].set('last', Buffer.from('v15'));
-    const ttl = eng.dbs[0].set('ttl', Buffer.from('t'));
-    eng.dbs[0].setExpire(ttl, Date.now() + 60_000);
+    const ttl = eng.dbs[0].setExpire(eng.dbs[0].set('ttl', Buffer.from('t')), Date.now() + 60_000)!;
     const short = eng.dbs[3].set('short', Buffer.from('s'));
     eng.dbs[3].setExpire(short, Date.now() + 150);
     const big = Buffer.alloc(3 * 1024 * 1024, 7);
@@ -196,8 +195,7 @@ describe('strings, TTLs and databases survive a restart', () => {
     db.set('k2', Buffer.from('new'));
     const e3 = db.get('k3')!;
     db.setExpire(e3, Date.now() + 100_000);
-    const e4 = db.get('k4')!;
-    db.setExpire(e4, Date.now() + 100_000);
+    const e4 = db.setExpire(db.get('k4')!, Date.now() + 100_000)!; // the live entry (it gained a TTL)
     db.persist(e4);
     await n.p.idle();
     // hot, k2, k3, k4 puts (+ k1 delete, counted apart): hot once despite 50 changes.
