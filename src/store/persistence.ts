@@ -7,8 +7,9 @@
  * delete. Batches are strictly sequential: at most one is in flight; changes made meanwhile
  * accumulate and go out together when it completes (group commit).
  *
- *   appendfsync always    a batch completes when its commit is durable; replies that depend
- *                         on it are held by the transport (CommitGate) until then.
+ *   appendfsync always    a batch is one journal frame, written durably on the main thread at
+ *                         the end of the event-loop turn; replies that depend on it are held
+ *                         by the transport (CommitGate) until then, and go out in that turn.
  *   appendfsync everysec  a batch completes when committed; replies do not wait for the
  *                         flush, which LMDB does right after each commit (checked every
  *                         second), so a crash loses well under a second.
@@ -538,10 +539,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       const j = this.journal;
       if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
       const frame = this.frame.finish(this.jseq + 1);
-      j.append(frame, (err) => {
-        if (err === null) this.journaled(b, frame);
-        else this.failed(b, err);
-      });
+      const err = j.append(frame);
+      if (err === null) this.journaled(b, frame);
+      else this.failed(b, err);
       return;
     }
     const commit = st.write(() => this.fill(b, iw, referenced));
