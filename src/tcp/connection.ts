@@ -86,12 +86,11 @@ export class Connection implements Transport, HeldOutput {
     eng.stats.netInputBytes += len;
     const p = this.parser;
     const c = this.client;
-    // Input while held (already on its way when reading paused): its replies need a later
-    // commit, so the release re-asks the gate.
+    // Input while held: its replies may need a later commit, so the release re-asks the gate.
     if (this.held) {
       this.lateInput = true;
-      // Read nothing more until the release, so that later replies cannot overtake and a
-      // pipelining client cannot starve the others.
+      // Read nothing more until the release (this chunk was already read), so that later
+      // replies cannot overtake and a pipelining client cannot starve the others.
       if (!this.heldPause) {
         this.heldPause = true;
         if (!this.paused) this.sock.pause();
