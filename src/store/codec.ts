@@ -225,12 +225,18 @@ function writeHeader(b: Buffer, flags: number, key: string, exp: number): number
   return p;
 }
 
-/** Metadata record of a string key: header + the value bytes. */
-export function encodeString(slab: Slab, key: string, exp: number, v: Buffer): Buffer {
+/**
+ * Metadata record of a string key: header + the value bytes. `v` is the Entry's stored form
+ * (db.ts `Stored`): a compact string or integer is written straight from it, without the
+ * Buffer copy `Entry.value` would make.
+ */
+export function encodeString(slab: Slab, key: string, exp: number, v: Uint8Array | string | number): Buffer {
+  const s = typeof v === 'number' ? String(v) : v;
   const h = headerLen(key, exp);
-  const b = slab.alloc(h + v.length);
+  const b = slab.alloc(h + s.length);
   writeHeader(b, T.STRING, key, exp);
-  v.copy(b, h);
+  if (typeof s === 'string') b.latin1Write(s, h);
+  else b.set(s, h);
   return b;
 }
 

@@ -3,9 +3,10 @@
  *
  * Each event-loop turn that wrote becomes one frame: the records the LMDB batch would write
  * (puts and deletes per database and key), encoded once, appended to `<dir>/journal.<n>` with
- * a single write on a file opened O_DSYNC (write + fdatasync in one system call, run on the
- * libuv pool while the engine keeps serving: group commit). The replies of the turn go out
- * once that write returns; LMDB gets the same records later, in bigger batches.
+ * a single write on a file opened O_DSYNC (write + fdatasync in one system call), made on the
+ * main thread at the end of the turn, as Redis's beforeSleep writes and fsyncs its AOF: every
+ * command read in the turn shares it (group commit). The replies of the turn go out once that
+ * write returns, in the same turn; LMDB gets the same records later, in bigger batches.
  *
  *   frame   [magic u32 LE][payload length u32 LE][crc32 u32 LE][jseq u64 LE][payload]
  *   payload ([op u8][key length u16 LE][value length u32 LE, puts only][key][value])*
@@ -271,41 +272,40 @@ export class Journal {
   }
 
   /**
-   * Append one frame durably (single O_DSYNC write). On failure the file is cut back to where
-   * the frame started, so that the next frame follows the last good one.
+   * Append one frame durably: a single O_DSYNC write, on the calling thread, as Redis writes
+   * and fsyncs its AOF in beforeSleep. Returns null once the frame is on disk, else the error;
+   * on failure the file is cut back to where the frame started, so that the next frame
+   * follows the last good one.
    */
-  append(frame: Buffer, cb: (err: Error | null) => void): void {
-    if (this.fd < 0) {
-      try {
-        this.open();
-      } catch (err) {
-        cb(err as Error);
-        return;
-      }
+  append(frame: Buffer): Error | null {
+    try {
+      if (this.fd < 0) this.open();
+    } catch (err) {
+      return err as Error;
     }
     const fd = this.fd;
     const start = this.offset;
-    const seq = frameSeq(frame);
     let done = 0;
-    const step = (err: Error | null, n: number): void => {
-      if (err === null && n > 0) {
+    try {
+      while (done < frame.length) {
+        const n = fs.writeSync(fd, frame, done, frame.length - done, start + done);
+        if (n <= 0) throw Object.assign(new Error('short write to the journal'), { code: 'EIO' });
         done += n;
-        if (done < frame.length) {
-          fs.write(fd, frame, done, frame.length - done, start + done, step);
-          return;
-        }
-        this.offset = start + frame.length;
-        this.last = seq;
-        // The next file's zeros, once this one is half full (not at its start, where they
-        // would compete for the disk with the first frames).
-        if (this.offset >= PREPARE_AT && !this.prepared) this.prepare();
-        cb(null);
-        return;
       }
-      const e = err ?? Object.assign(new Error('short write to the journal'), { code: 'EIO' });
-      fs.ftruncate(fd, start, () => cb(e));
-    };
-    fs.write(fd, frame, 0, frame.length, start, step);
+    } catch (err) {
+      try {
+        fs.ftruncateSync(fd, start);
+      } catch {
+        // the next frame's write reports it
+      }
+      return err as Error;
+    }
+    this.offset = start + frame.length;
+    this.last = frameSeq(frame);
+    // The next file's zeros, once this one is half full (not at its start, where they would
+    // compete for the disk with the first frames).
+    if (this.offset >= PREPARE_AT && !this.prepared) this.prepare();
+    return null;
   }
 
   /** Close the current file (if it holds frames) and start the next one at the next append. */

@@ -7,8 +7,9 @@
  * delete. Batches are strictly sequential: at most one is in flight; changes made meanwhile
  * accumulate and go out together when it completes (group commit).
  *
- *   appendfsync always    a batch completes when its commit is durable; replies that depend
- *                         on it are held by the transport (CommitGate) until then.
+ *   appendfsync always    a batch is one journal frame, written durably on the main thread at
+ *                         the end of the event-loop turn; replies that depend on it are held
+ *                         by the transport (CommitGate) until then, and go out in that turn.
  *   appendfsync everysec  a batch completes when committed; replies do not wait for the
  *                         flush, which LMDB does right after each commit (checked every
  *                         second), so a crash loses well under a second.
@@ -47,6 +48,9 @@ const APPLY_MS = 1000;
 const APPLY_BYTES = 4 * 1024 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
+
+/** always: most extra non-blocking polls before a journal write (runScheduled). */
+const EXTRA_POLLS = 1;
 
 const GC_NS = 0x6e; // 'n': a dead namespace (every meta record under it)
 const GC_OBJ = 0x6f; // 'o': a dead object (every item record under it)
@@ -491,7 +495,23 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     else setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
   }
 
+  /** always: extra polls made before this turn's journal write (see runScheduled). */
+  private extraPolls = 0;
+  /** engine.dirty when the last extra poll started. */
+  private pollMark = 0;
   private readonly runScheduled = (): void => {
+    // always: before the durable write, let the event loop poll the sockets once more
+    // (without blocking: an immediate is pending), again while that brings new writes, up to
+    // EXTRA_POLLS times. Commands that arrived while this turn ran join its write instead of
+    // waiting for the next one (50 clients: ~26.5 -> ~29.5 commands per write measured), and
+    // each write costs every command less. A lone client pays one non-blocking poll.
+    if (this.journaling && this.extraPolls < EXTRA_POLLS && (this.extraPolls === 0 || this.eng.dirty !== this.pollMark)) {
+      this.extraPolls++;
+      this.pollMark = this.eng.dirty;
+      setImmediate(this.runScheduled);
+      return;
+    }
+    this.extraPolls = 0;
     this.scheduled = false;
     if (this.inflight === null && this.retryTimer === null && !this.closed) this.submit();
   };
@@ -538,10 +558,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       const j = this.journal;
       if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
       const frame = this.frame.finish(this.jseq + 1);
-      j.append(frame, (err) => {
-        if (err === null) this.journaled(b, frame);
-        else this.failed(b, err);
-      });
+      const err = j.append(frame);
+      if (err === null) this.journaled(b, frame);
+      else this.failed(b, err);
       return;
     }
     const commit = st.write(() => this.fill(b, iw, referenced));
@@ -616,12 +635,13 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       st.del(st.meta, metaKey(st.keyBuf, ns, key));
       return;
     }
-    const v = e.value;
-    if (v instanceof Uint8Array) {
-      const rec = encodeString(st.slab, key, e.exp, v);
+    const sv = e.v;
+    if (typeof sv === 'string' || typeof sv === 'number' || sv instanceof Uint8Array) {
+      const rec = encodeString(st.slab, key, e.exp, sv);
       st.put(st.meta, metaKey(st.keyBuf, ns, key), rec);
       return;
     }
+    const v = sv;
     const codec = codecFor(v.type);
     if (codec === undefined || !isStored(v)) {
       this.warnType(v.type, 'cannot store');

@@ -33,8 +33,14 @@ export class Connection implements Transport, HeldOutput {
   private flushQueued = false;
   /** When the output buffer first went over the soft limit (0 = not over). */
   private softSince = 0;
-  /** appendfsync always: output waits for a durable commit; reading is paused meanwhile. */
+  /** appendfsync always: output waits for a durable commit. */
   private held = false;
+  /**
+   * Reading was paused because input arrived while held. Pausing only then (not at every hold)
+   * spares a request-reply client the two epoll_ctl calls of a pause and resume per command:
+   * it sends nothing until it has its reply.
+   */
+  private heldPause = false;
   /** engine.dirty when the current input chunk started (did our commands write?). */
   private dirtyMark = 0;
   private lateInput = false;
@@ -80,10 +86,16 @@ export class Connection implements Transport, HeldOutput {
     eng.stats.netInputBytes += len;
     const p = this.parser;
     const c = this.client;
-    // Input while held (already on its way when reading paused): its replies need a later
-    // commit, so the release re-asks the gate.
-    if (this.held) this.lateInput = true;
-    else this.dirtyMark = eng.dirty;
+    // Input while held: its replies may need a later commit, so the release re-asks the gate.
+    if (this.held) {
+      this.lateInput = true;
+      // Read nothing more until the release (this chunk was already read), so that later
+      // replies cannot overtake and a pipelining client cannot starve the others.
+      if (!this.heldPause) {
+        this.heldPause = true;
+        if (!this.paused) this.sock.pause();
+      }
+    } else this.dirtyMark = eng.dirty;
     p.push(chunk, this.argv, len);
     // The limit cannot be set below 1 MB: skip the option lookup for smaller inputs.
     if (p.buffered > 1024 * 1024 && p.buffered > eng.cfgInt('client-query-buffer-limit')) {
@@ -179,10 +191,9 @@ export class Connection implements Transport, HeldOutput {
     // While a script is busy, output (BUSY and the few commands allowed meanwhile) depends on
     // no commit: it goes out at once, as Redis answers then (and commits wait for the script).
     if (gate !== null && this.writer.pending && this.engine.busyReply === null && gate.hold(this, this.engine.dirty !== this.dirtyMark)) {
-      // Replies go out once the commit they depend on is durable; read nothing meanwhile so
-      // that later replies cannot overtake (and a pipelining client cannot starve).
+      // Replies go out once the commit they depend on is durable (more input meanwhile pauses
+      // reading: onData).
       this.held = true;
-      this.sock.pause();
       return;
     }
     this.send();
@@ -192,7 +203,10 @@ export class Connection implements Transport, HeldOutput {
   commitReleased(): void {
     if (!this.held) return;
     this.held = false;
-    if (!this.paused && !this.closing) this.sock.resume();
+    if (this.heldPause) {
+      this.heldPause = false;
+      if (!this.paused && !this.closing) this.sock.resume();
+    }
     if (this.lateInput) {
       this.lateInput = false;
       this.flush();
@@ -214,7 +228,7 @@ export class Connection implements Transport, HeldOutput {
     this.softSince = 0;
     if (this.paused) {
       this.paused = false;
-      if (!this.held) this.sock.resume();
+      if (!this.heldPause) this.sock.resume();
     }
   }
 

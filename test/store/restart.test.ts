@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOurs, runOursToExit, type Proc } from '../helpers/server.js';
-import { RawClient } from '../helpers/resp-client.js';
+import { RawClient, encode } from '../helpers/resp-client.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-restart-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -107,6 +107,39 @@ describe('appendfsync always: the write-ahead journal', () => {
     // And everysec reads what always left (same store).
     s = await start(dir, 'everysec');
     assert.equal(text(await s.c.call('DBSIZE')), `:${n}\r\n`);
+    await stop(s, 'SIGTERM');
+  });
+});
+
+describe('appendfsync always: held replies', () => {
+  it('a pipelining client whose input keeps arriving while its replies wait gets every reply, in order; request-reply clients alongside too', async () => {
+    const dir = newDir();
+    let s = await start(dir, 'always');
+    const others = await Promise.all([0, 1, 2].map(() => RawClient.connect(s.proc.port)));
+    // Megabytes of pipelined commands: the server reads them over several event-loop turns,
+    // so input keeps arriving while the replies of what it read first wait for their journal
+    // write (the connection then stops reading until they are released).
+    const chunks = 4;
+    const per = 25_000;
+    const chunk = Buffer.concat(Array.from({ length: per }, () => encode(['INCR', 'piped'])));
+    const sending = (async () => {
+      for (let i = 0; i < chunks; i++) {
+        s.c.write(chunk);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const rr = others.map(async (c, j) => {
+      for (let i = 1; i <= 100; i++) assert.equal(text(await c.call('INCR', `rr:${j}`)), `:${i}\r\n`);
+    });
+    for (let i = 1; i <= chunks * per; i++) assert.equal(text(await s.c.next(10_000)), `:${i}\r\n`);
+    await sending;
+    await Promise.all(rr);
+    for (const c of others) c.close();
+    // Every reply meant durable: all of it survives a kill.
+    await stop(s, 'SIGKILL');
+    s = await start(dir, 'always');
+    assert.equal(text(await s.c.call('GET', 'piped')), `$6\r\n${chunks * per}\r\n`);
+    for (let j = 0; j < others.length; j++) assert.equal(text(await s.c.call('GET', `rr:${j}`)), '$3\r\n100\r\n');
     await stop(s, 'SIGTERM');
   });
 });
