@@ -20,7 +20,7 @@
  * Environment: ROUNDS (default 3), REQUESTS (per throughput run, default 50000), WARMUP
  * (unmeasured requests of the same test on each fresh or restarted server first, default
  * 20000; at most SIZE_REQUESTS per key in the size section),
- * SIZE_REQUESTS (per cost run, default 10000; ours runs small and big alternately ROUNDS
+ * SIZE_REQUESTS (per cost run, default 50000; ours runs small and big alternately ROUNDS
  * times), BIG (elements of the big keys, default 1000000), RESTART_KEYS (default 1000000),
  * ONLY=throughput|size|restart, CASES (of the size section, e.g. HSET,ZADD).
  * The whole run is bounded (TIME_LIMIT_S, default 900): past it, the processes it started are
@@ -39,7 +39,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const REQUESTS = Number(process.env.REQUESTS ?? 50000);
 /** Unmeasured requests sent to each fresh server before a throughput run (0 = none). */
 const WARMUP = Number(process.env.WARMUP ?? 20000);
-const SIZE_REQUESTS = Number(process.env.SIZE_REQUESTS ?? 10000);
+const SIZE_REQUESTS = Number(process.env.SIZE_REQUESTS ?? 50000);
 const BIG = Number(process.env.BIG ?? 1000000);
 const SMALL = 1000;
 const RESTART_KEYS = Number(process.env.RESTART_KEYS ?? 1000000);

@@ -1,5 +1,7 @@
 /**
- * The write-ahead journal of `appendfsync always` (persistence.ts decides when to use it).
+ * The write-ahead journal of `appendfsync always`, and of everysec without O_DSYNC (each
+ * 100 ms batch is one frame, written to the page cache; `sync()` every second): persistence.ts
+ * decides when to use it.
  *
  * Each event-loop turn that wrote becomes one frame: the records the LMDB batch would write
  * (puts and deletes per database and key), encoded once, appended to `<dir>/journal.<n>` with
@@ -150,7 +152,12 @@ export class Journal {
   private waiting: (() => void)[] = [];
   private ended = false;
 
-  constructor(readonly dir: string, firstNum: number) {
+  /**
+   * `dsync` (appendfsync always): every frame is durable when its append completes (O_DSYNC).
+   * Otherwise (everysec) an append only reaches the page cache, which a killed process does
+   * not lose, and `sync()` makes everything appended so far durable (called every second).
+   */
+  constructor(readonly dir: string, firstNum: number, readonly dsync = true) {
     this.num = firstNum;
   }
 
@@ -201,7 +208,7 @@ export class Journal {
    * background, they would compete for the disk with the first frames' writes.
    */
   prepareSync(): void {
-    if (this.prepared || this.preparing) return;
+    if (this.prepared || this.preparing || !this.dsync) return;
     let fd: number;
     try {
       fd = fs.openSync(path.join(this.dir, TMP), 'w', 0o644);
@@ -221,7 +228,7 @@ export class Journal {
 
   /** Start writing zeros into `journal.tmp` for the next file, in the background. */
   prepare(): void {
-    if (this.preparing || this.prepared || this.ended) return;
+    if (this.preparing || this.prepared || this.ended || !this.dsync) return;
     this.preparing = true;
     const file = path.join(this.dir, TMP);
     const finish = (ok: boolean): void => {
@@ -258,12 +265,13 @@ export class Journal {
   private open(): void {
     const file = path.join(this.dir, PREFIX + this.num);
     const c = fs.constants;
+    const dsync = this.dsync ? c.O_DSYNC : 0;
     if (this.prepared) {
       this.prepared = false;
       fs.renameSync(path.join(this.dir, TMP), file);
-      this.fd = fs.openSync(file, c.O_WRONLY | c.O_DSYNC);
+      this.fd = fs.openSync(file, c.O_WRONLY | dsync);
     } else {
-      this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | c.O_DSYNC, 0o644);
+      this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | dsync, 0o644);
     }
     // The new name must survive a crash as surely as the frames written into it.
     syncDir(this.dir);
@@ -308,9 +316,19 @@ export class Journal {
     return null;
   }
 
+  /** Without `dsync`: make every frame appended so far durable (fdatasync of the current file). */
+  sync(cb: (err: Error | null) => void): void {
+    if (this.fd < 0) {
+      cb(null);
+      return;
+    }
+    fs.fdatasync(this.fd, (err) => cb(err));
+  }
+
   /** Close the current file (if it holds frames) and start the next one at the next append. */
   rotate(): void {
     if (this.fd < 0 || this.last === 0) return;
+    if (!this.dsync) fs.fdatasyncSync(this.fd); // the file's frames stay durable once it is closed
     fs.closeSync(this.fd);
     this.closed.push({ file: path.join(this.dir, PREFIX + this.num), last: this.last });
     this.fd = -1;

@@ -162,13 +162,13 @@ export function zaddOne(z: ZSet, member: string, s: number, flags: number): numb
     if ((flags & ZADD_GT && next <= cur) || (flags & ZADD_LT && next >= cur)) return ZADD_SKIPPED;
     zaddScore = next;
     if (next !== cur) {
-      z.set(member, next);
+      z.rescore(member, cur, next);
       return ZADD_UPDATED;
     }
     return ZADD_SAME;
   }
   if (flags & ZADD_XX) return ZADD_SKIPPED;
-  z.set(member, s);
+  z.insert(member, s);
   zaddScore = s;
   return ZADD_ADDED;
 }

@@ -29,8 +29,12 @@ export class ZSet implements StoredValue {
   private big = false;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
-  /** Members added, removed or rescored since the store last wrote the records (only while sid !== 0). */
-  private changed: Set<string> | null = null;
+  /**
+   * Members added, removed or rescored since the store last wrote the records (only while
+   * sid !== 0), with their score then (NaN: removed; no zset score is NaN). The store writes
+   * these without looking the members up again (in a big set each lookup misses the cache).
+   */
+  private changed: Map<string, number> | null = null;
 
   get size(): number {
     return this.dict.size;
@@ -76,26 +80,40 @@ export class ZSet implements StoredValue {
    * a skiplist keeps -0.
    */
   set(member: string, score: number): number | undefined {
+    const old = this.dict.get(member);
+    if (old === undefined) this.insert(member, score);
+    else this.rescore(member, old, score);
+    return old;
+  }
+
+  /** Add a member that is not in the set (the caller looked it up: `score(member)` was undefined). */
+  insert(member: string, score: number): void {
     if (score === 0 && !this.big) score = 0;
     const dict = this.dict;
-    const old = dict.get(member);
-    if (this.sid !== 0 && old !== score) this.logChange(member);
-    if (old === undefined) {
-      this.tree.insert(score, member);
-      dict.set(member, score);
-      if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
-    } else if (old !== score) {
-      // Keep the string the set already holds (the Map keeps its own key too): `member` is
-      // usually a fresh copy from the command's arguments.
-      dict.set(this.tree.update(old, member, score) ?? member, score);
-    }
-    return old;
+    this.tree.insert(score, member);
+    dict.set(member, score);
+    if (this.sid !== 0) this.logChange(member, score);
+    if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
+  }
+
+  /**
+   * Give a member of the set, whose score is `old` (the caller looked it up), a new score:
+   * saves set()'s second lookup of the member, a cache miss in a big set.
+   */
+  rescore(member: string, old: number, score: number): void {
+    if (score === 0 && !this.big) score = 0;
+    if (old === score) return;
+    // Keep the string the set already holds (the Map keeps its own key too): `member` is
+    // usually a fresh copy from the command's arguments.
+    const held = this.tree.update(old, member, score) ?? member;
+    this.dict.set(held, score);
+    if (this.sid !== 0) this.logChange(held, score);
   }
 
   remove(member: string): boolean {
     const old = this.dict.get(member);
     if (old === undefined) return false;
-    if (this.sid !== 0) this.logChange(member);
+    if (this.sid !== 0) this.logChange(member, NaN);
     this.dict.delete(member);
     this.tree.delete(old, member);
     return true;
@@ -129,8 +147,8 @@ export class ZSet implements StoredValue {
     return z;
   }
 
-  private logChange(member: string): void {
-    (this.changed ??= new Set()).add(member);
+  private logChange(member: string, score: number): void {
+    (this.changed ??= new Map()).set(member, score);
   }
 
   // ------------------------------------------------------------------ persistence (zsetCodec)
@@ -193,11 +211,9 @@ export class ZSet implements StoredValue {
     if (all) {
       for (let c = this.tree.first(); c !== null; c = c.next()) w.put(sub(c.member), scoreValue(c.score));
     } else if (this.changed !== null) {
-      const dict = this.dict;
-      for (const m of this.changed) {
-        const cur = dict.get(m);
-        if (cur === undefined) w.del(sub(m));
-        else w.put(sub(m), scoreValue(cur));
+      for (const [m, s] of this.changed) {
+        if (s !== s) w.del(sub(m));
+        else w.put(sub(m), scoreValue(s));
       }
     }
     this.changed = null;
