@@ -39,6 +39,7 @@ export class LmdbStore {
   /** `meta` again, read for loading: latin1 keys, values decoded in place (codec.ts). */
   private readonly metaLoad: Database<MetaView, string>;
   private readonly loadView = new MetaView();
+  private readonly pointView = new MetaView();
   readonly slab = new Slab();
   /** Reusable key buffer: lmdb-js copies keys when a put is queued. */
   private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
@@ -82,10 +83,16 @@ export class LmdbStore {
   /**
    * Every metadata record of namespace `[start, end)` (prefix Buffers), in key order: `fn`
    * gets the LMDB key minus its namespace prefix, as latin1, and a decoded view valid until it
-   * returns.
+   * returns; `fn` returns false to stop there.
    */
-  scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => void): void {
-    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) fn(key, value);
+  scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => boolean): void {
+    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) if (!fn(key, value)) break;
+  }
+
+  /** The metadata record under LMDB key `key`, decoded (valid until the next call), or undefined. */
+  getMeta(key: Buffer): MetaView | undefined {
+    const b = this.meta.get(key);
+    return b === undefined ? undefined : decodeMeta(b, b.length, this.pointView);
   }
 
   /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */

@@ -151,7 +151,7 @@ function avgTtl(db: Db, now: number): number {
   let sum = 0;
   let n = 0;
   let visited = 0;
-  for (const e of db.map.values()) {
+  for (const e of db.entries()) {
     if (++visited > 10000) break;
     if (e.exp > now) {
       sum += e.exp - now;
