@@ -18,7 +18,7 @@
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { pack, unpack } from 'msgpackr';
-import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
+import { Slab, MAX_KEY, NS_BYTES, MetaView, decodeMeta, latin1Keys } from './codec.js';
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
 } from './journal.js';
@@ -87,6 +87,19 @@ export class LmdbStore {
    */
   scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => boolean): void {
     for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) if (!fn(key, value)) break;
+  }
+
+  /**
+   * When every metadata record belongs to one namespace (the usual case: one database in use),
+   * that namespace and the record count, without walking the records; else null.
+   */
+  soleNamespace(): { ns: number; count: number } | null {
+    let first = -1;
+    let last = -1;
+    for (const k of this.meta.getKeys({ limit: 1 })) first = (k as Buffer).readUIntBE(0, NS_BYTES);
+    for (const k of this.meta.getKeys({ reverse: true, limit: 1 })) last = (k as Buffer).readUIntBE(0, NS_BYTES);
+    if (first !== last) return null;
+    return { ns: first, count: first === -1 ? 0 : (this.meta.getStats() as { entryCount: number }).entryCount };
   }
 
   /** The metadata record under LMDB key `key`, decoded (valid until the next call), or undefined. */
