@@ -9,15 +9,18 @@
  * reads that one record (a point lookup) and restores it. Every key decided that way, present
  * or not, goes into `touched` and the background pass skips it, so a key written, deleted or
  * expired by a client is never overwritten by its older copy on disk. Commands that need the
- * whole keyspace call `finish` (see db.ts), which loads the rest at once.
+ * whole keyspace call `finish` (see db.ts), which loads the rest at once. Big collections are
+ * loaded after the other keys of their database, each in one piece (that step blocks for as
+ * long as it takes: about a second per million elements).
  *
  * Records on disk change during the load only for keys in `touched` (the engine looked them up
  * before writing) or for keys found expired here (deleted by the next batch): each step can
  * therefore start a fresh range read after the last key seen, whatever was committed meanwhile.
  *
  * Pace: REDSTASH_LOAD_STEP (records per step; default: as many as fit in STEP_MS) and
- * REDSTASH_LOAD_PAUSE_MS (pause between steps; default 0, i.e. setImmediate) exist for the
- * tests, which make the loading window wide on purpose.
+ * REDSTASH_LOAD_PAUSE_MS (pause between steps; default 0, i.e. setImmediate) and
+ * REDSTASH_LOAD_DEFER (DEFER_SIZE) exist for the tests, which make the loading window wide on
+ * purpose.
  */
 import type { Db, KeyLoader } from '../engine/db.js';
 import { MAX_KEY, MF, NS_BYTES, metaKey, nsPrefix, type MetaView } from './codec.js';
@@ -25,6 +28,11 @@ import type { LmdbStore } from './lmdb.js';
 
 /** Wall-clock budget of one background step (ms). */
 const STEP_MS = 10;
+/**
+ * Collections of this many elements or more are loaded after the rest of their database: each
+ * loads in one piece (a million elements take a second or more), so the small keys come first.
+ */
+const DEFER_SIZE = Number(process.env.REDSTASH_LOAD_DEFER ?? 0) || 10000;
 
 /** What the loader needs from Persistence (it owns the dirty sets and the value decoders). */
 export interface LoadTarget {
@@ -42,6 +50,8 @@ interface DbState {
   readonly end: Buffer;
   /** Keys already decided by a lookup: the background pass skips them. */
   readonly touched: Set<string>;
+  /** Big collections met by the scan, loaded after the rest of the database. */
+  readonly deferred: string[];
 }
 
 export class Loader implements KeyLoader {
@@ -60,7 +70,7 @@ export class Loader implements KeyLoader {
     ns: readonly number[],
   ) {
     for (let i = 0; i < dbs.length; i++) {
-      this.states.push({ db: dbs[i], ns: ns[i], next: nsPrefix(ns[i]), end: nsPrefix(ns[i] + 1), touched: new Set() });
+      this.states.push({ db: dbs[i], ns: ns[i], next: nsPrefix(ns[i]), end: nsPrefix(ns[i] + 1), touched: new Set(), deferred: [] });
       dbs[i].loader = this;
     }
     this.stepRecords = Number(process.env.REDSTASH_LOAD_STEP ?? 0) || 0;
@@ -85,7 +95,7 @@ export class Loader implements KeyLoader {
 
   fetch(db: Db, key: string): void {
     const s = this.states[db.index];
-    if (s.next === null || s.touched.has(key)) return;
+    if (s.touched.has(key)) return;
     s.touched.add(key);
     const st = this.store;
     const m = st.getMeta(this.kbuf.subarray(0, metaKey(this.kbuf, s.ns, key)));
@@ -133,39 +143,44 @@ export class Loader implements KeyLoader {
     while (this.cur < this.states.length) {
       const s = this.states[this.cur];
       const from = s.next;
-      if (from === null) {
-        this.cur++;
-        continue;
-      }
-      const db = s.db;
-      const touched = s.touched;
-      const target = this.target;
-      const now = Date.now();
-      let last = '';
-      let stopped = false;
-      this.store.scanMeta(from, s.end, (k, m) => {
-        const key = m.flags & MF.LONG_KEY ? m.key : k;
-        last = k;
-        if (touched.size === 0 || !touched.has(key)) target.restore(db, key, m, now);
-        n++;
-        if ((max !== 0 && n >= max) || ((n & 63) === 0 && performance.now() >= deadline)) {
-          stopped = true;
-          return false;
+      if (from !== null) {
+        const db = s.db;
+        const touched = s.touched;
+        const deferred = s.deferred;
+        const target = this.target;
+        const now = Date.now();
+        let last = '';
+        let more = false;
+        this.store.scanMeta(from, s.end, (k, m) => {
+          const key = m.flags & MF.LONG_KEY ? m.key : k;
+          last = k;
+          if (touched.size === 0 || !touched.has(key)) {
+            if (m.flags & MF.RECORDS && m.size >= DEFER_SIZE) deferred.push(key);
+            else target.restore(db, key, m, now);
+          }
+          n++;
+          if ((max !== 0 && n >= max) || ((n & 63) === 0 && performance.now() >= deadline)) {
+            more = true;
+            return false;
+          }
+          return true;
+        });
+        if (more) {
+          s.next = successor(s.ns, last);
+          return;
         }
-        return true;
-      });
-      if (!stopped) {
-        // This database is complete.
         s.next = null;
+      } else if (s.deferred.length > 0) {
+        // Big collections, one at a time (each is loaded in one piece).
+        this.fetch(s.db, s.deferred.pop()!);
+        n++;
+      } else {
+        // This database is complete: lookups no longer come here.
         s.touched.clear();
-        db.loader = null;
+        s.db.loader = null;
         this.cur++;
-        if (max !== 0 && n >= max) return;
-        if (performance.now() >= deadline) return;
-        continue;
       }
-      s.next = successor(s.ns, last);
-      return;
+      if ((max !== 0 && n >= max) || performance.now() >= deadline) return;
     }
   }
 

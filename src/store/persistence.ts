@@ -181,7 +181,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   /**
-   * Take the data directory, open LMDB, load every database into `eng` and start listening to
+   * Take the data directory, open LMDB, prepare loading every database into `eng` (in the
+   * background once `startLoading` is called; on demand until then) and start listening to
    * its changes. Throws DirLockedError when another process owns the directory.
    */
   static open(eng: Engine, opts: OpenOptions): Persistence {
@@ -205,7 +206,6 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     if (p.pending || p.gcQueue.length > 0) p.schedule(true);
     if (p.journaling) p.scheduleApply();
-    p.loader?.start();
     // Journal files replayed above go once LMDB has their records on disk.
     if (p.adopted) {
       const applied = p.appliedJseq;
@@ -309,6 +309,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     db.restore(key, value, m.exp);
     codecFor(m.type)!.restored?.(value as StoredValue, db, key);
     this.load.keys++;
+  }
+
+  /**
+   * Start loading the keyspace in the background (once the server listens). Until then, and
+   * until it completes, lookups read the keys they need from disk (Db.peek).
+   */
+  startLoading(): void {
+    this.loader?.start();
   }
 
   /** Load whatever the background pass has not loaded yet, now (in-process tests, tools). */

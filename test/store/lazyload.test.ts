@@ -15,7 +15,8 @@ import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
 
-const SLOW = { REDSTASH_LOAD_STEP: '1', REDSTASH_LOAD_PAUSE_MS: '25' };
+// One record per step, 25 ms apart; collections of 100+ elements (big:*) loaded after the rest.
+const SLOW = { REDSTASH_LOAD_STEP: '1', REDSTASH_LOAD_PAUSE_MS: '25', REDSTASH_LOAD_DEFER: '100' };
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-lazyload-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
