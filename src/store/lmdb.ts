@@ -18,7 +18,9 @@
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { pack, unpack } from 'msgpackr';
-import { Slab, MAX_KEY, NS_BYTES, MetaView, decodeMeta, latin1Keys } from './codec.js';
+import {
+  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
+} from './codec.js';
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
 } from './journal.js';
@@ -36,6 +38,8 @@ export class LmdbStore {
   readonly items: Database<Buffer, Buffer>;
   readonly gc: Database<Buffer, Buffer>;
   readonly sys: Database<any, string>;
+  /** `items` again, read for loading: keys come back as their sub-key alone (subKeys). */
+  private readonly itemsLoad: Database<Buffer, Buffer>;
   /** `meta` again, read for loading: latin1 keys, values decoded in place (codec.ts). */
   private readonly metaLoad: Database<MetaView, string>;
   private readonly loadView = new MetaView();
@@ -70,6 +74,7 @@ export class LmdbStore {
     this.items = this.root.openDB('items', bin) as any;
     this.gc = this.root.openDB('gc', bin) as any;
     this.sys = this.root.openDB('sys', { encoding: 'msgpack' }) as any;
+    this.itemsLoad = this.root.openDB('items', { encoding: 'binary', keyEncoder: subKeys } as any) as any;
     const view = this.loadView;
     this.metaLoad = this.root.openDB('meta', {
       keyEncoder: latin1Keys,
@@ -106,6 +111,12 @@ export class LmdbStore {
   getMeta(key: Buffer): MetaView | undefined {
     const b = this.meta.get(key);
     return b === undefined ? undefined : decodeMeta(b, b.length, this.pointView);
+  }
+
+  /** The item records of object `sid`, in sub-key order, as owned copies. */
+  scanItems(sid: number): Iterable<ItemRecord> {
+    return this.itemsLoad.getRange({ start: sidPrefix(sid) as any, end: sidPrefix(sid + 1) as any })
+      .map(({ key, value }) => (key.length === LONG ? decodeLongItem(value) : { sub: key, value }));
   }
 
   /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */

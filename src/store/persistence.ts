@@ -26,8 +26,8 @@ import path from 'node:path';
 import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
-  MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
-  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix, type ItemRecord,
+  MF, MetaView, codecFor, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
+  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix,
   type ItemWriter, type StoredValue, SID_BYTES, LONG,
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
@@ -338,15 +338,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       return undefined;
     }
     if (!(m.flags & MF.RECORDS)) return codec.decodeWhole(m.body);
-    const start = sidPrefix(m.sid);
-    const end = sidPrefix(m.sid + 1);
-    const items = this.store.items.getRange({ start, end });
-    const records: Iterable<ItemRecord> = {
-      *[Symbol.iterator]() {
-        for (const { key, value } of items) yield decodeItem(key, value);
-      },
-    };
-    const v = codec.loadRecords(m.body, m.size, records);
+    const v = codec.loadRecords(m.body, m.size, this.store.scanItems(m.sid));
     v.sid = m.sid;
     return v;
   }
