@@ -15,7 +15,9 @@
  *     own ratio (appendonly yes, same appendfsync) are shown for reference.
  *  3. Restart: 1,000,000 keys of mixed types (60% strings, 10% each small hash, list, set,
  *     sorted set), time from spawning the process to its first PING answer (target <= 3 s),
- *     and Redis's time on the same keys from its AOF for reference.
+ *     and Redis's time on the same keys from its AOF for reference. Ours loads the keys in the
+ *     background once it answers: the note also gives when a DBSIZE (which waits for all of
+ *     them) sent right after the first PONG was answered.
  *
  * Environment: ROUNDS (default 3), REQUESTS (per throughput run, default 50000), WARMUP
  * (unmeasured requests of the same test on each fresh or restarted server first, default
