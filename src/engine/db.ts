@@ -219,6 +219,14 @@ export class Db {
   }
 
   /**
+   * The keys in memory now, without waiting for a background load: INFO keyspace (Redis too
+   * shows the keys loaded so far while it loads; clients such as ioredis send INFO on connect).
+   */
+  get loadedSize(): number {
+    return this.map.size;
+  }
+
+  /**
    * THE key lookup (no expiry check): every lookup goes through here, so a key not loaded from
    * disk yet is brought in first. Outside the loading window this is one table lookup.
    */
