@@ -35,7 +35,8 @@ export interface RunningServer {
 
 export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
-  // Load the data directory before listening (throws when another process owns it).
+  // Open the data directory before listening (throws when another process owns it); its keys
+  // load once the ports are open (startLoading below).
   const mode = config.get('appendfsync');
   const persistence = mode === 'always' || mode === 'everysec'
     ? Persistence.open(engine, { dir: config.get('dir')!, mode })
@@ -99,6 +100,9 @@ export async function createServer(config: Config): Promise<RunningServer> {
     await persistence?.close();
     throw err;
   }
+  // The keyspace loads in the background from here on: commands are served meanwhile (a key
+  // not loaded yet is read from disk when a command names it; see src/store/loader.ts).
+  persistence?.startLoading();
   engine.tcpPort = tcpPort;
   engine.start();
   let stopping: Promise<void> | null = null;

@@ -6,6 +6,9 @@
  * cursors, so every key present for a whole scan is returned even while the table resizes).
  * Memory matters here (one Entry per key): see Entry and `Stored`.
  *
+ * Every lookup MUST go through `peek()` (or get/read/set/delete, which use it): while the keyspace
+ * is still being loaded from disk it brings a key not loaded yet in first (KeyLoader below).
+ *
  * Every change to a key MUST go through `modified()` (directly or through set/delete): it is
  * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
  */
@@ -203,7 +206,22 @@ class TimedEntry extends Entry {
   }
 }
 
+/**
+ * Loads the keyspace from disk in the background after start-up (src/store/loader.ts). While a
+ * Db has one, a key missing from the table may still be on disk: every lookup that misses asks
+ * the loader to bring that key in first (`fetch`), and anything that needs the whole keyspace
+ * (DBSIZE, KEYS, SCAN, RANDOMKEY, FLUSHDB, SWAPDB...) makes it load everything left (`finish`).
+ */
+export interface KeyLoader {
+  /** Bring `key` into `db` if it is on disk and not loaded or decided yet (idempotent). */
+  fetch(db: Db, key: string): void;
+  /** Load everything left, in every database; detaches itself from them. */
+  finish(): void;
+}
+
 export class Db {
+  /** Set while the keyspace is still being loaded (see KeyLoader); null once it is complete. */
+  loader: KeyLoader | null = null;
   /**
    * The keys (Map-like: get, has, size, values(); mutate only through Db's methods). Not
    * readonly only so that SWAPDB can exchange tables in O(1); never cache the reference.
@@ -219,12 +237,38 @@ export class Db {
   constructor(readonly index: number, private readonly eng: Engine) {}
 
   get size(): number {
+    if (this.loader !== null) this.loader.finish();
     return this.map.size;
+  }
+
+  /**
+   * The keys in memory now, without waiting for a background load: INFO keyspace (Redis too
+   * shows the keys loaded so far while it loads; clients such as ioredis send INFO on connect).
+   */
+  get loadedSize(): number {
+    return this.map.size;
+  }
+
+  /**
+   * THE key lookup (no expiry check): every lookup goes through here, so a key not loaded from
+   * disk yet is brought in first. Outside the loading window this is one table lookup.
+   */
+  peek(key: string): Entry | undefined {
+    const e = this.map.get(key);
+    if (e !== undefined || this.loader === null) return e;
+    this.loader.fetch(this, key);
+    return this.map.get(key);
+  }
+
+  /** Every entry, expired ones included (KEYS and the like): loads the whole keyspace first. */
+  entries(): IterableIterator<Entry> {
+    if (this.loader !== null) this.loader.finish();
+    return this.map.values();
   }
 
   /** Look a key up, deleting it first if its TTL ran out (lazy expiry). */
   get(key: string): Entry | undefined {
-    const e = this.map.get(key);
+    const e = this.peek(key);
     if (e === undefined) return undefined;
     // Redis's keyIsExpired: a key is expired once now > when (still alive at exactly `when`).
     if (e.exp !== 0 && e.exp < this.eng.now) {
@@ -256,7 +300,7 @@ export class Db {
    * cleared (SET semantics). Returns the entry.
    */
   set(key: string, value: Stored, keepTtl = false): Entry {
-    let e = this.map.get(key);
+    let e = this.peek(key);
     if (e !== undefined) {
       // perf: the Entry is reused on overwrite (no new object, no Map insertion).
       const old = e.v;
@@ -336,7 +380,7 @@ export class Db {
 
   /** Delete a key (whether or not it is logically expired). True if it existed. */
   delete(key: string): boolean {
-    const e = this.map.get(key);
+    const e = this.peek(key);
     if (e === undefined) return false;
     this.remove(e);
     this.modified(e.key);
@@ -421,7 +465,7 @@ export class Db {
 
   /** Remove every key (FLUSHDB). Clients watching keys that existed are invalidated. */
   flush(): number {
-    const n = this.map.size;
+    const n = this.size;
     for (const [key, set] of this.watchers) {
       if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
     }
@@ -440,6 +484,8 @@ export class Db {
    */
   swapWith(other: Db): void {
     if (other === this) return;
+    if (this.loader !== null) this.loader.finish();
+    if (other.loader !== null) other.loader.finish();
     for (const db of [this, other]) {
       for (const [key, set] of db.watchers) {
         if (this.map.has(key) || other.map.has(key)) for (const c of set) c.dirtyCas = true;
@@ -482,7 +528,7 @@ export class Db {
 
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
   randomKey(): string | undefined {
-    while (this.map.size > 0) {
+    while (this.size > 0) {
       const e = this.map.random()!;
       if (e.exp !== 0 && e.exp < this.eng.now) {
         this.expireEntry(e);
@@ -499,6 +545,7 @@ export class Db {
    * (expired ones met are deleted). Returns the next cursor (0 when the walk is complete).
    */
   scan(cursor: number, count: number, fn: (e: Entry) => void): number {
+    if (this.loader !== null) this.loader.finish();
     const batch: Entry[] = [];
     const add = (e: Entry): void => {
       batch.push(e);

@@ -148,10 +148,6 @@ export function itemKey(out: Buffer, sid: number, sub: Buffer): number {
 /** Largest key any of the functions above writes. */
 export const MAX_KEY = Math.max(NS_BYTES, SID_BYTES) + LONG;
 
-export function isLongItemKey(k: Buffer): boolean {
-  return k.length === SID_BYTES + LONG;
-}
-
 export function nsPrefix(ns: number): Buffer {
   const b = Buffer.allocUnsafe(NS_BYTES);
   b.writeUIntBE(ns, 0, NS_BYTES);
@@ -355,12 +351,25 @@ export function encodeLongItem(slab: Slab, sub: Buffer, value: Buffer): Buffer {
   return b;
 }
 
-/** Split a loaded item record back into (sub, value). */
-export function decodeItem(k: Buffer, v: Buffer): ItemRecord {
-  if (!isLongItemKey(k)) return { sub: k.subarray(SID_BYTES), value: v };
+/** A long-form item record (its LMDB key minus the sid is LONG bytes) back into (sub, value). */
+export function decodeLongItem(v: Buffer): ItemRecord {
   const n = v.readUInt32LE(0);
   return { sub: v.subarray(4, 4 + n), value: v.subarray(4 + n) };
 }
+
+const u8slice = Uint8Array.prototype.slice;
+
+/**
+ * lmdb-js key handling of the `items` database for loading: a key comes back as a copy of its
+ * sub-key alone (the sid stripped), one Buffer per record instead of the key plus a view of it.
+ * A sub-key of exactly LONG bytes is the short form of a long one (decodeLongItem).
+ */
+export const subKeys = {
+  writeKey: latin1Keys.writeKey,
+  readKey(target: Buffer, start: number, end: number): Buffer {
+    return u8slice.call(target, start + SID_BYTES, end) as Buffer;
+  },
+};
 
 /** The value stored in a metadata record, for types the store knows how to rebuild. */
 export function isStored(v: Value): v is StoredValue {

@@ -18,7 +18,9 @@
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { pack, unpack } from 'msgpackr';
-import { Slab, MAX_KEY, MetaView, decodeMeta, latin1Keys } from './codec.js';
+import {
+  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
+} from './codec.js';
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
 } from './journal.js';
@@ -36,9 +38,12 @@ export class LmdbStore {
   readonly items: Database<Buffer, Buffer>;
   readonly gc: Database<Buffer, Buffer>;
   readonly sys: Database<any, string>;
+  /** `items` again, read for loading: keys come back as their sub-key alone (subKeys). */
+  private readonly itemsLoad: Database<Buffer, Buffer>;
   /** `meta` again, read for loading: latin1 keys, values decoded in place (codec.ts). */
   private readonly metaLoad: Database<MetaView, string>;
   private readonly loadView = new MetaView();
+  private readonly pointView = new MetaView();
   readonly slab = new Slab();
   /** Reusable key buffer: lmdb-js copies keys when a put is queued. */
   private readonly kbuf = Buffer.allocUnsafe(MAX_KEY + 16);
@@ -69,6 +74,7 @@ export class LmdbStore {
     this.items = this.root.openDB('items', bin) as any;
     this.gc = this.root.openDB('gc', bin) as any;
     this.sys = this.root.openDB('sys', { encoding: 'msgpack' }) as any;
+    this.itemsLoad = this.root.openDB('items', { encoding: 'binary', keyEncoder: subKeys } as any) as any;
     const view = this.loadView;
     this.metaLoad = this.root.openDB('meta', {
       keyEncoder: latin1Keys,
@@ -82,10 +88,35 @@ export class LmdbStore {
   /**
    * Every metadata record of namespace `[start, end)` (prefix Buffers), in key order: `fn`
    * gets the LMDB key minus its namespace prefix, as latin1, and a decoded view valid until it
-   * returns.
+   * returns; `fn` returns false to stop there.
    */
-  scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => void): void {
-    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) fn(key, value);
+  scanMeta(start: Buffer, end: Buffer, fn: (key: string, m: MetaView) => boolean): void {
+    for (const { key, value } of this.metaLoad.getRange({ start: start as any, end: end as any })) if (!fn(key, value)) break;
+  }
+
+  /**
+   * When every metadata record belongs to one namespace (the usual case: one database in use),
+   * that namespace and the record count, without walking the records; else null.
+   */
+  soleNamespace(): { ns: number; count: number } | null {
+    let first = -1;
+    let last = -1;
+    for (const k of this.meta.getKeys({ limit: 1 })) first = (k as Buffer).readUIntBE(0, NS_BYTES);
+    for (const k of this.meta.getKeys({ reverse: true, limit: 1 })) last = (k as Buffer).readUIntBE(0, NS_BYTES);
+    if (first !== last) return null;
+    return { ns: first, count: first === -1 ? 0 : (this.meta.getStats() as { entryCount: number }).entryCount };
+  }
+
+  /** The metadata record under LMDB key `key`, decoded (valid until the next call), or undefined. */
+  getMeta(key: Buffer): MetaView | undefined {
+    const b = this.meta.get(key);
+    return b === undefined ? undefined : decodeMeta(b, b.length, this.pointView);
+  }
+
+  /** The item records of object `sid`, in sub-key order, as owned copies. */
+  scanItems(sid: number): Iterable<ItemRecord> {
+    return this.itemsLoad.getRange({ start: sidPrefix(sid) as any, end: sidPrefix(sid + 1) as any })
+      .map(({ key, value }) => (key.length === LONG ? decodeLongItem(value) : { sub: key, value }));
   }
 
   /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */

@@ -31,11 +31,12 @@ import path from 'node:path';
 import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
-  MF, MetaView, codecFor, decodeItem, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
-  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix, type ItemRecord,
+  MF, MetaView, codecFor, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
+  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix,
   type ItemWriter, type StoredValue, SID_BYTES, LONG,
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
+import { Loader, type LoadTarget } from './loader.js';
 import { DirLock } from './lock.js';
 import { FrameBuilder, Journal, frameSeq } from './journal.js';
 
@@ -113,7 +114,7 @@ export interface LoadReport {
   ms: number;
 }
 
-export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate {
+export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate, LoadTarget {
   readonly mode: 'always' | 'everysec';
   readonly store: LmdbStore;
   /** appendfsync always: batches go to the journal; LMDB gets them later (the applier below). */
@@ -170,6 +171,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private commits = 0;
   private failures = 0;
   load: LoadReport = { keys: 0, expired: 0, ms: 0 };
+  /** The background load of the keyspace, until it completes (loader.ts). */
+  private loader: Loader | null = null;
+  private loadStart = 0;
 
   private constructor(private readonly opts: OpenOptions) {
     this.mode = opts.mode;
@@ -188,7 +192,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   /**
-   * Take the data directory, open LMDB, load every database into `eng` and start listening to
+   * Take the data directory, open LMDB, prepare loading every database into `eng` (in the
+   * background once `startLoading` is called; on demand until then) and start listening to
    * its changes. Throws DirLockedError when another process owns the directory.
    */
   static open(eng: Engine, opts: OpenOptions): Persistence {
@@ -282,38 +287,58 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.nsDirty || this.idDirty || this.sysPending.size > 0) this.pending = true;
     for (const { key, value } of st.sys.getRange({ start: 'app:', end: 'app;' })) this.records.set((key as string).slice(4), value);
 
-    const now = Date.now();
-    let keys = 0;
-    let expired = 0;
+    // The keys themselves load in the background once the server listens (loader.ts); each key
+    // table gets its final size first: no rehashing while a million keys go in.
+    // Counting is a walk over every key (~70 ms per million): when the first and the last record
+    // belong to the same namespace, LMDB's entry count (O(1)) is that namespace's count.
+    const only = st.soleNamespace();
     for (let i = 0; i < eng.dbs.length; i++) {
-      const db = eng.dbs[i];
       const ns = this.ns[i];
-      const dirty = this.dirty[i];
-      // The key table gets its final size first: no rehashing while a million keys go in.
-      db.map.reserve(st.meta.getKeysCount({ start: nsPrefix(ns), end: nsPrefix(ns + 1) }));
-      st.scanMeta(nsPrefix(ns), nsPrefix(ns + 1), (k, m) => {
-        const key = m.flags & MF.LONG_KEY ? m.key : k;
-        if (m.exp !== 0 && m.exp <= now) {
-          // Expired while we were down: gone, and deleted on disk with the first batch.
-          expired++;
-          dirty.add(key);
-          this.pending = true;
-          if (m.flags & MF.RECORDS) this.released.add(m.sid);
-          return;
-        }
-        if (m.type === 0) {
-          db.restoreStored(key, storedFrom(m.raw, m.start, m.end), m.exp);
-          keys++;
-          return;
-        }
-        const value = this.decodeValue(m);
-        if (value === undefined) return;
-        db.restore(key, value, m.exp);
-        codecFor(m.type)!.restored?.(value as StoredValue, db, key);
-        keys++;
-      });
+      const n = only === null ? st.meta.getKeysCount({ start: nsPrefix(ns), end: nsPrefix(ns + 1) }) : only.ns === ns ? only.count : 0;
+      eng.dbs[i].map.reserve(n);
     }
-    this.load = { keys, expired, ms: Math.round(performance.now() - t0) };
+    this.loadStart = t0;
+    this.loader = new Loader(st, this, eng.dbs, this.ns);
+  }
+
+  /** LoadTarget: one metadata record read from disk (background pass or on-demand lookup). */
+  restore(db: Db, key: string, m: MetaView, now: number): void {
+    if (m.exp !== 0 && m.exp <= now) {
+      // Expired while we were down: gone, and deleted on disk by the next batch.
+      this.load.expired++;
+      if (m.flags & MF.RECORDS) this.released.add(m.sid);
+      this.keyChanged(db, key);
+      return;
+    }
+    if (m.type === 0) {
+      db.restoreStored(key, storedFrom(m.raw, m.start, m.end), m.exp);
+      this.load.keys++;
+      return;
+    }
+    const value = this.decodeValue(m);
+    if (value === undefined) return;
+    db.restore(key, value, m.exp);
+    codecFor(m.type)!.restored?.(value as StoredValue, db, key);
+    this.load.keys++;
+  }
+
+  /**
+   * Start loading the keyspace in the background (once the server listens). Until then, and
+   * until it completes, lookups read the keys they need from disk (Db.peek).
+   */
+  startLoading(): void {
+    this.loader?.start();
+  }
+
+  /** Load whatever the background pass has not loaded yet, now (in-process tests, tools). */
+  finishLoading(): void {
+    this.loader?.finish();
+  }
+
+  /** LoadTarget: the whole keyspace is in memory. */
+  loaded(): void {
+    this.load.ms = Math.round(performance.now() - this.loadStart);
+    this.loader = null;
   }
 
   private decodeValue(m: MetaView): Buffer | TypedValue | undefined {
@@ -324,15 +349,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       return undefined;
     }
     if (!(m.flags & MF.RECORDS)) return codec.decodeWhole(m.body);
-    const start = sidPrefix(m.sid);
-    const end = sidPrefix(m.sid + 1);
-    const items = this.store.items.getRange({ start, end });
-    const records: Iterable<ItemRecord> = {
-      *[Symbol.iterator]() {
-        for (const { key, value } of items) yield decodeItem(key, value);
-      },
-    };
-    const v = codec.loadRecords(m.body, m.size, records);
+    const v = codec.loadRecords(m.body, m.size, this.store.scanItems(m.sid));
     v.sid = m.sid;
     return v;
   }
@@ -407,7 +424,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const ok = this.error === null ? 'ok' : 'err';
     return [
       'loading:0',
-      'async_loading:0',
+      `async_loading:${this.loader !== null ? 1 : 0}`,
       'current_cow_peak:0',
       'current_cow_size:0',
       'current_cow_size_age:0',
@@ -944,6 +961,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** Final commit and sync, then release LMDB and the directory. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Keys not loaded yet are on disk unchanged: nothing to write for them.
+    this.loader?.stop();
     if (this.retryTimer !== null) {
       clearTimeout(this.retryTimer);
       this.retryTimer = null;

@@ -97,6 +97,9 @@ function open(dir: string, mode: 'always' | 'everysec' = 'everysec'): Node {
   const eng = new Engine(loadConfig(['--dir', dir, '--appendfsync', mode]), FAMILIES);
   eng.now = Date.now();
   const p = Persistence.open(eng, { dir, mode });
+  // These tests read the key tables directly (not through lookups): load everything first
+  // (the background load itself is tested in lazyload.test.ts).
+  p.finishLoading();
   return { eng, p };
 }
 

@@ -277,7 +277,7 @@ function keysCommand(c: Client, argv: Argv, out: ReplySink): void {
   const now = c.engine.now;
   const keys: string[] = [];
   // Logically expired keys are skipped, not deleted (Redis's keyIsExpired check).
-  for (const e of c.db.map.values()) {
+  for (const e of c.db.entries()) {
     if (e.exp !== 0 && e.exp < now) continue;
     if (all || globMatch(pat, keyBytes(e.key))) keys.push(e.key);
   }

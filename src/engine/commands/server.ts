@@ -350,8 +350,9 @@ function sectionLines(eng: Engine, name: string): string[] {
     case 'keyspace': {
       const now = Date.now();
       for (const db of eng.dbs) {
-        if (db.size === 0) continue;
-        L.push(`db${db.index}:keys=${db.size},expires=${db.expires},avg_ttl=${avgTtl(db, now)}`);
+        const n = db.loadedSize;
+        if (n === 0) continue;
+        L.push(`db${db.index}:keys=${n},expires=${db.expires},avg_ttl=${avgTtl(db, now)}`);
       }
       break;
     }

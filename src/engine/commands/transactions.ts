@@ -38,7 +38,7 @@ function watchedKeyExpired(c: Client): boolean {
   const now = c.engine.now;
   for (const w of c.watched) {
     if (w.expired) continue;
-    const e = c.engine.dbs[w.db].map.get(w.key);
+    const e = c.engine.dbs[w.db].peek(w.key);
     if (e !== undefined && e.exp !== 0 && e.exp < now) return true;
   }
   return false;
@@ -105,7 +105,7 @@ function watchCommand(c: Client, argv: Argv, out: ReplySink): void {
   for (let i = 1; i < argv.count; i++) {
     const key = argv.key(i);
     if (c.watched.some((w) => w.db === db.index && w.key === key)) continue;
-    const e = db.map.get(key);
+    const e = db.peek(key);
     c.watched.push({ db: db.index, key, expired: e !== undefined && e.exp !== 0 && e.exp < c.engine.now });
     let set = db.watchers.get(key);
     if (set === undefined) db.watchers.set(key, (set = new Set()));
