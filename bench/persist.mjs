@@ -34,9 +34,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oursArgv } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = path.join(ROOT, 'dist', 'main.js');
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const REQUESTS = Number(process.env.REQUESTS ?? 50000);
 /** Unmeasured requests sent to each fresh server before a throughput run (0 = none). */
@@ -114,7 +114,7 @@ async function waitReady(port, proc, t0, timeoutMs = 120000) {
 async function startOurs(dir, mode) {
   const port = await freePort();
   const t0 = performance.now();
-  const proc = track(spawn(process.execPath, [MAIN, '--port', String(port), '--http-port', '0', '--dir', dir, '--appendfsync', mode], { stdio: 'ignore' }));
+  const proc = track(spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '0', '--dir', dir, '--appendfsync', mode]), { stdio: 'ignore' }));
   const readyMs = await waitReady(port, proc, t0);
   return { port, proc, readyMs, t0, name: 'ours' };
 }

@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_FLAGS } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(process.env.ZSIZE_DIST ?? path.join(ROOT, 'dist'), 'main.js');
@@ -64,7 +65,7 @@ async function start(mode) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-zsize-'));
   dirs.push(dir);
   const port = await freePort();
-  const proc = spawn(process.execPath, [MAIN, '--port', String(port), '--http-port', '-1', '--dir', dir, '--appendfsync', mode], { stdio: 'ignore' });
+  const proc = spawn(process.execPath, [...NODE_FLAGS, MAIN, '--port', String(port), '--http-port', '-1', '--dir', dir, '--appendfsync', mode], { stdio: 'ignore' });
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   while (!(await ping(port))) await new Promise((r) => setTimeout(r, 20));
