@@ -297,9 +297,10 @@ export class Db {
 
   /**
    * Create or overwrite a key. `keepTtl` keeps the TTL of an existing key; otherwise it is
-   * cleared (SET semantics). Returns the entry.
+   * cleared (SET semantics). `timed`: the caller gives the key a TTL next (setExpire), so a new
+   * key is created as a TimedEntry (no Entry allocated only to be replaced). Returns the entry.
    */
-  set(key: string, value: Stored, keepTtl = false): Entry {
+  set(key: string, value: Stored, keepTtl = false, timed = false): Entry {
     let e = this.peek(key);
     if (e !== undefined) {
       // perf: the Entry is reused on overwrite (no new object, no Map insertion).
@@ -316,7 +317,7 @@ export class Db {
         this.expires--;
       }
     } else {
-      e = this.insert(key, value);
+      e = this.insert(key, value, 0, timed);
     }
     // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
     // Set (persistence's dirty set, WATCH) find its hash already computed.
@@ -364,11 +365,11 @@ export class Db {
     return e;
   }
 
-  /** A new entry in the table: a TimedEntry with expiry `exp` unless it is 0. */
-  private insert(key: string, value: Stored, exp = 0): Entry {
+  /** A new entry in the table: a TimedEntry with expiry `exp` if `timed` (0 = none yet). */
+  private insert(key: string, value: Stored, exp = 0, timed = exp !== 0): Entry {
     const bits = (this.eng.lruClock - LRU_BASE) * 4;
     let e: Entry;
-    if (exp === 0) {
+    if (!timed) {
       e = new Entry(key, value, bits);
     } else {
       e = new TimedEntry(key, value, bits);

@@ -24,7 +24,7 @@
  * is retried every second until a commit succeeds. LMDB never applies half a transaction.
  *
  * FLUSHDB / FLUSHALL / SWAPDB rewrite only the namespace table (codec.ts); dropped collections
- * and dead namespaces are deleted in the background by small GC steps added to later batches.
+ * and dead namespaces are deleted in the background by small GC steps of the journal applier.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -78,7 +78,7 @@ interface GcEntry {
   ready: number;
 }
 
-/** What a GC step did (a Batch, or an apply block with the journal). */
+/** What a GC step (part of a journal apply block) did. */
 interface GcLog {
   gcAdded: GcEntry[];
   gcDone: number[];
@@ -95,7 +95,6 @@ class Batch {
   /** Sids found garbage in this batch. */
   garbage: number[] = [];
   gcAdded: GcEntry[] = [];
-  gcDone: number[] = [];
   sys = new Map<string, unknown>();
   nsTable = false;
   dirtySnap = 0;
@@ -118,7 +117,6 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   readonly mode: 'always' | 'everysec';
   readonly store: LmdbStore;
   /** appendfsync always: batches go to the journal; LMDB gets them later (the applier below). */
-  private readonly journaling: boolean;
   private journal!: Journal;
   private readonly frame = new FrameBuilder();
   /** Last journal frame written (or, at start-up, applied). */
@@ -180,7 +178,6 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // Both modes write batches to the journal and apply them to LMDB in bigger transactions
     // (everysec: a 100 ms batch rewrote the B-tree pages of its records, thousands of distinct
     // pages per commit in a collection of 1,000,000 elements; see the journal applier).
-    this.journaling = true;
     fs.mkdirSync(opts.dir, { recursive: true });
     this.lock = DirLock.acquire(opts.dir);
     try {
@@ -215,8 +212,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       p.syncTimer = setInterval(() => p.periodicSync(), 1000);
       p.syncTimer.unref();
     }
-    if (p.pending || p.gcQueue.length > 0) p.schedule(true);
-    if (p.journaling) p.scheduleApply();
+    if (p.pending) p.schedule(true);
+    p.scheduleApply();
     // Journal files replayed above go once LMDB has their records on disk.
     if (p.adopted) {
       const applied = p.appliedJseq;
@@ -541,8 +538,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   };
 
   private hasWork(): boolean {
-    // With the journal, background deletion belongs to the applier.
-    return this.pending || this.released.size > 0 || this.gcNew.length > 0 || (!this.journaling && this.gcQueue.length > 0);
+    // Background deletion belongs to the journal applier.
+    return this.pending || this.released.size > 0 || this.gcNew.length > 0;
   }
 
   /** Write everything pending as one transaction. */
@@ -568,30 +565,22 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     b.userData = this.hasUserWork();
     const referenced = new Set<number>();
     const iw = new SidWriter(st);
-    if (this.journaling) {
-      // One frame for the turn, one durable write; LMDB gets the frame later.
-      st.rec = this.frame;
-      try {
-        this.fill(b, iw, referenced);
-      } finally {
-        st.rec = null;
-      }
-      this.pending = false;
-      this.inflight = b;
-      if (b.userData) this.lastDataSeq = b.seq;
-      const j = this.journal;
-      if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
-      const frame = this.frame.finish(this.jseq + 1);
-      const err = j.append(frame);
-      if (err === null) this.journaled(b, frame);
-      else this.failed(b, err);
-      return;
+    // One frame for the batch, one write; LMDB gets the frame later (the journal applier).
+    st.rec = this.frame;
+    try {
+      this.fill(b, iw, referenced);
+    } finally {
+      st.rec = null;
     }
-    const commit = st.write(() => this.fill(b, iw, referenced));
     this.pending = false;
     this.inflight = b;
     if (b.userData) this.lastDataSeq = b.seq;
-    commit.then(() => this.done(b), (err) => this.failed(b, err));
+    const j = this.journal;
+    if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
+    const frame = this.frame.finish(this.jseq + 1);
+    const err = j.append(frame);
+    if (err === null) this.journaled(b, frame);
+    else this.failed(b, err);
   }
 
   /** Batch `b` is in the journal as `frame` (durable with always; synced within a second with everysec). */
@@ -629,9 +618,6 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         b.gcAdded.push(g);
       }
       this.gcNew = [];
-      // Background deletion: a full step when idle, a small one alongside user writes (with
-      // the journal, the applier does it).
-      if (!this.journaling && this.gcQueue.length > 0) this.gcStep(b, b.userData ? GC_STEP / 10 : GC_STEP);
       for (const [k, v] of this.sysPending) {
         st.putSys(k, v);
         b.sys.set(k, v);
@@ -738,12 +724,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const eng = this.eng;
     eng.dirty = Math.max(0, eng.dirty - b.dirtySnap);
     eng.lastSave = Math.floor(now / 1000);
-    if (this.journaling) this.durable(b.seq);
-    else this.durableSeq = b.seq;
-    if (b.gcDone.length > 0) {
-      const gone = new Set(b.gcDone);
-      this.gcQueue = this.gcQueue.filter((g) => !gone.has(g.id));
-    }
+    this.durable(b.seq);
     for (const g of b.gcAdded) this.gcQueue.push(g);
     this.clearError();
     this.releaseHolds();
@@ -905,17 +886,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** everysec: once a second, the journal frames written so far go to disk. */
   private periodicSync(): void {
     if (this.error !== null || this.closed) return;
-    if (this.journaling) {
-      this.journal.sync((err) => {
-        if (err === null) this.lastSyncTime = Date.now();
-        else this.setError(describeError(err, this.opts.dir));
-      });
-      return;
-    }
-    this.store.syncNow().then(
-      () => { this.lastSyncTime = Date.now(); },
-      (err) => this.setError(describeError(err, this.store.path)),
-    );
+    this.journal.sync((err) => {
+      if (err === null) this.lastSyncTime = Date.now();
+      else this.setError(describeError(err, this.opts.dir));
+    });
   }
 
   /** Enter the MISCONF state: write commands are refused, reads go on. */
@@ -947,7 +921,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   /** Journal frames not yet in LMDB (and LMDB accepting them). */
   private applyWaits(): boolean {
-    return this.journaling && (this.applying || (this.applyQueue.length > 0 && this.applyError === null));
+    return this.applying || (this.applyQueue.length > 0 && this.applyError === null);
   }
 
   private notifyIdle(): void {

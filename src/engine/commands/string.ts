@@ -209,7 +209,7 @@ function setGeneric(
       return;
     }
   }
-  const e = db.set(key, arg(argv, valIdx), (flags & KEEPTTL) !== 0);
+  const e = db.set(key, arg(argv, valIdx), (flags & KEEPTTL) !== 0, expIdx !== 0);
   // A past EXAT/PXAT deletes the key at once (Redis 7.0 leaves it to lazy expiry).
   if (expIdx !== 0) db.setExpire(e, when);
   if (!(flags & GET)) {
