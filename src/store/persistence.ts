@@ -15,8 +15,8 @@
  *                         for the disk (a killed process loses at most those 100 ms); the
  *                         journal is synced every second (a machine crash loses about a
  *                         second). Replies never wait.
- *   Both: the journal applier gives LMDB the frames every 5 seconds (or 16 MB), in
- *   transactions of up to 2 MB, so a B-tree page rewritten by many batches is written once.
+ *   Both: the journal applier gives LMDB the frames every 5 seconds (or 8 MB), in
+ *   transactions of up to 4 MB, so a B-tree page rewritten by many batches is written once.
  *   appendfsync no        nothing is opened or written (MemoryOnly below).
  *
  * Failures (disk full, read-only file system...): the batch's keys go back to the dirty sets,
@@ -54,10 +54,11 @@ const EVERYSEC_BATCH_MS = 100;
  * writes that is most pages whatever the batch's length, so fewer commits write far less
  * (SET of 100,000 random keys with always: 1 s -> 5 s took our CPU from 27-28 to 24-26 us per
  * command and throughput from 0.62-0.66x to 0.81-0.94x of Redis, whose fsyncs then compete
- * less with LMDB's flush). The bytes bound what a restart replays (16 MB: about 0.3 s).
+ * less with LMDB's flush). The bytes bound what a restart after a crash replays before it
+ * answers: 8 MB of 50-byte SETs of random keys, about 0.6 s here (16 MB took 1.3 s).
  */
 const APPLY_MS = 5000;
-const APPLY_BYTES = 16 * 1024 * 1024;
+const APPLY_BYTES = 8 * 1024 * 1024;
 /**
  * Frames per LMDB transaction at most, in bytes: the main thread queues a transaction's
  * records in one turn, about 25 ms per MB (4 MB: ~100 ms without serving commands), and
