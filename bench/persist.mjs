@@ -114,12 +114,21 @@ async function waitReady(port, proc, t0, timeoutMs = 120000) {
   }
 }
 
-async function startOurs(dir, mode) {
+async function startOurs(dir, mode, attempt = 1) {
   const port = await freePort();
   const t0 = performance.now();
-  const proc = track(spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '0', '--dir', dir, '--appendfsync', mode]), { stdio: 'ignore' }));
-  const readyMs = await waitReady(port, proc, t0);
-  return { port, proc, readyMs, t0, name: 'ours' };
+  const proc = track(spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '0', '--dir', dir, '--appendfsync', mode]), { stdio: ['ignore', 'ignore', 'pipe'] }));
+  let stderr = '';
+  proc.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
+  try {
+    const readyMs = await waitReady(port, proc, t0);
+    return { port, proc, readyMs, t0, name: 'ours' };
+  } catch (err) {
+    await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
+    // The free port was taken between the probe and the listen (other programs on the machine).
+    if (attempt < 3 && /EADDRINUSE/.test(stderr)) return startOurs(dir, mode, attempt + 1);
+    throw new Error(`${err.message}: ${stderr.trim()}`);
+  }
 }
 
 async function startRedis(dir, mode) {
