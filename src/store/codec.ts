@@ -33,8 +33,11 @@
  *      are gone), then clear the log. Each call writes O(changes) records, never O(size).
  *    - `size(v)` and optional `header(v)`: stored in the metadata record (a list keeps its
  *      head/tail indexes there, for instance).
- *    - `decodeWhole(bytes)` and `loadRecords(header, size, items)`: rebuild the value at
- *      start-up; items come in sub-key order and are owned copies.
+ *    - `decodeWhole(bytes)` and `loadBegin(header, size)`: rebuild the value at start-up.
+ *      `loadBegin` returns a `RecordBuilder` that is fed the item records in sub-key order
+ *      (owned copies), possibly across many event-loop turns (a big collection loads in
+ *      steps of ~10 ms), then finishes any remaining build work in bounded pieces (`work`)
+ *      and hands the value over (`end`). `loadRecords` below does it all at once.
  * 4. A value object lives under at most one key at a time (COPY must deep-copy). Moving it
  *    (RENAME, MOVE) keeps its sid: both keys change in the same event turn, so the store sees
  *    the sid released and referenced in one batch and keeps the records.
@@ -84,12 +87,44 @@ export interface CollectionCodec<V extends StoredValue = StoredValue> {
   /** Emit all elements (`all`) or the logged changes; then clear the log. */
   writeRecords(v: V, w: ItemWriter, all: boolean): void;
   decodeWhole(bytes: Buffer): V;
-  loadRecords(header: Buffer, size: number, items: Iterable<ItemRecord>): V;
+  /** Start rebuilding a value of `size` elements from its item records (see RecordBuilder). */
+  loadBegin(header: Buffer, size: number): RecordBuilder<V>;
   /**
    * Optional: called at start-up once the loaded value is in the keyspace (hashes register
    * their field TTLs for active expiry here).
    */
   restored?(v: V, db: Db, key: string): void;
+}
+
+/**
+ * Rebuilds one value from its item records, in pieces: the loader feeds records a chunk per
+ * step and calls `work` until it returns true, so that no step blocks the event loop for long
+ * whatever the size of the value. The value is not in the keyspace until `end`.
+ */
+export interface RecordBuilder<V extends StoredValue = StoredValue> {
+  /** The next item record, in sub-key order (owned copies). */
+  add(sub: Buffer, value: Buffer): void;
+  /**
+   * Optional: build work left once every record is in (a sorted set sorts its pairs and builds
+   * its tree): do about `budget` units of it (elements; cheap ones) and return true once none
+   * is left. Without it, `end` is O(1).
+   */
+  work?(budget: number): boolean;
+  /** The finished value (every record added, `work` done). */
+  end(): V;
+}
+
+/** A value from all its item records at once (point lookups, whole values packed by pack.ts). */
+export function loadRecords<V extends StoredValue>(codec: CollectionCodec<V>, header: Buffer, size: number, items: Iterable<ItemRecord>): V {
+  const b = codec.loadBegin(header, size);
+  for (const { sub, value } of items) b.add(sub, value);
+  return endBuild(b);
+}
+
+/** Finish a builder's remaining work at once and return its value. */
+export function endBuild<V extends StoredValue>(b: RecordBuilder<V>): V {
+  if (b.work !== undefined) while (!b.work(Infinity));
+  return b.end();
 }
 
 const codecs: (CollectionCodec | undefined)[] = [];

@@ -19,7 +19,7 @@ export const jsonCodec: CollectionCodec<JsonDoc> = {
     throw new Error('JSON documents are stored whole');
   },
   decodeWhole: (b) => new JsonDoc(parseJson(b, Infinity)),
-  loadRecords() {
+  loadBegin() {
     throw new Error('JSON documents are stored whole');
   },
 };

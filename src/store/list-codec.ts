@@ -15,7 +15,7 @@
  */
 import { T } from '../engine/db.js';
 import { ListValue, elemBytes, elemOf, type Elem } from '../engine/ds/list.js';
-import type { CollectionCodec, ItemRecord, ItemWriter } from './codec.js';
+import type { CollectionCodec, ItemWriter } from './codec.js';
 import { ByteReader, ByteWriter } from './pack.js';
 
 const WHOLE_MAX_LEN = 128;
@@ -111,10 +111,14 @@ export const listCodec: CollectionCodec<ListValue> = {
     return v;
   },
 
-  loadRecords(header, size, items: Iterable<ItemRecord>) {
+  loadBegin(header, size) {
     const v = new ListValue(size);
-    for (const { value } of items) v.pushTail(elemOf(value));
-    v.loaded((header[0] & F_PACKED) !== 0, readPos(header, 1));
-    return v;
+    return {
+      add: (_sub, value) => v.pushTail(elemOf(value)),
+      end() {
+        v.loaded((header[0] & F_PACKED) !== 0, readPos(header, 1));
+        return v;
+      },
+    };
   },
 };

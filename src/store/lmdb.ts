@@ -119,6 +119,20 @@ export class LmdbStore {
       .map(({ key, value }) => (key.length === LONG ? decodeLongItem(value) : { sub: key, value }));
   }
 
+  /**
+   * The item records of object `sid` from LMDB key `from` (inclusive; null: the first), in
+   * sub-key order: `fn` gets the stored sub-key (the short form of a long one, for resuming
+   * after it) and the record's owned sub-key and value; it returns false to stop there.
+   */
+  scanItemsFrom(sid: number, from: Buffer | null, fn: (stored: Buffer, sub: Buffer, value: Buffer) => boolean): void {
+    for (const { key, value } of this.itemsLoad.getRange({ start: (from ?? sidPrefix(sid)) as any, end: sidPrefix(sid + 1) as any })) {
+      if (key.length === LONG) {
+        const r = decodeLongItem(value);
+        if (!fn(key, r.sub, r.value)) break;
+      } else if (!fn(key, key, value)) break;
+    }
+  }
+
   /** Key scratch: fill `kbuf` with the returned writer, then pass its length to put/del. */
   get keyBuf(): Buffer {
     return this.kbuf;

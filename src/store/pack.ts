@@ -4,7 +4,7 @@
  * own item records (a small value is stored inside its metadata record as
  * [header][sub-key, value]... so that one record layout serves both forms).
  */
-import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from './codec.js';
+import { loadRecords, type CollectionCodec, type ItemRecord, type ItemWriter, type StoredValue } from './codec.js';
 import { grown } from '../bytes.js';
 
 /** Bytes a varint of `n` (a non-negative safe integer) takes. */
@@ -171,7 +171,7 @@ export function packWhole<V extends StoredValue>(codec: CollectionCodec<V>, v: V
   return ww.w.done();
 }
 
-/** Rebuild a value stored by packWhole through the codec's `loadRecords`. */
+/** Rebuild a value stored by packWhole through the codec's `loadBegin`. */
 export function unpackWhole<V extends StoredValue>(codec: CollectionCodec<V>, body: Buffer): V {
   const r = new ByteReader(body);
   const header = r.lenBytes();
@@ -181,5 +181,5 @@ export function unpackWhole<V extends StoredValue>(codec: CollectionCodec<V>, bo
     const value = r.lenBytes();
     items.push({ sub, value });
   }
-  return codec.loadRecords(header, items.length, items);
+  return loadRecords(codec, header, items.length, items);
 }

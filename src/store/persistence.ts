@@ -32,7 +32,7 @@ import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
   MF, MetaView, codecFor, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
-  encodeWholeMeta, idKey, isStored, itemKey, metaKey, nsPrefix, sidPrefix,
+  encodeWholeMeta, idKey, isStored, itemKey, loadRecords, metaKey, nsPrefix, sidPrefix,
   type ItemWriter, type StoredValue, SID_BYTES, LONG,
 } from './codec.js';
 import { LmdbStore } from './lmdb.js';
@@ -336,6 +336,19 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.load.keys++;
   }
 
+  /** LoadTarget: a collection the loader built from its records over several steps. */
+  restoreBuilt(db: Db, key: string, v: StoredValue, exp: number, now: number): void {
+    if (exp !== 0 && exp <= now) {
+      this.load.expired++;
+      this.released.add(v.sid);
+      this.keyChanged(db, key);
+      return;
+    }
+    db.restore(key, v, exp);
+    codecFor(v.type)!.restored?.(v, db, key);
+    this.load.keys++;
+  }
+
   /**
    * Start loading the keyspace in the background (once the server listens). Until then, and
    * until it completes, lookups read the keys they need from disk (Db.peek).
@@ -363,7 +376,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       return undefined;
     }
     if (!(m.flags & MF.RECORDS)) return codec.decodeWhole(m.body);
-    const v = codec.loadRecords(m.body, m.size, this.store.scanItems(m.sid));
+    const v = loadRecords(codec, m.body, m.size, this.store.scanItems(m.sid));
     v.sid = m.sid;
     return v;
   }
@@ -480,6 +493,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       `lmdb_records_written:${this.store.stats.puts + this.store.stats.dels}`,
       `lmdb_bytes_written:${this.store.stats.bytes}`,
       `lmdb_load_time_ms:${this.load.ms}`,
+      `lmdb_load_big_records:${this.loader?.bigRecords ?? 0}`,
       // What the batches wrote so far (records put / deleted, key + value bytes): a write's cost.
       `lmdb_records_put:${this.store.stats.puts}`,
       `lmdb_records_deleted:${this.store.stats.dels}`,

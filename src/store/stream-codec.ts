@@ -32,7 +32,7 @@ import { T } from '../engine/db.js';
 import {
   Consumer, ConsumerGroup, Stream, StreamNode, entryBytes, nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
-import type { CollectionCodec, ItemRecord, ItemWriter } from './codec.js';
+import type { CollectionCodec, ItemWriter, RecordBuilder } from './codec.js';
 import { ByteWriter, packWhole, unpackWhole } from './pack.js';
 
 const K_ENTRY = 0x01;
@@ -215,7 +215,8 @@ function writeChanges(s: Stream, w: ItemWriter): void {
 
 // ---------------------------------------------------------------- loading
 
-function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
+/** A stream from its records (entries in id order, then groups, consumers, pending entries). */
+function loadBegin(header: Buffer): RecordBuilder<Stream> {
   const s = new Stream();
   s.lastId = readId(header, 0);
   s.firstId = readId(header, 16);
@@ -224,7 +225,7 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
   s.gidSeq = header.readUInt32BE(56);
   let node: StreamNode | null = null;
   const groups = new Map<number, ConsumerGroup>();
-  for (const { sub, value } of items) {
+  const add = (sub: Buffer, value: Buffer): void => {
     switch (sub[0]) {
       case K_ENTRY: {
         const id = readId(sub, 1);
@@ -297,8 +298,8 @@ function load(header: Buffer, items: Iterable<ItemRecord>): Stream {
       default:
         throw new Error(`unknown stream record kind ${sub[0]}`);
     }
-  }
-  return s;
+  };
+  return { add, end: () => s };
 }
 
 // ---------------------------------------------------------------- the codec
@@ -338,5 +339,5 @@ export const streamCodec: CollectionCodec<Stream> = {
 
   decodeWhole: (b) => unpackWhole(streamCodec, b),
 
-  loadRecords: (header, _size, items) => load(header, items),
+  loadBegin: (header) => loadBegin(header),
 };

@@ -20,7 +20,7 @@ import { T } from '../../dist/engine/db.js';
 import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { loadConfig } from '../../dist/config.js';
 import { Persistence } from '../../dist/store/persistence.js';
-import { registerCodec, type CollectionCodec, type ItemWriter, type ItemRecord, type StoredValue } from '../../dist/store/codec.js';
+import { registerCodec, type CollectionCodec, type ItemWriter, type StoredValue } from '../../dist/store/codec.js';
 
 // ---------------------------------------------------------------- the test-only collection
 
@@ -77,11 +77,15 @@ const testSetCodec: CollectionCodec<TestSet> = {
     }
     return v;
   },
-  loadRecords(_header, size, items: Iterable<ItemRecord>) {
+  loadBegin(_header, size) {
     const v = new TestSet();
-    for (const { sub } of items) v.members.add(sub.toString('latin1'));
-    assert.equal(v.members.size, size, 'metadata size matches the records');
-    return v;
+    return {
+      add: (sub) => v.members.add(sub.toString('latin1')),
+      end() {
+        assert.equal(v.members.size, size, 'metadata size matches the records');
+        return v;
+      },
+    };
   },
 };
 registerCodec(testSetCodec);

@@ -41,6 +41,8 @@ const TAG_MASK = ~POS_MASK;
 const TOMB = -1;
 const MIN_SLOTS = 8;
 const MIN_ARENA = 64;
+/** Loading: after this many entries a table knows its average entry size (`expect`). */
+export const EXPECT_AFTER = 1024;
 /** Garbage below this is never worth a compaction. */
 const MIN_GARBAGE = 4096;
 
@@ -345,6 +347,26 @@ export class DenseTable {
     const a = this.arena;
     const len = readVarint(a, this.offs[p]);
     return hashBytes(a, rp, rp + len);
+  }
+
+  /**
+   * Size an EMPTY table for `n` members (loading a big value: no index rebuild of half a
+   * million members in the middle, which would block for tens of milliseconds).
+   */
+  reserve(n: number): void {
+    if (this.n !== 0 || n <= MIN_SLOTS) return;
+    this.rebuild(n);
+    this.offs = new Uint32Array(n);
+  }
+
+  /**
+   * Loading: grow the arena, once, to hold `n` entries of the average size so far, so that
+   * it does not double later by copying tens of megabytes in one go.
+   */
+  expect(n: number): void {
+    if (this.n === 0 || this.garbage !== 0) return;
+    const want = Math.ceil((this.end / this.n) * n * 1.125);
+    if (want > this.arena.length) this.compact(want);
   }
 
   /** Re-index every member in a table sized for `n` members (drops tombstones). */

@@ -23,9 +23,9 @@
  * hashes it loads with field TTLs, the commands those they give one.
  */
 import { T, type Db } from '../db.js';
-import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
-import { DenseTable } from './dense.js';
+import { DenseTable, EXPECT_AFTER } from './dense.js';
 
 export interface HashLimits {
   /** hash-max-listpack-entries */
@@ -359,22 +359,29 @@ export class HashValue implements StoredValue {
     return b;
   }
 
-  /** A hashtable hash from its records. */
-  static loadRecords(size: number, items: Iterable<ItemRecord>): HashValue {
+  /** A hashtable hash from its records, fed a chunk at a time (the table sized first). */
+  static loadBegin(size: number): RecordBuilder<HashValue> {
     const h = new HashValue();
     h.lp = null;
     const ht = h.ht = new DenseTable(true);
-    for (const { sub, value } of items) {
-      const f = sub.latin1Slice(0, sub.length);
-      if (value[0] === 1) {
-        ht.set(f, value.latin1Slice(7, value.length));
-        h.loadTtl(f, value.readUIntLE(1, 6));
-      } else {
-        ht.set(f, value.latin1Slice(1, value.length));
-      }
-    }
-    if (ht.size !== size) console.warn(`persistence: a hash has ${ht.size} field records, its metadata says ${size}`);
-    return h;
+    ht.reserve(size);
+    return {
+      add(sub, value) {
+        // Its bytes sized from the first records' (the arena does not double by copying later).
+        if (ht.size === EXPECT_AFTER && size > 2 * EXPECT_AFTER) ht.expect(size);
+        const f = sub.latin1Slice(0, sub.length);
+        if (value[0] === 1) {
+          ht.set(f, value.latin1Slice(7, value.length));
+          h.loadTtl(f, value.readUIntLE(1, 6));
+        } else {
+          ht.set(f, value.latin1Slice(1, value.length));
+        }
+      },
+      end() {
+        if (ht.size !== size) console.warn(`persistence: a hash has ${ht.size} field records, its metadata says ${size}`);
+        return h;
+      },
+    };
   }
 
   private loadTtl(f: string, at: number): void {
@@ -397,7 +404,7 @@ export const hashCodec: CollectionCodec<HashValue> = {
   size: (h) => h.size,
   writeRecords: (h, w, all) => h.storeRecords(w, all),
   decodeWhole: (b) => HashValue.loadWhole(b),
-  loadRecords: (_header, size, items) => HashValue.loadRecords(size, items),
+  loadBegin: (_header, size) => HashValue.loadBegin(size),
   // Fields whose TTL ran out while the server was down go at the first sweep (or access).
   restored: (h, db, key) => trackVolatile(db, key, h),
 };

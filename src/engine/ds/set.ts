@@ -22,9 +22,9 @@
  * write costs one record whatever the size of the set.
  */
 import { T } from '../db.js';
-import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { EMPTY, Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
-import { DenseTable } from './dense.js';
+import { DenseTable, EXPECT_AFTER } from './dense.js';
 
 export interface SetLimits {
   /** set-max-intset-entries */
@@ -424,14 +424,24 @@ export class SetValue implements StoredValue {
     this.changed = null;
   }
 
-  /** A hashtable set from its records. */
-  static loadRecords(size: number, items: Iterable<ItemRecord>): SetValue {
+  /** A hashtable set from its records, fed a chunk at a time (the table sized first). */
+  static loadBegin(size: number): RecordBuilder<SetValue> {
     const s = new SetValue(ENC_HT);
     const ht = s.ht!;
-    for (const { sub } of items) ht.add(sub.latin1Slice(0, sub.length));
-    if (ht.size !== size) console.warn(`persistence: a set has ${ht.size} member records, its metadata says ${size}`);
-    return s;
+    ht.reserve(size);
+    return {
+      add(sub) {
+        // Its bytes sized from the first records' (the arena does not double by copying later).
+        if (ht.size === EXPECT_AFTER && size > 2 * EXPECT_AFTER) ht.expect(size);
+        ht.add(sub.latin1Slice(0, sub.length));
+      },
+      end() {
+        if (ht.size !== size) console.warn(`persistence: a set has ${ht.size} member records, its metadata says ${size}`);
+        return s;
+      },
+    };
   }
+
 }
 
 /** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */
@@ -448,7 +458,7 @@ export const setCodec: CollectionCodec<SetValue> = {
   size: (s) => s.size,
   writeRecords: (s, w, all) => s.storeRecords(w, all),
   decodeWhole: (b) => SetValue.loadWhole(b),
-  loadRecords: (_header, size, items) => SetValue.loadRecords(size, items),
+  loadBegin: (_header, size) => SetValue.loadBegin(size),
 };
 
 /** `count` distinct indexes in [0, size), in random order (partial Fisher-Yates). */

@@ -12,7 +12,7 @@
  * record whatever the size of the set.
  */
 import { T } from '../db.js';
-import type { CollectionCodec, ItemRecord, ItemWriter, StoredValue } from '../../store/codec.js';
+import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { ZTree, type ZCursor } from './zset-tree.js';
 
@@ -219,44 +219,178 @@ export class ZSet implements StoredValue {
     this.changed = null;
   }
 
-  /**
-   * A skiplist-encoded set from its records. They come in member order: already in zset
-   * order when the scores do not decrease along it (all equal, as in lexicographic sets), else
-   * sorted by score (ties by member) before the tree is built in one pass.
-   */
-  static loadRecords(size: number, items: Iterable<ItemRecord>): ZSet {
-    let scores = new Float64Array(Math.max(size, 16));
-    const members: string[] = [];
-    let n = 0;
-    for (const { sub, value } of items) {
-      if (n === scores.length) {
-        const grown = new Float64Array(2 * n);
-        grown.set(scores);
-        scores = grown;
-      }
-      scores[n++] = value.readDoubleBE(0);
-      members.push(sub.latin1Slice(0, sub.length));
-    }
-    if (n !== size) console.warn(`persistence: a sorted set has ${n} member records, its metadata says ${size}`);
+  /** A skiplist-encoded set from its records, built in bounded pieces (ZSetBuilder). */
+  static loadBegin(size: number): RecordBuilder<ZSet> {
     const z = new ZSet();
     z.big = true;
-    if (!z.tree.loadSorted(scores, members, n)) {
-      const order = new Uint32Array(n);
-      for (let i = 0; i < n; i++) order[i] = i;
-      order.sort((a, b) => scores[a] - scores[b] || (members[a] < members[b] ? -1 : members[a] > members[b] ? 1 : 0));
-      const s2 = new Float64Array(n);
-      const m2 = new Array<string>(n);
-      for (let i = 0; i < n; i++) {
-        s2[i] = scores[order[i]];
-        m2[i] = members[order[i]];
-      }
-      if (!z.tree.loadSorted(s2, m2, n)) throw new Error('sorted set records: duplicate members');
-    }
-    const dict = z.dict;
-    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
-    return z;
+    return new ZSetBuilder(z, size);
+  }
+}
+
+/**
+ * Builds a big sorted set from its records. They come in member order: each goes into the
+ * member map at once, and its pair into two arrays. When the scores do not decrease along the
+ * member order (all equal, as in lexicographic sets) that is the zset order already; otherwise
+ * the pairs are merge-sorted by score (ties by member) in bounded pieces (PairSort). The
+ * order-statistics tree is then built by appending the pairs in order, a piece at a time too,
+ * so no step of a background load takes long whatever the size of the set.
+ */
+class ZSetBuilder implements RecordBuilder<ZSet> {
+  private scores: Float64Array;
+  private members: string[];
+  private n = 0;
+  /** The pairs seen so far are in zset order. */
+  private inOrder = true;
+  private sort: PairSort | null = null;
+  /** Pairs appended to the tree so far (once sorted). */
+  private built = 0;
+
+  constructor(private readonly z: ZSet, private readonly size: number) {
+    this.scores = new Float64Array(Math.max(size, 16));
+    // Sized at once: growing a million-slot array copies it in one go.
+    this.members = new Array<string>(size);
   }
 
+  add(sub: Buffer, value: Buffer): void {
+    const n = this.n;
+    if (n === this.scores.length) {
+      const grown = new Float64Array(2 * n);
+      grown.set(this.scores);
+      this.scores = grown;
+    }
+    const score = value.readDoubleBE(0);
+    const member = sub.latin1Slice(0, sub.length);
+    if (this.inOrder && n > 0) {
+      const prev = this.scores[n - 1];
+      if (!(prev < score || (prev === score && this.members[n - 1] < member))) this.inOrder = false;
+    }
+    this.scores[n] = score;
+    this.members[n] = member;
+    this.z.dict.set(member, score);
+    this.n = n + 1;
+  }
+
+  work(budget: number): boolean {
+    const n = this.n;
+    if (!this.inOrder) {
+      let sort = this.sort;
+      if (sort === null) {
+        sort = this.sort = new PairSort(this.scores, this.members, n);
+        this.scores = new Float64Array(0); // the sort has its own copy
+      }
+      if (!sort.run(budget)) return false;
+    }
+    const tree = this.z.tree;
+    const sort = this.sort;
+    const scores = sort === null ? this.scores : sort.keys;
+    const order = sort === null ? null : sort.order;
+    const members = this.members;
+    const stop = Math.min(n, this.built + budget);
+    for (let k = this.built; k < stop; k++) {
+      const s = scores[k];
+      const m = order === null ? members[k] : members[order[k]];
+      if (k > 0) {
+        // Sub-keys are unique: equal neighbours would be records of one member twice.
+        const ps = scores[k - 1];
+        const pm = order === null ? members[k - 1] : members[order[k - 1]];
+        if (!(ps < s || (ps === s && pm < m))) throw new Error('sorted set records: duplicate members');
+      }
+      tree.insert(s, m);
+    }
+    this.built = stop;
+    return stop === n;
+  }
+
+  end(): ZSet {
+    if (this.n !== this.size) console.warn(`persistence: a sorted set has ${this.n} member records, its metadata says ${this.size}`);
+    this.members = [];
+    this.sort = null;
+    return this.z;
+  }
+}
+
+/**
+ * Bottom-up merge sort of (score, index) pairs by score, then by member, that can stop and
+ * resume anywhere: `run(budget)` moves about `budget` pairs. Scores travel with their
+ * indexes, so comparisons read memory in sequence (members only on equal scores).
+ */
+class PairSort {
+  /** Once sorted: the scores in zset order, and the index of each pair's member. */
+  keys: Float64Array;
+  order: Uint32Array;
+  private tmpKeys: Float64Array;
+  private tmpOrder: Uint32Array;
+  private width = 1;
+  /** The merge in progress: runs [i, mid) and [j, hi) into position k. */
+  private lo = 0;
+  private i = 0;
+  private mid = 0;
+  private j = 0;
+  private hi = 0;
+  private k = 0;
+  private merging = false;
+
+  constructor(scores: Float64Array, private readonly members: readonly string[], private readonly n: number) {
+    this.keys = scores.slice(0, n);
+    this.order = new Uint32Array(n);
+    for (let x = 0; x < n; x++) this.order[x] = x;
+    this.tmpKeys = new Float64Array(n);
+    this.tmpOrder = new Uint32Array(n);
+  }
+
+  run(budget: number): boolean {
+    const n = this.n;
+    const members = this.members;
+    while (this.width < n) {
+      if (!this.merging) {
+        if (this.lo >= n) {
+          // Pass complete: its output becomes the next pass's input.
+          [this.keys, this.tmpKeys] = [this.tmpKeys, this.keys];
+          [this.order, this.tmpOrder] = [this.tmpOrder, this.order];
+          this.width *= 2;
+          this.lo = 0;
+          continue;
+        }
+        const lo = this.lo;
+        this.mid = Math.min(lo + this.width, n);
+        this.hi = Math.min(lo + 2 * this.width, n);
+        this.i = lo;
+        this.j = this.mid;
+        this.k = lo;
+        this.merging = true;
+      }
+      if (budget <= 0) return false;
+      const ks = this.keys, os = this.order, kd = this.tmpKeys, od = this.tmpOrder;
+      const mid = this.mid, hi = this.hi;
+      let i = this.i, j = this.j, k = this.k;
+      const stop = Math.min(hi, k + budget);
+      while (k < stop) {
+        // Take the right run's pair only when strictly smaller: stable, and ties by member.
+        let right = false;
+        if (i >= mid) right = true;
+        else if (j < hi) {
+          const a = ks[i], b = ks[j];
+          right = b < a || (b === a && members[os[j]] < members[os[i]]);
+        }
+        if (right) {
+          kd[k] = ks[j];
+          od[k++] = os[j++];
+        } else {
+          kd[k] = ks[i];
+          od[k++] = os[i++];
+        }
+      }
+      budget -= k - this.k;
+      this.i = i;
+      this.j = j;
+      this.k = k;
+      if (k === hi) {
+        this.merging = false;
+        this.lo = hi;
+      }
+    }
+    return true;
+  }
 }
 
 /** Scratch of loadWhole (values are decoded one at a time). */
@@ -283,5 +417,5 @@ export const zsetCodec: CollectionCodec<ZSet> = {
   size: (z) => z.size,
   writeRecords: (z, w, all) => z.storeRecords(w, all),
   decodeWhole: (b) => ZSet.loadWhole(b),
-  loadRecords: (_header, size, items) => ZSet.loadRecords(size, items),
+  loadBegin: (_header, size) => ZSet.loadBegin(size),
 };
