@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs as start, startRedis, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
+import { describeKey, snapshot } from '../helpers/keyspace.js';
 
 const SLOW = { REDSTASH_LOAD_STEP: '20', REDSTASH_LOAD_PAUSE_MS: '10', REDSTASH_LOAD_DEFER: '100' };
 const N = 1500;
@@ -63,31 +64,6 @@ const TOUCH: Record<string, Cmd[]> = {
   stream: [['XLEN', 'big'], ['XRANGE', 'big', '7-0', '9-0'], ['XADD', 'big', '99999-0', 'f', 'z'], ['XACK', 'big', 'g', '1-0'],
     ['XPENDING', 'big', 'g'], ['XLEN', 'big']],
 };
-
-/** A key's type, content and TTL presence. */
-async function describeKey(r: Redis, key: string): Promise<string> {
-  const type = await r.type(key);
-  let v: unknown = null;
-  if (type === 'string') v = (await r.getBuffer(key))!.toString('latin1');
-  else if (type === 'hash') v = Object.entries(await r.hgetall(key)).sort();
-  else if (type === 'list') v = await r.lrange(key, 0, -1);
-  else if (type === 'set') v = (await r.smembers(key)).sort();
-  else if (type === 'zset') v = await r.zrange(key, '0', '-1', 'WITHSCORES');
-  else if (type === 'stream') v = [await r.xrange(key, '-', '+'), await r.call('XPENDING', key, 'g')];
-  const pttl = await r.pttl(key);
-  return JSON.stringify([type, v, pttl > 0 ? 'ttl' : pttl]);
-}
-
-/** Every key of dbs 0 and 3, described (KEYS: loads everything left). */
-async function snapshot(r: Redis): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const db of [0, 3]) {
-    await r.select(db);
-    for (const k of (await r.keys('*')).sort()) out[`${db}:${k}`] = await describeKey(r, k);
-  }
-  await r.select(0);
-  return out;
-}
 
 const field = (info: string, name: string): number => Number(new RegExp(`${name}:(\\d+)`).exec(info)![1]);
 

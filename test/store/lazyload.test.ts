@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
+import { describeKey, snapshot } from '../helpers/keyspace.js';
 
 // One record per step, 25 ms apart; collections of 100+ elements (big:*) loaded after the rest.
 const SLOW = { REDSTASH_LOAD_STEP: '1', REDSTASH_LOAD_PAUSE_MS: '25', REDSTASH_LOAD_DEFER: '100' };
@@ -46,30 +47,6 @@ function fillCommands(): Cmd[] {
   for (let i = 0; i < 50; i++) cmds.push(['SET', `d3:${i}`, `three${i}`]);
   cmds.push(['HSET', 'd3:h', 'x', '1'], ['SELECT', '0']);
   return cmds;
-}
-
-/** A key's type, content (order-free where Redis's order is unspecified) and TTL presence. */
-async function describeKey(r: Redis, key: string): Promise<string> {
-  const type = await r.type(key);
-  let v: unknown = null;
-  if (type === 'string') v = (await r.getBuffer(key))!.toString('latin1');
-  else if (type === 'hash') v = Object.entries(await r.hgetall(key)).sort();
-  else if (type === 'list') v = await r.lrange(key, 0, -1);
-  else if (type === 'set') v = (await r.smembers(key)).sort();
-  else if (type === 'zset') v = await r.zrange(key, '0', '-1', 'WITHSCORES');
-  const pttl = await r.pttl(key);
-  return JSON.stringify([type, v, pttl > 0 ? 'ttl' : pttl]);
-}
-
-/** Every key of dbs 0 and 3, described (KEYS: loads everything left). */
-async function snapshot(r: Redis): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const db of [0, 3]) {
-    await r.select(db);
-    for (const k of (await r.keys('*')).sort()) out[`${db}:${k}`] = await describeKey(r, k);
-  }
-  await r.select(0);
-  return out;
 }
 
 async function loadingNow(r: Redis): Promise<boolean> {
