@@ -318,10 +318,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** LoadTarget: one metadata record read from disk (background pass or on-demand lookup). */
   restore(db: Db, key: string, m: MetaView, now: number): void {
     if (m.exp !== 0 && m.exp <= now) {
-      // Expired while we were down: gone, and deleted on disk by the next batch.
-      this.load.expired++;
-      if (m.flags & MF.RECORDS) this.released.add(m.sid);
-      this.keyChanged(db, key);
+      this.expiredOnDisk(db, key, m.flags & MF.RECORDS ? m.sid : 0);
       return;
     }
     if (m.type === 0) {
@@ -330,23 +327,27 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       return;
     }
     const value = this.decodeValue(m);
-    if (value === undefined) return;
-    db.restore(key, value, m.exp);
-    codecFor(m.type)!.restored?.(value as StoredValue, db, key);
-    this.load.keys++;
+    if (value !== undefined) this.install(db, key, value as StoredValue, m.exp);
   }
 
   /** LoadTarget: a collection the loader built from its records over several steps. */
   restoreBuilt(db: Db, key: string, v: StoredValue, exp: number, now: number): void {
-    if (exp !== 0 && exp <= now) {
-      this.load.expired++;
-      this.released.add(v.sid);
-      this.keyChanged(db, key);
-      return;
-    }
+    if (exp !== 0 && exp <= now) this.expiredOnDisk(db, key, v.sid);
+    else this.install(db, key, v, exp);
+  }
+
+  /** A loaded value goes into the keyspace (its codec registers what it needs, e.g. field TTLs). */
+  private install(db: Db, key: string, v: StoredValue, exp: number): void {
     db.restore(key, v, exp);
     codecFor(v.type)!.restored?.(v, db, key);
     this.load.keys++;
+  }
+
+  /** Expired while we were down: gone, and deleted on disk by the next batch (with its records, `sid` != 0). */
+  private expiredOnDisk(db: Db, key: string, sid: number): void {
+    this.load.expired++;
+    if (sid !== 0) this.released.add(sid);
+    this.keyChanged(db, key);
   }
 
   /**

@@ -441,7 +441,6 @@ export class SetValue implements StoredValue {
       },
     };
   }
-
 }
 
 /** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */

@@ -289,10 +289,11 @@ class ZSetBuilder implements RecordBuilder<ZSet> {
     for (let k = this.built; k < stop; k++) {
       const s = scores[k];
       const m = order === null ? members[k] : members[order[k]];
-      if (k > 0) {
-        // Sub-keys are unique: equal neighbours would be records of one member twice.
+      if (order !== null && k > 0) {
+        // Sub-keys are unique: equal neighbours would be records of one member twice (pairs
+        // that came in order were checked by add).
         const ps = scores[k - 1];
-        const pm = order === null ? members[k - 1] : members[order[k - 1]];
+        const pm = members[order[k - 1]];
         if (!(ps < s || (ps === s && pm < m))) throw new Error('sorted set records: duplicate members');
       }
       tree.insert(s, m);
