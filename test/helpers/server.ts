@@ -78,6 +78,19 @@ export interface OursOptions {
 
 /** Start our server. `args` are extra command-line options. */
 export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: OursOptions = {}): Promise<Proc> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOursOnce(args, env, opts);
+    } catch (err) {
+      // A probed free port can be taken before the server binds it (another socket of the
+      // machine got it meanwhile): probe again. Fixed ports are the caller's choice.
+      const raced = opts.port === undefined && opts.httpPort === undefined && /EADDRINUSE/.test(String(err));
+      if (!raced || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startOursOnce(args: string[], env: NodeJS.ProcessEnv, opts: OursOptions): Promise<Proc> {
   const port = opts.port ?? await freePort();
   const httpPort = opts.httpPort ?? await freePort();
   const ownDir = opts.dir === undefined;
@@ -89,7 +102,16 @@ export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}
     env: { ...process.env, ...env },
   });
   const out = track(proc);
-  await waitForPort(port, proc, out);
+  try {
+    await waitForPort(port, proc, out);
+  } catch (err) {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL');
+      await new Promise((r) => proc.once('exit', r));
+    }
+    if (ownDir) fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const stop = stopper(proc);
   return {
     port, httpPort, proc, dir, output: out,
