@@ -18,6 +18,7 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { Argv } from '../resp/argv.js';
 import { replyStats, type ReplySink } from '../resp/reply-sink.js';
 import { Client, type Transport } from '../engine/client.js';
+import type { QueuedReader } from '../engine/output-budget.js';
 import type { Engine } from '../engine/engine.js';
 import { Kind, MessageKind, type Delivery, type Subscriber } from '../engine/pubsub.js';
 import { parseBytes } from '../config.js';
@@ -51,7 +52,7 @@ function encodeDelivery(d: Delivery): Buffer {
 }
 
 /** One open event stream. */
-class Stream implements Subscriber, Transport {
+class Stream implements Subscriber, Transport, QueuedReader {
   readonly kind = 'http' as const;
   closed = false;
   /** Bytes handed to uWS; minus res.getWriteOffset() = bytes still queued for the reader. */
@@ -70,8 +71,20 @@ class Stream implements Subscriber, Transport {
       if (limit > 0 && queued >= limit) {
         console.warn(`SSE stream closed: ${queued} bytes queued for a slow reader (over the pubsub output-buffer limit)`);
         this.res.close(); // onAborted runs the cleanup
+        return;
       }
     }
+    // Last: the total budget may close this very stream.
+    this.eng.outputs.report(this, queued > 0 ? queued : 0);
+  }
+
+  /** QueuedReader: cut off by the total pub/sub output budget. */
+  evict(): void {
+    this.close();
+  }
+
+  describe(): string {
+    return `SSE stream${this.client === null ? '' : ` id=${this.client.id}`}`;
   }
 
   deliver(d: Delivery): void {
@@ -81,6 +94,7 @@ class Stream implements Subscriber, Transport {
   cleanup(): void {
     if (this.closed) return;
     this.closed = true;
+    this.eng.outputs.forget(this);
     this.streams.delete(this);
     this.eng.pubsub.drop(this);
     if (this.client) this.eng.unregister(this.client);

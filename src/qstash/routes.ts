@@ -9,6 +9,7 @@ import type { V2Handler, V2Request, V2Response } from '../http/v2.js';
 import { HttpError, QStashService, arrays, isUrl, shown } from './service.js';
 import { compileRetryDelay, parseDuration, parseFlowValue } from './expr.js';
 import { decodeCursor } from './log-query.js';
+import { CANCEL_PARAMS, DLQ_PARAMS, checkParams } from './params.js';
 import type { DlqRec, MessageRec, MessageSpec, ScheduleRec } from './types.js';
 
 type Headers = ReadonlyMap<string, string>;
@@ -275,6 +276,13 @@ function matchFilter(m: MessageRec, q: URLSearchParams): boolean {
   return true;
 }
 
+/** fromDate/toDate (ms) around a record's time: a malformed bound is a 400, never ignored. */
+function inDates(at: number, q: URLSearchParams): boolean {
+  const from = dateParam(q, 'fromDate');
+  const to = dateParam(q, 'toDate');
+  return (from === undefined || at >= from) && (to === undefined || at <= to);
+}
+
 async function messages(svc: QStashService, req: V2Request): Promise<V2Response> {
   const id = req.segments[1];
   if (id !== undefined && id !== '') {
@@ -289,8 +297,21 @@ async function messages(svc: QStashService, req: V2Request): Promise<V2Response>
     return err(405, 'method not allowed');
   }
   if (req.method !== 'DELETE') return err(405, 'method not allowed');
-  const ids = req.query.getAll('messageIds');
-  const targets = ids.length > 0 ? ids : [...svc.listMessages()].filter((m) => matchFilter(m, req.query)).map((m) => m.messageId);
+  const q = req.query;
+  checkParams(q, CANCEL_PARAMS, 'DELETE /v2/messages');
+  const ids = q.getAll('messageIds');
+  if (ids.length > 0) {
+    let n = 0;
+    for (const x of ids) if (await svc.cancel(x)) n++;
+    return json({ cancelled: n });
+  }
+  // No filter at all cancels every message, as the service does; `count` bounds one call.
+  const count = q.has('count') ? countParam(q, 0, Number.MAX_SAFE_INTEGER) : Infinity;
+  const targets: string[] = [];
+  for (const m of svc.listMessages()) {
+    if (targets.length >= count) break;
+    if (matchFilter(m, q) && inDates(m.createdAt, q)) targets.push(m.messageId);
+  }
   let n = 0;
   for (const x of targets) if (await svc.cancel(x)) n++;
   return json({ cancelled: n });
@@ -321,6 +342,7 @@ function dateParam(q: URLSearchParams, name: string): number | undefined {
 
 /** One page of DLQ entries matching the query's filters (dlqIds, or the message filters). */
 function dlqPage(svc: QStashService, q: URLSearchParams, def: number): { items: DlqRec[]; cursor?: string } {
+  checkParams(q, DLQ_PARAMS, '/v2/dlq');
   const count = countParam(q, def, 1000);
   const ids = q.getAll('dlqIds');
   const from = dateParam(q, 'fromDate');

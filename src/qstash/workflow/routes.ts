@@ -12,6 +12,7 @@
 import type { V2Handler, V2Request, V2Response } from '../../http/v2.js';
 import { HttpError, isUrl, type QStashService } from '../service.js';
 import { parseSpec } from '../routes.js';
+import { RUNS_CANCEL_PARAMS, WF_DLQ_PARAMS, checkParams } from '../params.js';
 import { cancelCallback, dlqPage, dlqView, rerun, retryCallback } from './dlq.js';
 import { newRunId, type WorkflowService } from './service.js';
 import type { RunFilter } from './query.js';
@@ -91,22 +92,30 @@ async function runs(wf: WorkflowService, req: V2Request): Promise<V2Response> {
   }
   if (req.method !== 'DELETE') return err(405, 'method not allowed');
   const qs = req.query;
+  checkParams(qs, RUNS_CANCEL_PARAMS, 'DELETE /v2/workflows/runs');
   const ids = qs.getAll('workflowRunIds').flatMap((x) => x.split(',')).filter((x) => x !== '');
-  const url = qs.get('workflowUrl');
+  const urls = qs.getAll('workflowUrl').filter((x) => x !== '');
   const exact = qs.get('workflowUrlExactMatch') === 'true';
   const labels = qs.getAll('label');
   const from = intParam(qs, 'fromDate');
   const to = intParam(qs, 'toDate');
-  const callerIp = qs.get('callerIp');
-  const fck = qs.get('flowControlKey');
-  const count = intParam(qs, 'count') ?? 100;
+  const anyOf = (n: string) => { const w = qs.getAll(n).filter((x) => x !== ''); return (v: string | undefined) => w.length === 0 || (v !== undefined && w.includes(v)); };
+  const callerIp = anyOf('callerIp');
+  const fck = anyOf('flowControlKey');
+  const host = anyOf('host');
+  const path = anyOf('path');
+  const count = intParam(qs, 'count', 1) ?? 100;
   const match = (r: RunRec) => {
-    if (url !== null && url !== '' && !(exact ? r.workflowUrl === url : r.workflowUrl.startsWith(url))) return false;
+    if (urls.length > 0 && !urls.some((u) => (exact ? r.workflowUrl === u : r.workflowUrl.startsWith(u)))) return false;
     if (labels.length > 0 && !(r.labels ?? []).some((l) => labels.includes(l))) return false;
     if (from !== undefined && r.createdAt < from) return false;
     if (to !== undefined && r.createdAt > to) return false;
-    if (callerIp !== null && callerIp !== '' && r.callerIp !== callerIp) return false;
-    if (fck !== null && fck !== '' && r.flowControl?.key !== fck) return false;
+    if (!callerIp(r.callerIp) || !fck(r.flowControl?.key)) return false;
+    if (qs.has('host') || qs.has('path')) {
+      let u: URL | null = null;
+      try { u = new URL(r.workflowUrl); } catch { /* no host or path to match */ }
+      if (!host(u?.host) || !path(u?.pathname)) return false;
+    }
     return true;
   };
   const cancelled = wf.cancelMany(ids, match, count);
@@ -213,6 +222,7 @@ function dlqRoot(wf: WorkflowService, req: V2Request): Promise<V2Response> {
 }
 
 async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
+  checkParams(req.query, WF_DLQ_PARAMS, '/v2/workflows/dlq');
   await wf.committed(); // entries of runs that just failed are read directly
   const s = req.segments;
   const action = s[2];
