@@ -433,7 +433,8 @@ function scheduleView(s: ScheduleRec): Record<string, unknown> {
   const m = s.spec;
   return {
     scheduleId: s.scheduleId, cron: s.cron, createdAt: s.createdAt, destination: s.destination, method: m.method,
-    header: arrays(m.header), ...bodyFields(m.body, 'body', 'bodyBase64'), retries: m.retries, delay: s.delay / 1000,
+    // A schedule created without a body has no body field, as the service shows it.
+    header: arrays(m.header), ...(m.body === '' ? {} : bodyFields(m.body, 'body', 'bodyBase64')), retries: m.retries, delay: s.delay / 1000,
     callback: m.callback, failureCallback: m.failureCallback, callerIp: m.callerIp, callerIP: m.callerIp, isPaused: s.isPaused,
     queueName: m.queueName, flowControlKey: m.flowControl?.key, parallelism: m.flowControl?.parallelism, rate: m.flowControl?.rate,
     period: m.flowControl?.period === undefined ? undefined : m.flowControl.period / 1000, retryDelayExpression: m.retryDelay,
@@ -592,12 +593,11 @@ async function listEvents(svc: QStashService, req: V2Request): Promise<V2Respons
     cursor = d;
   }
   const ids = [...q.getAll('messageIds'), ...q.getAll('messageId')];
-  const one = (n: string) => { const v = q.get(n); return v === null || v === '' ? undefined : v; };
-  const labels = q.getAll('label');
+  const all = (n: string) => { const v = q.getAll(n).filter((x) => x !== ''); return v.length === 0 ? undefined : v; };
   const r = await svc.queryEvents({
-    messageIds: ids.length > 0 ? ids : undefined, states, url: one('url'), topicName: one('topicName'), scheduleId: one('scheduleId'),
-    queueName: one('queueName'), fromDate: dateParam(q, 'fromDate'), toDate: dateParam(q, 'toDate'),
-    labels: labels.length > 0 ? labels : undefined, flowControlKey: one('flowControlKey'),
+    messageIds: ids.length > 0 ? ids : undefined, states, url: all('url'), topicName: all('topicName'), scheduleId: all('scheduleId'),
+    queueName: all('queueName'), host: all('host'), urlPath: all('path'), fromDate: dateParam(q, 'fromDate'), toDate: dateParam(q, 'toDate'),
+    labels: all('label'), flowControlKey: all('flowControlKey'),
     count: countParam(q, 1000, 1000), latestFirst: order === 'latestFirst', cursor,
   });
   const body: Record<string, unknown> = { events: r.events, logs: r.events };

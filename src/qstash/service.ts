@@ -23,7 +23,7 @@ import { open, type RootDatabase, type Database } from 'lmdb';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
 import type { V2Request, V2Response } from '../http/v2.js';
-import { attempt, type Attempt } from './deliver.js';
+import { attempt, canonicalHeader, type Attempt } from './deliver.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
 import type { CallbackOpts, DlqRec, EventQuery, EventRec, FlowControl, MessageRec, MessageSpec, QueueRec, ScheduleRec, TopicRec } from './types.js';
@@ -502,8 +502,8 @@ export class QStashService {
       status = res.status;
       rh = res.headers;
       rbody = res.body;
-      retryAfter = rh['retry-after']?.[0] ?? null;
-      nonRetryable = status === 489 && rh['upstash-nonretryable-error']?.[0] === 'true';
+      retryAfter = rh['Retry-After']?.[0] ?? null;
+      nonRetryable = status === 489 && rh['Upstash-Nonretryable-Error']?.[0] === 'true';
     } catch (err) {
       const e = err as Error & { code?: string };
       error = e.code !== undefined && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message;
@@ -990,11 +990,14 @@ export function shown(m: MessageSpec): { body: string; header: Record<string, st
 }
 
 /** {name: value} -> {name: [value]} (the listing and callback shape). */
+/** Headers as the service shows them: `{Name: [value]}`, names in canonical form. */
 export function arrays(h: Record<string, string>): Record<string, string[]> {
   const o: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(h)) o[k] = [v];
+  for (const [k, v] of Object.entries(h)) o[canonicalHeader(k)] = [v];
   return o;
 }
+
+
 
 function statusText(s: number): string {
   return s === 429 ? 'Too Many Requests' : s >= 500 ? 'Server Error' : s >= 400 ? 'Client Error' : 'Unexpected Status';

@@ -11,6 +11,7 @@
  */
 import type { V2Handler, V2Request, V2Response } from '../../http/v2.js';
 import { HttpError, isUrl, type QStashService } from '../service.js';
+import { canonicalHeader } from '../deliver.js';
 import { parseSpec } from '../routes.js';
 import { RUNS_CANCEL_PARAMS, WF_DLQ_PARAMS, checkParams } from '../params.js';
 import { cancelCallback, dlqPage, dlqView, rerun, retryCallback } from './dlq.js';
@@ -86,7 +87,13 @@ async function runs(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     if (req.method !== 'DELETE') return err(405, 'method not allowed');
     // No `cancel` parameter: a cancel. cancel=false: the run's successful end.
     const cancel = req.query.get('cancel') !== 'false';
-    if (!wf.complete(id, cancel, req.body)) return err(400, `workflow run ${id} does not exist or is not active`);
+    if (!wf.complete(id, cancel, req.body)) {
+      // A run that already ended (cancelled, deleted, finished) is done: the service answers 2xx
+      // again, as for the first call; a run it never had is an error.
+      const known = await wf.query<{ runs: unknown[] }>({ kind: 'wfRuns', workflowRunId: id, count: 1, trimBody: 0 });
+      if (known.runs.length === 0) return err(400, `workflow run ${id} does not exist or is not active`);
+      return json(cancel ? { cancelled: 0 } : {});
+    }
     await wf.committed();
     return json(cancel ? { cancelled: 1 } : {});
   }
@@ -203,7 +210,7 @@ async function hook(wf: WorkflowService, req: V2Request): Promise<V2Response> {
   if (s.length !== 5) return err(404, 'not found');
   const [, , , runId, eventId] = s;
   const header: Record<string, string[]> = {};
-  for (const [k, v] of req.headers) header[k] = [v];
+  for (const [k, v] of req.headers) header[canonicalHeader(k)] = [v];
   const data = {
     method: req.method, header, body: req.body.toString('base64'),
     proto: (req.headers.get('x-forwarded-proto') ?? 'http').split(',')[0].trim(), host: req.headers.get('host') ?? '',
