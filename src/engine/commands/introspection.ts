@@ -9,6 +9,7 @@ import type { CommandDef } from '../command.js';
 import { F, FLAG_NAMES } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
+import { commandHasKeys, commandKeys, keyFlagNames } from '../keys.js';
 
 /** One COMMAND INFO entry: name, arity, flags, first, last, step, categories, tips, key specs, subcommands. */
 function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
@@ -113,25 +114,47 @@ function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
-// COMMAND GETKEYS command [arg ...]
-function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+// COMMAND GETKEYS command [arg ...] / COMMAND GETKEYSANDFLAGS command [arg ...]
+function getkeysReply(c: Client, argv: Argv, out: ReplySink, withFlags: boolean): void {
   const inner = argv.tail(2);
   const def = c.engine.registry.lookup(inner);
   if (def === undefined) {
     out.error('ERR Invalid command specified');
     return;
   }
+  if (!commandHasKeys(def)) {
+    out.error('ERR The command has no key arguments');
+    return;
+  }
   if ((def.arity > 0 && inner.count !== def.arity) || inner.count < -def.arity) {
     out.error('ERR Invalid number of arguments specified for command');
     return;
   }
-  const idx = c.engine.registry.keyIndexes(def, inner);
-  if (idx.length === 0 && !(def.flags & F.NO_MANDATORY_KEYS)) {
-    out.error('ERR The command has no key arguments');
+  const keys = commandKeys(def, inner);
+  if (keys.length === 0 && !(def.flags & F.NO_MANDATORY_KEYS)) {
+    out.error('ERR Invalid arguments specified for command');
     return;
   }
-  out.array(idx.length);
-  for (const i of idx) out.bulk(inner.copy(i));
+  out.array(keys.length);
+  for (const k of keys) {
+    if (!withFlags) {
+      out.bulk(inner.copy(k.pos));
+      continue;
+    }
+    out.array(2);
+    out.bulk(inner.copy(k.pos));
+    const names = keyFlagNames(k.flags);
+    out.array(names.length);
+    for (const n of names) out.simple(n);
+  }
+}
+
+function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeysReply(c, argv, out, false);
+}
+
+function getkeysandflagsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeysReply(c, argv, out, true);
 }
 
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
@@ -202,6 +225,7 @@ export default family('introspection', ['connection'], [
     row('info',       -2,   SUB,       [0, 0, 0], infoCommand),
     row('docs',       -2,   SUB,       [0, 0, 0], docsCommand),
     row('getkeys',    -4,   SUB,       [0, 0, 0], getkeysCommand),
+    row('getkeysandflags', -4, SUB,     [0, 0, 0], getkeysandflagsCommand),
     row('list',       -2,   SUB,       [0, 0, 0], listCommand),
     row('help',        2,   SUB,       [0, 0, 0], helpCommand),
   ], commandCommand),

@@ -38,6 +38,7 @@ import { SetValue } from '../ds/set.js';
 import { ZSet } from '../ds/zset.js';
 import { HashValue } from '../ds/hash.js';
 import { listFill, longArg, lookupRead, lookupWrite } from './typed-helpers.js';
+import { KF, type KeyRef } from '../keys.js';
 
 const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
@@ -495,23 +496,24 @@ function sortRoCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /**
- * sortGetKeys: the sorted key, plus the destination of the last STORE. Options are skipped
- * with their argument counts (LIMIT 2, GET 1, BY 1), so a pattern spelled "store" is no key.
+ * Redis's sortGetKeys: the sorted key, plus the destination of the last STORE. Options are
+ * skipped with their argument counts (LIMIT 2, GET 1, BY 1), so a pattern spelled "store" is no key.
  */
-function sortKeys(argv: Argv): number[] {
-  const keys = [1];
+function sortKeys(argv: Argv): KeyRef[] {
+  const keys: KeyRef[] = [{ pos: 1, flags: KF.RO | KF.ACCESS }];
   let dest = -1;
   for (let i = 2; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT')) i += 2;
     else if (argv.is(i, 'GET') || argv.is(i, 'BY')) i += 1;
     else if (argv.is(i, 'STORE') && i + 1 < argv.count) dest = i + 1;
   }
-  if (dest >= 0) keys.push(dest);
+  if (dest >= 0) keys.push({ pos: dest, flags: KF.OW | KF.UPDATE });
   return keys;
 }
 
-function sortRoKeys(): number[] {
-  return [1];
+/** Redis's sortROGetKeys. */
+function sortRoKeys(): KeyRef[] {
+  return [{ pos: 1, flags: KF.RO | KF.ACCESS }];
 }
 
 export default family('sort', ['set', 'sortedset', 'list', 'dangerous'], [
