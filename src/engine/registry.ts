@@ -41,6 +41,7 @@ export class Registry {
     r.id = this.all.length;
     const specs = KEY_SPECS[r.name];
     if (specs !== undefined) r.keySpecs = specs.map(parseSpecOf(r.name));
+    else if (r.keys[0] !== 0) r.keySpecs = [legacySpec(r)];
     this.all.push(r);
     if (r.subcommands) for (const s of r.subcommands.values()) this.assign(s);
   }
@@ -51,7 +52,6 @@ export class Registry {
     if (r.name !== r.name.toLowerCase()) throw new Error(`${where}: name must be lower-case`);
     if (r.flags & F.WRITE && r.flags & F.READONLY) throw new Error(`${where}: both write and readonly`);
     if (r.flags & F.MOVABLE_KEYS && !r.getKeys) throw new Error(`${where}: movablekeys needs getKeys`);
-    if ((r.keys[0] !== 0 || r.getKeys) && KEY_SPECS[r.name] === undefined) throw new Error(`${where}: keys need key specs (keyspecs.ts)`);
     if (r.arity === 0) throw new Error(`${where}: arity 0`);
     const [first, last, step] = r.keys;
     if (first > 0) {
@@ -93,6 +93,16 @@ export class Registry {
     const set = aclCategories(def.flags, def.categories);
     return ACL_CATEGORIES.filter((c) => set.has(c));
   }
+}
+
+/**
+ * A row without a key spec in keyspecs.ts (none of Redis's): one spec from its legacy key
+ * positions; a reader reads its keys, anything else needs read and write permission.
+ */
+function legacySpec(r: CommandDef): KeySpec {
+  const [first, last, step] = r.keys;
+  const flags = r.flags & F.READONLY ? 'RO access' : 'RW access update';
+  return parseKeySpec(`${flags} | index ${first} | range ${last < 0 ? last : last - first} ${step} 0`);
 }
 
 function parseSpecOf(name: string): (text: string) => KeySpec {
