@@ -195,6 +195,7 @@ export function registerSse(srv: HttpServer): () => void {
     s.write(Buffer.concat(out));
   };
 
+  const MONITOR_ARGV = Argv.of(['monitor']);
   srv.routes.set('subscribe', subscribeRoute(Kind.CHANNEL, 'subscribe', 'subscribe'));
   srv.routes.set('psubscribe', subscribeRoute(Kind.PATTERN, 'psubscribe', 'psubscribe'));
   srv.routes.set('ssubscribe', subscribeRoute(Kind.SHARD, 'ssubscribe', 'ssubscribe'));
@@ -202,7 +203,7 @@ export function registerSse(srv: HttpServer): () => void {
   srv.routes.set('monitor', (_s, res, _req, ctx) => {
     // MONITOR is an admin command: the standard token (or a user allowed to run it) only.
     const allowed = ctx.access === Access.STANDARD
-      || (typeof ctx.access === 'object' && ctx.access.allowed[eng.registry.commands.get('monitor')?.id ?? -1] === 1);
+      || (typeof ctx.access === 'object' && eng.acl.check(ctx.access, eng.registry.commands.get('monitor')!, MONITOR_ARGV) === null);
     if (!allowed) {
       refuse(res, '400 Bad Request', 'NOPERM this user has no permissions to run the \'monitor\' command');
       return;
