@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { arrayElements } from './harness.js';
+import { KEY_SPECS } from '../../dist/engine/keyspecs.js';
 
 type Doc = Record<string, unknown>;
 type Call = string[];
@@ -267,5 +268,95 @@ describe('ACL key and channel permissions, differential against redis-server', (
     // The outside-key variants were refused (the test compares refusals, not only successes).
     assert.ok(denied > 1000, `only ${denied} refusals`);
     assert.equal(mismatches.length, 0, `${mismatches.length} mismatches:\n  ${mismatches.slice(0, 40).join('\n  ')}`);
+  });
+
+  it('the key-spec table is Redis 7.0.15\'s', async () => {
+    const r = new Redis({ port: redis.port, lazyConnect: true });
+    try {
+      const info = (await r.call('COMMAND')) as unknown[][];
+      const text = (k: Doc) => {
+        const bs = pairs(k.begin_search);
+        const bsSpec = pairs(bs.spec);
+        const fk = pairs(k.find_keys);
+        const fkSpec = pairs(fk.spec);
+        const b = bs.type === 'index' ? `index ${bsSpec.index}` : bs.type === 'keyword' ? `keyword ${bsSpec.keyword} ${bsSpec.startfrom}` : 'unknown';
+        const f = fk.type === 'range' ? `range ${fkSpec.lastkey} ${fkSpec.keystep} ${fkSpec.limit}`
+          : fk.type === 'keynum' ? `keynum ${fkSpec.keynumidx} ${fkSpec.firstkey} ${fkSpec.keystep}` : 'unknown';
+        return `${(k.flags as string[]).join(' ')} | ${b} | ${f}`;
+      };
+      let checked = 0;
+      const visit = (c: unknown[]) => {
+        const name = String(c[0]);
+        const ourSpecs = KEY_SPECS[name];
+        if (ourSpecs !== undefined) {
+          assert.deepEqual(ourSpecs, ((c[8] as unknown[]) ?? []).map((k) => text(pairs(k))), name);
+          checked++;
+        }
+        for (const sub of (c[9] as unknown[][]) ?? []) visit(sub);
+      };
+      for (const c of info) visit(c);
+      assert.ok(checked > 150, `only ${checked} commands checked`);
+    } finally {
+      r.disconnect();
+    }
+  });
+
+  it('channels over TCP: SUBSCRIBE, PSUBSCRIBE (literal patterns), SSUBSCRIBE, PUBLISH, MULTI and EXEC', async () => {
+    const steps: Call[][] = [
+      // [user, ...command] steps, each on the user's connection.
+      [['SUBSCRIBE', 'app:a', 'app:b']],
+      [['SUBSCRIBE', 'app:a', 'out:b']],
+      [['PSUBSCRIBE', 'app:*']],
+      [['PSUBSCRIBE', 'app:x*']],
+      [['PSUBSCRIBE', 'app:*', 'out:*']],
+      [['SSUBSCRIBE', 'app:s']],
+      [['SSUBSCRIBE', 'out:s']],
+      [['PUBLISH', 'out:c', 'm']],
+      [['SPUBLISH', 'out:c', 'm']],
+      [['MULTI'], ['GET', 'out:k'], ['GET', 'app:k'], ['EXEC']],
+      [['MULTI'], ['PUBLISH', 'out:c', 'm'], ['EXEC']],
+      [['MULTI'], ['GET', 'app:k'], ['ACL-CHANGE'], ['EXEC']],
+    ];
+    const mismatches: string[] = [];
+    for (const [name, rules] of USERS) {
+      for (const step of steps) {
+        const conns = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+        const admins = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+        try {
+          for (const [i, a] of admins.entries()) {
+            await a.call('ACL', 'SETUSER', name, 'reset', ...rules);
+            await a.call('ACL', 'LOG', 'RESET');
+            await conns[i].call('AUTH', name, 'pw');
+          }
+          for (const cmd of step) {
+            const replies: Buffer[] = [];
+            for (const [i, c] of conns.entries()) {
+              if (cmd[0] === 'ACL-CHANGE') {
+                // The rules change between queueing and EXEC: EXEC re-checks them.
+                await admins[i].call('ACL', 'SETUSER', name, 'resetkeys', '~other:*');
+                replies.push(Buffer.alloc(0));
+                continue;
+              }
+              c.write(Buffer.from(cmd.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('').replace(/^/, `*${cmd.length}\r\n`)));
+              // (P|S)SUBSCRIBE answer once per channel, up to the refusal.
+              const n = /SUBSCRIBE$/.test(cmd[0]) ? cmd.length - 1 : 1;
+              const parts: Buffer[] = [];
+              for (let k = 0; k < n; k++) {
+                const r = await c.next(2000);
+                parts.push(r);
+                if (r[0] === 0x2d) break;
+              }
+              replies.push(Buffer.concat(parts));
+            }
+            if (!replies[0].equals(replies[1])) mismatches.push(`${name}: ${cmd.join(' ')}\n    ours:  ${show(replies[0])}\n    redis: ${show(replies[1])}`);
+          }
+          const logs = await Promise.all(admins.map(async (a) => logEntries(await a.call('ACL', 'LOG')).join('\n')));
+          if (logs[0] !== logs[1]) mismatches.push(`${name}: ${step.map((c) => c.join(' ')).join('; ')}: ACL LOG\n    ours:  ${logs[0]}\n    redis: ${logs[1]}`);
+        } finally {
+          for (const c of [...conns, ...admins]) c.close();
+        }
+      }
+    }
+    assert.equal(mismatches.length, 0, mismatches.join('\n  '));
   });
 });
