@@ -251,6 +251,7 @@ describe('ACL key and channel permissions, differential against redis-server', (
               await same(`${text} (in EVAL)`, (c) => c.call('EVAL', 'return redis.pcall(unpack(ARGV))', '0', ...v), cmdName);
               await same(`${text} (in FCALL)`, (c) => c.call('FCALL', 'call', '0', ...v), cmdName);
               cAll = admins;
+              await same(`${text}: ACL DRYRUN`, (c) => c.call('ACL', 'DRYRUN', name, ...v), cmdName);
               await same(`${text}: ACL LOG`, async (c) => {
                 const r = await c.call('ACL', 'LOG', '128');
                 await c.call('ACL', 'LOG', 'RESET');
