@@ -407,6 +407,23 @@ export class Acl {
     return { reason: worst === DENIED_CMD ? 'command' : worst === DENIED_KEY ? 'key' : 'channel', index };
   }
 
+  /**
+   * Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess (SORT's BY and GET patterns): may the
+   * user run this command with a selector that reads every key (allkeys, or a "*" pattern
+   * with read permission)?
+   */
+  readsEveryKey(u: AclUser, def: CommandDef, argv: Argv): boolean {
+    if (u.unrestricted) return true;
+    this.keyCache = null;
+    for (let i = -1; i < u.selectors.length; i++) {
+      const s = i < 0 ? u : u.selectors[i];
+      if (this.checkSelector(s, def, argv) !== 0) continue;
+      if (s.allKeys) return true;
+      for (const k of s.keys) if (k.flags & KEY_READ && k.pattern.length === 1 && k.pattern[0] === 42) return true;
+    }
+    return false;
+  }
+
   /** The keys of the command being checked, found once for all selectors. */
   private keyCache: KeyRef[] | null = null;
   /** The argument a refusal is about (set by checkSelector). */

@@ -372,4 +372,36 @@ describe('ACL key and channel permissions, differential against redis-server', (
     }
     assert.equal(mismatches.length, 0, mismatches.join('\n  '));
   });
+
+  it('SORT BY and GET patterns need a selector that reads every key', async () => {
+    const users: Array<[string, string[]]> = [
+      ['s1', ['on', '>pw', '%R~*', '+@all']],
+      ['s2', ['on', '>pw', '~app:*', '+@all', '(~* +sort)']],
+      ['s3', ['on', '>pw', '~app:*', '+@all', '(~* +get)']],
+      ['s4', ['on', '>pw', '%W~*', '~app:*', '+@all']],
+      ['s5', ['on', '>pw', '~app:*', '+@all']],
+    ];
+    const cmds: Call[] = [
+      ['RPUSH', 'app:l', '2', '1'], ['SORT', 'app:l', 'BY', 'app:w_*'], ['SORT', 'app:l', 'BY', 'nosort'],
+      ['SORT', 'app:l', 'GET', '#'], ['SORT_RO', 'app:l', 'GET', 'app:*'], ['SORT', 'app:l', 'BY', 'app:*', 'STORE', 'app:d'],
+    ];
+    const mismatches: string[] = [];
+    for (const [name, rules] of users) {
+      const conns = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+      try {
+        for (const c of conns) {
+          await c.call('ACL', 'SETUSER', 'default', 'on');
+          await c.call('ACL', 'SETUSER', name, 'reset', ...rules);
+          await c.call('AUTH', name, 'pw');
+        }
+        for (const cmd of cmds) {
+          const [a, b] = [await conns[0].call(...cmd), await conns[1].call(...cmd)];
+          if (!a.equals(b)) mismatches.push(`${name}: ${cmd.join(' ')}\n    ours:  ${show(a)}\n    redis: ${show(b)}`);
+        }
+      } finally {
+        for (const c of conns) c.close();
+      }
+    }
+    assert.equal(mismatches.length, 0, mismatches.join('\n  '));
+  });
 });

@@ -164,12 +164,9 @@ function hasStar(pat: string): boolean {
   return nul < 0 || star < nul;
 }
 
-/** ACLUserCheckCmdWithUnrestrictedKeyAccess: may the user read every key? */
-function fullKeyAccess(c: Client): boolean {
-  const u = c.aclUser;
-  if (u.unrestricted || u.allKeys) return true;
-  for (const k of u.keys) if (k.pattern.length === 1 && k.pattern[0] === 42 && k.flags & 1) return true;
-  return false;
+/** BY and GET patterns name any key: the user must be able to read every key (Redis 7.0). */
+function readsEveryKey(c: Client, argv: Argv): boolean {
+  return c.aclUser.unrestricted || c.engine.acl.readsEveryKey(c.aclUser, c.engine.registry.lookup(argv)!, argv);
 }
 
 // ---------------------------------------------------------------- comparison
@@ -317,9 +314,9 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
       sortby = argv.key(++j);
       // A pattern without '*' is constant: nothing to sort by (NOSORT is the usual spelling).
       if (!hasStar(sortby)) dontsort = true;
-      else if (!fullKeyAccess(c)) return out.error(BY_DENIED);
+      else if (!readsEveryKey(c, argv)) return out.error(BY_DENIED);
     } else if (argv.is(j, 'GET') && left >= 1) {
-      if (!fullKeyAccess(c)) return out.error(GET_DENIED);
+      if (!readsEveryKey(c, argv)) return out.error(GET_DENIED);
       gets.push(argv.key(++j));
     } else {
       return out.error(E.SYNTAX);
