@@ -21,6 +21,7 @@ import type { Registry } from './registry.js';
 import { F, ACL_CATEGORIES, type AclCategory } from './flags.js';
 import { globMatch } from './glob.js';
 import { KF, commandHasKeys, commandKeys, type KeyRef } from './keys.js';
+import type { PubSub } from './pubsub.js';
 
 const KEY_READ = 1;
 const KEY_WRITE = 2;
@@ -460,6 +461,20 @@ export class Acl {
       }
     }
     return 0;
+  }
+
+  /**
+   * After ACL SETUSER changed `u` (was `before`): subscribers of `u` whose channels the new
+   * rules refuse are disconnected (Redis's ACLKillPubsubClientsIfNeeded). Nothing happens
+   * when a selector allows every channel or when no channel pattern was removed.
+   */
+  disconnectRevokedSubscribers(before: AclUser, u: AclUser, pubsub: PubSub): void {
+    const after = [u, ...u.selectors];
+    if (after.some((s) => s.allChannels)) return;
+    const upcoming = after.flatMap((s) => s.channels);
+    const kept = (p: Buffer) => upcoming.some((x) => x.equals(p));
+    if ([before, ...before.selectors].every((s) => s.channels.every(kept))) return;
+    pubsub.disconnectRevoked(u, (name, literal) => upcoming.some((p) => (literal ? p.equals(name) : globMatch(p, name))));
   }
 
   /** Every user and REST token, to persist (restore() reads it back). */

@@ -20,6 +20,7 @@ import { replyStats, type ReplySink } from '../resp/reply-sink.js';
 import { Client, type Transport } from '../engine/client.js';
 import type { Engine } from '../engine/engine.js';
 import { Kind, MessageKind, type Delivery, type Subscriber } from '../engine/pubsub.js';
+import type { AclUser } from '../engine/acl.js';
 import { parseBytes } from '../config.js';
 import { decodePath } from './parse.js';
 import { Access } from './auth.js';
@@ -57,6 +58,8 @@ class Stream implements Subscriber, Transport {
   /** Bytes handed to uWS; minus res.getWriteOffset() = bytes still queued for the reader. */
   private written = 0;
   client: Client | null = null;
+  /** The ACL user of a RESTTOKEN token (its channel rules hold while the stream lasts). */
+  user: AclUser | null = null;
 
   constructor(private readonly res: HttpResponse, private readonly eng: Engine, private readonly streams: Set<Stream>) {}
 
@@ -76,6 +79,14 @@ class Stream implements Subscriber, Transport {
 
   deliver(d: Delivery): void {
     this.write(d.encode(encodeDelivery));
+  }
+
+  aclUser(): AclUser | null {
+    return this.user;
+  }
+
+  disconnect(): void {
+    this.close();
   }
 
   cleanup(): void {
@@ -186,6 +197,7 @@ export function registerSse(srv: HttpServer): () => void {
       }
     }
     const s = open(res);
+    if (typeof ctx.access === 'object') s.user = ctx.access;
     let count = 0;
     const out: Buffer[] = [];
     for (let i = 1; i < argv.count; i++) {

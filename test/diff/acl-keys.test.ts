@@ -404,4 +404,31 @@ describe('ACL key and channel permissions, differential against redis-server', (
     }
     assert.equal(mismatches.length, 0, mismatches.join('\n  '));
   });
+
+  it('subscribers whose channels ACL SETUSER revokes are disconnected, as in Redis', async () => {
+    const outcome = async (port: number) => {
+      const admin = await RawClient.connect(port);
+      await admin.call('ACL', 'SETUSER', 'pub', 'reset', 'on', '>pw', '~*', '&app:*', '&keep', '+@all');
+      const subs = await Promise.all([0, 1, 2, 3].map(() => RawClient.connect(port)));
+      for (const s of subs) await s.call('AUTH', 'pub', 'pw');
+      await subs[0].call('SUBSCRIBE', 'app:a');
+      await subs[1].call('PSUBSCRIBE', 'app:*');
+      await subs[2].call('SUBSCRIBE', 'keep');
+      await subs[3].call('PSUBSCRIBE', 'app:b*');
+      const seen: string[] = [];
+      // Adding a channel revokes nothing; replacing them revokes app:* (and app:b* literally).
+      await admin.call('ACL', 'SETUSER', 'pub', '&more');
+      await admin.call('ACL', 'SETUSER', 'pub', 'resetchannels', '&app:a', '&keep', '&app:b*');
+      for (const s of subs) {
+        const alive = await Promise.race([s.call('PING').then(() => 'open', () => 'closed'), s.closed.then(() => 'closed')]);
+        seen.push(alive);
+        s.close();
+      }
+      admin.close();
+      return seen.join(' ');
+    };
+    const [a, b] = [await outcome(ours.port), await outcome(redis.port)];
+    assert.equal(b, 'open closed open open', 'redis-server itself');
+    assert.equal(a, b);
+  });
 });

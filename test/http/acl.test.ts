@@ -117,6 +117,20 @@ describe('ACL users over REST', () => {
       method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, body: '[]', signal: ctl.signal,
     });
     assert.equal(ok.status, 200);
+    // Revoking the channel ends the stream (Redis disconnects such subscribers).
+    const ended = (async () => {
+      try {
+        for await (const _ of ok.body as unknown as AsyncIterable<Uint8Array>) { /* drain */ }
+        return 'ended';
+      } catch {
+        return 'ended';
+      }
+    })();
+    await io.call('ACL', 'SETUSER', 'chan', '&app:more');
+    const still = await Promise.race([ended, new Promise((r) => setTimeout(() => r('open'), 300))]);
+    assert.equal(still, 'open', 'adding a channel revokes nothing');
+    await io.call('ACL', 'SETUSER', 'chan', 'resetchannels', '&app:other');
+    assert.equal(await Promise.race([ended, new Promise((r) => setTimeout(() => r('open'), 5000))]), 'ended');
     ctl.abort();
   });
 

@@ -6,7 +6,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E } from '../../resp/errors.js';
 import type { Client } from '../client.js';
-import { Acl, AclError } from '../acl.js';
+import { Acl, AclError, type AclUser } from '../acl.js';
 import { ACL_CATEGORIES, type AclCategory } from '../flags.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
@@ -43,8 +43,15 @@ function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     throw err;
   }
+  let before: AclUser | null = null;
+  if (existing) {
+    before = acl.create('\0before');
+    acl.users.delete('\0before');
+    before.copyUser(existing);
+  }
   const target = existing ?? acl.create(name);
   target.copyUser(scratch);
+  if (before !== null) acl.disconnectRevokedSubscribers(before, target, c.engine.pubsub);
   c.engine.aclChanged(name);
   out.ok();
 }
@@ -122,7 +129,10 @@ function deluserCommand(c: Client, argv: Argv, out: ReplySink): void {
   let n = 0;
   for (let i = 2; i < argv.count; i++) {
     const name = argv.key(i);
-    if (acl.users.has(name)) {
+    const u = acl.users.get(name);
+    if (u !== undefined) {
+      // Its SSE streams go too (its connections are closed by the engine).
+      c.engine.pubsub.disconnectRevoked(u, () => false);
       acl.deleteUser(name);
       n++;
     }
