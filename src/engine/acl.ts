@@ -20,7 +20,7 @@ import type { CommandDef } from './command.js';
 import type { Registry } from './registry.js';
 import { F, ACL_CATEGORIES, type AclCategory } from './flags.js';
 import { globMatch } from './glob.js';
-import { KF, commandHasKeys, commandKeys, type KeyRef } from './keys.js';
+import { KF, KEY_MODE, KeyList, findKeys } from './keys.js';
 import type { PubSub } from './pubsub.js';
 
 const KEY_READ = 1;
@@ -29,6 +29,22 @@ const KEY_WRITE = 2;
 export interface KeyPattern {
   readonly pattern: Buffer;
   flags: number; // KEY_READ | KEY_WRITE
+  /** perf: for "<literal>*" patterns the literal's length (a prefix test), else -1. */
+  readonly prefix: number;
+}
+
+/** A key pattern with its match shortcut. */
+export function keyPattern(pattern: Buffer, flags: number): KeyPattern {
+  let prefix = -1;
+  const n = pattern.length;
+  if (n > 0 && pattern[n - 1] === 42) {
+    prefix = n - 1;
+    for (let i = 0; i < n - 1; i++) {
+      const c = pattern[i];
+      if (c === 42 || c === 63 || c === 91 || c === 92) { prefix = -1; break; } // * ? [ \
+    }
+  }
+  return { pattern, flags, prefix };
 }
 
 /** What a selector allows: commands, keys, channels. The user itself is its root selector. */
@@ -53,7 +69,7 @@ export class AclSelector {
     this.allCommands = from.allCommands;
     this.rules = [...from.rules];
     this.allKeys = from.allKeys;
-    this.keys = from.keys.map((k) => ({ pattern: k.pattern, flags: k.flags }));
+    this.keys = from.keys.map((k) => keyPattern(k.pattern, k.flags));
     this.allChannels = from.allChannels;
     this.channels = [...from.channels];
   }
@@ -265,7 +281,7 @@ export class Acl {
       // The same pattern again widens its flags (Redis's listSearchKey on the pattern text).
       const same = s.keys.find((k) => k.pattern.equals(b));
       if (same !== undefined) same.flags |= flags;
-      else s.keys.push({ pattern: b, flags });
+      else s.keys.push(keyPattern(b, flags));
       return null;
     }
     if (c0 === '&') {
@@ -393,7 +409,7 @@ export class Acl {
    */
   check(u: AclUser, def: CommandDef, argv: Argv): AclDenial | null {
     if (u.unrestricted) return null;
-    this.keyCache = null;
+    this.keysFound = false;
     let worst = this.checkSelector(u, def, argv);
     if (worst === 0) return null;
     let index = this.deniedAt;
@@ -415,7 +431,7 @@ export class Acl {
    */
   readsEveryKey(u: AclUser, def: CommandDef, argv: Argv): boolean {
     if (u.unrestricted) return true;
-    this.keyCache = null;
+    this.keysFound = false;
     for (let i = -1; i < u.selectors.length; i++) {
       const s = i < 0 ? u : u.selectors[i];
       if (this.checkSelector(s, def, argv) !== 0) continue;
@@ -426,7 +442,8 @@ export class Acl {
   }
 
   /** The keys of the command being checked, found once for all selectors. */
-  private keyCache: KeyRef[] | null = null;
+  private readonly keyList = new KeyList();
+  private keysFound = false;
   /** The argument a refusal is about (set by checkSelector). */
   private deniedAt = 0;
 
@@ -435,11 +452,16 @@ export class Acl {
     this.deniedAt = 0;
     // Commands allowed before authentication (AUTH, HELLO, QUIT, RESET) are never refused.
     if (!s.allowed[def.id] && !(def.flags & F.NO_AUTH)) return DENIED_CMD;
-    if (!s.allKeys && commandHasKeys(def)) {
-      const keys = this.keyCache ??= commandKeys(def, argv);
-      for (const k of keys) {
-        if (!keyAllowed(s, argv.view(k.pos), k.flags)) {
-          this.deniedAt = k.pos;
+    if (!s.allKeys && def.keyMode & KEY_MODE.HAS_KEYS) {
+      const keys = this.keyList;
+      if (!this.keysFound) {
+        findKeys(def, argv, keys);
+        this.keysFound = true;
+      }
+      for (let i = 0; i < keys.count; i++) {
+        const pos = keys.pos[i];
+        if (!keyAllowed(s, argv.buf, argv.start[pos], argv.end[pos], keys.flags[i])) {
+          this.deniedAt = pos;
           return DENIED_KEY;
         }
       }
@@ -516,7 +538,7 @@ export class Acl {
     // Rules of commands this build does not know are dropped, as ACL SETUSER would refuse them.
     s.rules = x.rules.filter((r) => r[1] === '@' || this.findCommand(r.slice(1)) !== undefined);
     s.allKeys = x.allKeys;
-    s.keys = x.keys.map(([p, f]) => ({ pattern: Buffer.from(p, 'latin1'), flags: f }));
+    s.keys = x.keys.map(([p, f]) => keyPattern(Buffer.from(p, 'latin1'), f));
     s.allChannels = x.allChannels;
     s.channels = x.channels.map((c) => Buffer.from(c, 'latin1'));
     this.recompute(s);
@@ -585,12 +607,23 @@ function saveSelector(s: AclSelector): SavedSelector {
  * Redis's ACLSelectorCheckKey: a key read by the command (ACCESS) needs a pattern with read
  * permission, a key it changes (INSERT/DELETE/UPDATE) one with write permission.
  */
-function keyAllowed(s: AclSelector, key: Buffer, specFlags: number): boolean {
+function keyAllowed(s: AclSelector, b: Buffer, start: number, end: number, specFlags: number): boolean {
   let need = 0;
   if (specFlags & KF.ACCESS) need |= KEY_READ;
   if (specFlags & (KF.INSERT | KF.DELETE | KF.UPDATE)) need |= KEY_WRITE;
-  for (const k of s.keys) if ((k.flags & need) === need && globMatch(k.pattern, key)) return true;
+  const keys = s.keys;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if ((k.flags & need) !== need) continue;
+    if (k.prefix >= 0 ? hasPrefix(b, start, end, k.pattern, k.prefix) : globMatch(k.pattern, b.subarray(start, end))) return true;
+  }
   return false;
+}
+
+function hasPrefix(b: Buffer, start: number, end: number, p: Buffer, n: number): boolean {
+  if (end - start < n) return false;
+  for (let i = 0; i < n; i++) if (b[start + i] !== p[i]) return false;
+  return true;
 }
 
 export interface AclLogEntry {

@@ -37,6 +37,8 @@ export interface CommandDef {
   id: number;
   /** Redis 7 key specs, attached by the registry from keyspecs.ts. */
   keySpecs: readonly KeySpec[];
+  /** How keys are found (keys.ts KEY_MODE bits), derived by the registry from specs and getKeys. */
+  keyMode: number;
 }
 
 export interface RowOptions {
@@ -52,7 +54,7 @@ export interface RowOptions {
 function makeDef(d: CommandDef): CommandDef {
   return {
     name: d.name, arity: d.arity, flags: d.flags, keys: d.keys, handler: d.handler,
-    categories: d.categories, getKeys: d.getKeys, subcommands: d.subcommands, id: d.id, keySpecs: d.keySpecs,
+    categories: d.categories, getKeys: d.getKeys, subcommands: d.subcommands, id: d.id, keySpecs: d.keySpecs, keyMode: d.keyMode,
   };
 }
 
@@ -64,7 +66,7 @@ export function row(
 ): CommandDef {
   return makeDef({
     name, arity, flags: impliedFlags(flags), keys, handler,
-    categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1, keySpecs: NO_SPECS,
+    categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1, keySpecs: NO_SPECS, keyMode: 0,
   });
 }
 
@@ -74,7 +76,7 @@ export function container(
 ): CommandDef {
   const map = new Map<string, CommandDef>();
   for (const s of subs) map.set(s.name, makeDef({ ...s, name: `${name}|${s.name}` }));
-  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], getKeys: undefined, subcommands: map, id: -1, keySpecs: NO_SPECS });
+  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], getKeys: undefined, subcommands: map, id: -1, keySpecs: NO_SPECS, keyMode: 0 });
 }
 
 export interface Family {

@@ -107,37 +107,80 @@ export function keyFlagNames(flags: number): string[] {
   return out;
 }
 
-/** Redis's doesCommandHaveKeys: a getkeys proc, or a spec for real keys (not channels). */
+/** CommandDef.keyMode bits. */
+export const KEY_MODE = {
+  /** Redis's doesCommandHaveKeys: a getkeys proc, or a spec for real keys (not channels). */
+  HAS_KEYS: 1,
+  /** The specs find the keys (some spec is a real key, none has variable flags). */
+  SPECS: 2,
+} as const;
+
+/** The keyMode of a row (the registry stores it: no per-call scan of the specs). */
+export function keyMode(def: CommandDef): number {
+  let real = false;
+  let variable = false;
+  for (const s of def.keySpecs) {
+    if (!(s.flags & KF.NOT_KEY)) real = true;
+    if (s.flags & KF.VARIABLE_FLAGS) variable = true;
+  }
+  return (real || def.getKeys !== undefined ? KEY_MODE.HAS_KEYS : 0) | (real && !variable ? KEY_MODE.SPECS : 0);
+}
+
 export function commandHasKeys(def: CommandDef): boolean {
-  if (def.getKeys !== undefined) return true;
-  for (const s of def.keySpecs) if (!(s.flags & KF.NOT_KEY)) return true;
-  return false;
+  return (def.keyMode & KEY_MODE.HAS_KEYS) !== 0;
 }
 
 /**
- * The keys of one call with their flags (Redis 7.0 getKeysFromCommandWithSpecs with
- * GET_KEYSPEC_DEFAULT). [] when the command has none or the arguments are malformed (the
- * command itself then answers the error).
+ * Keys found for one call: positions and key-spec flags. perf: one reusable list per user of
+ * it (the engine is single-threaded), so checking a restricted user's keys allocates nothing.
  */
-export function commandKeys(def: CommandDef, argv: Argv): KeyRef[] {
-  let specsUsable = false;
-  let variable = false;
-  for (const s of def.keySpecs) {
-    if (!(s.flags & KF.NOT_KEY)) specsUsable = true;
-    if (s.flags & KF.VARIABLE_FLAGS) variable = true;
+export class KeyList {
+  pos = new Int32Array(8);
+  flags = new Int32Array(8);
+  count = 0;
+
+  push(pos: number, flags: number): void {
+    if (this.count === this.pos.length) {
+      const p = new Int32Array(this.count * 2);
+      p.set(this.pos);
+      this.pos = p;
+      const f = new Int32Array(this.count * 2);
+      f.set(this.flags);
+      this.flags = f;
+    }
+    this.pos[this.count] = pos;
+    this.flags[this.count++] = flags;
   }
-  if (specsUsable && !variable) {
-    const keys = keysFromSpecs(def, argv);
-    if (keys !== null) return keys;
-  }
-  return def.getKeys !== undefined ? def.getKeys(argv) : [];
 }
 
-/** Redis's getKeysUsingKeySpecs; null when a spec is invalid or incomplete for these arguments. */
-function keysFromSpecs(def: CommandDef, argv: Argv): KeyRef[] | null {
-  const argc = argv.count;
+/** The keys of one call with their flags, as a new array (COMMAND GETKEYS / GETKEYSANDFLAGS). */
+export function commandKeys(def: CommandDef, argv: Argv): KeyRef[] {
+  const list = new KeyList();
+  findKeys(def, argv, list);
   const out: KeyRef[] = [];
-  for (const s of def.keySpecs) {
+  for (let i = 0; i < list.count; i++) out.push({ pos: list.pos[i], flags: list.flags[i] });
+  return out;
+}
+
+/**
+ * The keys of one call into `out` (Redis 7.0 getKeysFromCommandWithSpecs with
+ * GET_KEYSPEC_DEFAULT); none when the command has none or the arguments are malformed (the
+ * command itself then answers the error).
+ */
+export function findKeys(def: CommandDef, argv: Argv, out: KeyList): void {
+  out.count = 0;
+  if (def.keyMode & KEY_MODE.SPECS && keysFromSpecs(def, argv, out)) return;
+  out.count = 0;
+  if (def.getKeys === undefined) return;
+  for (const k of def.getKeys(argv)) out.push(k.pos, k.flags);
+}
+
+/** Redis's getKeysUsingKeySpecs; false when a spec is invalid or incomplete for these arguments. */
+function keysFromSpecs(def: CommandDef, argv: Argv, out: KeyList): boolean {
+  const argc = argv.count;
+  const specs = def.keySpecs;
+  for (let j = 0; j < specs.length; j++) {
+    const s = specs[j];
     if (s.flags & KF.NOT_KEY) continue;
     let first = 0;
     if (s.bs === BS_INDEX) {
@@ -154,7 +197,7 @@ function keysFromSpecs(def: CommandDef, argv: Argv): KeyRef[] | null {
       }
       if (first === 0) continue; // keyword absent: no keys from this spec
     } else {
-      return null;
+      return false;
     }
     let last: number;
     let step: number;
@@ -165,19 +208,20 @@ function keysFromSpecs(def: CommandDef, argv: Argv): KeyRef[] | null {
       else last = first + (Math.floor((argc - first) / s.c) + s.a);
     } else if (s.fk === FK_KEYNUM) {
       step = s.c;
-      if (first + s.a >= argc) return null;
-      const n = argv.int64(first + s.a);
-      if (n === null || n < 0n || n > BigInt(argc)) return null;
+      if (first + s.a >= argc) return false;
+      // string2ll's failures and the numbers beyond argc are both invalid here.
+      const n = argv.int(first + s.a);
+      if (!(n >= 0 && n <= argc)) return false;
       first += s.b;
-      last = first + Number(n) - 1;
+      last = first + n - 1;
     } else {
-      return null;
+      return false;
     }
-    if (last >= argc || last < first || first >= argc) return null;
-    for (let i = first; i <= last; i += step) out.push({ pos: i, flags: s.flags });
-    if (s.flags & KF.INCOMPLETE) return null;
+    if (last >= argc || last < first || first >= argc) return false;
+    for (let i = first; i <= last; i += step) out.push(i, s.flags);
+    if (s.flags & KF.INCOMPLETE) return false;
   }
-  return out;
+  return true;
 }
 
 /**

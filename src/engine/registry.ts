@@ -5,7 +5,7 @@
 import type { Argv } from '../resp/argv.js';
 import type { CommandDef, Family } from './command.js';
 import { F, aclCategories, type AclCategory, ACL_CATEGORIES } from './flags.js';
-import { commandKeys, parseKeySpec, type KeySpec } from './keys.js';
+import { commandKeys, keyMode, parseKeySpec, type KeySpec } from './keys.js';
 import { KEY_SPECS } from './keyspecs.js';
 
 export class Registry {
@@ -42,6 +42,7 @@ export class Registry {
     const specs = KEY_SPECS[r.name];
     if (specs !== undefined) r.keySpecs = specs.map(parseSpecOf(r.name));
     else if (r.keys[0] !== 0) r.keySpecs = [legacySpec(r)];
+    r.keyMode = keyMode(r);
     this.all.push(r);
     if (r.subcommands) for (const s of r.subcommands.values()) this.assign(s);
   }
