@@ -35,16 +35,7 @@ export interface KeyPattern {
 
 /** A key pattern with its match shortcut. */
 export function keyPattern(pattern: Buffer, flags: number): KeyPattern {
-  let prefix = -1;
-  const n = pattern.length;
-  if (n > 0 && pattern[n - 1] === 42) {
-    prefix = n - 1;
-    for (let i = 0; i < n - 1; i++) {
-      const c = pattern[i];
-      if (c === 42 || c === 63 || c === 91 || c === 92) { prefix = -1; break; } // * ? [ \
-    }
-  }
-  return { pattern, flags, prefix };
+  return { pattern, flags, prefix: literalStar(pattern) };
 }
 
 /** What a selector allows: commands, keys, channels. The user itself is its root selector. */
@@ -475,8 +466,7 @@ export class Acl {
       if (name === 'publish' || name === 'spublish') to = 2;
       else if (!(name === 'subscribe' || name === 'ssubscribe' || literal)) to = 1;
       for (let i = 1; i < to; i++) {
-        const ch = argv.view(i);
-        if (!s.channels.some((p) => (literal ? p.equals(ch) : globMatch(p, ch)))) {
+        if (!channelAllowed(s.channels, argv.buf, argv.start[i], argv.end[i], literal)) {
           this.deniedAt = i;
           return DENIED_CHANNEL;
         }
@@ -618,6 +608,31 @@ function keyAllowed(s: AclSelector, b: Buffer, start: number, end: number, specF
     if (k.prefix >= 0 ? hasPrefix(b, start, end, k.pattern, k.prefix) : globMatch(k.pattern, b.subarray(start, end))) return true;
   }
   return false;
+}
+
+/** Redis's ACLCheckChannelAgainstList: a pattern (PSUBSCRIBE) must be in the list literally. */
+function channelAllowed(list: readonly Buffer[], b: Buffer, start: number, end: number, literal: boolean): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
+    if (literal) {
+      if (p.length === end - start && hasPrefix(b, start, end, p, p.length)) return true;
+    } else {
+      const n = literalStar(p);
+      if (n >= 0 ? hasPrefix(b, start, end, p, n) : globMatch(p, b.subarray(start, end))) return true;
+    }
+  }
+  return false;
+}
+
+/** The literal's length of a "<literal>*" pattern, else -1. */
+function literalStar(p: Buffer): number {
+  const n = p.length;
+  if (n === 0 || p[n - 1] !== 42) return -1;
+  for (let i = 0; i < n - 1; i++) {
+    const c = p[i];
+    if (c === 42 || c === 63 || c === 91 || c === 92) return -1; // * ? [ \
+  }
+  return n - 1;
 }
 
 function hasPrefix(b: Buffer, start: number, end: number, p: Buffer, n: number): boolean {
