@@ -6,7 +6,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E } from '../../resp/errors.js';
 import type { Client } from '../client.js';
-import { Acl, AclError, type AclUser } from '../acl.js';
+import { Acl, AclError, type AclSelector, type AclUser } from '../acl.js';
 import { ACL_CATEGORIES, type AclCategory } from '../flags.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
@@ -98,23 +98,23 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('passwords');
   out.array(u.passwords.size);
   for (const p of u.passwords) out.bulkText(p);
-  out.bulkText('commands');
-  out.bulkLatin1(acl.describeCommands(u));
-  out.bulkText('keys');
-  out.bulkLatin1(acl.describeKeys(u));
-  out.bulkText('channels');
-  out.bulkLatin1(acl.describeChannels(u));
+  selectorFields(acl, u, out);
   out.bulkText('selectors');
   out.array(u.selectors.length);
   for (const s of u.selectors) {
     out.array(6);
-    out.bulkText('commands');
-    out.bulkLatin1(acl.describeCommands(s));
-    out.bulkText('keys');
-    out.bulkLatin1(acl.describeKeys(s));
-    out.bulkText('channels');
-    out.bulkLatin1(acl.describeChannels(s));
+    selectorFields(acl, s, out);
   }
+}
+
+/** Redis's aclAddReplySelectorDescription: commands, keys, channels (three name/value pairs). */
+function selectorFields(acl: Acl, s: AclSelector, out: ReplySink): void {
+  out.bulkText('commands');
+  out.bulkLatin1(acl.describeCommands(s));
+  out.bulkText('keys');
+  out.bulkLatin1(acl.describeKeys(s));
+  out.bulkText('channels');
+  out.bulkLatin1(acl.describeChannels(s));
 }
 
 // ACL DELUSER username [username ...]
