@@ -11,6 +11,7 @@
  */
 import type { Argv } from '../resp/argv.js';
 import type { CommandDef } from './command.js';
+import type { ReplySink } from '../resp/reply-sink.js';
 
 /** Key-spec flags, in the order Redis prints them. */
 export const KF = {
@@ -62,15 +63,20 @@ export interface KeySpec {
   readonly a: number;
   readonly b: number;
   readonly c: number;
+  /** Redis's notes on the spec ('' when none). */
+  readonly notes: string;
 }
 
 /**
  * Parse a spec written the way `COMMAND INFO` shows it:
  * "<flags> | index <i> | keyword <KW> <startfrom> | unknown" then "| range <lastkey> <step> <limit>
- * | keynum <keynumidx> <firstkey> <step> | unknown", e.g. 'RO access | keyword STREAMS 1 | range -1 1 2'.
+ * | keynum <keynumidx> <firstkey> <step> | unknown", then optionally "| <notes>", e.g.
+ * 'RO access | keyword STREAMS 1 | range -1 1 2'.
  */
 export function parseKeySpec(text: string): KeySpec {
-  const [f, b, k] = text.split('|').map((s) => s.trim().split(/\s+/));
+  const parts = text.split('|');
+  const notes = parts.slice(3).join('|').trim();
+  const [f, b, k] = parts.slice(0, 3).map((s) => s.trim().split(/\s+/));
   let flags = 0;
   for (const name of f) {
     const bit = KEY_FLAG_NAMES.find(([, n]) => n === name);
@@ -86,19 +92,55 @@ export function parseKeySpec(text: string): KeySpec {
   else if (k[0] === 'keynum') fk = FK_KEYNUM;
   else if (k[0] !== 'unknown') throw new Error(`key spec '${text}': bad find_keys`);
   const [a, bb, c] = fk === FK_UNKNOWN ? [0, 0, 0] : [Number(k[1]), Number(k[2]), Number(k[3])];
-  return { flags, bs, index, keyword, fk, a, b: bb, c };
+  return { flags, bs, index, keyword, fk, a, b: bb, c, notes };
 }
 
-/** The spec as COMMAND INFO / COMMAND DOCS describe it (for ops' introspection). */
-export function describeKeySpec(s: KeySpec): {
-  flags: string[]; beginSearch: ['index', number] | ['keyword', string, number] | ['unknown'];
-  findKeys: ['range', number, number, number] | ['keynum', number, number, number] | ['unknown'];
-} {
-  return {
-    flags: keyFlagNames(s.flags),
-    beginSearch: s.bs === BS_INDEX ? ['index', s.index] : s.bs === BS_KEYWORD ? ['keyword', s.keyword, s.index] : ['unknown'],
-    findKeys: s.fk === FK_RANGE ? ['range', s.a, s.b, s.c] : s.fk === FK_KEYNUM ? ['keynum', s.a, s.b, s.c] : ['unknown'],
-  };
+/** A key spec as COMMAND INFO and COMMAND DOCS show it (Redis's addReplyCommandKeySpecs). */
+export function writeKeySpec(s: KeySpec, out: ReplySink): void {
+  out.array(s.notes ? 8 : 6);
+  if (s.notes) {
+    out.bulkText('notes');
+    out.bulkText(s.notes);
+  }
+  out.bulkText('flags');
+  const names = keyFlagNames(s.flags);
+  out.array(names.length);
+  for (const n of names) out.simple(n);
+  out.bulkText('begin_search');
+  out.array(4);
+  out.bulkText('type');
+  if (s.bs === BS_INDEX) {
+    out.bulkText('index');
+    out.bulkText('spec'); out.array(2);
+    out.bulkText('index'); out.int(s.index);
+  } else if (s.bs === BS_KEYWORD) {
+    out.bulkText('keyword');
+    out.bulkText('spec'); out.array(4);
+    out.bulkText('keyword'); out.bulkText(s.keyword);
+    out.bulkText('startfrom'); out.int(s.index);
+  } else {
+    out.bulkText('unknown');
+    out.bulkText('spec'); out.array(0);
+  }
+  out.bulkText('find_keys');
+  out.array(4);
+  out.bulkText('type');
+  if (s.fk === FK_RANGE) {
+    out.bulkText('range');
+    out.bulkText('spec'); out.array(6);
+    out.bulkText('lastkey'); out.int(s.a);
+    out.bulkText('keystep'); out.int(s.b);
+    out.bulkText('limit'); out.int(s.c);
+  } else if (s.fk === FK_KEYNUM) {
+    out.bulkText('keynum');
+    out.bulkText('spec'); out.array(6);
+    out.bulkText('keynumidx'); out.int(s.a);
+    out.bulkText('firstkey'); out.int(s.b);
+    out.bulkText('keystep'); out.int(s.c);
+  } else {
+    out.bulkText('unknown');
+    out.bulkText('spec'); out.array(0);
+  }
 }
 
 export function keyFlagNames(flags: number): string[] {

@@ -1,7 +1,7 @@
 /**
  * Key specs of the commands, as Redis 7.0.15 declares them (COMMAND INFO's key specifications;
  * test/engine/keys.test.ts checks this table against a real redis-server). Notation, one string
- * per spec: "<flags> | <begin_search> | <find_keys>" (see parseKeySpec in keys.ts).
+ * per spec: "<flags> | <begin_search> | <find_keys> [| <notes>]" (see parseKeySpec in keys.ts).
  *
  * Rows that Redis 7.0 does not have (hash-field expiry of Redis 7.4/8, RedisJSON, XDELEX /
  * XACKDEL of Redis 8.2) are at the end, with the specs of the versions that define them.
@@ -9,13 +9,13 @@
 export const KEY_SPECS: Readonly<Record<string, readonly string[]>> = {
   watch: ['RO | index 1 | range -1 1 0'],
   get: ['RO access | index 1 | range 0 1 0'],
-  set: ['RW access update variable_flags | index 1 | range 0 1 0'],
+  set: ['RW access update variable_flags | index 1 | range 0 1 0 | RW and ACCESS due to the optional `GET` argument'],
   setnx: ['OW insert | index 1 | range 0 1 0'],
   setex: ['OW update | index 1 | range 0 1 0'],
   psetex: ['OW update | index 1 | range 0 1 0'],
   getset: ['RW access update | index 1 | range 0 1 0'],
   getdel: ['RW access delete | index 1 | range 0 1 0'],
-  getex: ['RW access update | index 1 | range 0 1 0'],
+  getex: ['RW access update | index 1 | range 0 1 0 | RW and UPDATE because it changes the TTL'],
   mget: ['RO access | index 1 | range -1 1 0'],
   mset: ['OW update | index 1 | range -1 2 0'],
   msetnx: ['OW insert | index 1 | range -1 2 0'],
@@ -195,10 +195,10 @@ export const KEY_SPECS: Readonly<Record<string, readonly string[]>> = {
     'OW update | index 2 | range 0 1 0',
     'RO access | index 3 | range -1 1 0',
   ],
-  bitfield: ['RW access update variable_flags | index 1 | range 0 1 0'],
+  bitfield: ['RW access update variable_flags | index 1 | range 0 1 0 | This command allows both access and modification of the key'],
   bitfield_ro: ['RO access | index 1 | range 0 1 0'],
   pfadd: ['RW insert | index 1 | range 0 1 0'],
-  pfcount: ['RW access | index 1 | range -1 1 0'],
+  pfcount: ['RW access | index 1 | range -1 1 0 | RW because it may change the internal representation of the key, and propagate to replicas'],
   pfmerge: [
     'RW access insert | index 1 | range 0 1 0',
     'RO access | index 2 | range -1 1 0',
@@ -208,12 +208,12 @@ export const KEY_SPECS: Readonly<Record<string, readonly string[]>> = {
   spublish: ['not_key | index 1 | range 0 1 0'],
   sort: [
     'RO access | index 1 | range 0 1 0',
-    'RO access | unknown | unknown',
-    'OW update | unknown | unknown',
+    "RO access | unknown | unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+    "OW update | unknown | unknown | For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
   ],
   sort_ro: [
     'RO access | index 1 | range 0 1 0',
-    'RO access | unknown | unknown',
+    "RO access | unknown | unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
   ],
   geoadd: ['RW update | index 1 | range 0 1 0'],
   geodist: ['RO access | index 1 | range 0 1 0'],
@@ -236,13 +236,13 @@ export const KEY_SPECS: Readonly<Record<string, readonly string[]>> = {
     'OW update | index 1 | range 0 1 0',
     'RO access | index 2 | range 0 1 0',
   ],
-  eval: ['RW access update | index 2 | keynum 0 1 1'],
+  eval: ['RW access update | index 2 | keynum 0 1 1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE'],
   evalsha: ['RW access update | index 2 | keynum 0 1 1'],
-  eval_ro: ['RO access | index 2 | keynum 0 1 1'],
+  eval_ro: ['RO access | index 2 | keynum 0 1 1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS'],
   evalsha_ro: ['RO access | index 2 | keynum 0 1 1'],
-  fcall: ['RW access update | index 2 | keynum 0 1 1'],
-  fcall_ro: ['RO access | index 2 | keynum 0 1 1'],
-  xadd: ['RW update | index 1 | range 0 1 0'],
+  fcall: ['RW access update | index 2 | keynum 0 1 1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE'],
+  fcall_ro: ['RO access | index 2 | keynum 0 1 1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS'],
+  xadd: ['RW update | index 1 | range 0 1 0 | UPDATE instead of INSERT because of the optional trimming feature'],
   xlen: ['RO | index 1 | range 0 1 0'],
   xrange: ['RO access | index 1 | range 0 1 0'],
   xrevrange: ['RO access | index 1 | range 0 1 0'],

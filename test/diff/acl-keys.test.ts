@@ -295,7 +295,7 @@ describe('ACL key and channel permissions, differential against redis-server', (
         const b = bs.type === 'index' ? `index ${bsSpec.index}` : bs.type === 'keyword' ? `keyword ${bsSpec.keyword} ${bsSpec.startfrom}` : 'unknown';
         const f = fk.type === 'range' ? `range ${fkSpec.lastkey} ${fkSpec.keystep} ${fkSpec.limit}`
           : fk.type === 'keynum' ? `keynum ${fkSpec.keynumidx} ${fkSpec.firstkey} ${fkSpec.keystep}` : 'unknown';
-        return `${(k.flags as string[]).join(' ')} | ${b} | ${f}`;
+        return `${(k.flags as string[]).join(' ')} | ${b} | ${f}` + (k.notes ? ` | ${k.notes}` : '');
       };
       let checked = 0;
       const visit = (c: unknown[]) => {
@@ -309,6 +309,18 @@ describe('ACL key and channel permissions, differential against redis-server', (
       };
       for (const c of info) visit(c);
       assert.ok(checked > 150, `only ${checked} commands checked`);
+      // COMMAND INFO shows them as Redis does.
+      const o = new Redis({ port: ours.port, lazyConnect: true });
+      try {
+        const specsOf = (c: unknown[]): unknown => [c[0], c[8], ((c[9] as unknown[][]) ?? []).map(specsOf)];
+        for (const c of info) {
+          if (!Object.hasOwn(KEY_SPECS, String(c[0]))) continue;
+          const [mine] = (await o.call('COMMAND', 'INFO', String(c[0]))) as unknown[][];
+          assert.deepEqual(specsOf(mine), specsOf(c), String(c[0]));
+        }
+      } finally {
+        o.disconnect();
+      }
     } finally {
       r.disconnect();
     }

@@ -9,7 +9,7 @@ import type { CommandDef } from '../command.js';
 import { F, FLAG_NAMES } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
-import { commandHasKeys, commandKeys, keyFlagNames } from '../keys.js';
+import { commandHasKeys, commandKeys, keyFlagNames, writeKeySpec } from '../keys.js';
 
 /** One COMMAND INFO entry: name, arity, flags, first, last, step, categories, tips, key specs, subcommands. */
 function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
@@ -33,30 +33,10 @@ function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
   for (const s of subs) writeInfo(c, s, out);
 }
 
-/** Key specs derived from the legacy (first, last, step) triple. */
+/** The row's Redis 7 key specs (keys.ts). */
 function writeKeySpecs(def: CommandDef, out: ReplySink): void {
-  const [first, last, step] = def.keys;
-  if (first === 0) {
-    out.array(0);
-    return;
-  }
-  out.array(1);
-  out.array(6);
-  out.bulkText('flags');
-  const flag = def.flags & F.WRITE ? 'RW' : 'RO';
-  out.array(1);
-  out.simple(flag);
-  out.bulkText('begin_search');
-  out.array(4);
-  out.bulkText('type'); out.bulkText('index');
-  out.bulkText('spec'); out.array(2); out.bulkText('index'); out.int(first);
-  out.bulkText('find_keys');
-  out.array(4);
-  out.bulkText('type'); out.bulkText('range');
-  out.bulkText('spec'); out.array(6);
-  out.bulkText('lastkey'); out.int(last < 0 ? last : last - first);
-  out.bulkText('keystep'); out.int(step);
-  out.bulkText('limit'); out.int(0);
+  out.array(def.keySpecs.length);
+  for (const spec of def.keySpecs) writeKeySpec(spec, out);
 }
 
 function topLevel(c: Client): CommandDef[] {
