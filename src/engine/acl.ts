@@ -192,7 +192,8 @@ export class Acl {
   apply(u: AclUser, rules: readonly string[]): void {
     for (const r of rules) {
       const err = this.applyOne(u, r);
-      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${r}': ${err}`);
+      // Redis formats the rule with %s: a NUL byte ends it.
+      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${r.split('\0')[0]}': ${err}`);
     }
     u.refresh();
   }
@@ -266,8 +267,9 @@ export class Acl {
           else if (ch === '~') { at++; break; }
           else return 'Syntax error';
         }
-        if (flags === 0 || op[at - 1] !== '~') return 'Syntax error';
+        if (flags === 0) return 'Syntax error';
       }
+      if (hasSpaces(op, at)) return 'Syntax error';
       const b = Buffer.from(op.slice(at), 'latin1');
       // The same pattern again widens its flags (Redis's listSearchKey on the pattern text).
       const same = s.keys.find((k) => k.pattern.equals(b));
@@ -277,6 +279,7 @@ export class Acl {
     }
     if (c0 === '&') {
       if (s.allChannels) return `Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels`;
+      if (hasSpaces(op, 1)) return 'Syntax error';
       const b = Buffer.from(op.slice(1), 'latin1');
       if (!s.channels.some((p) => p.equals(b))) s.channels.push(b);
       return null;
@@ -583,6 +586,11 @@ export class Acl {
   }
 
   private nextLogId = 0;
+}
+
+/** Redis's ACLStringHasSpaces: patterns may hold no white space or NUL (from index `at`). */
+function hasSpaces(op: string, at: number): boolean {
+  return /[\s\0]/.test(op.slice(at));
 }
 
 function saveSelector(s: AclSelector): SavedSelector {
