@@ -443,4 +443,35 @@ describe('ACL key and channel permissions, differential against redis-server', (
     assert.equal(b, 'open closed open open', 'redis-server itself');
     assert.equal(a, b);
   });
+
+  it('rows Redis 7.0 does not have (hash-field expiry, JSON, XDELEX...): a key outside the patterns is refused', async () => {
+    const r = new Redis({ port: redis.port, lazyConnect: true });
+    const o = new Redis({ port: ours.port, lazyConnect: true });
+    const user = await RawClient.connect(ours.port);
+    try {
+      const known = new Set(((await r.call('COMMAND')) as unknown[][]).map((c) => String(c[0])));
+      const mine = (await o.call('COMMAND')) as unknown[][];
+      await o.call('ACL', 'SETUSER', 'app', 'reset', ...USERS[0][1]);
+      assert.equal((await user.call('AUTH', 'app', 'pw')).toString(), '+OK\r\n');
+      let checked = 0;
+      for (const c of mine) {
+        const name = String(c[0]);
+        const first = Number(c[3]);
+        if (known.has(name) || first === 0) continue;
+        const arity = Number(c[1]);
+        const argv = [name];
+        for (let i = 1; i < Math.max(Math.abs(arity), first + 1); i++) argv.push(i === first ? 'out:k' : 'a');
+        const reply = (await user.call(...argv)).toString();
+        assert.equal(reply, '-NOPERM this user has no permissions to access one of the keys used as arguments\r\n', argv.join(' '));
+        const inside = (await user.call(...argv.map((a) => (a === 'out:k' ? 'app:k' : a)))).toString();
+        assert.ok(!inside.startsWith('-NOPERM'), `${argv.join(' ')} inside the pattern: ${inside}`);
+        checked++;
+      }
+      assert.ok(checked >= 30, `only ${checked} rows checked`);
+    } finally {
+      user.close();
+      r.disconnect();
+      o.disconnect();
+    }
+  });
 });
