@@ -155,6 +155,8 @@ describe('ACL users over REST', () => {
     const scripted = (await ro.cmd(['EVAL_RO', "return redis.call('set', 'ro:k', 'w')", '0'])).json.error as string;
     assert.ok(scripted.startsWith(direct), scripted);
     assert.equal(await io.call('GET', 'ro:k'), 'v');
+    // redis.acl_check_cmd tells the script the same.
+    assert.deepEqual((await ro.cmd(['EVAL_RO', "return {redis.acl_check_cmd('keys', '*') and 1 or 0, redis.acl_check_cmd('get', 'k') and 1 or 0}", '0'])).json, { result: [0, 1] });
     // Reads still work inside scripts.
     assert.deepEqual((await ro.cmd(['EVAL_RO', "return redis.call('get', 'ro:k')", '0'])).json, { result: 'v' });
     // A RESTTOKEN user refused KEYS is refused inside its scripts too (its ACL rules).

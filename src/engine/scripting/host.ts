@@ -987,6 +987,8 @@ export class Scripting {
     const def = eng.registry.lookup(argv);
     if (def === undefined) return 'u';
     if ((def.arity > 0 && argv.count !== def.arity) || argv.count < -def.arity) return 'u';
+    const caller = this.run?.caller ?? null;
+    if (caller !== null && caller.deny !== null && caller.deny(caller, def, argv, true) !== null) return '0';
     const u = this.client.aclUser;
     if (u.unrestricted) return '1';
     return eng.acl.check(u, def, argv) === null ? '1' : '0';
