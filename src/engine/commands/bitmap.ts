@@ -12,6 +12,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { parseSafeInt } from '../../resp/ascii.js';
+import { KF, type KeyRef } from '../keys.js';
 
 const BIT_OFFSET = 'ERR bit offset is not an integer or out of range';
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
@@ -396,6 +397,24 @@ function bitfieldRoCommand(c: Client, argv: Argv, out: ReplySink): void {
   bitfieldGeneric(c, argv, out, true);
 }
 
+/**
+ * Redis's bitfieldGetKeys: read-only (RO access) when every subcommand is a well-formed GET or
+ * OVERFLOW, else RW access update (a SET, an INCRBY or a syntax error).
+ */
+function bitfieldKeys(argv: Argv): KeyRef[] {
+  let readonly = true;
+  for (let i = 2; i < argv.count; i++) {
+    const rest = argv.count - i - 1;
+    if (argv.is(i, 'GET') && rest >= 2) i += 2;
+    else if (argv.is(i, 'OVERFLOW') && rest >= 1) i += 1;
+    else {
+      readonly = false;
+      break;
+    }
+  }
+  return [{ pos: 1, flags: readonly ? KF.RO | KF.ACCESS : KF.RW | KF.ACCESS | KF.UPDATE }];
+}
+
 export default family('bitmap', ['bitmap'], [
   //   name             arity  flags                          keys         handler
   row('setbit',           4,   F.WRITE | F.DENYOOM,           [1, 1, 1],   setbitCommand),
@@ -403,6 +422,6 @@ export default family('bitmap', ['bitmap'], [
   row('bitcount',        -2,   F.READONLY,                    [1, 1, 1],   bitcountCommand),
   row('bitpos',          -3,   F.READONLY,                    [1, 1, 1],   bitposCommand),
   row('bitop',           -4,   F.WRITE | F.DENYOOM,           [2, -1, 1],  bitopCommand),
-  row('bitfield',        -2,   F.WRITE | F.DENYOOM,           [1, 1, 1],   bitfieldCommand),
+  row('bitfield',        -2,   F.WRITE | F.DENYOOM,           [1, 1, 1],   bitfieldCommand, { getKeys: bitfieldKeys }),
   row('bitfield_ro',     -2,   F.READONLY | F.FAST,           [1, 1, 1],   bitfieldRoCommand),
 ]);
