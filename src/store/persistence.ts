@@ -38,7 +38,8 @@ import {
 import { LmdbStore } from './lmdb.js';
 import { Loader, type LoadTarget } from './loader.js';
 import { DirLock } from './lock.js';
-import { FrameBuilder, Journal, frameSeq } from './journal.js';
+import { FrameBuilder, Journal, frameSeq, scanJournal, truncateJournal } from './journal.js';
+import { DataDirError, journalProblem, repairHint } from './datadir.js';
 
 /** On-disk format version (sys 'format'). */
 const FORMAT = 1;
@@ -147,6 +148,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private appliedJseq = 0;
   /** The last LMDB apply failed (the journal still holds everything: writes go on). */
   private applyError: string | null = null;
+  /** The journal file LMDB records as the one being written (sys journal). */
+  private recordedFile = 0;
   /** Journal files were found at start-up (replayed, to be deleted). */
   private adopted = false;
   private readonly lock: DirLock;
@@ -234,7 +237,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // Journal files replayed above go once LMDB has their records on disk.
     if (p.adopted) {
       const applied = p.appliedJseq;
-      p.store.syncNow().then(() => p.journal.checkpoint(applied), () => {});
+      const file = p.recordedFile;
+      p.store.syncNow().then(() => p.journal.checkpoint(applied, file), () => {});
     }
     return p;
   }
@@ -245,26 +249,37 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
    */
   private replayJournal(): void {
     const st = this.store;
-    const files = Journal.files(this.opts.dir);
-    let applied = st.getSys<number>('journalSeq') ?? 0;
-    if (files.length > 0) {
-      const frames = Journal.read(this.opts.dir, applied);
-      if (frames.length > 0) {
-        const last = frameSeq(frames[frames.length - 1]);
-        st.transactionSync(() => {
-          for (const f of frames) st.applyFrame(f, true);
-          st.sys.putSync('journalSeq', last);
-        });
-        st.refreshReads();
-        applied = last;
-      }
+    const dir = this.opts.dir;
+    const applied = st.getSys<number>('journalSeq') ?? 0;
+    const scan = scanJournal(dir, applied);
+    const problem = journalProblem(dir, scan, applied, st.getSys<{ file: number }>('journal')?.file ?? 0);
+    if (problem !== null) throw new DataDirError(`${problem}\n${repairHint(dir)}`);
+    const t = scan.tail;
+    if (t !== null) {
+      // Redis's aof-load-truncated: the write the process died in was never acknowledged.
+      console.warn(`persistence: ${t.file}: the last frame, at offset ${t.offset}, is incomplete or damaged ` +
+        `(${t.bytes} bytes, ${t.records} records readable): cut off, as the write a killed process did not finish`);
+      truncateJournal(t.file, t.offset);
     }
-    this.jseq = applied;
-    this.appliedJseq = applied;
-    this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
-    this.journal.adopt(files.map((f) => f.file), applied);
+    const frames = scan.frames;
+    const last = frames.length > 0 ? frameSeq(frames[frames.length - 1]) : applied;
+    const files = scan.files;
+    this.jseq = last;
+    this.appliedJseq = last;
+    const j = new Journal(dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
+    this.journal = j;
+    j.adopt(files.map((f) => f.file), last);
     this.adopted = files.length > 0;
-    this.journal.prepareSync();
+    j.prepareSync();
+    // This run's first file exists (with its header) before LMDB names it as the one written.
+    j.start(last + 1);
+    st.transactionSync(() => {
+      for (const f of frames) st.applyFrame(f, true);
+      if (last !== applied) st.sys.putSync('journalSeq', last);
+      st.sys.putSync('journal', { file: j.opened });
+    });
+    st.refreshReads();
+    this.recordedFile = j.opened;
   }
 
   // ------------------------------------------------------------------ loading
@@ -834,22 +849,27 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.drainTo <= this.appliedJseq && q.length > 0) this.drainTo = frameSeq(q[q.length - 1]);
     const last = frames.length > 0 ? frameSeq(frames[frames.length - 1]) : this.appliedJseq;
     const log: GcLog = { gcAdded: [], gcDone: [] };
+    // The file being written now (frames after `last` are in it or later ones): what start-up
+    // expects to find (a missing or emptied file is then an error, not an empty start).
+    const file = this.journal.opened;
     this.applying = true;
     const commit = st.write(() => {
       try {
         for (const f of frames) st.applyFrame(f, false);
         if (this.gcQueue.length > 0) this.gcStep(log, frames.length > 0 ? GC_STEP / 10 : GC_STEP);
         if (last !== this.appliedJseq) st.sys.put('journalSeq', last);
+        if (file !== this.recordedFile) st.sys.put('journal', { file });
       } catch (err) {
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
-    commit.then(() => this.applied(last, log), (err) => this.applyFailed(frames, err));
+    commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
 
-  private applied(last: number, log: GcLog): void {
+  private applied(last: number, file: number, log: GcLog): void {
     this.applying = false;
     this.appliedJseq = last;
+    this.recordedFile = file;
     this.commits++;
     this.lastCommitTime = Date.now();
     if (log.gcDone.length > 0) {
@@ -864,7 +884,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // Journal files whose frames LMDB now holds go once they are on disk.
     this.store.syncNow().then(() => {
       this.lastSyncTime = Date.now();
-      this.journal.checkpoint(last);
+      this.journal.checkpoint(last, file);
     }, () => {});
     this.scheduleApply();
     this.notifyIdle();
@@ -985,7 +1005,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       await this.idle();
       if (this.error === null) {
         await this.store.syncNow();
-        synced = this.applyError === null && this.applyQueue.length === 0 && this.inflight === null && !this.applying;
+        if (this.applyError === null && this.applyQueue.length === 0 && this.inflight === null && !this.applying) {
+          // No journal file is expected any more: the next start finds none and is right to.
+          await this.store.write(() => this.store.sys.put('journal', { file: 0 }));
+          await this.store.syncNow();
+          synced = true;
+        }
       }
     } catch (err) {
       console.error('persistence: final sync failed:', describeError(err));
