@@ -35,8 +35,9 @@ export function journalProblem(dir: string, scan: JournalScan, applied: number, 
   if (d !== null) {
     return `the journal is damaged before its last frame: ${d.file}: ${d.reason} at offset ${d.offset}` +
       (d.lastGood > 0 ? ` (after frame ${d.lastGood})` : '') +
-      `, followed by ${d.following} intact frame${d.following === 1 ? '' : 's'} (${d.followingRecords} records, ${d.bytes} bytes from the damage on). ` +
-      'Those frames hold acknowledged writes but cannot be applied without the damaged one; the server does not start.';
+      `, followed by ${d.following} intact frame${d.following === 1 ? '' : 's'} (${d.followingRecords} records, ${d.bytes} bytes from the damage on), ` +
+      `${d.unapplied} of them not in LMDB (which holds frames up to ${applied}). ` +
+      'They hold acknowledged writes but cannot be applied without the damaged frame; the server does not start.';
   }
   if (expected > 0) {
     const f = scan.files.find((x) => x.num === expected);

@@ -17,7 +17,7 @@
  * The crc covers jseq and payload, and jseq (the frame number, consecutive across files) must
  * follow the previous frame. At replay (`scanJournal`), a damaged frame followed by nothing
  * valid is a torn last frame (the process died mid-write): it is cut off and reported; a
- * damaged frame followed by intact ones stops the start (JournalDamageError) until the
+ * damaged frame followed by intact ones LMDB lacks stops the start (datadir.ts) until the
  * operator repairs the file (`--repair`, src/store/repair.ts). Files are numbered; a full one
  * is closed and a new one started (rotate), and closed files go once LMDB holds their frames
  * durably (`sys journalSeq` records the last frame LMDB applied, and `sys journal` the file
@@ -203,16 +203,6 @@ export class Journal {
       if (Number.isSafeInteger(num) && num > 0) out.push({ file: path.join(dir, name), num });
     }
     return out.sort((a, b) => a.num - b.num);
-  }
-
-  /**
-   * Every intact frame after `after`, in order, across the files. Throws JournalDamageError
-   * when a frame before the last one is damaged (see `scan`); a torn last frame is left out.
-   */
-  static read(dir: string, after: number): Buffer[] {
-    const s = scanJournal(dir, after);
-    if (s.damage !== null) throw new JournalDamageError(s.damage);
-    return s.frames;
   }
 
   /** Current file size (what rotation looks at). */
@@ -460,6 +450,8 @@ export interface JournalDamage {
   /** Intact frames found after the damage (in this file and the later ones), and their records. */
   following: number;
   followingRecords: number;
+  /** How many of them LMDB does not hold. */
+  unapplied: number;
   /** Bytes from the damage to the end of the journal's data. */
   bytes: number;
 }
@@ -494,18 +486,8 @@ export interface JournalScan {
   last: number;
   damage: JournalDamage | null;
   tail: JournalTail | null;
-}
-
-export class JournalDamageError extends Error {
-  constructor(readonly damage: JournalDamage) {
-    super(describeDamage(damage));
-  }
-}
-
-export function describeDamage(d: JournalDamage): string {
-  return `${d.file}: ${d.reason} at offset ${d.offset}` +
-    (d.lastGood > 0 ? ` (after frame ${d.lastGood})` : '') +
-    `; ${d.following} intact frame${d.following === 1 ? '' : 's'} (${d.followingRecords} records, ${d.bytes} bytes from the damage on) follow it`;
+  /** Damage skipped because LMDB already holds the frames it hit (frames first..last; last null: to the end of the file). */
+  skipped: { file: string; offset: number; reason: string; first: number; last: number | null }[];
 }
 
 const MAGIC_BYTES = Buffer.from([0x52, 0x53, 0x4a, 0x31]);
@@ -553,20 +535,25 @@ function countRecords(data: Buffer, p: number, end: number): number {
   return n;
 }
 
-/** Intact frames from `from` on (resynchronising on the magic after junk): count, records. */
-function intactAfter(data: Buffer, from: number): { frames: number; records: number } {
-  let frames = 0;
-  let records = 0;
+/** Offset of the first intact frame at or after `from`, or -1. */
+function nextIntact(data: Buffer, from: number): number {
   let p = data.indexOf(MAGIC_BYTES, from);
+  while (p >= 0 && frameFault(data, p) !== null) p = data.indexOf(MAGIC_BYTES, p + 1);
+  return p;
+}
+
+/** Intact frames from `from` on (resynchronising on the magic after junk): count, records, and those numbered after `after`. */
+function intactAfter(data: Buffer, from: number, after: number): { frames: number; records: number; unapplied: number } {
+  const r = { frames: 0, records: 0, unapplied: 0 };
+  let p = nextIntact(data, from);
   while (p >= 0) {
-    if (frameFault(data, p) === null) {
-      const end = p + HEADER + data.readUInt32LE(p + 4);
-      frames++;
-      records += countRecords(data, p, end);
-      p = data.indexOf(MAGIC_BYTES, end);
-    } else p = data.indexOf(MAGIC_BYTES, p + 1);
+    const end = p + HEADER + data.readUInt32LE(p + 4);
+    r.frames++;
+    r.records += countRecords(data, p, end);
+    if (u64(data, p + 12) > after) r.unapplied++;
+    p = nextIntact(data, end);
   }
-  return { frames, records };
+  return r;
 }
 
 function readJournalFile(file: string): Buffer {
@@ -586,7 +573,7 @@ function readJournalFile(file: string): Buffer {
  */
 export function scanJournal(dir: string, after: number): JournalScan {
   const list = Journal.files(dir);
-  const out: JournalScan = { files: [], frames: [], last: 0, damage: null, tail: null };
+  const out: JournalScan = { files: [], frames: [], last: 0, damage: null, tail: null, skipped: [] };
   let prev = -1;
   const datas: Buffer[] = [];
   for (let i = 0; i < list.length; i++) {
@@ -606,35 +593,60 @@ export function scanJournal(dir: string, after: number): JournalScan {
     } else if (!(data.length >= 4 && data.readUInt32LE(0) === MAGIC) && nonZero(data, 0) < data.length) {
       fault = 'bad file header'; // (a file of an older version starts with its first frame; an empty one is all zeros)
     }
-    while (fault === null) {
-      if (nonZero(data, p) === data.length) break; // zeros (preallocated) or the end: the file ends here
-      fault = frameFault(data, p);
-      if (fault !== null) break;
-      const len = data.readUInt32LE(p + 4);
-      const seq = u64(data, p + 12);
-      if (prev !== -1 && seq !== prev + 1) fault = `frame number ${seq} where ${prev + 1} was expected`;
-      else if (info.frames === 0 && info.firstSeq !== null && seq !== info.firstSeq) fault = `first frame is number ${seq}, the file header says ${info.firstSeq}`;
-      if (fault !== null) break;
-      const frame = data.subarray(p, p + HEADER + len);
-      if (seq > after) out.frames.push(frame);
-      if (info.frames++ === 0) info.first = seq;
-      info.last = seq;
-      prev = seq;
-      out.last = seq;
-      p += HEADER + len;
+    for (;;) {
+      if (fault === null) {
+        if (nonZero(data, p) === data.length) break; // zeros (preallocated) or the end: the file ends here
+        fault = frameFault(data, p);
+        if (fault === null) {
+          const seq = u64(data, p + 12);
+          if (prev !== -1 && seq !== prev + 1) fault = `frame number ${seq} where ${prev + 1} was expected`;
+          else if (p === FILE_HEADER && info.firstSeq !== null && seq !== info.firstSeq) fault = `first frame is number ${seq}, the file header says ${info.firstSeq}`;
+        }
+        if (fault === null) {
+          const len = data.readUInt32LE(p + 4);
+          const seq = u64(data, p + 12);
+          if (seq > after) out.frames.push(data.subarray(p, p + HEADER + len));
+          if (info.frames++ === 0) info.first = seq;
+          info.last = seq;
+          prev = seq;
+          out.last = Math.max(out.last, seq);
+          p += HEADER + len;
+          continue;
+        }
+      }
+      // Damage that LMDB has made harmless: the damaged frame, and every one up to the next
+      // intact frame, are frames LMDB already holds (applied before the server stopped).
+      const damagedSeq = prev !== -1 ? prev + 1 : info.firstSeq ?? Infinity;
+      if (damagedSeq > after) break;
+      const q = nextIntact(data, p + 1);
+      const s = q === -1 ? -1 : u64(data, q + 12);
+      if (q === -1 ? i === list.length - 1 : s > after + 1 || s < damagedSeq) break;
+      out.skipped.push({ file, offset: p, reason: fault, first: damagedSeq, last: q === -1 ? null : s - 1 });
+      fault = null;
+      if (q === -1) {
+        prev = -1; // the next file's frames are checked against LMDB (journalProblem)
+        break;
+      }
+      prev = s - 1;
+      p = q;
     }
     if (fault === null) continue;
     // Anything intact after the fault, here or in a later file?
-    let following = intactAfter(data, p + 1);
+    const following = intactAfter(data, p + 1, after);
     let bytes = dataEnd(data) - p;
     for (let j = i + 1; j < list.length; j++) {
       const later = readJournalFile(list[j].file);
-      const f = intactAfter(later, 0);
-      following = { frames: following.frames + f.frames, records: following.records + f.records };
+      const f = intactAfter(later, 0, after);
+      following.frames += f.frames;
+      following.records += f.records;
+      following.unapplied += f.unapplied;
       bytes += dataEnd(later);
     }
     if (following.frames > 0) {
-      out.damage = { file, offset: p, reason: fault, lastGood: out.last, following: following.frames, followingRecords: following.records, bytes };
+      out.damage = {
+        file, offset: p, reason: fault, lastGood: out.last, following: following.frames, followingRecords: following.records,
+        unapplied: following.unapplied, bytes,
+      };
     } else {
       const start = nonZero(data, p);
       const len = start + HEADER <= data.length && data.readUInt32LE(start) === MAGIC ? data.readUInt32LE(start + 4) : 0;

@@ -254,6 +254,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const scan = scanJournal(dir, applied);
     const problem = journalProblem(dir, scan, applied, st.getSys<{ file: number }>('journal')?.file ?? 0);
     if (problem !== null) throw new DataDirError(`${problem}\n${repairHint(dir)}`);
+    for (const k of scan.skipped) {
+      console.warn(`persistence: ${k.file}: ${k.reason} at offset ${k.offset}: frames ${k.first}..${k.last ?? 'the end of the file'} ` +
+        `skipped, as LMDB holds them already (nothing is lost; the file is deleted once LMDB holds the frames after it)`);
+    }
     const t = scan.tail;
     if (t !== null) {
       // Redis's aof-load-truncated: the write the process died in was never acknowledged.
