@@ -301,6 +301,11 @@ export class Journal {
     this.last = 0;
   }
 
+  /** The file being written (or the next one, before it is opened). */
+  get file(): string {
+    return path.join(this.dir, PREFIX + this.num);
+  }
+
   /** Number of the next frame (the first of a file opened now). */
   nextSeq = 1;
 
@@ -650,7 +655,9 @@ export function scanJournal(dir: string, after: number): JournalScan {
     } else {
       const start = nonZero(data, p);
       const len = start + HEADER <= data.length && data.readUInt32LE(start) === MAGIC ? data.readUInt32LE(start + 4) : 0;
-      out.tail = { file, offset: p, bytes: dataEnd(data) - start, records: countRecords(data, start, Math.min(data.length, start + HEADER + len)) };
+      const end = dataEnd(data);
+      // Records whose bytes are there (zeros past the last written byte are not a record's).
+      out.tail = { file, offset: p, bytes: end - start, records: countRecords(data, start, Math.min(end, start + HEADER + len)) };
     }
     break;
   }

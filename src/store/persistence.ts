@@ -915,7 +915,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private failed(b: Batch, err: unknown): void {
     this.inflight = null;
     this.failures++;
-    this.setError(describeError(err, this.store.path));
+    this.setError(describeError(err, this.store.path), this.journal.file);
     // Everything the batch carried is pending again; values whose change log it drained are
     // rewritten whole under a new object id (the old one is released).
     for (let i = 0; i < b.keys.length; i++) {
@@ -951,14 +951,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.error !== null || this.closed) return;
     this.journal.sync((err) => {
       if (err === null) this.lastSyncTime = Date.now();
-      else this.setError(describeError(err, this.opts.dir));
+      else this.setError(describeError(err, this.opts.dir), this.journal.file);
     });
   }
 
   /** Enter the MISCONF state: write commands are refused, reads go on. */
-  private setError(reason: string): void {
+  private setError(reason: string, file: string): void {
     if (this.error === null) {
-      console.error(`persistence: cannot write to ${this.store.path}: ${reason}; write commands are refused until it works again`);
+      console.error(`persistence: cannot write to ${file}: ${reason}; write commands are refused until it works again`);
     }
     this.error = reason;
     this.eng.writeDenied = `MISCONF Errors writing to the AOF file: ${reason}`;
