@@ -1,9 +1,11 @@
 /**
- * `node dist/store/lmdb-walk.js <env dir>`: read every record of every named database of an
- * LMDB environment, read-only, and print `{"<name>": <records>, ...}` as JSON. Run by
+ * `node dist/store/lmdb-walk.js <env dir>...`: read every record of every named database of
+ * each LMDB environment, read-only, and print one line per environment once it is read:
+ * `<env dir>\t{"<name>": <records>, ...}`. Run by
  * `--check` (repair.ts) in a child process: damage inside the B-tree makes LMDB read outside
  * its map (SIGBUS, SIGSEGV), which kills the child, not the check.
  */
+import { writeSync } from 'node:fs';
 import { open } from 'lmdb';
 
 export function walk(envDir: string): Record<string, number> {
@@ -25,5 +27,6 @@ export function walk(envDir: string): Record<string, number> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  process.stdout.write(JSON.stringify(walk(process.argv[2])) + '\n');
+  // Written synchronously: a line printed is a line the parent gets, even if the next environment kills us.
+  for (const env of process.argv.slice(2)) writeSync(1, `${env}\t${JSON.stringify(walk(env))}\n`);
 }

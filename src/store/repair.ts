@@ -62,8 +62,9 @@ class Check {
 
   run(): number {
     this.log(`${this.repair ? 'Repairing' : 'Checking'} the data directory ${this.dir}`);
-    let mainOk = true;
-    for (const env of LMDB_ENVS) if (!this.checkEnv(env) && env === 'lmdb') mainOk = false;
+    const sound: string[] = [];
+    for (const env of LMDB_ENVS) if (this.checkHeader(env)) sound.push(env);
+    const mainOk = this.walk(sound).includes('lmdb') || !fs.existsSync(path.join(this.dir, 'lmdb', 'data.mdb'));
     this.checkJournal(mainOk);
     if (this.problems === 0) {
       this.log(this.repair ? 'Result: the server can start.' : 'Result: no damage found.');
@@ -74,31 +75,52 @@ class Check {
     return 1;
   }
 
-  /** One LMDB environment: its header, then every record (child process). False when damaged. */
-  private checkEnv(env: string): boolean {
+  /** One LMDB environment's file, before mapping it: true when it is there and sound. */
+  private checkHeader(env: string): boolean {
     const envDir = path.join(this.dir, env);
     const file = path.join(envDir, 'data.mdb');
     if (!fs.existsSync(file)) {
       this.log(`  ${file}: absent`);
-      return true;
+      return false;
     }
     try {
       checkLmdbFile(envDir);
+      return true;
     } catch (err) {
       if (!(err instanceof DataDirError)) throw err;
       this.bad(err.message);
       return false;
     }
-    const r = spawnSync(process.execPath, [WALK, envDir], { encoding: 'utf8', timeout: 30 * 60_000 });
-    if (r.signal !== null || r.status !== 0) {
+  }
+
+  /**
+   * Every record of the environments `envs`, read in one child process (damage inside a
+   * B-tree kills it, not us; the environment it was reading is the first it did not report).
+   * Returns the environments read whole.
+   */
+  private walk(envs: string[]): string[] {
+    if (envs.length === 0) return [];
+    const dirs = envs.map((e) => path.join(this.dir, e));
+    const r = spawnSync(process.execPath, [WALK, ...dirs], { encoding: 'utf8', timeout: 30 * 60_000 });
+    const done: string[] = [];
+    for (const line of r.stdout.split('\n')) {
+      const tab = line.indexOf('\t');
+      if (tab < 0) continue;
+      const envDir = line.slice(0, tab);
+      const counts = JSON.parse(line.slice(tab + 1)) as Record<string, number>;
+      const file = path.join(envDir, 'data.mdb');
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      this.log(`  ${file}: ok, ${fs.statSync(file).size} bytes, ${total} records in ${Object.keys(counts).length} databases`);
+      done.push(envs[dirs.indexOf(envDir)]);
+    }
+    if (done.length < envs.length) {
+      const file = path.join(dirs[done.length], 'data.mdb');
       const why = r.signal !== null ? `the process reading it died of ${r.signal}` : (r.stderr.trim().split('\n').pop() ?? `exit code ${r.status}`);
       this.bad(`${file}: reading every record failed (${why}): the file is damaged inside its B-tree; restore it from a backup`);
-      return false;
+      // The environments after it were not read: read them on their own.
+      done.push(...this.walk(envs.slice(done.length + 1)));
     }
-    const counts = JSON.parse(r.stdout) as Record<string, number>;
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    this.log(`  ${file}: ok, ${fs.statSync(file).size} bytes, ${total} records in ${Object.keys(counts).length} databases`);
-    return true;
+    return done;
   }
 
   private checkJournal(mainOk: boolean): void {
