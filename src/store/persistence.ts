@@ -245,7 +245,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   /**
    * Apply the journal frames LMDB does not have yet (written by a server that stopped before
-   * applying them), in one transaction recording the last one in `sys journalSeq`.
+   * applying them), in one transaction recording the last one in `sys journalSeq` and this
+   * run's journal file in `sys journal`. A journal that is damaged before its last frame, or
+   * missing where LMDB expects one, stops the start (DataDirError, datadir.ts).
    */
   private replayJournal(): void {
     const st = this.store;
@@ -260,7 +262,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     const t = scan.tail;
     if (t !== null) {
-      // Redis's aof-load-truncated: the write the process died in was never acknowledged.
+      // Redis's aof-load-truncated: most often the write a killed process did not finish
+      // (never acknowledged); a damaged last frame cannot be told from it.
       console.warn(`persistence: ${t.file}: the last frame, at offset ${t.offset}, is incomplete or damaged ` +
         `(${t.bytes} bytes, ${t.records} records readable): cut off, as the write a killed process did not finish`);
       truncateJournal(t.file, t.offset);
@@ -276,7 +279,13 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.adopted = files.length > 0;
     j.prepareSync();
     // This run's first file exists (with its header) before LMDB names it as the one written.
-    j.start(last + 1);
+    try {
+      j.start(last + 1);
+    } catch (err) {
+      // A full or read-only disk: serve reads anyway; the first write retries the file and,
+      // failing, refuses writes (MISCONF) as a failed append does.
+      console.error(`persistence: ${(err as Error).message}; the journal file is created at the first write`);
+    }
     st.transactionSync(() => {
       for (const f of frames) st.applyFrame(f, true);
       if (last !== applied) st.sys.putSync('journalSeq', last);
