@@ -18,6 +18,10 @@ export function walk(envDir: string): Record<string, number> {
       const db = root.openDB(name, { encoding: 'binary', keyEncoding: 'binary' } as any);
       let n = 0;
       for (const { value } of db.getRange({})) if (value !== undefined) n++;
+      // A damaged page can also read as a plausible one that holds fewer records: LMDB keeps
+      // each database's record count in its own entry, which must match what was read.
+      const recorded = (db.getStats() as { entryCount: number }).entryCount;
+      if (recorded !== n) throw new Error(`database '${name}' holds ${n} readable records, ${recorded} recorded`);
       out[name] = n;
     }
   } finally {
@@ -28,5 +32,12 @@ export function walk(envDir: string): Record<string, number> {
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   // Written synchronously: a line printed is a line the parent gets, even if the next environment kills us.
-  for (const env of process.argv.slice(2)) writeSync(1, `${env}\t${JSON.stringify(walk(env))}\n`);
+  for (const env of process.argv.slice(2)) {
+    try {
+      writeSync(1, `${env}\t${JSON.stringify(walk(env))}\n`);
+    } catch (err) {
+      writeSync(2, `${(err as Error).message}\n`);
+      process.exit(1);
+    }
+  }
 }

@@ -229,6 +229,29 @@ describe('a damaged data directory', () => {
     assert.match(r.output, new RegExp(`${file.replace(/[.]/g, '\\.')}: EISDIR`));
   });
 
+  it('damage inside the B-tree (every leaf page but the main root overwritten): --check finds it, reading every record in a child process', async () => {
+    const dir = copy('leaves');
+    const file = path.join(dir, 'lmdb', 'data.mdb');
+    const data = fs.readFileSync(file);
+    const psize = data.readUInt32LE(24 + 24); // meta page 0: page size in its free-list entry
+    const metaAt = (pg: number) => pg * psize + 24;
+    const txn = (pg: number) => data.readBigUInt64LE(metaAt(pg) + 128);
+    const latest = txn(1) > txn(0) ? 1 : 0;
+    const mainRoot = Number(data.readBigUInt64LE(metaAt(latest) + 72 + 40));
+    let hit = 0;
+    for (let pg = 2; pg < data.length / psize; pg++) {
+      const at = pg * psize;
+      if (pg === mainRoot || data.readBigUInt64LE(at) !== BigInt(pg) || (data.readUInt16LE(at + 18) & 0x02) === 0) continue;
+      data.fill(0x5a, at, at + psize);
+      hit++;
+    }
+    assert.ok(hit > 0);
+    fs.writeFileSync(file, data);
+    const c = await runOursToExit(['--check', ...ALWAYS], dir, LIMIT);
+    assert.equal(c.code, 1, c.output);
+    assert.ok(c.output.includes(`DAMAGED: ${file}: reading every record failed (`), c.output);
+  });
+
   // [case, environment, damage, message, also run --check (slow: it reads every record)]
   const lmdbCases: [string, string, (file: string) => void, RegExp, boolean][] = [
     ['data.mdb cut to 8 KB', 'lmdb', (f) => fs.truncateSync(f, 8192), /is damaged: meta page \d \(transaction \d+\) names page \d+, but the file holds 2 pages of 4096 bytes \(cut short\?\)/, true],
