@@ -580,11 +580,9 @@ export function scanJournal(dir: string, after: number): JournalScan {
   const list = Journal.files(dir);
   const out: JournalScan = { files: [], frames: [], last: 0, damage: null, tail: null, skipped: [] };
   let prev = -1;
-  const datas: Buffer[] = [];
   for (let i = 0; i < list.length; i++) {
     const { file, num } = list[i];
     const data = readJournalFile(file);
-    datas.push(data);
     const info: JournalFile = { file, num, size: data.length, firstSeq: null, frames: 0, first: 0, last: 0 };
     out.files.push(info);
     let p = 0;
