@@ -9,12 +9,16 @@
  * with plain reads before it is mapped (`checkLmdbFile`): its size against its page size, and
  * its meta pages as LMDB lays them out (magic, version, page size, and every root page it
  * names, also those of the named databases, inside the file). That costs a few small reads
- * per environment; damage deeper in the B-tree is found by `--check`, which reads every
- * record in a child process (repair.ts).
+ * per environment. A file shorter than its latest transaction's last page but holding every
+ * root (cut short further in) is read whole in a child process before it is mapped: LMDB may
+ * legitimately leave a transaction's last pages unwritten, so it is not refused outright.
+ * Other damage deeper in the B-tree is found by `--check`, which reads every record in a
+ * child process (repair.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { frameSeq, type JournalScan } from './journal.js';
+import { walkInChild } from './lmdb-walk.js';
 
 /** The data directory cannot be used as it is: start-up stops with this message (exit code 1). */
 export class DataDirError extends Error {}
@@ -125,15 +129,16 @@ function readMeta(fd: number, file: string, off: number, psize: number): Meta | 
 /**
  * Check `<envDir>/data.mdb` before LMDB maps it: throws DataDirError naming the file when it
  * is not a regular file, is cut short, or its meta pages are not LMDB's. A directory without
- * the file (a new environment) passes.
+ * the file (a new environment) passes. Returns how many pages the file lacks to hold the last
+ * page its latest transaction uses (0 normally; more when cut short somewhere past its roots).
  */
-export function checkLmdbFile(envDir: string): void {
+export function checkLmdbFile(envDir: string): number {
   const file = path.join(envDir, 'data.mdb');
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw new DataDirError(`${file}: ${(err as Error).message}`);
   }
   if (!st.isFile()) throw new DataDirError(`${file} is not a regular file`);
@@ -166,6 +171,7 @@ export function checkLmdbFile(envDir: string): void {
     const latest = second.txnid > first.txnid ? second : first;
     const main = latest.roots[1];
     if (main !== P_INVALID) checkNamedRoots(fd, file, psize, main, pages, bad);
+    return latest.lastPg >= pages ? Number(latest.lastPg - pages + 1n) : 0;
   } finally {
     fs.closeSync(fd);
   }
@@ -205,7 +211,19 @@ function checkNamedRoots(fd: number, file: string, psize: number, pgno: bigint, 
  * names the file.
  */
 export function openChecked<T>(envDir: string, openFn: () => T): T {
-  checkLmdbFile(envDir);
+  const missing = checkLmdbFile(envDir);
+  if (missing > 0) {
+    // LMDB may leave the last pages of a transaction unwritten when they were freed within
+    // it, so a shorter file is not proof of damage (and was never seen in practice): read
+    // every record in a child process first, once, instead of risking a SIGBUS here.
+    const file = path.join(envDir, 'data.mdb');
+    const r = walkInChild([envDir]);
+    if (r.failed !== null) {
+      throw new DataDirError(`${file} is damaged: it lacks ${missing} page${missing === 1 ? '' : 's'} of its latest transaction (cut short?), ` +
+        `and reading every record failed (${r.failed.why}). LMDB cannot open it safely; restore it from a backup.`);
+    }
+    console.warn(`persistence: ${file} is ${missing} page${missing === 1 ? '' : 's'} shorter than its latest transaction says; every record was read without error`);
+  }
   try {
     return openFn();
   } catch (err) {

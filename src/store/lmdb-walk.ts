@@ -1,12 +1,38 @@
 /**
  * `node dist/store/lmdb-walk.js <env dir>...`: read every record of every named database of
  * each LMDB environment, read-only, and print one line per environment once it is read:
- * `<env dir>\t{"<name>": <records>, ...}`. Run by
- * `--check` (repair.ts) in a child process: damage inside the B-tree makes LMDB read outside
- * its map (SIGBUS, SIGSEGV), which kills the child, not the check.
+ * `<env dir>\t{"<name>": <records>, ...}`. Run in a child process (`walkInChild`) by
+ * `--check` (repair.ts), and at start-up for a file shorter than its last transaction says
+ * (datadir.ts): damage inside the B-tree makes LMDB read outside its map (SIGBUS, SIGSEGV),
+ * which kills the child, not the caller.
  */
 import { writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
+
+export interface WalkResult {
+  /** Environments read whole, in order, with each named database's record count. */
+  read: { envDir: string; counts: Record<string, number> }[];
+  /** The first one that could not be read, and why (the later ones were not tried). */
+  failed: { envDir: string; why: string } | null;
+}
+
+/** Read every record of `envDirs` in one child process. */
+export function walkInChild(envDirs: string[]): WalkResult {
+  const out: WalkResult = { read: [], failed: null };
+  if (envDirs.length === 0) return out;
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...envDirs], { encoding: 'utf8', timeout: 30 * 60_000 });
+  for (const line of r.stdout.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab >= 0) out.read.push({ envDir: line.slice(0, tab), counts: JSON.parse(line.slice(tab + 1)) as Record<string, number> });
+  }
+  if (out.read.length < envDirs.length) {
+    const why = r.signal !== null ? `the process reading it died of ${r.signal}` : (r.stderr.trim().split('\n').pop() || `exit code ${r.status}`);
+    out.failed = { envDir: envDirs[out.read.length], why };
+  }
+  return out;
+}
 
 export function walk(envDir: string): Record<string, number> {
   const root = open({ path: envDir, readOnly: true, maxDbs: 32, encoding: 'binary', keyEncoding: 'binary' } as any);

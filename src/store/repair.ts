@@ -17,17 +17,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { DirLock } from './lock.js';
 import { LmdbStore } from './lmdb.js';
 import { checkLmdbFile, DataDirError, journalProblem } from './datadir.js';
 import { scanJournal, truncateJournal, type JournalScan } from './journal.js';
+import { walkInChild } from './lmdb-walk.js';
 
 /** The LMDB environments a data directory may hold (src/store, src/search, src/qstash). */
 export const LMDB_ENVS = ['lmdb', 'search', 'qstash'];
-
-const WALK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lmdb-walk.js');
 
 /** Run the check (and the repair when asked); returns the exit code. */
 export function checkDataDir(dir: string, repair: boolean, log: (line: string) => void = (l) => console.log(l)): number {
@@ -101,22 +98,16 @@ class Check {
   private walk(envs: string[]): string[] {
     if (envs.length === 0) return [];
     const dirs = envs.map((e) => path.join(this.dir, e));
-    const r = spawnSync(process.execPath, [WALK, ...dirs], { encoding: 'utf8', timeout: 30 * 60_000 });
+    const r = walkInChild(dirs);
     const done: string[] = [];
-    for (const line of r.stdout.split('\n')) {
-      const tab = line.indexOf('\t');
-      if (tab < 0) continue;
-      const envDir = line.slice(0, tab);
-      const counts = JSON.parse(line.slice(tab + 1)) as Record<string, number>;
+    for (const { envDir, counts } of r.read) {
       const file = path.join(envDir, 'data.mdb');
       const total = Object.values(counts).reduce((a, b) => a + b, 0);
       this.log(`  ${file}: ok, ${fs.statSync(file).size} bytes, ${total} records in ${Object.keys(counts).length} databases`);
       done.push(envs[dirs.indexOf(envDir)]);
     }
-    if (done.length < envs.length) {
-      const file = path.join(dirs[done.length], 'data.mdb');
-      const why = r.signal !== null ? `the process reading it died of ${r.signal}` : (r.stderr.trim().split('\n').pop() ?? `exit code ${r.status}`);
-      this.bad(`${file}: reading every record failed (${why}): the file is damaged inside its B-tree; restore it from a backup`);
+    if (r.failed !== null) {
+      this.bad(`${path.join(r.failed.envDir, 'data.mdb')}: reading every record failed (${r.failed.why}): the file is damaged inside its B-tree; restore it from a backup`);
       // The environments after it were not read: read them on their own.
       done.push(...this.walk(envs.slice(done.length + 1)));
     }
