@@ -20,6 +20,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type Database } from 'lmdb';
+import { openChecked } from '../store/datadir.js';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
 import type { V2Request, V2Response } from '../http/v2.js';
@@ -129,7 +130,7 @@ export class QStashService {
   constructor(readonly opts: QStashOptions) {
     this.dbPath = path.join(opts.dir, 'qstash');
     fs.mkdirSync(this.dbPath, { recursive: true });
-    this.env = open({ path: this.dbPath, maxDbs: 16, noSync: opts.noSync, commitDelay: 2 });
+    this.env = openChecked(this.dbPath, () => open({ path: this.dbPath, maxDbs: 16, noSync: opts.noSync, commitDelay: 2 }));
     this.msgs = this.env.openDB({ name: 'messages', encoding: 'json' });
     this.events = this.env.openDB({ name: 'events', encoding: 'json' });
     this.byMsg = this.env.openDB({ name: 'eventsByMsg', encoding: 'json' });
