@@ -497,7 +497,12 @@ export class Scripting {
     };
     const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
     this.rt = rt;
-    // A replaced state gets the libraries back.
+    this.reloadLibraries(rt);
+    return rt;
+  }
+
+  /** A replaced or fresh state gets the libraries back. */
+  private reloadLibraries(rt: LuaRuntime): void {
     for (const lib of this.functions.libraries.values()) {
       const sb = parseShebang(lib.code, true);
       if (typeof sb === 'string') continue;
@@ -505,7 +510,22 @@ export class Scripting {
       if ('err' in r) rt.dropPending();
       else rt.commitLibrary(lib.name);
     }
-    return rt;
+  }
+
+  /**
+   * SCRIPT FLUSH and FUNCTION FLUSH start fresh Lua states (as Redis's scriptingReset), so that
+   * nothing a script left behind outlives them; the libraries still loaded are loaded again
+   * (in the worker when it next needs them).
+   */
+  private freshStates(): void {
+    const rt = this.rt;
+    if (rt !== null && !rt.vm.dead) {
+      rt.fresh();
+      this.reloadLibraries(rt);
+    }
+    if (this.worker !== null) this.request({ t: 'fresh' });
+    this.compiled.clear();
+    this.workerLibs.clear();
   }
 
   /** The n string arguments of a bridge call, in place in the heap (valid during the call). */
@@ -1050,9 +1070,7 @@ export class Scripting {
   flushScripts(): void {
     this.scripts.clear();
     this.shebangs.clear();
-    this.rt?.flushScripts();
-    if (this.worker !== null) this.request({ t: 'sflush' });
-    this.compiled.clear();
+    this.freshStates();
   }
 
   // ---------------------------------------------------------------- functions
@@ -1110,7 +1128,7 @@ export class Scripting {
 
   flushFunctions(): void {
     this.functions.clear();
-    this.rt?.flushLibraries();
+    this.freshStates();
     this.eng.dirty++;
     this.saveFunctions();
   }

@@ -77,7 +77,7 @@ export function fmtG(n: number, prec = 14): string {
 
 // ---------------------------------------------------------------- cjson
 
-export const jsonCfg = {
+const JSON_DEFAULTS = {
   encodeMaxDepth: 1000,
   decodeMaxDepth: 1000,
   precision: 14,
@@ -88,6 +88,14 @@ export const jsonCfg = {
   decodeInvalid: true,
   keepBuffer: true,
 };
+
+/** cjson's settings: the Lua state's (this thread has one), changed by cjson.encode_max_depth() etc. */
+export const jsonCfg = { ...JSON_DEFAULTS };
+
+/** A fresh Lua state starts with cjson's defaults. */
+export function resetJsonConfig(): void {
+  Object.assign(jsonCfg, JSON_DEFAULTS);
+}
 
 class JsonError extends Error {}
 

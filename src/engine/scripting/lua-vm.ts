@@ -44,6 +44,7 @@ interface LuaModule {
   _lua_getfield(L: number, i: number, k: number): void;
   _lua_setfield(L: number, i: number, k: number): void;
   _lua_insert(L: number, i: number): void;
+  _lua_close(L: number): void;
 }
 
 export const LUA_REGISTRYINDEX = -10000;
@@ -85,7 +86,8 @@ export class LuaVM {
    * (thread) that called it (a redis.call made inside a coroutine pushes its reply there).
    */
   L: number;
-  readonly main: number;
+  /** The main state (replaced by renew()). */
+  main: number;
   /** The state panicked: it cannot be used any more. */
   dead = false;
   private heap: Uint8Array;
@@ -255,9 +257,7 @@ export class LuaVM {
       fired = k;
       return 0;
     });
-    // Keep references to the Lua functions in the registry before anything is removed.
-    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
-    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+    this.grabSlots();
     const found = new Map<string, number>();
     for (let i = 0; i < SLOTS.length; i++) {
       const orig: (WebAssembly.ExportValue | null)[] = [];
@@ -280,6 +280,24 @@ export class LuaVM {
   }
 
   private readonly slotOf = new Map<string, number>();
+
+  /** Keep references to the os/io functions in the registry (__slot<i>) before anything is removed. */
+  private grabSlots(): void {
+    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
+    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+  }
+
+  /**
+   * Close the Lua state and open a fresh one in the same module (SCRIPT FLUSH, FUNCTION FLUSH):
+   * the bridges stay (their C slots are the module's), the new state's registry gets the
+   * __slot<i> references again for its prelude.
+   */
+  renew(): void {
+    this.M._lua_close(this.main);
+    this.L = this.main = this.M._luaL_newstate();
+    this.M._luaL_openlibs(this.L);
+    this.grabSlots();
+  }
 
   /**
    * Turn one free os/io function into `fn` and return its registry name (the prelude moves it
