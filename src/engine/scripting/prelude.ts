@@ -654,6 +654,42 @@ table.foreach = function(...)
   end
 end
 
+-- string.rep: the count as Redis's 64-bit build takes it (the low 32 bits of the integer, so
+-- 2^31 gives ''), and a result larger than REP_MAX (256 MB) is refused as a memory error instead of
+-- filling the heap; a large one is made by concatenating pieces (memcpy speed, and the count
+-- hook can stop the script meanwhile).
+local srep0 = string.rep
+local REP_MAX, REP_PIECE = 256 * 1024 * 1024, 65536
+string.rep = function(...)
+  local n = select('#', ...)
+  local s, k = ...
+  local ts = type(s)
+  if ts ~= 'string' and ts ~= 'number' then argerr(1, 'rep', 'string expected, got ' .. typename(n, 1, s)) end
+  k = tonumber(k)
+  if k == nil then argerr(2, 'rep', 'number expected, got ' .. typename(n, 2, (select(2, ...)))) end
+  if k >= 2147483648 or k < -2147483648 then
+    if k >= 9223372036854775808 or k < -9223372036854775808 then k = 0
+    else
+      k = fmod(k - fmod(k, 1), 4294967296)
+      if k < 0 then k = k + 4294967296 end
+      if k >= 2147483648 then k = k - 4294967296 end
+    end
+  end
+  local len = #tostring(s)
+  if k * len <= REP_PIECE then
+    local r = srep0(s, k)
+    return r
+  end
+  k = k - fmod(k, 1)
+  if k * len > REP_MAX then error('not enough memory', 0) end
+  local per = floor(REP_PIECE / len) + 1
+  local piece = srep0(s, per)
+  local parts = {}
+  for i = 1, floor(k / per) do parts[i] = piece end
+  parts[#parts + 1] = srep0(s, fmod(k, per))
+  return tconcat(parts)
+end
+
 G.rawset = function(...)
   local n = select('#', ...)
   local t, k, v = ...
@@ -738,11 +774,21 @@ VIEW[ENV] = G
 SHOWN[ENV] = protect({ __index = guard })
 G._G = ENV
 
--- Binary chunks are refused (Redis's Lua has bytecode loading removed); loaded code runs in ENV.
+-- Function libraries have globals of their own, as in Redis 7.0 (its functions have a Lua state
+-- apart from EVAL's): the same names but KEYS, ARGV and __redis__err__handler. FENV is the
+-- proxy they see (its __index becomes the load API while a library loads).
+local FG = setmetatable({}, { __index = guard })
+local FENV_MT = { __index = FG, __newindex = ro_assign, __metatable = false }
+local FENV = setmetatable({}, FENV_MT)
+VIEW[FENV] = FG
+SHOWN[FENV] = SHOWN[ENV]
+
+-- Binary chunks are refused (Redis's Lua has bytecode loading removed); loaded code runs in the
+-- caller's globals.
 G.loadstring = function(s, name)
   if type(s) == 'string' and sbyte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
   local f, e = loadstring0(s, name)
-  if f then setfenv(f, ENV) end
+  if f then setfenv(f, getfenv(2) == FENV and FENV or ENV) end
   return f, e
 end
 G.load = function(...)
@@ -755,8 +801,14 @@ G.load = function(...)
     if type(p) ~= 'string' then return nil, 'reader function must return a string' end
     parts[#parts + 1] = p
   end
-  return G.loadstring(tconcat(parts), name or '=(load)')
+  local f, e = G.loadstring(tconcat(parts), name or '=(load)')
+  if f and getfenv(2) == FENV then setfenv(f, FENV) end
+  return f, e
 end
+
+-- KEYS and ARGV are not there yet (run_eval sets them in G).
+for k, v in next, G do if k ~= '__redis__err__handler' then FG[k] = v end end
+FG._G = FENV
 
 -- ------------------------------------------------------------------ running scripts
 
@@ -970,16 +1022,16 @@ R.__libs = libs
 
 -- Run a compiled library chunk; returns the serialised registrations or an error message.
 R.__load_lib = function(chunk)
-  setfenv(chunk, ENV)
+  setfenv(chunk, FENV)
   registering = { byname = {}, list = {} }
   -- As Redis: while the library loads, globals resolve to the load API only.
-  ENV_MT.__index = LOAD_API
+  FENV_MT.__index = LOAD_API
   arm()
   local ok, err = xpcall(chunk, function(e)
     if type(e) == 'table' then return rawget(e, 'err') end
     return 'ERR ' .. tostring(e)
   end)
-  ENV_MT.__index = G
+  FENV_MT.__index = FG
   local reg = registering
   registering = nil
   if not ok then return 'E' .. tostring(err) end
