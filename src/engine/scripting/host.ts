@@ -286,39 +286,51 @@ function readTo(b: Buffer, st: { p: number }, end: number): string {
   return s;
 }
 
+/** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
-  const c = b[st.p++];
-  switch (c) {
-    case 0x73: { // s
-      const n = Number(readTo(b, st, 0x3a));
-      out.bulk(Buffer.from(b.subarray(st.p, st.p + n)));
-      st.p += n;
-      return;
+  // Values left to write at each open array level; n at the current one.
+  const left: number[] = [];
+  let n = 1;
+  for (;;) {
+    while (n === 0) {
+      if (left.length === 0) return;
+      n = left.pop()!;
     }
-    case 0x6e: // n
-      out.int(luaNumberToInt(Number(readTo(b, st, 0x3b))));
-      return;
-    case 0x54: out.int(1); return; // T
-    case 0x46: case 0x4e: out.nil(); return; // F N
-    case 0x61: { // a
-      const n = Number(readTo(b, st, 0x3b));
-      out.array(n);
-      for (let i = 0; i < n; i++) writeOne(b, st, out);
-      return;
-    }
-    case 0x65: case 0x45: case 0x6f: { // e E o
-      const n = Number(readTo(b, st, 0x3a));
-      const s = b.toString('latin1', st.p, st.p + n);
-      st.p += n;
-      if (c === 0x6f) out.simple(s.replace(/[\r\n]/g, ' '));
-      else {
-        out.error(s);
-        if (c === 0x45) uncountError(s.replace(/[\r\n]/g, ' '));
+    n--;
+    const c = b[st.p++];
+    switch (c) {
+      case 0x73: { // s
+        const len = Number(readTo(b, st, 0x3a));
+        out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
+        st.p += len;
+        continue;
       }
-      return;
+      case 0x6e: // n
+        out.int(luaNumberToInt(Number(readTo(b, st, 0x3b))));
+        continue;
+      case 0x54: out.int(1); continue; // T
+      case 0x46: case 0x4e: out.nil(); continue; // F N
+      case 0x61: { // a
+        const k = Number(readTo(b, st, 0x3b));
+        out.array(k);
+        left.push(n);
+        n = k;
+        continue;
+      }
+      case 0x65: case 0x45: case 0x6f: { // e E o
+        const len = Number(readTo(b, st, 0x3a));
+        const s = b.toString('latin1', st.p, st.p + len);
+        st.p += len;
+        if (c === 0x6f) out.simple(s.replace(/[\r\n]/g, ' '));
+        else {
+          out.error(s);
+          if (c === 0x45) uncountError(s.replace(/[\r\n]/g, ' '));
+        }
+        continue;
+      }
     }
+    throw new Error('bad script result');
   }
-  throw new Error('bad script result');
 }
 
 export function sha1hex(b: Uint8Array): string {

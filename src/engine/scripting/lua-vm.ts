@@ -469,6 +469,7 @@ const OP_MOVE = 0;
 const OP_LOADK = 1;
 const OP_LOADBOOL = 2;
 const OP_LOADNIL = 3;
+const OP_GETTABLE = 6;
 const OP_SETTABLE = 9;
 const OP_NEWTABLE = 10;
 const OP_RETURN = 30;
@@ -477,6 +478,14 @@ const OP_SETLIST = 34;
 const FPF = 50;
 /** Lua's MAXSTACK (registers per function). */
 const MAXSTACK = 250;
+/**
+ * Deep values: a table to be built in a register at or above SPILL_AT is built from the bottom
+ * register instead, the registers below it saved meanwhile in the table in SPILL_REG (see
+ * spill()). So nesting is bounded by the data (cjson's 1000 levels, cmsgpack's 4000), not by
+ * Lua's 250 registers.
+ */
+const SPILL_AT = 200;
+const SPILL_REG = MAXSTACK - 2;
 /** Lua's MAXARG_Bx: constants a LOADK can address. */
 const MAXK = (1 << 18) - 1;
 const TEXT = new TextEncoder();
@@ -504,7 +513,11 @@ class ChunkBuilder {
 
   private readonly code: number[] = [];
   /** Code and constant counts at the start of the last setIndex (truncate() goes back there). */
-  private mark = { code: 0, k: 0, kbytes: 0 };
+  private mark = { code: 0, k: 0, kbytes: 0, spill: false };
+  /** The spill table exists (created by the first spill). */
+  private hasSpill = false;
+  /** Spills in progress (each saves its registers at its own keys). */
+  private spills = 0;
   private readonly kinds: number[] = [];
   private readonly kvals: (number | Uint8Array | boolean)[] = [];
   private readonly numIdx = new Map<number, number>();
@@ -522,7 +535,7 @@ class ChunkBuilder {
   }
 
   use(reg: number): void {
-    if (reg >= MAXSTACK - 1) throw new Error('reached lua stack limit');
+    if (reg >= SPILL_REG) throw new Error('reached lua stack limit');
     if (reg + 1 > this.maxReg) this.maxReg = reg + 1;
   }
 
@@ -574,7 +587,7 @@ class ChunkBuilder {
 
   /** Part code: R(1)[index] = v (R(1) is the table parameter). */
   setIndex(v: LuaValue, index: number): void {
-    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes };
+    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes, spill: this.hasSpill };
     this.use(3);
     this.opBx(OP_LOADK, 2, this.knum(index));
     this.emit(v, 3);
@@ -587,11 +600,16 @@ class ChunkBuilder {
     this.kinds.length = this.mark.k;
     this.kvals.length = this.mark.k;
     this.kbytes = this.mark.kbytes;
+    this.hasSpill = this.mark.spill;
     for (const [n, i] of this.numIdx) if (i >= this.mark.k) this.numIdx.delete(n);
   }
 
   /** Code that leaves v in register reg (registers above reg are free to use). */
   emit(v: LuaValue, reg: number): void {
+    if (reg >= SPILL_AT && typeof v === 'object' && v !== null && !(v instanceof Uint8Array)) {
+      this.spill(v, reg);
+      return;
+    }
     this.use(reg);
     if (v instanceof Uint8Array) this.loadStr(reg, v);
     else if (typeof v === 'number') this.opBx(OP_LOADK, reg, this.knum(v));
@@ -602,6 +620,32 @@ class ChunkBuilder {
     else if ('err' in v) this.fieldTable(reg, 'err', v.err);
     else if ('ok' in v) this.fieldTable(reg, 'ok', v.ok);
     else this.emitHash(v.h, reg);
+  }
+
+  /**
+   * Build table v at the bottom register (the lowest one emitted code writes: the parameters
+   * stay), with the registers from there to reg saved in the spill table, then move it to reg
+   * and restore them. reg and reg + 1 are free: they hold the keys.
+   */
+  private spill(v: LuaValue, reg: number): void {
+    const lo = this.nparams;
+    if (!this.hasSpill) {
+      this.op(OP_NEWTABLE, SPILL_REG, 0, 0);
+      this.hasSpill = true;
+    }
+    if (SPILL_REG + 1 > this.maxReg) this.maxReg = SPILL_REG + 1;
+    const base = this.spills++ * 256;
+    for (let i = lo; i < reg; i++) {
+      this.opBx(OP_LOADK, reg, this.knum(base + i));
+      this.op(OP_SETTABLE, SPILL_REG, reg, i);
+    }
+    this.emit(v, lo);
+    this.op(OP_MOVE, reg, lo, 0);
+    for (let i = lo; i < reg; i++) {
+      this.opBx(OP_LOADK, reg + 1, this.knum(base + i));
+      this.op(OP_GETTABLE, i, SPILL_REG, reg + 1);
+    }
+    this.spills--;
   }
 
   private emitArray(v: LuaValue[], reg: number): void {

@@ -87,7 +87,13 @@ end
 
 -- ------------------------------------------------------------------ serialisation
 
-local function ser_resp(v, out, n)
+-- Redis converts a reply while lua_checkstack finds room: a value nested deeper than 7995
+-- levels (a cyclic table, say) becomes this error, in its place.
+local REPLY_DEPTH = 7995
+local function ser_resp(v, out, n, d)
+  if d > REPLY_DEPTH then
+    out[n + 1] = 'e27:ERR reached lua stack limit'; return n + 1
+  end
   local t = type(v)
   if t == 'string' then
     out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
@@ -110,7 +116,7 @@ local function ser_resp(v, out, n)
     while true do
       local x = rawget(v, j)
       if x == nil then break end
-      n = ser_resp(x, out, n)
+      n = ser_resp(x, out, n, d + 1)
       j = j + 1
     end
     out[hdr] = 'a' .. (j - 1) .. ';'
@@ -850,7 +856,7 @@ R.__set_name = function(n) run_name = n end
 -- (serialised reply, nil).
 local function ser_result(res)
   local out = {}
-  local n = ser_resp(res, out, 0)
+  local n = ser_resp(res, out, 0, 1)
   return tconcat(out, '', 1, n)
 end
 local function finish(res)
