@@ -604,7 +604,11 @@ class ChunkBuilder {
     for (const [n, i] of this.numIdx) if (i >= this.mark.k) this.numIdx.delete(n);
   }
 
-  /** Code that leaves v in register reg (registers above reg are free to use). */
+  /**
+   * Code that leaves v in register reg (registers above reg are free to use). Arrays and
+   * tables are built here rather than in helpers: one JS frame per level of nesting (values
+   * nest 4000 levels deep: cmsgpack).
+   */
   emit(v: LuaValue, reg: number): void {
     if (reg >= SPILL_AT && typeof v === 'object' && v !== null && !(v instanceof Uint8Array)) {
       this.spill(v, reg);
@@ -616,10 +620,42 @@ class ChunkBuilder {
     else if (typeof v === 'boolean') this.op(OP_LOADBOOL, reg, v ? 1 : 0, 0);
     else if (v === null) this.op(OP_LOADNIL, reg, reg, 0);
     else if (v === LUA_NULL) this.op(OP_MOVE, reg, 0, 0);
-    else if (Array.isArray(v)) this.emitArray(v, reg);
-    else if ('err' in v) this.fieldTable(reg, 'err', v.err);
+    else if (Array.isArray(v)) {
+      const n = v.length;
+      this.op(OP_NEWTABLE, reg, int2fb(n), 0);
+      if (reg + FPF + 8 < MAXSTACK / 2) {
+        // SETLIST blocks of 50 from registers reg+1..reg+50.
+        for (let i = 0; i < n; i += FPF) {
+          const cnt = Math.min(FPF, n - i);
+          for (let j = 0; j < cnt; j++) this.emit(v[i + j], reg + 1 + j);
+          const block = i / FPF + 1;
+          if (block <= 511) this.op(OP_SETLIST, reg, cnt, block);
+          else {
+            this.op(OP_SETLIST, reg, cnt, 0);
+            this.code.push(block);
+          }
+        }
+      } else {
+        // Deep nesting: one SETTABLE per element keeps register use at reg+2.
+        this.use(reg + 2);
+        for (let i = 0; i < n; i++) {
+          this.opBx(OP_LOADK, reg + 1, this.knum(i + 1));
+          this.emit(v[i], reg + 2);
+          this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+        }
+      }
+    } else if ('err' in v) this.fieldTable(reg, 'err', v.err);
     else if ('ok' in v) this.fieldTable(reg, 'ok', v.ok);
-    else this.emitHash(v.h, reg);
+    else {
+      const kv = v.h;
+      this.use(reg + 2);
+      this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
+      for (let i = 0; i + 1 < kv.length; i += 2) {
+        this.emit(kv[i], reg + 1);
+        this.emit(kv[i + 1], reg + 2);
+        this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+      }
+    }
   }
 
   /**
@@ -646,42 +682,6 @@ class ChunkBuilder {
       this.op(OP_GETTABLE, i, SPILL_REG, reg + 1);
     }
     this.spills--;
-  }
-
-  private emitArray(v: LuaValue[], reg: number): void {
-    const n = v.length;
-    this.op(OP_NEWTABLE, reg, int2fb(n), 0);
-    if (reg + FPF + 8 < MAXSTACK / 2) {
-      // SETLIST blocks of 50 from registers reg+1..reg+50.
-      for (let i = 0; i < n; i += FPF) {
-        const cnt = Math.min(FPF, n - i);
-        for (let j = 0; j < cnt; j++) this.emit(v[i + j], reg + 1 + j);
-        const block = i / FPF + 1;
-        if (block <= 511) this.op(OP_SETLIST, reg, cnt, block);
-        else {
-          this.op(OP_SETLIST, reg, cnt, 0);
-          this.code.push(block);
-        }
-      }
-    } else {
-      // Deep nesting: one SETTABLE per element keeps register use at reg+2.
-      this.use(reg + 2);
-      for (let i = 0; i < n; i++) {
-        this.opBx(OP_LOADK, reg + 1, this.knum(i + 1));
-        this.emit(v[i], reg + 2);
-        this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
-      }
-    }
-  }
-
-  private emitHash(kv: LuaValue[], reg: number): void {
-    this.use(reg + 2);
-    this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
-    for (let i = 0; i + 1 < kv.length; i += 2) {
-      this.emit(kv[i], reg + 1);
-      this.emit(kv[i + 1], reg + 2);
-      this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
-    }
   }
 
   size(): number {

@@ -268,6 +268,8 @@ const scripts: Script[] = [
     "local s = string.rep('\\145', 4000) .. '\\192' return {pcall(cmsgpack.unpack, s)}",
     "local s = string.rep('\\145', 100000) .. '\\192' return {pcall(cmsgpack.unpack, s)}",
     "local s = string.rep('\\129\\161a', 4000) .. '\\192' return {pcall(cmsgpack.unpack, s)}",
+    "local s = string.rep('\\145', 3999) .. '\\192' local v = cmsgpack.unpack(s) local d = 0 while type(v) == 'table' do d = d + 1 v = v[1] end return d",
+    "local s = string.rep('\\129\\161a', 3999) .. '\\1' local v = cmsgpack.unpack(s) local d = 0 while type(v) == 'table' do d = d + 1 v = v.a end return {d, v}",
     "local s = string.rep('\\145', 100) .. '\\192' local v = cmsgpack.unpack(s) local d = 0 while type(v) == 'table' do d = d + 1 v = v[1] end return d",
     "local s = string.rep('\\146\\1', 2000) .. '\\192' local v = cmsgpack.unpack(s) local d = 0 while type(v) == 'table' do d = d + 1 v = v[2] end return d",
     "cjson.decode_max_depth(5) return {pcall(cjson.decode, '[[[[[[1]]]]]]')}",
