@@ -640,6 +640,7 @@ local tinsert0 = table.insert
 table.insert = function(...)
   local n = select('#', ...)
   local t, pos = ...
+  if n == 2 and VIEW[t] == nil and type(t) == 'table' then return tinsert0(t, pos) end
   if type(t) ~= 'table' then argerr(1, 'insert', 'table expected, got ' .. typename(n, 1, t)) end
   if n == 3 then
     if tonumber(pos) == nil then argerr(2, 'insert', 'number expected, got ' .. type(pos)) end
@@ -667,8 +668,10 @@ end
 local srep0 = string.rep
 local REP_MAX, REP_PIECE = 256 * 1024 * 1024, 65536
 string.rep = function(...)
-  local n = select('#', ...)
   local s, k = ...
+  -- perf: the common small call costs two type checks on top of the C function.
+  if type(k) == 'number' and k < 1024 and type(s) == 'string' and k * #s <= REP_PIECE then return srep0(s, k) end
+  local n = select('#', ...)
   local ts = type(s)
   if ts ~= 'string' and ts ~= 'number' then argerr(1, 'rep', 'string expected, got ' .. typename(n, 1, s)) end
   k = tonumber(k)
