@@ -40,6 +40,13 @@ async function outcome<T>(p: Promise<T>): Promise<T | string> {
   }
 }
 
+/** Lua that spins for about `ms` milliseconds (TIME is allowed in scripts), then goes on. */
+const spin = (ms: number) => `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
+while true do
+  i = i + 1
+  if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
+end`;
+
 /** Attempts to change what later scripts see: every one must fail and change nothing. */
 const POISON = [
   "redis.call = function() return 'pwned' end",
@@ -122,6 +129,24 @@ for (const which of ['ours', 'redis'] as const) {
       await admin.function('RESTORE', await admin.callBuffer('FUNCTION', 'DUMP') as Buffer, 'FLUSH');
       await check('after FUNCTION RESTORE FLUSH');
       await admin.function('FLUSH');
+    });
+
+    it('the sandbox holds for long scripts too (ours moves them to its worker thread), before and after the flushes', async () => {
+      const c = io(port());
+      await c.set('k', 'v');
+      // Read-only, past 100 ms: ours runs the rest of it in the worker's Lua state.
+      const long = (tail: string) => `${spin(200)}\n${tail}`;
+      assert.equal(await c.eval(long("return redis.call('get', 'k')"), 0), 'v');
+      assert.match(String(await outcome(c.eval(long('redis.call = nil return 1'), 0))), /Attempt to modify a readonly table/);
+      assert.match(String(await outcome(c.eval(long("rawset(_G, 'pwned', 1) return 1"), 0))), /Attempt to modify a readonly table/);
+      await c.script('FLUSH');
+      assert.equal(await c.eval(long("return redis.call('get', 'k') .. tostring(rawget(_G, 'pwned'))"), 0), 'vnil');
+      await c.function('LOAD', 'REPLACE', `#!lua name=longlib\nredis.register_function{function_name='long', callback=function() ${spin(200)} return redis.call('get', 'k') end, flags={'no-writes'}}`);
+      assert.equal(await c.fcall('long', 0), 'v');
+      await c.function('FLUSH');
+      await c.function('LOAD', `#!lua name=longlib\nredis.register_function{function_name='long', callback=function() ${spin(200)} return type(redis.call) end, flags={'no-writes'}}`);
+      assert.equal(await c.fcall('long', 0), 'function');
+      await c.function('FLUSH');
     });
 
     it('replies nested past the Lua stack limit end in "reached lua stack limit", the connection stays usable', async () => {
