@@ -518,6 +518,10 @@ function readGeneric(c: Client, argv: Argv, out: ReplySink, xreadgroup: boolean)
   for (let i = 1; i < argv.count; i++) {
     const more = argv.count - i - 1;
     if (argv.is(i, 'BLOCK') && more > 0) {
+      // Redis refuses BLOCK inside scripts outright (its name as the script spelt it).
+      if (c.transport.kind === 'internal') {
+        throw new CommandError(`ERR ${argv.str(0)} command is not allowed with BLOCK option from scripts`);
+      }
       i++;
       const t = llArg(argv, i, 'ERR timeout is not an integer or out of range');
       if (t < 0n) throw new CommandError('ERR timeout is negative');

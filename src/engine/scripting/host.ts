@@ -287,39 +287,51 @@ function readTo(b: Buffer, st: { p: number }, end: number): string {
   return s;
 }
 
+/** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
-  const c = b[st.p++];
-  switch (c) {
-    case 0x73: { // s
-      const n = Number(readTo(b, st, 0x3a));
-      out.bulk(Buffer.from(b.subarray(st.p, st.p + n)));
-      st.p += n;
-      return;
+  // Values left to write at each open array level; n at the current one.
+  const left: number[] = [];
+  let n = 1;
+  for (;;) {
+    while (n === 0) {
+      if (left.length === 0) return;
+      n = left.pop()!;
     }
-    case 0x6e: // n
-      out.int(luaNumberToInt(Number(readTo(b, st, 0x3b))));
-      return;
-    case 0x54: out.int(1); return; // T
-    case 0x46: case 0x4e: out.nil(); return; // F N
-    case 0x61: { // a
-      const n = Number(readTo(b, st, 0x3b));
-      out.array(n);
-      for (let i = 0; i < n; i++) writeOne(b, st, out);
-      return;
-    }
-    case 0x65: case 0x45: case 0x6f: { // e E o
-      const n = Number(readTo(b, st, 0x3a));
-      const s = b.toString('latin1', st.p, st.p + n);
-      st.p += n;
-      if (c === 0x6f) out.simple(s.replace(/[\r\n]/g, ' '));
-      else {
-        out.error(s);
-        if (c === 0x45) uncountError(s.replace(/[\r\n]/g, ' '));
+    n--;
+    const c = b[st.p++];
+    switch (c) {
+      case 0x73: { // s
+        const len = Number(readTo(b, st, 0x3a));
+        out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
+        st.p += len;
+        continue;
       }
-      return;
+      case 0x6e: // n
+        out.int(luaNumberToInt(Number(readTo(b, st, 0x3b))));
+        continue;
+      case 0x54: out.int(1); continue; // T
+      case 0x46: case 0x4e: out.nil(); continue; // F N
+      case 0x61: { // a
+        const k = Number(readTo(b, st, 0x3b));
+        out.array(k);
+        left.push(n);
+        n = k;
+        continue;
+      }
+      case 0x65: case 0x45: case 0x6f: { // e E o
+        const len = Number(readTo(b, st, 0x3a));
+        const s = b.toString('latin1', st.p, st.p + len);
+        st.p += len;
+        if (c === 0x6f) out.simple(s.replace(/[\r\n]/g, ' '));
+        else {
+          out.error(s);
+          if (c === 0x45) uncountError(s.replace(/[\r\n]/g, ' '));
+        }
+        continue;
+      }
     }
+    throw new Error('bad script result');
   }
-  throw new Error('bad script result');
 }
 
 export function sha1hex(b: Uint8Array): string {
@@ -498,7 +510,12 @@ export class Scripting {
     };
     const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
     this.rt = rt;
-    // A replaced state gets the libraries back.
+    this.reloadLibraries(rt);
+    return rt;
+  }
+
+  /** A replaced or fresh state gets the libraries back. */
+  private reloadLibraries(rt: LuaRuntime): void {
     for (const lib of this.functions.libraries.values()) {
       const sb = parseShebang(lib.code, true);
       if (typeof sb === 'string') continue;
@@ -506,7 +523,22 @@ export class Scripting {
       if ('err' in r) rt.dropPending();
       else rt.commitLibrary(lib.name);
     }
-    return rt;
+  }
+
+  /**
+   * SCRIPT FLUSH and FUNCTION FLUSH start fresh Lua states (as Redis's scriptingReset), so that
+   * nothing a script left behind outlives them; the libraries still loaded are loaded again
+   * (in the worker when it next needs them).
+   */
+  private freshStates(): void {
+    const rt = this.rt;
+    if (rt !== null && !rt.vm.dead) {
+      rt.fresh();
+      this.reloadLibraries(rt);
+    }
+    if (this.worker !== null) this.request({ t: 'fresh' });
+    this.compiled.clear();
+    this.workerLibs.clear();
   }
 
   /** The n string arguments of a bridge call, in place in the heap (valid during the call). */
@@ -1061,9 +1093,7 @@ export class Scripting {
   flushScripts(): void {
     this.scripts.clear();
     this.shebangs.clear();
-    this.rt?.flushScripts();
-    if (this.worker !== null) this.request({ t: 'sflush' });
-    this.compiled.clear();
+    this.freshStates();
   }
 
   // ---------------------------------------------------------------- functions
@@ -1121,7 +1151,7 @@ export class Scripting {
 
   flushFunctions(): void {
     this.functions.clear();
-    this.rt?.flushLibraries();
+    this.freshStates();
     this.eng.dirty++;
     this.saveFunctions();
   }

@@ -77,7 +77,7 @@ export function fmtG(n: number, prec = 14): string {
 
 // ---------------------------------------------------------------- cjson
 
-export const jsonCfg = {
+const JSON_DEFAULTS = {
   encodeMaxDepth: 1000,
   decodeMaxDepth: 1000,
   precision: 14,
@@ -88,6 +88,14 @@ export const jsonCfg = {
   decodeInvalid: true,
   keepBuffer: true,
 };
+
+/** cjson's settings: the Lua state's (this thread has one), changed by cjson.encode_max_depth() etc. */
+export const jsonCfg = { ...JSON_DEFAULTS };
+
+/** A fresh Lua state starts with cjson's defaults. */
+export function resetJsonConfig(): void {
+  Object.assign(jsonCfg, JSON_DEFAULTS);
+}
 
 class JsonError extends Error {}
 
@@ -537,76 +545,123 @@ export function mpPack(args: Ser[]): LuaValue[] {
 
 class MpError extends Error {}
 
+/**
+ * lua_cmsgpack stops where lua_checkstack finds no room: a 4000th nested array or map (its
+ * texts below) fails, as in Redis.
+ */
+const MP_MAX_NESTING = 4000;
+
+/** An array or map being decoded: its elements so far (maps: key, value...), how many it has. */
+interface MpOpen {
+  map: boolean;
+  n: number;
+  items: LuaValue[];
+}
+
+/** The elements of a decoded array: a nil element still occupies its index (explicit keys then). */
+function mpArray(items: LuaValue[]): LuaValue {
+  if (!items.includes(null)) return items;
+  const kv: LuaValue[] = [];
+  items.forEach((x, i) => { if (x !== null) kv.push(i + 1, x); });
+  return { h: kv };
+}
+
+function mpMap(items: LuaValue[]): LuaValue {
+  const kv: LuaValue[] = [];
+  for (let i = 0; i + 1 < items.length; i += 2) if (items[i] !== null && items[i + 1] !== null) kv.push(items[i], items[i + 1]);
+  return { h: kv };
+}
+
+/** One value (iterative: nesting is bounded by MP_MAX_NESTING, not by the JS stack). */
 function mpDecode(s: Buffer, st: { p: number }): LuaValue {
-  const need = (n: number) => {
-    if (st.p + n > s.length) throw new MpError('Missing bytes in input.');
-  };
-  need(1);
-  const c = s[st.p++];
-  const u = (n: number): number => {
-    need(n);
-    let v = 0;
-    for (let i = 0; i < n; i++) v = v * 256 + s[st.p++];
-    return v;
-  };
-  const i64 = (signed: boolean): number => {
-    need(8);
-    const v = signed ? s.readBigInt64BE(st.p) : s.readBigUInt64BE(st.p);
-    st.p += 8;
-    return Number(v);
-  };
-  const bytes = (n: number): Buffer => {
-    need(n);
-    const b = Buffer.from(s.subarray(st.p, st.p + n));
-    st.p += n;
-    return b;
-  };
-  const arr = (n: number): LuaValue => {
-    const items: LuaValue[] = [];
-    for (let i = 0; i < n; i++) items.push(mpDecode(s, st));
-    // A nil element still occupies its index: build with explicit keys.
-    if (items.some((x) => x === null)) {
-      const kv: LuaValue[] = [];
-      items.forEach((x, i) => { if (x !== null) kv.push(i + 1, x); });
-      return { h: kv };
+  const open: MpOpen[] = [];
+  for (;;) {
+    const c = mpByte(s, st);
+    let v: LuaValue;
+    let n = -1;
+    let map = false;
+    if ((c & 0xf0) === 0x90) n = c & 0x0f;
+    else if ((c & 0xf0) === 0x80) { n = c & 0x0f; map = true; }
+    else if (c === 0xdc || c === 0xdd) n = mpUint(s, st, c === 0xdc ? 2 : 4);
+    else if (c === 0xde || c === 0xdf) { n = mpUint(s, st, c === 0xde ? 2 : 4); map = true; }
+    if (n >= 0) {
+      if (open.length + 1 >= MP_MAX_NESTING) {
+        throw new MpError(map ? 'stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)'
+          : 'stack overflow (in function mp_decode_to_lua_array)');
+      }
+      // (Elements are pushed as they are read: allocation follows the input, not n.)
+      if (n > 0) {
+        open.push({ map, n: map ? n * 2 : n, items: [] });
+        continue;
+      }
+      v = map ? { h: [] } : [];
+    } else {
+      v = mpScalar(s, st, c);
     }
-    return items;
-  };
-  const map = (n: number): LuaValue => {
-    const kv: LuaValue[] = [];
-    for (let i = 0; i < n; i++) {
-      const k = mpDecode(s, st);
-      const v = mpDecode(s, st);
-      if (k !== null && v !== null) kv.push(k, v);
+    // Hand v to the containers it completes.
+    for (;;) {
+      const top = open[open.length - 1];
+      if (top === undefined) return v;
+      top.items.push(v);
+      if (top.items.length < top.n) break;
+      open.pop();
+      v = top.map ? mpMap(top.items) : mpArray(top.items);
     }
-    return { h: kv };
-  };
+  }
+}
+
+function mpByte(s: Buffer, st: { p: number }): number {
+  if (st.p >= s.length) throw new MpError('Missing bytes in input.');
+  return s[st.p++];
+}
+
+function mpNeed(s: Buffer, st: { p: number }, n: number): void {
+  if (st.p + n > s.length) throw new MpError('Missing bytes in input.');
+}
+
+function mpUint(s: Buffer, st: { p: number }, n: number): number {
+  mpNeed(s, st, n);
+  let v = 0;
+  for (let i = 0; i < n; i++) v = v * 256 + s[st.p++];
+  return v;
+}
+
+function mpBytes(s: Buffer, st: { p: number }, n: number): Buffer {
+  mpNeed(s, st, n);
+  const b = Buffer.from(s.subarray(st.p, st.p + n));
+  st.p += n;
+  return b;
+}
+
+function mpI64(s: Buffer, st: { p: number }, signed: boolean): number {
+  mpNeed(s, st, 8);
+  const v = signed ? s.readBigInt64BE(st.p) : s.readBigUInt64BE(st.p);
+  st.p += 8;
+  return Number(v);
+}
+
+/** A value that is not an array or map, after its first byte c. */
+function mpScalar(s: Buffer, st: { p: number }, c: number): LuaValue {
   if (c <= 0x7f) return c;
   if (c >= 0xe0) return c - 256;
-  if ((c & 0xe0) === 0xa0) return bytes(c & 0x1f);
-  if ((c & 0xf0) === 0x90) return arr(c & 0x0f);
-  if ((c & 0xf0) === 0x80) return map(c & 0x0f);
+  if ((c & 0xe0) === 0xa0) return mpBytes(s, st, c & 0x1f);
   switch (c) {
     case 0xc0: return null;
     case 0xc2: return false;
     case 0xc3: return true;
-    case 0xcc: return u(1);
-    case 0xcd: return u(2);
-    case 0xce: return u(4);
-    case 0xcf: return i64(false);
-    case 0xd0: { const v = u(1); return v >= 128 ? v - 256 : v; }
-    case 0xd1: { const v = u(2); return v >= 32768 ? v - 65536 : v; }
-    case 0xd2: { need(4); const v = s.readInt32BE(st.p); st.p += 4; return v; }
-    case 0xd3: return i64(true);
-    case 0xca: { need(4); const v = s.readFloatBE(st.p); st.p += 4; return v; }
-    case 0xcb: { need(8); const v = s.readDoubleBE(st.p); st.p += 8; return v; }
-    case 0xd9: return bytes(u(1));
-    case 0xda: return bytes(u(2));
-    case 0xdb: return bytes(u(4));
-    case 0xdc: return arr(u(2));
-    case 0xdd: return arr(u(4));
-    case 0xde: return map(u(2));
-    case 0xdf: return map(u(4));
+    case 0xcc: return mpUint(s, st, 1);
+    case 0xcd: return mpUint(s, st, 2);
+    case 0xce: return mpUint(s, st, 4);
+    case 0xcf: return mpI64(s, st, false);
+    case 0xd0: { const v = mpUint(s, st, 1); return v >= 128 ? v - 256 : v; }
+    case 0xd1: { const v = mpUint(s, st, 2); return v >= 32768 ? v - 65536 : v; }
+    case 0xd2: { mpNeed(s, st, 4); const v = s.readInt32BE(st.p); st.p += 4; return v; }
+    case 0xd3: return mpI64(s, st, true);
+    case 0xca: { mpNeed(s, st, 4); const v = s.readFloatBE(st.p); st.p += 4; return v; }
+    case 0xcb: { mpNeed(s, st, 8); const v = s.readDoubleBE(st.p); st.p += 8; return v; }
+    case 0xd9: return mpBytes(s, st, mpUint(s, st, 1));
+    case 0xda: return mpBytes(s, st, mpUint(s, st, 2));
+    case 0xdb: return mpBytes(s, st, mpUint(s, st, 4));
   }
   throw new MpError('Bad data format in input.');
 }

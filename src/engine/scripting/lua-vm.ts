@@ -44,6 +44,7 @@ interface LuaModule {
   _lua_getfield(L: number, i: number, k: number): void;
   _lua_setfield(L: number, i: number, k: number): void;
   _lua_insert(L: number, i: number): void;
+  _lua_close(L: number): void;
 }
 
 export const LUA_REGISTRYINDEX = -10000;
@@ -85,7 +86,8 @@ export class LuaVM {
    * (thread) that called it (a redis.call made inside a coroutine pushes its reply there).
    */
   L: number;
-  readonly main: number;
+  /** The main state (replaced by renew()). */
+  main: number;
   /** The state panicked: it cannot be used any more. */
   dead = false;
   private heap: Uint8Array;
@@ -255,9 +257,7 @@ export class LuaVM {
       fired = k;
       return 0;
     });
-    // Keep references to the Lua functions in the registry before anything is removed.
-    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
-    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+    this.grabSlots();
     const found = new Map<string, number>();
     for (let i = 0; i < SLOTS.length; i++) {
       const orig: (WebAssembly.ExportValue | null)[] = [];
@@ -280,6 +280,24 @@ export class LuaVM {
   }
 
   private readonly slotOf = new Map<string, number>();
+
+  /** Keep references to the os/io functions in the registry (__slot<i>) before anything is removed. */
+  private grabSlots(): void {
+    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
+    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+  }
+
+  /**
+   * Close the Lua state and open a fresh one in the same module (SCRIPT FLUSH, FUNCTION FLUSH):
+   * the bridges stay (their C slots are the module's), the new state's registry gets the
+   * __slot<i> references again for its prelude.
+   */
+  renew(): void {
+    this.M._lua_close(this.main);
+    this.L = this.main = this.M._luaL_newstate();
+    this.M._luaL_openlibs(this.L);
+    this.grabSlots();
+  }
 
   /**
    * Turn one free os/io function into `fn` and return its registry name (the prelude moves it
@@ -451,6 +469,7 @@ const OP_MOVE = 0;
 const OP_LOADK = 1;
 const OP_LOADBOOL = 2;
 const OP_LOADNIL = 3;
+const OP_GETTABLE = 6;
 const OP_SETTABLE = 9;
 const OP_NEWTABLE = 10;
 const OP_RETURN = 30;
@@ -459,6 +478,14 @@ const OP_SETLIST = 34;
 const FPF = 50;
 /** Lua's MAXSTACK (registers per function). */
 const MAXSTACK = 250;
+/**
+ * Deep values: a table to be built in a register at or above SPILL_AT is built from the bottom
+ * register instead, the registers below it saved meanwhile in the table in SPILL_REG (see
+ * spill()). So nesting is bounded by the data (cjson's 1000 levels, cmsgpack's 4000), not by
+ * Lua's 250 registers.
+ */
+const SPILL_AT = 200;
+const SPILL_REG = MAXSTACK - 2;
 /** Lua's MAXARG_Bx: constants a LOADK can address. */
 const MAXK = (1 << 18) - 1;
 const TEXT = new TextEncoder();
@@ -486,7 +513,11 @@ class ChunkBuilder {
 
   private readonly code: number[] = [];
   /** Code and constant counts at the start of the last setIndex (truncate() goes back there). */
-  private mark = { code: 0, k: 0, kbytes: 0 };
+  private mark = { code: 0, k: 0, kbytes: 0, spill: false };
+  /** The spill table exists (created by the first spill). */
+  private hasSpill = false;
+  /** Spills in progress (each saves its registers at its own keys). */
+  private spills = 0;
   private readonly kinds: number[] = [];
   private readonly kvals: (number | Uint8Array | boolean)[] = [];
   private readonly numIdx = new Map<number, number>();
@@ -504,7 +535,7 @@ class ChunkBuilder {
   }
 
   use(reg: number): void {
-    if (reg >= MAXSTACK - 1) throw new Error('reached lua stack limit');
+    if (reg >= SPILL_REG) throw new Error('reached lua stack limit');
     if (reg + 1 > this.maxReg) this.maxReg = reg + 1;
   }
 
@@ -556,7 +587,7 @@ class ChunkBuilder {
 
   /** Part code: R(1)[index] = v (R(1) is the table parameter). */
   setIndex(v: LuaValue, index: number): void {
-    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes };
+    this.mark = { code: this.code.length, k: this.kinds.length, kbytes: this.kbytes, spill: this.hasSpill };
     this.use(3);
     this.opBx(OP_LOADK, 2, this.knum(index));
     this.emit(v, 3);
@@ -569,57 +600,88 @@ class ChunkBuilder {
     this.kinds.length = this.mark.k;
     this.kvals.length = this.mark.k;
     this.kbytes = this.mark.kbytes;
+    this.hasSpill = this.mark.spill;
     for (const [n, i] of this.numIdx) if (i >= this.mark.k) this.numIdx.delete(n);
   }
 
-  /** Code that leaves v in register reg (registers above reg are free to use). */
+  /**
+   * Code that leaves v in register reg (registers above reg are free to use). Arrays and
+   * tables are built here rather than in helpers: one JS frame per level of nesting (values
+   * nest 4000 levels deep: cmsgpack).
+   */
   emit(v: LuaValue, reg: number): void {
+    if (reg >= SPILL_AT && typeof v === 'object' && v !== null && !(v instanceof Uint8Array)) {
+      this.spill(v, reg);
+      return;
+    }
     this.use(reg);
     if (v instanceof Uint8Array) this.loadStr(reg, v);
     else if (typeof v === 'number') this.opBx(OP_LOADK, reg, this.knum(v));
     else if (typeof v === 'boolean') this.op(OP_LOADBOOL, reg, v ? 1 : 0, 0);
     else if (v === null) this.op(OP_LOADNIL, reg, reg, 0);
     else if (v === LUA_NULL) this.op(OP_MOVE, reg, 0, 0);
-    else if (Array.isArray(v)) this.emitArray(v, reg);
-    else if ('err' in v) this.fieldTable(reg, 'err', v.err);
-    else if ('ok' in v) this.fieldTable(reg, 'ok', v.ok);
-    else this.emitHash(v.h, reg);
-  }
-
-  private emitArray(v: LuaValue[], reg: number): void {
-    const n = v.length;
-    this.op(OP_NEWTABLE, reg, int2fb(n), 0);
-    if (reg + FPF + 8 < MAXSTACK / 2) {
-      // SETLIST blocks of 50 from registers reg+1..reg+50.
-      for (let i = 0; i < n; i += FPF) {
-        const cnt = Math.min(FPF, n - i);
-        for (let j = 0; j < cnt; j++) this.emit(v[i + j], reg + 1 + j);
-        const block = i / FPF + 1;
-        if (block <= 511) this.op(OP_SETLIST, reg, cnt, block);
-        else {
-          this.op(OP_SETLIST, reg, cnt, 0);
-          this.code.push(block);
+    else if (Array.isArray(v)) {
+      const n = v.length;
+      this.op(OP_NEWTABLE, reg, int2fb(n), 0);
+      if (reg + FPF + 8 < MAXSTACK / 2) {
+        // SETLIST blocks of 50 from registers reg+1..reg+50.
+        for (let i = 0; i < n; i += FPF) {
+          const cnt = Math.min(FPF, n - i);
+          for (let j = 0; j < cnt; j++) this.emit(v[i + j], reg + 1 + j);
+          const block = i / FPF + 1;
+          if (block <= 511) this.op(OP_SETLIST, reg, cnt, block);
+          else {
+            this.op(OP_SETLIST, reg, cnt, 0);
+            this.code.push(block);
+          }
+        }
+      } else {
+        // Deep nesting: one SETTABLE per element keeps register use at reg+2.
+        this.use(reg + 2);
+        for (let i = 0; i < n; i++) {
+          this.opBx(OP_LOADK, reg + 1, this.knum(i + 1));
+          this.emit(v[i], reg + 2);
+          this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
         }
       }
-    } else {
-      // Deep nesting: one SETTABLE per element keeps register use at reg+2.
+    } else if ('err' in v) this.fieldTable(reg, 'err', v.err);
+    else if ('ok' in v) this.fieldTable(reg, 'ok', v.ok);
+    else {
+      const kv = v.h;
       this.use(reg + 2);
-      for (let i = 0; i < n; i++) {
-        this.opBx(OP_LOADK, reg + 1, this.knum(i + 1));
-        this.emit(v[i], reg + 2);
+      this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
+      for (let i = 0; i + 1 < kv.length; i += 2) {
+        this.emit(kv[i], reg + 1);
+        this.emit(kv[i + 1], reg + 2);
         this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
       }
     }
   }
 
-  private emitHash(kv: LuaValue[], reg: number): void {
-    this.use(reg + 2);
-    this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
-    for (let i = 0; i + 1 < kv.length; i += 2) {
-      this.emit(kv[i], reg + 1);
-      this.emit(kv[i + 1], reg + 2);
-      this.op(OP_SETTABLE, reg, reg + 1, reg + 2);
+  /**
+   * Build table v at the bottom register (the lowest one emitted code writes: the parameters
+   * stay), with the registers from there to reg saved in the spill table, then move it to reg
+   * and restore them. reg and reg + 1 are free: they hold the keys.
+   */
+  private spill(v: LuaValue, reg: number): void {
+    const lo = this.nparams;
+    if (!this.hasSpill) {
+      this.op(OP_NEWTABLE, SPILL_REG, 0, 0);
+      this.hasSpill = true;
     }
+    if (SPILL_REG + 1 > this.maxReg) this.maxReg = SPILL_REG + 1;
+    const base = this.spills++ * 256;
+    for (let i = lo; i < reg; i++) {
+      this.opBx(OP_LOADK, reg, this.knum(base + i));
+      this.op(OP_SETTABLE, SPILL_REG, reg, i);
+    }
+    this.emit(v, lo);
+    this.op(OP_MOVE, reg, lo, 0);
+    for (let i = lo; i < reg; i++) {
+      this.opBx(OP_LOADK, reg + 1, this.knum(base + i));
+      this.op(OP_GETTABLE, i, SPILL_REG, reg + 1);
+    }
+    this.spills--;
   }
 
   size(): number {

@@ -29,9 +29,12 @@ local type, tostring, tonumber, error, pcall, xpcall, select, rawget, rawset, ne
 local sformat, sbyte, ssub, sfind, sgsub, tconcat = string.format, string.byte, string.sub, string.find, string.gsub, table.concat
 local floor, fmod = math.floor, math.fmod
 local getinfo, sethook, setfenv, getfenv = debug.getinfo, debug.sethook, setfenv, getfenv
-local loadstring0, load0, pcall0, dump = loadstring, load, pcall, string.dump
+local loadstring0, pcall0, dump = loadstring, pcall, string.dump
 R.__dump = dump
 local collectgarbage = collectgarbage
+-- Read-only proxies (see "globals"): proxy -> real table; proxy -> the metatable getmetatable
+-- shows (Redis's own, if any).
+local VIEW, SHOWN = {}, {}
 local RUNTIME = '=redis'
 
 -- ------------------------------------------------------------------ errors
@@ -84,7 +87,13 @@ end
 
 -- ------------------------------------------------------------------ serialisation
 
-local function ser_resp(v, out, n)
+-- Redis converts a reply while lua_checkstack finds room: a value nested deeper than 7995
+-- levels (a cyclic table, say) becomes this error, in its place.
+local REPLY_DEPTH = 7995
+local function ser_resp(v, out, n, d)
+  if d > REPLY_DEPTH then
+    out[n + 1] = 'e27:ERR reached lua stack limit'; return n + 1
+  end
   local t = type(v)
   if t == 'string' then
     out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
@@ -107,7 +116,7 @@ local function ser_resp(v, out, n)
     while true do
       local x = rawget(v, j)
       if x == nil then break end
-      n = ser_resp(x, out, n)
+      n = ser_resp(x, out, n, d + 1)
       j = j + 1
     end
     out[hdr] = 'a' .. (j - 1) .. ';'
@@ -132,6 +141,7 @@ local function ser_any(v, out, n, depth)
     out[n + 1] = 'z'; return n + 1
   elseif t == 'table' then
     if depth > 1000 then out[n + 1] = 'D'; return n + 1 end
+    v = VIEW[v] or v
     local hdr = n + 1
     n = hdr
     local c = 0
@@ -485,10 +495,19 @@ for _, name in ipairs({ 'encode_keep_buffer', 'encode_max_depth', 'decode_max_de
     return unpack(r, 3, r[2] + 2)
   end
 end
-function cjson.new() return cjson end
+-- A new instance (Redis's is writable, unlike the global one).
+function cjson.new()
+  local c = {}
+  for k, v in next, cjson do c[k] = v end
+  return c
+end
+cjson._NAME, cjson._VERSION = 'cjson', '2.1.0'
 
 local mp_pack, mp_unpack = B.mp_pack, B.mp_unpack
-local cmsgpack = {}
+local cmsgpack = {
+  _NAME = 'cmsgpack', _VERSION = 'lua-cmsgpack 0.4.0', _COPYRIGHT = 'Copyright (C) 2012, Salvatore Sanfilippo',
+  _DESCRIPTION = 'MessagePack C implementation for Lua',
+}
 function cmsgpack.pack(...)
   if select('#', ...) == 0 then error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 2) end
   local ok, r = mp_pack(serialise_any(...))
@@ -591,13 +610,154 @@ local keep = {
   type = true, unpack = true, xpcall = true,
 }
 for k in pairs(G) do if not keep[k] then G[k] = nil end end
-G.redis, G.cjson, G.cmsgpack, G.struct, G.bit = redis, cjson, cmsgpack, struct, bit
 
--- Library tables refuse new fields (Redis makes them read-only tables).
-local function readonly_lib(t, k) error('Attempt to modify a readonly table', 2) end
-for _, lib in ipairs({ string, math, table, coroutine, redis, cjson, cmsgpack, struct, bit }) do
-  setmetatable(lib, { __newindex = readonly_lib, __metatable = false })
+-- Read-only tables. Redis 7.0's patched Lua flags _G and every table reachable from it
+-- read-only (lua_enablereadonlytable): no script can change what the next script sees. Stock
+-- Lua has no such flag, so scripts see each of these tables through an empty proxy whose
+-- __index is the real table and whose __newindex refuses; the functions that write tables
+-- raw (rawset, table.insert, setmetatable) refuse proxies, and those that read raw (rawget,
+-- next, pairs, getmetatable, table.foreach) read through them. Errors as Redis's: with the
+-- script position from an assignment, without it from a C function.
+local RO = 'Attempt to modify a readonly table'
+local function ro_assign() error(RO, 2) end
+local function protect(t, shown)
+  local p = setmetatable({}, { __index = t, __newindex = ro_assign, __metatable = false })
+  VIEW[p] = t
+  SHOWN[p] = shown
+  return p
 end
+local function guard(t, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+
+-- Lua's argument errors, raised at the caller of the wrapper (as luaL_argerror from C).
+local function typename(n, i, v) if n < i then return 'no value' end return type(v) end
+local function argerr(i, fname, msg)
+  error('bad argument #' .. i .. " to '" .. fname .. "' (" .. msg .. ')', 3)
+end
+
+local tinsert0 = table.insert
+table.insert = function(...)
+  local n = select('#', ...)
+  local t, pos = ...
+  if n == 2 and VIEW[t] == nil and type(t) == 'table' then return tinsert0(t, pos) end
+  if type(t) ~= 'table' then argerr(1, 'insert', 'table expected, got ' .. typename(n, 1, t)) end
+  if n == 3 then
+    if tonumber(pos) == nil then argerr(2, 'insert', 'number expected, got ' .. type(pos)) end
+  elseif n ~= 2 then
+    error("wrong number of arguments to 'insert'", 2)
+  end
+  if VIEW[t] then error(RO, 0) end
+  tinsert0(...)
+end
+table.foreach = function(...)
+  local n = select('#', ...)
+  local t, f = ...
+  if type(t) ~= 'table' then argerr(1, 'foreach', 'table expected, got ' .. typename(n, 1, t)) end
+  if type(f) ~= 'function' then argerr(2, 'foreach', 'function expected, got ' .. typename(n, 2, f)) end
+  for k, v in next, VIEW[t] or t do
+    local r = f(k, v)
+    if r ~= nil then return r end
+  end
+end
+
+-- string.rep: the count as Redis's 64-bit build takes it (the low 32 bits of the integer, so
+-- 2^31 gives ''), and a result larger than REP_MAX (256 MB) is refused as a memory error instead of
+-- filling the heap; a large one is made by concatenating pieces (memcpy speed, and the count
+-- hook can stop the script meanwhile).
+local srep0 = string.rep
+local REP_MAX, REP_PIECE = 256 * 1024 * 1024, 65536
+string.rep = function(...)
+  local s, k = ...
+  -- perf: the common small call costs two type checks on top of the C function.
+  if type(k) == 'number' and k < 1024 and type(s) == 'string' and k * #s <= REP_PIECE then return srep0(s, k) end
+  local n = select('#', ...)
+  local ts = type(s)
+  if ts ~= 'string' and ts ~= 'number' then argerr(1, 'rep', 'string expected, got ' .. typename(n, 1, s)) end
+  k = tonumber(k)
+  if k == nil then argerr(2, 'rep', 'number expected, got ' .. typename(n, 2, (select(2, ...)))) end
+  if k >= 2147483648 or k < -2147483648 then
+    if k >= 9223372036854775808 or k < -9223372036854775808 then k = 0
+    else
+      k = fmod(k - fmod(k, 1), 4294967296)
+      if k < 0 then k = k + 4294967296 end
+      if k >= 2147483648 then k = k - 4294967296 end
+    end
+  end
+  local len = #tostring(s)
+  if k * len <= REP_PIECE then
+    local r = srep0(s, k)
+    return r
+  end
+  k = k - fmod(k, 1)
+  if k * len > REP_MAX then error('not enough memory', 0) end
+  local per = floor(REP_PIECE / len) + 1
+  local piece = srep0(s, per)
+  local parts = {}
+  for i = 1, floor(k / per) do parts[i] = piece end
+  parts[#parts + 1] = srep0(s, fmod(k, per))
+  return tconcat(parts)
+end
+
+G.rawset = function(...)
+  local n = select('#', ...)
+  local t, k, v = ...
+  if type(t) ~= 'table' then argerr(1, 'rawset', 'table expected, got ' .. typename(n, 1, t)) end
+  if n < 2 then argerr(2, 'rawset', 'value expected') end
+  if n < 3 then argerr(3, 'rawset', 'value expected') end
+  if VIEW[t] then error(RO, 0) end
+  -- (Its own errors, a nil or NaN key, carry no position, from C as from here.)
+  return rawset(t, k, v)
+end
+G.rawget = function(...)
+  local n = select('#', ...)
+  local t, k = ...
+  if type(t) ~= 'table' then argerr(1, 'rawget', 'table expected, got ' .. typename(n, 1, t)) end
+  if n < 2 then argerr(2, 'rawget', 'value expected') end
+  return rawget(VIEW[t] or t, k)
+end
+G.next = function(...)
+  local t, k = ...
+  if type(t) ~= 'table' then argerr(1, 'next', 'table expected, got ' .. typename(select('#', ...), 1, t)) end
+  return next(VIEW[t] or t, k)
+end
+-- pairs hands out the C next: a loop over a table costs what it did.
+G.pairs = function(...)
+  local t = ...
+  if type(t) ~= 'table' then argerr(1, 'pairs', 'table expected, got ' .. typename(select('#', ...), 1, t)) end
+  return next, VIEW[t] or t, nil
+end
+local string_mt = getmetatable('')
+local string_mt_shown
+G.getmetatable = function(...)
+  if select('#', ...) == 0 then argerr(1, 'getmetatable', 'value expected') end
+  local x = ...
+  if VIEW[x] then return SHOWN[x] end
+  local m = getmetatable(x)
+  if m == string_mt then return string_mt_shown end
+  return m
+end
+G.setmetatable = function(...)
+  local n = select('#', ...)
+  local t, mt = ...
+  if type(t) ~= 'table' then argerr(1, 'setmetatable', 'table expected, got ' .. typename(n, 1, t)) end
+  local mtt = type(mt)
+  if n < 2 or (mtt ~= 'nil' and mtt ~= 'table') then argerr(2, 'setmetatable', 'nil or table expected') end
+  if VIEW[t] then error(RO, 0) end
+  local cur = getmetatable(t)
+  if cur == nil then return setmetatable(t, mt) end
+  -- A __metatable field hides the metatable: only trying tells it from a plain metatable.
+  if type(cur) ~= 'table' or rawget(cur, '__metatable') ~= nil or not pcall0(setmetatable, t, mt) then
+    error('cannot change a protected metatable', 2)
+  end
+  return t
+end
+
+G.redis, G.cjson, G.cmsgpack, G.struct, G.bit = redis, cjson, cmsgpack, struct, bit
+for _, name in ipairs({ 'string', 'math', 'table', 'coroutine', 'redis', 'cjson', 'cmsgpack', 'struct', 'bit' }) do
+  G[name] = protect(G[name])
+end
+string_mt_shown = protect({ __index = G.string })
 
 -- Redis's pcall: an error table raised by redis.call comes back as its err string.
 local function pack_n(...) return select('#', ...), { ... } end
@@ -614,37 +774,50 @@ G.pcall = function(...)
 end
 G.__redis__err__handler = errh
 
--- Scripts see G through an empty proxy: any assignment fails like Redis's read-only tables,
--- reading a missing name fails like Redis's protected globals.
-local function readonly() error('Attempt to modify a readonly table', 2) end
-local function guard(t, k)
-  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-end
+-- The globals: reading a missing name fails like Redis's protected globals; scripts see G
+-- through ENV, a proxy like the others (its __index becomes the load API while a library loads).
 setmetatable(G, { __index = guard })
-local ENV_MT = { __index = G, __newindex = readonly, __metatable = false }
+local ENV_MT = { __index = G, __newindex = ro_assign, __metatable = false }
 local ENV = setmetatable({}, ENV_MT)
+VIEW[ENV] = G
+SHOWN[ENV] = protect({ __index = guard })
 G._G = ENV
 
--- Binary chunks are refused (Redis's Lua has bytecode loading removed); loaded code runs in ENV.
+-- Function libraries have globals of their own, as in Redis 7.0 (its functions have a Lua state
+-- apart from EVAL's): the same names but KEYS, ARGV and __redis__err__handler. FENV is the
+-- proxy they see (its __index becomes the load API while a library loads).
+local FG = setmetatable({}, { __index = guard })
+local FENV_MT = { __index = FG, __newindex = ro_assign, __metatable = false }
+local FENV = setmetatable({}, FENV_MT)
+VIEW[FENV] = FG
+SHOWN[FENV] = SHOWN[ENV]
+
+-- Binary chunks are refused (Redis's Lua has bytecode loading removed); loaded code runs in the
+-- caller's globals.
 G.loadstring = function(s, name)
   if type(s) == 'string' and sbyte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
   local f, e = loadstring0(s, name)
-  if f then setfenv(f, ENV) end
+  if f then setfenv(f, getfenv(2) == FENV and FENV or ENV) end
   return f, e
 end
-G.load = function(fn, name)
+G.load = function(...)
+  local fn, name = ...
+  if type(fn) ~= 'function' then argerr(1, 'load', 'function expected, got ' .. typename(select('#', ...), 1, fn)) end
   local parts = {}
-  if type(fn) == 'function' then
-    while true do
-      local p = fn()
-      if p == nil or p == '' then break end
-      if type(p) ~= 'string' then return nil, 'reader function must return a string' end
-      parts[#parts + 1] = p
-    end
-    return G.loadstring(tconcat(parts), name or '=(load)')
+  while true do
+    local p = fn()
+    if p == nil or p == '' then break end
+    if type(p) ~= 'string' then return nil, 'reader function must return a string' end
+    parts[#parts + 1] = p
   end
-  return load0(fn, name)
+  local f, e = G.loadstring(tconcat(parts), name or '=(load)')
+  if f and getfenv(2) == FENV then setfenv(f, FENV) end
+  return f, e
 end
+
+-- KEYS and ARGV are not there yet (run_eval sets them in G).
+for k, v in next, G do if k ~= '__redis__err__handler' then FG[k] = v end end
+FG._G = FENV
 
 -- ------------------------------------------------------------------ running scripts
 
@@ -686,7 +859,7 @@ R.__set_name = function(n) run_name = n end
 -- (serialised reply, nil).
 local function ser_result(res)
   local out = {}
-  local n = ser_resp(res, out, 0)
+  local n = ser_resp(res, out, 0, 1)
   return tconcat(out, '', 1, n)
 end
 local function finish(res)
@@ -845,11 +1018,11 @@ local function register_function(...)
   registering.list[#registering.list + 1] = fn
 end
 
-local load_redis = setmetatable({
+local load_redis = protect(setmetatable({
   register_function = register_function, log = redis.log,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
-}, { __index = guard, __newindex = readonly, __metatable = false })
+}, { __index = guard }))
 local LOAD_API = setmetatable({ redis = load_redis }, { __index = guard })
 
 -- Libraries by name: { name, fns = { [fname] = fn } }.
@@ -858,16 +1031,16 @@ R.__libs = libs
 
 -- Run a compiled library chunk; returns the serialised registrations or an error message.
 R.__load_lib = function(chunk)
-  setfenv(chunk, ENV)
+  setfenv(chunk, FENV)
   registering = { byname = {}, list = {} }
   -- As Redis: while the library loads, globals resolve to the load API only.
-  ENV_MT.__index = LOAD_API
+  FENV_MT.__index = LOAD_API
   arm()
   local ok, err = xpcall(chunk, function(e)
     if type(e) == 'table' then return rawget(e, 'err') end
     return 'ERR ' .. tostring(e)
   end)
-  ENV_MT.__index = G
+  FENV_MT.__index = FG
   local reg = registering
   registering = nil
   if not ok then return 'E' .. tostring(err) end
@@ -892,7 +1065,6 @@ end
 
 R.__drop_pending = function() R.__pending = nil end
 R.__delete_lib = function(name) libs[name] = nil end
-R.__flush_libs = function() for k in pairs(libs) do libs[k] = nil end end
 R.__get_fn = function(lib, fname) return libs[lib][fname] end
 
 collectgarbage('restart')

@@ -21,7 +21,7 @@ import { Argv } from '../../resp/argv.js';
 import { LuaVM, LUA_REGISTRYINDEX, LUA_TSTRING, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  parseSer, jsonEncode, jsonDecode, jsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
+  parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -129,19 +129,43 @@ export class LuaRuntime {
       return 1;
     });
     spec.push(`version=${version};`, `version_num=${versionNum};`);
-
-    // Run the prelude with (registry, spec).
-    const code = Buffer.from(PRELUDE, 'latin1');
-    if (vm.load(code, PRELUDE_NAME) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
-    M._lua_pushvalue(vm.L, LUA_REGISTRYINDEX);
-    vm.pushString(spec.join(''));
-    if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
-    M._lua_settop(vm.L, 0);
+    this.spec = spec.join('');
+    this.startPrelude();
     const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
     this.runEvalKey = keys('eval');
     this.runFnKey = keys('fn');
     this.errhKey = vm.cstr('__errh');
     this.runErrorKey = vm.cstr('__run_error');
+  }
+
+  /** The bridges' names for the prelude (name=__slot<i>;...). */
+  private readonly spec: string;
+
+  /** Run the prelude in the VM's (new) state with (registry, spec). */
+  private startPrelude(): void {
+    const vm = this.vm;
+    const M = vm.M;
+    resetJsonConfig();
+    const code = Buffer.from(PRELUDE, 'latin1');
+    if (vm.load(code, PRELUDE_NAME) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
+    M._lua_pushvalue(vm.L, LUA_REGISTRYINDEX);
+    vm.pushString(this.spec);
+    if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
+    M._lua_settop(vm.L, 0);
+  }
+
+  /**
+   * Start over in a fresh Lua state (SCRIPT FLUSH, FUNCTION FLUSH, as Redis's scriptingReset):
+   * no compiled script, no library, cjson settings back to their defaults. Only math.random's
+   * sequence goes on (Redis's rand48 state belongs to the process, not to the Lua state).
+   */
+  fresh(): void {
+    const rand = this.randState('now');
+    this.vm.renew();
+    this.compiled.clear();
+    this.name = '';
+    this.startPrelude();
+    this.setRandState(rand);
   }
 
   /** (nil, 'k'): the prelude stops the script as the count hook does. */
@@ -293,19 +317,6 @@ export class LuaRuntime {
     this.compiled.add(sha);
     M._lua_settop(vm.L, 0);
     return null;
-  }
-
-  /** SCRIPT FLUSH. */
-  flushScripts(): void {
-    const vm = this.vm;
-    for (const sha of this.compiled) {
-      vm.M._lua_settop(vm.L, 0);
-      vm.pushValues([null]);
-      vm.setRegistry(`f_${sha}`);
-    }
-    this.compiled.clear();
-    this.fnKeys.clear();
-    vm.M._lua_settop(vm.L, 0);
   }
 
   /**
@@ -499,10 +510,6 @@ export class LuaRuntime {
 
   deleteLibrary(name: string): void {
     this.callRegistry('__delete_lib', name);
-  }
-
-  flushLibraries(): void {
-    this.callRegistry('__flush_libs');
   }
 
   private callRegistry(name: string, arg?: string): void {

@@ -11,9 +11,9 @@
  * Requests (engine -> worker), each answered by exactly one {t:'done'}:
  *   {t:'compile', sha, body}                           compile a script
  *   {t:'eval', sha, body?, keys, args, name, rand}     run a script (compiled first if body)
- *   {t:'sflush'}                                       SCRIPT FLUSH
+ *   {t:'fresh'}                                        SCRIPT FLUSH, FUNCTION FLUSH: a fresh Lua state
  *   {t:'fload', code} then {t:'fcommit', name} / {t:'fdrop'}   load a library
- *   {t:'fdelete', name} / {t:'fflush'}                 FUNCTION DELETE / FLUSH
+ *   {t:'fdelete', name}                                FUNCTION DELETE
  *   {t:'fcall', lib, fn, keys, args, name, rand}       FCALL
  * A run's done carries rand, math.random's state after it (it persists across scripts).
  * While a script runs (worker -> engine): {t:'call', argv} and {t:'acl', argv}, answered by
@@ -128,8 +128,8 @@ function handle(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
     }
     case 'fcall':
       return run(rt, msg);
-    case 'sflush':
-      rt.flushScripts();
+    case 'fresh':
+      rt.fresh();
       return { t: 'done' };
     case 'fload': {
       const r = rt.loadLibrary(msg.code as Uint8Array);
@@ -143,9 +143,6 @@ function handle(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
       return { t: 'done' };
     case 'fdelete':
       rt.deleteLibrary(msg.name as string);
-      return { t: 'done' };
-    case 'fflush':
-      rt.flushLibraries();
       return { t: 'done' };
   }
   return { t: 'done', err: `unknown request ${String(msg.t)}` };
