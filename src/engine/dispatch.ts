@@ -9,6 +9,7 @@
  *   5. transport rules   (REST: NO_REST, read-only tokens) via `c.deny`
  *   6. disk error        MISCONF for writes (and PING) while persistence cannot write
  *   7. subscribe context RESP2 connection with subscriptions: only SUBSCRIBE_CTX rows
+ *                        (a RESP3 connection runs anything: messages are push frames)
  *   8. MULTI             queue it (+QUEUED) unless EXEC/DISCARD/MULTI/WATCH/QUIT/RESET
  *   9. call              handler, statistics, MONITOR feed
  *
@@ -32,6 +33,7 @@ const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 
 export const NULL_SINK: ReplySink = {
   ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
+  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {},
 };
 
 /** Extra per-transport admission rule (REST read-only token, ACL); returns an error or null. */
@@ -111,7 +113,7 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, eng.writeDenied);
     return;
   }
-  if (c.subscriptions > 0 && !(def.flags & F.SUBSCRIBE_CTX)) {
+  if (c.subscriptions > 0 && c.resp === 2 && !(def.flags & F.SUBSCRIBE_CTX)) {
     rejectCmd(c, def, out,
       `ERR Can't execute '${def.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`);
     return;

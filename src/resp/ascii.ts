@@ -104,6 +104,8 @@ export function formatDouble17g(v: number): string {
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  // perf: integers below 2^53 have at most 16 digits: "%.17g" prints them as String() does.
+  if (Number.isSafeInteger(v)) return String(v);
   const exp = v.toExponential(16); // d.dddddddddddddddde±x : 17 significant digits
   const m = /^(-?)(\d)\.(\d+)e([+-]\d+)$/.exec(exp)!;
   const x = Number(m[4]);

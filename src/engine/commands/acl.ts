@@ -71,10 +71,10 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  out.array(12);
+  out.map(6);
   out.bulkText('flags');
   const flags = acl.flags(u);
-  out.array(flags.length);
+  out.set(flags.length);
   for (const f of flags) out.bulkText(f);
   out.bulkText('passwords');
   out.array(u.passwords.size);
@@ -189,13 +189,13 @@ function logCommand(c: Client, argv: Argv, out: ReplySink): void {
   const now = Date.now();
   out.array(entries.length);
   for (const e of entries) {
-    out.array(20);
+    out.map(10);
     out.bulkText('count'); out.int(e.count);
     out.bulkText('reason'); out.bulkText(e.reason);
     out.bulkText('context'); out.bulkText(e.context);
     out.bulkText('object'); out.bulkLatin1(e.object);
     out.bulkText('username'); out.bulkLatin1(e.username);
-    out.bulkText('age-seconds'); out.bulkText(((now - e.created) / 1000).toFixed(3));
+    out.bulkText('age-seconds'); out.double(((now - e.created) / 1000).toFixed(3));
     out.bulkText('client-info'); out.bulkText(e.clientInfo);
     out.bulkText('entry-id'); out.int(e.id);
     out.bulkText('timestamp-created'); out.int(e.created);

@@ -84,7 +84,7 @@ function clientLine(c: Client, now: number, argv: Argv | null): string {
     + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${c.subscriptions} psub=0 ssub=0`
     + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=0 argv-mem=${argvMem}`
     + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=0 oll=0 omem=${omem} tot-mem=${qbuf + argvMem + multiMem + omem}`
-    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=2`
+    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=${c.resp}`
     + ` lib-name=${c.libName} lib-ver=${c.libVer}\n`;
 }
 
@@ -119,7 +119,7 @@ function getnameCommand(c: Client, _argv: Argv, out: ReplySink): void {
 
 // CLIENT INFO
 function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
-  out.bulkLatin1(clientLine(c, c.engine.now, argv));
+  out.verbatim(Buffer.from(clientLine(c, c.engine.now, argv), 'latin1'));
 }
 
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
@@ -153,7 +153,7 @@ function listCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else {
     for (const x of liveClients(eng)) text += clientLine(x, now, x === c ? argv : null);
   }
-  out.bulkLatin1(text);
+  out.verbatim(Buffer.from(text, 'latin1'));
 }
 
 // CLIENT KILL ip:port
@@ -370,9 +370,9 @@ function getredirCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 
 // CLIENT TRACKINGINFO
 function trackinginfoCommand(_c: Client, _argv: Argv, out: ReplySink): void {
-  out.array(6);
+  out.map(3);
   out.bulkText('flags');
-  out.array(1);
+  out.set(1);
   out.bulkText('off');
   out.bulkText('redirect');
   out.int(-1);

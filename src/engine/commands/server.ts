@@ -392,7 +392,7 @@ export function infoText(eng: Engine, args: readonly string[]): string {
 function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
   const args: string[] = [];
   for (let i = 1; i < argv.count; i++) args.push(argv.key(i));
-  out.bulkText(infoText(c.engine, args));
+  out.verbatim(infoText(c.engine, args));
 }
 
 // ---------------------------------------------------------------- time and persistence
@@ -535,7 +535,7 @@ function configGetCommand(c: Client, argv: Argv, out: ReplySink): void {
       if (globMatch(pat, Buffer.from(d.name, 'latin1'), true)) add(d.name, d.name, () => d.get(c));
     }
   }
-  out.array(matches.length * 2);
+  out.map(matches.length);
   for (const [name, value] of matches) {
     out.bulkLatin1(name);
     out.bulkText(value);

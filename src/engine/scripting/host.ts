@@ -51,7 +51,7 @@ import { Worker, MessageChannel } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks'; // a module binding: the global is an accessor (slow load)
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { type ReplySink, countError, replyStats } from '../../resp/reply-sink.js';
+import { type ReplySink, Resp2Shapes, countError, replyStats } from '../../resp/reply-sink.js';
 import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
@@ -161,6 +161,17 @@ class ForwardSink implements ReplySink {
   nil(): void { this.target?.nil(); }
   array(n: number): void { this.target?.array(n); }
   nilArray(): void { this.target?.nilArray(); }
+  map(n: number): void { this.target?.map(n); }
+  set(n: number): void { this.target?.set(n); }
+  push(n: number): void { this.target?.push(n); }
+  double(d: number | string): void { this.target?.double(d); }
+  pairs(n: number): void { this.target?.pairs(n); }
+  pair(): void { this.target?.pair(); }
+  assoc(n: number): void { this.target?.assoc(n); }
+  assocItem(): void { this.target?.assocItem(); }
+  bool(b: boolean): void { this.target?.bool(b); }
+  verbatim(s: string | Buffer, fmt?: string): void { this.target?.verbatim(s, fmt); }
+  bigNumber(digits: string): void { this.target?.bigNumber(digits); }
 }
 
 /**
@@ -168,7 +179,7 @@ class ForwardSink implements ReplySink {
  * string, nil bulk / nil array -> false, array -> table, status -> {ok=}, error -> {err=}.
  * Binary form read by the worker: s/e/o <u32 len> bytes, i <f64>, f, a <u32 count>.
  */
-export class LuaReplyEncoder implements ReplySink {
+export class LuaReplyEncoder extends Resp2Shapes {
   private buf = Buffer.allocUnsafe(256);
   private pos = 0;
   /** Elements still expected by each open array. */
@@ -366,7 +377,7 @@ export function scripting(eng: Engine): Scripting {
  * Collects a redis.call reply for the engine thread's Lua state (runtime.ts pushReply): Redis's
  * RESP2 -> Lua rules as LuaReplyEncoder, as a value tree. Reused from call to call.
  */
-class LuaTreeSink implements ReplySink {
+class LuaTreeSink extends Resp2Shapes {
   value: LuaValue = false;
   isErr = false;
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
