@@ -64,6 +64,12 @@ export class Client {
 
   /** Protocol version: 2 (default) or 3 after HELLO 3. */
   resp: 2 | 3 = 2;
+  /** Client-side caching: TR bits (tracking.ts), 0 when off. */
+  track = 0;
+  /** CLIENT TRACKING REDIRECT id (0: none). */
+  trackRedirect = 0;
+  /** BCAST prefixes (null until one is registered). */
+  trackPrefixes: Set<string> | null = null;
   replyMode: number = ReplyMode.ON;
   noEvict = false;
   noTouch = false;

@@ -41,6 +41,22 @@ export type DenyHook = (c: Client, def: CommandDef, argv: Argv) => string | null
 
 export function execute(c: Client, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
+  // The client on whose behalf commands run (tracking's NOLOOP, invalidations of its own
+  // reads); saved because a busy script serves other clients from inside its command.
+  const prev = eng.current;
+  eng.current = c;
+  if (eng.tracking.clients === 0) {
+    executeCommand(c, argv, out);
+  } else {
+    eng.tracking.beforeCommand();
+    executeCommand(c, argv, out);
+    eng.tracking.afterCommand(c);
+  }
+  eng.current = prev;
+}
+
+function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const eng = c.engine;
   // perf: one clock read per command (clock reads cost ~50 ns each on VMs). In a pipelined
   // batch the transport hands over the end time of the previous command (clockNext); the wall
   // time is derived from the same monotonic reading (Engine.wallBase).
@@ -156,6 +172,10 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   st.calls++;
   recordLatency(st, usec);
   if (replyStats.errors !== errorsBefore) st.failed++;
+  // Client-side caching: the keys read for a tracking client (also by its scripts and EXEC).
+  if (eng.tracking.clients !== 0 && def.flags & F.READONLY && eng.current !== null) {
+    eng.tracking.remember(eng.current, def, argv);
+  }
   eng.stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
 }

@@ -8,6 +8,7 @@ import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
+import { Tracking } from './tracking.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -132,6 +133,10 @@ export class Engine {
   readonly monitors = new Set<Client>();
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
   readonly pubsub = new PubSub();
+  /** Client-side caching state (CLIENT TRACKING). */
+  readonly tracking: Tracking = new Tracking(this);
+  /** The client whose command is being executed (scripts and EXEC: the caller); null between commands. */
+  current: Client | null = null;
   readonly startTime = Date.now();
   readonly runId: string;
   /** Replication id (INFO master_replid); DEBUG CHANGE-REPL-ID renews it. */
@@ -380,6 +385,7 @@ export class Engine {
     c.closed = true;
     this.clients.delete(c.id);
     this.monitors.delete(c);
+    if (c.track !== 0) this.tracking.disable(c);
     for (const l of this.clientListeners) l(c);
   }
 

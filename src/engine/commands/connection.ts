@@ -186,6 +186,7 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   c.dbIndex = 0;
   c.name = null;
   c.setProtocol(2);
+  if (c.track !== 0) c.engine.tracking.disable(c);
   c.replyMode = ReplyMode.ON;
   c.noEvict = false;
   c.noTouch = false;

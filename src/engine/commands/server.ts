@@ -209,7 +209,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `client_recent_max_input_buffer:${maxIn}`,
         `client_recent_max_output_buffer:${maxOut}`,
         `blocked_clients:${eng.blocking.count}`,
-        'tracking_clients:0',
+        `tracking_clients:${eng.tracking.clients}`,
         'clients_in_timeout_table:0',
       );
       break;
@@ -285,6 +285,9 @@ function sectionLines(eng: Engine, name: string): string[] {
         `keyspace_misses:${st.keyspaceMisses}`,
         'latest_fork_usec:0',
         'total_forks:0',
+        `tracking_total_keys:${eng.tracking.keys}`,
+        `tracking_total_items:${eng.tracking.items}`,
+        `tracking_total_prefixes:${eng.tracking.prefixCount}`,
         'unexpected_error_replies:0',
         `total_error_replies:${replyStats.errors - st.errorBase}`,
       );
