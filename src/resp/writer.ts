@@ -315,7 +315,9 @@ export class RespWriter implements ReplySink {
     const n = (typeof s === 'string' ? Buffer.byteLength(s) : s.length) + 4;
     this.claim(n + 16);
     this.header(0x3d, n); // =
-    pos += slab.latin1Write(fmt, pos, 3);
+    // Exactly three bytes (Redis copies three from the format, its NUL included when shorter).
+    for (let i = 0; i < 3; i++) slab[pos + i] = i < fmt.length ? fmt.charCodeAt(i) & 0xff : 0;
+    pos += 3;
     slab[pos++] = 0x3a; // :
     pos += typeof s === 'string' ? slab.utf8Write(s, pos) : s.copy(slab, pos);
     crlf();

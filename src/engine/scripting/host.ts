@@ -184,7 +184,15 @@ export class LuaReplyEncoder extends Resp2Shapes {
   private pos = 0;
   /** Elements still expected by each open array. */
   private readonly open: number[] = [];
+  /** Whether each open container is a set's table (each member is followed by true). */
+  private readonly inSet: boolean[] = [];
   topError = false;
+  /**
+   * redis.setresp(3): RESP3 types become Redis's Lua forms (null -> nil, booleans, {map=},
+   * {set=}, {double=}, {big_number=}, {verbatim_string=}); 'h' <u32 pairs> is a table of
+   * key/value pairs, T true, n nil.
+   */
+  resp3 = false;
 
   private room(n: number): void {
     if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
@@ -193,9 +201,35 @@ export class LuaReplyEncoder extends Resp2Shapes {
   private done(): void {
     const o = this.open;
     while (o.length > 0) {
-      if (--o[o.length - 1] > 0) return;
+      const top = o.length - 1;
+      if (this.inSet[top]) {
+        this.room(1);
+        this.buf[this.pos++] = 0x54; // the member's value: true
+        o[top] -= 2;
+      } else o[top]--;
+      if (o[top] > 0) return;
       o.pop();
+      this.inSet.pop();
     }
+  }
+
+  /** A container header; `elems` values follow. */
+  private container(tag: number, count: number, elems: number, isSet = false): void {
+    this.room(5);
+    this.buf[this.pos] = tag;
+    this.buf.writeUInt32LE(count, this.pos + 1);
+    this.pos += 5;
+    if (elems === 0) this.done();
+    else {
+      this.open.push(elems);
+      this.inSet.push(isSet);
+    }
+  }
+
+  /** { <field> = <value written next> } */
+  private field(name: string): void {
+    this.container(0x68, 1, 2);
+    this.bytes(0x73, name, 'latin1');
   }
 
   private bytes(tag: number, s: string | Buffer, enc: BufferEncoding): void {
@@ -226,26 +260,61 @@ export class LuaReplyEncoder extends Resp2Shapes {
   bulk(v: Buffer): void { this.bytes(0x73, v, 'latin1'); }
   bulkLatin1(s: string): void { this.bytes(0x73, s, 'latin1'); }
   bulkText(s: string): void { this.bytes(0x73, s, 'utf8'); }
-  nil(): void {
+  private byte(b: number): void {
     this.room(1);
-    this.buf[this.pos++] = 0x66;
+    this.buf[this.pos++] = b;
     this.done();
   }
+  nil(): void { this.byte(this.resp3 ? 0x6e : 0x66); }
   nilArray(): void { this.nil(); }
-  array(n: number): void {
-    if (n === 0) {
-      this.room(5);
-      this.buf[this.pos] = 0x61;
-      this.buf.writeUInt32LE(0, this.pos + 1);
-      this.pos += 5;
-      this.done();
-      return;
-    }
-    this.room(5);
-    this.buf[this.pos] = 0x61;
-    this.buf.writeUInt32LE(n, this.pos + 1);
-    this.pos += 5;
-    this.open.push(n);
+  array(n: number): void { this.container(0x61, n, n); }
+  override map(n: number): void {
+    if (!this.resp3) return super.map(n);
+    this.field('map');
+    this.container(0x68, n, 2 * n);
+  }
+  override set(n: number): void {
+    if (!this.resp3) return super.set(n);
+    this.field('set');
+    this.container(0x68, n, 2 * n, true);
+  }
+  override push(n: number): void { this.array(n); }
+  override double(d: number | string): void {
+    if (!this.resp3) return super.double(d);
+    this.field('double');
+    this.int(toNumber(d));
+  }
+  override bool(b: boolean): void {
+    if (!this.resp3) return super.bool(b);
+    this.byte(b ? 0x54 : 0x66);
+  }
+  override bigNumber(digits: string): void {
+    if (!this.resp3) return super.bigNumber(digits);
+    this.field('big_number');
+    this.bytes(0x73, digits, 'latin1');
+  }
+  override verbatim(s: string | Buffer, fmt = 'txt'): void {
+    if (!this.resp3) return super.verbatim(s);
+    this.field('verbatim_string');
+    this.container(0x68, 2, 4);
+    this.bytes(0x73, 'format', 'latin1');
+    this.bytes(0x73, fmt, 'latin1');
+    this.bytes(0x73, 'string', 'latin1');
+    this.bytes(0x73, s, 'utf8');
+  }
+  override pairs(n: number): void {
+    if (this.resp3) this.array(n);
+    else super.pairs(n);
+  }
+  override pair(): void {
+    if (this.resp3) this.array(2);
+  }
+  override assoc(n: number): void {
+    if (this.resp3) this.map(n);
+    else super.assoc(n);
+  }
+  override assocItem(): void {
+    if (!this.resp3) this.array(2);
   }
 
   /** The encoded reply (a copy sized to fit: it is posted to the worker). */
@@ -311,6 +380,31 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
       return;
     case 0x54: out.int(1); return; // T
     case 0x46: case 0x4e: out.nil(); return; // F N
+    case 0x74: out.bool(true); return; // t (RESP3 script)
+    case 0x66: out.bool(false); return; // f
+    case 0x44: out.double(readTo(b, st, 0x3b)); return; // D <%.17g>;
+    case 0x4d: case 0x53: { // M <pairs>; / S <members>;
+      const n = Number(readTo(b, st, 0x3b));
+      if (c === 0x4d) out.map(n);
+      else out.set(n);
+      for (let i = 0; i < (c === 0x4d ? 2 * n : n); i++) writeOne(b, st, out);
+      return;
+    }
+    case 0x42: { // B <len>:digits (CR/LF become spaces, as Redis)
+      const n = Number(readTo(b, st, 0x3a));
+      out.bigNumber(b.toString('latin1', st.p, st.p + n).replace(/[\r\n]/g, ' '));
+      st.p += n;
+      return;
+    }
+    case 0x56: { // V <len>:format <len>:string
+      const fl = Number(readTo(b, st, 0x3a));
+      const fmt = b.toString('latin1', st.p, st.p + fl);
+      st.p += fl;
+      const n = Number(readTo(b, st, 0x3a));
+      out.verbatim(Buffer.from(b.subarray(st.p, st.p + n)), fmt);
+      st.p += n;
+      return;
+    }
     case 0x61: { // a
       const n = Number(readTo(b, st, 0x3b));
       out.array(n);
@@ -382,8 +476,12 @@ class LuaTreeSink extends Resp2Shapes {
   isErr = false;
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
+  /** redis.setresp(3): RESP3 types become Redis's Lua forms (see LuaReplyEncoder). */
+  resp3 = false;
   private readonly open: LuaValue[][] = [];
   private readonly left: number[] = [];
+  /** What each open container becomes: K_ARRAY, K_MAP or K_SET. */
+  private readonly kinds: number[] = [];
 
   reset(heap: ArrayBufferLike): void {
     this.value = false;
@@ -392,7 +490,18 @@ class LuaTreeSink extends Resp2Shapes {
     if (this.open.length !== 0) {
       this.open.length = 0;
       this.left.length = 0;
+      this.kinds.length = 0;
     }
+  }
+
+  private begin(n: number, kind: number): void {
+    if (n === 0) {
+      this.put(wrapContainer([], kind));
+      return;
+    }
+    this.open.push([]);
+    this.left.push(n);
+    this.kinds.push(kind);
   }
 
   private put(v: LuaValue): void {
@@ -404,7 +513,7 @@ class LuaTreeSink extends Resp2Shapes {
     this.open[d - 1].push(v);
     // Close every array that this element completes.
     while (--this.left[d - 1] === 0) {
-      const done = this.open.pop()!;
+      const done = wrapContainer(this.open.pop()!, this.kinds.pop()!);
       this.left.pop();
       d--;
       if (d === 0) {
@@ -426,16 +535,77 @@ class LuaTreeSink extends Resp2Shapes {
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
   bulkLatin1(s: string): void { this.put(Buffer.from(s, 'latin1')); }
   bulkText(s: string): void { this.put(Buffer.from(s, 'utf8')); }
-  nil(): void { this.put(false); }
-  nilArray(): void { this.put(false); }
-  array(n: number): void {
-    if (n === 0) {
-      this.put([]);
-      return;
-    }
-    this.open.push([]);
-    this.left.push(n);
+  nil(): void { this.put(this.resp3 ? null : false); }
+  nilArray(): void { this.put(this.resp3 ? null : false); }
+  array(n: number): void { this.begin(n, K_ARRAY); }
+  override map(n: number): void {
+    if (this.resp3) this.begin(2 * n, K_MAP);
+    else super.map(n);
   }
+  override set(n: number): void {
+    if (this.resp3) this.begin(n, K_SET);
+    else super.set(n);
+  }
+  override push(n: number): void { this.array(n); }
+  override double(d: number | string): void {
+    if (this.resp3) this.put({ h: [L_DOUBLE, toNumber(d)] });
+    else super.double(d);
+  }
+  override bool(b: boolean): void {
+    if (this.resp3) this.put(b);
+    else super.bool(b);
+  }
+  override bigNumber(digits: string): void {
+    if (this.resp3) this.put({ h: [L_BIG_NUMBER, Buffer.from(digits, 'latin1')] });
+    else super.bigNumber(digits);
+  }
+  override verbatim(s: string | Buffer, fmt = 'txt'): void {
+    if (!this.resp3) return super.verbatim(s);
+    const text = typeof s === 'string' ? Buffer.from(s, 'utf8') : s;
+    this.put({ h: [L_VERBATIM, { h: [L_FORMAT, Buffer.from(fmt, 'latin1'), L_STRING, text] }] });
+  }
+  override pairs(n: number): void {
+    if (this.resp3) this.array(n);
+    else super.pairs(n);
+  }
+  override pair(): void {
+    if (this.resp3) this.array(2);
+  }
+  override assoc(n: number): void {
+    if (this.resp3) this.map(n);
+    else super.assoc(n);
+  }
+  override assocItem(): void {
+    if (!this.resp3) this.array(2);
+  }
+}
+
+const K_ARRAY = 0;
+const K_MAP = 1;
+const K_SET = 2;
+const L_MAP = Buffer.from('map');
+const L_SET = Buffer.from('set');
+const L_DOUBLE = Buffer.from('double');
+const L_BIG_NUMBER = Buffer.from('big_number');
+const L_VERBATIM = Buffer.from('verbatim_string');
+const L_FORMAT = Buffer.from('format');
+const L_STRING = Buffer.from('string');
+
+/** A RESP3 container as Redis gives it to Lua: {map = {k = v}}, {set = {m = true}}, or the array. */
+function wrapContainer(elems: LuaValue[], kind: number): LuaValue {
+  if (kind === K_ARRAY) return elems;
+  if (kind === K_MAP) return { h: [L_MAP, { h: elems }] };
+  const kv: LuaValue[] = [];
+  for (const m of elems) kv.push(m, true);
+  return { h: [L_SET, { h: kv }] };
+}
+
+/** A double given as a number or as its text ("inf", "-inf" included). */
+function toNumber(d: number | string): number {
+  if (typeof d === 'number') return d;
+  if (d === 'inf') return Infinity;
+  if (d === '-inf') return -Infinity;
+  return Number(d);
 }
 
 const OK = Buffer.from('OK');
@@ -505,6 +675,10 @@ export class Scripting {
         else this.log(level, msg);
       },
       check: (beforeCall) => this.localCheck(beforeCall),
+      setResp: (v) => {
+        this.sink.resp3 = v === 3;
+        this.client.resp = v;
+      },
     };
     const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
     this.rt = rt;
@@ -694,6 +868,9 @@ export class Scripting {
     switch (m.t) {
       case 'call': {
         const enc = new LuaReplyEncoder();
+        const resp = m.resp === 3 ? 3 : 2;
+        enc.resp3 = resp === 3;
+        this.client.resp = resp;
         this.scriptCall(Argv.of((m.argv as Uint8Array[]).map(asBuffer)), enc);
         ch.send({ t: 'reply', v: enc.take(), err: enc.topError });
         return;
