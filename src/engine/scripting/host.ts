@@ -179,7 +179,30 @@ class ForwardSink implements ReplySink {
  * string, nil bulk / nil array -> false, array -> table, status -> {ok=}, error -> {err=}.
  * Binary form read by the worker: s/e/o <u32 len> bytes, i <f64>, f, a <u32 count>.
  */
-export class LuaReplyEncoder extends Resp2Shapes {
+/**
+ * What the two Lua reply sinks share: RESP2 shapes by default; under redis.setresp(3)
+ * (`resp3`), tuples and keyed entries keep RESP3's nesting and push frames are arrays.
+ */
+abstract class LuaSink extends Resp2Shapes {
+  resp3 = false;
+  override push(n: number): void { this.array(n); }
+  override pairs(n: number): void {
+    if (this.resp3) this.array(n);
+    else super.pairs(n);
+  }
+  override pair(): void {
+    if (this.resp3) this.array(2);
+  }
+  override assoc(n: number): void {
+    if (this.resp3) this.map(n);
+    else super.assoc(n);
+  }
+  override assocItem(): void {
+    if (!this.resp3) this.array(2);
+  }
+}
+
+export class LuaReplyEncoder extends LuaSink {
   private buf = Buffer.allocUnsafe(256);
   private pos = 0;
   /** Elements still expected by each open array. */
@@ -187,12 +210,9 @@ export class LuaReplyEncoder extends Resp2Shapes {
   /** Whether each open container is a set's table (each member is followed by true). */
   private readonly inSet: boolean[] = [];
   topError = false;
-  /**
-   * redis.setresp(3): RESP3 types become Redis's Lua forms (null -> nil, booleans, {map=},
-   * {set=}, {double=}, {big_number=}, {verbatim_string=}); 'h' <u32 pairs> is a table of
-   * key/value pairs, T true, n nil.
-   */
-  resp3 = false;
+  // resp3 (redis.setresp(3)): RESP3 types become Redis's Lua forms (null -> nil, booleans,
+  // {map=}, {set=}, {double=}, {big_number=}, {verbatim_string=}); 'h' <u32 pairs> is a
+  // table of key/value pairs, T true, n nil.
 
   private room(n: number): void {
     if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
@@ -278,7 +298,6 @@ export class LuaReplyEncoder extends Resp2Shapes {
     this.field('set');
     this.container(0x68, n, 2 * n, true);
   }
-  override push(n: number): void { this.array(n); }
   override double(d: number | string): void {
     if (!this.resp3) return super.double(d);
     this.field('double');
@@ -301,20 +320,6 @@ export class LuaReplyEncoder extends Resp2Shapes {
     this.bytes(0x73, fmt, 'latin1');
     this.bytes(0x73, 'string', 'latin1');
     this.bytes(0x73, s, 'utf8');
-  }
-  override pairs(n: number): void {
-    if (this.resp3) this.array(n);
-    else super.pairs(n);
-  }
-  override pair(): void {
-    if (this.resp3) this.array(2);
-  }
-  override assoc(n: number): void {
-    if (this.resp3) this.map(n);
-    else super.assoc(n);
-  }
-  override assocItem(): void {
-    if (!this.resp3) this.array(2);
   }
 
   /** The encoded reply (a copy sized to fit: it is posted to the worker). */
@@ -471,13 +476,11 @@ export function scripting(eng: Engine): Scripting {
  * Collects a redis.call reply for the engine thread's Lua state (runtime.ts pushReply): Redis's
  * RESP2 -> Lua rules as LuaReplyEncoder, as a value tree. Reused from call to call.
  */
-class LuaTreeSink extends Resp2Shapes {
+class LuaTreeSink extends LuaSink {
   value: LuaValue = false;
   isErr = false;
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
-  /** redis.setresp(3): RESP3 types become Redis's Lua forms (see LuaReplyEncoder). */
-  resp3 = false;
   private readonly open: LuaValue[][] = [];
   private readonly left: number[] = [];
   /** What each open container becomes: K_ARRAY, K_MAP or K_SET. */
@@ -546,7 +549,6 @@ class LuaTreeSink extends Resp2Shapes {
     if (this.resp3) this.begin(n, K_SET);
     else super.set(n);
   }
-  override push(n: number): void { this.array(n); }
   override double(d: number | string): void {
     if (this.resp3) this.put({ h: [L_DOUBLE, toNumber(d)] });
     else super.double(d);
@@ -563,20 +565,6 @@ class LuaTreeSink extends Resp2Shapes {
     if (!this.resp3) return super.verbatim(s);
     const text = typeof s === 'string' ? Buffer.from(s, 'utf8') : s;
     this.put({ h: [L_VERBATIM, { h: [L_FORMAT, Buffer.from(fmt, 'latin1'), L_STRING, text] }] });
-  }
-  override pairs(n: number): void {
-    if (this.resp3) this.array(n);
-    else super.pairs(n);
-  }
-  override pair(): void {
-    if (this.resp3) this.array(2);
-  }
-  override assoc(n: number): void {
-    if (this.resp3) this.map(n);
-    else super.assoc(n);
-  }
-  override assocItem(): void {
-    if (!this.resp3) this.array(2);
   }
 }
 
