@@ -40,18 +40,23 @@ export const NULL_SINK: ReplySink = {
 export type DenyHook = (c: Client, def: CommandDef, argv: Argv) => string | null;
 
 export function execute(c: Client, argv: Argv, out: ReplySink): void {
+  // perf: nothing of client-side caching while no client tracks.
+  if (c.engine.tracking.clients === 0) executeCommand(c, argv, out);
+  else executeTracked(c, argv, out);
+}
+
+/**
+ * A command while some client tracks keys: `engine.current` says on whose behalf commands run
+ * (NOLOOP, invalidations of a client's own reads, scripts and EXEC included); saved because a
+ * busy script serves other clients from inside its command.
+ */
+function executeTracked(c: Client, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
-  // The client on whose behalf commands run (tracking's NOLOOP, invalidations of its own
-  // reads); saved because a busy script serves other clients from inside its command.
   const prev = eng.current;
   eng.current = c;
-  if (eng.tracking.clients === 0) {
-    executeCommand(c, argv, out);
-  } else {
-    eng.tracking.beforeCommand();
-    executeCommand(c, argv, out);
-    eng.tracking.afterCommand(c);
-  }
+  eng.tracking.beforeCommand();
+  executeCommand(c, argv, out);
+  eng.tracking.afterCommand(c);
   eng.current = prev;
 }
 
