@@ -104,8 +104,22 @@ export function formatDouble17g(v: number): string {
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  if (v !== v) return 'nan';
   // perf: integers below 2^53 have at most 16 digits: "%.17g" prints them as String() does.
   if (Number.isSafeInteger(v)) return String(v);
+  const a = v < 0 ? -v : v;
+  if (a >= 1e-4 && a < 1e17) {
+    // perf: where C's %g picks fixed notation, toPrecision(17) prints the same correctly
+    // rounded digits (it also picks fixed, unless rounding carried to 1e17): drop the zeros.
+    const f = v.toPrecision(17);
+    if (f.indexOf('e') < 0) {
+      if (f.indexOf('.') < 0) return f; // an integer of 17 digits
+      let l = f.length;
+      while (f.charCodeAt(l - 1) === 48) l--; // '0'
+      if (f.charCodeAt(l - 1) === 46) l--; // '.'
+      return l === f.length ? f : f.slice(0, l);
+    }
+  }
   const exp = v.toExponential(16); // d.dddddddddddddddde±x : 17 significant digits
   const m = /^(-?)(\d)\.(\d+)e([+-]\d+)$/.exec(exp)!;
   const x = Number(m[4]);
