@@ -33,7 +33,7 @@ const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 
 export const NULL_SINK: ReplySink = {
   ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
-  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {},
+  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };
 
 /** Extra per-transport admission rule (REST read-only token, ACL); returns an error or null. */

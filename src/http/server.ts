@@ -102,7 +102,7 @@ const PREALLOC_MAX = 1024 * 1024;
 const DROP_SINK: ReplySink = {
   ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
-  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {},
+  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };
 
 /** A REST request has no connection to close, flush or resume: everything is synchronous. */

@@ -72,6 +72,12 @@ export interface ReplySink {
   verbatim(s: string | Buffer, fmt?: string): void;
   /** RESP3 (<digits>; RESP2 a bulk string. */
   bigNumber(digits: string): void;
+  /**
+   * RESP3 |<n> attribute header: returns true when written, and the caller then writes n
+   * key/value pairs followed by the reply they describe. False (RESP2 and every other sink,
+   * Lua included: Redis drops attributes there): the caller writes only the reply.
+   */
+  attribute(n: number): boolean;
 }
 
 /**
@@ -104,6 +110,7 @@ export abstract class Resp2Shapes implements ReplySink {
     else this.bulk(s);
   }
   bigNumber(digits: string): void { this.bulkLatin1(digits); }
+  attribute(_n: number): boolean { return false; }
 }
 
 /** Process-wide reply counters shared by every sink (INFO total_error_replies, failed_calls, errorstats). */

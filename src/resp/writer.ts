@@ -323,6 +323,13 @@ export class RespWriter implements ReplySink {
     crlf();
   }
 
+  attribute(n: number): boolean {
+    if (!this.resp3) return false;
+    this.claim(16);
+    this.header(0x7c, n); // |
+    return true;
+  }
+
   bigNumber(digits: string): void {
     if (!this.resp3) {
       this.bulkLatin1(digits);

@@ -172,6 +172,7 @@ class ForwardSink implements ReplySink {
   bool(b: boolean): void { this.target?.bool(b); }
   verbatim(s: string | Buffer, fmt?: string): void { this.target?.verbatim(s, fmt); }
   bigNumber(digits: string): void { this.target?.bigNumber(digits); }
+  attribute(n: number): boolean { return this.target?.attribute(n) ?? false; }
 }
 
 /**
