@@ -70,6 +70,11 @@ export class Client {
   trackRedirect = 0;
   /** BCAST prefixes (null until one is registered). */
   trackPrefixes: Set<string> | null = null;
+  /**
+   * Writes the pub/sub messages queued for this client (set by its subscriber, which batches
+   * them): called before other out-of-band output (invalidations) so the order stays Redis's.
+   */
+  flushPushed: (() => void) | null = null;
   replyMode: number = ReplyMode.ON;
   noEvict = false;
   noTouch = false;

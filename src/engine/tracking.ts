@@ -264,6 +264,7 @@ export class Tracking {
       if (r === undefined || r.closed) {
         c.track |= TR.BROKEN_REDIR;
         if (c.resp === 3 && !c.closed) {
+          c.flushPushed?.();
           const out = c.out;
           out.push(2);
           out.bulkLatin1('tracking-redir-broken');
@@ -274,6 +275,7 @@ export class Tracking {
       }
       to = r;
     }
+    to.flushPushed?.(); // pub/sub messages queued before this invalidation go first
     const out = to.out;
     if (to.resp === 3) {
       out.push(2);

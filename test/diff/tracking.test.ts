@@ -235,6 +235,12 @@ const scripts: Script[] = [
     // Active or lazy expiry, whichever comes first on each server: one step, one transcript.
     { sleep: 80, c: 1, cmd: ['EXISTS', 'e'] }, { c: 1, cmd: ['GET', 'e'] },
   ] },
+  { name: 'pub/sub messages and invalidations keep their order (RESP3, and RESP2 redirect)', conns: [3, 2, 2], steps: [
+    ['SUBSCRIBE', 'ch'], ['CLIENT', 'TRACKING', 'on'], ['GET', 'k'],
+    { c: 1, cmd: ['EVAL', "redis.call('publish', 'ch', 'm1'); redis.call('set', KEYS[1], 'v'); redis.call('publish', 'ch', 'm2')", '1', 'k'] },
+    { c: 2, cmd: ['SUBSCRIBE', '__redis__:invalidate', 'ch'] }, ['CLIENT', 'TRACKING', 'on', 'REDIRECT', '$2'], ['GET', 'k'],
+    { c: 1, cmd: ['EVAL', "redis.call('publish', 'ch', 'm3'); redis.call('del', KEYS[1]); redis.call('publish', 'ch', 'm4')", '1', 'k'] },
+  ] },
   { name: 'INFO tracking fields', conns: [3, 3], steps: [
     ['CLIENT', 'TRACKING', 'on'], ['MGET', 'a', 'b', 'c'], { c: 1, cmd: ['CLIENT', 'TRACKING', 'on'] },
     { c: 1, cmd: ['GET', 'a'] }, ['CLIENT', 'TRACKING', 'on', 'BCAST', 'PREFIX', 'x'], ['CLIENT', 'TRACKING', 'off'],

@@ -120,6 +120,8 @@ function subscriberOf(c: Client): ClientSubscriber {
   if (s === undefined) {
     s = new ClientSubscriber(c);
     subscribers.set(c, s);
+    const sub = s;
+    c.flushPushed = () => sub.drainNowIfQueued();
     const eng = c.engine;
     if (!hooked.has(eng)) {
       hooked.add(eng);
