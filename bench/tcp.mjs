@@ -3,12 +3,14 @@
  * TCP macro benchmark: redis-benchmark against our server and against a real redis-server,
  * same flags, runs interleaved (ours, redis, ours, redis...) so both see the same machine load.
  *
- * For each test and pipeline depth it prints ops/s for both servers, the ratio ours/redis, and
- * each server's CPU time per operation (utime+stime of the server process from
- * /proc/<pid>/stat before and after the run, in µs/op).
+ * For each protocol (RESP2, then RESP3: redis-benchmark -3, every connection sends HELLO 3),
+ * test and pipeline depth it prints ops/s for both servers, the ratio ours/redis, and each
+ * server's CPU time per operation (utime+stime of the server process from /proc/<pid>/stat
+ * before and after the run, in µs/op).
  *
  *   npm run bench:tcp                          # defaults below
  *   BENCH_TESTS=set,get BENCH_PIPELINES=1 BENCH_ROUNDS=3 npm run bench:tcp
+ *   BENCH_PROTOCOLS=3 npm run bench:tcp        # the RESP3 runs only
  *   node bench/tcp.mjs --json results.json     # also write the raw figures
  *
  * Adding a command: append it to DEFAULT_TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
@@ -31,7 +33,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * Test names, in run order: redis-benchmark -t names, or the custom commands of CUSTOM below
  * (run as `redis-benchmark ... <command>` after their setup commands).
  */
-const DEFAULT_TESTS = 'set,get,incr,mset,lpush,lpop,sadd,hset,zadd,zrange100,zrank,xadd,xrange10,evalsha,json.set,json.get';
+const DEFAULT_TESTS = 'set,get,incr,mset,lpush,lpop,sadd,hset,hgetall10,zadd,zrange100,zrange100ws,zrank,xadd,xrange10,evalsha,json.set,json.get';
 const TESTS = (process.env.BENCH_TESTS ?? DEFAULT_TESTS).split(',').map((s) => s.trim()).filter(Boolean);
 
 const SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])";
@@ -43,6 +45,17 @@ const CUSTOM = {
     label: 'ZRANGE (100 members)',
     setup: [['DEL', 'bench:z'], ['ZADD', 'bench:z', ...Array.from({ length: 100 }, (_, i) => [String(i), `member:${i}`]).flat()]],
     cmd: ['ZRANGE', 'bench:z', '0', '99'],
+  },
+  // RESP3 shapes: a map (HGETALL) and (member, double) pairs (WITHSCORES).
+  hgetall10: {
+    label: 'HGETALL (10 fields)',
+    setup: [['DEL', 'bench:h'], ['HSET', 'bench:h', ...Array.from({ length: 10 }, (_, i) => [`field:${i}`, `value:${i}`]).flat()]],
+    cmd: ['HGETALL', 'bench:h'],
+  },
+  zrange100ws: {
+    label: 'ZRANGE WITHSCORES',
+    setup: [['DEL', 'bench:zw'], ['ZADD', 'bench:zw', ...Array.from({ length: 100 }, (_, i) => [String(i + 0.5), `member:${i}`]).flat()]],
+    cmd: ['ZRANGE', 'bench:zw', '0', '99', 'WITHSCORES'],
   },
   zrank: {
     label: 'ZRANK',
@@ -88,6 +101,8 @@ const CUSTOM = {
   },
 };
 const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,16').split(',').map(Number);
+/** Protocols: 2 (RESP2) and 3 (redis-benchmark -3: HELLO 3 on every connection). */
+const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? '2,3').split(',').map(Number);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100000);
 /** Rounds per (test, pipeline); the median of the rounds is reported. */
@@ -159,14 +174,14 @@ function stop(s) {
 }
 
 /** One redis-benchmark run of one test; returns ops/s and the server's CPU µs per op. */
-function run(server, test, pipeline) {
+function run(server, test, pipeline, resp = 2) {
   const custom = CUSTOM[test];
   if (custom) {
     for (const c of custom.setup) spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(server.port), ...c], { encoding: 'utf8' });
   }
   const before = cpuSeconds(server.proc.pid);
   const args = ['-h', '127.0.0.1', '-p', String(server.port), '-c', String(CLIENTS), '-n', String(REQUESTS),
-    '-P', String(pipeline), '-q', '--csv', ...(custom ? custom.cmd : ['-t', test])];
+    '-P', String(pipeline), '-q', '--csv', ...(resp === 3 ? ['-3'] : []), ...(custom ? custom.cmd : ['-t', test])];
   const res = spawnSync('redis-benchmark', args, { encoding: 'utf8', timeout: 600000 });
   const cpu = cpuSeconds(server.proc.pid) - before;
   const out = res.stdout ?? '';
@@ -213,17 +228,17 @@ async function main() {
   try {
     // Warm-up: let V8 optimise the hot paths before the measured runs.
     run(ours, 'set,get', 16);
-    for (const pipeline of PIPELINES) {
+    for (const resp of PROTOCOLS) for (const pipeline of PIPELINES) {
       for (const test of TESTS) {
         const o = [];
         const r = [];
         for (let i = 0; i < ROUNDS; i++) {
           // Interleaved, alternating who goes first.
-          if (i % 2 === 0) { o.push(run(ours, test, pipeline)); r.push(run(redis, test, pipeline)); }
-          else { r.push(run(redis, test, pipeline)); o.push(run(ours, test, pipeline)); }
+          if (i % 2 === 0) { o.push(run(ours, test, pipeline, resp)); r.push(run(redis, test, pipeline, resp)); }
+          else { r.push(run(redis, test, pipeline, resp)); o.push(run(ours, test, pipeline, resp)); }
         }
         const row = {
-          test: o[0].label, pipeline,
+          test: o[0].label, resp, pipeline,
           ours: median(o.map((x) => x.rps)), redis: median(r.map((x) => x.rps)),
           oursCpu: median(o.map((x) => x.cpuUsPerOp)), redisCpu: median(r.map((x) => x.cpuUsPerOp)),
         };
@@ -245,7 +260,7 @@ async function main() {
 
 function printRow(r, header) {
   const cols = [
-    ['test', 16, r.test], ['-P', 4, r.pipeline], ['ours ops/s', 12, Math.round(r.ours)], ['redis ops/s', 12, Number.isNaN(r.redis) ? '-' : Math.round(r.redis)],
+    ['test', 20, r.test], ['resp', 4, r.resp], ['-P', 4, r.pipeline], ['ours ops/s', 12, Math.round(r.ours)], ['redis ops/s', 12, Number.isNaN(r.redis) ? '-' : Math.round(r.redis)],
     ['ours/redis', 11, Number.isNaN(r.ratio) ? '-' : r.ratio.toFixed(2)], ['ours µs/op', 11, r.oursCpu.toFixed(2)], ['redis µs/op', 12, Number.isNaN(r.redisCpu) ? '-' : r.redisCpu.toFixed(2)],
   ];
   if (header) console.log(cols.map(([h, w]) => String(h).padStart(w)).join(' '));

@@ -70,6 +70,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning', 'nothing'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
+  { name: 'tracking-table-max-keys', env: 'TRACKING_TABLE_MAX_KEYS', type: 'int', def: '1000000', min: 0, max: LONG_MAX, mutable: true, help: 'keys tracked for client-side caching at most (0 = no limit)' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, max: LONG_MAX, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
   // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.
   { name: 'hash-max-listpack-entries', env: 'HASH_MAX_LISTPACK_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with more fields are encoded as hashtable' },

@@ -9,6 +9,7 @@ import type { Db } from './db.js';
 import type { Engine } from './engine.js';
 import type { DenyHook } from './dispatch.js';
 import type { AclUser } from './acl.js';
+import { RespWriter } from '../resp/writer.js';
 
 export const ReplyMode = { ON: 0, OFF: 1, SKIP: 2, SKIP_NEXT: 3 } as const;
 
@@ -61,6 +62,19 @@ export class Client {
   /** Watched keys: db index and key, with whether the key was already expired at WATCH time. */
   watched: { db: number; key: string; expired: boolean }[] = [];
 
+  /** Protocol version: 2 (default) or 3 after HELLO 3. */
+  resp: 2 | 3 = 2;
+  /** Client-side caching: TR bits (tracking.ts), 0 when off. */
+  track = 0;
+  /** CLIENT TRACKING REDIRECT id (0: none). */
+  trackRedirect = 0;
+  /** BCAST prefixes (null until one is registered). */
+  trackPrefixes: Set<string> | null = null;
+  /**
+   * Writes the pub/sub messages queued for this client (set by its subscriber, which batches
+   * them): called before other out-of-band output (invalidations) so the order stays Redis's.
+   */
+  flushPushed: (() => void) | null = null;
   replyMode: number = ReplyMode.ON;
   noEvict = false;
   noTouch = false;
@@ -87,6 +101,12 @@ export class Client {
     this.createdAt = this.lastInteraction = Date.now();
     this.authenticated = !engine.authRequired();
     this.aclUser = engine.acl.defaultUser;
+  }
+
+  /** Switch the protocol (HELLO, RESET): the RESP writer renders RESP3 types from now on. */
+  setProtocol(v: 2 | 3): void {
+    this.resp = v;
+    if (this.out instanceof RespWriter) this.out.resp3 = v === 3;
   }
 
   get db(): Db {

@@ -10,7 +10,8 @@
  * is still being loaded from disk it brings a key not loaded yet in first (KeyLoader below).
  *
  * Every change to a key MUST go through `modified()` (directly or through set/delete): it is
- * the single hook behind WATCH, the dirty counter, persistence and blocked-client wake-ups.
+ * the single hook behind WATCH, the dirty counter, persistence, blocked-client wake-ups and
+ * client-side caching invalidations.
  */
 import type { Engine } from './engine.js';
 import { KeyTable, REMOVED } from './keytable.js';
@@ -454,7 +455,7 @@ export class Db {
     return true;
   }
 
-  /** The single change hook (WATCH, dirty counter, persistence, wake-ups). */
+  /** The single change hook (WATCH, dirty counter, persistence, wake-ups, tracking). */
   modified(key: string): void {
     this.eng.changed();
     if (this.watchers.size !== 0) {
@@ -462,6 +463,7 @@ export class Db {
       if (w !== undefined) for (const c of w) c.dirtyCas = true;
     }
     this.eng.onKeyChanged(this, key);
+    if (this.eng.tracking.live !== 0) this.eng.tracking.invalidate(key);
   }
 
   /** Remove every key (FLUSHDB). Clients watching keys that existed are invalidated. */
@@ -476,6 +478,7 @@ export class Db {
     this.heapKey = [];
     this.eng.dirty += n;
     this.eng.onFlush(this);
+    this.eng.tracking.flushed();
     return n;
   }
 

@@ -9,6 +9,7 @@
  *   5. transport rules   (REST: NO_REST, read-only tokens) via `c.deny`
  *   6. disk error        MISCONF for writes (and PING) while persistence cannot write
  *   7. subscribe context RESP2 connection with subscriptions: only SUBSCRIBE_CTX rows
+ *                        (a RESP3 connection runs anything: messages are push frames)
  *   8. MULTI             queue it (+QUEUED) unless EXEC/DISCARD/MULTI/WATCH/QUIT/RESET
  *   9. call              handler, statistics, MONITOR feed
  *
@@ -33,6 +34,7 @@ const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 
 export const NULL_SINK: ReplySink = {
   ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
+  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };
 
 /**
@@ -43,6 +45,27 @@ export const NULL_SINK: ReplySink = {
 export type DenyHook = (c: Client, def: CommandDef, argv: Argv, inScript?: boolean) => string | null;
 
 export function execute(c: Client, argv: Argv, out: ReplySink): void {
+  // perf: nothing of client-side caching while no client tracks.
+  if (c.engine.tracking.clients === 0) executeCommand(c, argv, out);
+  else executeTracked(c, argv, out);
+}
+
+/**
+ * A command while some client tracks keys: `engine.current` says on whose behalf commands run
+ * (NOLOOP, invalidations of a client's own reads, scripts and EXEC included); saved because a
+ * busy script serves other clients from inside its command.
+ */
+function executeTracked(c: Client, argv: Argv, out: ReplySink): void {
+  const eng = c.engine;
+  const prev = eng.current;
+  eng.current = c;
+  eng.tracking.beforeCommand();
+  executeCommand(c, argv, out);
+  eng.tracking.afterCommand(c);
+  eng.current = prev;
+}
+
+function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
   // perf: one clock read per command (clock reads cost ~50 ns each on VMs). In a pipelined
   // batch the transport hands over the end time of the previous command (clockNext); the wall
@@ -113,7 +136,7 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, eng.writeDenied);
     return;
   }
-  if (c.subscriptions > 0 && !(def.flags & F.SUBSCRIBE_CTX)) {
+  if (c.subscriptions > 0 && c.resp === 2 && !(def.flags & F.SUBSCRIBE_CTX)) {
     rejectCmd(c, def, out,
       `ERR Can't execute '${def.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`);
     return;
@@ -156,6 +179,10 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   st.calls++;
   recordLatency(st, usec);
   if (replyStats.errors !== errorsBefore) st.failed++;
+  // Client-side caching: the keys read for a tracking client (also by its scripts and EXEC).
+  if (eng.tracking.clients !== 0 && def.flags & F.READONLY && eng.current !== null) {
+    eng.tracking.remember(eng.current, def, argv);
+  }
   eng.stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
 }

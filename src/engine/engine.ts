@@ -9,6 +9,7 @@ import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
 import { OutputBudget } from './output-budget.js';
+import { Tracking } from './tracking.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -135,6 +136,10 @@ export class Engine {
   readonly pubsub = new PubSub();
   /** Total bytes queued for pushed-to readers (pub/sub, MONITOR), bounded as a whole. */
   readonly outputs = new OutputBudget(() => this.cfgInt('pubsub-output-total-limit'));
+  /** Client-side caching state (CLIENT TRACKING). */
+  readonly tracking: Tracking = new Tracking(this);
+  /** The client whose command is being executed (scripts and EXEC: the caller); null between commands. */
+  current: Client | null = null;
   readonly startTime = Date.now();
   readonly runId: string;
   /** Replication id (INFO master_replid); DEBUG CHANGE-REPL-ID renews it. */
@@ -383,6 +388,7 @@ export class Engine {
     c.closed = true;
     this.clients.delete(c.id);
     this.monitors.delete(c);
+    if (c.track !== 0) this.tracking.disable(c);
     for (const l of this.clientListeners) l(c);
   }
 

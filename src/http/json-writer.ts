@@ -18,7 +18,7 @@
  * as is); errors are never encoded. Integers are JSON numbers with their exact digits, also
  * beyond 2^53 (redis-rest.md §4.2): clients with a BigInt-aware parser get them exactly.
  */
-import { type ReplySink, replyStats } from '../resp/reply-sink.js';
+import { Resp2Shapes, replyStats } from '../resp/reply-sink.js';
 import { grown } from '../bytes.js';
 
 const INITIAL_SIZE = 64 * 1024;
@@ -33,7 +33,7 @@ const RESULT_OPEN = Buffer.from('{"result":');
 const ERROR_OPEN = Buffer.from('{"error":');
 const NULL = Buffer.from('null');
 
-export class JsonWriter implements ReplySink {
+export class JsonWriter extends Resp2Shapes {
   buf: Buffer = Buffer.allocUnsafe(INITIAL_SIZE);
   pos = 0;
   base64 = false;

@@ -29,7 +29,7 @@
 import { createRequire } from 'node:module';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { Argv } from '../resp/argv.js';
-import { type ReplySink, replyStats } from '../resp/reply-sink.js';
+import { type ReplySink, Resp2Shapes, replyStats } from '../resp/reply-sink.js';
 import { RespWriter } from '../resp/writer.js';
 import { execute } from '../engine/dispatch.js';
 import type { Engine, HeldOutput } from '../engine/engine.js';
@@ -102,6 +102,7 @@ const PREALLOC_MAX = 1024 * 1024;
 const DROP_SINK: ReplySink = {
   ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
+  map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };
 
 /** A REST request has no connection to close, flush or resume: everything is synchronous. */
@@ -121,7 +122,7 @@ class HttpTransport implements Transport {
 const HTTP_TRANSPORT = new HttpTransport();
 
 /** Replies to commands queued inside /multi-exec: keeps the first error, drops +QUEUED. */
-class QueueSink implements ReplySink {
+class QueueSink extends Resp2Shapes {
   firstError: string | null = null;
   at = 0;
   index = 0;

@@ -16,7 +16,7 @@
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { Argv } from '../resp/argv.js';
-import { replyStats, type ReplySink } from '../resp/reply-sink.js';
+import { replyStats, Resp2Shapes } from '../resp/reply-sink.js';
 import { Client, type Transport } from '../engine/client.js';
 import type { QueuedReader } from '../engine/output-budget.js';
 import type { Engine } from '../engine/engine.js';
@@ -138,8 +138,10 @@ function pubsubHardLimit(spec: string): number {
 }
 
 /** MONITOR lines reach a monitoring client through `simple()`; nothing else is written to it. */
-class MonitorSink implements ReplySink {
-  constructor(private readonly stream: Stream) {}
+class MonitorSink extends Resp2Shapes {
+  constructor(private readonly stream: Stream) {
+    super();
+  }
   simple(s: string): void {
     this.stream.write(event([Buffer.from(s, 'latin1')]));
   }

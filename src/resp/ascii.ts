@@ -98,20 +98,43 @@ export function intText(n: number | bigint): string {
 
 /**
  * Redis's "%.17g" formatting of a double (addReplyDouble in Redis 7.0): 17 significant
- * digits, C printf rules for choosing fixed or exponent notation, "inf"/"-inf".
+ * digits, C printf rules for choosing fixed or exponent notation, "inf"/"-inf", and glibc's
+ * rounding of exact ties to even (V8's toPrecision/toExponential round them up).
  */
 export function formatDouble17g(v: number): string {
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  if (v !== v) return 'nan';
+  // perf: integers below 2^53 have at most 16 digits: "%.17g" prints them as String() does.
+  if (Number.isSafeInteger(v)) return String(v);
+  const a = v < 0 ? -v : v;
+  const tie = tieDigits(v, a);
+  if (tie !== null) return fromDigits(v < 0 ? '-' : '', tie.digits, tie.x);
+  if (a >= 1e-4 && a < 1e17) {
+    // perf: where C's %g picks fixed notation, toPrecision(17) prints the same correctly
+    // rounded digits (it also picks fixed, unless rounding carried to 1e17): drop the zeros.
+    const f = v.toPrecision(17);
+    if (f.indexOf('e') < 0) {
+      if (f.indexOf('.') < 0) return f; // an integer of 17 digits
+      let l = f.length;
+      while (f.charCodeAt(l - 1) === 48) l--; // '0'
+      if (f.charCodeAt(l - 1) === 46) l--; // '.'
+      return l === f.length ? f : f.slice(0, l);
+    }
+  }
   const exp = v.toExponential(16); // d.dddddddddddddddde±x : 17 significant digits
   const m = /^(-?)(\d)\.(\d+)e([+-]\d+)$/.exec(exp)!;
-  const x = Number(m[4]);
-  const digits = (m[2] + m[3]).replace(/0+$/, '');
+  return fromDigits(m[1], m[2] + m[3], Number(m[4]));
+}
+
+/** "%.17g" text of sign, significant digits d.ddd... and decimal exponent x. */
+function fromDigits(sign: string, all: string, x: number): string {
+  const digits = all.replace(/0+$/, '');
   if (x < -4 || x >= 17) {
     const frac = digits.slice(1);
     const ex = Math.abs(x) < 10 ? '0' + Math.abs(x) : String(Math.abs(x));
-    return `${m[1]}${digits[0]}${frac ? '.' + frac : ''}e${x < 0 ? '-' : '+'}${ex}`;
+    return `${sign}${digits[0]}${frac ? '.' + frac : ''}e${x < 0 ? '-' : '+'}${ex}`;
   }
   let out: string;
   if (x >= 0) {
@@ -121,7 +144,36 @@ export function formatDouble17g(v: number): string {
   } else {
     out = '0.' + '0'.repeat(-x - 1) + digits;
   }
-  return m[1] + out;
+  return sign + out;
+}
+
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+
+/**
+ * When v lies exactly halfway between two 17-digit decimals (its exact expansion has 18
+ * significant digits, the last a 5), the 17 digits glibc prints (half to even) and their
+ * exponent; null otherwise (V8's rounding is then the same as C's). v = N / 2^k with N odd
+ * has exactly k fractional decimal digits, the last a 5: a tie when k = 17 - x.
+ */
+function tieDigits(v: number, a: number): { digits: string; x: number } | null {
+  F64[0] = v;
+  const lo = U32[0];
+  const hi = U32[1];
+  const e = (hi >>> 20) & 0x7ff;
+  const mhi = (hi & 0xfffff) | (e !== 0 ? 0x100000 : 0);
+  const tz = lo !== 0 ? 31 - Math.clz32(lo & -lo) : 32 + 31 - Math.clz32(mhi & -mhi);
+  const k = 1075 - (e === 0 ? 1 : e) - tz; // fractional binary digits
+  if (k <= 0) return null;
+  const approx = Math.floor(Math.log10(a));
+  if (Math.abs(17 - approx - k) > 1) return null;
+  const e18 = a.toExponential(17); // 18 significant digits: exact when v is a tie
+  const x = Number(e18.slice(e18.indexOf('e') + 1));
+  if (k !== 17 - x || e18.charCodeAt(18) !== 53) return null; // '5'
+  const d17 = e18[0] + e18.slice(2, 18);
+  // Half to even: keep the truncated digits when the 17th is even, else V8's rounding up.
+  if ((d17.charCodeAt(16) - 48) % 2 !== 0) return null;
+  return { digits: d17, x };
 }
 
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);

@@ -1,8 +1,17 @@
+import { formatDouble17g } from './ascii.js';
+
 /**
  * ReplySink: the engine's only output vocabulary. Handlers write replies here and never touch
  * a socket; RESP over TCP, Upstash JSON over HTTP and the capture used by tests each implement it.
  *
- * An `array(n)` header MUST be followed by exactly n elements.
+ * An `array(n)` / `set(n)` / `push(n)` header MUST be followed by exactly n elements, a
+ * `map(n)` header by n key/value pairs (2n elements).
+ *
+ * RESP3 types (map, set, double, boolean, verbatim, push, big number, and null for nil/nilArray)
+ * are rendered by each sink for its protocol: the RESP writer after HELLO 3 sends them as
+ * RESP3 types, every other sink as the RESP2 shapes Redis sends to a RESP2 client (see
+ * Resp2Shapes). Handlers therefore call map()/set()/double() where Redis calls
+ * addReplyMapLen/addReplySetLen/addReplyDouble, whatever the connection's protocol.
  */
 export interface ReplySink {
   /** +OK */
@@ -29,6 +38,79 @@ export interface ReplySink {
   array(n: number): void;
   /** *-1 */
   nilArray(): void;
+  /** RESP3 %<n> (n pairs follow); RESP2 *<2n>. */
+  map(n: number): void;
+  /** RESP3 ~<n>; RESP2 *<n>. */
+  set(n: number): void;
+  /** RESP3 ><n> (out-of-band: pub/sub, invalidations); RESP2 *<n>. */
+  push(n: number): void;
+  /**
+   * RESP3 ,<%.17g>; RESP2 the same text as a bulk string (Redis 7.0's addReplyDouble). A
+   * string is the double's text already formatted (addReplyHumanLongDouble).
+   */
+  double(d: number | string): void;
+  /**
+   * A list of n two-element tuples (WITHSCORES, WITHVALUES): RESP3 *<n> whose elements are
+   * each opened by pair(); RESP2 one flat *<2n> (pair() writes nothing).
+   */
+  pairs(n: number): void;
+  /** Opens one tuple of a pairs(n) list: RESP3 *2, RESP2 nothing. */
+  pair(): void;
+  /**
+   * n key/value entries (XREAD's streams): RESP3 a map %<n>; RESP2 *<n> whose elements are
+   * each opened by assocItem() as a *2.
+   */
+  assoc(n: number): void;
+  /** Opens one entry of an assoc(n): RESP3 nothing, RESP2 *2. */
+  assocItem(): void;
+  /** RESP3 #t / #f; RESP2 :1 / :0. */
+  bool(b: boolean): void;
+  /**
+   * RESP3 =<len> txt:<s> (`fmt` three letters); RESP2 a bulk string. A string is UTF-8 text,
+   * a Buffer raw bytes.
+   */
+  verbatim(s: string | Buffer, fmt?: string): void;
+  /** RESP3 (<digits>; RESP2 a bulk string. */
+  bigNumber(digits: string): void;
+  /**
+   * RESP3 |<n> attribute header: returns true when written, and the caller then writes n
+   * key/value pairs followed by the reply they describe. False (RESP2 and every other sink,
+   * Lua included: Redis drops attributes there): the caller writes only the reply.
+   */
+  attribute(n: number): boolean;
+}
+
+/**
+ * The RESP2 rendering of the RESP3-only types, for sinks that speak RESP2 only (REST JSON,
+ * script replies under redis.setresp(2), test captures): extend this and implement the
+ * RESP2 primitives.
+ */
+export abstract class Resp2Shapes implements ReplySink {
+  abstract ok(): void;
+  abstract simple(s: string): void;
+  abstract error(msg: string): void;
+  abstract int(n: number | bigint): void;
+  abstract bulk(v: Buffer): void;
+  abstract bulkLatin1(s: string): void;
+  abstract bulkText(s: string): void;
+  abstract nil(): void;
+  abstract array(n: number): void;
+  abstract nilArray(): void;
+  map(n: number): void { this.array(2 * n); }
+  set(n: number): void { this.array(n); }
+  push(n: number): void { this.array(n); }
+  double(d: number | string): void { this.bulkLatin1(typeof d === 'string' ? d : formatDouble17g(d)); }
+  pairs(n: number): void { this.array(2 * n); }
+  pair(): void {}
+  assoc(n: number): void { this.array(n); }
+  assocItem(): void { this.array(2); }
+  bool(b: boolean): void { this.int(b ? 1 : 0); }
+  verbatim(s: string | Buffer): void {
+    if (typeof s === 'string') this.bulkText(s);
+    else this.bulk(s);
+  }
+  bigNumber(digits: string): void { this.bulkLatin1(digits); }
+  attribute(_n: number): boolean { return false; }
 }
 
 /** Process-wide reply counters shared by every sink (INFO total_error_replies, failed_calls, errorstats). */

@@ -15,6 +15,7 @@
  *    Buffer MUST be immutable (stored values are: APPEND and SETRANGE build new Buffers).
  */
 import { type ReplySink, countError } from './reply-sink.js';
+import { formatDouble17g } from './ascii.js';
 
 const SLAB_SIZE = 256 * 1024;
 const BIG_VALUE = 16 * 1024;
@@ -50,6 +51,8 @@ export class RespWriter implements ReplySink {
   pendingBytes = 0;
   /** Total bytes handed to the socket (INFO total_net_output_bytes). */
   static totalOut = 0;
+  /** The connection speaks RESP3 (after HELLO 3): RESP3 types go out as such. */
+  resp3 = false;
 
   private claim(need: number): void {
     if (owner !== this) {
@@ -240,7 +243,7 @@ export class RespWriter implements ReplySink {
   }
 
   nil(): void {
-    this.raw(NIL);
+    this.raw(this.resp3 ? NULL3 : NIL);
   }
 
   array(n: number): void {
@@ -249,7 +252,93 @@ export class RespWriter implements ReplySink {
   }
 
   nilArray(): void {
-    this.raw(NIL_ARRAY);
+    this.raw(this.resp3 ? NULL3 : NIL_ARRAY);
+  }
+
+  map(n: number): void {
+    this.claim(16);
+    if (this.resp3) this.header(0x25, n); // %
+    else this.header(0x2a, 2 * n);
+  }
+
+  set(n: number): void {
+    this.claim(16);
+    this.header(this.resp3 ? 0x7e : 0x2a, n); // ~
+  }
+
+  push(n: number): void {
+    this.claim(16);
+    this.header(this.resp3 ? 0x3e : 0x2a, n); // >
+  }
+
+  pairs(n: number): void {
+    this.claim(16);
+    this.header(0x2a, this.resp3 ? n : 2 * n);
+  }
+
+  pair(): void {
+    if (this.resp3) this.raw(PAIR);
+  }
+
+  assoc(n: number): void {
+    this.claim(16);
+    this.header(this.resp3 ? 0x25 : 0x2a, n);
+  }
+
+  assocItem(): void {
+    if (!this.resp3) this.raw(PAIR);
+  }
+
+  double(d: number | string): void {
+    const s = typeof d === 'string' ? d : formatDouble17g(d);
+    if (!this.resp3) {
+      this.bulkLatin1(s);
+      return;
+    }
+    this.claim(s.length + 3);
+    slab[pos++] = 0x2c; // ,
+    pos += slab.latin1Write(s, pos);
+    crlf();
+  }
+
+  bool(b: boolean): void {
+    if (this.resp3) this.raw(b ? TRUE3 : FALSE3);
+    else this.raw(INTS[b ? 1 : 0]);
+  }
+
+  verbatim(s: string | Buffer, fmt = 'txt'): void {
+    if (!this.resp3) {
+      if (typeof s === 'string') this.bulkText(s);
+      else this.bulk(s);
+      return;
+    }
+    const n = (typeof s === 'string' ? Buffer.byteLength(s) : s.length) + 4;
+    this.claim(n + 16);
+    this.header(0x3d, n); // =
+    // Exactly three bytes (Redis copies three from the format, its NUL included when shorter).
+    for (let i = 0; i < 3; i++) slab[pos + i] = i < fmt.length ? fmt.charCodeAt(i) & 0xff : 0;
+    pos += 3;
+    slab[pos++] = 0x3a; // :
+    pos += typeof s === 'string' ? slab.utf8Write(s, pos) : s.copy(slab, pos);
+    crlf();
+  }
+
+  attribute(n: number): boolean {
+    if (!this.resp3) return false;
+    this.claim(16);
+    this.header(0x7c, n); // |
+    return true;
+  }
+
+  bigNumber(digits: string): void {
+    if (!this.resp3) {
+      this.bulkLatin1(digits);
+      return;
+    }
+    this.claim(digits.length + 3);
+    slab[pos++] = 0x28; // (
+    pos += slab.latin1Write(digits, pos);
+    crlf();
   }
 }
 
@@ -292,6 +381,10 @@ function writeDigits(b: Buffer, p: number, n: number): number {
 const OK = Buffer.from('+OK\r\n');
 const NIL = Buffer.from('$-1\r\n');
 const NIL_ARRAY = Buffer.from('*-1\r\n');
+const NULL3 = Buffer.from('_\r\n');
+const PAIR = Buffer.from('*2\r\n');
+const TRUE3 = Buffer.from('#t\r\n');
+const FALSE3 = Buffer.from('#f\r\n');
 const CRLF_BUF = Buffer.from('\r\n');
 const INTS: Buffer[] = [];
 for (let i = 0; i < SMALL; i++) INTS.push(Buffer.from(`:${i}\r\n`));

@@ -166,7 +166,7 @@ describe('INFO', () => {
     assert.ok(num(i1, 'total_commands_processed') > num(i0, 'total_commands_processed') + 6);
     assert.equal(num(i1, 'keyspace_hits') - num(i0, 'keyspace_hits'), 1);
     assert.equal(num(i1, 'keyspace_misses') - num(i0, 'keyspace_misses'), 1);
-    // ioredis also tries HELLO 3 on connect (NOPROTO here): the total is the sum per code.
+    // The total is the sum per code.
     assert.equal(i1.fields.get('errorstat_ERR'), 'count=3');
     let perCode = 0;
     for (const [k, v] of i1.fields) if (k.startsWith('errorstat_')) perCode += Number(v.slice('count='.length));
@@ -387,18 +387,18 @@ describe('DEBUG', () => {
 // ---------------------------------------------------------------- HELLO / connection
 
 describe('connection commands', () => {
-  it('HELLO replies as Redis apart from the id; HELLO 3 is refused with NOPROTO', async () => {
+  it('HELLO replies as Redis apart from the id, in RESP2 and RESP3', async () => {
     const [a, b] = await Promise.all([raw(ours.port), raw(redis.port)]);
     const noId = (s: Buffer) => s.toString('latin1').replace(/\$2\r\nid\r\n:\d+/, 'ID');
-    for (const cmd of [['HELLO'], ['HELLO', '2'], ['HELLO', '2', 'SETNAME', 'n'], ['hello', '2', 'auth', 'default', 'x']]) {
+    for (const cmd of [['HELLO'], ['HELLO', '2'], ['HELLO', '2', 'SETNAME', 'n'], ['hello', '2', 'auth', 'default', 'x'],
+      ['HELLO', '3'], ['HELLO'], ['HELLO', '3', 'SETNAME', 'x'], ['HELLO', '4'], ['HELLO', '2']]) {
       const [x, y] = await Promise.all([a.call(...cmd), b.call(...cmd)]);
       assert.equal(noId(x), noId(y), cmd.join(' '));
     }
     const idReply = String(await a.call('CLIENT', 'ID'));
     assert.match(String(await a.call('HELLO')), new RegExp(`\\$2\\r\\nid\\r\\n${idReply.replace('\r\n', '')}\\r\\n`));
-    assert.equal(String(await a.call('HELLO', '3')), '-NOPROTO unsupported protocol version\r\n');
-    assert.equal(String(await a.call('HELLO', '3', 'SETNAME', 'x')), '-NOPROTO unsupported protocol version\r\n');
-    assert.equal(String(await a.call('PING')), '+PONG\r\n'); // still RESP2
+    assert.equal(String(await a.call('HELLO', '3', 'SETNAME', 'x')).slice(0, 4), '%7\r\n');
+    assert.equal(String(await a.call('GET', 'nokey')), '_\r\n'); // RESP3
   });
 
   it('TIME is the wall clock with microseconds', async () => {
@@ -411,7 +411,7 @@ describe('connection commands', () => {
 
 // ---------------------------------------------------------------- CLIENT
 
-const LINE = /^id=(\d+) addr=(\S+) laddr=(\S+) fd=-?\d+ name=(\S*) age=\d+ idle=\d+ flags=(\S+) db=(\d+) sub=\d+ psub=\d+ ssub=\d+ multi=(-?\d+) qbuf=\d+ qbuf-free=\d+ argv-mem=\d+ multi-mem=\d+ rbs=\d+ rbp=\d+ obl=\d+ oll=\d+ omem=\d+ tot-mem=\d+ events=r?w? cmd=(\S+) user=(\S+) redir=-1 resp=2 lib-name=(\S*) lib-ver=(\S*)$/;
+const LINE = /^id=(\d+) addr=(\S+) laddr=(\S+) fd=-?\d+ name=(\S*) age=\d+ idle=\d+ flags=(\S+) db=(\d+) sub=\d+ psub=\d+ ssub=\d+ multi=(-?\d+) qbuf=\d+ qbuf-free=\d+ argv-mem=\d+ multi-mem=\d+ rbs=\d+ rbp=\d+ obl=\d+ oll=\d+ omem=\d+ tot-mem=\d+ events=r?w? cmd=(\S+) user=(\S+) redir=-?\d+ resp=[23] lib-name=(\S*) lib-ver=(\S*)$/;
 
 function lines(text: string): RegExpExecArray[] {
   assert.ok(text === '' || text.endsWith('\n'));

@@ -19,7 +19,7 @@ import { execute } from '../../dist/engine/dispatch.js';
 import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
-import type { ReplySink } from '../../dist/resp/reply-sink.js';
+import { Resp2Shapes } from '../../dist/resp/reply-sink.js';
 
 let ours: Proc;
 let redis: Proc;
@@ -322,7 +322,7 @@ describe('blocking XREAD / XREADGROUP with several clients (ours vs redis-server
 // ---------------------------------------------------------------- REST refusal (in process)
 
 /** Collects replies as RESP2 text. */
-class Capture implements ReplySink {
+class Capture extends Resp2Shapes {
   text = '';
   ok(): void { this.text += '+OK\r\n'; }
   simple(s: string): void { this.text += `+${s}\r\n`; }

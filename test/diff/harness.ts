@@ -5,14 +5,15 @@
  * A case file in cases/ default-exports an array of Scripts. A step is a command (array of
  * arguments) or an object with options:
  *   compare: 'bytes' (default) | 'sorted' (array elements compared as a multiset: KEYS,
- *            SMEMBERS...) | 'type' (only the reply type: RANDOMKEY, TIME...) | 'skip'
+ *            SMEMBERS...) | 'type' (only the reply type: RANDOMKEY, TIME...) | 'skip' |
+ *            'hello' (bytes, with the connection id of a HELLO reply masked)
  *   sleep:   milliseconds to wait before the command (TTL tests)
  *   raw:     bytes to send instead of a command (protocol tests); `replies` says how many
  *            replies to read (default 1)
  */
 import { RawClient, replyLength } from '../helpers/resp-client.js';
 
-export type Compare = 'bytes' | 'sorted' | 'type' | 'skip';
+export type Compare = 'bytes' | 'sorted' | 'type' | 'skip' | 'hello';
 export interface StepObject {
   cmd?: Array<string | Buffer>;
   raw?: Buffer | string;
@@ -26,19 +27,26 @@ export interface Script {
   steps: Step[];
   /** Why this script is skipped (documented difference), if it is. */
   skip?: string;
+  /** Why this script is skipped in the RESP3 pass only, if it is. */
+  skip3?: string;
 }
 
-/** Raw elements of an array reply (each element's exact bytes). */
+/**
+ * Raw elements of an array, set or push reply (each element's exact bytes); of a map reply,
+ * each key/value pair's bytes (a multiset of pairs when compared 'sorted').
+ */
 export function arrayElements(reply: Buffer): Buffer[] | null {
-  if (reply[0] !== 0x2a) return null;
+  const t = reply[0];
+  if (t !== 0x2a && t !== 0x7e && t !== 0x3e && t !== 0x25) return null;
   const nl = reply.indexOf('\r\n');
   const n = Number(reply.toString('latin1', 1, nl));
+  const per = t === 0x25 ? 2 : 1;
   const out: Buffer[] = [];
   let p = nl + 2;
   for (let i = 0; i < n; i++) {
-    const l = replyLength(reply, p);
-    out.push(reply.subarray(p, p + l));
-    p += l;
+    const s = p;
+    for (let k = 0; k < per; k++) p += replyLength(reply, p);
+    out.push(reply.subarray(s, p));
   }
   return out;
 }
@@ -46,7 +54,12 @@ export function arrayElements(reply: Buffer): Buffer[] | null {
 function sortedKey(reply: Buffer): string {
   const els = arrayElements(reply);
   if (els === null) return reply.toString('latin1');
-  return `*${els.length}:` + els.map((e) => e.toString('latin1')).sort().join('|');
+  return `${String.fromCharCode(reply[0])}${els.length}:` + els.map((e) => e.toString('latin1')).sort().join('|');
+}
+
+/** A HELLO reply with its connection id masked (ids depend on each server's connection count). */
+function maskId(b: Buffer): string {
+  return b.toString('latin1').replace(/\$2\r\nid\r\n:\d+\r\n/, '$2\r\nid\r\n:N\r\n');
 }
 
 function show(b: Buffer): string {
@@ -89,6 +102,7 @@ export async function runScript(ours: RawClient, redis: RawClient, script: Scrip
       else if (mode === 'skip') same = true;
       else if (mode === 'type') same = a[0] === b[0];
       else if (mode === 'sorted') same = sortedKey(a) === sortedKey(b);
+      else if (mode === 'hello') same = maskId(a) === maskId(b);
       else same = a.equals(b);
       if (!same) return { step: i, cmd: label, ours: show(a), redis: show(b) };
     }

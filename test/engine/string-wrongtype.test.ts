@@ -13,10 +13,10 @@ import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
 import { T, type TypedValue } from '../../dist/engine/db.js';
-import type { ReplySink } from '../../dist/resp/reply-sink.js';
+import { Resp2Shapes } from '../../dist/resp/reply-sink.js';
 
 /** Collects replies as RESP2 text. */
-class Capture implements ReplySink {
+class Capture extends Resp2Shapes {
   text = '';
   ok(): void { this.text += '+OK\r\n'; }
   simple(s: string): void { this.text += `+${s}\r\n`; }

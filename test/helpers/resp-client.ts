@@ -14,7 +14,7 @@ export function encode(args: ReadonlyArray<string | Buffer>): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Length of the complete RESP2 reply at buf[pos...], or -1 if incomplete. */
+/** Length of the complete RESP2 or RESP3 reply at buf[pos...], or -1 if incomplete. */
 export function replyLength(buf: Buffer, pos = 0): number {
   if (pos >= buf.length) return -1;
   const nl = buf.indexOf('\r\n', pos);
@@ -23,14 +23,16 @@ export function replyLength(buf: Buffer, pos = 0): number {
   const head = nl + 2 - pos;
   switch (type) {
     case 0x2b: case 0x2d: case 0x3a: // + - :
+    case 0x5f: case 0x2c: case 0x23: case 0x28: // _ , # (
       return head;
-    case 0x24: { // $
+    case 0x24: case 0x3d: case 0x21: { // $ = !
       const n = Number(buf.toString('latin1', pos + 1, nl));
       if (n < 0) return head;
       return nl + 2 + n + 2 <= buf.length ? head + n + 2 : -1;
     }
-    case 0x2a: { // *
-      const n = Number(buf.toString('latin1', pos + 1, nl));
+    case 0x2a: case 0x7e: case 0x3e: case 0x25: { // * ~ > %
+      let n = Number(buf.toString('latin1', pos + 1, nl));
+      if (type === 0x25) n *= 2;
       let p = nl + 2;
       for (let i = 0; i < n; i++) {
         const l = replyLength(buf, p);

@@ -150,6 +150,22 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     });
     assert.equal(nested.toString('latin1'), '*3\r\n:1\r\n*2\r\n$1\r\na\r\n$-1\r\n+x\r\n');
   });
+
+  it('RESP3 types, and their RESP2 rendering (the same writer before HELLO 3)', () => {
+    const all = (w: RespWriter) => {
+      w.map(2); w.set(1); w.push(3); w.double(1.5); w.double(-0); w.double(Infinity); w.double('13.25');
+      w.bool(true); w.bool(false); w.nil(); w.nilArray(); w.verbatim('héllo'); w.verbatim(Buffer.from([0xff]), 'mkd');
+      w.bigNumber('123456789012345678901234567890'); w.pairs(2); w.pair(); w.assoc(1); w.assocItem();
+      const a = w.attribute(1);
+      w.int(a ? 1 : 0);
+    };
+    const resp3 = written((w) => { w.resp3 = true; all(w); });
+    assert.equal(resp3.toString('latin1'), '%2\r\n~1\r\n>3\r\n,1.5\r\n,-0\r\n,inf\r\n,13.25\r\n#t\r\n#f\r\n_\r\n_\r\n'
+      + '=10\r\ntxt:h\xc3\xa9llo\r\n=5\r\nmkd:\xff\r\n(123456789012345678901234567890\r\n*2\r\n*2\r\n%1\r\n|1\r\n:1\r\n');
+    const resp2 = written(all);
+    assert.equal(resp2.toString('latin1'), '*4\r\n*1\r\n*3\r\n$3\r\n1.5\r\n$2\r\n-0\r\n$3\r\ninf\r\n$5\r\n13.25\r\n:1\r\n:0\r\n'
+      + '$-1\r\n*-1\r\n$6\r\nh\xc3\xa9llo\r\n$1\r\n\xff\r\n$30\r\n123456789012345678901234567890\r\n*4\r\n*1\r\n*2\r\n:0\r\n');
+  });
 });
 
 describe('RespWriter output and the socket', () => {

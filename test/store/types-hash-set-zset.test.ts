@@ -23,14 +23,14 @@ import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
 import { Persistence } from '../../dist/store/persistence.js';
-import type { ReplySink } from '../../dist/resp/reply-sink.js';
+import { Resp2Shapes } from '../../dist/resp/reply-sink.js';
 import { startOurs } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 
 // ---------------------------------------------------------------- harness
 
 /** Replies as RESP2 text (latin1: one char per byte). */
-class Capture implements ReplySink {
+class Capture extends Resp2Shapes {
   text = '';
   ok(): void { this.text += '+OK\r\n'; }
   simple(s: string): void { this.text += `+${s}\r\n`; }

@@ -14,7 +14,7 @@ const clients: Redis[] = [];
 
 /**
  * A client that does not depend on INFO (ready check) or HELLO 3: those belong to other
- * tests. RESP2 is what our server speaks.
+ * tests. These run on RESP2 (protocol: 2), the protocol ioredis 5 and older speak.
  */
 function connect(opts: RedisOptions = {}): Redis {
   const r = new Redis({
@@ -35,7 +35,7 @@ after(async () => {
 });
 
 describe('ioredis', () => {
-  it('connects with default options (HELLO 3 refused -> RESP2, INFO ready check)', async () => {
+  it('connects with default options (HELLO 3 -> RESP3, INFO ready check)', async () => {
     const r = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
     clients.push(r);
     let lastError: Error | null = null;
@@ -45,6 +45,8 @@ describe('ioredis', () => {
     assert.equal(await r.ping(), 'PONG');
     assert.equal(await r.set('hello', 'world'), 'OK');
     assert.equal(await r.get('hello'), 'world');
+    assert.match(String(await r.client('INFO')), / resp=3 /);
+    assert.deepEqual(await r.hgetall('nokey'), {});
   });
 
   it('runs a pipeline of 1000 commands and gets every reply in order', async () => {

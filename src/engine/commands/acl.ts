@@ -90,10 +90,10 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  out.array(12);
+  out.map(6);
   out.bulkText('flags');
   const flags = acl.flags(u);
-  out.array(flags.length);
+  out.set(flags.length);
   for (const f of flags) out.bulkText(f);
   out.bulkText('passwords');
   out.array(u.passwords.size);
@@ -220,22 +220,16 @@ function logCommand(c: Client, argv: Argv, out: ReplySink): void {
   const now = Date.now();
   out.array(entries.length);
   for (const e of entries) {
-    out.array(14);
+    out.map(7);
     out.bulkText('count'); out.int(e.count);
     out.bulkText('reason'); out.bulkText(e.reason);
     out.bulkText('context'); out.bulkText(e.context);
     out.bulkText('object'); out.bulkLatin1(e.object);
     out.bulkText('username'); out.bulkLatin1(e.username);
     // Redis 7.0 shows the age of the last occurrence, as a double ("%.17g").
-    out.bulkText('age-seconds'); out.bulkText(g17((now - e.updated) / 1000));
+    out.bulkText('age-seconds'); out.double((now - e.updated) / 1000);
     out.bulkText('client-info'); out.bulkLatin1(e.clientInfo);
   }
-}
-
-/** C's "%.17g" for the small non-negative ages ACL LOG shows. */
-function g17(x: number): string {
-  const t = x.toPrecision(17);
-  return t.includes('.') && !t.includes('e') ? t.replace(/0+$/, '').replace(/\.$/, '') : t;
 }
 
 // ACL DRYRUN username command [arg ...]

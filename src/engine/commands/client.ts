@@ -1,10 +1,9 @@
 /**
  * CLIENT and its subcommands: ID SETNAME GETNAME LIST INFO KILL SETINFO NO-EVICT NO-TOUCH
- * REPLY PAUSE UNPAUSE GETREDIR TRACKINGINFO HELP.
+ * REPLY PAUSE UNPAUSE UNBLOCK TRACKING CACHING GETREDIR TRACKINGINFO HELP.
  *
  * Replies and errors are Redis 7.0's; SETINFO, NO-TOUCH and the lib-name/lib-ver fields of
- * CLIENT LIST are Redis 7.2's. Client tracking does not exist, so GETREDIR and TRACKINGINFO
- * report tracking as off; TRACKING, CACHING and UNBLOCK are not provided.
+ * CLIENT LIST are Redis 7.2's. Client-side caching itself lives in engine/tracking.ts.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -15,6 +14,7 @@ import { NULL_SINK } from '../dispatch.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
+import { TR } from '../tracking.js';
 
 /** Redis prints user arguments with %s: a NUL byte ends the text. */
 function cstr(s: string): string {
@@ -49,6 +49,9 @@ function flagLetters(c: Client): string {
   if (c.monitor) f += 'O';
   if (c.subscriptions > 0) f += 'P';
   if (c.multi !== null) f += 'x';
+  if (c.track & TR.ON) f += 't';
+  if (c.track & TR.BROKEN_REDIR) f += 'R';
+  if (c.track & TR.BCAST) f += 'B';
   if (c.dirtyCas) f += 'd';
   if (c.noEvict) f += 'e';
   if (c.noTouch) f += 'T';
@@ -89,7 +92,7 @@ export function clientInfo(c: Client, now: number, argv: Argv | null): string {
     + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${c.subscriptions} psub=0 ssub=0`
     + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=0 argv-mem=${argvMem}`
     + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=0 oll=0 omem=${omem} tot-mem=${qbuf + argvMem + multiMem + omem}`
-    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=2`
+    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=${c.track & TR.ON ? c.trackRedirect : -1} resp=${c.resp}`
     + ` lib-name=${c.libName} lib-ver=${c.libVer}`;
 }
 
@@ -124,7 +127,7 @@ function getnameCommand(c: Client, _argv: Argv, out: ReplySink): void {
 
 // CLIENT INFO
 function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
-  out.bulkLatin1(clientLine(c, c.engine.now, argv));
+  out.verbatim(Buffer.from(clientLine(c, c.engine.now, argv), 'latin1'));
 }
 
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
@@ -158,7 +161,7 @@ function listCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else {
     for (const x of liveClients(eng)) text += clientLine(x, now, x === c ? argv : null);
   }
-  out.bulkLatin1(text);
+  out.verbatim(Buffer.from(text, 'latin1'));
 }
 
 // CLIENT KILL ip:port
@@ -368,26 +371,160 @@ function unblockCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.int(target !== undefined && c.engine.blocking.unblock(target, withError) ? 1 : 0);
 }
 
+// CLIENT TRACKING ON|OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+function trackingCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let redir = 0n;
+  let options = 0;
+  const prefixes: string[] = [];
+  // Options first, in Redis's order of checks.
+  for (let j = 3; j < argv.count; j++) {
+    const more = j < argv.count - 1;
+    if (argv.is(j, 'REDIRECT') && more) {
+      j++;
+      if (redir !== 0n) {
+        out.error('ERR A client can only redirect to a single other client');
+        return;
+      }
+      const id = argv.int64(j);
+      if (id === null) {
+        out.error(E.NOT_INTEGER);
+        return;
+      }
+      redir = id;
+      const target = id > 0n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? c.engine.clients.get(Number(id)) : undefined;
+      if (target === undefined || target.closed) {
+        out.error('ERR The client ID you want redirect to does not exist');
+        return;
+      }
+    } else if (argv.is(j, 'BCAST')) options |= TR.BCAST;
+    else if (argv.is(j, 'OPTIN')) options |= TR.OPTIN;
+    else if (argv.is(j, 'OPTOUT')) options |= TR.OPTOUT;
+    else if (argv.is(j, 'NOLOOP')) options |= TR.NOLOOP;
+    else if (argv.is(j, 'PREFIX') && more) prefixes.push(argv.key(++j));
+    else {
+      out.error(E.SYNTAX);
+      return;
+    }
+  }
+  if (argv.is(2, 'OFF')) {
+    c.engine.tracking.disable(c);
+    out.ok();
+    return;
+  }
+  if (!argv.is(2, 'ON')) {
+    out.error(E.SYNTAX);
+    return;
+  }
+  const f = c.track;
+  let err: string | null = null;
+  if (!(options & TR.BCAST) && prefixes.length > 0) err = 'ERR PREFIX option requires BCAST mode to be enabled';
+  else if (f & TR.ON && !(f & TR.BCAST) !== !(options & TR.BCAST)) {
+    err = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+  } else if (options & TR.BCAST && options & (TR.OPTIN | TR.OPTOUT)) err = 'ERR OPTIN and OPTOUT are not compatible with BCAST';
+  else if (options & TR.OPTIN && options & TR.OPTOUT) err = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+  else if ((options & TR.OPTIN && f & TR.OPTOUT) || (options & TR.OPTOUT && f & TR.OPTIN)) {
+    err = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+  }
+  if (err !== null) {
+    out.error(err);
+    return;
+  }
+  if (options & TR.BCAST && !prefixesOk(c, prefixes, out)) return;
+  c.engine.tracking.enable(c, Number(redir), options, prefixes);
+  out.ok();
+}
+
+/** Two prefixes overlap when one starts with the other (Redis's stringCheckPrefix). */
+function overlap(a: string, b: string): boolean {
+  const n = Math.min(a.length, b.length);
+  return a.slice(0, n) === b.slice(0, n);
+}
+
+/**
+ * Redis's checkPrefixCollisionsOrReply, including its quirk: an overlap among the new
+ * prefixes found after the first one is reported, yet tracking is still enabled (so the error
+ * is followed by +OK).
+ */
+function prefixesOk(c: Client, prefixes: readonly string[], out: ReplySink): boolean {
+  const existing = c.engine.tracking.prefixesOf(c);
+  for (let i = 0; i < prefixes.length; i++) {
+    for (const p of existing) {
+      if (overlap(p, prefixes[i])) {
+        out.error(`ERR Prefix '${cstr(prefixes[i])}' overlaps with an existing prefix '${cstr(p)}'. Prefixes for a single client must not overlap.`);
+        return false;
+      }
+    }
+    for (let j = i + 1; j < prefixes.length; j++) {
+      if (overlap(prefixes[i], prefixes[j])) {
+        out.error(`ERR Prefix '${cstr(prefixes[i])}' overlaps with another provided prefix '${cstr(prefixes[j])}'. Prefixes for a single client must not overlap.`);
+        return i !== 0;
+      }
+    }
+  }
+  return true;
+}
+
+// CLIENT CACHING YES|NO
+function cachingCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (!(c.track & TR.ON)) {
+    out.error('ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled');
+    return;
+  }
+  if (argv.is(2, 'YES')) {
+    if (!(c.track & TR.OPTIN)) {
+      out.error('ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.');
+      return;
+    }
+  } else if (argv.is(2, 'NO')) {
+    if (!(c.track & TR.OPTOUT)) {
+      out.error('ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.');
+      return;
+    }
+  } else {
+    out.error(E.SYNTAX);
+    return;
+  }
+  c.track |= TR.CACHING;
+  out.ok();
+}
+
 // CLIENT GETREDIR
-function getredirCommand(_c: Client, _argv: Argv, out: ReplySink): void {
-  out.int(-1); // tracking is never on
+function getredirCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  out.int(c.track & TR.ON ? c.trackRedirect : -1);
 }
 
 // CLIENT TRACKINGINFO
-function trackinginfoCommand(_c: Client, _argv: Argv, out: ReplySink): void {
-  out.array(6);
+function trackinginfoCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const f = c.track;
+  const flags = [f & TR.ON ? 'on' : 'off'];
+  if (f & TR.BCAST) flags.push('bcast');
+  if (f & TR.OPTIN) {
+    flags.push('optin');
+    if (f & TR.CACHING) flags.push('caching-yes');
+  }
+  if (f & TR.OPTOUT) {
+    flags.push('optout');
+    if (f & TR.CACHING) flags.push('caching-no');
+  }
+  if (f & TR.NOLOOP) flags.push('noloop');
+  if (f & TR.BROKEN_REDIR) flags.push('broken_redirect');
+  out.map(3);
   out.bulkText('flags');
-  out.array(1);
-  out.bulkText('off');
+  out.set(flags.length);
+  for (const x of flags) out.bulkText(x);
   out.bulkText('redirect');
-  out.int(-1);
+  out.int(f & TR.ON ? c.trackRedirect : -1);
   out.bulkText('prefixes');
-  out.array(0);
+  const prefixes = c.engine.tracking.prefixesOf(c);
+  out.array(prefixes.length);
+  for (const p of prefixes) out.bulkLatin1(p);
 }
 
 /** Redis 7.2's CLIENT HELP text, without the subcommands not provided here. */
 const HELP = [
   'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  'CACHING (YES|NO)',
+  '    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.',
   'GETREDIR',
   '    Return the client ID we are redirecting to when tracking is enabled.',
   'GETNAME',
@@ -426,6 +563,9 @@ const HELP = [
   '    Set client meta attr. Options are:',
   '    * LIB-NAME: the client lib name.',
   '    * LIB-VER: the client lib version.',
+  'TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]',
+  '         [OPTIN] [OPTOUT] [NOLOOP]',
+  '    Control server assisted client side caching.',
   'TRACKINGINFO',
   '    Report tracking status for the current connection.',
   'NO-EVICT (ON|OFF)',
@@ -464,6 +604,8 @@ export default family('client', [], [
     row('pause',          -3,   A,             [0, 0, 0], pauseCommand, C),
     row('unpause',         2,   A,             [0, 0, 0], unpauseCommand, C),
     row('unblock',        -3,   A,             [0, 0, 0], unblockCommand, C),
+    row('tracking',       -3,   S | F.NO_REST, [0, 0, 0], trackingCommand, C),
+    row('caching',         3,   S | F.NO_REST, [0, 0, 0], cachingCommand, C),
     row('getredir',        2,   S,             [0, 0, 0], getredirCommand, C),
     row('trackinginfo',    2,   S,             [0, 0, 0], trackinginfoCommand, C),
     row('help',            2,   F.LOADING | F.STALE, [0, 0, 0], helpCommand, C),

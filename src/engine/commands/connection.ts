@@ -1,6 +1,6 @@
 /**
  * Connection commands: PING ECHO AUTH HELLO SELECT QUIT RESET (CLIENT lives in client.ts),
- * as Redis 7.0 answers them over RESP2. HELLO 3 is refused: only RESP2 is spoken.
+ * as Redis 7.0 answers them. HELLO 3 switches the connection to RESP3.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -17,7 +17,7 @@ function pingCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(`ERR wrong number of arguments for 'ping' command`);
     return;
   }
-  if (c.subscriptions > 0) {
+  if (c.subscriptions > 0 && c.resp === 2) {
     // RESP2 subscribe context: PING answers as a pub/sub message.
     out.array(2);
     out.bulkText('pong');
@@ -74,14 +74,15 @@ function authCommand(c: Client, argv: Argv, out: ReplySink): void {
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
 function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   let i = 1;
+  let ver = 0n;
   if (argv.count >= 2) {
-    const ver = argv.int64(1);
-    if (ver === null) {
+    const v = argv.int64(1);
+    if (v === null) {
       out.error('ERR Protocol version is not an integer or out of range');
       return;
     }
-    // RESP3 is not spoken here: 3 gets the answer Redis gives to versions it does not know.
-    if (ver !== 2n) {
+    ver = v;
+    if (ver !== 2n && ver !== 3n) {
       out.error('NOPROTO unsupported protocol version');
       return;
     }
@@ -119,10 +120,12 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     c.name = name === '' ? null : name;
   }
-  out.array(14);
+  // The switch comes before the reply: HELLO 3 answers in RESP3, HELLO 2 in RESP2.
+  if (ver !== 0n) c.setProtocol(ver === 3n ? 3 : 2);
+  out.map(7);
   out.bulkText('server'); out.bulkText('redis');
   out.bulkText('version'); out.bulkText(REDIS_VERSION);
-  out.bulkText('proto'); out.int(2);
+  out.bulkText('proto'); out.int(c.resp);
   out.bulkText('id'); out.int(c.id);
   out.bulkText('mode'); out.bulkText('standalone');
   out.bulkText('role'); out.bulkText('master');
@@ -182,6 +185,8 @@ function resetCommand(c: Client, _argv: Argv, out: ReplySink): void {
   for (const l of resetHooks) l(c);
   c.dbIndex = 0;
   c.name = null;
+  c.setProtocol(2);
+  if (c.track !== 0) c.engine.tracking.disable(c);
   c.replyMode = ReplyMode.ON;
   c.noEvict = false;
   c.noTouch = false;

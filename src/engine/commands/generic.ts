@@ -108,13 +108,15 @@ function renameGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void
     else out.ok();
     return;
   }
-  if (db.get(dst) !== undefined) {
-    if (nx) {
-      out.int(0);
-      return;
-    }
-    db.delete(dst);
+  const dstExists = db.get(dst) !== undefined;
+  if (dstExists && nx) {
+    out.int(0);
+    return;
   }
+  // Client-side caching: Redis invalidates the source first, then the destination.
+  const t = c.engine.tracking;
+  if (t.live !== 0) t.invalidate(src);
+  if (dstExists) db.delete(dst);
   // The value object moves as is: TTL, encoding and LRU clock go with it.
   db.addLike(dst, e.v, e, true); // e.v: a compact string moves as it is, not copied out
   db.delete(src);

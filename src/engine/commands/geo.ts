@@ -94,8 +94,8 @@ function replyDistance(out: ReplySink, d: number): void {
 
 function replyCoords(out: ReplySink, lon: number, lat: number): void {
   out.array(2);
-  out.bulkText(formatCoord(lon));
-  out.bulkText(formatCoord(lat));
+  out.double(formatCoord(lon));
+  out.double(formatCoord(lat));
 }
 
 // ---------------------------------------------------------------- argument parsing

@@ -219,8 +219,14 @@ const VALUES = 2;
 function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
-  if (h === undefined) return out.array(0);
-  out.array(what === (KEYS | VALUES) ? h.size * 2 : h.size);
+  if (what === (KEYS | VALUES)) {
+    // HGETALL: a map (RESP3), field/value pairs flat (RESP2).
+    if (h === undefined) return out.map(0);
+    out.map(h.size);
+  } else {
+    if (h === undefined) return out.array(0);
+    out.array(h.size);
+  }
   h.forEach((v, f) => {
     if (what & KEYS) out.bulkLatin1(f);
     if (what & VALUES) out.bulkLatin1(v);
@@ -318,16 +324,21 @@ function hrandfieldCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkLatin1(h.randomField());
 }
 
+/** HRANDFIELD's reply header: n fields, or n (field, value) tuples. */
+function header(out: ReplySink, n: number, withValues: boolean): void {
+  if (withValues) out.pairs(n);
+  else out.array(n);
+}
+
 function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, withValues: boolean): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
   if (h === undefined || l === 0) return out.array(0);
   const size = h.size;
-  const per = withValues ? 2 : 1;
   // Negative count (or 1): independent draws, repetitions allowed.
   if (l < 0 || l === 1) {
     const count = l < 0 ? -l : 1;
-    out.array(count * per);
+    header(out, count, withValues);
     const table = h.table;
     const fields = table === null ? h.fields() : null;
     for (let i = 0; i < count; i++) {
@@ -335,10 +346,12 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
       if (table !== null) {
         const k = table.randomIndex();
         f = table.keyAt(k);
+        if (withValues) out.pair();
         out.bulkLatin1(f);
         if (withValues) out.bulkLatin1(table.valAt(k));
       } else {
         f = fields![Math.floor(Math.random() * fields!.length)];
+        if (withValues) out.pair();
         out.bulkLatin1(f);
         if (withValues) out.bulkLatin1(h.get(f)!);
       }
@@ -348,8 +361,9 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   }
   // Whole hash, in its order.
   if (l >= size) {
-    out.array(size * per);
+    header(out, size, withValues);
     h.forEach((v, f) => {
+      if (withValues) out.pair();
       out.bulkLatin1(f);
       if (withValues) out.bulkLatin1(v);
     });
@@ -358,10 +372,11 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   // Distinct fields: hashtables in random order, listpacks in listpack order (Redis samples
   // them in one ordered pass).
   const picked = pickIndexes(size, l);
-  out.array(l * per);
+  header(out, l, withValues);
   const table = h.table;
   if (table !== null) {
     for (let i = 0; i < l; i++) {
+      if (withValues) out.pair();
       out.bulkLatin1(table.keyAt(picked[i]));
       if (withValues) out.bulkLatin1(table.valAt(picked[i]));
     }
@@ -371,6 +386,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
   picked.sort((a, b) => a - b);
   for (let i = 0; i < l; i++) {
     const f = fields[picked[i]];
+    if (withValues) out.pair();
     out.bulkLatin1(f);
     if (withValues) out.bulkLatin1(h.get(f)!);
   }

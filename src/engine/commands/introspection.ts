@@ -18,18 +18,20 @@ function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
   out.bulkText(def.name);
   out.int(def.arity);
   const names = FLAG_NAMES.filter(([bit]) => def.flags & bit).map(([, n]) => n);
-  out.array(names.length);
+  out.set(names.length);
   for (const n of names) out.simple(n);
   out.int(def.keys[0]);
   out.int(def.keys[1]);
   out.int(def.keys[2]);
   const cats = reg.categories(def);
-  out.array(cats.length);
+  out.set(cats.length);
   for (const cat of cats) out.simple('@' + cat);
-  out.array(0); // tips
+  out.set(0); // tips
   writeKeySpecs(def, out);
   const subs = def.subcommands ? [...def.subcommands.values()] : [];
-  out.array(subs.length);
+  // No subcommands: an empty set in RESP3 (Redis 7.0.15), else an array.
+  if (subs.length === 0) out.set(0);
+  else out.array(subs.length);
   for (const s of subs) writeInfo(c, s, out);
 }
 
@@ -85,10 +87,10 @@ function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
     const d = findByName(c, argv.str(i));
     if (d) defs.push(d);
   }
-  out.array(defs.length * 2);
+  out.map(defs.length);
   for (const d of defs) {
     out.bulkText(d.name);
-    out.array(4);
+    out.map(2);
     out.bulkText('summary'); out.bulkText(`The ${d.name.toUpperCase()} command`);
     out.bulkText('group'); out.bulkText(d.categories[0] ?? 'generic');
   }

@@ -68,7 +68,9 @@ class ClientSubscriber implements Subscriber {
     }
     if (d.message.length < BIG_MESSAGE) this.pending.push(d.respFrame(), null);
     else this.pending.push(d.respHead(), d.ownedMessage());
-    if (c.engine.inExec) {
+    // Inside EXEC, and to a RESP3 client publishing to itself, Redis writes the message at once:
+    // before the EXEC or PUBLISH reply.
+    if (c.engine.inExec || c === publisher) {
       this.drain();
       c.transport.requestFlush();
     } else if (!this.scheduled) {
@@ -90,7 +92,12 @@ class ClientSubscriber implements Subscriber {
     if (c.closed) return;
     const out = c.out as RespWriter;
     for (let i = 0; i < q.length; i += 2) {
-      out.raw(q[i]!);
+      const frame = q[i]!;
+      if (out.resp3) {
+        // The shared frame starts with "*3\r\n" or "*4\r\n": the same elements as a push.
+        out.push(frame[1] - 48);
+        out.raw(frame.subarray(4));
+      } else out.raw(frame);
       const big = q[i + 1];
       if (big !== null) out.bulk(big!);
     }
@@ -99,7 +106,7 @@ class ClientSubscriber implements Subscriber {
 
 /** Any sink other than the RESP writer: element by element, with owned copies. */
 function writeElements(out: ReplySink, d: Delivery): void {
-  out.array(d.pattern === null ? 3 : 4);
+  out.push(d.pattern === null ? 3 : 4);
   out.bulkText(KIND_NAMES[d.kind]);
   if (d.pattern !== null) out.bulk(Buffer.from(d.pattern));
   out.bulk(Buffer.from(d.channel));
@@ -107,6 +114,8 @@ function writeElements(out: ReplySink, d: Delivery): void {
 }
 
 const subscribers = new WeakMap<Client, ClientSubscriber>();
+/** The client running PUBLISH/SPUBLISH (a subscribed RESP3 client gets its own message first). */
+let publisher: Client | null = null;
 
 /**
  * Write a client's queued messages to its sink now (its transport sends them): while a script
@@ -123,6 +132,8 @@ function subscriberOf(c: Client): ClientSubscriber {
   if (s === undefined) {
     s = new ClientSubscriber(c);
     subscribers.set(c, s);
+    const sub = s;
+    c.flushPushed = () => sub.drainNowIfQueued();
     const eng = c.engine;
     if (!hooked.has(eng)) {
       hooked.add(eng);
@@ -148,7 +159,7 @@ function confirmCount(c: Client, s: Subscriber, kind: Kind): number {
 }
 
 function confirm(out: ReplySink, verb: string, name: string | null, count: number): void {
-  out.array(3);
+  out.push(3);
   out.bulkText(verb);
   if (name === null) out.nil();
   else out.bulkLatin1(name);
@@ -226,13 +237,19 @@ function sunsubscribeCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // PUBLISH channel message
 function publishCommand(c: Client, argv: Argv, out: ReplySink): void {
+  publisher = c;
   // Views: the registry encodes the frame from them before returning and copies what it keeps.
-  out.int(c.engine.pubsub.publish(argv.view(1), argv.view(2)));
+  const n = c.engine.pubsub.publish(argv.view(1), argv.view(2));
+  publisher = null;
+  out.int(n);
 }
 
 // SPUBLISH shardchannel message
 function spublishCommand(c: Client, argv: Argv, out: ReplySink): void {
-  out.int(c.engine.pubsub.spublish(argv.view(1), argv.view(2)));
+  publisher = c;
+  const n = c.engine.pubsub.spublish(argv.view(1), argv.view(2));
+  publisher = null;
+  out.int(n);
 }
 
 /** CHANNELS / SHARDCHANNELS [pattern]. */

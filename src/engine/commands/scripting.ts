@@ -246,7 +246,7 @@ function functionListCommand(c: Client, argv: Argv, out: ReplySink): void {
     .filter((l) => pattern === null || globMatch(pattern, Buffer.from(l.name, 'latin1'), false));
   out.array(libs.length);
   for (const lib of libs) {
-    out.array(withCode ? 8 : 6);
+    out.map(withCode ? 4 : 3);
     out.bulkText('library_name');
     out.bulkLatin1(lib.name);
     out.bulkText('engine');
@@ -254,14 +254,14 @@ function functionListCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.bulkText('functions');
     out.array(lib.functions.size);
     for (const f of lib.functions.values()) {
-      out.array(6);
+      out.map(3);
       out.bulkText('name');
       out.bulkLatin1(f.name);
       out.bulkText('description');
       if (f.description === null) out.nil();
       else out.bulkLatin1(f.description);
       out.bulkText('flags');
-      out.array(f.flags.length);
+      out.set(f.flags.length);
       for (const fl of f.flags) out.simple(fl);
     }
     if (withCode) {
@@ -279,11 +279,11 @@ function functionStatsCommand(c: Client, _argv: Argv, out: ReplySink): void {
     out.error('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.');
     return;
   }
-  out.array(4);
+  out.map(2);
   out.bulkText('running_script');
   if (run === null) out.nil();
   else {
-    out.array(6);
+    out.map(3);
     out.bulkText('name');
     out.bulkLatin1(run.name);
     out.bulkText('command');
@@ -294,9 +294,9 @@ function functionStatsCommand(c: Client, _argv: Argv, out: ReplySink): void {
     out.int(Date.now() - run.start);
   }
   out.bulkText('engines');
-  out.array(2);
+  out.map(1);
   out.bulkText('LUA');
-  out.array(4);
+  out.map(2);
   out.bulkText('libraries_count');
   out.int(s.functions.libraries.size);
   out.bulkText('functions_count');

@@ -219,7 +219,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         // Ours: bytes queued for pub/sub and MONITOR readers in total, and its limit.
         `pubsub_output_queued:${eng.outputs.total}`,
         `pubsub_output_total_limit:${eng.cfgInt('pubsub-output-total-limit')}`,
-        'tracking_clients:0',
+        `tracking_clients:${eng.tracking.clients}`,
         'clients_in_timeout_table:0',
       );
       break;
@@ -296,6 +296,9 @@ function sectionLines(eng: Engine, name: string): string[] {
         `keyspace_misses:${st.keyspaceMisses}`,
         'latest_fork_usec:0',
         'total_forks:0',
+        `tracking_total_keys:${eng.tracking.keys}`,
+        `tracking_total_items:${eng.tracking.items}`,
+        `tracking_total_prefixes:${eng.tracking.prefixCount}`,
         'unexpected_error_replies:0',
         `total_error_replies:${replyStats.errors - st.errorBase}`,
       );
@@ -403,7 +406,7 @@ export function infoText(eng: Engine, args: readonly string[]): string {
 function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
   const args: string[] = [];
   for (let i = 1; i < argv.count; i++) args.push(argv.key(i));
-  out.bulkText(infoText(c.engine, args));
+  out.verbatim(infoText(c.engine, args));
 }
 
 // ---------------------------------------------------------------- time and persistence
@@ -546,7 +549,7 @@ function configGetCommand(c: Client, argv: Argv, out: ReplySink): void {
       if (globMatch(pat, Buffer.from(d.name, 'latin1'), true)) add(d.name, d.name, () => d.get(c));
     }
   }
-  out.array(matches.length * 2);
+  out.map(matches.length);
   for (const [name, value] of matches) {
     out.bulkLatin1(name);
     out.bulkText(value);

@@ -37,8 +37,9 @@ function writeSet(c: Client, key: string): SetValue | undefined | null {
   return e.value instanceof SetValue ? e.value : null;
 }
 
-function replyMembers(out: ReplySink, s: SetValue): void {
-  out.array(s.size);
+function replyMembers(out: ReplySink, s: SetValue, asSet = true): void {
+  if (asSet) out.set(s.size);
+  else out.array(s.size);
   s.forEach((m) => out.bulkLatin1(m));
 }
 
@@ -82,7 +83,7 @@ function sremCommand(c: Client, argv: Argv, out: ReplySink): void {
 function smembersCommand(c: Client, argv: Argv, out: ReplySink): void {
   const s = readSet(c, argv.key(1));
   if (s === null) return out.error(E.WRONGTYPE);
-  if (s === undefined) return out.array(0);
+  if (s === undefined) return out.set(0);
   replyMembers(out, s);
 }
 
@@ -125,14 +126,14 @@ function spopCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (count !== count || count < 0) return out.error(OUT_OF_RANGE_POSITIVE);
   const s = writeSet(c, key);
   if (s === null) return out.error(E.WRONGTYPE);
-  if (s === undefined || count === 0) return out.array(0);
+  if (s === undefined || count === 0) return out.set(0);
   if (count >= s.size) {
     replyMembers(out, s);
     c.db.delete(key);
     return;
   }
   const popped = s.popMany(count, setLimits(c.engine));
-  out.array(popped.length);
+  out.set(popped.length);
   for (const m of popped) out.bulkLatin1(m);
   c.db.modified(key);
 }
@@ -163,7 +164,7 @@ function srandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     return;
   }
-  if (l >= s.size) return replyMembers(out, s);
+  if (l >= s.size) return replyMembers(out, s, false);
   const picked = s.randomDistinct(l);
   out.array(picked.length);
   for (const m of picked) out.bulkLatin1(m);
@@ -235,7 +236,7 @@ function interGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: n
     } else if (mode === 2) {
       out.int(0);
     } else {
-      out.array(0);
+      out.set(0);
     }
     return;
   }
@@ -259,7 +260,7 @@ function interGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: n
   } else if (mode === 1) {
     storeResult(c, dstkey, result!, out);
   } else {
-    out.array(members.length);
+    out.set(members.length);
     for (const m of members) out.bulkLatin1(m);
   }
 }

@@ -46,13 +46,9 @@ function afterWrite(db: Db, key: string, z: ZSet): void {
   else db.modified(key);
 }
 
-/** A score as Redis prints it ("%.17g"): integers within 2^53 print as String() does. */
-function score(v: number): string {
-  return v !== 0 && Number.isSafeInteger(v) ? String(v) : formatDouble17g(v);
-}
-
+/** A score as Redis sends it: a double (RESP3), or its "%.17g" text as a bulk string (RESP2). */
 function replyScore(out: ReplySink, v: number): void {
-  out.bulkLatin1(score(v)); // ASCII: the latin1 path is the cheap one
+  out.double(v);
 }
 
 function parseScore(argv: Argv, i: number): number {
@@ -125,16 +121,24 @@ interface Pairs {
 
 function writePairs(out: ReplySink, p: Pairs, withScores: boolean): void {
   const { members, scores } = p;
-  out.array(withScores ? members.length * 2 : members.length);
+  if (!withScores) {
+    out.array(members.length);
+    for (let i = 0; i < members.length; i++) out.bulkLatin1(members[i]);
+    return;
+  }
+  out.pairs(members.length);
   for (let i = 0; i < members.length; i++) {
+    out.pair();
     out.bulkLatin1(members[i]);
-    if (withScores) replyScore(out, scores[i]);
+    replyScore(out, scores[i]);
   }
 }
 
 function writeTuples(out: ReplySink, pairs: ReadonlyArray<readonly [string, number]>, withScores: boolean): void {
-  out.array(withScores ? pairs.length * 2 : pairs.length);
+  if (withScores) out.pairs(pairs.length);
+  else out.array(pairs.length);
   for (const [m, s] of pairs) {
+    if (withScores) out.pair();
     out.bulkLatin1(m);
     if (withScores) replyScore(out, s);
   }
@@ -507,11 +511,13 @@ function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): voi
     const len = z.size;
     const count = rankCount(argv, 2, 3, len);
     const ws = spec.withScores;
-    out.array(ws ? 2 * count : count);
+    if (ws) out.pairs(count);
+    else out.array(count);
     if (count === 0) return;
     const rev = spec.rev;
     let n = z.at(rev ? len - 1 - rankStart : rankStart);
     for (let k = 0; n !== null && k < count; k++, n = rev ? n.prev() : n.next()) {
+      if (ws) out.pair();
       out.bulkLatin1(n.member);
       if (ws) replyScore(out, n.score);
     }
@@ -636,8 +642,12 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
     return;
   }
   const res = popFrom(db, key, z, max, count);
-  out.array(res.length * 2);
+  // Without a count, one flat [member, score] in RESP3 too; with one, (member, score) tuples.
+  const nested = argv.count === 3;
+  if (nested) out.pairs(res.length);
+  else out.array(res.length * 2);
   for (const [m, s] of res) {
+    if (nested) out.pair();
     out.bulkLatin1(m);
     replyScore(out, s);
   }
@@ -1008,7 +1018,13 @@ function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   out.array(2);
   out.bulkText(String(next));
-  writePairs(out, kept, true);
+  // ZSCAN stays flat with scores as bulk strings, in RESP3 too (Redis's scanGenericCommand).
+  const { members, scores } = kept;
+  out.array(members.length * 2);
+  for (let i = 0; i < members.length; i++) {
+    out.bulkLatin1(members[i]);
+    out.bulkLatin1(formatDouble17g(scores[i]));
+  }
 }
 
 const W = F.WRITE | F.DENYOOM;

@@ -501,9 +501,9 @@ function serveGroup(c: Client, s: Stream, g: ConsumerGroup, consumer: Consumer, 
 }
 
 function writeServed(out: ReplySink, served: Served[]): void {
-  out.array(served.length);
+  out.assoc(served.length);
   for (const x of served) {
-    out.array(2);
+    out.assocItem();
     out.bulkLatin1(x.key);
     replyCollected(out, x.r);
   }
@@ -1139,7 +1139,7 @@ function xinfoConsumersCommand(c: Client, argv: Argv, out: ReplySink): void {
   const consumers = g.sortedConsumers();
   out.array(consumers.length);
   for (const x of consumers) {
-    out.array(6);
+    out.map(3);
     out.bulkLatin1('name');
     out.bulkLatin1(x.name);
     out.bulkLatin1('pending');
@@ -1155,7 +1155,7 @@ function xinfoGroupsCommand(c: Client, argv: Argv, out: ReplySink): void {
   const groups = s.sortedGroups();
   out.array(groups.length);
   for (const g of groups) {
-    out.array(12);
+    out.map(6);
     out.bulkLatin1('name');
     out.bulkLatin1(g.name);
     out.bulkLatin1('consumers');
@@ -1188,7 +1188,7 @@ function xinfoStreamCommand(c: Client, argv: Argv, out: ReplySink): void {
       count = v < 0n ? 10 : Number(v);
     }
   }
-  out.array(full ? 18 : 20);
+  out.map(full ? 9 : 10);
   out.bulkLatin1('length');
   out.int(s.length);
   out.bulkLatin1('radix-tree-keys');
@@ -1223,7 +1223,7 @@ function xinfoStreamCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.array(groups.length);
   const limited = (n: number) => (count === 0 ? n : Math.min(n, count));
   for (const g of groups) {
-    out.array(14);
+    out.map(7);
     out.bulkLatin1('name');
     out.bulkLatin1(g.name);
     out.bulkLatin1('last-delivered-id');
@@ -1250,7 +1250,7 @@ function xinfoStreamCommand(c: Client, argv: Argv, out: ReplySink): void {
     const consumers = g.sortedConsumers();
     out.array(consumers.length);
     for (const x of consumers) {
-      out.array(8);
+      out.map(4);
       out.bulkLatin1('name');
       out.bulkLatin1(x.name);
       out.bulkLatin1('seen-time');

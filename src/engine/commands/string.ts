@@ -753,7 +753,7 @@ function lcsCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.bulk(result);
     return;
   }
-  out.array(4);
+  out.map(2);
   out.bulkText('matches');
   const k = ranges.length / 5;
   out.array(k);

@@ -51,7 +51,7 @@ import { Worker, MessageChannel } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks'; // a module binding: the global is an accessor (slow load)
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { type ReplySink, countError, replyStats } from '../../resp/reply-sink.js';
+import { type ReplySink, Resp2Shapes, countError, replyStats } from '../../resp/reply-sink.js';
 import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
@@ -162,6 +162,18 @@ class ForwardSink implements ReplySink {
   nil(): void { this.target?.nil(); }
   array(n: number): void { this.target?.array(n); }
   nilArray(): void { this.target?.nilArray(); }
+  map(n: number): void { this.target?.map(n); }
+  set(n: number): void { this.target?.set(n); }
+  push(n: number): void { this.target?.push(n); }
+  double(d: number | string): void { this.target?.double(d); }
+  pairs(n: number): void { this.target?.pairs(n); }
+  pair(): void { this.target?.pair(); }
+  assoc(n: number): void { this.target?.assoc(n); }
+  assocItem(): void { this.target?.assocItem(); }
+  bool(b: boolean): void { this.target?.bool(b); }
+  verbatim(s: string | Buffer, fmt?: string): void { this.target?.verbatim(s, fmt); }
+  bigNumber(digits: string): void { this.target?.bigNumber(digits); }
+  attribute(n: number): boolean { return this.target?.attribute(n) ?? false; }
 }
 
 /**
@@ -169,12 +181,40 @@ class ForwardSink implements ReplySink {
  * string, nil bulk / nil array -> false, array -> table, status -> {ok=}, error -> {err=}.
  * Binary form read by the worker: s/e/o <u32 len> bytes, i <f64>, f, a <u32 count>.
  */
-export class LuaReplyEncoder implements ReplySink {
+/**
+ * What the two Lua reply sinks share: RESP2 shapes by default; under redis.setresp(3)
+ * (`resp3`), tuples and keyed entries keep RESP3's nesting and push frames are arrays.
+ */
+abstract class LuaSink extends Resp2Shapes {
+  resp3 = false;
+  override push(n: number): void { this.array(n); }
+  override pairs(n: number): void {
+    if (this.resp3) this.array(n);
+    else super.pairs(n);
+  }
+  override pair(): void {
+    if (this.resp3) this.array(2);
+  }
+  override assoc(n: number): void {
+    if (this.resp3) this.map(n);
+    else super.assoc(n);
+  }
+  override assocItem(): void {
+    if (!this.resp3) this.array(2);
+  }
+}
+
+export class LuaReplyEncoder extends LuaSink {
   private buf = Buffer.allocUnsafe(256);
   private pos = 0;
   /** Elements still expected by each open array. */
   private readonly open: number[] = [];
+  /** Whether each open container is a set's table (each member is followed by true). */
+  private readonly inSet: boolean[] = [];
   topError = false;
+  // resp3 (redis.setresp(3)): RESP3 types become Redis's Lua forms (null -> nil, booleans,
+  // {map=}, {set=}, {double=}, {big_number=}, {verbatim_string=}); 'h' <u32 pairs> is a
+  // table of key/value pairs, T true, n nil.
 
   private room(n: number): void {
     if (this.pos + n > this.buf.length) this.buf = grown(this.buf, this.pos, this.pos + n);
@@ -183,9 +223,35 @@ export class LuaReplyEncoder implements ReplySink {
   private done(): void {
     const o = this.open;
     while (o.length > 0) {
-      if (--o[o.length - 1] > 0) return;
+      const top = o.length - 1;
+      if (this.inSet[top]) {
+        this.room(1);
+        this.buf[this.pos++] = 0x54; // the member's value: true
+        o[top] -= 2;
+      } else o[top]--;
+      if (o[top] > 0) return;
       o.pop();
+      this.inSet.pop();
     }
+  }
+
+  /** A container header; `elems` values follow. */
+  private container(tag: number, count: number, elems: number, isSet = false): void {
+    this.room(5);
+    this.buf[this.pos] = tag;
+    this.buf.writeUInt32LE(count, this.pos + 1);
+    this.pos += 5;
+    if (elems === 0) this.done();
+    else {
+      this.open.push(elems);
+      this.inSet.push(isSet);
+    }
+  }
+
+  /** { <field> = <value written next> } */
+  private field(name: string): void {
+    this.container(0x68, 1, 2);
+    this.bytes(0x73, name, 'latin1');
   }
 
   private bytes(tag: number, s: string | Buffer, enc: BufferEncoding): void {
@@ -216,26 +282,46 @@ export class LuaReplyEncoder implements ReplySink {
   bulk(v: Buffer): void { this.bytes(0x73, v, 'latin1'); }
   bulkLatin1(s: string): void { this.bytes(0x73, s, 'latin1'); }
   bulkText(s: string): void { this.bytes(0x73, s, 'utf8'); }
-  nil(): void {
+  private byte(b: number): void {
     this.room(1);
-    this.buf[this.pos++] = 0x66;
+    this.buf[this.pos++] = b;
     this.done();
   }
+  nil(): void { this.byte(this.resp3 ? 0x6e : 0x66); }
   nilArray(): void { this.nil(); }
-  array(n: number): void {
-    if (n === 0) {
-      this.room(5);
-      this.buf[this.pos] = 0x61;
-      this.buf.writeUInt32LE(0, this.pos + 1);
-      this.pos += 5;
-      this.done();
-      return;
-    }
-    this.room(5);
-    this.buf[this.pos] = 0x61;
-    this.buf.writeUInt32LE(n, this.pos + 1);
-    this.pos += 5;
-    this.open.push(n);
+  array(n: number): void { this.container(0x61, n, n); }
+  override map(n: number): void {
+    if (!this.resp3) return super.map(n);
+    this.field('map');
+    this.container(0x68, n, 2 * n);
+  }
+  override set(n: number): void {
+    if (!this.resp3) return super.set(n);
+    this.field('set');
+    this.container(0x68, n, 2 * n, true);
+  }
+  override double(d: number | string): void {
+    if (!this.resp3) return super.double(d);
+    this.field('double');
+    this.int(toNumber(d));
+  }
+  override bool(b: boolean): void {
+    if (!this.resp3) return super.bool(b);
+    this.byte(b ? 0x54 : 0x66);
+  }
+  override bigNumber(digits: string): void {
+    if (!this.resp3) return super.bigNumber(digits);
+    this.field('big_number');
+    this.bytes(0x73, digits, 'latin1');
+  }
+  override verbatim(s: string | Buffer, fmt = 'txt'): void {
+    if (!this.resp3) return super.verbatim(s);
+    this.field('verbatim_string');
+    this.container(0x68, 2, 4);
+    this.bytes(0x73, 'format', 'latin1');
+    this.bytes(0x73, fmt, 'latin1');
+    this.bytes(0x73, 'string', 'latin1');
+    this.bytes(0x73, s, 'utf8');
   }
 
   /** The encoded reply (a copy sized to fit: it is posted to the worker). */
@@ -289,7 +375,8 @@ function readTo(b: Buffer, st: { p: number }, end: number): string {
 
 /** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
-  // Values left to write at each open array level; n at the current one.
+  // Without recursion (a reply can nest about 8000 levels): values left to write at each open
+  // aggregate level; n at the current one.
   const left: number[] = [];
   let n = 1;
   for (;;) {
@@ -311,11 +398,31 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
         continue;
       case 0x54: out.int(1); continue; // T
       case 0x46: case 0x4e: out.nil(); continue; // F N
-      case 0x61: { // a
+      case 0x74: out.bool(true); continue; // t (RESP3 script)
+      case 0x66: out.bool(false); continue; // f
+      case 0x44: out.double(readTo(b, st, 0x3b)); continue; // D <%.17g>;
+      case 0x4d: case 0x53: case 0x61: { // M <pairs>; / S <members>; / a <items>;
         const k = Number(readTo(b, st, 0x3b));
-        out.array(k);
+        if (c === 0x4d) out.map(k);
+        else if (c === 0x53) out.set(k);
+        else out.array(k);
         left.push(n);
-        n = k;
+        n = c === 0x4d ? 2 * k : k;
+        continue;
+      }
+      case 0x42: { // B <len>:digits (CR/LF become spaces, as Redis)
+        const len = Number(readTo(b, st, 0x3a));
+        out.bigNumber(b.toString('latin1', st.p, st.p + len).replace(/[\r\n]/g, ' '));
+        st.p += len;
+        continue;
+      }
+      case 0x56: { // V <len>:format <len>:string
+        const fl = Number(readTo(b, st, 0x3a));
+        const fmt = b.toString('latin1', st.p, st.p + fl);
+        st.p += fl;
+        const len = Number(readTo(b, st, 0x3a));
+        out.verbatim(Buffer.from(b.subarray(st.p, st.p + len)), fmt);
+        st.p += len;
         continue;
       }
       case 0x65: case 0x45: case 0x6f: { // e E o
@@ -379,13 +486,15 @@ export function scripting(eng: Engine): Scripting {
  * Collects a redis.call reply for the engine thread's Lua state (runtime.ts pushReply): Redis's
  * RESP2 -> Lua rules as LuaReplyEncoder, as a value tree. Reused from call to call.
  */
-class LuaTreeSink implements ReplySink {
+class LuaTreeSink extends LuaSink {
   value: LuaValue = false;
   isErr = false;
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
   private readonly open: LuaValue[][] = [];
   private readonly left: number[] = [];
+  /** What each open container becomes: K_ARRAY, K_MAP or K_SET. */
+  private readonly kinds: number[] = [];
 
   reset(heap: ArrayBufferLike): void {
     this.value = false;
@@ -394,7 +503,18 @@ class LuaTreeSink implements ReplySink {
     if (this.open.length !== 0) {
       this.open.length = 0;
       this.left.length = 0;
+      this.kinds.length = 0;
     }
+  }
+
+  private begin(n: number, kind: number): void {
+    if (n === 0) {
+      this.put(wrapContainer([], kind));
+      return;
+    }
+    this.open.push([]);
+    this.left.push(n);
+    this.kinds.push(kind);
   }
 
   private put(v: LuaValue): void {
@@ -406,7 +526,7 @@ class LuaTreeSink implements ReplySink {
     this.open[d - 1].push(v);
     // Close every array that this element completes.
     while (--this.left[d - 1] === 0) {
-      const done = this.open.pop()!;
+      const done = wrapContainer(this.open.pop()!, this.kinds.pop()!);
       this.left.pop();
       d--;
       if (d === 0) {
@@ -428,16 +548,62 @@ class LuaTreeSink implements ReplySink {
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
   bulkLatin1(s: string): void { this.put(Buffer.from(s, 'latin1')); }
   bulkText(s: string): void { this.put(Buffer.from(s, 'utf8')); }
-  nil(): void { this.put(false); }
-  nilArray(): void { this.put(false); }
-  array(n: number): void {
-    if (n === 0) {
-      this.put([]);
-      return;
-    }
-    this.open.push([]);
-    this.left.push(n);
+  nil(): void { this.put(this.resp3 ? null : false); }
+  nilArray(): void { this.put(this.resp3 ? null : false); }
+  array(n: number): void { this.begin(n, K_ARRAY); }
+  override map(n: number): void {
+    if (this.resp3) this.begin(2 * n, K_MAP);
+    else super.map(n);
   }
+  override set(n: number): void {
+    if (this.resp3) this.begin(n, K_SET);
+    else super.set(n);
+  }
+  override double(d: number | string): void {
+    if (this.resp3) this.put({ h: [L_DOUBLE, toNumber(d)] });
+    else super.double(d);
+  }
+  override bool(b: boolean): void {
+    if (this.resp3) this.put(b);
+    else super.bool(b);
+  }
+  override bigNumber(digits: string): void {
+    if (this.resp3) this.put({ h: [L_BIG_NUMBER, Buffer.from(digits, 'latin1')] });
+    else super.bigNumber(digits);
+  }
+  override verbatim(s: string | Buffer, fmt = 'txt'): void {
+    if (!this.resp3) return super.verbatim(s);
+    const text = typeof s === 'string' ? Buffer.from(s, 'utf8') : s;
+    this.put({ h: [L_VERBATIM, { h: [L_FORMAT, Buffer.from(fmt, 'latin1'), L_STRING, text] }] });
+  }
+}
+
+const K_ARRAY = 0;
+const K_MAP = 1;
+const K_SET = 2;
+const L_MAP = Buffer.from('map');
+const L_SET = Buffer.from('set');
+const L_DOUBLE = Buffer.from('double');
+const L_BIG_NUMBER = Buffer.from('big_number');
+const L_VERBATIM = Buffer.from('verbatim_string');
+const L_FORMAT = Buffer.from('format');
+const L_STRING = Buffer.from('string');
+
+/** A RESP3 container as Redis gives it to Lua: {map = {k = v}}, {set = {m = true}}, or the array. */
+function wrapContainer(elems: LuaValue[], kind: number): LuaValue {
+  if (kind === K_ARRAY) return elems;
+  if (kind === K_MAP) return { h: [L_MAP, { h: elems }] };
+  const kv: LuaValue[] = [];
+  for (const m of elems) kv.push(m, true);
+  return { h: [L_SET, { h: kv }] };
+}
+
+/** A double given as a number or as its text ("inf", "-inf" included). */
+function toNumber(d: number | string): number {
+  if (typeof d === 'number') return d;
+  if (d === 'inf') return Infinity;
+  if (d === '-inf') return -Infinity;
+  return Number(d);
 }
 
 const OK = Buffer.from('OK');
@@ -507,6 +673,10 @@ export class Scripting {
         else this.log(level, msg);
       },
       check: (beforeCall) => this.localCheck(beforeCall),
+      setResp: (v) => {
+        this.sink.resp3 = v === 3;
+        this.client.resp = v;
+      },
     };
     const rt = new LuaRuntime(host, REDIS_VERSION, VERSION_NUM);
     this.rt = rt;
@@ -716,6 +886,9 @@ export class Scripting {
     switch (m.t) {
       case 'call': {
         const enc = new LuaReplyEncoder();
+        const resp = m.resp === 3 ? 3 : 2;
+        enc.resp3 = resp === 3;
+        this.client.resp = resp;
         this.scriptCall(Argv.of((m.argv as Uint8Array[]).map(asBuffer)), enc);
         ch.send({ t: 'reply', v: enc.take(), err: enc.topError });
         return;

@@ -87,9 +87,16 @@ end
 
 -- ------------------------------------------------------------------ serialisation
 
+-- The protocol of the script's redis.call replies and of its booleans (redis.setresp).
+local resp = 2
+
 -- Redis converts a reply while lua_checkstack finds room: a value nested deeper than 7995
 -- levels (a cyclic table, say) becomes this error, in its place.
 local REPLY_DEPTH = 7995
+
+-- A script's reply (Redis's luaReplyToRedisReply): err, ok, double, big_number,
+-- verbatim_string, map and set tables are checked in Redis's order, then the array part.
+-- Booleans: RESP2 scripts reply true as 1 and false as nil, RESP3 scripts as booleans.
 local function ser_resp(v, out, n, d)
   if d > REPLY_DEPTH then
     out[n + 1] = 'e27:ERR reached lua stack limit'; return n + 1
@@ -100,7 +107,8 @@ local function ser_resp(v, out, n, d)
   elseif t == 'number' then
     out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
   elseif t == 'boolean' then
-    out[n + 1] = v and 'T' or 'F'; return n + 1
+    if resp == 3 then out[n + 1] = v and 't' or 'f' else out[n + 1] = v and 'T' or 'F' end
+    return n + 1
   elseif t == 'table' then
     local e = rawget(v, 'err')
     if type(e) == 'string' then
@@ -109,6 +117,50 @@ local function ser_resp(v, out, n, d)
     local o = rawget(v, 'ok')
     if type(o) == 'string' then
       out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
+    end
+    local dbl = rawget(v, 'double')
+    if type(dbl) == 'number' then
+      out[n + 1] = 'D' .. sformat('%.17g', dbl) .. ';'; return n + 1
+    end
+    local bn = rawget(v, 'big_number')
+    if type(bn) == 'string' then
+      out[n + 1] = 'B' .. #bn .. ':'; out[n + 2] = bn; return n + 2
+    end
+    local vs = rawget(v, 'verbatim_string')
+    if type(vs) == 'table' then
+      local f, s = rawget(vs, 'format'), rawget(vs, 'string')
+      if type(f) == 'string' and type(s) == 'string' then
+        out[n + 1] = 'V' .. #f .. ':'; out[n + 2] = f; out[n + 3] = #s .. ':'; out[n + 4] = s; return n + 4
+      end
+    end
+    local m = rawget(v, 'map')
+    if type(m) == 'table' then
+      local hdr = n + 1
+      n = hdr
+      local c = 0
+      local k, x = next(m)
+      while k ~= nil do
+        n = ser_resp(k, out, n, d + 1)
+        n = ser_resp(x, out, n, d + 1)
+        c = c + 1
+        k, x = next(m, k)
+      end
+      out[hdr] = 'M' .. c .. ';'
+      return n
+    end
+    local st = rawget(v, 'set')
+    if type(st) == 'table' then
+      local hdr = n + 1
+      n = hdr
+      local c = 0
+      local k = next(st)
+      while k ~= nil do
+        n = ser_resp(k, out, n, d + 1)
+        c = c + 1
+        k = next(st, k)
+      end
+      out[hdr] = 'S' .. c .. ';'
+      return n
     end
     local hdr = n + 1
     n = hdr
@@ -182,6 +234,8 @@ local function reply(raise_err, v, tag)
     return tonumber(v)
   elseif tag == 'o' then
     return { ok = v }
+  elseif tag == 'z' then
+    return nil -- a RESP3 null
   elseif tag == 'e' then
     -- Already counted in the error statistics by the command itself (Redis's flag name).
     local e = { err = v, ignore_err_stats_update = true }
@@ -298,11 +352,19 @@ function redis.log(...)
   log_bridge(sformat('%d', level), tconcat(parts, ' '))
 end
 
--- Accepted; replies stay RESP2 (the protocol of our clients).
+-- The protocol redis.call replies come in (the host renders them for it) and script
+-- booleans go out in; every run starts with RESP2.
+local setresp_bridge = B.setresp
 function redis.setresp(...)
   if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
   local v = tonumber((...))
   if v ~= 2 and v ~= 3 then raise('RESP version must be 2 or 3.') end
+  resp = v
+  setresp_bridge(v)
+end
+local function resp2()
+  resp = 2
+  setresp_bridge(2)
 end
 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
@@ -915,6 +977,7 @@ local function run_eval(f, keys, argv)
   -- G has no __newindex: plain assignments (no rawset call).
   G.KEYS = keys
   G.ARGV = argv
+  if resp ~= 2 then resp2() end
   start_h, start_l = rh, rl
   if not armed then arm() end
   local res = f()
@@ -924,6 +987,7 @@ local function run_eval(f, keys, argv)
 end
 
 local function run_fn(f, keys, argv)
+  if resp ~= 2 then resp2() end
   start_h, start_l = rh, rl
   if not armed then arm() end
   local res = f(keys, argv)

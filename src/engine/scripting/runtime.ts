@@ -31,6 +31,8 @@ export interface RuntimeHost {
   /** redis.acl_check_cmd with n string arguments: '1' allowed, '0' denied, 'u' unknown command. */
   acl(rt: LuaRuntime, n: number): string;
   log(level: number, msg: string): void;
+  /** redis.setresp(v), and back to 2 as a run starts: the protocol redis.call replies take. */
+  setResp(v: 2 | 3): void;
   /**
    * The count hook (every 100000 instructions of user code) and every redis.call (beforeCall):
    * null to go on, 'k' to stop the script with the kill error (SCRIPT KILL, or host.ts moving
@@ -96,6 +98,10 @@ export class LuaRuntime {
     add('acl_check', (L) => {
       vm.pushString(host.acl(this, M._lua_gettop(L)));
       return 1;
+    });
+    add('setresp', () => {
+      host.setResp(vm.latin1(1) === '3' ? 3 : 2);
+      return 0;
     });
     add('sha1hex', () => {
       vm.pushString(createHash('sha1').update(vm.bytes(1)).digest('hex'));
@@ -216,7 +222,13 @@ export class LuaRuntime {
       return 2;
     }
     if (v === false) return 0;
-    if (!Array.isArray(v) && typeof v === 'object' && v !== null) {
+    if (v === null) {
+      // A RESP3 null (redis.setresp(3)): nil, where RESP2's nil bulk is false.
+      vm.pushString('');
+      vm.pushString('z');
+      return 2;
+    }
+    if (!Array.isArray(v) && typeof v === 'object') {
       if ('err' in v && isErr) return this.pushText(v.err, 'e');
       if ('ok' in v) return this.pushText(v.ok, 'o');
     }

@@ -47,9 +47,12 @@ function args(rt: LuaRuntime, n: number): Uint8Array[] {
   return out;
 }
 
+/** redis.setresp of the running script: the engine thread renders redis.call replies for it. */
+let resp: 2 | 3 = 2;
+
 const host: RuntimeHost = {
   call(rt, n) {
-    ch.send({ t: 'call', argv: args(rt, n) });
+    ch.send({ t: 'call', argv: args(rt, n), resp });
     const r = ch.recv() as { v: Uint8Array; err: boolean };
     return rt.pushReply(decodeReply(r.v), r.err);
   },
@@ -59,6 +62,9 @@ const host: RuntimeHost = {
   },
   log(level, msg) {
     ch.send({ t: 'log', level, msg });
+  },
+  setResp(v) {
+    resp = v;
   },
   check() {
     return Atomics.load(init.ctl, CTL_KILL) !== 0 ? 'k' : null;
@@ -84,6 +90,15 @@ function decodeReply(u: Uint8Array): LuaValue {
         return v;
       }
       case 0x66: return false;
+      case 0x54: return true;
+      case 0x6e: return null;
+      case 0x68: { // a table of n key/value pairs (RESP3 map, set, double... tables)
+        const n = b.readUInt32LE(p);
+        p += 4;
+        const kv: LuaValue[] = [];
+        for (let i = 0; i < 2 * n; i++) kv.push(one());
+        return { h: kv };
+      }
       case 0x61: {
         const n = b.readUInt32LE(p);
         p += 4;

@@ -36,7 +36,6 @@ const scripts: Script[] = [
   ] },
 
   // ---------------------------------------------------------------- HELLO
-  // HELLO 3 is left out: Redis switches to RESP3, we answer NOPROTO (see server.test.ts).
   { name: 'HELLO errors', steps: [
     ['HELLO', '1'], ['HELLO', '4'], ['HELLO', '-1'], ['HELLO', 'x'], ['HELLO', '2.0'],
     ['HELLO', '99999999999999999999'], ['HELLO', '9223372036854775807'], ['HELLO', '2', 'foo'],
@@ -44,9 +43,24 @@ const scripts: Script[] = [
     ['HELLO', '2', 'SETNAME', 'a b'], ['HELLO', '2', 'AUTH', 'nosuch', 'x'], ['HELLO', '2', 'AUTH', 'u', 'p', 'SETNAME', 'n', 'extra'],
     ['HELLO', '2', 'setname', 'ok', 'bad'],
   ] },
-  { name: 'HELLO replies (the id differs)', steps: [
-    { cmd: ['HELLO'], compare: 'type' }, { cmd: ['HELLO', '2'], compare: 'type' },
-    { cmd: ['HELLO', '2', 'AUTH', 'default', 'pw'], compare: 'type' },
+  { name: 'HELLO replies (the id masked)', steps: [
+    { cmd: ['HELLO'], compare: 'hello' }, { cmd: ['HELLO', '2'], compare: 'hello' },
+    { cmd: ['HELLO', '2', 'AUTH', 'default', 'pw'], compare: 'hello' },
+    { cmd: ['HELLO', '3'], compare: 'hello' }, { cmd: ['HELLO'], compare: 'hello' },
+    { cmd: ['hello', '3', 'auth', 'default', 'pw', 'setname', 'n3'], compare: 'hello' }, ['CLIENT', 'GETNAME'],
+    { cmd: ['HELLO', '2'], compare: 'hello' },
+  ] },
+  { name: 'HELLO 3 switches to RESP3, HELLO 2 and RESET back to RESP2', steps: [
+    ['GET', 'nokey'], ['LPOP', 'nokey', '2'], { cmd: ['HELLO', '3'], compare: 'hello' }, ['GET', 'nokey'],
+    ['LPOP', 'nokey', '2'], ['HSET', 'h', 'a', '1'], ['HGETALL', 'h'], ['SADD', 's', 'x'], ['SMEMBERS', 's'],
+    ['ZADD', 'z', '1.5', 'm'], ['ZSCORE', 'z', 'm'], ['ZRANGE', 'z', '0', '-1', 'WITHSCORES'],
+    { cmd: ['HELLO', '2'], compare: 'hello' }, ['GET', 'nokey'], ['HGETALL', 'h'], ['ZSCORE', 'z', 'm'],
+    { cmd: ['HELLO', '3'], compare: 'hello' }, ['RESET'], ['GET', 'nokey'], ['HGETALL', 'h'],
+  ] },
+  { name: 'a failed HELLO keeps the protocol', steps: [
+    { cmd: ['HELLO', '3'], compare: 'hello' }, ['HELLO', '4'], ['GET', 'nokey'], ['HELLO', '2', 'AUTH', 'nosuch', 'x'],
+    ['GET', 'nokey'], ['HELLO', '2', 'SETNAME', 'a b'], ['GET', 'nokey'], ['HELLO', '2', 'bogus'], ['GET', 'nokey'],
+    ['HELLO', 'x'], ['GET', 'nokey'],
   ] },
   { name: 'HELLO SETNAME sets, replaces and clears the name', steps: [
     { cmd: ['HELLO', '2', 'SETNAME', 'foo'], compare: 'type' }, ['CLIENT', 'GETNAME'],
