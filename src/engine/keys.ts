@@ -97,49 +97,49 @@ export function parseKeySpec(text: string): KeySpec {
 
 /** A key spec as COMMAND INFO and COMMAND DOCS show it (Redis's addReplyCommandKeySpecs). */
 export function writeKeySpec(s: KeySpec, out: ReplySink): void {
-  out.array(s.notes ? 8 : 6);
+  out.map(s.notes ? 4 : 3);
   if (s.notes) {
     out.bulkText('notes');
     out.bulkText(s.notes);
   }
   out.bulkText('flags');
   const names = keyFlagNames(s.flags);
-  out.array(names.length);
+  out.set(names.length);
   for (const n of names) out.simple(n);
   out.bulkText('begin_search');
-  out.array(4);
+  out.map(2);
   out.bulkText('type');
   if (s.bs === BS_INDEX) {
     out.bulkText('index');
-    out.bulkText('spec'); out.array(2);
+    out.bulkText('spec'); out.map(1);
     out.bulkText('index'); out.int(s.index);
   } else if (s.bs === BS_KEYWORD) {
     out.bulkText('keyword');
-    out.bulkText('spec'); out.array(4);
+    out.bulkText('spec'); out.map(2);
     out.bulkText('keyword'); out.bulkText(s.keyword);
     out.bulkText('startfrom'); out.int(s.index);
   } else {
     out.bulkText('unknown');
-    out.bulkText('spec'); out.array(0);
+    out.bulkText('spec'); out.map(0);
   }
   out.bulkText('find_keys');
-  out.array(4);
+  out.map(2);
   out.bulkText('type');
   if (s.fk === FK_RANGE) {
     out.bulkText('range');
-    out.bulkText('spec'); out.array(6);
+    out.bulkText('spec'); out.map(3);
     out.bulkText('lastkey'); out.int(s.a);
     out.bulkText('keystep'); out.int(s.b);
     out.bulkText('limit'); out.int(s.c);
   } else if (s.fk === FK_KEYNUM) {
     out.bulkText('keynum');
-    out.bulkText('spec'); out.array(6);
+    out.bulkText('spec'); out.map(3);
     out.bulkText('keynumidx'); out.int(s.a);
     out.bulkText('firstkey'); out.int(s.b);
     out.bulkText('keystep'); out.int(s.c);
   } else {
     out.bulkText('unknown');
-    out.bulkText('spec'); out.array(0);
+    out.bulkText('spec'); out.map(0);
   }
 }
 

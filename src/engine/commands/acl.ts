@@ -102,7 +102,7 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('selectors');
   out.array(u.selectors.length);
   for (const s of u.selectors) {
-    out.array(6);
+    out.map(3);
     selectorFields(acl, s, out);
   }
 }

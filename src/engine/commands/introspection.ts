@@ -37,7 +37,8 @@ function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
 
 /** The row's Redis 7 key specs (keys.ts). */
 function writeKeySpecs(def: CommandDef, out: ReplySink): void {
-  out.array(def.keySpecs.length);
+  // A set of maps in RESP3, as Redis 7.0.15 sends them (flat arrays in RESP2).
+  out.set(def.keySpecs.length);
   for (const spec of def.keySpecs) writeKeySpec(spec, out);
 }
 
@@ -126,7 +127,7 @@ function getkeysReply(c: Client, argv: Argv, out: ReplySink, withFlags: boolean)
     out.array(2);
     out.bulk(inner.copy(k.pos));
     const names = keyFlagNames(k.flags);
-    out.array(names.length);
+    out.set(names.length);
     for (const n of names) out.simple(n);
   }
 }
