@@ -16,6 +16,7 @@ import type { Engine } from './engine.js';
 import { KeyTable, REMOVED } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1 } from '../resp/argv.js';
+import { N, dbEvent } from './notify.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
 export const T = { STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, STREAM: 5, JSON: 6 } as const;
@@ -283,6 +284,7 @@ export class Db {
     const e = this.get(key);
     if (e === undefined) {
       this.eng.stats.keyspaceMisses++;
+      if (this.eng.notifyFlags & N.KEY_MISS) dbEvent(this.eng, N.KEY_MISS, 'keymiss', key, this.index);
       return undefined;
     }
     this.eng.stats.keyspaceHits++;
@@ -318,6 +320,7 @@ export class Db {
       }
     } else {
       e = this.insert(key, value, 0, timed);
+      if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     }
     // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
     // Set (persistence's dirty set, WATCH) find its hash already computed.
@@ -340,6 +343,7 @@ export class Db {
   /** Add a new key that is known not to exist (after get() returned undefined). */
   add(key: string, value: Stored): Entry {
     const e = this.insert(key, value);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     this.modified(key);
     return e;
   }
@@ -350,6 +354,7 @@ export class Db {
    */
   addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
     const e = this.insert(key, value, like.exp);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     e.hint = like.hint;
     if (keepLru) e.lru = like.lru;
     if (like.exp !== 0) {

@@ -11,6 +11,7 @@ import { PubSub } from './pubsub.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
+import { N, dbEvent, parseNotifyFlags } from './notify.js';
 
 export interface CommandStats {
   calls: number;
@@ -184,6 +185,8 @@ export class Engine {
   lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
   inExec = false;
+  /** notify-keyspace-events as flags (notify.ts N.*): 0 = off, one bit test per event. */
+  notifyFlags = 0;
   private listeners: KeyspaceListener[] = [];
   private timer: NodeJS.Timeout | null = null;
   /** Ports the transports actually listen on (INFO server). */
@@ -215,6 +218,7 @@ export class Engine {
       this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0, hist: null });
     }
     this.blocking = new Blocking(this);
+    this.notifyFlags = Math.max(0, parseNotifyFlags(this.cfg('notify-keyspace-events')));
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = randomHex40();
@@ -245,6 +249,7 @@ export class Engine {
   /** Store a validated option value and apply its side effects (the one place for both). */
   applyConfig(name: string, value: string): void {
     this.config.set(name, value);
+    if (name === 'notify-keyspace-events') this.notifyFlags = parseNotifyFlags(value);
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');
@@ -277,8 +282,8 @@ export class Engine {
     for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key);
   }
 
-  onExpired(_db: Db, _key: string): void {
-    // Keyspace notifications (expired events) plug in here.
+  onExpired(db: Db, key: string): void {
+    if (this.notifyFlags & N.EXPIRED) dbEvent(this, N.EXPIRED, 'expired', key, db.index);
   }
 
   onFlush(db: Db): void {

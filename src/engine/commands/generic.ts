@@ -15,6 +15,7 @@ import type { Client } from '../client.js';
 import { type Entry, type Stored, type TypedValue, TYPE_NAMES } from '../db.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
+import { N, dbEvent, keyEvent } from '../notify.js';
 import { globMatch } from '../glob.js';
 
 const I64_MAX = 9223372036854775807n;
@@ -56,7 +57,10 @@ function delCommand(c: Client, argv: Argv, out: ReplySink): void {
   let n = 0;
   for (let i = 1; i < argv.count; i++) {
     const key = argv.key(i);
-    if (db.get(key) !== undefined && db.delete(key)) n++;
+    if (db.get(key) !== undefined && db.delete(key)) {
+      keyEvent(c, N.GENERIC, 'del', key);
+      n++;
+    }
   }
   out.int(n);
 }
@@ -118,6 +122,8 @@ function renameGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void
   // The value object moves as is: TTL, encoding and LRU clock go with it.
   db.addLike(dst, e.v, e, true); // e.v: a compact string moves as it is, not copied out
   db.delete(src);
+  keyEvent(c, N.GENERIC, 'rename_from', src);
+  keyEvent(c, N.GENERIC, 'rename_to', dst);
   if (nx) out.int(1);
   else out.ok();
 }
@@ -162,6 +168,7 @@ function copyCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   // A new object: same TTL and encoding, fresh LRU clock (Redis's dupStringObject & co).
   dst.addLike(newkey, cloneValue(e), e, false);
+  dbEvent(c.engine, N.GENERIC, 'copy_to', newkey, dst.index);
   out.int(1);
 }
 
@@ -251,6 +258,8 @@ function moveCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   dst.addLike(key, e.v, e, true);
   src.delete(key);
+  keyEvent(c, N.GENERIC, 'move_from', key);
+  dbEvent(c.engine, N.GENERIC, 'move_to', key, dst.index);
   out.int(1);
 }
 
@@ -460,8 +469,12 @@ function expireGeneric(c: Client, argv: Argv, out: ReplySink, base: number, seco
     if (flags & LT && cur !== 0 && when >= cur) return out.int(0);
   }
   // A time at or before now deletes the key (and still answers 1).
-  if (typeof when === 'number') db.setExpire(e, when);
-  else db.setExpireExact(e, when);
+  const key = e.key;
+  if (typeof when === 'number') keyEvent(c, N.GENERIC, db.setExpire(e, when) === undefined ? 'del' : 'expire', key);
+  else {
+    db.setExpireExact(e, when);
+    keyEvent(c, N.GENERIC, db.peek(key) === undefined ? 'del' : 'expire', key);
+  }
   out.int(1);
 }
 
@@ -506,7 +519,9 @@ function ttlGeneric(c: Client, argv: Argv, out: ReplySink, ms: boolean, abs: boo
 function persistCommand(c: Client, argv: Argv, out: ReplySink): void {
   const db = c.db;
   const e = db.get(argv.key(1));
-  out.int(e !== undefined && db.persist(e) ? 1 : 0);
+  const done = e !== undefined && db.persist(e);
+  if (done) keyEvent(c, N.GENERIC, 'persist', e.key);
+  out.int(done ? 1 : 0);
 }
 
 // ---------------------------------------------------------------- OBJECT

@@ -14,6 +14,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { BIG_ELEMENT, ListValue, elemEquals, type Elem } from '../ds/list.js';
 import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
+import { N, keyEvent } from '../notify.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
 } from './typed-helpers.js';
@@ -60,6 +61,7 @@ function writeList(c: Client, key: string): ListValue | undefined | null {
 function afterRemoval(c: Client, key: string, l: ListValue): void {
   if (l.length === 0) {
     c.db.delete(key);
+    keyEvent(c, N.GENERIC, 'del', key);
     return;
   }
   l.shrinkCheck(listFill(c.engine));
@@ -96,6 +98,7 @@ function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyI
     pushAll(l, argv, where);
     c.db.modified(key);
   }
+  keyEvent(c, N.LIST, where === HEAD ? 'lpush' : 'rpush', key);
   out.int(l.length);
 }
 
@@ -138,6 +141,7 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void 
     out.array(n);
     for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   }
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 
@@ -200,6 +204,7 @@ function lsetCommand(c: Client, argv: Argv, out: ReplySink): void {
   l.set(i, elemArg(argv, 3));
   l.shrinkCheck(fill);
   c.db.modified(key);
+  keyEvent(c, N.LIST, 'lset', key);
   out.ok();
 }
 
@@ -220,6 +225,7 @@ function linsertCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (i < 0) return out.int(-1);
   l.insert(after ? i + 1 : i, elemArg(argv, 4));
   c.db.modified(key);
+  keyEvent(c, N.LIST, 'linsert', key);
   out.int(l.length);
 }
 
@@ -233,7 +239,10 @@ function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) return out.int(0);
   const removed = l.removeEqual(targetStr(argv, 3), argv.view(3), count);
-  if (removed > 0) afterRemoval(c, key, l);
+  if (removed > 0) {
+    keyEvent(c, N.LIST, 'lrem', key);
+    afterRemoval(c, key, l);
+  }
   out.int(removed);
 }
 
@@ -261,6 +270,7 @@ function ltrimCommand(c: Client, argv: Argv, out: ReplySink): void {
     right = len - end - 1;
   }
   l.trim(left, right);
+  keyEvent(c, N.LIST, 'ltrim', key);
   afterRemoval(c, key, l);
   out.ok();
 }
@@ -344,6 +354,8 @@ function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: nu
   else dst.pushTail(v);
   if (created) c.db.add(dkey, dst);
   else c.db.modified(dkey);
+  keyEvent(c, N.LIST, to === HEAD ? 'lpush' : 'rpush', dkey);
+  keyEvent(c, N.LIST, from === HEAD ? 'lpop' : 'rpop', skey);
   afterRemoval(c, skey, src);
   bulkElem(out, v);
 }
@@ -400,6 +412,7 @@ function mpopFrom(c: Client, key: string, l: ListValue, where: number, count: nu
   out.bulkLatin1(key);
   out.array(n);
   for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 
@@ -441,6 +454,7 @@ function popOneWithKey(c: Client, key: string, l: ListValue, where: number, out:
   out.array(2);
   out.bulkLatin1(key);
   bulkElem(out, v);
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 
