@@ -459,6 +459,11 @@ export class Db {
     return true;
   }
 
+  /** A keyspace notification about `key` of this database (notify.ts; one bit test when off). */
+  event(type: number, name: string, key: string): void {
+    if (this.eng.notifyFlags & type) dbEvent(this.eng, type, name, key, this.index);
+  }
+
   /** The single change hook (WATCH, dirty counter, persistence, wake-ups). */
   modified(key: string): void {
     this.eng.changed();

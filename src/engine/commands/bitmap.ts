@@ -12,6 +12,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { parseSafeInt } from '../../resp/ascii.js';
+import { N, keyEvent } from '../notify.js';
 
 const BIT_OFFSET = 'ERR bit offset is not an integer or out of range';
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
@@ -65,6 +66,7 @@ function setbitCommand(c: Client, argv: Argv, out: ReplySink): void {
   e.value = v;
   e.raw = true;
   db.modified(e.key);
+  keyEvent(c, N.STRING, 'setbit', e.key);
   out.int(old);
 }
 
@@ -206,7 +208,7 @@ function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const dst = argv.key(2);
   if (max === 0) {
-    db.delete(dst);
+    if (db.delete(dst)) keyEvent(c, N.GENERIC, 'del', dst);
     out.int(0);
     return;
   }
@@ -227,6 +229,7 @@ function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
   }
   db.set(dst, res).raw = true;
+  keyEvent(c, N.STRING, 'set', dst);
   out.int(max);
 }
 
@@ -355,6 +358,7 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
     out.int(o.kind === 'set' ? old : next);
   }
   if (changed) db.modified(key);
+  if (changed) keyEvent(c, N.STRING, 'setbit', key);
 }
 
 // BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL]

@@ -21,6 +21,7 @@ import {
   decodeScore, geoDistance, geoScore, inShape, searchRanges, standardGeohash,
 } from '../ds/geohash.js';
 import { ZADD_ADDED, ZADD_CH, ZADD_NX, ZADD_UPDATED, ZADD_XX, lookupZset, storeResult, zaddOne } from './sorted-set.js';
+import { N } from '../notify.js';
 
 // ---------------------------------------------------------------- number formatting
 
@@ -198,6 +199,7 @@ function geoaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   if (added + updated > 0) db.modified(key);
   else if (z.size === 0) db.delete(key);
+  if (added + updated > 0) db.event(N.ZSET, 'zadd', key);
   out.int(flags & ZADD_CH ? added + updated : added);
 }
 
@@ -475,7 +477,7 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
 
   if (z === null) {
     if (storeKey !== null) {
-      storeResult(db, storeKey, []);
+      storeResult(db, storeKey, [], '');
       out.int(0);
     } else {
       out.array(0);
@@ -517,7 +519,7 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
     const p = found[i];
     pairs[i] = [p.member, storeDist ? p.dist / shape.conversion : p.score];
   }
-  storeResult(db, storeKey, pairs);
+  storeResult(db, storeKey, pairs, search ? 'geosearchstore' : 'georadiusstore');
   out.int(returned);
 }
 

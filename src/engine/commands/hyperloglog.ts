@@ -14,6 +14,7 @@ import {
   HLL_DENSE, HLL_REGISTERS, HLL_SPARSE, cacheValid, createHll, denseSet, estimate, invalidateCache,
   isHll, patLen, readCache, registers, sparseSet, sparseToDense, writeCache,
 } from '../ds/hll.js';
+import { N, keyEvent } from '../notify.js';
 
 const INVALID_HLL = 'WRONGTYPE Key is not a valid HyperLogLog string value.';
 const CORRUPTED = 'INVALIDOBJ Corrupted HLL object detected';
@@ -61,6 +62,7 @@ function pfaddCommand(c: Client, argv: Argv, out: ReplySink): void {
       e.raw = true;
       db.modified(key);
     }
+    keyEvent(c, N.STRING, 'pfadd', key);
   }
   out.int(updated > 0 ? 1 : 0);
 }
@@ -141,6 +143,7 @@ function pfmergeCommand(c: Client, argv: Argv, out: ReplySink): void {
     e.raw = true;
     db.modified(dst);
   }
+  keyEvent(c, N.STRING, 'pfadd', dst);
   out.ok();
 }
 

@@ -38,6 +38,7 @@ import { SetValue } from '../ds/set.js';
 import { ZSet } from '../ds/zset.js';
 import { HashValue } from '../ds/hash.js';
 import { listFill, longArg, lookupRead, lookupWrite } from './typed-helpers.js';
+import { N, keyEvent } from '../notify.js';
 
 const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
@@ -436,7 +437,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
     return;
   }
   if (outputLen === 0) {
-    c.db.delete(store);
+    if (c.db.delete(store)) keyEvent(c, N.GENERIC, 'del', store);
     out.int(0);
     return;
   }
@@ -454,6 +455,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   // Stored as one listpack when it fits one node (listTypeTryConversion, LIST_CONV_AUTO).
   l.growCheck(0, 0, listFill(c.engine));
   c.db.set(store, l);
+  keyEvent(c, N.LIST, 'sortstore', store);
   out.int(outputLen);
 }
 

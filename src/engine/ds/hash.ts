@@ -26,6 +26,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
+import { N } from '../notify.js';
 
 export interface HashLimits {
   /** hash-max-listpack-entries */
@@ -447,8 +448,10 @@ export function sweepFields(): void {
     const e = at.db.map.get(at.key);
     if (e === undefined || e.value !== h) continue;
     if (h.purgeExpired(now) > 0) {
+      at.db.event(N.HASH, 'hexpired', at.key);
       if (h.size === 0) at.db.delete(at.key);
       else at.db.modified(at.key);
+      if (h.size === 0) at.db.event(N.GENERIC, 'del', at.key);
     }
     // Still volatile: back at the end of the queue.
     if (h.volatile && h.size > 0) volatileHashes.set(h, at);
