@@ -64,19 +64,32 @@ export function formatNotifyFlags(f: number): string {
     if (f & N.EVICTED) s += 'e';
     if (f & N.STREAM) s += 't';
     if (f & N.MODULE) s += 'd';
+    if (f & N.NEW) s += 'n'; // 7.0 prints no n after A (the flag is kept all the same)
   }
-  if (f & N.NEW) s += 'n';
   if (f & N.KEYSPACE) s += 'K';
   if (f & N.KEYEVENT) s += 'E';
   if (f & N.KEY_MISS) s += 'm';
   return s;
 }
 
+/**
+ * The flags behind each normalised text given out: "A" hides n ("KEAn" reads back "AKE" but
+ * keeps new-key events), so the text alone does not say whether n was set.
+ */
+const flagsOfText = new Map<string, number>();
+
 /** CONFIG SET notify-keyspace-events: normalise or refuse (Redis's error text). */
 export function checkNotifyFlags(raw: string): { value: string } | { error: string } {
   const f = parseNotifyFlags(raw);
   if (f < 0) return { error: 'Invalid event class character. Use \'Ag$lshzxeKEtmdn\'.' };
-  return { value: formatNotifyFlags(f) };
+  const value = formatNotifyFlags(f);
+  flagsOfText.set(value, f);
+  return { value };
+}
+
+/** The flags of a value checkNotifyFlags normalised (the last set with that text). */
+export function notifyFlagsOf(value: string): number {
+  return flagsOfText.get(value) ?? Math.max(0, parseNotifyFlags(value));
 }
 
 const eventBufs = new Map<string, Buffer>();

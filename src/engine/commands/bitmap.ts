@@ -63,7 +63,7 @@ function setbitCommand(c: Client, argv: Argv, out: ReplySink): void {
   const old = v[byte] & mask ? 1 : 0;
   if (bit) v[byte] |= mask;
   else v[byte] &= ~mask;
-  e.value = v;
+  db.setStored(e, v);
   e.raw = true;
   db.modified(e.key);
   keyEvent(c, N.STRING, 'setbit', e.key);
@@ -337,7 +337,7 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
   let v = e.value as Buffer;
   const need = Math.ceil(maxBit / 8);
   v = need > v.length ? grow(mutable(v), need) : mutable(v);
-  e.value = v;
+  db.setStored(e, v);
   e.raw = true;
   let changed = false;
   out.array(ops.length);

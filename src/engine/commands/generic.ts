@@ -16,6 +16,7 @@ import { type Entry, type Stored, type TypedValue, TYPE_NAMES } from '../db.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { N, dbEvent, keyEvent } from '../notify.js';
+import { lfuCounter } from '../evict.js';
 import { globMatch } from '../glob.js';
 
 const I64_MAX = 9223372036854775807n;
@@ -540,7 +541,7 @@ function stringInt(e: Entry, v: Buffer): bigint | null {
 }
 
 function isLfu(c: Client): boolean {
-  return c.engine.cfg('maxmemory-policy').endsWith('-lfu');
+  return c.engine.lfu;
 }
 
 // OBJECT ENCODING key
@@ -585,9 +586,6 @@ function objectIdletimeCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.int(Math.max(0, c.engine.lruClock - e.lru));
 }
 
-/** Redis's LFU_INIT_VAL: the logarithmic counter a new key starts with. */
-const LFU_INIT_VAL = 5;
-
 // OBJECT FREQ key
 function objectFreqCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = objectLookup(c, argv, out);
@@ -596,10 +594,8 @@ function objectFreqCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error('ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.');
     return;
   }
-  // We keep no per-key access counter: report the initial counter decayed by the minutes
-  // since the last access (LFUDecrAndReturn with lfu-decay-time 1), an approximation.
-  const idleMinutes = Math.floor(Math.max(0, c.engine.lruClock - e.lru) / 60);
-  out.int(Math.max(0, LFU_INIT_VAL - idleMinutes));
+  // The entry's LRU bits hold its LFU counter under an LFU policy (evict.ts).
+  out.int(lfuCounter(c.engine, e));
 }
 
 const OBJECT_HELP = [

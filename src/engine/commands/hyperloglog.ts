@@ -58,7 +58,7 @@ function pfaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     invalidateCache(v);
     if (e === undefined) db.add(key, v);
     else {
-      e.value = v;
+      db.setStored(e, v);
       e.raw = true;
       db.modified(key);
     }
@@ -109,7 +109,7 @@ function pfcountCommand(c: Client, argv: Argv, out: ReplySink): void {
   // Redis stores the estimate in the header cache, which changes the value's bytes.
   v = mutable(v);
   writeCache(v, card);
-  e.value = v;
+  db.setStored(e, v);
   db.modified(e.key);
   out.int(card);
 }
@@ -139,7 +139,7 @@ function pfmergeCommand(c: Client, argv: Argv, out: ReplySink): void {
   invalidateCache(v);
   if (e === undefined) db.add(dst, v);
   else {
-    e.value = v;
+    db.setStored(e, v);
     e.raw = true;
     db.modified(dst);
   }

@@ -512,7 +512,7 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
   const old = e.value as Buffer;
   const nv = grow(off < olen ? mutable(old) : old, nlen);
   argv.buf.copy(nv, off, argv.start[3], argv.end[3]);
-  e.v = nlen <= SMALL_STRING ? storedFrom(nv, 0, nlen) : nv;
+  db.setStored(e, nlen <= SMALL_STRING ? storedFrom(nv, 0, nlen) : nv);
   e.raw = true;
   db.modified(key);
   keyEvent(c, N.STRING, 'setrange', key);
