@@ -97,7 +97,7 @@ function statsCommand(c: Client, _argv: Argv, out: ReplySink): void {
   kv('fragmentation.bytes', rss - used);
 }
 
-const EMPTY_DOCTOR = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.";
+const EMPTY_DOCTOR = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
 
 // MEMORY DOCTOR (getMemoryDoctorReport; fragmentation is not ours to judge: V8 owns the heap)
 function doctorCommand(c: Client, _argv: Argv, out: ReplySink): void {
@@ -112,7 +112,7 @@ function doctorCommand(c: Client, _argv: Argv, out: ReplySink): void {
   if (eng.clients.size > 0 && big > 0 && eng.memClients / eng.clients.size > 1024 * 200) {
     lines.push(' * Big client buffers: The clients output buffers are in general too big, over 200KB per client on average. This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n');
   }
-  if (lines.length === 0) return out.bulkText("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.");
+  if (lines.length === 0) return out.bulkText("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n");
   out.bulkText("Sam, I detected a few issues in this Redis instance memory implants:\n\n" + lines.join('') +
     "I'm here to keep you safe, Sam. I want to help you.\n");
 }
