@@ -302,20 +302,26 @@ export class Db {
     return e;
   }
 
-  /** Lookup for reading: updates the LRU clock and hit/miss statistics. */
-  read(key: string, touch = true): Entry | undefined {
+  /**
+   * Lookup for reading: updates the LRU clock (or LFU counter) and hit/miss statistics, and
+   * publishes `keymiss` on a miss unless `notify` is false (Redis's LOOKUP_NONOTIFY).
+   */
+  read(key: string, touch = true, notify = true): Entry | undefined {
     const e = this.get(key);
     if (e === undefined) {
       this.eng.stats.keyspaceMisses++;
-      if (this.eng.notifyFlags & N.KEY_MISS) dbEvent(this.eng, N.KEY_MISS, 'keymiss', key, this.index);
+      if (notify && this.eng.notifyFlags & N.KEY_MISS) dbEvent(this.eng, N.KEY_MISS, 'keymiss', key, this.index);
       return undefined;
     }
     this.eng.stats.keyspaceHits++;
-    if (touch) {
-      if (this.eng.lfu) lfuTouch(this.eng, e);
-      else e.lru = this.eng.lruClock;
-    }
+    if (touch) this.touch(e);
     return e;
+  }
+
+  /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */
+  touch(e: Entry): void {
+    if (this.eng.lfu) lfuTouch(this.eng, e);
+    else e.lru = this.eng.lruClock;
   }
 
   /** True if the key exists and is not expired, without touching LRU or statistics. */

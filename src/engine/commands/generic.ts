@@ -529,7 +529,7 @@ function persistCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** The entry for OBJECT's subcommands (no LRU touch, statistics counted); nil if missing. */
 function objectLookup(c: Client, argv: Argv, out: ReplySink): Entry | undefined {
-  const e = c.db.read(argv.key(2), false);
+  const e = c.db.read(argv.key(2), false, false);
   if (e === undefined) out.nil();
   return e;
 }

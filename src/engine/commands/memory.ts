@@ -25,7 +25,7 @@ function usageCommand(c: Client, argv: Argv, out: ReplySink): void {
       return out.error(E.SYNTAX);
     }
   }
-  const e = c.db.read(argv.key(2), false);
+  const e = c.db.read(argv.key(2), false, false);
   if (e === undefined) return out.nil();
   out.int(keyCharge(e.key) + valueCharge(e.v, samples, true));
 }

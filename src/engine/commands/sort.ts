@@ -144,7 +144,10 @@ function lookupByPattern(c: Client, pat: string, elem: string, write: boolean): 
     key = pat.slice(0, star) + elem + pat.slice(star + 1);
   }
   const e: Entry | undefined = write ? lookupWrite(c, key) : lookupRead(c, key);
-  if (e === undefined) return null;
+  if (e === undefined) {
+    if (write) c.db.event(N.KEY_MISS, 'keymiss', key); // 7.0 reads pattern keys with lookupKeyRead
+    return null;
+  }
   const v = e.value;
   if (field === null) return v instanceof Buffer ? v : null;
   if (!(v instanceof HashValue)) return null;
@@ -328,6 +331,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   const write = store !== null;
   const key = argv.key(1);
   const e = write ? lookupWrite(c, key) : lookupRead(c, key);
+  if (e === undefined && write) c.db.event(N.KEY_MISS, 'keymiss', key); // 7.0 reads it with lookupKeyRead
   const val = e?.value;
   if (val !== undefined && !(val instanceof ListValue || val instanceof SetValue || val instanceof ZSet)) {
     return out.error(E.WRONGTYPE);

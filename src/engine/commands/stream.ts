@@ -1048,6 +1048,7 @@ const AUTOCLAIM_ALLOC_LIMIT = 2n ** 43n;
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 function xautoclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const found = lookupRead(c, argv.key(1)); // Redis looks the key up first, checks its type later
   let minIdle = llArg(argv, 4, 'ERR Invalid min-idle-time argument for XAUTOCLAIM');
   if (minIdle < 0n) minIdle = 0n;
   const start = parseBound(argv, 5, 0n, true);
@@ -1068,7 +1069,8 @@ function xautoclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const key = argv.key(1);
   const groupName = argv.key(2);
-  const s = readStream(c, key);
+  if (found !== undefined && !(found.value instanceof Stream)) throw WRONGTYPE;
+  const s = found?.value as Stream | undefined;
   const g = s?.groups.get(groupName);
   if (g === undefined) throw noKeyOrGroup(key, groupName);
   if (count >= AUTOCLAIM_ALLOC_LIMIT) {
