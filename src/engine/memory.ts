@@ -184,8 +184,13 @@ function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
 }
 
 function streamCharge(s: Stream): number {
-  let t = ROBJ + 48 + 32; // stream struct and its rax
-  for (const node of s.nodes) t += 48 + mallocSize(Math.max(node.fixed, 16)) + 24; // rax node, listpack, master id
+  let t = ROBJ + 592; // stream struct, its rax and the first rax node
+  const last = s.nodes.length - 1;
+  for (let i = 0; i <= last; i++) {
+    // XADD preallocates the tail node's listpack (STREAM_LISTPACK_MAX_PRE_ALLOCATE, 4096).
+    const lp = Math.max(s.nodes[i].fixed, 16);
+    t += mallocSize(i === last ? Math.max(lp, 4096) : lp) + (i === 0 ? 0 : 48);
+  }
   for (const g of s.groups.values()) {
     t += 104 + g.pel.size * 72 + g.consumers.size * 96;
   }
