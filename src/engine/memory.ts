@@ -226,7 +226,10 @@ function jsonCharge(doc: JsonDoc): number {
  */
 export function valueCharge(v: Stored, n = 5, fresh = false): number {
   if (typeof v !== 'object' || v instanceof Uint8Array) return stringCharge(v);
-  const tv = v as TypedValue;
+  return Math.round(collectionCharge(v as TypedValue, n, fresh)); // whole bytes: sampled averages are fractional
+}
+
+function collectionCharge(tv: TypedValue, n: number, fresh: boolean): number {
   switch (tv.type) {
     case T.LIST: return listCharge(tv as unknown as ListValue);
     case T.SET: return setCharge(tv as unknown as SetValue, n, fresh);
