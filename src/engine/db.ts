@@ -17,7 +17,7 @@ import { KeyTable, REMOVED } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1 } from '../resp/argv.js';
 import { N, dbEvent } from './notify.js';
-import { keyCharge, valueCharge } from './memory.js';
+import { chargedValue, keyCharge, rechargeValue, stringCharge } from './memory.js';
 import { lfuNewBits, lfuTouch } from './evict.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
@@ -89,22 +89,19 @@ export function storedBytes(v: string | number): Buffer {
 }
 
 /**
- * What each collection value was charged (memory.ts) when last accounted: the amount taken
- * back when it changes again or leaves the keyspace. Strings are charged by their stored form.
+ * The charge of a stored value as accounted (memory.ts): strings by their stored form,
+ * collections by what they were charged when last accounted (taken back when they change
+ * again or leave the keyspace).
  */
-const charged = new WeakMap<object, number>();
-
-/** The current charge of a stored value, as accounted. */
 function chargeOf(v: Stored): number {
-  if (typeof v === 'object' && !(v instanceof Uint8Array)) return charged.get(v) ?? 0;
-  return valueCharge(v);
+  if (typeof v === 'object' && !(v instanceof Uint8Array)) return chargedValue(v);
+  return stringCharge(v);
 }
 
 /** Charge a value anew (collections: estimated now and remembered). */
 function newCharge(v: Stored): number {
-  const c = valueCharge(v);
-  if (typeof v === 'object' && !(v instanceof Uint8Array)) charged.set(v, c);
-  return c;
+  if (typeof v === 'object' && !(v instanceof Uint8Array)) return rechargeValue(v);
+  return stringCharge(v);
 }
 
 /** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
@@ -540,8 +537,8 @@ export class Db {
     if (e !== undefined) {
       const v = e.v;
       if (typeof v === 'object' && !(v instanceof Uint8Array)) {
-        this.mem -= charged.get(v) ?? 0;
-        this.mem += newCharge(v);
+        this.mem -= chargedValue(v);
+        this.mem += rechargeValue(v);
       }
     }
     this.signal(key);

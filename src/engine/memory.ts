@@ -86,19 +86,55 @@ function lpEntry(s: string): number {
   return n + (n < 128 ? 1 : n < 16384 ? 2 : 3);
 }
 
-/** Sampling state kept per collection so that re-charging after a change costs O(1). */
+/**
+ * What each collection in the keyspace was charged, and for sampled types the sample it was
+ * charged from (so that re-charging after a change costs O(1) until the size moves by 1/8).
+ * One WeakMap entry per collection; lists, streams and documents keep a plain number.
+ */
 interface Sampled {
+  charge: number;
   count: number;
   avg: number;
 }
-const samples = new WeakMap<TypedValue, Sampled>();
+const accounts = new WeakMap<object, number | Sampled>();
+/** The account being recomputed (set by rechargeValue for avgOf). */
+let current: Sampled | undefined;
+
+/** The charge a collection was last accounted with (0 if never). */
+export function chargedValue(v: TypedValue): number {
+  const a = accounts.get(v);
+  return a === undefined ? 0 : typeof a === 'number' ? a : a.charge;
+}
+
+/** Charge a collection anew and remember it; returns the new charge. */
+export function rechargeValue(v: TypedValue): number {
+  const a = accounts.get(v);
+  current = typeof a === 'object' ? a : undefined;
+  const c = valueCharge(v);
+  if (current !== undefined) {
+    current.charge = c;
+    if (a !== current) accounts.set(v, current);
+  } else {
+    accounts.set(v, c);
+  }
+  current = undefined;
+  return c;
+}
+
+/** MEMORY USAGE: sampled now with `n` samples, not remembered. */
+export function usageCharge(v: Stored, n: number): number {
+  current = undefined;
+  const c = valueCharge(v, n, true);
+  current = undefined;
+  return c;
+}
 
 /** Average element cost, re-sampled when the size moved by more than 1/8 since last time. */
-function avgOf(v: TypedValue, count: number, n: number, fresh: boolean, sample: (n: number) => number): number {
-  const s = samples.get(v);
+function avgOf(_v: TypedValue, count: number, n: number, fresh: boolean, sample: (n: number) => number): number {
+  const s = current;
   if (!fresh && s !== undefined && Math.abs(count - s.count) * 8 <= s.count) return s.avg;
   const avg = count === 0 ? 0 : sample(Math.min(n, count));
-  if (s === undefined) samples.set(v, { count, avg });
+  if (s === undefined) current = { charge: 0, count, avg };
   else {
     s.count = count;
     s.avg = avg;

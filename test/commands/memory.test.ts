@@ -36,6 +36,7 @@ async function open(name: string, proc: Proc): Promise<Side> {
 async function limitAbove(r: IORedis, extra: number, policy: string): Promise<number> {
   await r.flushall();
   await r.config('SET', 'maxmemory', '0');
+  await r.config('RESETSTAT');
   const limit = (await used(r)) + extra;
   await r.config('SET', 'maxmemory-policy', policy);
   await r.config('SET', 'maxmemory', String(limit));
@@ -162,9 +163,11 @@ describe('memory accounting and maxmemory', () => {
     const hot = Array.from({ length: 100 }, (_, i) => `hot:${i}`);
     for (const k of hot) await r.set(k, VAL);
     let cold = 0;
-    for (let round = 0; round < 3; round++) {
+    // Each round writes less than the limit holds, so that older cold keys are always there
+    // to be evicted before any key as fresh as the hot ones.
+    for (let round = 0; round < 4; round++) {
       await sleep(1100);
-      for (let i = 0; i < 800; i++) {
+      for (let i = 0; i < 450; i++) {
         if (i % 50 === 0) for (const k of hot) await r.get(k);
         await r.set(`cold:${cold++}`, VAL);
       }
@@ -178,7 +181,7 @@ describe('memory accounting and maxmemory', () => {
     it(`${policy}: memory stays under the limit, the hot set survives (as with redis-server)`, async () => {
       const [a, b] = await Promise.all([hotSet(ours.r, policy), hotSet(redis.r, policy)]);
       for (const [name, x] of [['ours', a], ['redis', b]] as const) {
-        assert.ok(x.evicted > 500, `${name} evicted ${x.evicted}`);
+        assert.ok(x.evicted > 400, `${name} evicted ${x.evicted}`);
         // Approximated LRU/LFU (5 samples): a few hot keys may go, on redis-server too; at
         // random about a third would survive.
         assert.ok(x.alive >= 80, `${name}: ${x.alive} of 100 hot keys survived`);

@@ -10,7 +10,7 @@ import { formatDouble17g } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
-import { STARTUP, keyCharge, valueCharge } from '../memory.js';
+import { STARTUP, keyCharge, usageCharge } from '../memory.js';
 
 // MEMORY USAGE key [SAMPLES count]
 function usageCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -27,7 +27,7 @@ function usageCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const e = c.db.read(argv.key(2), false, false);
   if (e === undefined) return out.nil();
-  out.int(keyCharge(e.key) + valueCharge(e.v, samples, true));
+  out.int(keyCharge(e.key) + usageCharge(e.v, samples));
 }
 
 function double(out: ReplySink, v: number): void {
