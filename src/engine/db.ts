@@ -36,6 +36,10 @@ export interface TypedValue {
    * every type implements it (hash, list and set do); then it becomes required.
    */
   clone?(): TypedValue;
+  /** Memory accounting fields (memory.ts); every collection class declares them. */
+  mem?: number;
+  memN?: number;
+  memAvg?: number;
 }
 
 /** Strings are plain immutable Buffers; everything else is a TypedValue. */

@@ -412,9 +412,7 @@ export class Engine {
   /** The bucket array of a main dict holding n keys (a power of two at least n, 8 bytes each). */
   dictOverhead(n: number): number {
     if (n === 0) return 0;
-    let slots = 4;
-    while (slots < n) slots *= 2;
-    return slots * 8;
+    return (n <= 4 ? 4 : 2 ** (32 - Math.clz32(n - 1))) * 8;
   }
 
   /** Bytes held by the clients: a fixed struct each plus their query and output buffers. */

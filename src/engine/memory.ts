@@ -87,64 +87,50 @@ function lpEntry(s: string): number {
 }
 
 /**
- * What each collection in the keyspace was charged, and for sampled types the sample it was
- * charged from (so that re-charging after a change costs O(1) until the size moves by 1/8).
- * One WeakMap entry per collection; lists, streams and documents keep a plain number.
+ * What each collection in the keyspace was charged is kept on the value itself (`mem`), with
+ * the size and average element cost (x16, a small integer) it was sampled at (`memN`,
+ * `memAvg`), so that re-charging after a change costs O(1) until the size moves by 1/8.
  */
-interface Sampled {
-  charge: number;
-  count: number;
-  avg: number;
-}
-const accounts = new WeakMap<object, number | Sampled>();
-/** The account being recomputed (set by rechargeValue for avgOf). */
-let current: Sampled | undefined;
+type Acct = TypedValue & { mem: number; memN: number; memAvg: number };
+
+/** The account avgOf reads and updates (rechargeValue sets it; null for MEMORY USAGE). */
+let current: Acct | null = null;
 
 /** The charge a collection was last accounted with (0 if never). */
 export function chargedValue(v: TypedValue): number {
-  const a = accounts.get(v);
-  return a === undefined ? 0 : typeof a === 'number' ? a : a.charge;
+  return (v as Acct).mem ?? 0;
 }
 
 /** Charge a collection anew and remember it; returns the new charge. */
 export function rechargeValue(v: TypedValue): number {
-  const a = accounts.get(v);
-  current = typeof a === 'object' ? a : undefined;
+  const a = v as Acct;
+  current = a.memN === undefined ? null : a;
   const c = valueCharge(v);
-  if (current !== undefined) {
-    current.charge = c;
-    if (a !== current) accounts.set(v, current);
-  } else {
-    accounts.set(v, c);
-  }
-  current = undefined;
+  current = null;
+  if (a.memN !== undefined) a.mem = c;
   return c;
 }
 
 /** MEMORY USAGE: sampled now with `n` samples, not remembered. */
 export function usageCharge(v: Stored, n: number): number {
-  current = undefined;
-  const c = valueCharge(v, n, true);
-  current = undefined;
-  return c;
+  current = null;
+  return valueCharge(v, n, true);
 }
 
 /** Average element cost, re-sampled when the size moved by more than 1/8 since last time. */
 function avgOf(_v: TypedValue, count: number, n: number, fresh: boolean, sample: (n: number) => number): number {
   const s = current;
-  if (!fresh && s !== undefined && Math.abs(count - s.count) * 8 <= s.count) return s.avg;
+  if (!fresh && s !== null && s.memN >= 0 && Math.abs(count - s.memN) * 8 <= s.memN) return s.memAvg / 16;
   const avg = count === 0 ? 0 : sample(Math.min(n, count));
-  if (s === undefined) current = { charge: 0, count, avg };
-  else {
-    s.count = count;
-    s.avg = avg;
+  if (s !== null) {
+    s.memN = count;
+    s.memAvg = Math.round(avg * 16);
   }
   return avg;
 }
 
 function dictCharge(count: number, perElement: number): number {
-  let slots = 4;
-  while (slots < count) slots *= 2;
+  const slots = count <= 4 ? 4 : 2 ** (32 - Math.clz32(count - 1));
   return DICT + slots * 8 + count * (DICT_ENTRY + perElement);
 }
 

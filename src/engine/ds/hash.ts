@@ -37,6 +37,10 @@ export interface HashLimits {
 
 export class HashValue implements StoredValue {
   readonly type = T.HASH;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
   /** Fields changed since the store last wrote the records (logged only while sid !== 0). */
