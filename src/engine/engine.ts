@@ -199,6 +199,7 @@ export class Engine {
   /** An LFU policy is in force: entries' LRU bits hold LFU counters (evict.ts). */
   lfu = false;
   lfuLogFactor = 10;
+  maxmemorySamples = 5;
   /** performEvictions failed before the current command (scripts' first DENYOOM call fails). */
   oomState = false;
   /** Flags a script declares (scripting/host.ts installs it): the OOM gate of EVAL / FCALL. */
@@ -269,7 +270,7 @@ export class Engine {
   applyConfig(name: string, value: string): void {
     this.config.set(name, value);
     if (name === 'notify-keyspace-events') this.notifyFlags = notifyFlagsOf(value);
-    if (name === 'maxmemory' || name === 'maxmemory-policy' || name === 'lfu-log-factor') this.memoryConfig();
+    if (name.startsWith('maxmemory') || name.startsWith('lfu-')) this.memoryConfig();
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');
@@ -286,6 +287,7 @@ export class Engine {
     this.evictVolatile = p.volatile;
     this.lfu = p.kind === P.LFU;
     this.lfuLogFactor = this.cfgInt('lfu-log-factor');
+    this.maxmemorySamples = this.cfgInt('maxmemory-samples');
     this.oomState = false;
   }
 

@@ -90,12 +90,22 @@ const poolIdle: number[] = [];
 const poolKey: string[] = [];
 const poolDb: number[] = [];
 
+const sampled: Entry[] = [];
+
 /** evictionPoolPopulate: sample keys of `db`, keep the best candidates (highest idle last). */
 function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
-  const n = Math.min(eng.cfgInt('maxmemory-samples'), volatile ? db.expires : db.map.size);
-  for (let i = 0; i < n; i++) {
-    const e = volatile ? db.randomVolatile() : db.map.random();
-    if (e === undefined) return;
+  const n = Math.min(eng.maxmemorySamples, volatile ? db.expires : db.map.size);
+  sampled.length = 0;
+  if (volatile) {
+    for (let i = 0; i < n; i++) {
+      const e = db.randomVolatile();
+      if (e !== undefined) sampled.push(e);
+    }
+  } else {
+    db.map.someEntries(n, sampled);
+  }
+  for (let i = 0; i < sampled.length; i++) {
+    const e = sampled[i];
     let idle: number;
     if (kind === P.LRU) idle = (eng.lruClock - e.lru) * 1000;
     else if (kind === P.LFU) idle = 255 - lfuCounter(eng, e);
