@@ -9,6 +9,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis as IORedis } from 'ioredis';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -249,5 +252,29 @@ describe('memory accounting and maxmemory', () => {
     assert.ok(f1 > f0, `frequency grows with accesses: ${f0} -> ${f1}`);
     await assert.rejects(r.object('IDLETIME', 'f'), /An LFU maxmemory policy is selected/);
     await reset(r);
+  });
+
+  it('evicted keys leave LMDB too: a restart does not bring them back', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-evict-'));
+    try {
+      let p = await startOurs(['--appendfsync', 'always'], {}, { dir });
+      let r = new IORedis({ port: p.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+      await limitAbove(r, 300_000, 'allkeys-lru');
+      for (let i = 0; i < 600; i++) await r.set(`p:${i}`, VAL);
+      const evicted = field(await r.info('stats'), 'evicted_keys');
+      assert.ok(evicted > 200, `evicted ${evicted}`);
+      const alive = await r.dbsize();
+      await r.config('SET', 'maxmemory', '0');
+      r.disconnect();
+      await p.stop();
+      p = await startOurs(['--appendfsync', 'always'], {}, { dir });
+      r = new IORedis({ port: p.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+      assert.equal(await r.dbsize(), alive, 'the keys after a restart are those that were not evicted');
+      assert.equal(await r.exists(...Array.from({ length: 600 }, (_, i) => `p:${i}`)), alive);
+      r.disconnect();
+      await p.stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

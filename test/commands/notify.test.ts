@@ -163,6 +163,24 @@ describe('keyspace notifications', () => {
     await io.config('SET', 'maxmemory-policy', 'noeviction');
   });
 
+  it('hash-field expiry (Redis 7.4 events) and RedisJSON (class d)', async () => {
+    await io.config('SET', 'notify-keyspace-events', 'KEA');
+    const ev = await events(async () => {
+      await io.hset('hf', 'a', '1', 'b', '2');
+      await io.call('HPEXPIRE', 'hf', '20', 'FIELDS', '1', 'a');
+      await io.call('HPERSIST', 'hf', 'FIELDS', '1', 'a');
+      await io.call('HPEXPIRE', 'hf', '20', 'FIELDS', '2', 'a', 'b');
+      await sleep(60);
+      await io.hgetall('hf');
+      await io.call('JSON.SET', 'doc', '$', '{"n":1}');
+      await io.call('JSON.NUMINCRBY', 'doc', '$.n', '2');
+      await io.call('JSON.DEL', 'doc');
+    }, 18);
+    const ks = ev.filter((e) => e.startsWith('__keyspace')).map((e) => e.split(' ')[1]);
+    // The background sweep or the read expires the fields: hexpired, then del for the emptied hash.
+    assert.deepEqual(ks, ['hset', 'hexpire', 'hpersist', 'hexpire', 'hexpired', 'del', 'json.set', 'json.numincrby', 'json.del']);
+  });
+
   it('the last test turns notifications off again', async () => {
     await io.config('SET', 'notify-keyspace-events', '');
     got.length = 0;
