@@ -39,8 +39,22 @@ const TESTS = (process.env.BENCH_TESTS ?? DEFAULT_TESTS).split(',').map((s) => s
 const SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])";
 /** Fills KEYS[1] with ARGV[1] members member:<12 digits> (score = their number), 1000 per ZADD. */
 const FILL_ZSET = "local n = tonumber(ARGV[1]) for b = 0, n - 1, 1000 do local a = {} for i = b, math.min(n, b + 1000) - 1 do a[#a + 1] = i a[#a + 1] = string.format('member:%012d', i) end redis.call('ZADD', KEYS[1], unpack(a)) end return n";
-/** Custom tests: setup commands (sent once with redis-cli), then the measured command. */
+/** Fills ARGV[1] string keys fill:<i> with 64-byte values. */
+const FILL_STRINGS = "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'fill:' .. i, string.rep('x', 64)) end return 1";
+/**
+ * Custom tests: setup commands (sent once with redis-cli), then the measured command, then
+ * optional teardown commands.
+ */
 const CUSTOM = {
+  // SET of new keys with maxmemory reached under allkeys-lru: every SET evicts (approximated
+  // LRU, eviction pool). 200,000 keys are written first, then the limit is set below them.
+  set_lru: {
+    label: 'SET at maxmemory (allkeys-lru)',
+    setup: [['FLUSHALL'], ['EVAL', FILL_STRINGS, '0', '200000'], ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'],
+      ['CONFIG', 'SET', 'maxmemory', '16mb'], ['SET', 'bench:warm', 'x']],
+    cmd: ['-r', '1000000', 'SET', 'key:__rand_int__', 'x'.repeat(64)],
+    teardown: [['CONFIG', 'SET', 'maxmemory', '0'], ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'], ['FLUSHALL']],
+  },
   zrange100: {
     label: 'ZRANGE (100 members)',
     setup: [['DEL', 'bench:z'], ['ZADD', 'bench:z', ...Array.from({ length: 100 }, (_, i) => [String(i), `member:${i}`]).flat()]],
@@ -184,6 +198,7 @@ function run(server, test, pipeline, resp = 2) {
     '-P', String(pipeline), '-q', '--csv', ...(resp === 3 ? ['-3'] : []), ...(custom ? custom.cmd : ['-t', test])];
   const res = spawnSync('redis-benchmark', args, { encoding: 'utf8', timeout: 600000 });
   const cpu = cpuSeconds(server.proc.pid) - before;
+  for (const c of custom?.teardown ?? []) spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(server.port), ...c], { encoding: 'utf8' });
   const out = res.stdout ?? '';
   if (res.status !== 0) {
     // e.g. "Error from server: ERR unknown command 'INCR'": report it and go on.

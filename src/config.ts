@@ -28,6 +28,20 @@ export interface OptionSpec {
   readonly secret?: boolean;
 }
 
+import { checkNotifyFlags } from './engine/notify.js';
+
+/** maxmemory-clients: a memory value or a percentage of maxmemory (Redis's PERCENT_CONFIG). */
+function checkMaxmemoryClients(raw: string): { value: string } | { error: string } {
+  const pct = /^(\d+)%$/.exec(raw);
+  if (pct) {
+    if (Number(pct[1]) > 100) return { error: 'percentage argument must be less or equal to 100' };
+    return { value: `${Number(pct[1])}%` };
+  }
+  const b = parseBytes(raw);
+  if (!Number.isFinite(b)) return { error: 'argument must be a memory or percent value' };
+  return { value: String(b) };
+}
+
 /** Redis's LONG_MAX bound, printed exactly in range errors. */
 const LONG_MAX = 9223372036854775807n;
 
@@ -67,6 +81,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'hz', env: 'HZ', type: 'int', def: '10', min: 0, max: 2147483647, clamp: [1, 500], mutable: true, help: 'background task frequency (active expiry, timeouts)' },
   { name: 'maxmemory', env: 'MAXMEMORY', type: 'bytes', def: '0', min: 0, mutable: true, help: 'memory limit in bytes (0 = none)' },
   { name: 'maxmemory-policy', env: 'MAXMEMORY_POLICY', type: 'enum', def: 'noeviction', values: ['volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'noeviction'], mutable: true, help: 'what to do at maxmemory' },
+  { name: 'maxmemory-samples', env: 'MAXMEMORY_SAMPLES', type: 'int', def: '5', min: 1, max: 2147483647, mutable: true, help: 'keys sampled per eviction (approximated LRU/LFU/TTL)' },
+  { name: 'maxmemory-eviction-tenacity', env: 'MAXMEMORY_EVICTION_TENACITY', type: 'int', def: '10', min: 0, max: 100, mutable: true, help: 'how long one command may spend evicting (0-100, Redis\'s scale)' },
+  { name: 'lfu-log-factor', env: 'LFU_LOG_FACTOR', type: 'int', def: '10', min: 0, max: 2147483647, mutable: true, help: 'LFU counter logarithm factor' },
+  { name: 'lfu-decay-time', env: 'LFU_DECAY_TIME', type: 'int', def: '1', min: 0, max: 2147483647, mutable: true, help: 'minutes for the LFU counter to decay by one' },
+  { name: 'maxmemory-clients', env: 'MAXMEMORY_CLIENTS', type: 'string', def: '0', parse: checkMaxmemoryClients, mutable: true, help: 'memory limit of all clients together (bytes or N%; 0 = none; accepted, not enforced)' },
+  { name: 'notify-keyspace-events', env: 'NOTIFY_KEYSPACE_EVENTS', type: 'string', def: '', parse: (raw) => checkNotifyFlags(raw), mutable: true, help: 'keyspace notification classes (K E g $ l s h z x e d t m n A)' },
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning', 'nothing'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },

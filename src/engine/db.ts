@@ -17,6 +17,9 @@ import type { Engine } from './engine.js';
 import { KeyTable, REMOVED } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1 } from '../resp/argv.js';
+import { N, dbEvent } from './notify.js';
+import { chargedValue, keyCharge, rechargeValue, stringCharge } from './memory.js';
+import { lfuNewBits, lfuTouch } from './evict.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
 export const T = { STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, STREAM: 5, JSON: 6 } as const;
@@ -34,6 +37,10 @@ export interface TypedValue {
    * every type implements it (hash, list and set do); then it becomes required.
    */
   clone?(): TypedValue;
+  /** Memory accounting fields (memory.ts); every collection class declares them. */
+  mem?: number;
+  memN?: number;
+  memAvg?: number;
 }
 
 /** Strings are plain immutable Buffers; everything else is a TypedValue. */
@@ -84,6 +91,22 @@ export function storedFrom(b: Uint8Array, s: number, e: number): Stored {
 /** A Buffer with the bytes of a compact string value. */
 export function storedBytes(v: string | number): Buffer {
   return Buffer.from(typeof v === 'number' ? String(v) : v, 'latin1');
+}
+
+/**
+ * The charge of a stored value as accounted (memory.ts): strings by their stored form,
+ * collections by what they were charged when last accounted (taken back when they change
+ * again or leave the keyspace).
+ */
+function chargeOf(v: Stored): number {
+  if (typeof v === 'object' && !(v instanceof Uint8Array)) return chargedValue(v);
+  return stringCharge(v);
+}
+
+/** Charge a value anew (collections: estimated now and remembered). */
+function newCharge(v: Stored): number {
+  if (typeof v === 'object' && !(v instanceof Uint8Array)) return rechargeValue(v);
+  return stringCharge(v);
 }
 
 /** The LRU clock is kept relative to this (seconds) so that it packs into a small integer. */
@@ -229,6 +252,8 @@ export class Db {
    */
   map = new KeyTable();
   expires = 0;
+  /** Bytes charged for this database's keys (memory.ts); Engine.usedMemory sums them. */
+  mem = 0;
   /** Clients WATCHing each key. */
   readonly watchers = new Map<string, Set<import('./client.js').Client>>();
   // Min-heap of (exp, key) for the active expiry cycle; stale pairs are skipped when popped.
@@ -279,16 +304,26 @@ export class Db {
     return e;
   }
 
-  /** Lookup for reading: updates the LRU clock and hit/miss statistics. */
-  read(key: string, touch = true): Entry | undefined {
+  /**
+   * Lookup for reading: updates the LRU clock (or LFU counter) and hit/miss statistics, and
+   * publishes `keymiss` on a miss unless `notify` is false (Redis's LOOKUP_NONOTIFY).
+   */
+  read(key: string, touch = true, notify = true): Entry | undefined {
     const e = this.get(key);
     if (e === undefined) {
       this.eng.stats.keyspaceMisses++;
+      if (notify && this.eng.notifyFlags & N.KEY_MISS) dbEvent(this.eng, N.KEY_MISS, 'keymiss', key, this.index);
       return undefined;
     }
     this.eng.stats.keyspaceHits++;
-    if (touch) e.lru = this.eng.lruClock;
+    if (touch) this.touch(e);
     return e;
+  }
+
+  /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */
+  touch(e: Entry): void {
+    if (this.eng.lfu) lfuTouch(this.eng, e);
+    else e.lru = this.eng.lruClock;
   }
 
   /** True if the key exists and is not expired, without touching LRU or statistics. */
@@ -307,8 +342,10 @@ export class Db {
       // perf: the Entry is reused on overwrite (no new object, no Map insertion).
       const old = e.v;
       if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+      this.mem -= chargeOf(old);
+      this.mem += newCharge(value);
       e.v = value;
-      e.bits = (this.eng.lruClock - LRU_BASE) * 4; // LRU refreshed, encoding hint cleared
+      e.bits = this.stamp(e); // LRU refreshed (or LFU counter bumped), encoding hint cleared
       if (!keepTtl && e.exp !== 0) {
         e.exp = 0;
         this.expires--;
@@ -319,10 +356,11 @@ export class Db {
       }
     } else {
       e = this.insert(key, value, 0, timed);
+      if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     }
     // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
     // Set (persistence's dirty set, WATCH) find its hash already computed.
-    this.modified(e.key);
+    this.signal(e.key);
     return e;
   }
 
@@ -331,17 +369,28 @@ export class Db {
    * kept, the LRU clock refreshed, the raw flag cleared (INCR and the like). One change signal.
    */
   update(e: Entry, value: Stored): void {
+    this.setStored(e, value);
+    e.bits = this.stamp(e);
+    this.signal(e.key);
+  }
+
+  /**
+   * Replace the value of the live entry `e` in place, keeping its LRU clock and hint bits
+   * (SETBIT, SETRANGE, PFADD...): accounts the change; the caller signals it (modified()).
+   */
+  setStored(e: Entry, value: Stored): void {
     const old = e.v;
     if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
+    this.mem -= chargeOf(old);
+    this.mem += newCharge(value);
     e.v = value;
-    e.bits = (this.eng.lruClock - LRU_BASE) * 4;
-    this.modified(e.key);
   }
 
   /** Add a new key that is known not to exist (after get() returned undefined). */
   add(key: string, value: Stored): Entry {
     const e = this.insert(key, value);
-    this.modified(key);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+    this.signal(e.key);
     return e;
   }
 
@@ -351,6 +400,7 @@ export class Db {
    */
   addLike(key: string, value: Stored, like: Entry, keepLru: boolean): Entry {
     const e = this.insert(key, value, like.exp);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     e.hint = like.hint;
     if (keepLru) e.lru = like.lru;
     if (like.exp !== 0) {
@@ -362,13 +412,34 @@ export class Db {
       }
       this.heapPush(e.exp, key);
     }
-    this.modified(key);
+    this.signal(e.key);
     return e;
+  }
+
+  /**
+   * The bits of an entry written again (hint cleared): the LRU clock now, or under an LFU
+   * policy its counter touched (Redis keeps the object's LFU data on overwrite).
+   */
+  private stamp(e: Entry): number {
+    if (!this.eng.lfu) return (this.eng.lruClock - LRU_BASE) * 4;
+    lfuTouch(this.eng, e);
+    return e.bits & ~3;
+  }
+
+  /** A random key with a TTL (volatile-* eviction), from the expiry heap; undefined if none. */
+  randomVolatile(): Entry | undefined {
+    const hk = this.heapKey;
+    for (let tries = 0; tries < 32 && hk.length > 0 && this.expires > 0; tries++) {
+      const i = Math.floor(Math.random() * hk.length);
+      const e = this.map.get(hk[i]);
+      if (e !== undefined && e.exp === this.heapExp[i]) return e;
+    }
+    return undefined;
   }
 
   /** A new entry in the table: a TimedEntry with expiry `exp` if `timed` (0 = none yet). */
   private insert(key: string, value: Stored, exp = 0, timed = exp !== 0): Entry {
-    const bits = (this.eng.lruClock - LRU_BASE) * 4;
+    const bits = this.eng.lfu ? lfuNewBits(this.eng) : (this.eng.lruClock - LRU_BASE) * 4;
     let e: Entry;
     if (!timed) {
       e = new Entry(key, value, bits);
@@ -377,6 +448,7 @@ export class Db {
       e.exp = exp;
     }
     this.map.insert(e);
+    this.mem += keyCharge(key) + newCharge(value);
     return e;
   }
 
@@ -385,13 +457,14 @@ export class Db {
     const e = this.peek(key);
     if (e === undefined) return false;
     this.remove(e);
-    this.modified(e.key);
+    this.signal(e.key);
     return true;
   }
 
   private remove(e: Entry): void {
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
+    this.mem -= keyCharge(e.key) + chargeOf(v);
     this.map.remove(e);
     if (e.exp !== 0) this.expires--;
   }
@@ -399,7 +472,7 @@ export class Db {
   private expireEntry(e: Entry): void {
     this.remove(e);
     this.eng.stats.expiredKeys++;
-    this.modified(e.key);
+    this.signal(e.key);
     this.eng.onExpired(this, e.key);
   }
 
@@ -422,7 +495,7 @@ export class Db {
     }
     e.exp = when;
     this.heapPush(when, e.key);
-    this.modified(e.key);
+    this.signal(e.key);
     return e;
   }
 
@@ -451,12 +524,33 @@ export class Db {
     if (e.exp === 0) return false;
     e.exp = 0;
     this.expires--;
-    this.modified(e.key);
+    this.signal(e.key);
     return true;
   }
 
-  /** The single change hook (WATCH, dirty counter, persistence, wake-ups, tracking). */
+  /** A keyspace notification about `key` of this database (notify.ts; one bit test when off). */
+  event(type: number, name: string, key: string): void {
+    if (this.eng.notifyFlags & type) dbEvent(this.eng, type, name, key, this.index);
+  }
+
+  /**
+   * THE change hook for commands that changed a value in place (WATCH, dirty counter,
+   * persistence, wake-ups, memory accounting): a collection is charged anew.
+   */
   modified(key: string): void {
+    const e = this.map.get(key);
+    if (e !== undefined) {
+      const v = e.v;
+      if (typeof v === 'object' && !(v instanceof Uint8Array)) {
+        this.mem -= chargedValue(v);
+        this.mem += rechargeValue(v);
+      }
+    }
+    this.signal(key);
+  }
+
+  /** The change signal itself; Db's own methods, which account as they go, call it directly. */
+  private signal(key: string): void {
     this.eng.changed();
     if (this.watchers.size !== 0) {
       const w = this.watchers.get(key);
@@ -474,6 +568,7 @@ export class Db {
     }
     this.map.clear();
     this.expires = 0;
+    this.mem = 0;
     this.heapExp = [];
     this.heapKey = [];
     this.eng.dirty += n;
@@ -501,6 +596,9 @@ export class Db {
     const x = this.expires;
     this.expires = other.expires;
     other.expires = x;
+    const mem = this.mem;
+    this.mem = other.mem;
+    other.mem = mem;
     const he = this.heapExp;
     this.heapExp = other.heapExp;
     other.heapExp = he;

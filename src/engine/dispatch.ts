@@ -26,6 +26,7 @@ import { feedMonitors } from './monitor.js';
 import { discardTransaction } from './commands/transactions.js';
 import { clientInfo } from './commands/client.js';
 import { recordLatency } from './engine.js';
+import { EVICT_FAIL, OOM, performEvictions, rejectOnOom } from './evict.js';
 
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
@@ -129,6 +130,15 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     const err = c.deny(c, def, argv);
     if (err !== null) {
       rejectCmd(c, def, out, err);
+      return;
+    }
+  }
+  if (eng.maxmemory !== 0 && eng.busyReply === null) {
+    // Redis's processCommand: evict first; out of memory, DENYOOM commands are refused.
+    const oom = performEvictions(eng) === EVICT_FAIL;
+    eng.oomState = oom;
+    if (oom && rejectOnOom(c, def, argv)) {
+      rejectCmd(c, def, out, OOM);
       return;
     }
   }

@@ -13,6 +13,9 @@ import { Tracking } from './tracking.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
+import { N, dbEvent, notifyFlagsOf } from './notify.js';
+import { CLIENT_BASE, STARTUP } from './memory.js';
+import { EVICT_OK, P, parsePolicy, performEvictions } from './evict.js';
 
 export interface CommandStats {
   calls: number;
@@ -48,6 +51,7 @@ export class Stats {
   totalConnections = 0;
   rejectedConnections = 0;
   expiredKeys = 0;
+  evictedKeys = 0;
   keyspaceHits = 0;
   keyspaceMisses = 0;
   netInputBytes = 0;
@@ -69,6 +73,7 @@ export class Stats {
     this.totalConnections = 0;
     this.rejectedConnections = 0;
     this.expiredKeys = 0;
+    this.evictedKeys = 0;
     this.keyspaceHits = 0;
     this.keyspaceMisses = 0;
     this.netInputBytes = 0;
@@ -192,6 +197,23 @@ export class Engine {
   lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
   inExec = false;
+  /** notify-keyspace-events as flags (notify.ts N.*): 0 = off, one bit test per event. */
+  notifyFlags = 0;
+  /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */
+  maxmemory = 0;
+  /** maxmemory-policy as evict.ts P.* and whether only keys with a TTL are candidates. */
+  evictKind: number = P.NONE;
+  evictVolatile = false;
+  /** An LFU policy is in force: entries' LRU bits hold LFU counters (evict.ts). */
+  lfu = false;
+  lfuLogFactor = 10;
+  maxmemorySamples = 5;
+  /** performEvictions failed before the current command (scripts' first DENYOOM call fails). */
+  oomState = false;
+  /** Flags a script declares (scripting/host.ts installs it): the OOM gate of EVAL / FCALL. */
+  scriptFlagsOf: ((name: string, argv: import('../resp/argv.js').Argv) => readonly string[] | null) | null = null;
+  /** Clients' memory (struct, query and output buffers) as last measured by cron. */
+  memClients = 0;
   private listeners: KeyspaceListener[] = [];
   private timer: NodeJS.Timeout | null = null;
   /** Ports the transports actually listen on (INFO server). */
@@ -223,6 +245,8 @@ export class Engine {
       this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0, hist: null });
     }
     this.blocking = new Blocking(this);
+    this.notifyFlags = notifyFlagsOf(this.cfg('notify-keyspace-events'));
+    this.memoryConfig();
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = randomHex40();
@@ -253,6 +277,8 @@ export class Engine {
   /** Store a validated option value and apply its side effects (the one place for both). */
   applyConfig(name: string, value: string): void {
     this.config.set(name, value);
+    if (name === 'notify-keyspace-events') this.notifyFlags = notifyFlagsOf(value);
+    if (name.startsWith('maxmemory') || name.startsWith('lfu-')) this.memoryConfig();
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');
@@ -260,6 +286,18 @@ export class Engine {
     for (const l of this.configListeners) l(name, value);
   }
 
+
+  /** Cache the maxmemory options the hot paths read. */
+  private memoryConfig(): void {
+    this.maxmemory = this.cfgInt('maxmemory');
+    const p = parsePolicy(this.cfg('maxmemory-policy'));
+    this.evictKind = p.kind;
+    this.evictVolatile = p.volatile;
+    this.lfu = p.kind === P.LFU;
+    this.lfuLogFactor = this.cfgInt('lfu-log-factor');
+    this.maxmemorySamples = this.cfgInt('maxmemory-samples');
+    this.oomState = false;
+  }
 
   /** Connections start unauthenticated when the default user has a password or is off. */
   authRequired(): boolean {
@@ -285,8 +323,8 @@ export class Engine {
     for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key);
   }
 
-  onExpired(_db: Db, _key: string): void {
-    // Keyspace notifications (expired events) plug in here.
+  onExpired(db: Db, key: string): void {
+    if (this.notifyFlags & N.EXPIRED) dbEvent(this, N.EXPIRED, 'expired', key, db.index);
   }
 
   onFlush(db: Db): void {
@@ -352,6 +390,8 @@ export class Engine {
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
     this.usedMemory();
+    // Background eviction: what the commands' budget left over (Redis's evictionTimeProc).
+    if (this.maxmemory !== 0 && this.busyReply === null && performEvictions(this) !== EVICT_OK) performEvictions(this);
   }
 
   /** Follow steps of the system clock (NTP, manual changes) in the derived wall time. */
@@ -361,12 +401,38 @@ export class Engine {
     if (drift > 0.25 || drift < -1.25) this.wallBase = calibratedBase();
   }
 
-  /** used_memory: V8 heap in use plus memory outside the heap (Buffers); updates the peak. */
+  /**
+   * used_memory as modelled by memory.ts: the startup overhead, the keys' charges, the main
+   * dicts' bucket arrays and the clients. Measures the clients now (O(clients)); updates the peak.
+   */
   usedMemory(): number {
-    const m = process.memoryUsage();
-    const used = m.heapUsed + m.external;
+    this.memClients = this.clientsMemory();
+    const used = this.memoryForEviction();
     if (used > this.stats.memPeak) this.stats.memPeak = used;
     return used;
+  }
+
+  /** used_memory with the clients as cron last measured them (cheap: what eviction compares). */
+  memoryForEviction(): number {
+    let t = STARTUP + this.memClients;
+    for (const db of this.dbs) t += db.mem + this.dictOverhead(db.map.size);
+    return t;
+  }
+
+  /** The bucket array of a main dict holding n keys (a power of two at least n, 8 bytes each). */
+  dictOverhead(n: number): number {
+    if (n === 0) return 0;
+    return (n <= 4 ? 4 : 2 ** (32 - Math.clz32(n - 1))) * 8;
+  }
+
+  /** Bytes held by the clients: a fixed struct each plus their query and output buffers. */
+  clientsMemory(): number {
+    let t = 0;
+    for (const c of this.clients.values()) {
+      if (c.transport.kind === 'internal') continue;
+      t += CLIENT_BASE + c.transport.inputBytes() + c.transport.outputBytes();
+    }
+    return t;
   }
 
   /** instantaneous_ops_per_sec from the samples of the last ~1.6 s. */

@@ -360,6 +360,30 @@ export class KeyTable {
     return e;
   }
 
+  /**
+   * dictGetSomeKeys: up to `n` entries from consecutive buckets starting at a random one
+   * (eviction sampling: one random draw and a short walk instead of n random lookups). Visits
+   * at most 10n buckets; pushes into `out`, returns how many were added.
+   */
+  someEntries(n: number, out: Entry[]): number {
+    if (this.count === 0 || n <= 0) return 0;
+    if (this.rehashIdx >= 0) this.rehashStep();
+    const tables = this.t1 === null ? [this.t0] : [this.t0, this.t1];
+    const big = tables[tables.length - 1];
+    let i = Math.floor(Math.random() * big.length);
+    let added = 0;
+    for (let steps = 0; steps < n * 10 && added < n; steps++, i++) {
+      for (const t of tables) {
+        if (t === this.t0 && this.rehashIdx >= 0 && (i & (t.length - 1)) < this.rehashIdx) continue; // already moved
+        for (let e = t[i & (t.length - 1)]; e !== undefined && added < n; e = e.next) {
+          out.push(e);
+          added++;
+        }
+      }
+    }
+    return added;
+  }
+
   // ---------------------------------------------------------------- iteration (Map-like)
 
   /**

@@ -110,7 +110,7 @@ export async function runScript(ours: RawClient, redis: RawClient, script: Scrip
   return null;
 }
 
-function encodeCmd(args: Array<string | Buffer>): Buffer {
+export function encodeCmd(args: Array<string | Buffer>): Buffer {
   const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
   for (const a of args) {
     const b = typeof a === 'string' ? Buffer.from(a) : a;

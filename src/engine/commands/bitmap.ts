@@ -13,6 +13,7 @@ import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { parseSafeInt } from '../../resp/ascii.js';
 import { KF, type KeyRef } from '../keys.js';
+import { N, keyEvent } from '../notify.js';
 
 const BIT_OFFSET = 'ERR bit offset is not an integer or out of range';
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
@@ -63,9 +64,10 @@ function setbitCommand(c: Client, argv: Argv, out: ReplySink): void {
   const old = v[byte] & mask ? 1 : 0;
   if (bit) v[byte] |= mask;
   else v[byte] &= ~mask;
-  e.value = v;
+  db.setStored(e, v);
   e.raw = true;
   db.modified(e.key);
+  keyEvent(c, N.STRING, 'setbit', e.key);
   out.int(old);
 }
 
@@ -210,12 +212,13 @@ function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const dst = argv.key(2);
   if (max === 0) {
-    db.delete(dst);
+    if (db.delete(dst)) keyEvent(c, N.GENERIC, 'del', dst);
     out.int(0);
     return;
   }
   const res = bitop(op, srcs, max);
   db.set(dst, res).raw = true;
+  keyEvent(c, N.STRING, 'set', dst);
   out.int(max);
 }
 
@@ -364,7 +367,7 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
   let v = e.value as Buffer;
   const need = Math.ceil(maxBit / 8);
   v = need > v.length ? grow(mutable(v), need) : mutable(v);
-  e.value = v;
+  db.setStored(e, v);
   e.raw = true;
   let changed = false;
   out.array(ops.length);
@@ -385,6 +388,7 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
     out.int(o.kind === 'set' ? old : next);
   }
   if (changed) db.modified(key);
+  if (changed) keyEvent(c, N.STRING, 'setbit', key);
 }
 
 // BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL]

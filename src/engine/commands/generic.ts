@@ -15,6 +15,8 @@ import type { Client } from '../client.js';
 import { type Entry, type Stored, type TypedValue, TYPE_NAMES } from '../db.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
+import { N, dbEvent, keyEvent } from '../notify.js';
+import { lfuCounter } from '../evict.js';
 import { globMatch } from '../glob.js';
 
 const I64_MAX = 9223372036854775807n;
@@ -56,7 +58,10 @@ function delCommand(c: Client, argv: Argv, out: ReplySink): void {
   let n = 0;
   for (let i = 1; i < argv.count; i++) {
     const key = argv.key(i);
-    if (db.get(key) !== undefined && db.delete(key)) n++;
+    if (db.get(key) !== undefined && db.delete(key)) {
+      keyEvent(c, N.GENERIC, 'del', key);
+      n++;
+    }
   }
   out.int(n);
 }
@@ -120,6 +125,8 @@ function renameGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void
   // The value object moves as is: TTL, encoding and LRU clock go with it.
   db.addLike(dst, e.v, e, true); // e.v: a compact string moves as it is, not copied out
   db.delete(src);
+  keyEvent(c, N.GENERIC, 'rename_from', src);
+  keyEvent(c, N.GENERIC, 'rename_to', dst);
   if (nx) out.int(1);
   else out.ok();
 }
@@ -164,6 +171,7 @@ function copyCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   // A new object: same TTL and encoding, fresh LRU clock (Redis's dupStringObject & co).
   dst.addLike(newkey, cloneValue(e), e, false);
+  dbEvent(c.engine, N.GENERIC, 'copy_to', newkey, dst.index);
   out.int(1);
 }
 
@@ -253,6 +261,8 @@ function moveCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   dst.addLike(key, e.v, e, true);
   src.delete(key);
+  keyEvent(c, N.GENERIC, 'move_from', key);
+  dbEvent(c.engine, N.GENERIC, 'move_to', key, dst.index);
   out.int(1);
 }
 
@@ -467,8 +477,12 @@ function expireGeneric(c: Client, argv: Argv, out: ReplySink, base: number, seco
     if (flags & LT && cur !== 0 && when >= cur) return out.int(0);
   }
   // A time at or before now deletes the key (and still answers 1).
-  if (typeof when === 'number') db.setExpire(e, when);
-  else db.setExpireExact(e, when);
+  const key = e.key;
+  if (typeof when === 'number') keyEvent(c, N.GENERIC, db.setExpire(e, when) === undefined ? 'del' : 'expire', key);
+  else {
+    db.setExpireExact(e, when);
+    keyEvent(c, N.GENERIC, db.peek(key) === undefined ? 'del' : 'expire', key);
+  }
   out.int(1);
 }
 
@@ -513,14 +527,16 @@ function ttlGeneric(c: Client, argv: Argv, out: ReplySink, ms: boolean, abs: boo
 function persistCommand(c: Client, argv: Argv, out: ReplySink): void {
   const db = c.db;
   const e = db.get(argv.key(1));
-  out.int(e !== undefined && db.persist(e) ? 1 : 0);
+  const done = e !== undefined && db.persist(e);
+  if (done) keyEvent(c, N.GENERIC, 'persist', e.key);
+  out.int(done ? 1 : 0);
 }
 
 // ---------------------------------------------------------------- OBJECT
 
 /** The entry for OBJECT's subcommands (no LRU touch, statistics counted); nil if missing. */
 function objectLookup(c: Client, argv: Argv, out: ReplySink): Entry | undefined {
-  const e = c.db.read(argv.key(2), false);
+  const e = c.db.read(argv.key(2), false, false);
   if (e === undefined) out.nil();
   return e;
 }
@@ -532,7 +548,7 @@ function stringInt(e: Entry, v: Buffer): bigint | null {
 }
 
 function isLfu(c: Client): boolean {
-  return c.engine.cfg('maxmemory-policy').endsWith('-lfu');
+  return c.engine.lfu;
 }
 
 // OBJECT ENCODING key
@@ -577,9 +593,6 @@ function objectIdletimeCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.int(Math.max(0, c.engine.lruClock - e.lru));
 }
 
-/** Redis's LFU_INIT_VAL: the logarithmic counter a new key starts with. */
-const LFU_INIT_VAL = 5;
-
 // OBJECT FREQ key
 function objectFreqCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = objectLookup(c, argv, out);
@@ -588,10 +601,8 @@ function objectFreqCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error('ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.');
     return;
   }
-  // We keep no per-key access counter: report the initial counter decayed by the minutes
-  // since the last access (LFUDecrAndReturn with lfu-decay-time 1), an approximation.
-  const idleMinutes = Math.floor(Math.max(0, c.engine.lruClock - e.lru) / 60);
-  out.int(Math.max(0, LFU_INIT_VAL - idleMinutes));
+  // The entry's LRU bits hold its LFU counter under an LFU policy (evict.ts).
+  out.int(lfuCounter(c.engine, e));
 }
 
 const OBJECT_HELP = [

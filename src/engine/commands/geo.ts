@@ -22,6 +22,7 @@ import {
 } from '../ds/geohash.js';
 import { ZADD_ADDED, ZADD_CH, ZADD_NX, ZADD_UPDATED, ZADD_XX, lookupZset, storeResult, zaddOne } from './sorted-set.js';
 import { KF, type KeyRef } from '../keys.js';
+import { N } from '../notify.js';
 
 // ---------------------------------------------------------------- number formatting
 
@@ -199,6 +200,7 @@ function geoaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   if (added + updated > 0) db.modified(key);
   else if (z.size === 0) db.delete(key);
+  if (added + updated > 0) db.event(N.ZSET, 'zadd', key);
   out.int(flags & ZADD_CH ? added + updated : added);
 }
 
@@ -476,7 +478,7 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
 
   if (z === null) {
     if (storeKey !== null) {
-      storeResult(db, storeKey, []);
+      storeResult(db, storeKey, [], '');
       out.int(0);
     } else {
       out.array(0);
@@ -518,7 +520,7 @@ function georadiusGeneric(c: Client, argv: Argv, out: ReplySink, srcIndex: numbe
     const p = found[i];
     pairs[i] = [p.member, storeDist ? p.dist / shape.conversion : p.score];
   }
-  storeResult(db, storeKey, pairs);
+  storeResult(db, storeKey, pairs, search ? 'geosearchstore' : 'georadiusstore');
   out.int(returned);
 }
 

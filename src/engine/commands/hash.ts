@@ -26,6 +26,7 @@ function parseInt64Str(s: string): bigint | null {
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
+import { N, keyEvent } from '../notify.js';
 import { globMatch } from '../glob.js';
 import { HashValue, trackVolatile, type HashLimits } from '../ds/hash.js';
 import { pickIndexes } from '../ds/set.js';
@@ -62,8 +63,10 @@ const HFE_MAX_MS = 70368744177663;
 function expireFields(c: Client, key: string, h: HashValue): HashValue | undefined {
   if (!h.volatile) return h;
   if (h.purgeExpired(c.engine.now) > 0) {
+    keyEvent(c, N.HASH, 'hexpired', key);
     if (h.size === 0) {
       c.db.delete(key);
+      keyEvent(c, N.GENERIC, 'del', key);
       return undefined;
     }
     c.db.modified(key);
@@ -90,6 +93,7 @@ function writeHash(c: Client, key: string): HashValue | undefined | null {
 function touched(c: Client, key: string, h: HashValue): void {
   if (h.size === 0) c.db.delete(key);
   else c.db.modified(key);
+  if (h.size === 0) keyEvent(c, N.GENERIC, 'del', key);
 }
 
 // ---------------------------------------------------------------- basic commands
@@ -117,6 +121,7 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   }
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
+  keyEvent(c, N.HASH, 'hset', key);
   if (name === 'hset') out.int(created);
   else out.ok();
 }
@@ -150,6 +155,7 @@ function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
   h.set(f, argv.key(3), lim);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
+  keyEvent(c, N.HASH, 'hset', key);
   out.int(1);
 }
 
@@ -187,7 +193,10 @@ function hdelCommand(c: Client, argv: Argv, out: ReplySink): void {
       if (h.size === 0) break;
     }
   }
-  if (deleted > 0) touched(c, key, h);
+  if (deleted > 0) {
+    keyEvent(c, N.HASH, 'hdel', key);
+    touched(c, key, h);
+  }
   out.int(deleted);
 }
 
@@ -271,6 +280,7 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   h.set(f, sum.toString(), lim, true);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
+  keyEvent(c, N.HASH, 'hincrby', key);
   out.int(sum >= -9007199254740991n && sum <= 9007199254740991n ? Number(sum) : sum);
 }
 
@@ -299,6 +309,7 @@ function hincrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
   h.set(f, text, lim, true);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
+  keyEvent(c, N.HASH, 'hincrbyfloat', key);
   out.bulkLatin1(text);
 }
 
@@ -490,6 +501,7 @@ function hexpireGeneric(c: Client, argv: Argv, out: ReplySink, unit: number, rel
   }
   h.markFieldExpiry();
   let changed = 0;
+  let deleted = 0;
   for (let i = numAt + 1; i < argv.count; i++) {
     const f = argv.key(i);
     if (!h.has(f)) {
@@ -510,6 +522,7 @@ function hexpireGeneric(c: Client, argv: Argv, out: ReplySink, unit: number, rel
     changed++;
     if (at <= now) {
       h.delete(f);
+      deleted++;
       out.int(2);
     } else {
       h.setFieldExpire(f, at);
@@ -517,6 +530,7 @@ function hexpireGeneric(c: Client, argv: Argv, out: ReplySink, unit: number, rel
     }
   }
   if (changed > 0) {
+    keyEvent(c, N.HASH, deleted > 0 ? 'hdel' : 'hexpire', key);
     touched(c, key, h);
     trackVolatile(c.db, key, h);
   }
@@ -603,7 +617,10 @@ function hpersistCommand(c: Client, argv: Argv, out: ReplySink): void {
       out.int(-1);
     }
   }
-  if (changed > 0) c.db.modified(key);
+  if (changed > 0) {
+    c.db.modified(key);
+    keyEvent(c, N.HASH, 'hpersist', key);
+  }
 }
 
 // HGETDEL key FIELDS numfields field [field ...]
@@ -626,7 +643,10 @@ function hgetdelCommand(c: Client, argv: Argv, out: ReplySink): void {
     h!.delete(f);
     deleted++;
   }
-  if (deleted > 0) touched(c, key, h!);
+  if (deleted > 0) {
+    keyEvent(c, N.HASH, 'hgetdel', key);
+    touched(c, key, h!);
+  }
 }
 
 // HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
@@ -678,6 +698,7 @@ function hgetexCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
   }
   if (changed > 0) {
+    keyEvent(c, N.HASH, persist ? 'hpersist' : at <= now ? 'hdel' : 'hexpire', key);
     touched(c, key, h);
     trackVolatile(c.db, key, h);
   }
@@ -753,6 +774,8 @@ function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else {
     touched(c, key, h);
   }
+  keyEvent(c, N.HASH, 'hset', key);
+  if (expiry) keyEvent(c, N.HASH, at <= now ? 'hdel' : 'hexpire', key);
   trackVolatile(c.db, key, h);
   out.int(1);
 }

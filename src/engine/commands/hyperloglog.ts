@@ -14,6 +14,7 @@ import {
   HLL_DENSE, HLL_REGISTERS, HLL_SPARSE, cacheValid, createHll, denseSet, estimate, invalidateCache,
   isHll, patLen, readCache, registers, sparseSet, sparseToDense, writeCache,
 } from '../ds/hll.js';
+import { N, keyEvent } from '../notify.js';
 
 const INVALID_HLL = 'WRONGTYPE Key is not a valid HyperLogLog string value.';
 const CORRUPTED = 'INVALIDOBJ Corrupted HLL object detected';
@@ -57,10 +58,11 @@ function pfaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     invalidateCache(v);
     if (e === undefined) db.add(key, v);
     else {
-      e.value = v;
+      db.setStored(e, v);
       e.raw = true;
       db.modified(key);
     }
+    keyEvent(c, N.STRING, 'pfadd', key);
   }
   out.int(updated > 0 ? 1 : 0);
 }
@@ -107,7 +109,7 @@ function pfcountCommand(c: Client, argv: Argv, out: ReplySink): void {
   // Redis stores the estimate in the header cache, which changes the value's bytes.
   v = mutable(v);
   writeCache(v, card);
-  e.value = v;
+  db.setStored(e, v);
   db.modified(e.key);
   out.int(card);
 }
@@ -137,10 +139,11 @@ function pfmergeCommand(c: Client, argv: Argv, out: ReplySink): void {
   invalidateCache(v);
   if (e === undefined) db.add(dst, v);
   else {
-    e.value = v;
+    db.setStored(e, v);
     e.raw = true;
     db.modified(dst);
   }
+  keyEvent(c, N.STRING, 'pfadd', dst);
   out.ok();
 }
 

@@ -32,6 +32,7 @@ import {
   PathSyntaxError, compile, pathArg, select, selectPaths, splitLast, type Match, type PathArg, type Query,
 } from '../ds/jsonpath.js';
 import { lookupRead, lookupWrite } from './typed-helpers.js';
+import { N, keyEvent } from '../notify.js';
 
 const NOT_UTF8 = "Couldn't parse as UTF-8 string";
 const NOT_INTEGER = "Couldn't parse as integer";
@@ -210,6 +211,13 @@ function formatOption(argv: Argv, i: number, name: string, out: ReplySink): numb
 }
 
 // JSON.SET key path value [NX | XX]
+/** RedisJSON's keyspace event (class d): the command's name; JSON.FORGET reports json.del. */
+function jsonEvent(c: Client, argv: Argv, key: string): void {
+  if ((c.engine.notifyFlags & N.MODULE) === 0) return;
+  const name = argv.lower(0);
+  keyEvent(c, N.MODULE, name === 'json.forget' ? 'json.del' : name, key);
+}
+
 function jsonSetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = argv.key(1);
   const path = pathArg(text(argv, 2));
@@ -230,17 +238,20 @@ function jsonSetCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (mode === XX) return out.nil();
     if (path.fixed !== '$') fail(AT_ROOT);
     c.db.add(key, new JsonDoc(val));
+    jsonEvent(c, argv, key);
     return out.ok();
   }
   if (path.fixed === '$') {
     if (mode === NX) return out.nil();
     doc.root = val;
     c.db.modified(key);
+    jsonEvent(c, argv, key);
     return out.ok();
   }
   const updates = findUpdates(doc, path.fixed, mode);
   if (updates.length === 0 || !applyUpdates(doc, updates, val)) return out.nil();
   c.db.modified(key);
+  jsonEvent(c, argv, key);
   out.ok();
 }
 
@@ -270,8 +281,10 @@ function jsonMsetCommand(c: Client, argv: Argv, out: ReplySink): void {
         doc.root = a.val;
         c.db.modified(a.key);
       }
+      jsonEvent(c, argv, a.key);
     } else if (doc !== undefined && a.updates.length > 0 && applyUpdates(doc, a.updates, a.val)) {
       c.db.modified(a.key);
+      jsonEvent(c, argv, a.key);
     }
   }
   out.ok();
@@ -293,11 +306,13 @@ function jsonMergeCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (doc === undefined) {
     if (path.fixed !== '$') fail(AT_ROOT);
     c.db.add(key, new JsonDoc(val));
+    jsonEvent(c, argv, key);
     return out.ok();
   }
   if (path.fixed === '$') {
     doc.root = mergePatch(doc.root, val);
     c.db.modified(key);
+    jsonEvent(c, argv, key);
     return out.ok();
   }
   const updates = findUpdates(doc, path.fixed, NONE);
@@ -315,6 +330,7 @@ function jsonMergeCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   if (!changed) return out.nil();
   c.db.modified(key);
+  jsonEvent(c, argv, key);
   out.ok();
 }
 
@@ -624,12 +640,14 @@ function jsonDelCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (doc === undefined) return out.int(0);
   if (path.fixed === '$') {
     c.db.delete(key);
+    jsonEvent(c, argv, key);
     return out.int(1);
   }
   const paths = locate(doc, path).map((m) => m.path!);
   let n = 0;
   for (const p of pathsForDeletion(paths)) if (p.length > 0 && deleteAt(doc.root, p)) n++;
   if (n > 0) c.db.modified(key);
+  if (n > 0) jsonEvent(c, argv, key);
   out.int(n);
 }
 
@@ -661,6 +679,7 @@ function jsonClearCommand(c: Client, argv: Argv, out: ReplySink): void {
     n++;
   }
   if (n > 0) c.db.modified(key);
+  if (n > 0) jsonEvent(c, argv, key);
   out.int(n);
 }
 
@@ -674,7 +693,7 @@ function jsonClearCommand(c: Client, argv: Argv, out: ReplySink): void {
  * the earlier locations were already changed.
  */
 function updateEach<T>(
-  c: Client, key: string, doc: JsonDoc, path: PathArg, missing: string,
+  c: Client, argv: Argv, key: string, doc: JsonDoc, path: PathArg, missing: string,
   accept: (v: JValue) => boolean, op: (m: Match) => T,
   reply: (v: T) => void, out: ReplySink, changed: (v: T) => boolean = () => true,
 ): void {
@@ -710,6 +729,7 @@ function updateEach<T>(
     }
   } finally {
     if (touched) c.db.modified(key);
+    if (touched) jsonEvent(c, argv, key);
   }
 }
 
@@ -724,9 +744,9 @@ function jsonToggleCommand(c: Client, argv: Argv, out: ReplySink): void {
     return v;
   };
   if (path.legacy) {
-    updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not a bool'), isBool, flip, (v) => out.bulkText(String(v)), out);
+    updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'not a bool'), isBool, flip, (v) => out.bulkText(String(v)), out);
   } else {
-    updateEach(c, key, doc, path, '', isBool, flip, (v) => out.int(v ? 1 : 0), out);
+    updateEach(c, argv, key, doc, path, '', isBool, flip, (v) => out.int(v ? 1 : 0), out);
   }
 }
 
@@ -771,7 +791,7 @@ function numCommand(c: Client, argv: Argv, out: ReplySink, mult: boolean): void 
     return numOp(doc, m.path!, operand, mult);
   };
   if (path.legacy) {
-    updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'does not contains a number'), isNumberValue, op,
+    updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'does not contains a number'), isNumberValue, op,
       (v) => out.bulkText(formatNumber(v)), out);
     return;
   }
@@ -790,6 +810,7 @@ function numCommand(c: Client, argv: Argv, out: ReplySink, mult: boolean): void 
     }
   } finally {
     if (touched) c.db.modified(key);
+    if (touched) jsonEvent(c, argv, key);
   }
   out.bulk(toBytes(serialize(results)));
 }
@@ -830,7 +851,7 @@ function jsonStrappendCommand(c: Client, argv: Argv, out: ReplySink): void {
     replaceAt(doc, m.path!, v);
     return byteLength(v);
   };
-  updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not a string'), isString, append, (n) => out.int(n), out);
+  updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'not a string'), isString, append, (n) => out.int(n), out);
 }
 
 // JSON.ARRAPPEND key path value [value ...]
@@ -847,7 +868,7 @@ function jsonArrappendCommand(c: Client, argv: Argv, out: ReplySink): void {
     uses++;
     return arr.length;
   };
-  updateEach(c, key, doc, path, pathMissingOr(path.original, 'not an array'), Array.isArray, append, (n) => out.int(n), out);
+  updateEach(c, argv, key, doc, path, pathMissingOr(path.original, 'not an array'), Array.isArray, append, (n) => out.int(n), out);
 }
 
 // JSON.ARRINSERT key path index value [value ...]
@@ -869,7 +890,7 @@ function jsonArrinsertCommand(c: Client, argv: Argv, out: ReplySink): void {
     for (const v of tail) arr.push(v);
     return arr.length;
   };
-  updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, insert, (n) => out.int(n), out);
+  updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, insert, (n) => out.int(n), out);
 }
 
 // JSON.ARRPOP key [path [index]]
@@ -894,7 +915,7 @@ function jsonArrpopCommand(c: Client, argv: Argv, out: ReplySink): void {
     return serialize(arr.splice(Number(at), 1)[0]);
   };
   const reply = (s: string | null) => (s === null ? out.nil() : out.bulk(toBytes(s)));
-  updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, pop, reply, out, (s) => s !== null);
+  updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, pop, reply, out, (s) => s !== null);
 }
 
 /** ArrayIndex::normalize: negative from the end (clamped at 0), positive clamped at len - 1. */
@@ -924,7 +945,7 @@ function jsonArrtrimCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     return arr.length;
   };
-  updateEach(c, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, trim, (n) => out.int(n), out);
+  updateEach(c, argv, key, doc, path, pathMissingOr(path.fixed, 'not an array'), Array.isArray, trim, (n) => out.int(n), out);
 }
 
 export default family('json', [], [

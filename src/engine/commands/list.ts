@@ -15,6 +15,7 @@ import { family, row } from '../command.js';
 import { BIG_ELEMENT, ListValue, elemEquals, type Elem } from '../ds/list.js';
 import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
 import { numkeysKeys } from '../keys.js';
+import { N, keyEvent } from '../notify.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
 } from './typed-helpers.js';
@@ -61,6 +62,7 @@ function writeList(c: Client, key: string): ListValue | undefined | null {
 function afterRemoval(c: Client, key: string, l: ListValue): void {
   if (l.length === 0) {
     c.db.delete(key);
+    keyEvent(c, N.GENERIC, 'del', key);
     return;
   }
   l.shrinkCheck(listFill(c.engine));
@@ -97,6 +99,7 @@ function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyI
     pushAll(l, argv, where);
     c.db.modified(key);
   }
+  keyEvent(c, N.LIST, where === HEAD ? 'lpush' : 'rpush', key);
   out.int(l.length);
 }
 
@@ -139,6 +142,7 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void 
     out.array(n);
     for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   }
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 
@@ -201,6 +205,7 @@ function lsetCommand(c: Client, argv: Argv, out: ReplySink): void {
   l.set(i, elemArg(argv, 3));
   l.shrinkCheck(fill);
   c.db.modified(key);
+  keyEvent(c, N.LIST, 'lset', key);
   out.ok();
 }
 
@@ -221,6 +226,7 @@ function linsertCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (i < 0) return out.int(-1);
   l.insert(after ? i + 1 : i, elemArg(argv, 4));
   c.db.modified(key);
+  keyEvent(c, N.LIST, 'linsert', key);
   out.int(l.length);
 }
 
@@ -234,7 +240,10 @@ function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) return out.int(0);
   const removed = l.removeEqual(targetStr(argv, 3), argv.view(3), count);
-  if (removed > 0) afterRemoval(c, key, l);
+  if (removed > 0) {
+    keyEvent(c, N.LIST, 'lrem', key);
+    afterRemoval(c, key, l);
+  }
   out.int(removed);
 }
 
@@ -262,6 +271,7 @@ function ltrimCommand(c: Client, argv: Argv, out: ReplySink): void {
     right = len - end - 1;
   }
   l.trim(left, right);
+  keyEvent(c, N.LIST, 'ltrim', key);
   afterRemoval(c, key, l);
   out.ok();
 }
@@ -345,6 +355,8 @@ function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: nu
   else dst.pushTail(v);
   if (created) c.db.add(dkey, dst);
   else c.db.modified(dkey);
+  keyEvent(c, N.LIST, to === HEAD ? 'lpush' : 'rpush', dkey);
+  keyEvent(c, N.LIST, from === HEAD ? 'lpop' : 'rpop', skey);
   afterRemoval(c, skey, src);
   bulkElem(out, v);
 }
@@ -401,6 +413,7 @@ function mpopFrom(c: Client, key: string, l: ListValue, where: number, count: nu
   out.bulkLatin1(key);
   out.array(n);
   for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 
@@ -442,6 +455,7 @@ function popOneWithKey(c: Client, key: string, l: ListValue, where: number, out:
   out.array(2);
   out.bulkLatin1(key);
   bulkElem(out, v);
+  keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
   afterRemoval(c, key, l);
 }
 

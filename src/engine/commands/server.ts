@@ -24,6 +24,7 @@ import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
 import { REDIS_VERSION } from './connection.js';
+import { STARTUP } from '../memory.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -47,14 +48,37 @@ function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
   out.simple('    Prints this help.');
 }
 
-/** Redis's bytesToHuman. */
-/** Bytes held in client buffers, input and output (INFO mem_clients_normal). */
-function clientBuffers(eng: Engine): number {
-  let n = 0;
-  for (const c of eng.clients.values()) n += c.transport.inputBytes() + c.transport.outputBytes();
-  return n;
+/** INFO memory: used_memory_overhead .. used_memory_dataset_perc (memory.ts's model). */
+function memoryOverheadLines(eng: Engine, used: number): string[] {
+  let overhead = STARTUP + eng.memClients;
+  for (const db of eng.dbs) overhead += eng.dictOverhead(db.loadedSize) + db.loadedSize * 24;
+  const dataset = Math.max(0, used - overhead);
+  const net = used - STARTUP;
+  return [
+    `used_memory_overhead:${overhead}`,
+    `used_memory_startup:${STARTUP}`,
+    `used_memory_dataset:${dataset}`,
+    `used_memory_dataset_perc:${net > 0 ? ((dataset * 100) / net).toFixed(2) : '0.00'}%`,
+    `allocator_allocated:${used}`,
+    `allocator_active:${used}`,
+    `allocator_resident:${used}`,
+  ];
 }
 
+/** INFO memory: the lines after maxmemory_policy that Redis 7.0 prints before mem_allocator. */
+function memoryTailLines(eng: Engine): string[] {
+  return [
+    `mem_not_counted_for_evict:0`,
+    'mem_replication_backlog:0',
+    'mem_total_replication_buffers:0',
+    'mem_clients_slaves:0',
+    `mem_clients_normal:${eng.memClients}`,
+    'mem_cluster_links:0',
+    'mem_aof_buffer:0',
+  ];
+}
+
+/** Redis's bytesToHuman. */
 export function bytesToHuman(n: number): string {
   if (n < 1024) return `${n}B`;
   const units = ['K', 'M', 'G', 'T', 'P'];
@@ -238,6 +262,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `used_memory_peak:${peak}`,
         `used_memory_peak_human:${bytesToHuman(peak)}`,
         `used_memory_peak_perc:${peak > 0 ? ((used * 100) / peak).toFixed(2) : '0.00'}%`,
+        ...memoryOverheadLines(eng, used),
         `total_system_memory:${total}`,
         `total_system_memory_human:${bytesToHuman(total)}`,
         `maxmemory:${maxmemory}`,
@@ -245,7 +270,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `maxmemory_policy:${eng.cfg('maxmemory-policy')}`,
         `mem_fragmentation_ratio:${used > 0 ? (rss / used).toFixed(2) : '0.00'}`,
         `mem_fragmentation_bytes:${rss - used}`,
-        `mem_clients_normal:${clientBuffers(eng)}`,
+        ...memoryTailLines(eng),
         'mem_allocator:libc',
         'lazyfree_pending_objects:0',
         'lazyfreed_objects:0',
@@ -290,7 +315,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         'sync_partial_ok:0',
         'sync_partial_err:0',
         `expired_keys:${st.expiredKeys}`,
-        'evicted_keys:0',
+        `evicted_keys:${st.evictedKeys}`,
         `evicted_clients:${eng.outputs.evictions}`,
         `keyspace_hits:${st.keyspaceHits}`,
         `keyspace_misses:${st.keyspaceMisses}`,

@@ -16,6 +16,7 @@ import { globMatch } from '../glob.js';
 import { SetValue } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { numkeysKeys } from '../keys.js';
+import { N, keyEvent } from '../notify.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError, setLimits,
 } from './typed-helpers.js';
@@ -56,6 +57,7 @@ function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
   for (let i = 2; i < argv.count; i++) if (s.add(argv.key(i), lim)) added++;
   if (isNew) c.db.add(key, s);
   else if (added > 0) c.db.modified(key);
+  if (added > 0) keyEvent(c, N.SET, 'sadd', key);
   out.int(added);
 }
 
@@ -73,8 +75,10 @@ function sremCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
   }
   if (removed > 0) {
+    keyEvent(c, N.SET, 'srem', key);
     if (s.size === 0) c.db.delete(key);
     else c.db.modified(key);
+    if (s.size === 0) keyEvent(c, N.GENERIC, 'del', key);
   }
   out.int(removed);
 }
@@ -118,8 +122,10 @@ function spopCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (s === null) return out.error(E.WRONGTYPE);
     if (s === undefined) return out.nil();
     out.bulkLatin1(s.pop());
+    keyEvent(c, N.SET, 'spop', key);
     if (s.size === 0) c.db.delete(key);
     else c.db.modified(key);
+    if (s.size === 0) keyEvent(c, N.GENERIC, 'del', key);
     return;
   }
   const count = longArg(argv, 2);
@@ -129,13 +135,16 @@ function spopCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (s === undefined || count === 0) return out.set(0);
   if (count >= s.size) {
     replyMembers(out, s);
+    keyEvent(c, N.SET, 'spop', key);
     c.db.delete(key);
+    keyEvent(c, N.GENERIC, 'del', key);
     return;
   }
   const popped = s.popMany(count, setLimits(c.engine));
   out.set(popped.length);
   for (const m of popped) out.bulkLatin1(m);
   c.db.modified(key);
+  keyEvent(c, N.SET, 'spop', key);
 }
 
 // SRANDMEMBER key [count]
@@ -181,15 +190,19 @@ function smoveCommand(c: Client, argv: Argv, out: ReplySink): void {
   const m = argv.key(3);
   if (src === dst) return out.int(src.has(m) ? 1 : 0);
   if (!src.remove(m)) return out.int(0);
+  keyEvent(c, N.SET, 'srem', skey);
   if (src.size === 0) c.db.delete(skey);
   else c.db.modified(skey);
+  if (src.size === 0) keyEvent(c, N.GENERIC, 'del', skey);
   const lim = setLimits(c.engine);
   if (dst === undefined) {
     dst = SetValue.create(m, 1, lim);
     dst.add(m, lim);
     c.db.add(dkey, dst);
+    keyEvent(c, N.SET, 'sadd', dkey);
   } else if (dst.add(m, lim)) {
     c.db.modified(dkey);
+    keyEvent(c, N.SET, 'sadd', dkey);
   }
   out.int(1);
 }
@@ -212,12 +225,13 @@ function loadSets(c: Client, argv: Argv, from: number, to: number, out: ReplySin
 }
 
 /** Store `result` at `dstkey` (or delete it when empty); reply with the cardinality. */
-function storeResult(c: Client, dstkey: string, result: SetValue, out: ReplySink): void {
+function storeResult(c: Client, dstkey: string, result: SetValue, out: ReplySink, event: string): void {
   if (result.size > 0) {
     c.db.set(dstkey, result);
+    keyEvent(c, N.SET, event, dstkey);
     out.int(result.size);
   } else {
-    c.db.delete(dstkey);
+    if (c.db.delete(dstkey)) keyEvent(c, N.GENERIC, 'del', dstkey);
     out.int(0);
   }
 }
@@ -231,7 +245,7 @@ function interGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: n
   if (loaded === null) return;
   if (loaded.some((s) => s === undefined)) {
     if (mode === 1) {
-      c.db.delete(dstkey);
+      if (c.db.delete(dstkey)) keyEvent(c, N.GENERIC, 'del', dstkey);
       out.int(0);
     } else if (mode === 2) {
       out.int(0);
@@ -258,7 +272,7 @@ function interGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: n
   if (mode === 2) {
     out.int(card);
   } else if (mode === 1) {
-    storeResult(c, dstkey, result!, out);
+    storeResult(c, dstkey, result!, out, 'sinterstore');
   } else {
     out.set(members.length);
     for (const m of members) out.bulkLatin1(m);
@@ -337,7 +351,7 @@ function unionDiffGeneric(c: Client, argv: Argv, out: ReplySink, from: number, o
     }
   }
   if (dstkey !== null) {
-    storeResult(c, dstkey, result, out);
+    storeResult(c, dstkey, result, out, op === UNION ? 'sunionstore' : 'sdiffstore');
     return;
   }
   replyMembers(out, result);

@@ -39,6 +39,7 @@ import { ZSet } from '../ds/zset.js';
 import { HashValue } from '../ds/hash.js';
 import { listFill, longArg, lookupRead, lookupWrite } from './typed-helpers.js';
 import { KF, type KeyRef } from '../keys.js';
+import { N, keyEvent } from '../notify.js';
 
 const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
@@ -144,7 +145,10 @@ function lookupByPattern(c: Client, pat: string, elem: string, write: boolean): 
     key = pat.slice(0, star) + elem + pat.slice(star + 1);
   }
   const e: Entry | undefined = write ? lookupWrite(c, key) : lookupRead(c, key);
-  if (e === undefined) return null;
+  if (e === undefined) {
+    if (write) c.db.event(N.KEY_MISS, 'keymiss', key); // 7.0 reads pattern keys with lookupKeyRead
+    return null;
+  }
   const v = e.value;
   if (field === null) return v instanceof Buffer ? v : null;
   if (!(v instanceof HashValue)) return null;
@@ -325,6 +329,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   const write = store !== null;
   const key = argv.key(1);
   const e = write ? lookupWrite(c, key) : lookupRead(c, key);
+  if (e === undefined && write) c.db.event(N.KEY_MISS, 'keymiss', key); // 7.0 reads it with lookupKeyRead
   const val = e?.value;
   if (val !== undefined && !(val instanceof ListValue || val instanceof SetValue || val instanceof ZSet)) {
     return out.error(E.WRONGTYPE);
@@ -434,7 +439,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
     return;
   }
   if (outputLen === 0) {
-    c.db.delete(store);
+    if (c.db.delete(store)) keyEvent(c, N.GENERIC, 'del', store);
     out.int(0);
     return;
   }
@@ -452,6 +457,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   // Stored as one listpack when it fits one node (listTypeTryConversion, LIST_CONV_AUTO).
   l.growCheck(0, 0, listFill(c.engine));
   c.db.set(store, l);
+  keyEvent(c, N.LIST, 'sortstore', store);
   out.int(outputLen);
 }
 

@@ -18,6 +18,7 @@ import { globMatch } from '../glob.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 import { numkeysKeys } from '../keys.js';
+import { N } from '../notify.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -44,6 +45,7 @@ function writableZset(db: Db, key: string): ZSet {
 function afterWrite(db: Db, key: string, z: ZSet): void {
   if (z.size === 0) db.delete(key);
   else db.modified(key);
+  if (z.size === 0) db.event(N.GENERIC, 'del', key);
 }
 
 /** A score as Redis sends it: a double (RESP3), or its "%.17g" text as a bulk string (RESP2). */
@@ -238,6 +240,7 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   if (added + updated > 0) db.modified(key);
   else if (z.size === 0) db.delete(key);
+  if (added + updated > 0) db.event(N.ZSET, flags & ZADD_INCR ? 'zincr' : 'zadd', key);
   if (flags & ZADD_INCR) {
     if (last !== last) out.nil();
     else replyScore(out, last);
@@ -254,6 +257,7 @@ function zincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   const z = writableZset(db, key);
   zaddOne(z, argv.key(3), inc, ZADD_INCR);
   db.modified(key);
+  db.event(N.ZSET, 'zincr', key);
   replyScore(out, zaddScore);
 }
 
@@ -270,6 +274,7 @@ function zremCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   let n = 0;
   for (let i = 2; i < argv.count; i++) if (z.remove(argv.key(i))) n++;
+  if (n > 0) db.event(N.ZSET, 'zrem', key);
   if (n > 0) afterWrite(db, key, z);
   out.int(n);
 }
@@ -566,17 +571,18 @@ function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   const n = p === null ? 0 : p.members.length;
   const pairs: [string, number][] = new Array(n);
   for (let i = 0; i < n; i++) pairs[i] = [p!.members[i], p!.scores[i]];
-  storeResult(db, argv.key(1), pairs);
+  storeResult(db, argv.key(1), pairs, 'zrangestore');
   out.int(n);
 }
 
 /** Replace dst with the given pairs (deleting it when empty), as the *STORE commands do. */
-export function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [string, number]>): void {
+export function storeResult(db: Db, dst: string, pairs: ReadonlyArray<readonly [string, number]>, event: string): void {
   if (pairs.length === 0) {
-    db.delete(dst);
+    if (db.delete(dst)) db.event(N.GENERIC, 'del', dst);
     return;
   }
   db.set(dst, ZSet.from(pairs));
+  db.event(N.ZSET, event, dst);
 }
 
 // ---------------------------------------------------------------- removals by range
@@ -608,6 +614,7 @@ function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void 
   }
   const { members } = collectRange(z, argv, 2, 3, spec);
   for (const m of members) z.remove(m);
+  if (members.length > 0) db.event(N.ZSET, `zremrangeby${kind}`, key);
   if (members.length > 0) afterWrite(db, key, z);
   out.int(members.length);
 }
@@ -623,6 +630,7 @@ function popFrom(db: Db, key: string, z: ZSet, max: boolean, count: number): [st
     res.push([m, n.score]);
     z.remove(m);
   }
+  if (res.length > 0) db.event(N.ZSET, max ? 'zpopmax' : 'zpopmin', key);
   if (res.length > 0) afterWrite(db, key, z);
   return res;
 }
@@ -937,7 +945,7 @@ function algebraReply(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inte
 function algebraStore(c: Client, argv: Argv, out: ReplySink, op: 'union' | 'inter' | 'diff'): void {
   const spec = parseAlgebra(c.db, argv, 2, argv.lower(0), op !== 'diff', false);
   const res = algebra(op, spec);
-  storeResult(c.db, argv.key(1), res);
+  storeResult(c.db, argv.key(1), res, `z${op}store`);
   out.int(res.length);
 }
 

@@ -23,6 +23,7 @@ import {
 } from '../ds/stream.js';
 import { lookupRead, lookupWrite } from './typed-helpers.js';
 import type { KeyRef } from '../keys.js';
+import { N, keyEvent } from '../notify.js';
 
 // ---------------------------------------------------------------- errors
 
@@ -298,6 +299,12 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
+/** touchConsumer, with streamCreateConsumer's xgroup-createconsumer event when it creates one. */
+function consumerFor(c: Client, key: string, g: ConsumerGroup, name: string, now: number): Consumer {
+  if (c.engine.notifyFlags !== 0 && !g.consumers.has(name)) keyEvent(c, N.STREAM, 'xgroup-createconsumer', key);
+  return g.touchConsumer(name, now);
+}
+
 function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const a = parseAddTrim(c, argv, true);
   const fieldPos = a.idPos + 1;
@@ -343,9 +350,11 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   s.append(id, fv, streamLimits(c.engine));
   out.bulkLatin1(formatId(id));
-  if (a.trim !== null) s.trim(a.trim);
+  const trimmed = a.trim !== null ? s.trim(a.trim) : 0;
   if (created) db.add(key, s);
   else db.modified(key);
+  keyEvent(c, N.STREAM, 'xadd', key);
+  if (trimmed > 0) keyEvent(c, N.STREAM, 'xtrim', key);
 }
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -359,6 +368,7 @@ function xtrimCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const deleted = s.trim(a.trim ?? NO_TRIM);
   if (deleted > 0) c.db.modified(key);
+  if (deleted > 0) keyEvent(c, N.STREAM, 'xtrim', key);
   out.int(deleted);
 }
 
@@ -420,6 +430,7 @@ function xdelCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const deleted = s.deleteIds(parseIds(argv, 2, argv.count));
   if (deleted > 0) c.db.modified(key);
+  if (deleted > 0) keyEvent(c, N.STREAM, 'xdel', key);
   out.int(deleted);
 }
 
@@ -452,6 +463,7 @@ function xsetidCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   s.setId(id, entriesAdded, maxDeleted);
   c.db.modified(key);
+  keyEvent(c, N.STREAM, 'xsetid', key);
   out.ok();
 }
 
@@ -604,7 +616,7 @@ function readGeneric(c: Client, argv: Argv, out: ReplySink, xreadgroup: boolean)
       }
       // Redis 7.0 looks the consumer up (creating it) only when it serves this key now.
       if (sync) {
-        const consumer = g.touchConsumer(a.consumer!, now);
+        const consumer = consumerFor(c, key, g, a.consumer!, now);
         served.push({ key, r: serveGroup(c, s, g, consumer, idIncr(gt) ?? ID_MIN, a.count, a.noack, history) });
         c.db.modified(key);
       }
@@ -672,7 +684,7 @@ function blockRead(c: Client, a: ReadArgs): void {
     const start = idIncr(gt)!;
     let r: Collected;
     if (g !== undefined) {
-      const consumer = g.touchConsumer(a.consumer!, c.engine.now);
+      const consumer = consumerFor(c, key, g, a.consumer!, c.engine.now);
       r = serveGroup(c, v, g, consumer, start, count, a.noack, false);
       db.modified(key);
     } else {
@@ -770,17 +782,20 @@ function xgroupCommand(c: Client, argv: Argv, out: ReplySink): void {
     const ok = s.createGroup(name, id, entriesRead) !== null;
     if (created) db.add(key, s);
     else if (ok) db.modified(key);
+    if (ok) keyEvent(c, N.STREAM, 'xgroup-create', key);
     if (ok) out.ok();
     else out.error('BUSYGROUP Consumer Group name already exists');
   } else if (setid && (argv.count === 5 || argv.count === 7)) {
     const id = isByte(argv, 4, 0x24) ? s!.lastId : parseId(argv, 4, 0n, false);
     g!.setLastId(id, entriesRead);
     db.modified(key);
+    keyEvent(c, N.STREAM, 'xgroup-setid', key);
     out.ok();
   } else if (argv.is(1, 'DESTROY') && argv.count === 4) {
     if (g !== undefined) {
       s!.destroyGroup(name);
       db.modified(key);
+      keyEvent(c, N.STREAM, 'xgroup-destroy', key);
       out.int(1);
     } else {
       out.int(0);
@@ -788,6 +803,7 @@ function xgroupCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else if (argv.is(1, 'CREATECONSUMER') && argv.count === 5) {
     const created = g!.createConsumer(argv.key(4), c.engine.now) !== null;
     if (created) db.modified(key);
+    if (created) keyEvent(c, N.STREAM, 'xgroup-createconsumer', key);
     out.int(created ? 1 : 0);
   } else if (argv.is(1, 'DELCONSUMER') && argv.count === 5) {
     const consumer = g!.consumers.get(argv.key(4));
@@ -795,6 +811,7 @@ function xgroupCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (consumer !== undefined) {
       pending = g!.deleteConsumer(consumer);
       db.modified(key);
+      keyEvent(c, N.STREAM, 'xgroup-delconsumer', key);
     }
     out.int(pending);
   } else {
@@ -1008,14 +1025,14 @@ function xclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     let forced = false;
     if (force && nack === undefined) {
-      consumer ??= g.touchConsumer(argv.key(3), now);
+      consumer ??= consumerFor(c, key, g, argv.key(3), now);
       nack = g.forceClaim(id, consumer, now);
       forced = true;
     }
     if (nack === undefined) continue;
     // A pending entry made by FORCE has no previous owner: min-idle-time does not apply.
     if (!forced && minIdle !== 0n && BigInt(now - nack.deliveryTime) < minIdle) continue;
-    consumer ??= g.touchConsumer(argv.key(3), now);
+    consumer ??= consumerFor(c, key, g, argv.key(3), now);
     g.claim(id, nack, consumer, time, retryCount, justId);
     claimed.push(id);
     fvs.push(fv);
@@ -1039,6 +1056,7 @@ const AUTOCLAIM_ALLOC_LIMIT = 2n ** 43n;
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 function xautoclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const found = lookupRead(c, argv.key(1)); // Redis looks the key up first, checks its type later
   let minIdle = llArg(argv, 4, 'ERR Invalid min-idle-time argument for XAUTOCLAIM');
   if (minIdle < 0n) minIdle = 0n;
   const start = parseBound(argv, 5, 0n, true);
@@ -1059,7 +1077,8 @@ function xautoclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const key = argv.key(1);
   const groupName = argv.key(2);
-  const s = readStream(c, key);
+  if (found !== undefined && !(found.value instanceof Stream)) throw WRONGTYPE;
+  const s = found?.value as Stream | undefined;
   const g = s?.groups.get(groupName);
   if (g === undefined) throw noKeyOrGroup(key, groupName);
   if (count >= AUTOCLAIM_ALLOC_LIMIT) {
@@ -1090,7 +1109,7 @@ function xautoclaimCommand(c: Client, argv: Argv, out: ReplySink): void {
       continue;
     }
     if (minIdle !== 0n && BigInt(now - nack.deliveryTime) < minIdle) continue;
-    consumer ??= g.touchConsumer(argv.key(3), now);
+    consumer ??= consumerFor(c, key, g, argv.key(3), now);
     g.claim(k, nack, consumer, now, -1, justId);
     claimed.push(k);
     fvs.push(fv);

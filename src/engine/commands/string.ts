@@ -23,6 +23,7 @@ import type { Client } from '../client.js';
 import { type Entry, SMALL_STRING, storedFrom } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
+import { N, keyEvent } from '../notify.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
 import { KF, type KeyRef } from '../keys.js';
@@ -211,8 +212,12 @@ function setGeneric(
     }
   }
   const e = db.set(key, arg(argv, valIdx), (flags & KEEPTTL) !== 0, expIdx !== 0);
-  // A past EXAT/PXAT deletes the key at once (Redis 7.0 leaves it to lazy expiry).
-  if (expIdx !== 0) db.setExpire(e, when);
+  keyEvent(c, N.STRING, 'set', key);
+  // A past EXAT/PXAT deletes the key at once (Redis 7.0 leaves it to lazy expiry: `expired`).
+  if (expIdx !== 0) {
+    keyEvent(c, N.GENERIC, 'expire', key);
+    if (db.setExpire(e, when) === undefined) keyEvent(c, N.EXPIRED, 'expired', key);
+  }
   if (!(flags & GET)) {
     if (counting) out.int(1);
     else out.ok();
@@ -239,7 +244,8 @@ function getCommand(c: Client, argv: Argv, out: ReplySink): void {
 //     PXAT unix-time-milliseconds | KEEPTTL]
 function setCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 3) { // the hot path: no options
-    c.db.set(argv.key(1), arg(argv, 2));
+    const e = c.db.set(argv.key(1), arg(argv, 2));
+    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', e.key);
     out.ok();
     return;
   }
@@ -268,6 +274,7 @@ function getsetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = argv.key(1);
   if (!replyValue(c, key, out)) return;
   c.db.set(key, arg(argv, 2)); // drops the TTL, as SET does
+  keyEvent(c, N.STRING, 'set', key);
 }
 
 // GETDEL key
@@ -282,6 +289,7 @@ function getdelCommand(c: Client, argv: Argv, out: ReplySink): void {
   } else {
     replyString(out, e.v);
     db.delete(key);
+    keyEvent(c, N.GENERIC, 'del', key);
   }
 }
 
@@ -308,8 +316,9 @@ function getexCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (when < 0) return;
   }
   replyString(out, e.v);
-  if (flags & ANY_EXPIRE) db.setExpire(e, when); // a past EXAT/PXAT deletes the key
-  else if (flags & PERSIST) db.persist(e);
+  const key = e.key;
+  if (flags & ANY_EXPIRE) keyEvent(c, N.GENERIC, db.setExpire(e, when) === undefined ? 'del' : 'expire', key); // a past EXAT/PXAT deletes the key
+  else if (flags & PERSIST && db.persist(e)) keyEvent(c, N.GENERIC, 'persist', key);
 }
 
 // MGET key [key ...]
@@ -340,7 +349,10 @@ function msetGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void {
       }
     }
   }
-  for (let i = 1; i < n; i += 2) db.set(argv.key(i), arg(argv, i + 1));
+  for (let i = 1; i < n; i += 2) {
+    const e = db.set(argv.key(i), arg(argv, i + 1));
+    keyEvent(c, N.STRING, 'set', e.key);
+  }
   if (nx) out.int(1);
   else out.ok();
 }
@@ -371,6 +383,7 @@ function appendCommand(c: Client, argv: Argv, out: ReplySink): void {
   const e = db.get(key);
   if (e === undefined) {
     db.add(key, arg(argv, 2));
+    keyEvent(c, N.STRING, 'append', key);
     out.int(argv.len(2));
     return;
   }
@@ -395,6 +408,7 @@ function appendCommand(c: Client, argv: Argv, out: ReplySink): void {
     nv = appendBytes(e.value as Buffer, argv, 2);
   }
   db.set(key, nv, true).raw = true;
+  keyEvent(c, N.STRING, 'append', key);
   out.int(total);
 }
 
@@ -476,6 +490,7 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
     const nv = Buffer.alloc(off + vlen);
     argv.buf.copy(nv, off, argv.start[3], argv.end[3]);
     db.add(key, nv).raw = true;
+    keyEvent(c, N.STRING, 'setrange', key);
     out.int(nv.length);
     return;
   }
@@ -498,9 +513,10 @@ function setrangeCommand(c: Client, argv: Argv, out: ReplySink): void {
   const old = e.value as Buffer;
   const nv = grow(off < olen ? mutable(old) : old, nlen);
   argv.buf.copy(nv, off, argv.start[3], argv.end[3]);
-  e.v = nlen <= SMALL_STRING ? storedFrom(nv, 0, nlen) : nv;
+  db.setStored(e, nlen <= SMALL_STRING ? storedFrom(nv, 0, nlen) : nv);
   e.raw = true;
   db.modified(key);
+  keyEvent(c, N.STRING, 'setrange', key);
   out.int(nlen);
 }
 
@@ -529,6 +545,7 @@ function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): v
       const r = v + by;
       if (r <= MAX_SAFE && r >= -MAX_SAFE) {
         db.update(e, r);
+        if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'incrby', key);
         out.int(r);
         return;
       }
@@ -559,6 +576,7 @@ function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): v
   const nv = typeof res === 'number' ? res : res.toString();
   if (e !== undefined) db.update(e, nv);
   else db.add(key, nv);
+  keyEvent(c, N.STRING, 'incrby', key);
   out.int(res);
 }
 
@@ -619,6 +637,7 @@ function incrbyfloatCommand(c: Client, argv: Argv, out: ReplySink): void {
   const nv = text.length <= SMALL_STRING ? text : Buffer.from(text, 'latin1');
   // Redis stores the result as an embstr without trying the integer encoding (even for "3").
   (e !== undefined ? db.set(key, nv, true) : db.add(key, nv)).markEmbstr();
+  keyEvent(c, N.STRING, 'incrbyfloat', key);
   out.bulkLatin1(text);
 }
 

@@ -15,7 +15,7 @@ export const LONG_MAX = 9223372036854775807n;
 /** lookupKeyWrite: no hit/miss statistics, refreshes the LRU clock unless CLIENT NO-TOUCH. */
 export function lookupWrite(c: Client, key: string): Entry | undefined {
   const e = c.db.get(key);
-  if (e !== undefined && !c.noTouch) e.lru = c.engine.lruClock;
+  if (e !== undefined && !c.noTouch) c.db.touch(e);
   return e;
 }
 

@@ -26,6 +26,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
+import { N } from '../notify.js';
 
 export interface HashLimits {
   /** hash-max-listpack-entries */
@@ -36,6 +37,10 @@ export interface HashLimits {
 
 export class HashValue implements StoredValue {
   readonly type = T.HASH;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
   /** Fields changed since the store last wrote the records (logged only while sid !== 0). */
@@ -447,8 +452,10 @@ export function sweepFields(): void {
     const e = at.db.map.get(at.key);
     if (e === undefined || e.value !== h) continue;
     if (h.purgeExpired(now) > 0) {
+      at.db.event(N.HASH, 'hexpired', at.key);
       if (h.size === 0) at.db.delete(at.key);
       else at.db.modified(at.key);
+      if (h.size === 0) at.db.event(N.GENERIC, 'del', at.key);
     }
     // Still volatile: back at the end of the queue.
     if (h.volatile && h.size > 0) volatileHashes.set(h, at);

@@ -28,6 +28,10 @@ export type Seg = string | number;
 /** The keyspace value. OBJECT ENCODING of a module value is "raw" (createModuleObject). */
 export class JsonDoc implements TypedValue {
   readonly type = T.JSON;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Always 0: documents are stored whole (src/store/json-codec.ts), never as records. */
   sid = 0;
   constructor(public root: JValue) {}

@@ -228,6 +228,10 @@ function packedHas(p: string, s: string): boolean {
 
 export class ListValue implements TypedValue {
   readonly type = T.LIST;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Object id of the element records on disk (src/store); 0 = none. Owned by the store. */
   sid = 0;
   /** Position of index 0 (see the header comment). */

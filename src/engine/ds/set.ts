@@ -69,6 +69,10 @@ const ENC_HT = 2;
 
 export class SetValue implements StoredValue {
   readonly type = T.SET;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
   /** Members added or removed since the store last wrote the records (only while sid !== 0). */

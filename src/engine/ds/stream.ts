@@ -641,6 +641,10 @@ export interface TrimSpec {
 
 export class Stream implements TypedValue {
   readonly type = T.STREAM;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   /** Object id of the records on disk (src/store); 0 = none. Owned by the store. */
   sid = 0;
   /** Changes since the store last wrote the records (only while sid !== 0). */

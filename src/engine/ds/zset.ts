@@ -21,6 +21,10 @@ export const ZSET_MAX_LISTPACK_VALUE = 64;
 
 export class ZSet implements StoredValue {
   readonly type = T.ZSET;
+  /** Memory accounting (memory.ts): the charge, and the size and average (x16) it was sampled at. */
+  mem = 0;
+  memN = -1;
+  memAvg = 0;
   readonly dict = new Map<string, number>();
   /** The ordered pairs; null until first use after loading (the pairs wait in `pending`). */
   private list: ZTree | null = new ZTree();

@@ -56,6 +56,7 @@ import { Client, type Transport } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { call } from '../dispatch.js';
+import { OOM } from '../evict.js';
 import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
 import { LuaRuntime, type RuntimeHost } from './runtime.js';
@@ -655,6 +656,7 @@ export class Scripting {
     this.client = new Client(eng, INTERNAL, this.fwd, '', '');
     this.client.authenticated = true;
     this.threshold = eng.cfgInt('busy-reply-threshold');
+    eng.scriptFlagsOf = (name, argv) => this.declaredFlags(name, argv);
     eng.configListeners.push((name) => {
       if (name === 'busy-reply-threshold') this.threshold = eng.cfgInt(name);
     });
@@ -1122,6 +1124,20 @@ export class Scripting {
     if (def !== undefined) eng.stats.perCommand[def.id].failed++;
   }
 
+  /**
+   * The flags a script declares (shebang, or its function's flags) for the OOM gate of EVAL,
+   * EVALSHA and FCALL; null when it declares none (EVAL compatibility mode) or is unknown.
+   */
+  declaredFlags(name: string, argv: Argv): readonly string[] | null {
+    if (name === 'fcall') return this.functions.getFunction(argv.key(1))?.flags ?? null;
+    if (name === 'evalsha') {
+      const sb = this.scriptFlags(argv.key(1).toLowerCase());
+      return sb.present ? sb.flags : null;
+    }
+    const sb = parseShebang(argv.copy(1), false);
+    return typeof sb === 'string' || !sb.present ? null : sb.flags;
+  }
+
   /** Redis's scriptCall: the checks of a command called from a script, then the command. */
   private scriptCall(argv: Argv, out: ReplySink): void {
     const eng = this.eng;
@@ -1172,6 +1188,13 @@ export class Scripting {
         out.error('ERR Write commands are not allowed from read-only scripts.');
         return;
       }
+      // scriptVerifyOOM: out of memory when the script started, its first DENYOOM call fails
+      // (unless the script declared allow-oom); later ones cannot stop it half-way.
+      if (eng.oomState && !ctx.wrote && def.flags & F.DENYOOM && !this.allowOom(ctx)) {
+        eng.stats.perCommand[def.id].rejected++;
+        out.error(OOM);
+        return;
+      }
       if (def.flags & F.WRITE) ctx.wrote = true;
       // Running it again would repeat the effect: the script must end where it is.
       if (effect) ctx.pinned = true;
@@ -1184,6 +1207,11 @@ export class Scripting {
     } finally {
       this.fwd.target = null;
     }
+  }
+
+  private allowOom(ctx: RunCtx): boolean {
+    const flags = ctx.fn !== null ? ctx.fn.flags : this.shebangs.get(ctx.name)?.flags;
+    return flags !== undefined && flags.includes('allow-oom');
   }
 
   /** redis.acl_check_cmd: '1' allowed, '0' denied, 'u' unknown command. */
