@@ -17,6 +17,7 @@ import { type LexBound, type ZCursor, lexGteMin, lexLteMax } from '../ds/zset-tr
 import { globMatch } from '../glob.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
+import { LONG_MAX, outputExhausted, rangeError } from './typed-helpers.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -761,21 +762,37 @@ function bzmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ZRANDMEMBER key [count [WITHSCORES]]
 function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
-  if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHSCORES'))) throw new CommandError(E.SYNTAX);
-  const z = lookupZset(c.db, argv.key(1));
   if (argv.count === 2) {
+    const z = lookupZset(c.db, argv.key(1));
     if (z === null) out.nil();
     else out.bulkLatin1(z.at(Math.floor(Math.random() * z.size))!.member);
     return;
   }
+  // Redis's order: the count (in -LONG_MAX..LONG_MAX), the syntax, the WITHSCORES range, the key.
   const big = argv.int64(2);
   if (big === null) throw new CommandError(E.NOT_INTEGER);
+  if (big < -LONG_MAX) throw new CommandError(rangeError('-9223372036854775807', '9223372036854775807'));
+  if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHSCORES'))) throw new CommandError(E.SYNTAX);
   const withScores = argv.count === 4;
   // Redis refuses counts whose reply size would overflow (count * 2 with scores).
-  if (withScores && big < -4611686018427387903n) throw new CommandError('ERR value is out of range');
+  if (withScores && (big < -(LONG_MAX / 2n) || big > LONG_MAX / 2n)) throw new CommandError('ERR value is out of range');
+  const z = lookupZset(c.db, argv.key(1));
   const count = Number(big);
   if (z === null || count === 0) {
     out.array(0);
+    return;
+  }
+  if (count < 0) {
+    // Independent draws, as many as asked: streamed (never collected), cut off by the
+    // output guard like HRANDFIELD's and SRANDMEMBER's.
+    const n = -count;
+    out.array(withScores ? n * 2 : n);
+    for (let i = 0; i < n; i++) {
+      const e = z.at(Math.floor(Math.random() * z.size))!;
+      out.bulkLatin1(e.member);
+      if (withScores) replyScore(out, e.score);
+      if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
+    }
     return;
   }
   const picks: Pairs = { members: [], scores: [] };
@@ -783,9 +800,7 @@ function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
     picks.members.push(n.member);
     picks.scores.push(n.score);
   };
-  if (count < 0) {
-    for (let i = 0; i < -count; i++) pick(z.at(Math.floor(Math.random() * z.size))!);
-  } else if (count >= z.size) {
+  if (count >= z.size) {
     for (let n = z.tree.first(); n !== null; n = n.next()) pick(n);
   } else {
     const chosen = new Set<number>();
