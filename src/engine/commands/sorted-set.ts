@@ -17,7 +17,7 @@ import { type LexBound, type ZCursor, lexGteMin, lexLteMax } from '../ds/zset-tr
 import { globMatch } from '../glob.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
-import { LONG_MAX, outputExhausted, rangeError } from './typed-helpers.js';
+import { LONG_MAX, longArg, outputExhausted, rangeError } from './typed-helpers.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -66,7 +66,7 @@ function parseScore(argv: Argv, i: number): number {
 }
 
 function parseInt(argv: Argv, i: number): number {
-  const v = argv.int(i);
+  const v = longArg(argv, i);
   if (v !== v) throw new CommandError(E.NOT_INTEGER);
   return v;
 }
@@ -624,9 +624,11 @@ function popFrom(db: Db, key: string, z: ZSet, max: boolean, count: number): [st
 // ZPOPMIN key [count] / ZPOPMAX key [count]
 function popGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
   let count = 1;
+  if (argv.count > 3) throw new CommandError(E.SYNTAX);
   if (argv.count === 3) {
-    count = parseInt(argv, 2);
-    if (count < 0) throw new CommandError('ERR value is out of range, must be positive');
+    // getPositiveLongFromObjectOrReply with its message: also for a count that is no integer.
+    count = longArg(argv, 2);
+    if (count !== count || count < 0) throw new CommandError('ERR value is out of range, must be positive');
   }
   const db = c.db;
   const key = argv.key(1);
@@ -653,7 +655,7 @@ function zpopmaxCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** Parse "numkeys key... MIN|MAX [COUNT n]" from index `at`. */
 function parseMpop(argv: Argv, at: number): { keys: string[]; max: boolean; count: number } {
-  const numkeys = argv.int(at);
+  const numkeys = longArg(argv, at);
   if (numkeys !== numkeys || numkeys <= 0) throw new CommandError('ERR numkeys should be greater than 0');
   if (numkeys > argv.count - at - 2) throw new CommandError(E.SYNTAX);
   const keys: string[] = [];
@@ -667,7 +669,7 @@ function parseMpop(argv: Argv, at: number): { keys: string[]; max: boolean; coun
   let count = -1;
   while (i < argv.count) {
     if (argv.is(i, 'COUNT') && i + 1 < argv.count && count === -1) {
-      count = argv.int(i + 1);
+      count = longArg(argv, i + 1);
       if (count !== count || count <= 0) throw new CommandError('ERR count should be greater than 0');
       i += 2;
     } else throw new CommandError(E.SYNTAX);
@@ -837,7 +839,7 @@ interface AlgebraSpec {
 }
 
 function parseAlgebra(db: Db, argv: Argv, numkeysAt: number, cmd: string, allowWeights: boolean, allowWithScores: boolean): AlgebraSpec {
-  const n = argv.int(numkeysAt);
+  const n = longArg(argv, numkeysAt);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError(`ERR at least 1 input key is needed for '${cmd}' command`);
   if (n > argv.count - numkeysAt - 1) throw new CommandError(E.SYNTAX);
@@ -960,7 +962,7 @@ function zdiffstoreCommand(c: Client, argv: Argv, out: ReplySink): void { algebr
 
 // ZINTERCARD numkeys key [key ...] [LIMIT limit]
 function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const n = argv.int(1);
+  const n = longArg(argv, 1);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError('ERR at least 1 input key is needed for \'zintercard\' command');
   if (n > argv.count - 2) throw new CommandError(E.SYNTAX);
@@ -970,7 +972,7 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
   let limit = 0;
   for (let i = 2 + n; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
-      limit = argv.int(i + 1);
+      limit = longArg(argv, i + 1);
       if (limit !== limit) throw new CommandError(E.NOT_INTEGER);
       if (limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
       i++;
@@ -1000,6 +1002,13 @@ function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const cursor = parseCursor(argv, 2);
   if (cursor < 0) throw new CommandError(INVALID_CURSOR);
   const zset = lookupZset(c.db, argv.key(1));
+  if (zset === null) {
+    // Redis answers a missing key before it reads the options.
+    out.array(2);
+    out.bulkText('0');
+    out.array(0);
+    return;
+  }
   const opts = parseScanOptions(argv, 3, false);
   if (typeof opts === 'string') throw new CommandError(opts);
   const { count, pattern } = opts;
@@ -1068,7 +1077,7 @@ export default family('sorted-set', ['sortedset'], [
 /** Key positions of "numkeys key..." commands (plus a leading destination when `dest`). */
 function numkeysAt(at: number, dest = false): (argv: Argv) => number[] {
   return (argv) => {
-    const n = argv.int(at);
+    const n = longArg(argv, at);
     const out: number[] = dest ? [1] : [];
     if (n !== n || n < 1) return out;
     for (let i = 0; i < n && at + 1 + i < argv.count; i++) out.push(at + 1 + i);
