@@ -972,9 +972,9 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
   let limit = 0;
   for (let i = 2 + n; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
+      // getPositiveLongFromObjectOrReply with its message: also for a LIMIT that is no integer.
       limit = longArg(argv, i + 1);
-      if (limit !== limit) throw new CommandError(E.NOT_INTEGER);
-      if (limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
+      if (limit !== limit || limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
       i++;
     } else throw new CommandError(E.SYNTAX);
   }
