@@ -44,6 +44,14 @@ export const NUMBERS: readonly string[] = [
   '0x10', ' 1', '1 ', '+1', '01', '1e3', '', '-', '(1', '[1', '(-inf', '(+inf',
 ];
 
+/** Integer edges: counts, ranks, offsets, LIMITs, numkeys (where sizes come from). */
+export const INTEGERS: readonly string[] = [
+  '0', '-1', '1', '2', '-2', '1000000', '-1000000', '2147483647', '2147483648', '-2147483648', '-2147483649',
+  '4294967295', '4294967296', '-4294967296', '536870912', '9007199254740991', '9007199254740993', '-9007199254740993',
+  '4611686018427387903', '4611686018427387904', '-4611686018427387903', '-4611686018427387904',
+  INT64_MAX, INT64_MIN, '-9223372036854775807', '9223372036854775808', '-9223372036854775809',
+];
+
 const LONG = 'x'.repeat(70000);
 const VERY_LONG = 'y'.repeat(1024 * 1024 + 1);
 
@@ -182,6 +190,12 @@ export class Generator {
     return r.chance(0.7) ? r.pick(NUMBERS) : String(r.int(8) - 2);
   }
 
+  integer(): string {
+    const r = this.rng;
+    const x = r.next();
+    return x < 0.7 ? r.pick(INTEGERS) : x < 0.85 ? r.pick(NUMBERS) : String(r.int(8) - 2);
+  }
+
   string(): Arg {
     const r = this.rng;
     if (r.chance(0.01)) return VERY_LONG;
@@ -200,7 +214,8 @@ export class Generator {
     const r = this.rng;
     const x = r.next();
     if (x < 0.3 && tokens.length > 0) return r.chance(0.8) ? r.pick(tokens) : r.pick(tokens).toLowerCase();
-    if (x < 0.6) return this.number();
+    if (x < 0.45) return this.number();
+    if (x < 0.6) return this.integer();
     if (x < 0.8) return this.key(typed);
     return this.string();
   }
@@ -220,7 +235,8 @@ export class Generator {
     switch (a.type) {
       case 'pure-token': return;
       case 'key': out.push(this.key(typed)); return;
-      case 'integer': case 'double': case 'unix-time': out.push(this.number()); return;
+      case 'integer': out.push(this.integer()); return;
+      case 'double': case 'unix-time': out.push(this.number()); return;
       case 'oneof': if (a.args.length > 0 && depth < 8) this.fromGrammar([{ ...this.rng.pick(a.args), optional: false }], out, typed, depth + 1); return;
       case 'block': if (depth < 8) this.fromGrammar(a.args, out, typed, depth + 1); return;
       default: out.push(this.rng.chance(0.25) ? this.number() : this.string());
@@ -250,7 +266,7 @@ export class Generator {
       } else if (x < 0.65 && tokens.length > 0) {
         // Repeated option: a token (and a value) again, anywhere.
         const at = r.int(args.length + 1);
-        args.splice(at, 0, r.pick(tokens), this.number());
+        args.splice(at, 0, r.pick(tokens), this.integer());
       } else if (x < 0.8 && args.length > 0) {
         args.splice(r.int(args.length), 1);
       } else if (x < 0.9) {
