@@ -96,11 +96,11 @@ export function listFill(eng: Engine): number {
 const OUTPUT_GUARD = 64 * 1024 * 1024;
 /**
  * Elements past which it is abandoned: the command runs synchronously, so this also bounds how
- * long one call holds the server (about half a second), and it bounds transports that do not
+ * long one call holds the server (about 0.1 s), and it bounds transports that do not
  * report buffered output: REST builds its JSON in memory, and a script's redis.call turns every
  * element into a Lua value (about 2.5 µs each: 4M took 10 s and 600 MB), hence its lower cap.
  */
-const ELEMENT_GUARD = { tcp: 4 * 1024 * 1024, http: 1024 * 1024, internal: 64 * 1024 } as const;
+const ELEMENT_GUARD = { tcp: 1024 * 1024, http: 1024 * 1024, internal: 64 * 1024 } as const;
 
 /**
  * For replies whose length the client chooses (HRANDFIELD/SRANDMEMBER/ZRANDMEMBER with a huge
