@@ -143,7 +143,7 @@ class Fuzz {
   private async prepared(p: Proc, isOurs: boolean): Promise<FuzzConn | null> {
     const c = await FuzzConn.connect(p.port, REPLY_MS);
     if (c === null) return null;
-    const setup: string[][] = [];
+    const setup: Arg[][] = [];
     if (this.dirty.has('config')) setup.push(['CONFIG', 'SET', ...Object.entries(SAFE_CONFIG).flat()]);
     if (this.dirty.has('script')) setup.push(['SCRIPT', 'FLUSH'], ['FUNCTION', 'FLUSH']);
     setup.push(...populate(isOurs));
@@ -152,7 +152,7 @@ class Fuzz {
       const o = await c.next(REPLY_MS);
       if (o.kind !== 'reply' || o.value instanceof Error) {
         c.close();
-        throw new Error(`setup ${cmd.slice(0, 3).join(' ')} on ${isOurs ? 'ours' : 'redis'}: ${showOutcome(o)}`);
+        throw new Error(`setup ${show(cmd.slice(0, 3))} on ${isOurs ? 'ours' : 'redis'}: ${showOutcome(o)}`);
       }
     }
     return c;

@@ -62,23 +62,26 @@ export const STRINGS: ReadonlyArray<string | Buffer> = [
   '{', '"', '{"a":1}', '[1,2]', 'null', 'true', '__proto__', 'constructor',
   '\u0000', 'a\r\nb', '\u00e9', Buffer.from([0xff, 0xfe, 0x00, 0x80]), 'return 1',
   'return redis.call("get", KEYS[1])', "#!lua name=lib\nredis.register_function('f', function(k, a) return 1 end)",
-  LONG,
+  LONG, '['.repeat(10000) + ']'.repeat(10000),
 ];
 
 /** Keys and the type each holds after reset (see populate). */
-export const KEYS = ['s', 'n', 'l', 'L', 'h', 'H', 'S', 'T', 'z', 'Z', 'x', 'p', 'g', 'b', 'nokey', '{s}x'];
+export const KEYS = ['s', 'n', 'l', 'L', 'h', 'H', 'S', 'T', 'z', 'Z', 'x', 'p', 'P', 'g', 'b', 'nokey', '{s}x'];
+
+/** A damaged sparse HyperLogLog: XZERO runs that cover far more than the 16384 registers. */
+const BAD_HLL = Buffer.concat([Buffer.from('HYLL\x01\x00\x00\x00', 'latin1'), Buffer.alloc(8), Buffer.from('7fff'.repeat(100), 'hex')]);
 
 /** The keys holding each family's type (the family names of src/engine/commands). */
 export const TYPED_KEYS: Readonly<Record<string, readonly string[]>> = {
   string: ['s', 'n', 'b'], bitmap: ['b', 's', 'n'], list: ['l', 'L'], hash: ['h', 'H'], set: ['S', 'T'],
-  'sorted-set': ['z', 'Z'], geo: ['g'], stream: ['x'], hyperloglog: ['p'], json: ['j'],
+  'sorted-set': ['z', 'Z'], geo: ['g'], stream: ['x'], hyperloglog: ['p', 'P'], json: ['j'],
   sort: ['l', 'S', 'z', 'L'], generic: KEYS,
 };
 
 /** Commands that (re)build the keyspace before every call; `ours` gets the JSON key too. */
-export function populate(ours: boolean): string[][] {
+export function populate(ours: boolean): Arg[][] {
   const many = (n: number, f: (i: number) => string[]) => Array.from({ length: n }, (_, i) => f(i)).flat();
-  const cmds: string[][] = [
+  const cmds: Arg[][] = [
     ['FLUSHALL'],
     ['SET', 's', 'hello world'],
     ['SET', 'n', '42'],
@@ -95,6 +98,7 @@ export function populate(ours: boolean): string[][] {
     ['XGROUP', 'CREATE', 'x', 'g', '0'],
     ['XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '1', 'STREAMS', 'x', '>'],
     ['PFADD', 'p', 'a', 'b', 'c'],
+    ['SET', 'P', BAD_HLL],
     ['GEOADD', 'g', '13.361389', '38.115556', 'Palermo', '15.087269', '37.502669', 'Catania'],
     ['SETBIT', 'b', '7', '1'],
     ['SET', '{s}x', '1'],
