@@ -471,7 +471,7 @@ function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boole
       i += 2;
     } else if (!legacy && argv.is(i, 'BYSCORE') && spec.kind === 'rank') spec.kind = 'score';
     else if (!legacy && argv.is(i, 'BYLEX') && spec.kind === 'rank') spec.kind = 'lex';
-    else if (!legacy && argv.is(i, 'REV')) spec.rev = true;
+    else if (!legacy && !spec.rev && argv.is(i, 'REV')) spec.rev = true; // a second REV is a syntax error, as in Redis
     else throw new CommandError(E.SYNTAX);
   }
   // Redis only objects to a LIMIT that limits (a count of -1 means no limit).
