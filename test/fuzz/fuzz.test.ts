@@ -20,7 +20,7 @@ import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { F } from '../../dist/engine/flags.js';
 import type { CommandDef } from '../../dist/engine/command.js';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
-import { FuzzConn, callOnce, type Outcome } from './resp.js';
+import { FuzzConn, callOnce, lastCall, type Outcome } from './resp.js';
 import { Generator, Rng, callSeed, parseDocs, populate, SAFE_CONFIG, TYPED_KEYS, INT64_MIN, type Arg, type Doc } from './generator.js';
 import { REGRESSIONS } from './regressions.js';
 import { KNOWN_DIFFERENCES } from './known-differences.js';
@@ -159,14 +159,7 @@ class Fuzz {
   }
 
   private async run(p: Proc, isOurs: boolean, args: readonly Arg[], waitMs: number): Promise<Outcome> {
-    const c = await this.prepared(p, isOurs);
-    if (c === null) return { kind: 'closed' };
-    try {
-      c.send(args);
-      return await c.next(waitMs);
-    } finally {
-      c.close();
-    }
+    return lastCall(await this.prepared(p, isOurs), args, waitMs);
   }
 
   async alive(): Promise<string | null> {

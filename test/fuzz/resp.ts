@@ -147,9 +147,8 @@ export class FuzzConn {
   }
 }
 
-/** Connect, send one command, read its reply, close. */
-export async function callOnce(port: number, args: ReadonlyArray<string | Buffer>, timeoutMs: number): Promise<Outcome> {
-  const c = await FuzzConn.connect(port, timeoutMs);
+/** Send one command on `c` (null: no connection), read its reply, close. */
+export async function lastCall(c: FuzzConn | null, args: ReadonlyArray<string | Buffer>, timeoutMs: number): Promise<Outcome> {
   if (c === null) return { kind: 'closed' };
   try {
     c.send(args);
@@ -157,4 +156,9 @@ export async function callOnce(port: number, args: ReadonlyArray<string | Buffer
   } finally {
     c.close();
   }
+}
+
+/** Connect, send one command, read its reply, close. */
+export async function callOnce(port: number, args: ReadonlyArray<string | Buffer>, timeoutMs: number): Promise<Outcome> {
+  return lastCall(await FuzzConn.connect(port, timeoutMs), args, timeoutMs);
 }
