@@ -144,6 +144,13 @@ class Fuzz {
     const c = await FuzzConn.connect(p.port, REPLY_MS);
     if (c === null) return null;
     const setup: Arg[][] = [];
+    if (this.dirty.has('acl')) {
+      // Users made by ACL SETUSER calls go, so that both servers start each call alike.
+      c.send(['ACL', 'USERS']);
+      const o = await c.next(REPLY_MS);
+      const users = o.kind === 'reply' && Array.isArray(o.value) ? o.value.map(String).filter((u) => u !== 'default') : [];
+      if (users.length > 0) setup.push(['ACL', 'DELUSER', ...users]);
+    }
     if (this.dirty.has('config')) setup.push(['CONFIG', 'SET', ...Object.entries(SAFE_CONFIG).flat()]);
     if (this.dirty.has('script')) setup.push(['SCRIPT', 'FLUSH'], ['FUNCTION', 'FLUSH']);
     setup.push(...populate(isOurs));
@@ -246,6 +253,7 @@ class Fuzz {
       toRedis ? this.run(this.redis, false, args, wait) : Promise.resolve(null),
     ]);
     if (row.name === 'config|set') this.dirty.add('config');
+    if (row.name === 'acl|setuser') this.dirty.add('acl');
     if (row.head[0] === 'script' || row.head[0] === 'function' || row.head[0] === 'eval' || row.head[0] === 'fcall') this.dirty.add('script');
     const where = `${label}: ${show(args)}`;
     const dead = await this.alive();
