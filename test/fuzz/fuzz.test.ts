@@ -112,9 +112,16 @@ function hurtsRedis(args: readonly Arg[]): boolean {
   return false;
 }
 
-/** REST body of a call: JSON array of strings (bytes that are not UTF-8 arrive replaced). */
-function restBody(args: readonly Arg[]): string {
-  return JSON.stringify(args.map((a) => (typeof a === 'string' ? a : a.toString('utf8'))));
+/**
+ * REST body of a call: JSON array of strings (bytes that are not UTF-8 arrive replaced); with
+ * `numbers`, arguments that are JSON numbers go as numbers (the REST API's own number path).
+ */
+function restBody(args: readonly Arg[], numbers: boolean): string {
+  const parts = args.map((a) => {
+    const s = typeof a === 'string' ? a : a.toString('utf8');
+    return numbers && /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(s) ? s : JSON.stringify(s);
+  });
+  return `[${parts.join(',')}]`;
 }
 
 /** FUZZ_LOG=<file>: every failure and mismatch, appended as it happens (long runs). */
@@ -193,7 +200,7 @@ class Fuzz {
       const ctl = new AbortController();
       const t = setTimeout(() => ctl.abort(), REPLY_MS);
       const r = await fetch(`http://127.0.0.1:${this.ours.httpPort}/`, {
-        method: 'POST', body: restBody(args), headers: { authorization: `Bearer ${TOKEN}` }, signal: ctl.signal,
+        method: 'POST', body: restBody(args, this.calls % 2 === 1), headers: { authorization: `Bearer ${TOKEN}` }, signal: ctl.signal,
       });
       const text = await r.text();
       clearTimeout(t);
