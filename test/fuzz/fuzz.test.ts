@@ -172,8 +172,17 @@ class Fuzz {
     return c;
   }
 
-  private async run(p: Proc, isOurs: boolean, args: readonly Arg[], waitMs: number): Promise<Outcome> {
-    return lastCall(await this.prepared(p, isOurs), args, waitMs);
+  private async run(p: Proc, isOurs: boolean, args: readonly Arg[], waitMs: number, before: readonly Arg[] | null): Promise<Outcome> {
+    const c = await this.prepared(p, isOurs);
+    if (c !== null && before !== null) {
+      // A fuzzed call of the same family first, to leave odd state behind (its reply unread).
+      c.send(before);
+      if ((await c.next(REPLY_MS)).kind !== 'reply') {
+        c.close();
+        return { kind: 'closed' };
+      }
+    }
+    return lastCall(c, args, waitMs);
   }
 
   async alive(): Promise<string | null> {
@@ -248,7 +257,7 @@ class Fuzz {
   }
 
   /** One call on both servers (and REST); returns a failure text or null. */
-  async one(row: Row, args: Arg[], label: string): Promise<string | null> {
+  async one(row: Row, args: Arg[], label: string, before: Arg[] | null = null): Promise<string | null> {
     this.calls++;
     const def = row.def;
     const silentOk = (def.flags & F.BLOCKING) !== 0 || SILENT_OK.has(row.name) || SILENT_OK.has(row.head[0]);
@@ -256,13 +265,13 @@ class Fuzz {
     const ourOnly = !this.redisDocs.has(row.name);
     const toRedis = !ourOnly && !hurtsRedis(args);
     const [a, b] = await Promise.all([
-      this.run(this.ours, true, args, wait),
-      toRedis ? this.run(this.redis, false, args, wait) : Promise.resolve(null),
+      this.run(this.ours, true, args, wait, before),
+      toRedis ? this.run(this.redis, false, args, wait, before) : Promise.resolve(null),
     ]);
     if (row.name === 'config|set') this.dirty.add('config');
     if (row.name === 'acl|setuser') this.dirty.add('acl');
     if (row.head[0] === 'script' || row.head[0] === 'function' || row.head[0] === 'eval' || row.head[0] === 'fcall') this.dirty.add('script');
-    const where = `${label}: ${show(args)}`;
+    const where = `${label}: ${before ? `${show(before)} then ` : ''}${show(args)}`;
     const dead = await this.alive();
     if (dead) return `${where}\n  ${dead}\n  reply: ${showOutcome(a)}`;
     if (a.kind === 'silent' && !silentOk && !(b && b.kind === 'silent')) return `${where}\n  no reply within ${REPLY_MS} ms`;
@@ -358,8 +367,18 @@ describe('command fuzzer', () => {
       const row = rows[i % rows.length];
       const gen = new Generator(new Rng(callSeed(seed, i)));
       const args = argsFor(gen, row, fz.docs);
+      // One call in five follows another call of its family (state that one call cannot make).
+      let before: Arg[] | null = null;
+      if (gen.rng.chance(0.2)) {
+        const kin = rows.filter((r) => r.fam === row.fam && !(r.def.flags & F.BLOCKING) && !SILENT_OK.has(r.name) && !SILENT_OK.has(r.head[0]));
+        if (kin.length > 0) {
+          const k = gen.rng.pick(kin);
+          before = argsFor(gen, k, fz.docs);
+          if (hurtsRedis(before) || !fz.redisDocs.has(k.name)) before = null;
+        }
+      }
       const label = `call ${i} (replay: FUZZ_SEED=${seed} FUZZ_FROM=${i} FUZZ_CALLS=1)`;
-      let bad = await fz.one(row, args, label);
+      let bad = await fz.one(row, args, label, before);
       // One call in ten also goes through a script's redis.call, one in ten through MULTI/EXEC.
       const path = gen.rng.next();
       if (!bad && path < 0.1 && !(row.def.flags & F.NOSCRIPT)) bad = await fz.via('eval', args, label);
