@@ -6,7 +6,7 @@
  * same call on the same keyspace. The same calls also go through the REST API (POST /).
  *
  *   FUZZ_SEED=<n>    seed (default: fixed, so CI is reproducible); a failure prints it
- *   FUZZ_CALLS=<n>   number of calls (default: ten rounds of the table)
+ *   FUZZ_CALLS=<n>   number of calls (default: six rounds of the table)
  *   FUZZ_FROM=<i>    first call index (replay one failing call: FUZZ_FROM=i FUZZ_CALLS=1)
  *   FUZZ_ONLY=a,b    only these rows (e.g. zrandmember,config|set)
  *
@@ -321,7 +321,7 @@ function argsFor(gen: Generator, row: Row, docs: Map<string, Doc>): Arg[] {
 const seed = Number(process.env.FUZZ_SEED ?? 20261127) >>> 0;
 const rows = tableRows().filter((r) => !process.env.FUZZ_ONLY || process.env.FUZZ_ONLY.split(',').includes(r.name));
 const from = Number(process.env.FUZZ_FROM ?? 0);
-const calls = Number(process.env.FUZZ_CALLS ?? rows.length * 10);
+const calls = Number(process.env.FUZZ_CALLS ?? rows.length * 6);
 /** FUZZ_KEEP_GOING=1: log failures, restart the server and continue (exploration runs). */
 const keepGoing = !!process.env.FUZZ_KEEP_GOING;
 
