@@ -3,12 +3,16 @@
  * subcommand too, with edge-case arguments in every position, against our server as a real
  * process. After each call the process must be alive, answer PING within 1 s on a fresh
  * connection, and stay under RSS_LIMIT; error replies must equal a real redis-server's for the
- * same call on the same keyspace. The same calls also go through the REST API (POST /).
+ * same call on the same keyspace (test/fuzz/known-differences.ts lists the rows where they may
+ * not, and why). The same calls also go through the REST API (POST /), and one in ten through
+ * a script's redis.call or MULTI/EXEC; one in five follows another fuzzed call of its family.
+ * Calls that kill or hang redis-server 7.0.15 itself are fuzzed but not compared (hurtsRedis).
  *
  *   FUZZ_SEED=<n>    seed (default: fixed, so CI is reproducible); a failure prints it
  *   FUZZ_CALLS=<n>   number of calls (default: six rounds of the table)
  *   FUZZ_FROM=<i>    first call index (replay one failing call: FUZZ_FROM=i FUZZ_CALLS=1)
  *   FUZZ_ONLY=a,b    only these rows (e.g. zrandmember,config|set)
+ *   FUZZ_KEEP_GOING=1, FUZZ_LOG=<file>, FUZZ_SHOW_MISMATCHES=1: exploration runs
  *
  * Both servers run with proto-max-bulk-len 32mb so that legitimate 512 MB strings (SETBIT at
  * offset 2^32-1) stay out of a shared machine's memory; the limit's checks are fuzzed instead.
