@@ -63,6 +63,58 @@ export function parseReply(buf: Buffer, pos: number): { value: Decoded; end: num
   }
 }
 
+/**
+ * End of the complete reply at buf[pos...], or -1 if incomplete: a byte-level scan without
+ * decoding (a million-element reply scans in milliseconds; decoding it took seconds).
+ */
+export function scanEnd(buf: Buffer, pos: number): number {
+  const left: number[] = [1];
+  let p = pos;
+  while (left.length > 0) {
+    const top = left.length - 1;
+    if (left[top] === 0) {
+      left.pop();
+      continue;
+    }
+    left[top]--;
+    if (p >= buf.length) return -1;
+    const type = buf[p];
+    const cr = buf.indexOf(13, p);
+    if (cr < 0 || cr + 1 >= buf.length) return -1;
+    const after = cr + 2;
+    let n = 0;
+    let neg = false;
+    for (let i = p + 1; i < cr; i++) {
+      const d = buf[i];
+      if (d === 0x2d) neg = true;
+      else n = n * 10 + (d - 48);
+    }
+    if (neg) n = -n;
+    switch (type) {
+      case 0x24: case 0x3d: case 0x21: // $ = !
+        if (n < 0) p = after;
+        else if (after + n + 2 > buf.length) return -1;
+        else p = after + n + 2;
+        break;
+      case 0x2a: case 0x7e: case 0x3e: // * ~ >
+        p = after;
+        if (n > 0) left.push(n);
+        break;
+      case 0x25: case 0x7c: // % | (an attribute precedes the reply it annotates)
+        p = after;
+        if (type === 0x7c) left[top]++;
+        if (n > 0) left.push(2 * n);
+        break;
+      default:
+        p = after;
+    }
+  }
+  return p;
+}
+
+/** Replies at most this large are decoded; larger ones keep only their bytes (errors are small). */
+const DECODE_MAX = 4 * 1024 * 1024;
+
 /** What a call got: the reply bytes, or that the server closed the connection or said nothing. */
 export type Outcome =
   | { kind: 'reply'; bytes: Buffer; value: Decoded }
@@ -81,6 +133,9 @@ export class FuzzConn {
   private closed = false;
   private overflow = 0;
   private wake: (() => void) | null = null;
+  /** Bytes buffered at the last parse that found the reply incomplete. */
+  private lastTry = 0;
+  private idle: NodeJS.Timeout | null = null;
 
   private constructor(private readonly sock: net.Socket) {
     sock.on('data', (d) => {
@@ -93,9 +148,15 @@ export class FuzzConn {
         this.buf = Buffer.alloc(0);
         sock.destroy();
       }
-      // Large replies are parsed when their size doubles, not per chunk (linear, not quadratic).
-      if (this.pending > 1024 * 1024 && this.pending < this.buf.length) return;
-      this.wake?.();
+      // A large reply is parsed again when its size has doubled, or when the data pauses (its
+      // end), not on every chunk: parsing stays linear in its length, not quadratic.
+      const total = this.buf.length + this.pending;
+      if (total < 1024 * 1024 || total >= 2 * this.lastTry) {
+        this.wake?.();
+        return;
+      }
+      if (this.idle !== null) clearTimeout(this.idle);
+      this.idle = setTimeout(() => { this.idle = null; this.wake?.(); }, 20);
     });
     sock.on('close', () => { this.closed = true; this.wake?.(); });
     sock.on('error', () => {});
@@ -125,12 +186,14 @@ export class FuzzConn {
         this.pending = 0;
       }
       if (this.overflow > 0) return { kind: 'huge', bytes: this.overflow };
-      const r = parseReply(this.buf, 0);
-      if (r !== null) {
-        const bytes = Buffer.from(this.buf.subarray(0, r.end));
-        this.buf = this.buf.subarray(r.end);
-        return { kind: 'reply', bytes, value: r.value };
+      const end = scanEnd(this.buf, 0);
+      if (end >= 0) {
+        const bytes = Buffer.from(this.buf.subarray(0, end));
+        this.buf = this.buf.subarray(end);
+        this.lastTry = 0;
+        return { kind: 'reply', bytes, value: end <= DECODE_MAX ? parseReply(bytes, 0)!.value : null };
       }
+      this.lastTry = this.buf.length;
       if (this.closed) return { kind: 'closed' };
       const left = deadline - Date.now();
       if (left <= 0) return { kind: 'silent' };
@@ -143,6 +206,7 @@ export class FuzzConn {
   }
 
   close(): void {
+    if (this.idle !== null) clearTimeout(this.idle);
     this.sock.destroy();
   }
 }
