@@ -103,10 +103,13 @@ function clampRange(start: number, end: number, len: number): [number, number] |
   return [start, end];
 }
 
+/** A long long argument (ranges beyond 2^53 are clamped like any other, as in Redis). */
 function intArg(argv: Argv, i: number): number {
   const v = argv.int(i);
-  if (v !== v) throw new CommandError(E.NOT_INTEGER);
-  return v;
+  if (v === v) return v;
+  const big = argv.int64(i);
+  if (big === null) throw new CommandError(E.NOT_INTEGER);
+  return Number(big);
 }
 
 // BITCOUNT key [start end [BYTE|BIT]]
@@ -114,6 +117,12 @@ function bitcountCommand(c: Client, argv: Argv, out: ReplySink): void {
   let isBit = false;
   let start = 0;
   let end = -1;
+  // As in Redis 7.0: the key (missing: 0, wrong type: WRONGTYPE) before the arguments.
+  const v = readString(c.db, argv.key(1));
+  if (v === null) {
+    out.int(0);
+    return;
+  }
   if (argv.count === 3 || argv.count > 5) throw new CommandError(E.SYNTAX);
   if (argv.count >= 4) {
     start = intArg(argv, 2);
@@ -122,11 +131,6 @@ function bitcountCommand(c: Client, argv: Argv, out: ReplySink): void {
       if (argv.is(4, 'BIT')) isBit = true;
       else if (!argv.is(4, 'BYTE')) throw new CommandError(E.SYNTAX);
     }
-  }
-  const v = readString(c.db, argv.key(1));
-  if (v === null) {
-    out.int(0);
-    return;
   }
   const r = clampRange(start, end, isBit ? v.length * 8 : v.length);
   if (r === null) {
@@ -138,9 +142,16 @@ function bitcountCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // BITPOS key bit [start [end [BYTE|BIT]]]
 function bitposCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const bit = argv.int(2);
-  if (bit !== bit) throw new CommandError(E.NOT_INTEGER);
-  if (bit !== 0 && bit !== 1) throw new CommandError('ERR The bit argument must be 1 or 0.');
+  const big = argv.int64(2);
+  if (big === null) throw new CommandError(E.NOT_INTEGER);
+  if (big !== 0n && big !== 1n) throw new CommandError('ERR The bit argument must be 1 or 0.');
+  const bit = Number(big);
+  // As in Redis 7.0: the key (missing: all clear bits, wrong type: WRONGTYPE) before the range.
+  const v = readString(c.db, argv.key(1));
+  if (v === null) {
+    out.int(bit ? -1 : 0);
+    return;
+  }
   let start = 0;
   let end = -1;
   let endGiven = false;
@@ -154,11 +165,6 @@ function bitposCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 6) {
     if (argv.is(5, 'BIT')) isBit = true;
     else if (!argv.is(5, 'BYTE')) throw new CommandError(E.SYNTAX);
-  }
-  const v = readString(c.db, argv.key(1));
-  if (v === null) {
-    out.int(bit ? -1 : 0);
-    return;
   }
   const r = clampRange(start, end, isBit ? v.length * 8 : v.length);
   if (r === null) {

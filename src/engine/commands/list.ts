@@ -232,9 +232,9 @@ function linsertCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // LREM key count element
 function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
+  // A plain long in Redis: LONG_MIN is accepted (removes every match, from the tail).
   const count = longArg(argv, 2);
   if (count !== count) return out.error(E.NOT_INTEGER);
-  if (isLongMin(argv, 2)) return out.error(LONG_RANGE);
   const key = argv.key(1);
   const l = writeList(c, key);
   if (l === null) return out.error(E.WRONGTYPE);

@@ -19,6 +19,7 @@ import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 import { numkeysKeys } from '../keys.js';
 import { N } from '../notify.js';
+import { LONG_MAX, longArg, outputExhausted, rangeError } from './typed-helpers.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -64,7 +65,7 @@ function parseScore(argv: Argv, i: number): number {
 }
 
 function parseInt(argv: Argv, i: number): number {
-  const v = argv.int(i);
+  const v = longArg(argv, i);
   if (v !== v) throw new CommandError(E.NOT_INTEGER);
   return v;
 }
@@ -480,7 +481,7 @@ function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boole
       i += 2;
     } else if (!legacy && argv.is(i, 'BYSCORE') && spec.kind === 'rank') spec.kind = 'score';
     else if (!legacy && argv.is(i, 'BYLEX') && spec.kind === 'rank') spec.kind = 'lex';
-    else if (!legacy && argv.is(i, 'REV')) spec.rev = true;
+    else if (!legacy && !spec.rev && argv.is(i, 'REV')) spec.rev = true; // a second REV is a syntax error, as in Redis
     else throw new CommandError(E.SYNTAX);
   }
   // Redis only objects to a LIMIT that limits (a count of -1 means no limit).
@@ -638,9 +639,11 @@ function popFrom(db: Db, key: string, z: ZSet, max: boolean, count: number): [st
 // ZPOPMIN key [count] / ZPOPMAX key [count]
 function popGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
   let count = 1;
+  if (argv.count > 3) throw new CommandError(E.SYNTAX);
   if (argv.count === 3) {
-    count = parseInt(argv, 2);
-    if (count < 0) throw new CommandError('ERR value is out of range, must be positive');
+    // getPositiveLongFromObjectOrReply with its message: also for a count that is no integer.
+    count = longArg(argv, 2);
+    if (count !== count || count < 0) throw new CommandError('ERR value is out of range, must be positive');
   }
   const db = c.db;
   const key = argv.key(1);
@@ -671,7 +674,7 @@ function zpopmaxCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** Parse "numkeys key... MIN|MAX [COUNT n]" from index `at`. */
 function parseMpop(argv: Argv, at: number): { keys: string[]; max: boolean; count: number } {
-  const numkeys = argv.int(at);
+  const numkeys = longArg(argv, at);
   if (numkeys !== numkeys || numkeys <= 0) throw new CommandError('ERR numkeys should be greater than 0');
   if (numkeys > argv.count - at - 2) throw new CommandError(E.SYNTAX);
   const keys: string[] = [];
@@ -685,7 +688,7 @@ function parseMpop(argv: Argv, at: number): { keys: string[]; max: boolean; coun
   let count = -1;
   while (i < argv.count) {
     if (argv.is(i, 'COUNT') && i + 1 < argv.count && count === -1) {
-      count = argv.int(i + 1);
+      count = longArg(argv, i + 1);
       if (count !== count || count <= 0) throw new CommandError('ERR count should be greater than 0');
       i += 2;
     } else throw new CommandError(E.SYNTAX);
@@ -780,21 +783,39 @@ function bzmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ZRANDMEMBER key [count [WITHSCORES]]
 function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
-  if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHSCORES'))) throw new CommandError(E.SYNTAX);
-  const z = lookupZset(c.db, argv.key(1));
   if (argv.count === 2) {
+    const z = lookupZset(c.db, argv.key(1));
     if (z === null) out.nil();
     else out.bulkLatin1(z.at(Math.floor(Math.random() * z.size))!.member);
     return;
   }
+  // Redis's order: the count (in -LONG_MAX..LONG_MAX), the syntax, the WITHSCORES range, the key.
   const big = argv.int64(2);
   if (big === null) throw new CommandError(E.NOT_INTEGER);
+  if (big < -LONG_MAX) throw new CommandError(rangeError('-9223372036854775807', '9223372036854775807'));
+  if (argv.count > 4 || (argv.count === 4 && !argv.is(3, 'WITHSCORES'))) throw new CommandError(E.SYNTAX);
   const withScores = argv.count === 4;
   // Redis refuses counts whose reply size would overflow (count * 2 with scores).
-  if (withScores && big < -4611686018427387903n) throw new CommandError('ERR value is out of range');
+  if (withScores && (big < -(LONG_MAX / 2n) || big > LONG_MAX / 2n)) throw new CommandError('ERR value is out of range');
+  const z = lookupZset(c.db, argv.key(1));
   const count = Number(big);
   if (z === null || count === 0) {
     out.array(0);
+    return;
+  }
+  if (count < 0) {
+    // Independent draws, as many as asked: streamed (never collected), cut off by the
+    // output guard like HRANDFIELD's and SRANDMEMBER's.
+    const n = -count;
+    if (withScores) out.pairs(n);
+    else out.array(n);
+    for (let i = 0; i < n; i++) {
+      const e = z.at(Math.floor(Math.random() * z.size))!;
+      if (withScores) out.pair();
+      out.bulkLatin1(e.member);
+      if (withScores) replyScore(out, e.score);
+      if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
+    }
     return;
   }
   const picks: Pairs = { members: [], scores: [] };
@@ -802,9 +823,7 @@ function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
     picks.members.push(n.member);
     picks.scores.push(n.score);
   };
-  if (count < 0) {
-    for (let i = 0; i < -count; i++) pick(z.at(Math.floor(Math.random() * z.size))!);
-  } else if (count >= z.size) {
+  if (count >= z.size) {
     for (let n = z.tree.first(); n !== null; n = n.next()) pick(n);
   } else {
     const chosen = new Set<number>();
@@ -841,7 +860,7 @@ interface AlgebraSpec {
 }
 
 function parseAlgebra(db: Db, argv: Argv, numkeysAt: number, cmd: string, allowWeights: boolean, allowWithScores: boolean): AlgebraSpec {
-  const n = argv.int(numkeysAt);
+  const n = longArg(argv, numkeysAt);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError(`ERR at least 1 input key is needed for '${cmd}' command`);
   if (n > argv.count - numkeysAt - 1) throw new CommandError(E.SYNTAX);
@@ -964,7 +983,7 @@ function zdiffstoreCommand(c: Client, argv: Argv, out: ReplySink): void { algebr
 
 // ZINTERCARD numkeys key [key ...] [LIMIT limit]
 function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const n = argv.int(1);
+  const n = longArg(argv, 1);
   if (n !== n) throw new CommandError(E.NOT_INTEGER);
   if (n < 1) throw new CommandError('ERR at least 1 input key is needed for \'zintercard\' command');
   if (n > argv.count - 2) throw new CommandError(E.SYNTAX);
@@ -974,9 +993,9 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
   let limit = 0;
   for (let i = 2 + n; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT') && i + 1 < argv.count) {
-      limit = argv.int(i + 1);
-      if (limit !== limit) throw new CommandError(E.NOT_INTEGER);
-      if (limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
+      // getPositiveLongFromObjectOrReply with its message: also for a LIMIT that is no integer.
+      limit = longArg(argv, i + 1);
+      if (limit !== limit || limit < 0) throw new CommandError('ERR LIMIT can\'t be negative');
       i++;
     } else throw new CommandError(E.SYNTAX);
   }
@@ -1004,6 +1023,13 @@ function zscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const cursor = parseCursor(argv, 2);
   if (cursor < 0) throw new CommandError(INVALID_CURSOR);
   const zset = lookupZset(c.db, argv.key(1));
+  if (zset === null) {
+    // Redis answers a missing key before it reads the options.
+    out.array(2);
+    out.bulkText('0');
+    out.array(0);
+    return;
+  }
   const opts = parseScanOptions(argv, 3, false);
   if (typeof opts === 'string') throw new CommandError(opts);
   const { count, pattern } = opts;

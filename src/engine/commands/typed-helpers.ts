@@ -93,18 +93,26 @@ export function listFill(eng: Engine): number {
 // ---------------------------------------------------------------- unbounded replies
 
 /** Output bytes past which a reply of caller-chosen size is abandoned. */
-const OUTPUT_GUARD = 1024 * 1024 * 1024;
+const OUTPUT_GUARD = 64 * 1024 * 1024;
+/**
+ * Elements past which it is abandoned: the command runs synchronously, so this also bounds how
+ * long one call holds the server (about 0.1 s), and it bounds transports that do not
+ * report buffered output: REST builds its JSON in memory, and a script's redis.call turns every
+ * element into a Lua value (about 2.5 µs each: 4M took 10 s and 600 MB), hence its lower cap.
+ */
+const ELEMENT_GUARD = { tcp: 1024 * 1024, http: 1024 * 1024, internal: 64 * 1024 } as const;
 
 /**
- * For replies whose length the client chooses (HRANDFIELD/SRANDMEMBER with a huge negative
- * count): Redis streams them until the client's output limit closes the connection
- * (CLIENT_CLOSE_ASAP). We stop at 1 GiB of pending output and close the connection, so one
- * request cannot exhaust the server's memory. Check it every few thousand elements.
+ * For replies whose length the client chooses (HRANDFIELD/SRANDMEMBER/ZRANDMEMBER with a huge
+ * negative count): Redis streams them until the client's output limit closes the connection
+ * (CLIENT_CLOSE_ASAP). We stop at OUTPUT_GUARD of pending output or ELEMENT_GUARD elements
+ * and close the connection, so one request can neither exhaust the server's memory nor stall
+ * it. Check it every few thousand elements.
  */
 export function outputExhausted(c: Client, written: number): boolean {
   if (c.closed) return true;
   // The element cap covers transports that do not report buffered output.
-  if (c.transport.outputBytes() > OUTPUT_GUARD || written > OUTPUT_GUARD / 4) {
+  if (c.transport.outputBytes() > OUTPUT_GUARD || written >= ELEMENT_GUARD[c.transport.kind]) {
     c.transport.close(false);
     return true;
   }
