@@ -8,7 +8,6 @@ export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   'script|debug': 'deliberate: the Lua debugger is not supported (a clear error instead of +OK)',
   'zrank': 'deliberate: ZRANK ... WITHSCORE (Redis 7.2) is accepted; 7.0 has arity 3',
   'zrevrank': 'deliberate: ZREVRANK ... WITHSCORE (Redis 7.2) is accepted; 7.0 has arity 3',
-  'hello': 'HELLO 3 answers NOPROTO before checking its options (RESP3 is the resp3 branch\'s)',
   'acl|log': 'ACL LOG RESET <extra> / ACL LOG <n> <extra> are accepted; Redis: wrong number of arguments (acl branch)',
   'acl|genpass': 'ACL GENPASS <bits> <extra> is accepted; Redis: wrong number of arguments (acl branch)',
   'acl|cat': 'ACL CAT <a> <b> reports the unknown category; Redis: wrong number of arguments (acl branch)',
