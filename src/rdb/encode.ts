@@ -136,13 +136,19 @@ function writeSet(w: RdbWriter, s: SetValue): void {
 
 // ---------------------------------------------------------------- sorted sets
 
-/** d2string (Redis 7.0 util.c): how a score is written into a listpack. */
+/** LLONG_MAX / 2 as a double: double2ll's range. */
+const HALF_LLONG = 4611686018427387903;
+
+/**
+ * d2string (Redis 7.0.15 util.c): how a score is written into a listpack. Integral values
+ * within +-LLONG_MAX/2 (double2ll) print as integers, others with %.17g.
+ */
 export function d2string(v: number): string {
   if (v !== v) return 'nan';
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
-  if (v > -4503599627370495 && v < 4503599627370496 && Number.isInteger(v)) return String(v);
+  if (v >= -HALF_LLONG && v <= HALF_LLONG && Number.isInteger(v)) return BigInt(v).toString();
   return formatDouble17g(v);
 }
 
