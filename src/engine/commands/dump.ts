@@ -9,7 +9,6 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import { E } from '../../resp/errors.js';
 import type { Client } from '../client.js';
 import type { Engine } from '../engine.js';
-import type { Stored } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { hashLimits, listFill, setLimits } from './typed-helpers.js';
@@ -18,6 +17,8 @@ import { type DecodeLimits, readValue } from '../../rdb/decode.js';
 import { RdbReader } from '../../rdb/reader.js';
 import { Crc64 } from '../../rdb/crc64.js';
 import { RdbError } from '../../rdb/errors.js';
+import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
+import type { Db, Entry, Stored } from '../db.js';
 
 /** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
 const RESTORE_MAX_VERSION = 11;
@@ -131,11 +132,209 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
+// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
+function migrateCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let copy = false;
+  let replace = false;
+  let user: Buffer | null = null;
+  let password: Buffer | null = null;
+  let firstKey = 3;
+  let numKeys = 1;
+  for (let j = 6; j < argv.count; j++) {
+    const more = argv.count - 1 - j;
+    if (argv.is(j, 'COPY')) copy = true;
+    else if (argv.is(j, 'REPLACE')) replace = true;
+    else if (argv.is(j, 'AUTH')) {
+      if (more < 1) return out.error(E.SYNTAX);
+      password = argv.copy(++j);
+    } else if (argv.is(j, 'AUTH2')) {
+      if (more < 2) return out.error(E.SYNTAX);
+      user = argv.copy(++j);
+      password = argv.copy(++j);
+    } else if (argv.is(j, 'KEYS')) {
+      if (argv.len(3) !== 0) return out.error('ERR When using MIGRATE KEYS option, the key argument must be set to the empty string');
+      firstKey = j + 1;
+      numKeys = argv.count - j - 1;
+      break;
+    } else {
+      return out.error(E.SYNTAX);
+    }
+  }
+  let timeout = argv.int(5);
+  const dbid = argv.int(4);
+  if (!Number.isSafeInteger(timeout) || !Number.isSafeInteger(dbid)) return out.error(E.NOT_INTEGER);
+  if (timeout <= 0) timeout = 1000;
+  const db = c.db;
+  const items: MigrateItem[] = [];
+  for (let j = 0; j < numKeys; j++) {
+    const key = argv.key(firstKey + j);
+    const e = db.read(key, !c.noTouch);
+    if (e !== undefined) items.push({ key, entry: e, v: e.v, payload: null });
+  }
+  if (items.length === 0) return out.simple('NOKEY');
+  if (c.transport.kind === 'internal' || c.engine.inExec) {
+    // The exchange with the target is asynchronous here; a script or EXEC cannot wait for it.
+    return out.error('ERR MIGRATE is not supported inside MULTI/EXEC or scripts by this server');
+  }
+  // Serialize now (the values as they are at this point), then talk to the target while the
+  // client waits; other clients are served meanwhile.
+  const opt = encodeOptions(c.engine);
+  try {
+    for (const it of items) it.payload = dumpPayload(it.v, opt);
+  } catch (err) {
+    if (err instanceof DumpUnsupported) return out.error(err.message);
+    throw err;
+  }
+  const host = argv.str(1);
+  const port = argv.int(2);
+  c.blocked = true;
+  void migrate(db, host, port, dbid, timeout, items, { copy, replace, user, password }).then((reply) => {
+    c.blocked = false;
+    if (c.closed) return;
+    if (reply === null) out.ok();
+    else if (reply.startsWith('+')) out.simple(reply.slice(1));
+    else out.error(reply);
+    c.transport.requestFlush();
+    c.transport.resume();
+  });
+}
+
+interface MigrateItem {
+  key: string;
+  entry: Entry;
+  v: Entry['v'];
+  payload: Buffer | null;
+}
+
+interface MigrateOptions {
+  copy: boolean;
+  replace: boolean;
+  user: Buffer | null;
+  password: Buffer | null;
+}
+
+function bulk(parts: Buffer[], v: Buffer | string): void {
+  const b = typeof v === 'string' ? Buffer.from(v, 'latin1') : v;
+  parts.push(Buffer.from(`$${b.length}\r\n`), b, CRLF);
+}
+const CRLF = Buffer.from('\r\n');
+
+/** The exchange with the target; null = +OK, else the reply (an error text or "+..."). */
+async function migrate(db: Db, host: string, port: number, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null> {
+  const key = `${host}:${port}`;
+  let mayRetry = true;
+  for (;;) {
+    let s: MigrateSocket;
+    try {
+      s = await getSocket(host, port, timeout);
+    } catch (err) {
+      // Redis's non-blocking connect "succeeds" on a refused connection and the write then
+      // fails: only a connect that times out is reported as such.
+      if (err instanceof MigrateIoError && err.timeout) return 'IOERR error or timeout connecting to the client';
+      if (mayRetry) {
+        mayRetry = false;
+        continue;
+      }
+      return 'IOERR error or timeout writing to target instance';
+    }
+    const r = await s.exclusive(() => exchange(db, s, dbid, timeout, items, opt));
+    if (typeof r === 'object' && r !== null) {
+      // A socket error: retry once on a fresh connection unless it timed out or replies came.
+      closeMigrateSocket(key);
+      if (mayRetry && !r.timeout && !r.gotReply) {
+        mayRetry = false;
+        continue;
+      }
+      return `IOERR error or timeout ${r.phase === 'write' ? 'writing' : 'reading'} to target instance`;
+    }
+    return r;
+  }
+}
+
+interface SocketFailure {
+  phase: 'write' | 'read';
+  timeout: boolean;
+  gotReply: boolean;
+}
+
+async function exchange(db: Db, s: MigrateSocket, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null | SocketFailure> {
+  const parts: Buffer[] = [];
+  if (opt.password !== null) {
+    parts.push(Buffer.from(opt.user !== null ? '*3\r\n' : '*2\r\n'));
+    bulk(parts, 'AUTH');
+    if (opt.user !== null) bulk(parts, opt.user);
+    bulk(parts, opt.password);
+  }
+  const select = s.lastDb !== dbid;
+  if (select) {
+    parts.push(Buffer.from('*2\r\n'));
+    bulk(parts, 'SELECT');
+    bulk(parts, String(dbid));
+  }
+  const now = Date.now();
+  const sent: MigrateItem[] = [];
+  for (const it of items) {
+    let ttl = 0;
+    const exp = it.entry.exp;
+    if (exp !== 0) {
+      ttl = exp - now;
+      if (ttl < 0) continue; // expired meanwhile
+      if (ttl < 1) ttl = 1;
+    }
+    sent.push(it);
+    parts.push(Buffer.from(opt.replace ? '*5\r\n' : '*4\r\n'));
+    bulk(parts, 'RESTORE');
+    bulk(parts, it.key);
+    bulk(parts, String(ttl));
+    bulk(parts, it.payload!);
+    if (opt.replace) bulk(parts, 'REPLACE');
+  }
+  let gotReply = false;
+  try {
+    await s.write(Buffer.concat(parts), timeout);
+    const authReply = opt.password !== null ? await s.readLine(timeout) : '';
+    const selectReply = select ? await s.readLine(timeout) : '';
+    gotReply = true;
+    let error: string | null = null;
+    for (const it of sent) {
+      const line = await s.readLine(timeout);
+      if (authReply.startsWith('-') || selectReply.startsWith('-') || line.startsWith('-')) {
+        if (error === null) {
+          s.lastDb = -1;
+          const from = authReply.startsWith('-') ? authReply : selectReply.startsWith('-') ? selectReply : line;
+          error = `ERR Target instance replied with error: ${from.slice(1)}`;
+        }
+      } else if (!opt.copy) {
+        // Delete the local key unless it changed while the target was restoring it.
+        const e = db.get(it.key);
+        if (e !== undefined && e.v === it.v) db.delete(it.key);
+      }
+    }
+    if (error !== null) return error;
+    s.lastDb = dbid;
+    return null;
+  } catch (err) {
+    if (err instanceof MigrateIoError) return { phase: err.phase === 'write' ? 'write' : 'read', timeout: err.timeout, gotReply };
+    throw err;
+  }
+}
+
+/** MIGRATE's keys: the key argument, or everything after KEYS. */
+function migrateKeys(argv: Argv): number[] {
+  for (let j = 6; j < argv.count; j++) {
+    if (argv.is(j, 'KEYS')) return Array.from({ length: argv.count - j - 1 }, (_, i) => j + 1 + i);
+    if (argv.is(j, 'AUTH')) j++;
+    else if (argv.is(j, 'AUTH2')) j += 2;
+  }
+  return argv.len(3) === 0 ? [] : [3];
+}
+
 const DUMP_ROWS = [
   //   name             arity  flags                             keys        handler
   row('dump',              2,  F.READONLY,                       [1, 1, 1],  dumpCommand),
   row('restore',          -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
   row('restore-asking',   -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
+  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS,         [3, 3, 1],  migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
 ];
 
 export default family('dump', ['keyspace'], DUMP_ROWS);

@@ -12,6 +12,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Argv } from '../../resp/argv.js';
 import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
+import { cachedSockets } from '../../rdb/migrate-socket.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
@@ -285,6 +286,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `keyspace_misses:${st.keyspaceMisses}`,
         'latest_fork_usec:0',
         'total_forks:0',
+        `migrate_cached_sockets:${cachedSockets()}`,
         'unexpected_error_replies:0',
         `total_error_replies:${replyStats.errors - st.errorBase}`,
       );
