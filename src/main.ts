@@ -4,6 +4,7 @@
 import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
+import { takeRdbArgs, importRdb, exportRdb } from './rdb/cli.js';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -12,16 +13,33 @@ async function main(): Promise<void> {
     return;
   }
   let config;
+  let rdb;
   try {
+    rdb = takeRdbArgs(args);
     config = loadConfig(args);
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || (err instanceof Error && err.message.endsWith('needs a file name'))) {
       console.error(`error: ${err.message}`);
       process.exit(2);
     }
     throw err;
   }
   const server = await createServer(config);
+  if (rdb.importPath !== null || rdb.exportPath !== null) {
+    // Before any client is served (this turn): a refused file leaves the data untouched.
+    try {
+      if (rdb.importPath !== null) console.log(importRdb(server.engine, rdb.importPath));
+      if (rdb.exportPath !== null) console.log(exportRdb(server.engine, rdb.exportPath));
+    } catch (err) {
+      console.error(`error: ${err instanceof Error ? err.message : err}`);
+      await server.stop();
+      process.exit(1);
+    }
+    if (rdb.exportPath !== null) {
+      await server.stop();
+      return;
+    }
+  }
   const bind = config.get('bind') ?? '127.0.0.1';
   console.log(`Ready to accept connections: RESP on ${bind}:${server.tcpPort} (pid ${process.pid})`);
   if (server.tokens !== null) {

@@ -37,28 +37,39 @@ export interface EncodeOptions {
 
 const lp = new LpWriter();
 
-/** rdbSaveObjectType + rdbSaveObject of one value. */
-export function writeValue(w: RdbWriter, v: Entry['v'], opt: EncodeOptions): void {
+/**
+ * rdbSaveObjectType + rdbSaveObject of one value; with `key`, the key is written between the
+ * type and the value (rdbSaveKeyValuePair's layout in RDB files).
+ */
+export function writeValue(w: RdbWriter, v: Entry['v'], opt: EncodeOptions, key?: string): void {
   if (typeof v === 'number') {
     w.u8(RDB_TYPE.STRING);
+    if (key !== undefined) w.string(key);
     w.intString(v);
     return;
   }
   if (typeof v === 'string' || v instanceof Uint8Array) {
     w.u8(RDB_TYPE.STRING);
+    if (key !== undefined) w.string(key);
     w.string(v);
     return;
   }
   const tv = v as TypedValue;
   switch (tv.type) {
-    case T.LIST: return writeList(w, tv as unknown as ListValue, opt);
-    case T.SET: return writeSet(w, tv as unknown as SetValue);
-    case T.ZSET: return writeZset(w, tv as unknown as ZSet);
-    case T.HASH: return writeHash(w, tv as unknown as HashValue);
-    case T.STREAM: return writeStream(w, tv as unknown as Stream);
+    case T.LIST: return writeList(w, tv as unknown as ListValue, opt, key);
+    case T.SET: return writeSet(w, tv as unknown as SetValue, key);
+    case T.ZSET: return writeZset(w, tv as unknown as ZSet, key);
+    case T.HASH: return writeHash(w, tv as unknown as HashValue, key);
+    case T.STREAM: return writeStream(w, tv as unknown as Stream, key);
     case T.JSON: throw new DumpUnsupported('ERR DUMP of JSON documents is not supported: Redis 7.0 has no JSON type (RedisJSON module values cannot be produced here)');
     default: throw new DumpUnsupported('ERR DUMP of this value type is not supported');
   }
+}
+
+/** The type byte, then the key when given. */
+function typeAndKey(w: RdbWriter, type: number, key: string | undefined): void {
+  w.u8(type);
+  if (key !== undefined) w.string(key);
 }
 
 // ---------------------------------------------------------------- lists
@@ -78,8 +89,8 @@ function allowInsert(nodeSz: number, count: number, fill: number, elemSz: number
   return count < fill;
 }
 
-function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions): void {
-  w.u8(RDB_TYPE.LIST_QUICKLIST_2);
+function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions, key?: string): void {
+  typeAndKey(w, RDB_TYPE.LIST_QUICKLIST_2, key);
   // Node boundaries first (a listpack per node), then the node count, then the nodes.
   const nodes: Buffer[] = [];
   lp.start();
@@ -103,7 +114,7 @@ function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions): void {
 
 // ---------------------------------------------------------------- sets
 
-function writeSet(w: RdbWriter, s: SetValue): void {
+function writeSet(w: RdbWriter, s: SetValue, key?: string): void {
   if (s.isIntset) {
     const vals: bigint[] = [];
     let min = 0n;
@@ -125,11 +136,11 @@ function writeSet(w: RdbWriter, s: SetValue): void {
       else b.writeBigInt64LE(x, o);
       o += width;
     }
-    w.u8(RDB_TYPE.SET_INTSET);
+    typeAndKey(w, RDB_TYPE.SET_INTSET, key);
     w.string(b);
     return;
   }
-  w.u8(RDB_TYPE.SET);
+  typeAndKey(w, RDB_TYPE.SET, key);
   w.len(s.size);
   s.forEach((m) => w.string(m));
 }
@@ -152,7 +163,7 @@ export function d2string(v: number): string {
   return formatDouble17g(v);
 }
 
-function writeZset(w: RdbWriter, z: ZSet): void {
+function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
   const t = z.tree;
   if (z.encoding() === 'listpack') {
     lp.start();
@@ -160,11 +171,12 @@ function writeZset(w: RdbWriter, z: ZSet): void {
       lp.str(c.member);
       lp.str(d2string(c.score));
     }
-    w.u8(RDB_TYPE.ZSET_LISTPACK);
-    w.string(lp.finish());
+    const body = lp.finish();
+    typeAndKey(w, RDB_TYPE.ZSET_LISTPACK, key);
+    w.string(body);
     return;
   }
-  w.u8(RDB_TYPE.ZSET_2);
+  typeAndKey(w, RDB_TYPE.ZSET_2, key);
   w.len(z.size);
   // rdbSaveObject walks the skiplist from the tail (highest) to the head.
   for (let c = t.last(); c !== null; c = c.prev()) {
@@ -175,7 +187,7 @@ function writeZset(w: RdbWriter, z: ZSet): void {
 
 // ---------------------------------------------------------------- hashes
 
-function writeHash(w: RdbWriter, h: HashValue): void {
+function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
   if (h.volatile) {
     throw new DumpUnsupported('ERR DUMP of a hash with field TTLs is not supported: Redis 7.0 has no field expiry (remove the TTLs with HPERSIST first)');
   }
@@ -185,11 +197,12 @@ function writeHash(w: RdbWriter, h: HashValue): void {
       lp.str(f);
       lp.str(v);
     });
-    w.u8(RDB_TYPE.HASH_LISTPACK);
-    w.string(lp.finish());
+    const body = lp.finish();
+    typeAndKey(w, RDB_TYPE.HASH_LISTPACK, key);
+    w.string(body);
     return;
   }
-  w.u8(RDB_TYPE.HASH);
+  typeAndKey(w, RDB_TYPE.HASH, key);
   w.len(h.size);
   h.forEach((v, f) => {
     w.string(f);
@@ -280,12 +293,12 @@ function writeId(w: RdbWriter, id: StreamId): void {
   w.lenBig(half(id, 4));
 }
 
-function writeStream(w: RdbWriter, s: Stream): void {
-  w.u8(RDB_TYPE.STREAM_LISTPACKS_2);
+function writeStream(w: RdbWriter, s: Stream, key?: string): void {
+  typeAndKey(w, RDB_TYPE.STREAM_LISTPACKS_2, key);
   w.len(s.nodes.length);
-  const key = Buffer.allocUnsafe(16);
+  const idb = Buffer.allocUnsafe(16);
   for (const n of s.nodes) {
-    w.string(idBytes(n.master, key));
+    w.string(idBytes(n.master, idb));
     w.string(nodeListpack(n));
   }
   w.len(s.length);
@@ -302,7 +315,7 @@ function writeStream(w: RdbWriter, s: Stream): void {
     w.len(g.pel.size);
     for (const id of g.pel.keys()) {
       const nack = g.pel.get(id)!;
-      w.raw(idBytes(id, key));
+      w.raw(idBytes(id, idb));
       w.ms(nack.deliveryTime);
       w.lenBig(BigInt(nack.deliveryCount));
     }
@@ -312,7 +325,7 @@ function writeStream(w: RdbWriter, s: Stream): void {
       w.string(c.name);
       w.ms(c.seenTime);
       w.len(c.pel.size);
-      for (const id of c.pel.keys()) w.raw(idBytes(id, key));
+      for (const id of c.pel.keys()) w.raw(idBytes(id, idb));
     }
   }
 }

@@ -17,6 +17,8 @@ import { type DecodeLimits, readValue } from '../../rdb/decode.js';
 import { RdbReader } from '../../rdb/reader.js';
 import { Crc64 } from '../../rdb/crc64.js';
 import { RdbError } from '../../rdb/errors.js';
+import { RdbSnapshot, functionCodes } from '../../rdb/file.js';
+import { randomBytes } from 'node:crypto';
 import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
 import type { Db, Entry, Stored } from '../db.js';
 
@@ -329,11 +331,61 @@ function migrateKeys(argv: Argv): number[] {
   return argv.len(3) === 0 ? [] : [3];
 }
 
+// SYNC / PSYNC replicationid offset: a full resynchronization's RDB snapshot, produced in
+// chunks between other clients' commands, sent with an EOF mark (diskless format), after
+// which the connection is closed: enough for `redis-cli --rdb` and backups; no replication
+// stream follows (a replica would resync in a loop).
+function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const raw = (out as { raw?: (b: Buffer) => void }).raw;
+  if (c.transport.kind !== 'tcp' || raw === undefined || c.engine.inExec) {
+    return out.error('ERR SYNC and PSYNC are only served to TCP connections, outside MULTI');
+  }
+  const write = raw.bind(out);
+  if (argv.count === 3) write(Buffer.from(`+FULLRESYNC ${c.engine.replId} 0\r\n`));
+  const mark = randomBytes(20).toString('hex');
+  write(Buffer.from(`$EOF:${mark}\r\n`));
+  syncStats.full++;
+  const snap = new RdbSnapshot(c.engine, encodeOptions(c.engine), functionCodes(c.engine));
+  c.blocked = true;
+  const step = (): void => {
+    if (c.closed) return;
+    // Back-pressure: wait while the client has not read what was sent.
+    if (c.transport.outputBytes() > 8 * 1024 * 1024) {
+      setTimeout(step, 2);
+      return;
+    }
+    const chunk = snap.next(4);
+    if (chunk !== null) {
+      write(chunk);
+      c.transport.requestFlush();
+      setImmediate(step);
+      return;
+    }
+    write(Buffer.from(mark, 'latin1'));
+    c.transport.requestFlush();
+    c.transport.close(true);
+  };
+  setImmediate(step);
+}
+
+// REPLCONF option value ...: acknowledged (rdb-only, listening-port, capa: what redis-cli
+// --rdb and replicas send before SYNC).
+function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count % 2 === 0) return out.error(E.SYNTAX);
+  out.ok();
+}
+
+/** INFO sync_full */
+export const syncStats = { full: 0 };
+
 const DUMP_ROWS = [
   //   name             arity  flags                             keys        handler
   row('dump',              2,  F.READONLY,                       [1, 1, 1],  dumpCommand),
   row('restore',          -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
   row('restore-asking',   -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
+  row('sync',              1,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('psync',            -3,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('replconf',         -1,  F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], replconfCommand),
   row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS,         [3, 3, 1],  migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
 ];
 
