@@ -124,6 +124,15 @@ export class RdbReader {
 
   /** string() as a latin1 JS string. */
   latin1(): string {
+    const c = this.b[this.p];
+    if (this.p < this.end && c < 0x40) {
+      // perf: a short raw string (keys, fields) straight to a JS string, no Buffer view.
+      const n = c;
+      if (this.p + 1 + n > this.end) this.fail('unexpected end of data');
+      const s = this.b.latin1Slice(this.p + 1, this.p + 1 + n);
+      this.p += 1 + n;
+      return s;
+    }
     const b = this.string();
     return b.latin1Slice(0, b.length);
   }

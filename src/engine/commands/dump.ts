@@ -348,7 +348,10 @@ function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
   const snap = new RdbSnapshot(c.engine, encodeOptions(c.engine), functionCodes(c.engine));
   c.blocked = true;
   const step = (): void => {
-    if (c.closed) return;
+    if (c.closed) {
+      snap.abort();
+      return;
+    }
     // Back-pressure: wait while the client has not read what was sent.
     if (c.transport.outputBytes() > 8 * 1024 * 1024) {
       setTimeout(step, 2);
