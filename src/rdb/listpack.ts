@@ -165,8 +165,11 @@ export class LpWriter {
       h = 5;
     }
     p += h;
-    if (typeof v === 'string') p += b.latin1Write(v, p);
-    else {
+    if (typeof v === 'string') {
+      // perf: a char loop beats latin1Write's native call for short strings.
+      if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
+      else p += b.latin1Write(v, p);
+    } else {
       b.set(v, p);
       p += n;
     }
