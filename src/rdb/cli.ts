@@ -47,6 +47,10 @@ export function importRdb(eng: Engine, path: string): string {
     const err = scripting(eng).restoreLibraries(parsed.functions, 'REPLACE');
     if (err !== null) throw new Error(`${path}: function libraries refused (${err}); nothing was imported`);
   }
+  // Size empty tables for what comes (no incremental rehashing during the import).
+  const perDb = new Map<number, number>();
+  for (const k of parsed.keys) perDb.set(k.db, (perDb.get(k.db) ?? 0) + 1);
+  for (const [db, n] of perDb) eng.dbs[db].map.reserve(n);
   const clock = eng.lruClock;
   for (const k of parsed.keys) {
     const db = eng.dbs[k.db];
