@@ -48,18 +48,21 @@ export function importRdb(eng: Engine, path: string): string {
     if (err !== null) throw new Error(`${path}: function libraries refused (${err}); nothing was imported`);
   }
   // Size empty tables for what comes (no incremental rehashing during the import).
+  const k = parsed.keys;
   const perDb = new Map<number, number>();
-  for (const k of parsed.keys) perDb.set(k.db, (perDb.get(k.db) ?? 0) + 1);
+  for (let i = 0; i < k.length; i++) perDb.set(k.db[i], (perDb.get(k.db[i]) ?? 0) + 1);
   for (const [db, n] of perDb) eng.dbs[db].map.reserve(n);
   const clock = eng.lruClock;
-  for (const k of parsed.keys) {
-    const db = eng.dbs[k.db];
-    let e = db.set(k.key, k.value, false, k.exp !== 0);
-    if (k.exp !== 0) e = db.setExpire(e, k.exp) ?? e;
-    if (k.idle >= 0) e.lru = clock - Math.min(k.idle, 1 << 28);
+  for (let i = 0; i < k.length; i++) {
+    const db = eng.dbs[k.db[i]];
+    const exp = k.exp[i];
+    let e = db.set(k.key[i], k.value[i], false, exp !== 0);
+    if (exp !== 0) e = db.setExpire(e, exp) ?? e;
+    const idle = k.idle.get(i);
+    if (idle !== undefined) e.lru = clock - Math.min(idle, 1 << 28);
   }
   const ms = Math.round(performance.now() - t0);
-  return `Imported ${parsed.keys.length} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;
+  return `Imported ${k.length} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;
 }
 
 /** Write the dataset to `path` (through a temporary file renamed into place). */

@@ -17,19 +17,38 @@ import { RdbReader } from './reader.js';
 import { RDB_OP, RDB_VERSION, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
 
-export interface RdbKey {
-  db: number;
-  key: string;
-  value: Stored;
+/**
+ * The keys of a file, as parallel columns (perf: one object per key for a million keys made
+ * the import spend a quarter of its time in garbage collection).
+ */
+export class RdbKeys {
+  length = 0;
+  readonly db: number[] = [];
+  readonly key: string[] = [];
+  readonly value: Stored[] = [];
   /** Absolute expiry (ms), 0 = none. */
-  exp: number;
-  /** Idle seconds (RDB_OPCODE_IDLE), -1 = not given. */
-  idle: number;
+  exp = new Float64Array(1024);
+  /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
+  readonly idle = new Map<number, number>();
+
+  push(db: number, key: string, value: Stored, exp: number, idle: number): void {
+    const i = this.length++;
+    this.db.push(db);
+    this.key.push(key);
+    this.value.push(value);
+    if (i === this.exp.length) {
+      const e = new Float64Array(this.exp.length * 2);
+      e.set(this.exp);
+      this.exp = e;
+    }
+    this.exp[i] = exp;
+    if (idle >= 0) this.idle.set(i, idle);
+  }
 }
 
 export interface RdbContents {
   version: number;
-  keys: RdbKey[];
+  keys: RdbKeys;
   /** Function library codes (RDB_OPCODE_FUNCTION2). */
   functions: Buffer[];
   aux: Map<string, string>;
@@ -45,7 +64,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   const version = /^\d{4}$/.test(verText) ? Number(verText) : NaN;
   if (!(version >= 1 && version <= 11)) r.fail(`unsupported RDB version ${verText}`);
   r.p = 9;
-  const out: RdbContents = { version, keys: [], functions: [], aux: new Map(), expired: 0 };
+  const out: RdbContents = { version, keys: new RdbKeys(), functions: [], aux: new Map(), expired: 0 };
   let db = 0;
   let exp = 0;
   let idle = -1;
@@ -119,7 +138,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push({ db, key, value, exp, idle });
+    else out.keys.push(db, key, value, exp, idle);
     exp = 0;
     idle = -1;
   }
