@@ -389,7 +389,7 @@ const DUMP_ROWS = [
   row('sync',              1,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
   row('psync',            -3,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
   row('replconf',         -1,  F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], replconfCommand),
-  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS,         [3, 3, 1],  migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
+  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS | F.NO_REST, [3, 3, 1], migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
 ];
 
 export default family('dump', ['keyspace'], DUMP_ROWS);
