@@ -8,6 +8,7 @@ import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
+import { OutputBudget } from './output-budget.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, OPTIONS, checkValue } from '../config.js';
@@ -132,6 +133,8 @@ export class Engine {
   readonly monitors = new Set<Client>();
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
   readonly pubsub = new PubSub();
+  /** Total bytes queued for pushed-to readers (pub/sub, MONITOR), bounded as a whole. */
+  readonly outputs = new OutputBudget(() => this.cfgInt('pubsub-output-total-limit'));
   readonly startTime = Date.now();
   readonly runId: string;
   /** Replication id (INFO master_replid); DEBUG CHANGE-REPL-ID renews it. */

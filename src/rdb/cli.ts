@@ -12,6 +12,14 @@ import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
 import { RdbSnapshot, functionCodes, parseRdb } from './file.js';
 
+/** --help lines of the options below. */
+export const RDB_HELP = [
+  '  --import-rdb <file>',
+  '      load a Redis RDB file (Redis 2.8 to 7.2) into the data directory before serving; a damaged file is refused (exit 1)',
+  '  --export-rdb <file>',
+  '      write the whole dataset as a Redis 7.0 dump.rdb and exit',
+].join('\n');
+
 export interface RdbOptions {
   importPath: string | null;
   exportPath: string | null;

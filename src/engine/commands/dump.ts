@@ -11,6 +11,7 @@ import type { Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
+import { KF, type KeyRef } from '../keys.js';
 import { hashLimits, listFill, setLimits } from './typed-helpers.js';
 import { DumpUnsupported, dumpPayload, type EncodeOptions } from '../../rdb/encode.js';
 import { type DecodeLimits, readValue } from '../../rdb/decode.js';
@@ -321,14 +322,15 @@ async function exchange(db: Db, s: MigrateSocket, dbid: number, timeout: number,
   }
 }
 
-/** MIGRATE's keys: the key argument, or everything after KEYS. */
-function migrateKeys(argv: Argv): number[] {
+/** MIGRATE's keys (Redis's migrateGetKeys): the key argument, or everything after KEYS. */
+function migrateKeys(argv: Argv): KeyRef[] {
+  const flags = KF.RW | KF.ACCESS | KF.DELETE;
   for (let j = 6; j < argv.count; j++) {
-    if (argv.is(j, 'KEYS')) return Array.from({ length: argv.count - j - 1 }, (_, i) => j + 1 + i);
+    if (argv.is(j, 'KEYS')) return Array.from({ length: argv.count - j - 1 }, (_, i) => ({ pos: j + 1 + i, flags }));
     if (argv.is(j, 'AUTH')) j++;
     else if (argv.is(j, 'AUTH2')) j += 2;
   }
-  return argv.len(3) === 0 ? [] : [3];
+  return [{ pos: 3, flags }];
 }
 
 // SYNC / PSYNC replicationid offset: a full resynchronization's RDB snapshot, produced in
