@@ -10,6 +10,7 @@
  */
 import { crc64 as crc64Of } from '../../rdb/crc64.js';
 import { lzfDecompress as lzfDecompressAt } from '../../rdb/lzf.js';
+import { RdbWriter } from '../../rdb/writer.js';
 
 export const SCRIPT_FLAGS = ['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'] as const;
 
@@ -146,12 +147,9 @@ export function parsePayload(p: Buffer): Buffer[] | null {
 }
 
 function rdbLen(n: number): Buffer {
-  if (n < 64) return Buffer.from([n]);
-  if (n < 16384) return Buffer.from([0x40 | (n >> 8), n & 0xff]);
-  const b = Buffer.alloc(5);
-  b[0] = 0x80;
-  b.writeUInt32BE(n, 1);
-  return b;
+  const w = new RdbWriter(9);
+  w.len(n);
+  return Buffer.from(w.view());
 }
 
 /** An RDB string: plain length-prefixed, or LZF-compressed (as Redis writes big strings). */
