@@ -5,6 +5,7 @@ import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
 import { checkDataDir } from './store/repair.js';
+import { takeRdbArgs, importRdb, exportRdb, RDB_HELP } from './rdb/cli.js';
 
 /** Options of the check mode (src/store/repair.ts): they run a check instead of the server. */
 const CHECK_FLAGS = ['--check', '--repair'];
@@ -18,15 +19,17 @@ const CHECK_HELP = [
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(`${helpText()}\n${CHECK_HELP}`);
+    console.log(`${helpText()}\n${CHECK_HELP}\n${RDB_HELP}`);
     return;
   }
   const check = args.find((a) => CHECK_FLAGS.includes(a));
   let config;
+  let rdb;
   try {
+    rdb = takeRdbArgs(args);
     config = loadConfig(args.filter((a) => !CHECK_FLAGS.includes(a)));
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || (err instanceof Error && err.message.endsWith('needs a file name'))) {
       console.error(`error: ${err.message}`);
       process.exit(2);
     }
@@ -37,6 +40,21 @@ async function main(): Promise<void> {
     return;
   }
   const server = await createServer(config);
+  if (rdb.importPath !== null || rdb.exportPath !== null) {
+    // Before any client is served (this turn): a refused file leaves the data untouched.
+    try {
+      if (rdb.importPath !== null) console.log(importRdb(server.engine, rdb.importPath));
+      if (rdb.exportPath !== null) console.log(exportRdb(server.engine, rdb.exportPath));
+    } catch (err) {
+      console.error(`error: ${err instanceof Error ? err.message : err}`);
+      await server.stop();
+      process.exit(1);
+    }
+    if (rdb.exportPath !== null) {
+      await server.stop();
+      return;
+    }
+  }
   const bind = config.get('bind') ?? '127.0.0.1';
   console.log(`Ready to accept connections: RESP on ${bind}:${server.tcpPort} (pid ${process.pid})`);
   if (server.tokens !== null) {

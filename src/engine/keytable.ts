@@ -166,7 +166,19 @@ export class KeyTable {
    * Start shrinking a table under 10% full (Redis's HASHTABLE_MIN_FILL) to the smallest power
    * of two that holds its keys: memory comes back, and SCAN and RANDOMKEY stay quick.
    */
+  /**
+   * While > 0, the table does not shrink (an RDB snapshot walks it: a walk can meet a key
+   * twice only across a shrink, as with Redis's dictScan).
+   */
+  shrinkPaused = 0;
+
+  /** A shrink is in progress (a walk started now may meet keys twice). */
+  get shrinking(): boolean {
+    return this.t1 !== null && this.t1.length < this.t0.length;
+  }
+
   private shrinkIfSparse(): void {
+    if (this.shrinkPaused > 0) return;
     const n = this.t0.length;
     if (n > MIN_BUCKETS && this.count * 10 < n) {
       let want = MIN_BUCKETS;

@@ -24,6 +24,7 @@ import geo from './geo.js';
 import scripting from './scripting.js';
 import stream from './stream.js';
 import memory from './memory.js';
+import dump from './dump.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -47,4 +48,5 @@ export const FAMILIES: readonly Family[] = [
   scripting,
   stream,
   memory,
+  dump,
 ];

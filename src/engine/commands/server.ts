@@ -12,6 +12,8 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Argv } from '../../resp/argv.js';
 import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
+import { cachedSockets } from '../../rdb/migrate-socket.js';
+import { syncStats } from './dump.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
@@ -311,7 +313,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `total_net_input_bytes:${st.netInputBytes}`,
         `total_net_output_bytes:${RespWriter.totalOut - st.netOutputBase}`,
         `rejected_connections:${st.rejectedConnections}`,
-        'sync_full:0',
+        `sync_full:${syncStats.full}`,
         'sync_partial_ok:0',
         'sync_partial_err:0',
         `expired_keys:${st.expiredKeys}`,
@@ -321,6 +323,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `keyspace_misses:${st.keyspaceMisses}`,
         'latest_fork_usec:0',
         'total_forks:0',
+        `migrate_cached_sockets:${cachedSockets()}`,
         `tracking_total_keys:${eng.tracking.keys}`,
         `tracking_total_items:${eng.tracking.items}`,
         `tracking_total_prefixes:${eng.tracking.prefixCount}`,

@@ -8,6 +8,9 @@
  * CRC-64 (Jones) of everything before it, as Redis's own payload with uncompressed strings).
  * Redis keeps functions across restarts (RDB/AOF) and does not keep the EVAL script cache.
  */
+import { crc64 as crc64Of } from '../../rdb/crc64.js';
+import { lzfDecompress as lzfDecompressAt } from '../../rdb/lzf.js';
+import { RdbWriter } from '../../rdb/writer.js';
 
 export const SCRIPT_FLAGS = ['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'] as const;
 
@@ -144,12 +147,9 @@ export function parsePayload(p: Buffer): Buffer[] | null {
 }
 
 function rdbLen(n: number): Buffer {
-  if (n < 64) return Buffer.from([n]);
-  if (n < 16384) return Buffer.from([0x40 | (n >> 8), n & 0xff]);
-  const b = Buffer.alloc(5);
-  b[0] = 0x80;
-  b.writeUInt32BE(n, 1);
-  return b;
+  const w = new RdbWriter(9);
+  w.len(n);
+  return Buffer.from(w.view());
 }
 
 /** An RDB string: plain length-prefixed, or LZF-compressed (as Redis writes big strings). */
@@ -185,50 +185,10 @@ function readRdbString(b: Buffer, i: number): { value: Buffer; next: number } | 
 }
 
 function lzfDecompress(src: Buffer, outLen: number): Buffer | null {
-  const out = Buffer.alloc(outLen);
-  let ip = 0;
-  let op = 0;
-  while (ip < src.length) {
-    let ctrl = src[ip++];
-    if (ctrl < 32) {
-      ctrl++;
-      if (op + ctrl > outLen || ip + ctrl > src.length) return null;
-      src.copy(out, op, ip, ip + ctrl);
-      op += ctrl;
-      ip += ctrl;
-    } else {
-      let len = ctrl >> 5;
-      let ref = op - ((ctrl & 0x1f) << 8) - 1;
-      if (len === 7) {
-        if (ip >= src.length) return null;
-        len += src[ip++];
-      }
-      if (ip >= src.length) return null;
-      ref -= src[ip++];
-      len += 2;
-      if (ref < 0 || op + len > outLen) return null;
-      for (let k = 0; k < len; k++) out[op++] = out[ref++];
-    }
-  }
-  return op === outLen ? out : null;
+  return lzfDecompressAt(src, 0, src.length, outLen);
 }
 
-let CRC_TABLE: BigUint64Array | null = null;
-
-/** CRC-64/Jones as Redis's crc64.c (reflected, polynomial 0xad93d23594c935a9, init 0). */
+/** CRC-64/Jones as Redis's crc64.c (src/rdb/crc64.ts). */
 export function crc64(b: Uint8Array): bigint {
-  if (CRC_TABLE === null) {
-    CRC_TABLE = new BigUint64Array(256);
-    const poly = 0x95ac9329ac4bc9b5n; // reflected 0xad93d23594c935a9
-    for (let i = 0; i < 256; i++) {
-      let c = BigInt(i);
-      for (let k = 0; k < 8; k++) c = c & 1n ? (c >> 1n) ^ poly : c >> 1n;
-      CRC_TABLE[i] = c;
-    }
-  }
-  let crc = 0n;
-  for (let i = 0; i < b.length; i++) {
-    crc = CRC_TABLE[Number((crc ^ BigInt(b[i])) & 0xffn)] ^ (crc >> 8n);
-  }
-  return crc;
+  return crc64Of(b).value;
 }

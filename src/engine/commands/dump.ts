@@ -1,0 +1,397 @@
+/**
+ * DUMP, RESTORE, RESTORE-ASKING (and MIGRATE, src/engine/commands/migrate.ts): values in
+ * Redis's serialization (src/rdb). DUMP writes Redis 7.0.15's payload (RDB 10 value encoding,
+ * 2-byte version, CRC-64); RESTORE accepts payloads of RDB versions up to 11 (Redis 7.2's,
+ * a deliberate leniency: 7.0 refuses 11) and every value encoding they may hold.
+ */
+import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
+import { E } from '../../resp/errors.js';
+import type { Client } from '../client.js';
+import type { Engine } from '../engine.js';
+import { F } from '../flags.js';
+import { family, row } from '../command.js';
+import { KF, type KeyRef } from '../keys.js';
+import { hashLimits, listFill, setLimits } from './typed-helpers.js';
+import { DumpUnsupported, dumpPayload, type EncodeOptions } from '../../rdb/encode.js';
+import { type DecodeLimits, readValue } from '../../rdb/decode.js';
+import { RdbReader } from '../../rdb/reader.js';
+import { Crc64 } from '../../rdb/crc64.js';
+import { RdbError } from '../../rdb/errors.js';
+import { RdbSnapshot, functionCodes } from '../../rdb/file.js';
+import { randomBytes } from 'node:crypto';
+import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
+import type { Db, Entry, Stored } from '../db.js';
+
+/** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
+const RESTORE_MAX_VERSION = 11;
+
+export const BAD_FORMAT = 'ERR Bad data format';
+export const BAD_PAYLOAD = 'ERR DUMP payload version or checksum are wrong';
+
+export function encodeOptions(eng: Engine): EncodeOptions {
+  return { listFill: listFill(eng) };
+}
+
+export function decodeLimits(eng: Engine): DecodeLimits {
+  return { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
+}
+
+/** verifyDumpPayload: footer version and CRC-64. */
+export function verifyPayload(p: Buffer): boolean {
+  if (p.length < 10) return false;
+  const ver = p[p.length - 10] | (p[p.length - 9] << 8);
+  if (ver > RESTORE_MAX_VERSION) return false;
+  return new Crc64().update(p, 0, p.length - 8).matchesLE(p, p.length - 8);
+}
+
+/** The value of a verified payload, or null when it is malformed. Never throws on bad input. */
+export function payloadValue(p: Buffer, lim: DecodeLimits): Stored | null {
+  try {
+    const r = new RdbReader(p, 0, p.length - 10);
+    const type = r.u8();
+    return readValue(r, type, lim);
+  } catch (e) {
+    if (e instanceof RdbError || e instanceof RangeError) return null;
+    throw e;
+  }
+}
+
+// DUMP key
+function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const e = c.db.read(argv.key(1), !c.noTouch);
+  if (e === undefined) {
+    out.nil();
+    return;
+  }
+  let p: Buffer;
+  try {
+    p = dumpPayload(e.v, encodeOptions(c.engine));
+  } catch (err) {
+    if (err instanceof DumpUnsupported) {
+      out.error(err.message);
+      return;
+    }
+    throw err;
+  }
+  out.bulk(p);
+}
+
+/** Longest idle time kept (the LRU clock field holds about 2^29 seconds). */
+const MAX_IDLE = 1 << 28;
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let replace = false;
+  let absttl = false;
+  let idle = -1n;
+  let freq = -1n;
+  for (let j = 4; j < argv.count; j++) {
+    const more = argv.count - j - 1;
+    if (argv.is(j, 'REPLACE')) {
+      replace = true;
+    } else if (argv.is(j, 'ABSTTL')) {
+      absttl = true;
+    } else if (argv.is(j, 'IDLETIME') && more >= 1 && freq === -1n) {
+      const v = argv.int64(j + 1);
+      if (v === null) return out.error(E.NOT_INTEGER);
+      if (v < 0n) return out.error('ERR Invalid IDLETIME value, must be >= 0');
+      idle = v;
+      j++;
+    } else if (argv.is(j, 'FREQ') && more >= 1 && idle === -1n) {
+      const v = argv.int64(j + 1);
+      if (v === null) return out.error(E.NOT_INTEGER);
+      if (v < 0n || v > 255n) return out.error('ERR Invalid FREQ value, must be >= 0 and <= 255');
+      freq = v;
+      j++;
+    } else {
+      return out.error(E.SYNTAX);
+    }
+  }
+  const db = c.db;
+  const key = argv.key(1);
+  if (!replace && db.get(key) !== undefined) return out.error('BUSYKEY Target key name already exists.');
+  let ttl = argv.int64(2);
+  if (ttl === null) return out.error(E.NOT_INTEGER);
+  if (ttl < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
+  const payload = argv.view(3);
+  if (!verifyPayload(payload)) return out.error(BAD_PAYLOAD);
+  const v = payloadValue(payload, decodeLimits(c.engine));
+  if (v === null) return out.error(BAD_FORMAT);
+  const deleted = replace && db.get(key) !== undefined && db.delete(key);
+  if (ttl !== 0n && !absttl) ttl += BigInt(c.engine.now);
+  if (ttl !== 0n && ttl <= BigInt(c.engine.now)) {
+    // Already expired: nothing is created (the old value, with REPLACE, is gone).
+    void deleted;
+    out.ok();
+    return;
+  }
+  const e = db.add(key, v);
+  if (ttl !== 0n) db.setExpireExact(e, ttl);
+  if (idle >= 0n) {
+    const live = db.get(key);
+    if (live !== undefined) live.lru = c.engine.lruClock - Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle);
+  }
+  out.ok();
+}
+
+// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
+function migrateCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let copy = false;
+  let replace = false;
+  let user: Buffer | null = null;
+  let password: Buffer | null = null;
+  let firstKey = 3;
+  let numKeys = 1;
+  for (let j = 6; j < argv.count; j++) {
+    const more = argv.count - 1 - j;
+    if (argv.is(j, 'COPY')) copy = true;
+    else if (argv.is(j, 'REPLACE')) replace = true;
+    else if (argv.is(j, 'AUTH')) {
+      if (more < 1) return out.error(E.SYNTAX);
+      password = argv.copy(++j);
+    } else if (argv.is(j, 'AUTH2')) {
+      if (more < 2) return out.error(E.SYNTAX);
+      user = argv.copy(++j);
+      password = argv.copy(++j);
+    } else if (argv.is(j, 'KEYS')) {
+      if (argv.len(3) !== 0) return out.error('ERR When using MIGRATE KEYS option, the key argument must be set to the empty string');
+      firstKey = j + 1;
+      numKeys = argv.count - j - 1;
+      break;
+    } else {
+      return out.error(E.SYNTAX);
+    }
+  }
+  let timeout = argv.int(5);
+  const dbid = argv.int(4);
+  if (!Number.isSafeInteger(timeout) || !Number.isSafeInteger(dbid)) return out.error(E.NOT_INTEGER);
+  if (timeout <= 0) timeout = 1000;
+  const db = c.db;
+  const items: MigrateItem[] = [];
+  for (let j = 0; j < numKeys; j++) {
+    const key = argv.key(firstKey + j);
+    const e = db.read(key, !c.noTouch);
+    if (e !== undefined) items.push({ key, entry: e, v: e.v, payload: null });
+  }
+  if (items.length === 0) return out.simple('NOKEY');
+  if (c.transport.kind === 'internal' || c.engine.inExec) {
+    // The exchange with the target is asynchronous here; a script or EXEC cannot wait for it.
+    return out.error('ERR MIGRATE is not supported inside MULTI/EXEC or scripts by this server');
+  }
+  // Serialize now (the values as they are at this point), then talk to the target while the
+  // client waits; other clients are served meanwhile.
+  const opt = encodeOptions(c.engine);
+  try {
+    for (const it of items) it.payload = dumpPayload(it.v, opt);
+  } catch (err) {
+    if (err instanceof DumpUnsupported) return out.error(err.message);
+    throw err;
+  }
+  const host = argv.str(1);
+  const port = argv.int(2);
+  c.blocked = true;
+  void migrate(db, host, port, dbid, timeout, items, { copy, replace, user, password }).then((reply) => {
+    c.blocked = false;
+    if (c.closed) return;
+    if (reply === null) out.ok();
+    else if (reply.startsWith('+')) out.simple(reply.slice(1));
+    else out.error(reply);
+    c.transport.requestFlush();
+    c.transport.resume();
+  });
+}
+
+interface MigrateItem {
+  key: string;
+  entry: Entry;
+  v: Entry['v'];
+  payload: Buffer | null;
+}
+
+interface MigrateOptions {
+  copy: boolean;
+  replace: boolean;
+  user: Buffer | null;
+  password: Buffer | null;
+}
+
+function bulk(parts: Buffer[], v: Buffer | string): void {
+  const b = typeof v === 'string' ? Buffer.from(v, 'latin1') : v;
+  parts.push(Buffer.from(`$${b.length}\r\n`), b, CRLF);
+}
+const CRLF = Buffer.from('\r\n');
+
+/** The exchange with the target; null = +OK, else the reply (an error text or "+..."). */
+async function migrate(db: Db, host: string, port: number, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null> {
+  const key = `${host}:${port}`;
+  let mayRetry = true;
+  for (;;) {
+    let s: MigrateSocket;
+    try {
+      s = await getSocket(host, port, timeout);
+    } catch (err) {
+      // Redis's non-blocking connect "succeeds" on a refused connection and the write then
+      // fails: only a connect that times out is reported as such.
+      if (err instanceof MigrateIoError && err.timeout) return 'IOERR error or timeout connecting to the client';
+      if (mayRetry) {
+        mayRetry = false;
+        continue;
+      }
+      return 'IOERR error or timeout writing to target instance';
+    }
+    const r = await s.exclusive(() => exchange(db, s, dbid, timeout, items, opt));
+    if (typeof r === 'object' && r !== null) {
+      // A socket error: retry once on a fresh connection unless it timed out or replies came.
+      closeMigrateSocket(key);
+      if (mayRetry && !r.timeout && !r.gotReply) {
+        mayRetry = false;
+        continue;
+      }
+      return `IOERR error or timeout ${r.phase === 'write' ? 'writing' : 'reading'} to target instance`;
+    }
+    return r;
+  }
+}
+
+interface SocketFailure {
+  phase: 'write' | 'read';
+  timeout: boolean;
+  gotReply: boolean;
+}
+
+async function exchange(db: Db, s: MigrateSocket, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null | SocketFailure> {
+  const parts: Buffer[] = [];
+  if (opt.password !== null) {
+    parts.push(Buffer.from(opt.user !== null ? '*3\r\n' : '*2\r\n'));
+    bulk(parts, 'AUTH');
+    if (opt.user !== null) bulk(parts, opt.user);
+    bulk(parts, opt.password);
+  }
+  const select = s.lastDb !== dbid;
+  if (select) {
+    parts.push(Buffer.from('*2\r\n'));
+    bulk(parts, 'SELECT');
+    bulk(parts, String(dbid));
+  }
+  const now = Date.now();
+  const sent: MigrateItem[] = [];
+  for (const it of items) {
+    let ttl = 0;
+    const exp = it.entry.exp;
+    if (exp !== 0) {
+      ttl = exp - now;
+      if (ttl < 0) continue; // expired meanwhile
+      if (ttl < 1) ttl = 1;
+    }
+    sent.push(it);
+    parts.push(Buffer.from(opt.replace ? '*5\r\n' : '*4\r\n'));
+    bulk(parts, 'RESTORE');
+    bulk(parts, it.key);
+    bulk(parts, String(ttl));
+    bulk(parts, it.payload!);
+    if (opt.replace) bulk(parts, 'REPLACE');
+  }
+  let gotReply = false;
+  try {
+    await s.write(Buffer.concat(parts), timeout);
+    const authReply = opt.password !== null ? await s.readLine(timeout) : '';
+    const selectReply = select ? await s.readLine(timeout) : '';
+    gotReply = true;
+    let error: string | null = null;
+    for (const it of sent) {
+      const line = await s.readLine(timeout);
+      if (authReply.startsWith('-') || selectReply.startsWith('-') || line.startsWith('-')) {
+        if (error === null) {
+          s.lastDb = -1;
+          const from = authReply.startsWith('-') ? authReply : selectReply.startsWith('-') ? selectReply : line;
+          error = `ERR Target instance replied with error: ${from.slice(1)}`;
+        }
+      } else if (!opt.copy) {
+        // Delete the local key unless it changed while the target was restoring it.
+        const e = db.get(it.key);
+        if (e !== undefined && e.v === it.v) db.delete(it.key);
+      }
+    }
+    if (error !== null) return error;
+    s.lastDb = dbid;
+    return null;
+  } catch (err) {
+    if (err instanceof MigrateIoError) return { phase: err.phase === 'write' ? 'write' : 'read', timeout: err.timeout, gotReply };
+    throw err;
+  }
+}
+
+/** MIGRATE's keys (Redis's migrateGetKeys): the key argument, or everything after KEYS. */
+function migrateKeys(argv: Argv): KeyRef[] {
+  const flags = KF.RW | KF.ACCESS | KF.DELETE;
+  for (let j = 6; j < argv.count; j++) {
+    if (argv.is(j, 'KEYS')) return Array.from({ length: argv.count - j - 1 }, (_, i) => ({ pos: j + 1 + i, flags }));
+    if (argv.is(j, 'AUTH')) j++;
+    else if (argv.is(j, 'AUTH2')) j += 2;
+  }
+  return [{ pos: 3, flags }];
+}
+
+// SYNC / PSYNC replicationid offset: a full resynchronization's RDB snapshot, produced in
+// chunks between other clients' commands, sent with an EOF mark (diskless format), after
+// which the connection is closed: enough for `redis-cli --rdb` and backups; no replication
+// stream follows (a replica would resync in a loop).
+function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const raw = (out as { raw?: (b: Buffer) => void }).raw;
+  if (c.transport.kind !== 'tcp' || raw === undefined || c.engine.inExec) {
+    return out.error('ERR SYNC and PSYNC are only served to TCP connections, outside MULTI');
+  }
+  const write = raw.bind(out);
+  if (argv.count === 3) write(Buffer.from(`+FULLRESYNC ${c.engine.replId} 0\r\n`));
+  const mark = randomBytes(20).toString('hex');
+  write(Buffer.from(`$EOF:${mark}\r\n`));
+  syncStats.full++;
+  const snap = new RdbSnapshot(c.engine, encodeOptions(c.engine), functionCodes(c.engine));
+  c.blocked = true;
+  const step = (): void => {
+    if (c.closed) {
+      snap.abort();
+      return;
+    }
+    // Back-pressure: wait while the client has not read what was sent.
+    if (c.transport.outputBytes() > 8 * 1024 * 1024) {
+      setTimeout(step, 2);
+      return;
+    }
+    const chunk = snap.next(4);
+    if (chunk !== null) {
+      write(chunk);
+      c.transport.requestFlush();
+      setImmediate(step);
+      return;
+    }
+    write(Buffer.from(mark, 'latin1'));
+    c.transport.requestFlush();
+    c.transport.close(true);
+  };
+  setImmediate(step);
+}
+
+// REPLCONF option value ...: acknowledged (rdb-only, listening-port, capa: what redis-cli
+// --rdb and replicas send before SYNC).
+function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count % 2 === 0) return out.error(E.SYNTAX);
+  out.ok();
+}
+
+/** INFO sync_full */
+export const syncStats = { full: 0 };
+
+const DUMP_ROWS = [
+  //   name             arity  flags                             keys        handler
+  row('dump',              2,  F.READONLY,                       [1, 1, 1],  dumpCommand),
+  row('restore',          -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
+  row('restore-asking',   -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
+  row('sync',              1,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('psync',            -3,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('replconf',         -1,  F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], replconfCommand),
+  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS | F.NO_REST, [3, 3, 1], migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
+];
+
+export default family('dump', ['keyspace'], DUMP_ROWS);

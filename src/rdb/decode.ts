@@ -1,0 +1,476 @@
+/**
+ * RDB value decoding (rdbLoadObject) into our values, for RESTORE and RDB file import. Every
+ * encoding Redis 2.6 to 7.2 writes is accepted: strings (raw, integer, LZF); lists (linked
+ * list, ziplist, quicklist, quicklist 2); sets (plain, intset, listpack); sorted sets (plain,
+ * zset2, ziplist, listpack); hashes (plain, zipmap, ziplist, listpack); streams (listpacks v1,
+ * v2, v3 with groups, PELs and consumers).
+ *
+ * The input is untrusted: everything is validated deeply (as Redis with sanitize-dump-payload
+ * yes: listpack/ziplist/intset structure, duplicates, counts, stream ids and PEL references)
+ * and refused with an RdbError; loops are bounded by the bytes present, never by counts the
+ * input claims. Values are built with our own encoding rules (the configured limits), as
+ * Redis converts what it loads.
+ */
+import { type Stored, storedFrom } from '../engine/db.js';
+import { ListValue, elemOf, elemFromStr } from '../engine/ds/list.js';
+import { SetValue, type SetLimits } from '../engine/ds/set.js';
+import { HashValue, type HashLimits } from '../engine/ds/hash.js';
+import { ZSet } from '../engine/ds/zset.js';
+import {
+  Consumer, ConsumerGroup, ENTRIES_READ_INVALID, ID_MIN, Stream, StreamNode, entryBytes, idMs, idSeq, makeId,
+  nodeHeaderBytes, type Nack, type StreamId,
+} from '../engine/ds/stream.js';
+import { RdbError } from './errors.js';
+import { type LpElem, elemText, lpDecode } from './listpack.js';
+import { RdbReader, strtod } from './reader.js';
+import { RDB_TYPE } from './writer.js';
+
+/** Encoding limits of this server (how loaded values are encoded here). */
+export interface DecodeLimits {
+  hash: HashLimits;
+  set: SetLimits;
+  listFill: number;
+}
+
+function bad(what: string): never {
+  throw new RdbError(what);
+}
+
+// ---------------------------------------------------------------- ziplist, zipmap, intset
+
+/** Every element of a ziplist, validated deeply (ziplistValidateIntegrity, deep). */
+export function zlDecode(b: Buffer): LpElem[] {
+  const n = b.length;
+  if (n < 11) bad('ziplist too short');
+  if (b.readUInt32LE(0) !== n) bad('ziplist length mismatch');
+  if (b[n - 1] !== 0xff) bad('ziplist not terminated');
+  const tail = b.readUInt32LE(4);
+  const declared = b.readUInt16LE(8);
+  const out: LpElem[] = [];
+  let p = 10;
+  let prevSize = 0;
+  let last = 10;
+  const end = n - 1;
+  while (p < end) {
+    const start = p;
+    let prevlen = b[p++];
+    if (prevlen === 254) {
+      if (p + 4 > end) bad('ziplist prevlen out of range');
+      prevlen = b.readUInt32LE(p);
+      p += 4;
+    }
+    if (prevlen !== prevSize) bad('ziplist bad prevlen');
+    if (p >= end) bad('ziplist entry out of range');
+    const c = b[p++];
+    const t = c >> 6;
+    if (t === 0 || t === 1 || c === 0x80) {
+      let len: number;
+      if (t === 0) len = c & 0x3f;
+      else if (t === 1) {
+        if (p >= end) bad('ziplist entry out of range');
+        len = ((c & 0x3f) << 8) | b[p++];
+      } else {
+        if (p + 4 > end) bad('ziplist entry out of range');
+        len = b.readUInt32BE(p);
+        p += 4;
+      }
+      if (p + len > end) bad('ziplist string out of range');
+      out.push(b.latin1Slice(p, p + len));
+      p += len;
+    } else if (c === 0xc0) {
+      if (p + 2 > end) bad('ziplist int out of range');
+      out.push(b.readInt16LE(p));
+      p += 2;
+    } else if (c === 0xd0) {
+      if (p + 4 > end) bad('ziplist int out of range');
+      out.push(b.readInt32LE(p));
+      p += 4;
+    } else if (c === 0xe0) {
+      if (p + 8 > end) bad('ziplist int out of range');
+      const v = b.readBigInt64LE(p);
+      out.push(v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+      p += 8;
+    } else if (c === 0xf0) {
+      if (p + 3 > end) bad('ziplist int out of range');
+      out.push(b.readIntLE(p, 3));
+      p += 3;
+    } else if (c === 0xfe) {
+      if (p + 1 > end) bad('ziplist int out of range');
+      out.push(b.readInt8(p));
+      p += 1;
+    } else if (c >= 0xf1 && c <= 0xfd) {
+      out.push((c & 0x0f) - 1);
+    } else {
+      bad('ziplist bad encoding');
+    }
+    prevSize = p - start;
+    last = start;
+  }
+  if (p !== end) bad('ziplist overrun');
+  if (tail !== last) bad('ziplist bad tail offset');
+  if (declared !== 65535 && declared !== out.length) bad('ziplist count mismatch');
+  return out;
+}
+
+/** Field/value pairs of a zipmap (the Redis 2.4 small hash), validated. */
+export function zipmapDecode(b: Buffer): string[] {
+  const n = b.length;
+  if (n < 2) bad('zipmap too short');
+  const declared = b[0];
+  const out: string[] = [];
+  let p = 1;
+  const readLen = (): number => {
+    if (p >= n) bad('zipmap out of range');
+    const c = b[p++];
+    if (c < 254) return c;
+    if (c === 254) {
+      if (p + 4 > n) bad('zipmap out of range');
+      const v = b.readUInt32LE(p);
+      p += 4;
+      return v;
+    }
+    return -1; // end
+  };
+  for (;;) {
+    const klen = readLen();
+    if (klen < 0) break;
+    if (p + klen > n) bad('zipmap key out of range');
+    out.push(b.latin1Slice(p, p + klen));
+    p += klen;
+    const vlen = readLen();
+    if (vlen < 0) bad('zipmap value missing');
+    if (p >= n) bad('zipmap out of range');
+    const free = b[p++];
+    if (p + vlen + free > n) bad('zipmap value out of range');
+    out.push(b.latin1Slice(p, p + vlen));
+    p += vlen + free;
+  }
+  if (p !== n) bad('zipmap trailing bytes');
+  if (declared < 254 && declared !== out.length / 2) bad('zipmap count mismatch');
+  return out;
+}
+
+/** Members of an intset, validated (encoding, length, strictly ascending). */
+export function intsetDecode(b: Buffer): string[] {
+  if (b.length < 8) bad('intset too short');
+  const enc = b.readUInt32LE(0);
+  const count = b.readUInt32LE(4);
+  if (enc !== 2 && enc !== 4 && enc !== 8) bad('intset bad encoding');
+  if (8 + count * enc !== b.length) bad('intset length mismatch');
+  if (count === 0) bad('empty intset');
+  const out: string[] = [];
+  let prev: bigint | null = null;
+  for (let i = 0, o = 8; i < count; i++, o += enc) {
+    const v = enc === 2 ? BigInt(b.readInt16LE(o)) : enc === 4 ? BigInt(b.readInt32LE(o)) : b.readBigInt64LE(o);
+    if (prev !== null && v <= prev) bad('intset not sorted');
+    prev = v;
+    out.push(v.toString());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- builders
+
+function buildList(elems: Iterable<string | Buffer>, lim: DecodeLimits): ListValue {
+  const l = new ListValue();
+  for (const e of elems) {
+    const el = typeof e === 'string' ? elemFromStr(e) : elemOf(e);
+    l.growCheck(el.length, 1, lim.listFill);
+    l.pushTail(el);
+  }
+  if (l.length === 0) bad('empty list');
+  return l;
+}
+
+function buildSet(members: string[], lim: DecodeLimits): SetValue {
+  if (members.length === 0) bad('empty set');
+  const s = SetValue.create(members[0], members.length, lim.set);
+  for (const m of members) if (!s.add(m, lim.set)) bad('duplicate set member');
+  return s;
+}
+
+function buildHash(pairs: string[], lim: DecodeLimits): HashValue {
+  if (pairs.length === 0) bad('empty hash');
+  if (pairs.length % 2 !== 0) bad('odd hash element count');
+  const h = new HashValue();
+  h.convertForCount(pairs.length / 2, lim.hash);
+  for (let i = 0; i < pairs.length; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
+  return h;
+}
+
+function buildZset(members: string[], scores: number[]): ZSet {
+  if (members.length === 0) bad('empty sorted set');
+  const seen = new Set<string>();
+  const pairs: [string, number][] = [];
+  for (let i = 0; i < members.length; i++) {
+    const s = scores[i];
+    if (s !== s) bad('sorted set NaN score');
+    if (seen.has(members[i])) bad('duplicate sorted set member');
+    seen.add(members[i]);
+    pairs.push([members[i], s]);
+  }
+  return ZSet.from(pairs);
+}
+
+/** Pairs from a ziplist/listpack of member, score, member, score... */
+function zsetFromPacked(el: LpElem[]): ZSet {
+  if (el.length % 2 !== 0) bad('odd sorted set element count');
+  const members: string[] = [];
+  const scores: number[] = [];
+  for (let i = 0; i < el.length; i += 2) {
+    members.push(elemText(el[i]));
+    const s = el[i + 1];
+    const v = typeof s === 'string' ? strtod(s) : Number(s);
+    if (v === null) bad('bad sorted set score');
+    scores.push(v);
+  }
+  return buildZset(members, scores);
+}
+
+// ---------------------------------------------------------------- streams
+
+function readId(r: RdbReader): StreamId {
+  return makeId(r.lenBig(), r.lenBig());
+}
+
+function rawId(b: Buffer, o: number): StreamId {
+  return makeId(b.readBigUInt64BE(o), b.readBigUInt64BE(o + 8));
+}
+
+/** An integer element of a stream listpack (refused otherwise). */
+function lpInt(e: LpElem | undefined): bigint {
+  if (typeof e === 'number') return BigInt(e);
+  if (typeof e === 'bigint') return e;
+  if (typeof e === 'string') {
+    // Integer-looking strings are always stored as integers; a string here is corrupt.
+    return bad('stream listpack: integer expected');
+  }
+  return bad('stream listpack truncated');
+}
+
+function lpSmall(e: LpElem | undefined, max: number): number {
+  const v = lpInt(e);
+  if (v < 0n || v > BigInt(max)) bad('stream listpack: count out of range');
+  return Number(v);
+}
+
+function lpBytes(e: LpElem | undefined): Buffer {
+  if (e === undefined) bad('stream listpack truncated');
+  return Buffer.from(elemText(e), 'latin1');
+}
+
+/** One node: the listpack of entries keyed by master id `master` (streamValidateListpackIntegrity). */
+function streamNode(master: StreamId, lp: Buffer, s: Stream, prev: StreamId | null): { node: StreamNode; last: StreamId } {
+  const el = lpDecode(lp);
+  if (el.length === 0) bad('empty stream listpack');
+  let i = 0;
+  const live = lpSmall(el[i++], el.length);
+  const dead = lpSmall(el[i++], el.length);
+  const nf = lpSmall(el[i++], el.length);
+  const fields: Buffer[] = [];
+  for (let k = 0; k < nf; k++) fields.push(lpBytes(el[i++]));
+  if (lpInt(el[i++]) !== 0n) bad('stream master entry not terminated');
+  const node = new StreamNode(master, fields);
+  node.fixed = nodeHeaderBytes(fields);
+  const mMs = idMs(master);
+  const mSeq = idSeq(master);
+  let last = prev;
+  let seenLive = 0;
+  let seenDead = 0;
+  while (i < el.length) {
+    const flags = lpSmall(el[i++], 3);
+    const id = makeId(BigInt.asUintN(64, mMs + lpInt(el[i++])), BigInt.asUintN(64, mSeq + lpInt(el[i++])));
+    if (id < master || (last !== null && id <= last)) bad('stream entry ids out of order');
+    last = id;
+    const fv: Buffer[] = [];
+    let n: number;
+    if (flags & 2) {
+      n = nf;
+      for (let k = 0; k < nf; k++) fv.push(fields[k], lpBytes(el[i++]));
+    } else {
+      n = lpSmall(el[i++], el.length);
+      for (let k = 0; k < n; k++) fv.push(lpBytes(el[i++]), lpBytes(el[i++]));
+    }
+    const lpCount = lpSmall(el[i++], 2 * el.length + 4);
+    if (lpCount !== (flags & 2 ? n + 3 : 2 * n + 4)) bad('stream entry lp-count mismatch');
+    if (n === 0) bad('stream entry without fields');
+    const bytes = entryBytes(node, id, fv);
+    node.ids.push(id);
+    if (flags & 1) {
+      (node.tombBytes ??= new Map()).set(node.fv.length, bytes);
+      node.fv.push(null);
+      node.dead++;
+      seenDead++;
+    } else {
+      node.fv.push(fv);
+      node.live++;
+      seenLive++;
+    }
+    node.fixed += bytes;
+  }
+  if (seenLive !== live || seenDead !== dead) bad('stream node counts mismatch');
+  if (seenLive === 0) bad('stream node without live entries');
+  s.length += seenLive;
+  return { node, last: last! };
+}
+
+function readStream(r: RdbReader, type: number): Stream {
+  const s = new Stream();
+  const nodes = r.len();
+  let prev: StreamId | null = null;
+  for (let k = 0; k < nodes; k++) {
+    const key = r.string();
+    if (key.length !== 16) bad('stream node key is not an id');
+    const master = rawId(key, 0);
+    const lp = Buffer.from(r.string());
+    const { node, last } = streamNode(master, lp, s, prev);
+    prev = last;
+    s.nodes.push(node);
+  }
+  const length = r.len();
+  if (length !== s.length) bad('stream length mismatch');
+  s.lastId = readId(r);
+  if (prev !== null && s.lastId < prev) bad('stream last id below its entries');
+  if (type >= RDB_TYPE.STREAM_LISTPACKS_2) {
+    s.firstId = readId(r);
+    s.maxDeletedId = readId(r);
+    s.entriesAdded = r.lenBig();
+  } else {
+    // Redis derives what version 1 did not store.
+    s.firstId = s.length > 0 ? firstLive(s) : ID_MIN;
+    s.maxDeletedId = ID_MIN;
+    s.entriesAdded = BigInt(s.length);
+  }
+  const groups = r.len();
+  for (let g = 0; g < groups; g++) {
+    const name = r.latin1();
+    const lastId = readId(r);
+    let entriesRead = type >= RDB_TYPE.STREAM_LISTPACKS_2 ? BigInt.asIntN(64, r.lenBig()) : s.estimateDistance(lastId);
+    if (entriesRead < ENTRIES_READ_INVALID) entriesRead = ENTRIES_READ_INVALID;
+    if (s.groups.has(name)) bad('duplicate consumer group');
+    const cg: ConsumerGroup = s.restoreGroup(++s.gidSeq, name, lastId, entriesRead);
+    const pel = r.len();
+    const nacks: Nack[] = [];
+    for (let k = 0; k < pel; k++) {
+      const id = rawId(r.bytes(16), 0);
+      const deliveryTime = r.ms();
+      const c = r.lenBig();
+      const nack: Nack = { consumer: null as unknown as Consumer, deliveryTime, deliveryCount: c <= 9007199254740991n ? Number(c) : c };
+      if (cg.pel.has(id)) bad('duplicate PEL entry');
+      cg.pel.set(id, nack);
+      nacks.push(nack);
+    }
+    const consumers = r.len();
+    for (let k = 0; k < consumers; k++) {
+      const cname = r.latin1();
+      const seen = r.ms();
+      if (type >= RDB_TYPE.STREAM_LISTPACKS_3) r.ms(); // active-time (7.2)
+      if (cg.consumers.has(cname)) bad('duplicate consumer');
+      const c = new Consumer(cname, seen);
+      cg.consumers.set(cname, c);
+      const n = r.len();
+      for (let j = 0; j < n; j++) {
+        const id = rawId(r.bytes(16), 0);
+        const nack = cg.pel.get(id);
+        if (nack === undefined) bad('consumer PEL entry not in the group PEL');
+        if (nack.consumer !== null) bad('PEL entry owned twice');
+        nack.consumer = c;
+        c.pel.set(id, nack);
+      }
+    }
+    for (const n of nacks) if (n.consumer === null) bad('group PEL entry without consumer');
+  }
+  return s;
+}
+
+function firstLive(s: Stream): StreamId {
+  for (const n of s.nodes) for (let i = 0; i < n.ids.length; i++) if (n.fv[i] !== null) return n.ids[i];
+  return ID_MIN;
+}
+
+// ---------------------------------------------------------------- rdbLoadObject
+
+/** Read a value of RDB type `type`; returns the value as it is stored in the keyspace. */
+export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored {
+  switch (type) {
+    case RDB_TYPE.STRING: {
+      const b = r.string();
+      return storedFrom(b, 0, b.length);
+    }
+    case RDB_TYPE.LIST: {
+      const n = r.len();
+      const out: Buffer[] = [];
+      for (let i = 0; i < n; i++) out.push(r.string());
+      return buildList(out, lim);
+    }
+    case RDB_TYPE.SET: {
+      const n = r.len();
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) out.push(r.latin1());
+      return buildSet(out, lim);
+    }
+    case RDB_TYPE.ZSET:
+    case RDB_TYPE.ZSET_2: {
+      const n = r.len();
+      const members: string[] = [];
+      const scores: number[] = [];
+      for (let i = 0; i < n; i++) {
+        members.push(r.latin1());
+        scores.push(type === RDB_TYPE.ZSET ? r.asciiDouble() : r.binaryDouble());
+      }
+      return buildZset(members, scores);
+    }
+    case RDB_TYPE.HASH: {
+      const n = r.len();
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) out.push(r.latin1(), r.latin1());
+      return buildHash(out, lim);
+    }
+    case RDB_TYPE.HASH_ZIPMAP:
+      return buildHash(zipmapDecode(r.string()), lim);
+    case RDB_TYPE.LIST_ZIPLIST:
+      return buildList(zlDecode(r.string()).map(elemText), lim);
+    case RDB_TYPE.SET_INTSET:
+      return buildSet(intsetDecode(r.string()), lim);
+    case RDB_TYPE.SET_LISTPACK:
+      return buildSet(lpDecode(r.string()).map(elemText), lim);
+    case RDB_TYPE.ZSET_ZIPLIST:
+      return zsetFromPacked(zlDecode(r.string()));
+    case RDB_TYPE.ZSET_LISTPACK:
+      return zsetFromPacked(lpDecode(r.string()));
+    case RDB_TYPE.HASH_ZIPLIST:
+      return buildHash(zlDecode(r.string()).map(elemText), lim);
+    case RDB_TYPE.HASH_LISTPACK:
+      return buildHash(lpDecode(r.string()).map(elemText), lim);
+    case RDB_TYPE.LIST_QUICKLIST:
+    case RDB_TYPE.LIST_QUICKLIST_2: {
+      const nodes = r.len();
+      const out: string[] = [];
+      for (let i = 0; i < nodes; i++) {
+        let container = 2;
+        if (type === RDB_TYPE.LIST_QUICKLIST_2) {
+          container = r.len();
+          if (container !== 1 && container !== 2) bad('bad quicklist container');
+        }
+        const b = r.string();
+        if (container === 1) {
+          out.push(b.latin1Slice(0, b.length));
+          continue;
+        }
+        const el = type === RDB_TYPE.LIST_QUICKLIST ? zlDecode(b) : lpDecode(b);
+        if (el.length === 0 && type === RDB_TYPE.LIST_QUICKLIST) bad('empty ziplist in quicklist');
+        for (const e of el) out.push(elemText(e));
+      }
+      return buildList(out, lim);
+    }
+    case RDB_TYPE.STREAM_LISTPACKS:
+    case RDB_TYPE.STREAM_LISTPACKS_2:
+    case RDB_TYPE.STREAM_LISTPACKS_3:
+      return readStream(r, type);
+    case RDB_TYPE.MODULE_PRE_GA:
+    case RDB_TYPE.MODULE_2:
+      return bad('module values are not supported');
+    default:
+      return bad(`unknown value type ${type}`);
+  }
+}

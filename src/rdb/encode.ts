@@ -1,0 +1,348 @@
+/**
+ * Values into Redis 7.0's RDB value encoding (rdbSaveObjectType + rdbSaveObject, RDB version
+ * 10), and DUMP payloads (createDumpPayload: value, 2-byte RDB version, CRC-64 footer).
+ *
+ * Encodings follow Redis 7.0's choices, not our in-memory ones where they differ:
+ *  - strings: integer encoding for short canonical integers, LZF past 20 bytes when it saves
+ *    at least 4 bytes (rdbSaveRawString);
+ *  - lists: quicklist 2 with listpack nodes cut where 7.0's quicklist cuts them when the
+ *    elements are pushed at the tail (_quicklistNodeAllowInsert with list-max-listpack-size);
+ *  - sets: intset while our set is an intset, else a plain set (7.0 has no listpack sets);
+ *  - sorted sets: listpack while small (member, score as d2string), else zset2 (members from
+ *    the highest score down, binary doubles);
+ *  - hashes: listpack while small, else plain field/value pairs;
+ *  - streams: listpacks v2 (RDB_TYPE_STREAM_LISTPACKS_2) with groups, PELs and consumers.
+ * Known differences in bytes (the data is the same): see README "Moving data in and out".
+ */
+import { T, type Entry, type TypedValue } from '../engine/db.js';
+import type { ListValue } from '../engine/ds/list.js';
+import type { SetValue } from '../engine/ds/set.js';
+import { int64Of } from '../engine/ds/set.js';
+import type { HashValue } from '../engine/ds/hash.js';
+import type { ZSet } from '../engine/ds/zset.js';
+import { type Stream, type StreamId, type StreamNode, entryBytes } from '../engine/ds/stream.js';
+import { formatDouble17g } from '../resp/ascii.js';
+import { Crc64 } from './crc64.js';
+import { LpWriter, backlenSize } from './listpack.js';
+import { RDB_TYPE, RDB_VERSION, RdbWriter } from './writer.js';
+
+/** A value we cannot express in Redis 7.0's format (the command answers this text). */
+export class DumpUnsupported extends Error {}
+
+/** Encoding parameters taken from the server's configuration. */
+export interface EncodeOptions {
+  /** list-max-listpack-size */
+  listFill: number;
+}
+
+const lp = new LpWriter();
+
+/**
+ * rdbSaveObjectType + rdbSaveObject of one value; with `key`, the key is written between the
+ * type and the value (rdbSaveKeyValuePair's layout in RDB files).
+ */
+export function writeValue(w: RdbWriter, v: Entry['v'], opt: EncodeOptions, key?: string): void {
+  if (typeof v === 'number') {
+    w.u8(RDB_TYPE.STRING);
+    if (key !== undefined) w.string(key);
+    w.intString(v);
+    return;
+  }
+  if (typeof v === 'string' || v instanceof Uint8Array) {
+    w.u8(RDB_TYPE.STRING);
+    if (key !== undefined) w.string(key);
+    w.string(v);
+    return;
+  }
+  const tv = v as TypedValue;
+  switch (tv.type) {
+    case T.LIST: return writeList(w, tv as unknown as ListValue, opt, key);
+    case T.SET: return writeSet(w, tv as unknown as SetValue, key);
+    case T.ZSET: return writeZset(w, tv as unknown as ZSet, key);
+    case T.HASH: return writeHash(w, tv as unknown as HashValue, key);
+    case T.STREAM: return writeStream(w, tv as unknown as Stream, key);
+    case T.JSON: throw new DumpUnsupported('ERR DUMP of JSON documents is not supported: Redis 7.0 has no JSON type (RedisJSON module values cannot be produced here)');
+    default: throw new DumpUnsupported('ERR DUMP of this value type is not supported');
+  }
+}
+
+/** The type byte, then the key when given. */
+function typeAndKey(w: RdbWriter, type: number, key: string | undefined): void {
+  w.u8(type);
+  if (key !== undefined) w.string(key);
+}
+
+// ---------------------------------------------------------------- lists
+
+const SIZE_SAFETY_LIMIT = 8192;
+const SIZE_ESTIMATE_OVERHEAD = 8;
+const OPTIMIZATION_LEVEL = [4096, 8192, 16384, 32768, 65536];
+
+/** quicklist.c _quicklistNodeAllowInsert (7.0) for a node of `sz` bytes, `count` elements. */
+function allowInsert(nodeSz: number, count: number, fill: number, elemSz: number): boolean {
+  const newSz = nodeSz + elemSz + SIZE_ESTIMATE_OVERHEAD;
+  if (fill < 0) {
+    const off = -fill - 1;
+    if (off < OPTIMIZATION_LEVEL.length && newSz <= OPTIMIZATION_LEVEL[off]) return true;
+  }
+  if (newSz > SIZE_SAFETY_LIMIT) return false;
+  return count < fill;
+}
+
+function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions, key?: string): void {
+  typeAndKey(w, RDB_TYPE.LIST_QUICKLIST_2, key);
+  // Node boundaries first (a listpack per node), then the node count, then the nodes.
+  const nodes: Buffer[] = [];
+  lp.start();
+  let count = 0;
+  l.scan(0, l.length - 1, (e) => {
+    if (count > 0 && !allowInsert(lp.bytes, count, opt.listFill, e.length)) {
+      nodes.push(Buffer.from(lp.finish()));
+      lp.start();
+      count = 0;
+    }
+    lp.str(e);
+    count++;
+  });
+  if (count > 0) nodes.push(Buffer.from(lp.finish()));
+  w.len(nodes.length);
+  for (const n of nodes) {
+    w.len(2); // QUICKLIST_NODE_CONTAINER_PACKED
+    w.string(n);
+  }
+}
+
+// ---------------------------------------------------------------- sets
+
+function writeSet(w: RdbWriter, s: SetValue, key?: string): void {
+  if (s.isIntset) {
+    const vals: bigint[] = [];
+    let min = 0n;
+    let max = 0n;
+    s.forEach((m) => {
+      const x = int64Of(m)!;
+      vals.push(x);
+      if (x < min) min = x;
+      if (x > max) max = x;
+    });
+    const width = min >= -32768n && max <= 32767n ? 2 : min >= -2147483648n && max <= 2147483647n ? 4 : 8;
+    const b = Buffer.allocUnsafe(8 + width * vals.length);
+    b.writeUInt32LE(width, 0);
+    b.writeUInt32LE(vals.length, 4);
+    let o = 8;
+    for (const x of vals) {
+      if (width === 2) b.writeInt16LE(Number(x), o);
+      else if (width === 4) b.writeInt32LE(Number(x), o);
+      else b.writeBigInt64LE(x, o);
+      o += width;
+    }
+    typeAndKey(w, RDB_TYPE.SET_INTSET, key);
+    w.string(b);
+    return;
+  }
+  typeAndKey(w, RDB_TYPE.SET, key);
+  w.len(s.size);
+  s.forEach((m) => w.string(m));
+}
+
+// ---------------------------------------------------------------- sorted sets
+
+/** LLONG_MAX / 2 as a double: double2ll's range. */
+const HALF_LLONG = 4611686018427387903;
+
+/**
+ * d2string (Redis 7.0.15 util.c): how a score is written into a listpack. Integral values
+ * within +-LLONG_MAX/2 (double2ll) print as integers, others with %.17g.
+ */
+export function d2string(v: number): string {
+  if (v !== v) return 'nan';
+  if (v === Infinity) return 'inf';
+  if (v === -Infinity) return '-inf';
+  if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  if (v >= -HALF_LLONG && v <= HALF_LLONG && Number.isInteger(v)) return BigInt(v).toString();
+  return formatDouble17g(v);
+}
+
+function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
+  const t = z.tree;
+  if (z.encoding() === 'listpack') {
+    lp.start();
+    for (let c = t.first(); c !== null; c = c.next()) {
+      lp.str(c.member);
+      lp.str(d2string(c.score));
+    }
+    const body = lp.finish();
+    typeAndKey(w, RDB_TYPE.ZSET_LISTPACK, key);
+    w.string(body);
+    return;
+  }
+  typeAndKey(w, RDB_TYPE.ZSET_2, key);
+  w.len(z.size);
+  // rdbSaveObject walks the skiplist from the tail (highest) to the head.
+  for (let c = t.last(); c !== null; c = c.prev()) {
+    w.string(c.member);
+    w.double(c.score);
+  }
+}
+
+// ---------------------------------------------------------------- hashes
+
+function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
+  if (h.volatile) {
+    throw new DumpUnsupported('ERR DUMP of a hash with field TTLs is not supported: Redis 7.0 has no field expiry (remove the TTLs with HPERSIST first)');
+  }
+  if (h.isListpack) {
+    lp.start();
+    h.forEach((v, f) => {
+      lp.str(f);
+      lp.str(v);
+    });
+    const body = lp.finish();
+    typeAndKey(w, RDB_TYPE.HASH_LISTPACK, key);
+    w.string(body);
+    return;
+  }
+  typeAndKey(w, RDB_TYPE.HASH, key);
+  w.len(h.size);
+  h.forEach((v, f) => {
+    w.string(f);
+    w.string(v);
+  });
+}
+
+// ---------------------------------------------------------------- streams
+
+/** The 16-byte big-endian form of an id (radix tree keys, PEL entries). */
+export function idBytes(id: StreamId, out = Buffer.allocUnsafe(16), o = 0): Buffer {
+  for (let i = 0; i < 8; i++) out.writeUInt16BE(id.charCodeAt(i), o + 2 * i);
+  return out;
+}
+
+function half(id: StreamId, o: number): bigint {
+  return (BigInt(id.charCodeAt(o)) << 48n) | (BigInt(id.charCodeAt(o + 1)) << 32n)
+    | (BigInt(id.charCodeAt(o + 2)) << 16n) | BigInt(id.charCodeAt(o + 3));
+}
+
+function halfDelta(a: StreamId, b: StreamId, o: number): number | bigint {
+  const d = BigInt.asIntN(64, half(a, o) - half(b, o));
+  return d >= -9007199254740991n && d <= 9007199254740991n ? Number(d) : d;
+}
+
+/** Listpack bytes of a string element of n bytes (no integer form). */
+function strSize(n: number): number {
+  const h = n < 64 ? 1 : n < 4096 ? 2 : 5;
+  return h + n + backlenSize(h + n);
+}
+
+const FLAG_DELETED = 1;
+const FLAG_SAMEFIELDS = 2;
+
+/** The node's listpack, as streamAppendItem built it (tombstones re-created, see below). */
+function nodeListpack(n: StreamNode): Buffer {
+  lp.start();
+  lp.int(n.live);
+  lp.int(n.dead);
+  const mf = n.masterFields;
+  lp.int(mf.length);
+  for (const f of mf) lp.str(f);
+  lp.int(0);
+  for (let i = 0; i < n.ids.length; i++) {
+    const id = n.ids[i];
+    const fv = n.fv[i];
+    if (fv === null) {
+      // A deleted entry: we keep its id and size, not its contents. Re-create it as a
+      // SAMEFIELDS entry whose first value is padded to the size it had (when possible).
+      const empty: Buffer[] = [];
+      for (const f of mf) empty.push(f, EMPTY);
+      const base = entryBytes(n, id, empty);
+      const target = n.tombBytes?.get(i) ?? base;
+      let pad = 0;
+      for (let len = Math.max(0, target - base - 2 - 5); len <= target - base + 2; len++) {
+        if (strSize(len) - 2 === target - base) {
+          pad = len;
+          break;
+        }
+      }
+      lp.int(FLAG_DELETED | FLAG_SAMEFIELDS);
+      lp.int(halfDelta(id, n.master, 0));
+      lp.int(halfDelta(id, n.master, 4));
+      for (let k = 0; k < mf.length; k++) lp.str(k === 0 && pad > 0 ? 'x'.repeat(pad) : EMPTY);
+      lp.int(mf.length + 3);
+      continue;
+    }
+    const nf = fv.length >> 1;
+    let same = nf === mf.length;
+    for (let k = 0; same && k < nf; k++) if (!mf[k].equals(fv[2 * k])) same = false;
+    lp.int(same ? FLAG_SAMEFIELDS : 0);
+    lp.int(halfDelta(id, n.master, 0));
+    lp.int(halfDelta(id, n.master, 4));
+    if (!same) lp.int(nf);
+    for (let k = 0; k < nf; k++) {
+      if (!same) lp.str(fv[2 * k]);
+      lp.str(fv[2 * k + 1]);
+    }
+    lp.int(same ? nf + 3 : 2 * nf + 4);
+  }
+  return lp.finish();
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function writeId(w: RdbWriter, id: StreamId): void {
+  w.lenBig(half(id, 0));
+  w.lenBig(half(id, 4));
+}
+
+function writeStream(w: RdbWriter, s: Stream, key?: string): void {
+  typeAndKey(w, RDB_TYPE.STREAM_LISTPACKS_2, key);
+  w.len(s.nodes.length);
+  const idb = Buffer.allocUnsafe(16);
+  for (const n of s.nodes) {
+    w.string(idBytes(n.master, idb));
+    w.string(nodeListpack(n));
+  }
+  w.len(s.length);
+  writeId(w, s.lastId);
+  writeId(w, s.firstId);
+  writeId(w, s.maxDeletedId);
+  w.lenBig(BigInt.asUintN(64, s.entriesAdded));
+  const groups = s.sortedGroups();
+  w.len(groups.length);
+  for (const g of groups) {
+    w.string(g.name);
+    writeId(w, g.lastId);
+    w.lenBig(BigInt.asUintN(64, g.entriesRead));
+    w.len(g.pel.size);
+    for (const id of g.pel.keys()) {
+      const nack = g.pel.get(id)!;
+      w.raw(idBytes(id, idb));
+      w.ms(nack.deliveryTime);
+      w.lenBig(BigInt(nack.deliveryCount));
+    }
+    const consumers = g.sortedConsumers();
+    w.len(consumers.length);
+    for (const c of consumers) {
+      w.string(c.name);
+      w.ms(c.seenTime);
+      w.len(c.pel.size);
+      for (const id of c.pel.keys()) w.raw(idBytes(id, idb));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- DUMP payloads
+
+const dumpWriter = new RdbWriter(4096);
+
+/** createDumpPayload: a fresh Buffer with the value, RDB version 10 and the CRC-64. */
+export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
+  const w = dumpWriter.reset();
+  writeValue(w, v, opt);
+  w.room(10);
+  w.buf[w.pos++] = RDB_VERSION & 0xff;
+  w.buf[w.pos++] = RDB_VERSION >> 8;
+  const crc = new Crc64().update(w.buf, 0, w.pos);
+  crc.writeLE(w.buf, w.pos);
+  w.pos += 8;
+  return Buffer.from(w.view());
+}

@@ -1,0 +1,284 @@
+/**
+ * Real listpacks (listpack.c's byte layout), written for DUMP/RDB output and read, with full
+ * validation, from untrusted payloads:
+ *
+ *   [total bytes u32 LE][element count u16 LE, 65535 = unknown] entries... [0xFF]
+ *   entry = encoding + data, then the back-length (1..5 bytes) of encoding + data.
+ *
+ * Strings that lpStringToInt64 accepts (canonical decimal int64) are stored as integers, as
+ * lpAppend does.
+ */
+import { RdbError } from './errors.js';
+
+const I64_MAX = 9223372036854775807n;
+const I64_MIN = -9223372036854775808n;
+
+/**
+ * The int64 a string element would be stored as (string2ll rules: optional '-', no leading
+ * zero, no '+', at most 20 characters), else null. Returns a number when it is safe, else a
+ * bigint.
+ */
+export function lpIntOf(b: Uint8Array | string, s = 0, e = b.length): number | bigint | null {
+  const n = e - s;
+  if (n <= 0 || n > 20) return null;
+  const str = typeof b === 'string';
+  const at = (i: number) => (str ? (b as string).charCodeAt(i) : (b as Uint8Array)[i]);
+  let p = s;
+  let neg = false;
+  if (at(p) === 45) {
+    if (n === 1) return null;
+    neg = true;
+    p++;
+  }
+  const c0 = at(p);
+  if (c0 === 48) return n === 1 ? 0 : null;
+  if (c0 < 49 || c0 > 57) return null;
+  let v = 0;
+  for (let i = p; i < e; i++) {
+    const c = at(i);
+    if (c < 48 || c > 57) return null;
+    v = v * 10 + (c - 48);
+  }
+  if (e - p <= 15) return neg ? -v : v;
+  const t = typeof b === 'string' ? b.slice(s, e) : Buffer.from(b.buffer, b.byteOffset + s, n).latin1Slice(0, n);
+  const big = BigInt(t);
+  if (big > I64_MAX || big < I64_MIN) return null;
+  return big;
+}
+
+/** Bytes of a back-length for an entry whose encoding + data take l bytes. */
+export function backlenSize(l: number): number {
+  return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+/** Builds one listpack. Reuse: start(), add..., finish(). */
+export class LpWriter {
+  buf = Buffer.allocUnsafe(1024);
+  pos = 6;
+  count = 0;
+
+  start(): this {
+    this.pos = 6;
+    this.count = 0;
+    return this;
+  }
+
+  private room(n: number): void {
+    if (this.pos + n > this.buf.length) {
+      const b = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n + 64));
+      this.buf.copy(b, 0, 0, this.pos);
+      this.buf = b;
+    }
+  }
+
+  private backlen(l: number): void {
+    const b = this.buf;
+    let p = this.pos;
+    if (l <= 127) {
+      b[p++] = l;
+    } else if (l < 16383) {
+      b[p++] = l >>> 7;
+      b[p++] = (l & 127) | 128;
+    } else if (l < 2097151) {
+      b[p++] = l >>> 14;
+      b[p++] = ((l >>> 7) & 127) | 128;
+      b[p++] = (l & 127) | 128;
+    } else if (l < 268435455) {
+      b[p++] = l >>> 21;
+      b[p++] = ((l >>> 14) & 127) | 128;
+      b[p++] = ((l >>> 7) & 127) | 128;
+      b[p++] = (l & 127) | 128;
+    } else {
+      b[p++] = Math.floor(l / 268435456);
+      b[p++] = ((l >>> 21) & 127) | 128;
+      b[p++] = ((l >>> 14) & 127) | 128;
+      b[p++] = ((l >>> 7) & 127) | 128;
+      b[p++] = (l & 127) | 128;
+    }
+    this.pos = p;
+  }
+
+  /** An integer element (lpAppendInteger). */
+  int(v: number | bigint): void {
+    this.room(10);
+    const b = this.buf;
+    let p = this.pos;
+    let l: number;
+    if (typeof v === 'bigint') {
+      if (v >= -2147483648n && v <= 2147483647n) return this.int(Number(v));
+      b[p] = 0xf4;
+      b.writeBigInt64LE(v, p + 1);
+      l = 9;
+    } else if (v >= 0 && v <= 127) {
+      b[p] = v;
+      l = 1;
+    } else if (v >= -4096 && v <= 4095) {
+      const u = v < 0 ? v + 8192 : v;
+      b[p] = (u >>> 8) | 0xc0;
+      b[p + 1] = u & 0xff;
+      l = 2;
+    } else if (v >= -32768 && v <= 32767) {
+      b[p] = 0xf1;
+      b.writeInt16LE(v, p + 1);
+      l = 3;
+    } else if (v >= -8388608 && v <= 8388607) {
+      b[p] = 0xf2;
+      b.writeIntLE(v, p + 1, 3);
+      l = 4;
+    } else if (v >= -2147483648 && v <= 2147483647) {
+      b[p] = 0xf3;
+      b.writeInt32LE(v, p + 1);
+      l = 5;
+    } else {
+      b[p] = 0xf4;
+      b.writeBigInt64LE(BigInt(v), p + 1);
+      l = 9;
+    }
+    p += l;
+    b[p++] = l; // backlen of 1..9
+    this.pos = p;
+    this.count++;
+  }
+
+  /** A string element (lpAppend): integer-encoded when it is a canonical int64. */
+  str(v: Uint8Array | string): void {
+    const iv = lpIntOf(v);
+    if (iv !== null) {
+      this.int(iv);
+      return;
+    }
+    const n = v.length;
+    this.room(n + 10);
+    const b = this.buf;
+    let p = this.pos;
+    let h: number;
+    if (n < 64) {
+      b[p] = 0x80 | n;
+      h = 1;
+    } else if (n < 4096) {
+      b[p] = 0xe0 | (n >>> 8);
+      b[p + 1] = n & 0xff;
+      h = 2;
+    } else {
+      b[p] = 0xf0;
+      b.writeUInt32LE(n, p + 1);
+      h = 5;
+    }
+    p += h;
+    if (typeof v === 'string') {
+      // perf: a char loop beats latin1Write's native call for short strings.
+      if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
+      else p += b.latin1Write(v, p);
+    } else {
+      b.set(v, p);
+      p += n;
+    }
+    this.pos = p;
+    this.backlen(h + n);
+    this.count++;
+  }
+
+  /** Listpack bytes so far as they would be once finished (for node size rules). */
+  get bytes(): number {
+    return this.pos + 1;
+  }
+
+  /** The finished listpack: a view of the internal buffer, valid until the next start(). */
+  finish(): Buffer {
+    this.room(1);
+    const b = this.buf;
+    b[this.pos++] = 0xff;
+    b.writeUInt32LE(this.pos, 0);
+    b.writeUInt16LE(this.count < 65535 ? this.count : 65535, 4);
+    return b.subarray(0, this.pos);
+  }
+}
+
+/** A decoded element: a latin1 string, or an integer (number when safe, else bigint). */
+export type LpElem = string | number | bigint;
+
+export function elemText(e: LpElem): string {
+  return typeof e === 'string' ? e : String(e);
+}
+
+/**
+ * Every element of a listpack, validated deeply (lpValidateIntegrity with deep = 1): header
+ * length, each encoding within bounds, back-lengths consistent, terminator, and the count in
+ * the header when it is known. Throws RdbError on any inconsistency. Allocation follows the
+ * bytes present: at most one element per 2 bytes.
+ */
+export function lpDecode(b: Buffer): LpElem[] {
+  const n = b.length;
+  if (n < 7) throw new RdbError('listpack too short');
+  if (b.readUInt32LE(0) !== n) throw new RdbError('listpack length mismatch');
+  if (b[n - 1] !== 0xff) throw new RdbError('listpack not terminated');
+  const declared = b.readUInt16LE(4);
+  const out: LpElem[] = [];
+  let p = 6;
+  const end = n - 1;
+  while (p < end) {
+    const c = b[p];
+    let l: number; // encoding + data bytes
+    if (c < 0x80) {
+      out.push(c);
+      l = 1;
+    } else if (c < 0xc0) {
+      const len = c & 0x3f;
+      l = 1 + len;
+      if (p + l > end) throw new RdbError('listpack string out of range');
+      out.push(b.latin1Slice(p + 1, p + l));
+    } else if (c < 0xe0) {
+      if (p + 2 > end) throw new RdbError('listpack int out of range');
+      let v = ((c & 0x1f) << 8) | b[p + 1];
+      if (v >= 4096) v -= 8192;
+      out.push(v);
+      l = 2;
+    } else if (c < 0xf0) {
+      if (p + 2 > end) throw new RdbError('listpack string out of range');
+      const len = ((c & 0x0f) << 8) | b[p + 1];
+      l = 2 + len;
+      if (p + l > end) throw new RdbError('listpack string out of range');
+      out.push(b.latin1Slice(p + 2, p + l));
+    } else if (c === 0xf0) {
+      if (p + 5 > end) throw new RdbError('listpack string out of range');
+      const len = b.readUInt32LE(p + 1);
+      l = 5 + len;
+      if (p + l > end) throw new RdbError('listpack string out of range');
+      out.push(b.latin1Slice(p + 5, p + l));
+    } else if (c === 0xf1) {
+      if (p + 3 > end) throw new RdbError('listpack int out of range');
+      out.push(b.readInt16LE(p + 1));
+      l = 3;
+    } else if (c === 0xf2) {
+      if (p + 4 > end) throw new RdbError('listpack int out of range');
+      out.push(b.readIntLE(p + 1, 3));
+      l = 4;
+    } else if (c === 0xf3) {
+      if (p + 5 > end) throw new RdbError('listpack int out of range');
+      out.push(b.readInt32LE(p + 1));
+      l = 5;
+    } else if (c === 0xf4) {
+      if (p + 9 > end) throw new RdbError('listpack int out of range');
+      const v = b.readBigInt64LE(p + 1);
+      out.push(v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+      l = 9;
+    } else {
+      throw new RdbError('listpack bad encoding');
+    }
+    p += l;
+    // The back-length must encode l exactly.
+    const bl = backlenSize(l);
+    if (p + bl > end) throw new RdbError('listpack back-length out of range');
+    let v = 0;
+    for (let i = 0; i < bl; i++) {
+      const x = b[p + i];
+      if ((i === 0) !== ((x & 128) === 0) && bl > 1) throw new RdbError('listpack bad back-length');
+      v = v * 128 + (x & 127);
+    }
+    if (v !== l) throw new RdbError('listpack bad back-length');
+    p += bl;
+  }
+  if (p !== end) throw new RdbError('listpack overrun');
+  if (declared !== 65535 && declared !== out.length) throw new RdbError('listpack count mismatch');
+  return out;
+}

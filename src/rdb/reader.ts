@@ -1,0 +1,169 @@
+/**
+ * RdbReader: rdb.c's primitive loaders over a byte range, every read bounds-checked. Nothing
+ * is allocated from a length the input claims before the bytes are known to exist (LZF output
+ * is bounded by what its input can expand to).
+ */
+import { RdbError } from './errors.js';
+import { lzfDecompress } from './lzf.js';
+
+/** Longest string accepted (proto-max-bulk-len's default). */
+export const MAX_STRING = 512 * 1024 * 1024;
+/** LZF expands at most 264 output bytes per 3 input bytes (a long back-reference). */
+const LZF_MAX_RATIO = 89;
+
+export class RdbReader {
+  constructor(readonly b: Buffer, public p = 0, public end = b.length) {}
+
+  fail(what: string): never {
+    const e = new RdbError(what);
+    e.offset = this.p;
+    throw e;
+  }
+
+  need(n: number): void {
+    if (n < 0 || this.p + n > this.end) this.fail('unexpected end of data');
+  }
+
+  get left(): number {
+    return this.end - this.p;
+  }
+
+  u8(): number {
+    this.need(1);
+    return this.b[this.p++];
+  }
+
+  bytes(n: number): Buffer {
+    this.need(n);
+    const v = this.b.subarray(this.p, this.p + n);
+    this.p += n;
+    return v;
+  }
+
+  u32le(): number {
+    this.need(4);
+    const v = this.b.readUInt32LE(this.p);
+    this.p += 4;
+    return v;
+  }
+
+  /** rdbLoadMillisecondTime */
+  ms(): number {
+    this.need(8);
+    const v = this.b.readBigInt64LE(this.p);
+    this.p += 8;
+    return Number(v);
+  }
+
+  /** rdbLoadLen as a bigint (full 64-bit range); encoded (special) lengths are refused. */
+  lenBig(): bigint {
+    const c = this.u8();
+    const t = c >> 6;
+    if (t === 0) return BigInt(c & 0x3f);
+    if (t === 1) return BigInt(((c & 0x3f) << 8) | this.u8());
+    if (c === 0x80) {
+      this.need(4);
+      const v = this.b.readUInt32BE(this.p);
+      this.p += 4;
+      return BigInt(v);
+    }
+    if (c === 0x81) {
+      this.need(8);
+      const v = this.b.readBigUInt64BE(this.p);
+      this.p += 8;
+      return v;
+    }
+    return this.fail('bad length encoding');
+  }
+
+  /** rdbLoadLen as a safe number (a count or a size); larger values are refused. */
+  len(): number {
+    const v = this.lenBig();
+    if (v > 9007199254740991n) this.fail('length out of range');
+    return Number(v);
+  }
+
+  /** rdbGenericLoadStringObject: raw, integer-encoded or LZF; a view when raw. */
+  string(): Buffer {
+    const c = this.b[this.p];
+    if (this.p < this.end && c >> 6 === 3) {
+      this.p++;
+      const enc = c & 0x3f;
+      if (enc === 0) {
+        this.need(1);
+        return Buffer.from(String(this.b.readInt8(this.p++)), 'latin1');
+      }
+      if (enc === 1) {
+        this.need(2);
+        const v = this.b.readInt16LE(this.p);
+        this.p += 2;
+        return Buffer.from(String(v), 'latin1');
+      }
+      if (enc === 2) {
+        this.need(4);
+        const v = this.b.readInt32LE(this.p);
+        this.p += 4;
+        return Buffer.from(String(v), 'latin1');
+      }
+      if (enc === 3) {
+        const clen = this.len();
+        const len = this.len();
+        this.need(clen);
+        if (len === 0 || len > MAX_STRING || len > clen * LZF_MAX_RATIO + 64) this.fail('bad LZF lengths');
+        const out = lzfDecompress(this.b, this.p, this.p + clen, len);
+        if (out === null) this.fail('invalid LZF data');
+        this.p += clen;
+        return out;
+      }
+      return this.fail('unknown string encoding');
+    }
+    const n = this.len();
+    if (n > MAX_STRING) this.fail('string too long');
+    return this.bytes(n);
+  }
+
+  /** string() as a latin1 JS string. */
+  latin1(): string {
+    const c = this.b[this.p];
+    if (this.p < this.end && c < 0x40) {
+      // perf: a short raw string (keys, fields) straight to a JS string, no Buffer view.
+      const n = c;
+      if (this.p + 1 + n > this.end) this.fail('unexpected end of data');
+      const s = this.b.latin1Slice(this.p + 1, this.p + 1 + n);
+      this.p += 1 + n;
+      return s;
+    }
+    const b = this.string();
+    return b.latin1Slice(0, b.length);
+  }
+
+  /** rdbLoadDoubleValue (the old ASCII form of RDB_TYPE_ZSET). */
+  asciiDouble(): number {
+    const n = this.u8();
+    if (n === 253) return NaN;
+    if (n === 254) return Infinity;
+    if (n === 255) return -Infinity;
+    const s = this.bytes(n).latin1Slice(0, n);
+    const v = strtod(s);
+    if (v === null) this.fail('bad double');
+    return v;
+  }
+
+  /** rdbLoadBinaryDoubleValue */
+  binaryDouble(): number {
+    this.need(8);
+    const v = this.b.readDoubleLE(this.p);
+    this.p += 8;
+    return v;
+  }
+}
+
+/** strtod over the whole text (Redis's forms: decimal, exponent, inf, nan); null if invalid. */
+export function strtod(s: string): number | null {
+  const t = s.toLowerCase();
+  if (t === 'inf' || t === '+inf' || t === 'infinity' || t === '+infinity') return Infinity;
+  if (t === '-inf' || t === '-infinity') return -Infinity;
+  if (t === 'nan' || t === '-nan') return NaN;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
+  return Number(t);
+}

@@ -1,0 +1,162 @@
+/**
+ * RdbWriter: rdb.c's primitive writers (rdbSaveLen, rdbSaveRawString with its integer and LZF
+ * encodings, binary doubles, millisecond times) into a growing buffer.
+ */
+import { lzfCompress } from './lzf.js';
+import { lpIntOf } from './listpack.js';
+
+export const RDB_VERSION = 10;
+
+/** Type bytes (rdb.h). */
+export const RDB_TYPE = {
+  STRING: 0, LIST: 1, SET: 2, ZSET: 3, HASH: 4, ZSET_2: 5, MODULE_PRE_GA: 6, MODULE_2: 7,
+  HASH_ZIPMAP: 9, LIST_ZIPLIST: 10, SET_INTSET: 11, ZSET_ZIPLIST: 12, HASH_ZIPLIST: 13,
+  LIST_QUICKLIST: 14, STREAM_LISTPACKS: 15, HASH_LISTPACK: 16, ZSET_LISTPACK: 17,
+  LIST_QUICKLIST_2: 18, STREAM_LISTPACKS_2: 19, SET_LISTPACK: 20, STREAM_LISTPACKS_3: 21,
+} as const;
+
+/** Opcodes of RDB files. */
+export const RDB_OP = {
+  FUNCTION2: 245, FUNCTION_PRE_GA: 246, MODULE_AUX: 247, IDLE: 248, FREQ: 249, AUX: 250,
+  RESIZEDB: 251, EXPIRETIME_MS: 252, EXPIRETIME: 253, SELECTDB: 254, EOF: 255,
+} as const;
+
+export class RdbWriter {
+  buf: Buffer;
+  pos = 0;
+  /** rdbcompression: LZF for strings longer than 20 bytes. */
+  compress = true;
+
+  constructor(size = 4096) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  reset(): this {
+    this.pos = 0;
+    return this;
+  }
+
+  room(n: number): void {
+    if (this.pos + n > this.buf.length) {
+      const b = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n + 256));
+      this.buf.copy(b, 0, 0, this.pos);
+      this.buf = b;
+    }
+  }
+
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.pos++] = v;
+  }
+
+  raw(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  rawLatin1(s: string): void {
+    this.room(s.length);
+    this.pos += this.buf.latin1Write(s, this.pos);
+  }
+
+  /** rdbSaveLen */
+  len(n: number): void {
+    this.room(9);
+    const b = this.buf;
+    if (n < 64) {
+      b[this.pos++] = n;
+    } else if (n < 16384) {
+      b[this.pos++] = 0x40 | (n >>> 8);
+      b[this.pos++] = n & 0xff;
+    } else if (n <= 0xffffffff) {
+      b[this.pos++] = 0x80;
+      b.writeUInt32BE(n, this.pos);
+      this.pos += 4;
+    } else {
+      b[this.pos++] = 0x81;
+      b.writeBigUInt64BE(BigInt(n), this.pos);
+      this.pos += 8;
+    }
+  }
+
+  /** rdbSaveLen of a 64-bit unsigned value given as a bigint. */
+  lenBig(n: bigint): void {
+    if (n <= 0xffffffffn) return this.len(Number(n));
+    this.room(9);
+    this.buf[this.pos++] = 0x81;
+    this.buf.writeBigUInt64BE(BigInt.asUintN(64, n), this.pos);
+    this.pos += 8;
+  }
+
+  /** rdbSaveMillisecondTime: int64 little-endian. */
+  ms(t: number | bigint): void {
+    this.room(8);
+    this.buf.writeBigInt64LE(BigInt.asIntN(64, BigInt(t)), this.pos);
+    this.pos += 8;
+  }
+
+  /** rdbSaveBinaryDoubleValue */
+  double(v: number): void {
+    this.room(8);
+    this.buf.writeDoubleLE(v, this.pos);
+    this.pos += 8;
+  }
+
+  /** rdbEncodeInteger: true when v fits an INT8/16/32 encoding (written). */
+  private encInt(v: number): boolean {
+    this.room(5);
+    const b = this.buf;
+    if (v >= -128 && v <= 127) {
+      b[this.pos++] = 0xc0;
+      b.writeInt8(v, this.pos++);
+    } else if (v >= -32768 && v <= 32767) {
+      b[this.pos++] = 0xc1;
+      b.writeInt16LE(v, this.pos);
+      this.pos += 2;
+    } else if (v >= -2147483648 && v <= 2147483647) {
+      b[this.pos++] = 0xc2;
+      b.writeInt32LE(v, this.pos);
+      this.pos += 4;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  /** rdbSaveLongLongAsStringObject */
+  intString(v: number | bigint): void {
+    if (typeof v === 'number' && this.encInt(v)) return;
+    if (typeof v === 'bigint' && v >= -2147483648n && v <= 2147483647n && this.encInt(Number(v))) return;
+    const s = String(v);
+    this.len(s.length);
+    this.rawLatin1(s);
+  }
+
+  /** rdbSaveRawString: integer encoding for short canonical integers, LZF past 20 bytes. */
+  string(v: Uint8Array | string): void {
+    const n = v.length;
+    if (n <= 11) {
+      const iv = lpIntOf(v);
+      if (iv !== null && typeof iv === 'number' && this.encInt(iv)) return;
+    }
+    if (this.compress && n > 20) {
+      const bytes = typeof v === 'string' ? Buffer.from(v, 'latin1') : v;
+      const c = lzfCompress(bytes, n - 4);
+      if (c !== null) {
+        this.u8(0xc3);
+        this.len(c.length);
+        this.len(n);
+        this.raw(c);
+        return;
+      }
+    }
+    this.len(n);
+    if (typeof v === 'string') this.rawLatin1(v);
+    else this.raw(v);
+  }
+
+  view(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * RESTORE against redis-server 7.0: error texts and options (differential, byte for byte),
+ * and payloads in every old encoding, built byte by byte (test/rdb/fixtures.ts), restored on
+ * both servers and compared (DEBUG DIGEST-VALUE on the Redis side after a trip through us).
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { RawClient } from '../helpers/resp-client.js';
+import { runScript, type Step } from '../diff/harness.js';
+import { RdbReader } from '../../dist/rdb/reader.js';
+import { asciiDouble, intStr, intset, len, listpackStrings, payload, str, ziplist, zipmap } from './fixtures.js';
+
+let ours: Proc;
+let redis: Proc;
+let o: Redis;
+let r: Redis;
+
+before(async () => {
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis(['--enable-debug-command', 'yes'])]);
+  o = new Redis(ours.port, { maxRetriesPerRequest: 0 });
+  r = new Redis(redis.port, { maxRetriesPerRequest: 0 });
+});
+after(async () => {
+  o?.disconnect();
+  r?.disconnect();
+  await Promise.all([ours?.stop(), redis?.stop()]);
+});
+
+async function diff(steps: Step[]): Promise<void> {
+  await Promise.all([o.flushall(), r.flushall()]);
+  const [a, b] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+  try {
+    const m = await runScript(a, b, { name: 'x', steps });
+    assert.equal(m, null, m ? `step ${m.step} (${m.cmd}):\n  ours:  ${m.ours}\n  redis: ${m.redis}` : '');
+  } finally {
+    a.close();
+    b.close();
+  }
+}
+
+const good = payload(0, str('hello'), 10);
+const corrupt = Buffer.from(good);
+corrupt[2] ^= 1;
+
+describe('RESTORE: errors and options, differential', () => {
+  it('error texts and their order', async () => {
+    await diff([
+      ['SET', 'k', 'v'],
+      ['RESTORE', 'k', '0', good], // BUSYKEY before anything else is checked
+      ['RESTORE', 'k', 'x', good], ['RESTORE', 'n', 'x', good], ['RESTORE', 'n', '-1', good],
+      ['RESTORE', 'n', '0', corrupt], ['RESTORE', 'n', '0', 'short'], ['RESTORE', 'n', '0', ''],
+      ['RESTORE', 'n', '0', payload(0, str('hello'), 12)], // version from the future
+      ['RESTORE', 'n', '0', payload(1, len(0))], // an empty list
+      ['RESTORE', 'n', '0', payload(0, Buffer.from([0x85]))], // truncated string
+      ['RESTORE', 'n', '0', payload(200, str('x'))], // unknown type
+      ['RESTORE', 'n', '0', payload(7, Buffer.alloc(16))], // module value
+      ['RESTORE', 'n', '0', good, 'IDLETIME', '-1'], ['RESTORE', 'n', '0', good, 'IDLETIME', 'x'],
+      ['RESTORE', 'n', '0', good, 'FREQ', '256'], ['RESTORE', 'n', '0', good, 'FREQ', '-1'],
+      ['RESTORE', 'n', '0', good, 'FREQ', '1', 'IDLETIME', '1'], ['RESTORE', 'n', '0', good, 'IDLETIME', '1', 'FREQ', '1'],
+      ['RESTORE', 'n', '0', good, 'BOGUS'], ['RESTORE', 'n', '0', good, 'IDLETIME'], ['RESTORE', 'n', '0'],
+      ['EXISTS', 'n'], ['GET', 'k'],
+    ]);
+  });
+
+  it('REPLACE, TTL, ABSTTL, TTL in the past, IDLETIME', async () => {
+    await diff([
+      ['SET', 'k', 'old'], ['RESTORE', 'k', '0', good, 'REPLACE'], ['GET', 'k'], ['TTL', 'k'],
+      ['RESTORE', 'k', '100000', good, 'REPLACE'], ['TTL', 'k'],
+      ['RESTORE', 'k', '4102444800000', good, 'REPLACE', 'ABSTTL'], ['PEXPIRETIME', 'k'],
+      ['RESTORE', 'k', '1', good, 'REPLACE', 'ABSTTL'], ['EXISTS', 'k'], // already expired: OK, nothing created, old value gone
+      ['RESTORE', 'k2', '0', good, 'IDLETIME', '1000'], ['OBJECT', 'IDLETIME', 'k2'],
+      ['RESTORE', 'k3', '0', good, 'FREQ', '100', 'REPLACE', 'ABSTTL'], ['GET', 'k3'],
+      ['restore', 'k4', '0', good, 'replace', 'absttl', 'idletime', '5'], ['OBJECT', 'IDLETIME', 'k4'],
+    ]);
+  });
+
+  it('RESTORE-ASKING behaves as RESTORE', async () => {
+    await diff([['RESTORE-ASKING', 'k', '0', good], ['GET', 'k'], ['RESTORE-ASKING', 'k', '0', good]]);
+  });
+});
+
+/** A value as replies show it (order-free where Redis's order is unspecified). */
+async function valueText(c: Redis, key: string): Promise<string> {
+  const type = await c.type(key);
+  let v: unknown;
+  if (type === 'string') v = (await c.getBuffer(key))!.toString('hex');
+  else if (type === 'hash') v = Object.entries(await c.hgetall(key)).sort();
+  else if (type === 'list') v = await c.lrange(key, 0, -1);
+  else if (type === 'set') v = (await c.smembers(key)).sort();
+  else if (type === 'zset') v = await c.zrange(key, '0', '-1', 'WITHSCORES');
+  else if (type === 'stream') v = await c.call('XINFO', 'STREAM', key, 'FULL');
+  return JSON.stringify([type, v]);
+}
+
+/** Restore `p` on both servers; same value, and our DUMP of it restores to the same digest. */
+async function both(p: Buffer): Promise<void> {
+  await Promise.all([o.del('k'), r.del('k', 'k2')]);
+  assert.equal(await r.restore('k', 0, p), 'OK');
+  assert.equal(await o.restore('k', 0, p), 'OK');
+  assert.equal(await valueText(o, 'k'), await valueText(r, 'k'));
+  await r.restore('k2', 0, (await o.dumpBuffer('k'))!);
+  assert.deepEqual(await r.call('DEBUG', 'DIGEST-VALUE', 'k2'), await r.call('DEBUG', 'DIGEST-VALUE', 'k'));
+}
+
+const big = 'b'.repeat(100);
+const nums = Array.from({ length: 20 }, (_, i) => i * 1000 - 7000);
+
+describe('RESTORE: every old encoding, byte-built, on both servers', () => {
+  it('strings: raw, INT8/16/32, and LZF written by hand', async () => {
+    await both(payload(0, str('plain')));
+    for (const v of [-100, 1000, -70000, 2147483647]) await both(payload(0, intStr(v)));
+    // LZF: 4 literals "abcd" then a back-reference of 20 bytes at offset 4 ("abcd" x 6).
+    const lz = Buffer.from([3, 0x61, 0x62, 0x63, 0x64, (7 << 5) | 0, 20 - 2 - 7, 3]);
+    await both(payload(0, Buffer.concat([Buffer.from([0xc3]), len(lz.length), len(24), lz])));
+  });
+
+  it('lists: linked list, ziplist, quicklist 1 (ziplists), quicklist 2 (listpack and plain nodes)', async () => {
+    await both(payload(1, Buffer.concat([len(3), str('a'), intStr(12), str(big)])));
+    await both(payload(10, str(ziplist(['a', 1, 300, -70000, 5000000000, big, ...nums]))));
+    await both(payload(14, Buffer.concat([len(2), str(ziplist(['x', 'y'])), str(ziplist([1, 2, big]))]), 8));
+    const lp = listpackStrings(['p', 'q']);
+    await both(payload(18, Buffer.concat([len(2), len(2), str(lp), len(1), str('plain-node')]), 10));
+  });
+
+  it('sets: plain, intset (16/32/64-bit)', async () => {
+    await both(payload(2, Buffer.concat([len(3), str('a'), str('b'), intStr(5)])));
+    await both(payload(11, str(intset(2, [-5, 1, 300]))));
+    await both(payload(11, str(intset(4, [-70000, 1, 70000]))));
+    await both(payload(11, str(intset(8, [-5000000000, 1, 5000000000]))));
+  });
+
+  it('sorted sets: plain (ASCII doubles), zset2, ziplist', async () => {
+    await both(payload(3, Buffer.concat([len(4), str('a'), asciiDouble(1.5), str('b'), asciiDouble(-Infinity), str('c'), asciiDouble(Infinity), str('d'), asciiDouble(0)])));
+    const d = Buffer.alloc(8);
+    d.writeDoubleLE(2.25, 0);
+    await both(payload(5, Buffer.concat([len(2), str('x'), d, str('y'), d])));
+    await both(payload(12, str(ziplist(['a', 1, 'b', '2.5', 'c', 3]))));
+  });
+
+  it('hashes: plain, zipmap, ziplist', async () => {
+    await both(payload(4, Buffer.concat([len(2), str('f'), str('v'), str('g'), intStr(7)])));
+    await both(payload(9, str(zipmap([['f', 'v'], ['long', big.slice(0, 60)]], 3)), 6));
+    await both(payload(13, str(ziplist(['f', 'v', 'n', 12, 'big', big]))));
+  });
+
+  it('streams: listpacks v1 derived from a v2 payload (no first id, max deleted id, entries added, entries read)', async () => {
+    await r.del('s');
+    await r.xadd('s', '1-1', 'a', '1', 'b', '2');
+    await r.xadd('s', '1-2', 'a', '3', 'b', '4');
+    await r.xadd('s', '2-0', 'c', '5');
+    await r.xgroup('CREATE', 's', 'g', '0');
+    await r.xreadgroup('GROUP', 'g', 'alice', 'COUNT', '2', 'STREAMS', 's', '>');
+    const v2 = (await r.dumpBuffer('s'))!;
+    await both(v2);
+    await both(streamV1(v2));
+  });
+});
+
+describe('RESTORE: encodings newer than Redis 7.0 (RDB 11, Redis 7.2)', () => {
+  it('set listpack and stream listpacks v3 are accepted', async () => {
+    await o.del('k', 's3');
+    assert.equal(await o.restore('k', 0, payload(20, str(listpackStrings(['a', 'b', 'c'])), 11)), 'OK');
+    assert.deepEqual((await o.smembers('k')).sort(), ['a', 'b', 'c']);
+    await r.del('s');
+    await r.xadd('s', '5-1', 'f', 'v');
+    await r.xgroup('CREATE', 's', 'g', '0');
+    await r.xreadgroup('GROUP', 'g', 'bob', 'STREAMS', 's', '>');
+    assert.equal(await o.restore('s3', 0, streamV3((await r.dumpBuffer('s'))!)), 'OK');
+    const info = await o.call('XINFO', 'STREAM', 's3', 'FULL') as unknown[];
+    assert.match(JSON.stringify(info), /bob/);
+    assert.deepEqual(await o.xrange('s3', '-', '+'), [['5-1', ['f', 'v']]]);
+  });
+});
+
+/** Offsets of the parts of a stream v2 payload (walked with our reader). */
+function streamParts(p: Buffer) {
+  const rd = new RdbReader(p, 1, p.length - 10);
+  const nodes = rd.len();
+  for (let i = 0; i < nodes; i++) { rd.string(); rd.string(); }
+  const nodesEnd = rd.p;
+  rd.len(); rd.lenBig(); rd.lenBig(); // length, last id
+  const metaV1End = rd.p;
+  rd.lenBig(); rd.lenBig(); rd.lenBig(); rd.lenBig(); rd.lenBig(); // first id, max deleted, entries added
+  const groupsAt = rd.p;
+  return { rd, nodesEnd, metaV1End, groupsAt };
+}
+
+function walkGroups(p: Buffer, rd: RdbReader, v3: boolean, dropEntriesRead: boolean): Buffer {
+  const out: Buffer[] = [];
+  let from = rd.p;
+  const groups = rd.len();
+  for (let g = 0; g < groups; g++) {
+    rd.string(); rd.lenBig(); rd.lenBig();
+    if (dropEntriesRead) { out.push(p.subarray(from, rd.p)); rd.lenBig(); from = rd.p; } else rd.lenBig();
+    const pel = rd.len();
+    for (let i = 0; i < pel; i++) { rd.bytes(16); rd.ms(); rd.lenBig(); }
+    const consumers = rd.len();
+    for (let c = 0; c < consumers; c++) {
+      rd.string(); rd.ms();
+      if (v3) { out.push(p.subarray(from, rd.p), Buffer.alloc(8)); from = rd.p; } // active-time
+      const n = rd.len();
+      for (let i = 0; i < n; i++) rd.bytes(16);
+    }
+  }
+  out.push(p.subarray(from, rd.p));
+  return Buffer.concat(out);
+}
+
+/** RDB_TYPE_STREAM_LISTPACKS (v1) from a v2 payload. */
+function streamV1(p: Buffer): Buffer {
+  const { rd, metaV1End, groupsAt } = streamParts(p);
+  void groupsAt;
+  const head = p.subarray(1, metaV1End);
+  const groups = walkGroups(p, rd, false, true);
+  return payload(15, Buffer.concat([head, groups]), 9);
+}
+
+/** RDB_TYPE_STREAM_LISTPACKS_3 (7.2: consumers' active-time) from a v2 payload. */
+function streamV3(p: Buffer): Buffer {
+  const { rd, groupsAt } = streamParts(p);
+  const head = p.subarray(1, groupsAt);
+  const groups = walkGroups(p, rd, true, false);
+  return payload(21, Buffer.concat([head, groups]), 11);
+}
