@@ -16,12 +16,26 @@ async function main(): Promise<void> {
     config = loadConfig(args);
   } catch (err) {
     if (err instanceof ConfigError) {
+      // Config file errors in Redis's words and with its exit status.
+      if (err.redisStyle) {
+        console.error(err.message);
+        process.exit(1);
+      }
       console.error(`error: ${err.message}`);
       process.exit(2);
     }
     throw err;
   }
-  const server = await createServer(config);
+  let server;
+  try {
+    server = await createServer(config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
   const bind = config.get('bind') ?? '127.0.0.1';
   console.log(`Ready to accept connections: RESP on ${bind}:${server.tcpPort} (pid ${process.pid})`);
   if (server.tokens !== null) {

@@ -10,7 +10,7 @@ import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
-import { type Config, OPTIONS, checkValue } from '../config.js';
+import { type Config, lookupOption, checkValue } from '../config.js';
 
 export interface CommandStats {
   calls: number;
@@ -233,7 +233,7 @@ export class Engine {
 
   /** CONFIG SET one option; returns an error text or null. */
   setConfig(name: string, raw: string): string | null {
-    const spec = OPTIONS.find((o) => o.name === name);
+    const spec = lookupOption(name)?.spec;
     if (!spec) return `Unknown option or number of arguments for CONFIG SET - '${name}'`;
     if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
     const r = checkValue(spec, raw, this.cfg(name));
@@ -248,6 +248,8 @@ export class Engine {
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');
+      // Kept with the data: after a restart CONFIG GET requirepass shows the password in force.
+      this.persistence?.putRecord('requirepass', value);
     }
     for (const l of this.configListeners) l(name, value);
   }

@@ -15,7 +15,9 @@ import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
-import { OPTIONS, checkValue, type OptionSpec } from '../../config.js';
+import { OPTIONS, checkValue, lookupOption, type OptionSpec } from '../../config.js';
+import { ALIASES } from '../../redis-options.js';
+import { rewriteConfigFile } from '../../config-file.js';
 import type { Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { LATENCY_BUCKETS } from '../engine.js';
@@ -188,7 +190,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `configured_hz:${eng.cfgInt('hz')}`,
         `lru_clock:${eng.lruClock & 0xffffff}`,
         `executable:${process.argv[1] ?? ''}`,
-        'config_file:',
+        `config_file:${eng.config.file ?? ''}`,
         'io_threads_active:0',
       );
       break;
@@ -491,48 +493,33 @@ function monitorCommand(c: Client, _argv: Argv, out: ReplySink): void {
 
 // ---------------------------------------------------------------- CONFIG
 
-/** Options CONFIG GET lists for a pattern (secret ones need their exact name, as Redis's hidden configs). */
-function findOption(name: string): OptionSpec | undefined {
-  const lower = name.toLowerCase();
-  return OPTIONS.find((o) => o.name === lower);
-}
-
-/**
- * Read-only parameters derived from our options, for tools that read Redis's persistence
- * settings (redis-benchmark asks for `save` and `appendonly`): the LMDB store plays the AOF's
- * part, and there are no RDB snapshot rules.
- */
-const DERIVED: readonly { name: string; get: (c: Client) => string }[] = [
-  { name: 'appendonly', get: (c) => (c.engine.cfg('appendfsync') === 'no' ? 'no' : 'yes') },
-  { name: 'save', get: () => '' },
+/** Names CONFIG GET * lists: every option (secret ones need their exact name) and every alias. */
+const LISTED_NAMES: readonly string[] = [
+  ...OPTIONS.filter((o) => !o.secret).map((o) => o.name),
+  ...ALIASES.keys(),
 ];
 
 // CONFIG GET parameter [parameter ...]
 function configGetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const matches: [string, string][] = [];
   const seen = new Set<string>();
-  const add = (shown: string, name: string, value: () => string): void => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    matches.push([shown, value()]);
+  const add = (shown: string, spec: OptionSpec): void => {
+    const k = shown.toLowerCase();
+    if (seen.has(k)) return;
+    seen.add(k);
+    matches.push([shown, c.engine.cfg(spec.name)]);
   };
   for (let i = 2; i < argv.count; i++) {
     const arg = argv.key(i);
     if (!/[[*?]/.test(arg)) {
       // An exact name is echoed as the client typed it, as Redis does.
-      const o = findOption(arg);
-      if (o !== undefined) add(arg, o.name, () => c.engine.cfg(o.name));
-      const d = DERIVED.find((x) => x.name === arg.toLowerCase());
-      if (d !== undefined) add(arg, d.name, () => d.get(c));
+      const o = lookupOption(arg);
+      if (o !== undefined) add(arg, o.spec);
       continue;
     }
     const pat = argv.view(i);
-    for (const o of OPTIONS) {
-      if (o.secret || seen.has(o.name)) continue;
-      if (globMatch(pat, Buffer.from(o.name, 'latin1'), true)) add(o.name, o.name, () => c.engine.cfg(o.name));
-    }
-    for (const d of DERIVED) {
-      if (globMatch(pat, Buffer.from(d.name, 'latin1'), true)) add(d.name, d.name, () => d.get(c));
+    for (const name of LISTED_NAMES) {
+      if (!seen.has(name) && globMatch(pat, Buffer.from(name, 'latin1'), true)) add(name, lookupOption(name)!.spec);
     }
   }
   out.array(matches.length * 2);
@@ -550,35 +537,41 @@ function configSetCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const eng = c.engine;
   const specs: OptionSpec[] = [];
-  // First pass, in argument order: unknown names, immutable options, duplicates (Redis's order).
+  const names: string[] = [];
+  // First pass, in argument order: unknown names, immutable options, duplicates (Redis's
+  // order). An alias and its option are two parameters for Redis 7.0: both may be given.
   for (let i = 2; i < argv.count; i += 2) {
-    const name = argv.key(i);
-    const o = findOption(name);
+    const given = argv.key(i);
+    const o = lookupOption(given);
     if (o === undefined) {
-      out.error(`ERR Unknown option or number of arguments for CONFIG SET - '${cstr(name)}'`);
+      out.error(`ERR Unknown option or number of arguments for CONFIG SET - '${cstr(given)}'`);
       return;
     }
-    if (!o.mutable) {
-      const why = o.protected ? "can't set protected config" : "can't set immutable config";
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - ${why}`);
+    if (!o.spec.mutable) {
+      const why = o.spec.protected ? "can't set protected config" : "can't set immutable config";
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(given)}') - ${why}`);
       return;
     }
-    if (specs.includes(o)) {
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - duplicate parameter`);
+    if (names.includes(o.name)) {
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(given)}') - duplicate parameter`);
       return;
     }
-    specs.push(o);
+    specs.push(o.spec);
+    names.push(o.name);
   }
-  // Second pass: validate every value before applying any (the set is atomic).
+  // Second pass: validate every value before applying any (the set is atomic); a later
+  // value for the same option (alias and name) validates against the earlier one.
   const values: string[] = [];
+  const pending = new Map<string, string>();
   for (let j = 0; j < specs.length; j++) {
     const o = specs[j];
-    const r = checkValue(o, argv.str(3 + 2 * j), eng.cfg(o.name));
+    const r = checkValue(o, argv.str(3 + 2 * j), pending.get(o.name) ?? eng.cfg(o.name));
     if ('error' in r) {
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${o.name}') - ${r.error}`);
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${names[j]}') - ${r.error}`);
       return;
     }
     values.push(r.value);
+    pending.set(o.name, r.value);
   }
   for (let j = 0; j < specs.length; j++) eng.applyConfig(specs[j].name, values[j]);
   out.ok();
@@ -596,9 +589,20 @@ function configResetstatCommand(c: Client, _argv: Argv, out: ReplySink): void {
 }
 
 // CONFIG REWRITE
-function configRewriteCommand(_c: Client, _argv: Argv, out: ReplySink): void {
-  // Options come from flags and the environment; there is no file to rewrite.
-  out.error('ERR The server is running without a config file');
+function configRewriteCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const cfg = c.engine.config;
+  if (cfg.file === undefined) {
+    out.error('ERR The server is running without a config file');
+    return;
+  }
+  try {
+    const acl = c.engine.acl;
+    rewriteConfigFile(cfg, [...acl.users.values()].map((u) => acl.describe(u)));
+  } catch (err) {
+    out.error(`ERR Rewriting config file: ${(err as Error).message}`);
+    return;
+  }
+  out.ok();
 }
 
 // CONFIG HELP
