@@ -153,6 +153,7 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   st.usec += usec;
   st.calls++;
   recordLatency(st, usec);
+  if (usec >= eng.slowlog.minUsec) eng.slowlog.record(c, def, argv, usec);
   if (replyStats.errors !== errorsBefore) st.failed++;
   eng.stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);

@@ -8,6 +8,7 @@ import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
+import { Slowlog } from './slowlog.js';
 import type { Client } from './client.js';
 import type { Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
@@ -130,6 +131,8 @@ export class Engine {
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
+  /** SLOWLOG entries and latency-monitor events (slowlog.ts). */
+  readonly slowlog: Slowlog;
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
   readonly pubsub = new PubSub();
   readonly startTime = Date.now();
@@ -215,6 +218,7 @@ export class Engine {
       this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0, hist: null });
     }
     this.blocking = new Blocking(this);
+    this.slowlog = new Slowlog(this);
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = randomHex40();

@@ -306,3 +306,35 @@ describe('redis.conf', () => {
     assert.equal(results[0], results[1]);
   });
 });
+
+describe('requirepass across a restart', () => {
+  it('CONFIG GET requirepass and the password in force agree after a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'pw-'));
+    let s = await startOurs([], {}, { dir });
+    let c = await RawClient.connect(s.port);
+    assert.equal((await c.call('CONFIG', 'SET', 'requirepass', 'pw1')).toString(), '+OK\r\n');
+    c.close();
+    await s.stop();
+    s = await startOurs([], {}, { dir });
+    c = await RawClient.connect(s.port);
+    assert.match((await c.call('GET', 'x')).toString(), /^-NOAUTH/);
+    assert.equal((await c.call('AUTH', 'pw1')).toString(), '+OK\r\n');
+    assert.equal((await c.call('CONFIG', 'GET', 'requirepass')).toString(), '*2\r\n$11\r\nrequirepass\r\n$3\r\npw1\r\n');
+    // Cleared: no password after the next restart either.
+    assert.equal((await c.call('CONFIG', 'SET', 'requirepass', '')).toString(), '+OK\r\n');
+    c.close();
+    await s.stop();
+    s = await startOurs([], {}, { dir });
+    c = await RawClient.connect(s.port);
+    assert.equal((await c.call('CONFIG', 'GET', 'requirepass')).toString(), '*2\r\n$11\r\nrequirepass\r\n$0\r\n\r\n');
+    c.close();
+    await s.stop();
+    // A password given at start-up wins over the saved one.
+    s = await startOurs(['--requirepass', 'given'], {}, { dir });
+    c = await RawClient.connect(s.port);
+    assert.equal((await c.call('AUTH', 'given')).toString(), '+OK\r\n');
+    assert.equal((await c.call('CONFIG', 'GET', 'requirepass')).toString(), '*2\r\n$11\r\nrequirepass\r\n$5\r\ngiven\r\n');
+    c.close();
+    await s.stop();
+  });
+});
