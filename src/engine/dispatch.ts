@@ -24,6 +24,7 @@ import { F } from './flags.js';
 import { feedMonitors } from './monitor.js';
 import { discardTransaction } from './commands/transactions.js';
 import { recordLatency } from './engine.js';
+import { pausedFor, postpone, runner } from './pause.js';
 
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
@@ -120,6 +121,11 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, eng.busyReply);
     return;
   }
+  // CLIENT PAUSE: Redis checks it here, before queueing in MULTI.
+  if (eng.pauseUntil !== 0 && pausedFor(eng, c, def)) {
+    postpone(eng, c, argv, out);
+    return;
+  }
   if (c.multi !== null && !MULTI_PASSTHROUGH.has(def.name)) {
     c.multi.push({ def, argv: argv.clone() });
     out.simple('QUEUED');
@@ -191,3 +197,5 @@ function cutAtNul(s: string): string {
   const i = s.indexOf('\0');
   return i < 0 ? s : s.slice(0, i);
 }
+
+runner.execute = execute;

@@ -141,7 +141,7 @@ export class Engine {
   replId: string;
   /** DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry cycle off (tests). */
   activeExpire = true;
-  /** CLIENT PAUSE state: until when (ms) and whether only writes are paused. Recorded, not enforced yet. */
+  /** CLIENT PAUSE state (pause.ts): until when (Date.now() ms, 0 = none) and whether only writes are paused. */
   pauseUntil = 0;
   pauseWriteOnly = false;
   nextClientId = 1;
@@ -328,7 +328,8 @@ export class Engine {
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
     // No active expiry while a busy script runs: the script must see a frozen keyspace.
-    if (this.activeExpire && this.busyReply === null) {
+    // No active expiry while clients are paused (CLIENT PAUSE), as Redis 7.
+    if (this.activeExpire && this.busyReply === null && this.pauseUntil === 0) {
       for (const db of this.dbs) {
         if (db.expires > 0) db.activeExpire(now, deadline);
         if (Date.now() > deadline) break;

@@ -12,6 +12,7 @@ import { E } from '../../resp/errors.js';
 import { ReplyMode, type Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { NULL_SINK } from '../dispatch.js';
+import { pauseActive, armTimer, endPause } from '../pause.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
@@ -321,8 +322,8 @@ function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const eng = c.engine;
-  const until = ms === 0n ? 0 : eng.now + Number(ms);
-  if (eng.pauseUntil > eng.now) {
+  const until = Date.now() + Number(ms);
+  if (pauseActive(eng)) {
     // As pauseClients: the longer pause and the stricter mode (ALL) win.
     if (until > eng.pauseUntil) eng.pauseUntil = until;
     eng.pauseWriteOnly = eng.pauseWriteOnly && writeOnly;
@@ -330,14 +331,16 @@ function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
     eng.pauseUntil = until;
     eng.pauseWriteOnly = writeOnly;
   }
+  armTimer(eng);
   out.ok();
 }
 
 // CLIENT UNPAUSE
 function unpauseCommand(c: Client, _argv: Argv, out: ReplySink): void {
-  c.engine.pauseUntil = 0;
-  c.engine.pauseWriteOnly = false;
+  // Replies first: the postponed commands run after this one.
   out.ok();
+  const eng = c.engine;
+  queueMicrotask(() => endPause(eng));
 }
 
 // CLIENT UNBLOCK client-id [TIMEOUT | ERROR]

@@ -115,6 +115,24 @@ function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // COMMAND GETKEYS command [arg ...]
 function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeys(c, argv, out, false);
+}
+
+// COMMAND GETKEYSANDFLAGS command [arg ...]
+function getkeysandflagsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeys(c, argv, out, true);
+}
+
+/**
+ * The access flags of a key, from the command's flags (the registry has no per-key specs):
+ * keys of write commands RW with the kind of change, keys of read commands RO access.
+ */
+function keyFlags(def: CommandDef): string[] {
+  if (!(def.flags & F.WRITE)) return ['RO', 'access'];
+  return ['RW', 'update'];
+}
+
+function getkeys(c: Client, argv: Argv, out: ReplySink, withFlags: boolean): void {
   const inner = argv.tail(2);
   const def = c.engine.registry.lookup(inner);
   if (def === undefined) {
@@ -131,7 +149,17 @@ function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   out.array(idx.length);
-  for (const i of idx) out.bulk(inner.copy(i));
+  for (const i of idx) {
+    if (!withFlags) {
+      out.bulk(inner.copy(i));
+      continue;
+    }
+    out.array(2);
+    out.bulk(inner.copy(i));
+    const flags = keyFlags(def);
+    out.array(flags.length);
+    for (const f of flags) out.simple(f);
+  }
 }
 
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
@@ -202,6 +230,7 @@ export default family('introspection', ['connection'], [
     row('info',       -2,   SUB,       [0, 0, 0], infoCommand),
     row('docs',       -2,   SUB,       [0, 0, 0], docsCommand),
     row('getkeys',    -4,   SUB,       [0, 0, 0], getkeysCommand),
+    row('getkeysandflags', -4, SUB,    [0, 0, 0], getkeysandflagsCommand),
     row('list',       -2,   SUB,       [0, 0, 0], listCommand),
     row('help',        2,   SUB,       [0, 0, 0], helpCommand),
   ], commandCommand),

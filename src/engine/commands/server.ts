@@ -437,6 +437,35 @@ function roleCommand(_c: Client, _argv: Argv, out: ReplySink): void {
   out.array(0);
 }
 
+// WAIT numreplicas timeout
+function waitCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const want = argv.int64(1);
+  if (want === null) {
+    out.error(E.NOT_INTEGER);
+    return;
+  }
+  const ms = argv.int64(2);
+  if (ms === null) {
+    out.error('ERR timeout is not an integer or out of range');
+    return;
+  }
+  if (ms < 0n) {
+    out.error('ERR timeout is negative');
+    return;
+  }
+  // There are no replicas: 0 acknowledged. Asking for more waits for the timeout, as Redis
+  // does (forever with 0), except where a client cannot block (MULTI, scripts).
+  if (want <= 0n || c.engine.inExec || c.transport.kind !== 'tcp') {
+    out.int(0);
+    return;
+  }
+  c.engine.blocking.block(c, {
+    keys: [], deadline: ms === 0n ? 0 : Date.now() + Number(ms),
+    serve: () => false,
+    timeout: (o) => o.int(0),
+  });
+}
+
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 function shutdownCommand(c: Client, argv: Argv, out: ReplySink): void {
   let nosave = false;
@@ -805,6 +834,7 @@ export default family('server', [], [
   row('bgsave',         -1,   F.ADMIN | F.NOSCRIPT,                               [0, 0, 0], bgsaveCommand),
   row('role',            1,   F.NOSCRIPT | LS | F.FAST,                           [0, 0, 0], roleCommand, { categories: ['admin', 'dangerous'] }),
   row('shutdown',       -1,   ADM | F.NO_MULTI | F.ALLOW_BUSY,                    [0, 0, 0], shutdownCommand),
+  row('wait',            3,   F.NOSCRIPT,                                         [0, 0, 0], waitCommand, { categories: ['connection'] }),
   row('monitor',         1,   ADM | F.NO_REST,                                    [0, 0, 0], monitorCommand),
   row('debug',          -2,   ADM,                                                [0, 0, 0], debugCommand),
   container('config',   -2,   0, [
