@@ -20,7 +20,7 @@ const opened: Array<{ disconnect(): void } | RawClient> = [];
 
 before(async () => {
   // Memory-only: with LMDB persistence every commit already counts as a save (rdb_changes_since_last_save).
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis(['--enable-debug-command', 'yes'])]);
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes']), startRedis(['--enable-debug-command', 'yes'])]);
 });
 after(async () => {
   for (const c of opened) (c instanceof RawClient ? c.close() : c.disconnect());

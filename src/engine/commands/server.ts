@@ -26,6 +26,7 @@ import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
 import { REDIS_VERSION } from './connection.js';
+import { datasetDigest, valueDigest } from '../digest.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -715,6 +716,10 @@ const DEBUG_HELP = [
   'CHANGE-REPL-ID',
   '    Change the replication IDs of the instance.',
   '    Dangerous: should be used only for testing the replication subsystem.',
+  'DIGEST',
+  '    Output a hex signature representing the current DB content.',
+  'DIGEST-VALUE <key> [<key> ...]',
+  '    Output a hex signature of the values of all the specified keys.',
   'ERROR <string>',
   '    Return a Redis protocol error with <string> as message. Useful for clients',
   '    unit tests to simulate Redis errors.',
@@ -727,6 +732,23 @@ const DEBUG_HELP = [
   '    it is used instead of the \'key\' prefix. These are not propagated to',
   '    replicas. Cluster slots are not respected so keys not belonging to the',
   '    current node can be created in cluster mode.',
+  'PROTOCOL <type>',
+  '    Reply with a test value of the specified type. <type> can be: string,',
+  '    integer, double, bignum, null, array, set, map, attrib, push, verbatim,',
+  '    true, false.',
+  'RELOAD [option ...]',
+  '    Save the RDB on disk and reload it back to memory. Valid <option> values:',
+  '    * MERGE: conflicting keys will be loaded from RDB.',
+  '    * NOFLUSH: the existing database will not be removed before load, but',
+  '      conflicting keys will generate an exception and kill the server.',
+  '    * NOSAVE: the database will be loaded from an existing RDB file.',
+  '    Examples:',
+  '    * DEBUG RELOAD: verify that the server is able to persist, flush and reload',
+  '      the database.',
+  '    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an',
+  '      existing RDB file.',
+  '    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB',
+  '      file to the database.',
   'SET-ACTIVE-EXPIRE <0|1>',
   '    Setting it to 0 disables expiring keys in background when they are not',
   '    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the',
@@ -741,11 +763,102 @@ function positiveLong(argv: Argv, i: number): number {
   return n >= 0 ? n : NaN;
 }
 
+/** Redis's allowProtectedAction: `yes`, or `local` for a loopback (or Unix socket) client. */
+function debugAllowed(c: Client): boolean {
+  const mode = c.engine.cfg('enable-debug-command');
+  if (mode === 'yes') return true;
+  if (mode !== 'local') return false;
+  return c.transport.kind === 'internal' || c.addr.startsWith('127.0.0.1:') || c.addr.startsWith('::1:') || c.addr.startsWith('/');
+}
+
+const PROTOCOL_TYPES = 'string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false';
+
+/**
+ * DEBUG PROTOCOL <type> in the shapes the reply sink writes (RESP2 here: doubles, big
+ * numbers and verbatim strings as bulk strings, booleans as integers, sets as arrays, maps
+ * flattened, the attribute dropped).
+ */
+function debugProtocol(argv: Argv, out: ReplySink): void {
+  switch (argv.key(2).toLowerCase()) {
+    case 'string': out.bulkText('Hello World'); break;
+    case 'integer': out.int(12345); break;
+    case 'double': out.bulkText('3.141'); break;
+    case 'bignum': out.bulkText('1234567999999999999999999999999999999'); break;
+    case 'null': out.nil(); break;
+    case 'array':
+    case 'set':
+      out.array(3);
+      for (let j = 0; j < 3; j++) out.int(j);
+      break;
+    case 'map':
+      out.array(6);
+      for (let j = 0; j < 3; j++) {
+        out.int(j);
+        out.int(j === 1 ? 1 : 0);
+      }
+      break;
+    case 'attrib': out.bulkText('Some real reply following the attribute'); break;
+    case 'push': out.error('ERR RESP2 is not supported by this command'); break;
+    case 'verbatim': out.bulkText('This is a verbatim\nstring'); break;
+    case 'true': out.int(1); break;
+    case 'false': out.int(0); break;
+    default: out.error(`ERR Wrong protocol type name. Please use one of the following: ${PROTOCOL_TYPES}`);
+  }
+}
+
+/**
+ * DEBUG RELOAD: commit everything to LMDB and make it durable, then answer (the client
+ * waits, as Redis's client waits for its save and load). The keyspace in memory is what
+ * the store holds afterwards, so it is not read back.
+ */
+function debugReload(c: Client, argv: Argv, out: ReplySink): void {
+  for (let i = 2; i < argv.count; i++) {
+    if (!argv.is(i, 'MERGE') && !argv.is(i, 'NOFLUSH') && !argv.is(i, 'NOSAVE')) {
+      out.error('ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.');
+      return;
+    }
+  }
+  const eng = c.engine;
+  const p = eng.persistence;
+  if (p === null || eng.inExec || c.transport.kind !== 'tcp') {
+    void p?.saveNow();
+    out.ok();
+    return;
+  }
+  c.blocked = true;
+  p.saveNow().then(() => {
+    c.blocked = false;
+    if (c.closed) return;
+    out.ok();
+    c.transport.requestFlush();
+    c.transport.resume();
+  }, (err: Error) => {
+    c.blocked = false;
+    if (c.closed) return;
+    out.error(`ERR Error trying to save the DB: ${err.message}`);
+    c.transport.requestFlush();
+    c.transport.resume();
+  });
+}
+
 // DEBUG subcommand [arg ...]   (the subset listed in DEBUG HELP)
 function debugCommand(c: Client, argv: Argv, out: ReplySink): void {
   const n = argv.count;
   const eng = c.engine;
-  if (n === 2 && argv.is(1, 'HELP')) {
+  if (!debugAllowed(c)) {
+    out.error('ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.');
+    return;
+  }
+  if (n === 2 && argv.is(1, 'DIGEST')) {
+    out.simple(datasetDigest(eng.dbs));
+  } else if (n >= 2 && argv.is(1, 'DIGEST-VALUE')) {
+    out.array(n - 2);
+    for (let i = 2; i < n; i++) out.simple(valueDigest(c.db, argv.key(i)));
+  } else if (n === 3 && argv.is(1, 'PROTOCOL')) {
+    debugProtocol(argv, out);
+  } else if (n >= 2 && argv.is(1, 'RELOAD')) {
+    debugReload(c, argv, out);
+  } else if (n === 2 && argv.is(1, 'HELP')) {
     help(out, 'DEBUG', DEBUG_HELP);
   } else if (n === 3 && argv.is(1, 'SLEEP')) {
     const secs = strtodPrefix(argv.str(2));
