@@ -135,8 +135,6 @@ const DEFAULT_SECTIONS = new Set<string>([
  */
 export const infoHooks: Record<string, ((eng: Engine) => string[])[]> = {};
 
-/** Latency percentiles reported by INFO latencystats (Redis's latency-tracking-info-percentiles default). */
-const PERCENTILES = [50, 99, 99.9];
 
 function percentile(hist: Uint32Array, total: number, p: number): number {
   const want = Math.max(1, Math.ceil((total * p) / 100));
@@ -335,6 +333,9 @@ function sectionLines(eng: Engine, name: string): string[] {
       break;
     }
     case 'latencystats': {
+      // latency-tracking no: nothing reported; the percentiles are latency-tracking-info-percentiles.
+      if (eng.cfg('latency-tracking') === 'no') break;
+      const pcts = eng.cfg('latency-tracking-info-percentiles').split(' ').filter((x) => x !== '').map(Number);
       const all = eng.registry.all;
       for (let i = 0; i < all.length; i++) {
         const s = st.perCommand[i];
@@ -342,7 +343,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         let total = 0;
         for (let b = 0; b < LATENCY_BUCKETS; b++) total += s.hist[b];
         if (total === 0) continue;
-        const ps = PERCENTILES.map((p) => `p${p}=${percentile(s.hist!, total, p).toFixed(3)}`);
+        const ps = pcts.map((p) => `p${p}=${percentile(s.hist!, total, p).toFixed(3)}`);
         L.push(`latency_percentiles_usec_${all[i].name}:${ps.join(',')}`);
       }
       break;
