@@ -26,6 +26,16 @@ import { discardTransaction } from './commands/transactions.js';
 import { recordLatency } from './engine.js';
 import { pausedFor, postpone, runner } from './pause.js';
 
+const DEBUG_REFUSED = 'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.';
+
+/** Redis's allowProtectedAction for enable-debug-command: `yes`, or `local` for a loopback (or Unix socket) client. */
+export function debugAllowed(c: Client): boolean {
+  const mode = c.engine.cfg('enable-debug-command');
+  if (mode === 'yes') return true;
+  if (mode !== 'local') return false;
+  return c.transport.kind === 'internal' || c.addr.startsWith('127.0.0.1:') || c.addr.startsWith('::1:') || c.addr.startsWith('/');
+}
+
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
 
@@ -78,6 +88,11 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
   const arity = def.arity;
   if ((arity > 0 && argv.count !== arity) || argv.count < -arity) {
     rejectCmd(c, def, out, wrongArity(def.name));
+    return;
+  }
+  // Protected commands (DEBUG behind enable-debug-command) are refused before authentication, as in Redis.
+  if (def === eng.debugDef && !debugAllowed(c)) {
+    rejectCmd(c, def, out, DEBUG_REFUSED);
     return;
   }
   if (!c.authenticated && !(def.flags & F.NO_AUTH)) {

@@ -9,8 +9,9 @@ import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
 import { Slowlog } from './slowlog.js';
+import { RespWriter } from '../resp/writer.js';
 import type { Client } from './client.js';
-import type { Family } from './command.js';
+import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
 
 export interface CommandStats {
@@ -50,6 +51,13 @@ export class Stats {
   keyspaceHits = 0;
   keyspaceMisses = 0;
   netInputBytes = 0;
+  /** Socket reads and writes (INFO total_reads_processed / total_writes_processed). */
+  readsProcessed = 0;
+  writesProcessed = 0;
+  /** Time spent in the active expiry cycle, ms (INFO expire_cycle_cpu_milliseconds). */
+  expireCycleMs = 0;
+  /** Ring of (time, input bytes, output bytes) samples for instantaneous_*_kbps. */
+  netSamples: number[] = [];
   totalErrorReplies = 0;
   errorCodes = new Map<string, number>();
   perCommand: CommandStats[] = [];
@@ -71,6 +79,10 @@ export class Stats {
     this.keyspaceHits = 0;
     this.keyspaceMisses = 0;
     this.netInputBytes = 0;
+    this.readsProcessed = 0;
+    this.writesProcessed = 0;
+    this.expireCycleMs = 0;
+    this.netSamples = [];
     this.totalErrorReplies = 0;
     this.errorCodes.clear();
     for (const s of this.perCommand) {
@@ -131,6 +143,8 @@ export class Engine {
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
+  /** DEBUG's row: refused by the dispatcher unless enable-debug-command allows it. */
+  readonly debugDef: CommandDef | null;
   /** SLOWLOG entries and latency-monitor events (slowlog.ts). */
   readonly slowlog: Slowlog;
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
@@ -219,6 +233,7 @@ export class Engine {
     }
     this.blocking = new Blocking(this);
     this.slowlog = new Slowlog(this);
+    this.debugDef = this.registry.commands.get('debug') ?? null;
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = randomHex40();
@@ -330,10 +345,12 @@ export class Engine {
     // No active expiry while a busy script runs: the script must see a frozen keyspace.
     // No active expiry while clients are paused (CLIENT PAUSE), as Redis 7.
     if (this.activeExpire && this.busyReply === null && this.pauseUntil === 0) {
+      const t0 = performance.now();
       for (const db of this.dbs) {
         if (db.expires > 0) db.activeExpire(now, deadline);
         if (Date.now() > deadline) break;
       }
+      this.stats.expireCycleMs += performance.now() - t0;
     }
     // Key tables: shrink the sparse ones, move rehashing ones on (Redis's activerehashing:
     // at most about 1 ms per tick).
@@ -350,6 +367,9 @@ export class Engine {
     const s = this.stats.opsSamples;
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
+    const ns = this.stats.netSamples;
+    ns.push(now, this.stats.netInputBytes, RespWriter.totalOut);
+    if (ns.length > 48) ns.splice(0, 3);
     this.usedMemory();
   }
 
@@ -366,6 +386,16 @@ export class Engine {
     const used = m.heapUsed + m.external;
     if (used > this.stats.memPeak) this.stats.memPeak = used;
     return used;
+  }
+
+  /** instantaneous_input_kbps / instantaneous_output_kbps from the same samples ([input, output]). */
+  netKbps(): [number, number] {
+    const s = this.stats.netSamples;
+    if (s.length < 6) return [0, 0];
+    const dt = s[s.length - 3] - s[0];
+    if (dt <= 0) return [0, 0];
+    const k = 1000 / dt / 1024;
+    return [(s[s.length - 2] - s[1]) * k, (s[s.length - 1] - s[2]) * k];
   }
 
   /** instantaneous_ops_per_sec from the samples of the last ~1.6 s. */

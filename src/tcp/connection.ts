@@ -84,6 +84,7 @@ export class Connection implements Transport, HeldOutput {
     // the engine's time is at most one cron tick old, plenty for a timeout in seconds.
     this.client.lastInteraction = eng.now;
     eng.stats.netInputBytes += len;
+    eng.stats.readsProcessed++;
     const p = this.parser;
     const c = this.client;
     // Input while held: its replies may need a later commit, so the release re-asks the gate.
@@ -216,6 +217,7 @@ export class Connection implements Transport, HeldOutput {
   }
 
   private send(): void {
+    if (this.writer.pending) this.engine.stats.writesProcessed++;
     if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
       this.paused = true;
       this.sock.pause();
