@@ -96,6 +96,12 @@ describe('DEBUG PROTOCOL and RELOAD', () => {
   });
 });
 
+describe('PFSELFTEST', () => {
+  it('passes (Redis answers OK too; it takes too long on redis-server for the diff cases)', async () => {
+    assert.equal((await oc.call('PFSELFTEST')).toString(), '+OK\r\n');
+  });
+});
+
 describe('enable-debug-command', () => {
   it('no (the default) refuses DEBUG with Redis\'s text; local allows loopback clients', async () => {
     const [o, r] = await Promise.all([startOurs(), startRedis()]);
