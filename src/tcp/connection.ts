@@ -287,6 +287,12 @@ export class Connection implements Transport, HeldOutput {
     return this.parser.buffered;
   }
 
+  bufferStats(): { qbufFree: number; obl: number; oll: number } {
+    // Chunks the socket still holds count as reply-list entries too (sent in one write each).
+    const queued = this.sock.writableLength > 0 ? 1 : 0;
+    return { qbufFree: this.parser.free, obl: this.writer.openBytes, oll: this.writer.queuedParts + queued };
+  }
+
   private closed(): void {
     this.closing = true;
     this.writer.discard();

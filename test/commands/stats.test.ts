@@ -74,4 +74,28 @@ describe('INFO counters', () => {
       .map((l) => l.replace(/usec=\d+,usec_per_call=[\d.]+,/, '')).sort();
     assert.deepEqual(calls(ca), calls(cb));
   });
+
+describe('CLIENT LIST fields', () => {
+  it('sub, psub and ssub count each kind of subscription; every field has a number where Redis has one', async () => {
+    const lines: string[] = [];
+    for (const port of [ours.port, redis.port]) {
+      const sub = await RawClient.connect(port);
+      await sub.call('SUBSCRIBE', 'a', 'b');
+      await sub.next();
+      await sub.call('PSUBSCRIBE', 'p*');
+      await sub.call('SSUBSCRIBE', 's1');
+      const admin = await RawClient.connect(port);
+      const list = (await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).toString();
+      lines.push(/sub=\d+ psub=\d+ ssub=\d+/.exec(list)![0] + ' ' + /flags=\w+/.exec(list)![0]);
+      const mine = (await admin.call('CLIENT', 'INFO')).toString();
+      for (const f of ['qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl', 'oll', 'omem', 'tot-mem']) {
+        assert.match(mine, new RegExp(` ${f}=\\d+ `), f);
+      }
+      assert.match(mine, / events=r cmd=client\|info user=default redir=-1 resp=2/);
+      sub.close();
+      admin.close();
+    }
+    assert.equal(lines[0], lines[1]);
+  });
+});
 });

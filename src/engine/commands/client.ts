@@ -13,6 +13,7 @@ import { ReplyMode, type Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { NULL_SINK } from '../dispatch.js';
 import { pauseActive, armTimer, endPause } from '../pause.js';
+import { subscriptionCounts } from './pubsub.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
@@ -80,11 +81,15 @@ function clientLine(c: Client, now: number, argv: Argv | null): string {
   let argvMem = 0;
   if (argv !== null) for (let i = 0; i < argv.count; i++) argvMem += argv.len(i);
   const multiMem = multiBytes(c);
+  // Replies are built in a slab shared by all clients, so there is no per-client reply buffer
+  // (rbs, rbp 0); obl counts this client's bytes in the slab, oll its queued chunks.
+  const b = c.transport.bufferStats?.() ?? { qbufFree: 0, obl: 0, oll: 0 };
+  const [sub, psub, ssub] = c.subscriptions === 0 ? [0, 0, 0] : subscriptionCounts(c);
   return `id=${c.id} addr=${c.addr} laddr=${c.laddr} fd=${fdOf(c)} name=${c.name ?? ''}`
     + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
-    + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${c.subscriptions} psub=0 ssub=0`
-    + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=0 argv-mem=${argvMem}`
-    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=0 oll=0 omem=${omem} tot-mem=${qbuf + argvMem + multiMem + omem}`
+    + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${sub} psub=${psub} ssub=${ssub}`
+    + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=${b.qbufFree} argv-mem=${argvMem}`
+    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${qbuf + b.qbufFree + argvMem + multiMem + omem + b.obl}`
     + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=2`
     + ` lib-name=${c.libName} lib-ver=${c.libVer}\n`;
 }

@@ -120,6 +120,14 @@ function subscriberOf(c: Client): ClientSubscriber {
   return s;
 }
 
+/** A client's channel, pattern and shard-channel subscriptions (CLIENT LIST sub, psub, ssub). */
+export function subscriptionCounts(c: Client): [number, number, number] {
+  const s = subscribers.get(c);
+  if (s === undefined) return [0, 0, 0];
+  const ps = c.engine.pubsub;
+  return [ps.count(s, Kind.CHANNEL), ps.count(s, Kind.PATTERN), ps.count(s, Kind.SHARD)];
+}
+
 /** Disconnect and RESET: leave every channel, pattern and shard channel, silently. */
 function leaveAll(c: Client): void {
   const s = subscribers.get(c);
