@@ -154,6 +154,18 @@ function runToExit(bin: 'ours' | 'redis', conf: string, extra: string[] = []): {
   return { code: r.status, err: r.stderr.trim() };
 }
 
+/** Connect once a server started by hand listens (up to 10 s); null if it never does. */
+async function connectWhenUp(port: number): Promise<RawClient | null> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      return await RawClient.connect(port);
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return null;
+}
+
 async function stop(proc: ReturnType<typeof spawn>): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   const exited = new Promise((r) => proc.once('exit', r));
@@ -226,14 +238,7 @@ describe('redis.conf', () => {
     ].join('\n'));
     const proc = spawn(process.execPath, [MAIN, conf, '--maxmemory-policy', 'allkeys-lru', '--save', '60', '10'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      let c: RawClient | null = null;
-      for (let i = 0; i < 100 && c === null; i++) {
-        try {
-          c = await RawClient.connect(port);
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
+      const c = await connectWhenUp(port);
       assert.ok(c !== null, 'server started');
       const get = async (n: string) => pairs(await c!.call('CONFIG', 'GET', n)).get(n);
       assert.equal(await get('save'), '3600 1 300 100 60 10'); // the command line's save line adds to the file's
@@ -280,14 +285,7 @@ describe('redis.conf', () => {
         ? spawn(process.execPath, [MAIN, conf], { stdio: 'ignore' })
         : spawn('redis-server', [conf], { stdio: 'ignore' });
       try {
-        let c: RawClient | null = null;
-        for (let i = 0; i < 100 && c === null; i++) {
-          try {
-            c = await RawClient.connect(port);
-          } catch {
-            await new Promise((r) => setTimeout(r, 100));
-          }
-        }
+        const c = await connectWhenUp(port);
         for (const cmd of [['CONFIG', 'SET', 'timeout', '0'], ['CONFIG', 'SET', 'save', '900 1'], ['CONFIG', 'SET', 'maxmemory', '100mb'],
           ['CONFIG', 'SET', 'lua-time-limit', '3000'], ['CONFIG', 'SET', 'masterauth', 'p w'], ['CONFIG', 'SET', 'client-output-buffer-limit', 'pubsub 1gb 1kb 5'],
           ['CONFIG', 'SET', 'replica-read-only', 'no'], ['CONFIG', 'REWRITE']]) {

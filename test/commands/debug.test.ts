@@ -6,30 +6,24 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { startPair, type Pair } from '../helpers/pair.js';
 import { RawClient } from '../helpers/resp-client.js';
 
+let pair: Pair;
 let ours: Proc;
 let redis: Proc;
 let oc: RawClient;
 let rc: RawClient;
 
 before(async () => {
-  [ours, redis] = await Promise.all([
-    startOurs(['--enable-debug-command', 'yes']),
-    startRedis(['--enable-debug-command', 'yes']),
-  ]);
-  [oc, rc] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+  pair = await startPair(['--enable-debug-command', 'yes'], ['--enable-debug-command', 'yes']);
+  ({ ours, redis, oc, rc } = pair);
 });
 after(async () => {
-  oc?.close();
-  rc?.close();
-  await Promise.all([ours?.stop(), redis?.stop()]);
+  await pair?.stop();
 });
 
-async function both(...args: string[]): Promise<[string, string]> {
-  const [a, b] = await Promise.all([oc.call(...args), rc.call(...args)]);
-  return [a.toString('latin1'), b.toString('latin1')];
-}
+const both = (...args: string[]) => pair.both(...args);
 
 async function same(...args: string[]): Promise<string> {
   const [a, b] = await both(...args);

@@ -7,28 +7,25 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc } from '../helpers/server.js';
+import { startPair, type Pair } from '../helpers/pair.js';
 import { RawClient } from '../helpers/resp-client.js';
 
+let pair: Pair;
 let ours: Proc;
 let redis: Proc;
 let oc: RawClient;
 let rc: RawClient;
 
 before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-  [oc, rc] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+  pair = await startPair(['--appendfsync', 'no'], []);
+  ({ ours, redis, oc, rc } = pair);
 });
 after(async () => {
-  oc?.close();
-  rc?.close();
-  await Promise.all([ours?.stop(), redis?.stop()]);
+  await pair?.stop();
 });
 
-async function both(...args: string[]): Promise<[string, string]> {
-  const [a, b] = await Promise.all([oc.call(...args), rc.call(...args)]);
-  return [a.toString('latin1'), b.toString('latin1')];
-}
+const both = (...args: string[]) => pair.both(...args);
 
 /** SLOWLOG GET entries with the time, the duration and the client port masked. */
 function masked(reply: string): string {

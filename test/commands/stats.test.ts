@@ -5,22 +5,22 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc } from '../helpers/server.js';
+import { startPair, type Pair } from '../helpers/pair.js';
 import { RawClient } from '../helpers/resp-client.js';
 
+let pair: Pair;
 let ours: Proc;
 let redis: Proc;
 let oc: RawClient;
 let rc: RawClient;
 
 before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-  [oc, rc] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+  pair = await startPair(['--appendfsync', 'no'], []);
+  ({ ours, redis, oc, rc } = pair);
 });
 after(async () => {
-  oc?.close();
-  rc?.close();
-  await Promise.all([ours?.stop(), redis?.stop()]);
+  await pair?.stop();
 });
 
 function field(info: Buffer, name: string): string | undefined {

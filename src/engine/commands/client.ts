@@ -304,6 +304,20 @@ function replyCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
+/** Redis's getTimeoutFromObjectOrReply in milliseconds (CLIENT PAUSE, WAIT); null after an error reply. */
+export function timeoutMsArg(argv: Argv, i: number, out: ReplySink): number | null {
+  const ms = argv.int64(i);
+  if (ms === null) {
+    out.error('ERR timeout is not an integer or out of range');
+    return null;
+  }
+  if (ms < 0n) {
+    out.error('ERR timeout is negative');
+    return null;
+  }
+  return Number(ms);
+}
+
 // CLIENT PAUSE timeout [WRITE|ALL]
 function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
   let writeOnly = false;
@@ -317,17 +331,10 @@ function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(`ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1))}'. Try CLIENT HELP.`);
     return;
   }
-  const ms = argv.int64(2);
-  if (ms === null) {
-    out.error('ERR timeout is not an integer or out of range');
-    return;
-  }
-  if (ms < 0n) {
-    out.error('ERR timeout is negative');
-    return;
-  }
+  const ms = timeoutMsArg(argv, 2, out);
+  if (ms === null) return;
   const eng = c.engine;
-  const until = Date.now() + Number(ms);
+  const until = Date.now() + ms;
   if (pauseActive(eng)) {
     // As pauseClients: the longer pause and the stricter mode (ALL) win.
     if (until > eng.pauseUntil) eng.pauseUntil = until;

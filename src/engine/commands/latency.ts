@@ -9,15 +9,8 @@ import { LATENCY_BUCKETS } from '../engine.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import type { LatencySeries } from '../slowlog.js';
+import { help } from './server.js';
 
-/** A help reply: one status line per text line, as Redis's addReplyHelp. */
-function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
-  out.array(lines.length + 3);
-  out.simple(`${cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:`);
-  for (const l of lines) out.simple(l);
-  out.simple('HELP');
-  out.simple('    Prints this help.');
-}
 
 // ---------------------------------------------------------------- SLOWLOG
 

@@ -28,6 +28,7 @@ import { globMatch } from '../glob.js';
 import { Kind } from '../pubsub.js';
 import { REDIS_VERSION } from './connection.js';
 import { datasetDigest, valueDigest } from '../digest.js';
+import { timeoutMsArg } from './client.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -43,7 +44,7 @@ function cstr(s: string): string {
 }
 
 /** A help reply: one status line per text line, as Redis's addReplyHelp. */
-function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
+export function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
   out.array(lines.length + 3);
   out.simple(`${cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:`);
   for (const l of lines) out.simple(l);
@@ -484,15 +485,8 @@ function waitCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(E.NOT_INTEGER);
     return;
   }
-  const ms = argv.int64(2);
-  if (ms === null) {
-    out.error('ERR timeout is not an integer or out of range');
-    return;
-  }
-  if (ms < 0n) {
-    out.error('ERR timeout is negative');
-    return;
-  }
+  const ms = timeoutMsArg(argv, 2, out);
+  if (ms === null) return;
   // There are no replicas: 0 acknowledged. Asking for more waits for the timeout, as Redis
   // does (forever with 0), except where a client cannot block (MULTI, scripts).
   if (want <= 0n || c.engine.inExec || c.transport.kind !== 'tcp') {
@@ -500,7 +494,7 @@ function waitCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   c.engine.blocking.block(c, {
-    keys: [], deadline: ms === 0n ? 0 : Date.now() + Number(ms),
+    keys: [], deadline: ms === 0 ? 0 : Date.now() + ms,
     serve: () => false,
     timeout: (o) => o.int(0),
   });
