@@ -74,6 +74,7 @@ describe('INFO counters', () => {
       .map((l) => l.replace(/usec=\d+,usec_per_call=[\d.]+,/, '')).sort();
     assert.deepEqual(calls(ca), calls(cb));
   });
+});
 
 describe('CLIENT LIST fields', () => {
   it('sub, psub and ssub count each kind of subscription; every field has a number where Redis has one', async () => {
@@ -97,5 +98,4 @@ describe('CLIENT LIST fields', () => {
     }
     assert.equal(lines[0], lines[1]);
   });
-});
 });
