@@ -4,16 +4,27 @@
 import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
+import { checkDataDir } from './store/repair.js';
+
+/** Options of the check mode (src/store/repair.ts): they run a check instead of the server. */
+const CHECK_FLAGS = ['--check', '--repair'];
+const CHECK_HELP = [
+  '  --check',
+  '      check the data directory (--dir): LMDB files, journal; print a report and exit (0 = no damage)',
+  '  --repair',
+  '      as --check, then cut a damaged journal at its last intact frame (keeping a copy) and exit',
+].join('\n');
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(helpText());
+    console.log(`${helpText()}\n${CHECK_HELP}`);
     return;
   }
+  const check = args.find((a) => CHECK_FLAGS.includes(a));
   let config;
   try {
-    config = loadConfig(args);
+    config = loadConfig(args.filter((a) => !CHECK_FLAGS.includes(a)));
   } catch (err) {
     if (err instanceof ConfigError) {
       // Config file errors in Redis's words and with its exit status.
@@ -25,6 +36,10 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  if (check !== undefined) {
+    process.exitCode = checkDataDir(config.get('dir')!, check === '--repair');
+    return;
   }
   let server;
   try {

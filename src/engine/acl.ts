@@ -2,14 +2,17 @@
  * Strings here are latin1 byte strings (as argv.key returns them), so names, passwords and
  * patterns are exact bytes.
  *
- * ACL users, as Redis 7 models them (without selectors): on/off, passwords (SHA-256),
- * command permissions as a bit per command row (top-level and subcommand), key patterns with
- * read/write flags, channel patterns. The rule text shown by ACL LIST / GETUSER is rebuilt the
- * way Redis 7.0 does it: "+@all" or "-@all" followed by the command rules in the order they
- * were applied, a later rule for the same command replacing the earlier one.
+ * ACL users, as Redis 7 models them: on/off, passwords (SHA-256), a root selector and
+ * further selectors "(...)". A selector holds command permissions as a bit per command row
+ * (top-level and subcommand), key patterns with read/write flags (~, %R~, %W~, %RW~) and
+ * channel patterns. A command runs when one selector allows all of it (command, every key
+ * with the access its key specs need, every channel). The rule text shown by ACL LIST /
+ * GETUSER is rebuilt the way Redis 7.0 does it: "+@all" or "-@all" followed by the command
+ * rules in the order they were applied, a later rule for the same command replacing the
+ * earlier one.
  *
- * Hot path: `user.unrestricted` is true for a user that may run everything on every key and
- * channel (the default user), so the dispatcher pays one boolean test per command.
+ * Hot path: `user.unrestricted` is true for a user whose root selector may run everything on
+ * every key and channel (the default user), so the dispatcher pays one boolean test per command.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Argv } from '../resp/argv.js';
@@ -17,20 +20,26 @@ import type { CommandDef } from './command.js';
 import type { Registry } from './registry.js';
 import { F, ACL_CATEGORIES, type AclCategory } from './flags.js';
 import { globMatch } from './glob.js';
+import { KF, KEY_MODE, KeyList, findKeys } from './keys.js';
+import type { PubSub } from './pubsub.js';
 
 const KEY_READ = 1;
 const KEY_WRITE = 2;
 
 export interface KeyPattern {
   readonly pattern: Buffer;
-  readonly flags: number; // KEY_READ | KEY_WRITE
+  flags: number; // KEY_READ | KEY_WRITE
+  /** perf: for "<literal>*" patterns the literal's length (a prefix test), else -1. */
+  readonly prefix: number;
 }
 
-export class AclUser {
-  enabled = false;
-  nopass = false;
-  sanitizePayload = false;
-  readonly passwords = new Set<string>();
+/** A key pattern with its match shortcut. */
+export function keyPattern(pattern: Buffer, flags: number): KeyPattern {
+  return { pattern, flags, prefix: literalStar(pattern) };
+}
+
+/** What a selector allows: commands, keys, channels. The user itself is its root selector. */
+export class AclSelector {
   /** allowed[id] = 1 when the command row with that id may run. */
   allowed: Uint8Array;
   /** Set only by +@all / allcommands: commands added later are allowed too. */
@@ -41,16 +50,62 @@ export class AclUser {
   keys: KeyPattern[] = [];
   allChannels = false;
   channels: Buffer[] = [];
-  unrestricted = false;
 
-  constructor(readonly name: string, size: number) {
+  constructor(size: number) {
     this.allowed = new Uint8Array(size);
   }
 
-  refresh(): void {
-    this.unrestricted = this.allCommands && this.allKeys && this.allChannels;
+  copyFrom(from: AclSelector): void {
+    this.allowed = Uint8Array.from(from.allowed);
+    this.allCommands = from.allCommands;
+    this.rules = [...from.rules];
+    this.allKeys = from.allKeys;
+    this.keys = from.keys.map((k) => keyPattern(k.pattern, k.flags));
+    this.allChannels = from.allChannels;
+    this.channels = [...from.channels];
   }
 }
+
+export class AclUser extends AclSelector {
+  enabled = false;
+  nopass = false;
+  sanitizePayload = false;
+  readonly passwords = new Set<string>();
+  /** The selectors after the root one, in the order they were added. */
+  selectors: AclSelector[] = [];
+  unrestricted = false;
+
+  constructor(readonly name: string, size: number) {
+    super(size);
+  }
+
+  refresh(): void {
+    // allCommands stays set by "+@all -@dangerous": the bits say whether every command runs.
+    this.unrestricted = this.allKeys && this.allChannels && this.allowed.every((b) => b === 1);
+  }
+
+  /** Make this user a copy of `from` (ACL SETUSER applies rules to a scratch copy first). */
+  copyUser(from: AclUser): void {
+    this.copyFrom(from);
+    this.enabled = from.enabled;
+    this.nopass = from.nopass;
+    this.sanitizePayload = from.sanitizePayload;
+    this.passwords.clear();
+    for (const p of from.passwords) this.passwords.add(p);
+    this.selectors = from.selectors.map((s) => {
+      const c = new AclSelector(s.allowed.length);
+      c.copyFrom(s);
+      return c;
+    });
+    this.refresh();
+  }
+}
+
+/** Why a command was refused (Redis's ACL_DENIED_*; larger wins when selectors disagree). */
+export const DENIED_CMD = 1;
+export const DENIED_KEY = 2;
+export const DENIED_CHANNEL = 4;
+export type AclDenial = { reason: 'command' | 'key' | 'channel'; index: number };
 
 export class AclError extends Error {}
 
@@ -58,18 +113,23 @@ export class AclError extends Error {}
  * The users as persisted with the data (src/store, record 'acl'): what ACL SETUSER set, by
  * name (command rules as text, so that rows added by a later version are placed by name).
  */
-export interface SavedUser {
-  name: string;
-  enabled: boolean;
-  nopass: boolean;
-  sanitizePayload: boolean;
-  passwords: string[];
+export interface SavedSelector {
   allCommands: boolean;
   rules: string[];
   allKeys: boolean;
   keys: [pattern: string, flags: number][];
   allChannels: boolean;
   channels: string[];
+}
+
+export interface SavedUser extends SavedSelector {
+  name: string;
+  enabled: boolean;
+  nopass: boolean;
+  sanitizePayload: boolean;
+  passwords: string[];
+  /** Selectors after the root one (absent in data written before selectors existed). */
+  selectors?: SavedSelector[];
 }
 
 export interface SavedAcl {
@@ -132,32 +192,23 @@ export class Acl {
   apply(u: AclUser, rules: readonly string[]): void {
     for (const r of rules) {
       const err = this.applyOne(u, r);
-      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${r}': ${err}`);
+      // Redis formats the rule with %s: a NUL byte ends it.
+      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${r.split('\0')[0]}': ${err}`);
     }
     u.refresh();
   }
 
   private applyOne(u: AclUser, op: string): string | null {
-    const low = op.toLowerCase();
-    switch (low) {
+    switch (op.toLowerCase()) {
       case 'on': u.enabled = true; return null;
       case 'off': u.enabled = false; return null;
       case 'nopass': u.nopass = true; u.passwords.clear(); return null;
       case 'resetpass': u.nopass = false; u.passwords.clear(); return null;
-      case 'allkeys': case '~*': u.allKeys = true; u.keys = []; return null;
-      case 'resetkeys': u.allKeys = false; u.keys = []; return null;
-      case 'allchannels': case '&*': u.allChannels = true; u.channels = []; return null;
-      case 'resetchannels': u.allChannels = false; u.channels = []; return null;
       case 'sanitize-payload': u.sanitizePayload = true; return null;
       case 'skip-sanitize-payload': u.sanitizePayload = false; return null;
-      case 'allcommands': case '+@all':
-        u.allowed.fill(1); u.allCommands = true; u.rules = []; return null;
-      case 'nocommands': case '-@all':
-        u.allowed.fill(0); u.allCommands = false; u.rules = []; return null;
+      case 'clearselectors': u.selectors = []; return null;
       case 'reset':
-        for (const x of ['resetpass', 'resetkeys', 'resetchannels', 'off', 'sanitize-payload', '-@all']) this.applyOne(u, x);
-        return null;
-      case 'clearselectors':
+        for (const x of ['resetpass', 'resetkeys', 'resetchannels', 'off', 'clearselectors', 'sanitize-payload', '-@all']) this.applyOne(u, x);
         return null;
     }
     const c0 = op[0];
@@ -176,44 +227,75 @@ export class Acl {
       if (!u.passwords.delete(op.slice(1))) return 'The password you are trying to remove from the user does not exist';
       return null;
     }
+    if (c0 === '(' && op.endsWith(')')) {
+      // Redis's ACLCreateSelectorFromOpSet: a new selector from the rules inside.
+      const sel = new AclSelector(this.reg.all.length);
+      for (const r of op.slice(1, -1).split(' ')) {
+        if (r === '') continue;
+        const err = this.applySelector(sel, r);
+        if (err !== null) return err;
+      }
+      u.selectors.push(sel);
+      return null;
+    }
+    return this.applySelector(u, op);
+  }
+
+  /** Redis's ACLSetSelector: one rule about commands, keys or channels. */
+  private applySelector(s: AclSelector, op: string): string | null {
+    switch (op.toLowerCase()) {
+      case 'allkeys': case '~*': s.allKeys = true; s.keys = []; return null;
+      case 'resetkeys': s.allKeys = false; s.keys = []; return null;
+      case 'allchannels': case '&*': s.allChannels = true; s.channels = []; return null;
+      case 'resetchannels': s.allChannels = false; s.channels = []; return null;
+      case 'allcommands': case '+@all':
+        s.allowed.fill(1); s.allCommands = true; s.rules = []; return null;
+      case 'nocommands': case '-@all':
+        s.allowed.fill(0); s.allCommands = false; s.rules = []; return null;
+    }
+    const c0 = op[0];
     if (c0 === '~' || c0 === '%') {
+      if (s.allKeys) return `Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns`;
       let flags = KEY_READ | KEY_WRITE;
-      let pat = op.slice(1);
+      let at = 1;
       if (c0 === '%') {
-        const t = op.indexOf('~');
-        if (t < 0) return 'Syntax error';
         flags = 0;
-        for (const ch of op.slice(1, t).toUpperCase()) {
-          if (ch === 'R') flags |= KEY_READ;
-          else if (ch === 'W') flags |= KEY_WRITE;
+        for (; at < op.length; at++) {
+          const ch = op[at];
+          if ((ch === 'R' || ch === 'r') && !(flags & KEY_READ)) flags |= KEY_READ;
+          else if ((ch === 'W' || ch === 'w') && !(flags & KEY_WRITE)) flags |= KEY_WRITE;
+          else if (ch === '~') { at++; break; }
           else return 'Syntax error';
         }
         if (flags === 0) return 'Syntax error';
-        pat = op.slice(t + 1);
       }
-      if (u.allKeys) return `Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns`;
-      if (pat === '*' && flags === (KEY_READ | KEY_WRITE)) { u.allKeys = true; u.keys = []; return null; }
-      const b = Buffer.from(pat, 'latin1');
-      if (!u.keys.some((k) => k.flags === flags && k.pattern.equals(b))) u.keys.push({ pattern: b, flags });
+      if (hasSpaces(op, at)) return 'Syntax error';
+      const b = Buffer.from(op.slice(at), 'latin1');
+      // The same pattern again widens its flags (Redis's listSearchKey on the pattern text).
+      const same = s.keys.find((k) => k.pattern.equals(b));
+      if (same !== undefined) same.flags |= flags;
+      else s.keys.push(keyPattern(b, flags));
       return null;
     }
     if (c0 === '&') {
-      if (u.allChannels) return `Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels`;
+      if (s.allChannels) return `Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels`;
+      if (hasSpaces(op, 1)) return 'Syntax error';
       const b = Buffer.from(op.slice(1), 'latin1');
-      if (!u.channels.some((p) => p.equals(b))) u.channels.push(b);
+      if (!s.channels.some((p) => p.equals(b))) s.channels.push(b);
       return null;
     }
     if ((c0 === '+' || c0 === '-') && op.length > 1) {
+      const low = op.toLowerCase();
       if (op[1] === '@') {
         const cat = low.slice(2) as AclCategory;
         if (!ACL_CATEGORIES.includes(cat)) return 'Unknown command or category name in ACL';
-        this.addRule(u, c0 + '@' + cat, (def) => (this.reg.categories(def) as string[]).includes(cat));
+        this.addRule(s, c0 + '@' + cat, (def) => (this.reg.categories(def) as string[]).includes(cat));
         return null;
       }
       const name = low.slice(1);
       const def = this.findCommand(name);
       if (def === undefined) return 'Unknown command or category name in ACL';
-      this.addRule(u, c0 + name, (d) => d === def || (def.subcommands !== undefined && d.name.startsWith(def.name + '|')));
+      this.addRule(s, c0 + name, (d) => d === def || (def.subcommands !== undefined && d.name.startsWith(def.name + '|')));
       return null;
     }
     return 'Syntax error';
@@ -229,57 +311,58 @@ export class Acl {
   /**
    * Add a command or category rule the way Redis 7.0 keeps its rule text minimal: earlier rules
    * that this one overrides (the same command or category, or commands of this category) are
-   * dropped, and the rule itself is recorded only if it changes what the user may run.
+   * dropped, and the rule itself is recorded only if it changes what the selector may run.
    */
-  private addRule(u: AclUser, rule: string, covers: (def: CommandDef) => boolean): void {
+  private addRule(s: AclSelector, rule: string, covers: (def: CommandDef) => boolean): void {
     const isCat = rule[1] === '@';
-    u.rules = u.rules.filter((r) => {
+    s.rules = s.rules.filter((r) => {
       if (r[1] === '@') return !(isCat && r.slice(1) === rule.slice(1));
       const d = this.findCommand(r.slice(1));
       return d === undefined || !covers(d);
     });
-    this.recompute(u);
+    this.recompute(s);
     const allow = rule[0] === '+' ? 1 : 0;
     let changes = false;
     for (const def of this.reg.all) {
-      if (covers(def) && u.allowed[def.id] !== allow) {
+      if (covers(def) && s.allowed[def.id] !== allow) {
         changes = true;
-        u.allowed[def.id] = allow;
+        s.allowed[def.id] = allow;
       }
     }
-    if (changes) u.rules.push(rule);
+    if (changes) s.rules.push(rule);
   }
 
   /** Bits from the base (+@all or -@all) and the recorded rules, in order. */
-  private recompute(u: AclUser): void {
-    u.allowed.fill(u.allCommands ? 1 : 0);
-    for (const r of u.rules) {
+  private recompute(s: AclSelector): void {
+    s.allowed.fill(s.allCommands ? 1 : 0);
+    for (const r of s.rules) {
       const allow = r[0] === '+' ? 1 : 0;
       if (r[1] === '@') {
         const cat = r.slice(2);
-        for (const def of this.reg.all) if ((this.reg.categories(def) as string[]).includes(cat)) u.allowed[def.id] = allow;
+        for (const def of this.reg.all) if ((this.reg.categories(def) as string[]).includes(cat)) s.allowed[def.id] = allow;
       } else {
         const d = this.findCommand(r.slice(1));
         if (d === undefined) continue;
-        u.allowed[d.id] = allow;
-        if (d.subcommands) for (const s of d.subcommands.values()) u.allowed[s.id] = allow;
+        s.allowed[d.id] = allow;
+        if (d.subcommands) for (const x of d.subcommands.values()) s.allowed[x.id] = allow;
       }
     }
   }
 
   /** The command rules as ACL LIST and GETUSER show them. */
-  describeCommands(u: AclUser): string {
-    return [u.allCommands ? '+@all' : '-@all', ...u.rules].join(' ');
+  describeCommands(s: AclSelector): string {
+    return [s.allCommands ? '+@all' : '-@all', ...s.rules].join(' ');
   }
 
-  describeKeys(u: AclUser): string {
-    if (u.allKeys) return '~*';
-    return u.keys.map((k) => (k.flags === (KEY_READ | KEY_WRITE) ? '~' : `%${k.flags & KEY_READ ? 'R' : ''}${k.flags & KEY_WRITE ? 'W' : ''}~`) + k.pattern.toString('latin1')).join(' ');
+  /** Key patterns as GETUSER shows them ("~*", or the patterns separated by spaces). */
+  describeKeys(s: AclSelector): string {
+    if (s.allKeys) return '~*';
+    return s.keys.map((k) => (k.flags === (KEY_READ | KEY_WRITE) ? '~' : k.flags === KEY_READ ? '%R~' : '%W~') + k.pattern.toString('latin1')).join(' ');
   }
 
-  describeChannels(u: AclUser): string {
-    if (u.allChannels) return '&*';
-    return u.channels.map((c) => '&' + c.toString('latin1')).join(' ');
+  describeChannels(s: AclSelector): string {
+    if (s.allChannels) return '&*';
+    return s.channels.map((c) => '&' + c.toString('latin1')).join(' ');
   }
 
   flags(u: AclUser): string[] {
@@ -289,51 +372,124 @@ export class Acl {
     return f;
   }
 
+  /** Redis's ACLDescribeSelector: keys, channels, commands. */
+  describeSelector(s: AclSelector): string {
+    const parts: string[] = [];
+    const keys = this.describeKeys(s);
+    if (keys) parts.push(keys);
+    if (s.allChannels) parts.push('&*');
+    else {
+      parts.push('resetchannels');
+      const ch = this.describeChannels(s);
+      if (ch) parts.push(ch);
+    }
+    parts.push(this.describeCommands(s));
+    return parts.join(' ');
+  }
+
   /** One ACL LIST line. */
   describe(u: AclUser): string {
     const parts = ['user', u.name, ...this.flags(u)];
     for (const p of u.passwords) parts.push('#' + p);
-    const keys = this.describeKeys(u);
-    if (keys) parts.push(keys);
-    if (u.allChannels) parts.push('&*');
-    else {
-      parts.push('resetchannels');
-      const ch = this.describeChannels(u);
-      if (ch) parts.push(ch);
-    }
-    parts.push(this.describeCommands(u));
+    parts.push(this.describeSelector(u));
+    for (const s of u.selectors) parts.push('(' + this.describeSelector(s) + ')');
     return parts.join(' ');
   }
 
   /**
-   * Check one command for a user: null when allowed, else the NOPERM reason
-   * ('command' | 'key' | 'channel') with the offending argument index (0 for the command).
+   * Redis's ACLCheckAllUserCommandPerm: null when one selector allows the command, else the
+   * NOPERM reason with the offending argument index (0 for the command). When every selector
+   * refuses, the worst reason (channel > key > command) and then the last index is reported.
    */
-  check(u: AclUser, def: CommandDef, argv: Argv): { reason: 'command' | 'key' | 'channel'; index: number } | null {
+  check(u: AclUser, def: CommandDef, argv: Argv): AclDenial | null {
     if (u.unrestricted) return null;
-    // Commands allowed before authentication (AUTH, HELLO, QUIT, RESET) are never refused.
-    if (!u.allowed[def.id] && !(def.flags & F.NO_AUTH)) return { reason: 'command', index: 0 };
-    if (!u.allKeys && def.keys[0] !== 0) {
-      const need = def.flags & F.WRITE ? KEY_WRITE : KEY_READ;
-      for (const i of this.reg.keyIndexes(def, argv)) {
-        const ok = u.keys.some((k) => (k.flags & need) === need && globMatch(k.pattern, argv.view(i)));
-        if (!ok) return { reason: 'key', index: i };
+    this.keysFound = false;
+    let worst = this.checkSelector(u, def, argv);
+    if (worst === 0) return null;
+    let index = this.deniedAt;
+    for (const s of u.selectors) {
+      const r = this.checkSelector(s, def, argv);
+      if (r === 0) return null;
+      if (r > worst || (r === worst && this.deniedAt > index)) {
+        worst = r;
+        index = this.deniedAt;
       }
     }
-    if (!u.allChannels && def.flags & F.PUBSUB) {
+    return { reason: worst === DENIED_CMD ? 'command' : worst === DENIED_KEY ? 'key' : 'channel', index };
+  }
+
+  /**
+   * Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess (SORT's BY and GET patterns): may the
+   * user run this command with a selector that reads every key (allkeys, or a "*" pattern
+   * with read permission)?
+   */
+  readsEveryKey(u: AclUser, def: CommandDef, argv: Argv): boolean {
+    if (u.unrestricted) return true;
+    this.keysFound = false;
+    for (let i = -1; i < u.selectors.length; i++) {
+      const s = i < 0 ? u : u.selectors[i];
+      if (this.checkSelector(s, def, argv) !== 0) continue;
+      if (s.allKeys) return true;
+      for (const k of s.keys) if (k.flags & KEY_READ && k.pattern.length === 1 && k.pattern[0] === 42) return true;
+    }
+    return false;
+  }
+
+  /** The keys of the command being checked, found once for all selectors. */
+  private readonly keyList = new KeyList();
+  private keysFound = false;
+  /** The argument a refusal is about (set by checkSelector). */
+  private deniedAt = 0;
+
+  /** Redis's ACLSelectorCheckCmd: 0 or DENIED_*. */
+  private checkSelector(s: AclSelector, def: CommandDef, argv: Argv): number {
+    this.deniedAt = 0;
+    // Commands allowed before authentication (AUTH, HELLO, QUIT, RESET) are never refused.
+    if (!s.allowed[def.id] && !(def.flags & F.NO_AUTH)) return DENIED_CMD;
+    if (!s.allKeys && def.keyMode & KEY_MODE.HAS_KEYS) {
+      const keys = this.keyList;
+      if (!this.keysFound) {
+        findKeys(def, argv, keys);
+        this.keysFound = true;
+      }
+      for (let i = 0; i < keys.count; i++) {
+        const pos = keys.pos[i];
+        if (!keyAllowed(s, argv.buf, argv.start[pos], argv.end[pos], keys.flags[i])) {
+          this.deniedAt = pos;
+          return DENIED_KEY;
+        }
+      }
+    }
+    if (!s.allChannels && def.flags & F.PUBSUB) {
+      // Redis's getChannelsFromCommand: PUBLISH/SPUBLISH publish to argv[1]; (S)SUBSCRIBE and
+      // PSUBSCRIBE subscribe to every argument; a pattern must be allowed literally.
       const name = def.name;
       const literal = name === 'psubscribe';
-      let from = 1;
       let to = argv.count;
       if (name === 'publish' || name === 'spublish') to = 2;
-      else if (!(name === 'subscribe' || name === 'ssubscribe' || literal)) from = to;
-      for (let i = from; i < to; i++) {
-        const ch = argv.view(i);
-        const ok = u.channels.some((p) => (literal ? p.equals(ch) : globMatch(p, ch)));
-        if (!ok) return { reason: 'channel', index: i };
+      else if (!(name === 'subscribe' || name === 'ssubscribe' || literal)) to = 1;
+      for (let i = 1; i < to; i++) {
+        if (!channelAllowed(s.channels, argv.buf, argv.start[i], argv.end[i], literal)) {
+          this.deniedAt = i;
+          return DENIED_CHANNEL;
+        }
       }
     }
-    return null;
+    return 0;
+  }
+
+  /**
+   * After ACL SETUSER changed `u` (was `before`): subscribers of `u` whose channels the new
+   * rules refuse are disconnected (Redis's ACLKillPubsubClientsIfNeeded). Nothing happens
+   * when a selector allows every channel or when no channel pattern was removed.
+   */
+  disconnectRevokedSubscribers(before: AclUser, u: AclUser, pubsub: PubSub): void {
+    const after = [u, ...u.selectors];
+    if (after.some((s) => s.allChannels)) return;
+    const upcoming = after.flatMap((s) => s.channels);
+    const kept = (p: Buffer) => upcoming.some((x) => x.equals(p));
+    if ([before, ...before.selectors].every((s) => s.channels.every(kept))) return;
+    pubsub.disconnectRevoked(u, (name, literal) => upcoming.some((p) => (literal ? p.equals(name) : globMatch(p, name))));
   }
 
   /** Every user and REST token, to persist (restore() reads it back). */
@@ -342,9 +498,7 @@ export class Acl {
     for (const u of this.users.values()) {
       users.push({
         name: u.name, enabled: u.enabled, nopass: u.nopass, sanitizePayload: u.sanitizePayload,
-        passwords: [...u.passwords], allCommands: u.allCommands, rules: [...u.rules],
-        allKeys: u.allKeys, keys: u.keys.map((k) => [k.pattern.toString('latin1'), k.flags]),
-        allChannels: u.allChannels, channels: u.channels.map((c) => c.toString('latin1')),
+        passwords: [...u.passwords], ...saveSelector(u), selectors: u.selectors.map(saveSelector),
       });
     }
     return { users, restTokens: [...this.restTokens] };
@@ -360,18 +514,27 @@ export class Acl {
       u.nopass = x.nopass;
       u.sanitizePayload = x.sanitizePayload;
       for (const p of x.passwords) u.passwords.add(p);
-      u.allCommands = x.allCommands;
-      // Rules of commands this build does not know are dropped, as ACL SETUSER would refuse them.
-      u.rules = x.rules.filter((r) => r[1] === '@' || this.findCommand(r.slice(1)) !== undefined);
-      u.allKeys = x.allKeys;
-      u.keys = x.keys.map(([p, f]) => ({ pattern: Buffer.from(p, 'latin1'), flags: f }));
-      u.allChannels = x.allChannels;
-      u.channels = x.channels.map((c) => Buffer.from(c, 'latin1'));
-      this.recompute(u);
+      this.restoreSelector(u, x);
+      u.selectors = (x.selectors ?? []).map((sx) => {
+        const s = new AclSelector(this.reg.all.length);
+        this.restoreSelector(s, sx);
+        return s;
+      });
       u.refresh();
     }
     if (!this.users.has('default')) this.apply(this.create('default'), ['on', 'nopass', '~*', '&*', '+@all']);
     for (const [t, n] of saved.restTokens) if (this.users.has(n)) this.restTokens.set(t, n);
+  }
+
+  private restoreSelector(s: AclSelector, x: SavedSelector): void {
+    s.allCommands = x.allCommands;
+    // Rules of commands this build does not know are dropped, as ACL SETUSER would refuse them.
+    s.rules = x.rules.filter((r) => r[1] === '@' || this.findCommand(r.slice(1)) !== undefined);
+    s.allKeys = x.allKeys;
+    s.keys = x.keys.map(([p, f]) => keyPattern(Buffer.from(p, 'latin1'), f));
+    s.allChannels = x.allChannels;
+    s.channels = x.channels.map((c) => Buffer.from(c, 'latin1'));
+    this.recompute(s);
   }
 
   /** ACL GENPASS: hex of `bits` random bits (rounded up to a nibble). */
@@ -396,20 +559,94 @@ export class Acl {
     this.onUserDeleted?.(name);
   }
 
+  /**
+   * Redis's addACLLogEntry: an entry like a recent one (same reason, context, object and user
+   * within 60 s) is counted in that one, which takes the new client info and time and moves to
+   * the head; at most 128 entries are kept.
+   */
   addLog(e: Omit<AclLogEntry, 'count' | 'created' | 'updated' | 'id'>): void {
     const now = Date.now();
-    const same = this.log.find((x) => x.reason === e.reason && x.context === e.context && x.object === e.object && x.username === e.username);
-    if (same && now - same.updated < 60000) {
+    const at = this.log.findIndex((x) => x.reason === e.reason && x.context === e.context && x.object === e.object && x.username === e.username);
+    const same = at < 0 ? undefined : this.log[at];
+    if (same !== undefined && now - same.updated < 60000) {
       same.count++;
       same.updated = now;
       same.clientInfo = e.clientInfo;
+      this.log.splice(at, 1);
+      this.log.unshift(same);
       return;
     }
     this.log.unshift({ ...e, count: 1, created: now, updated: now, id: this.nextLogId++ });
     if (this.log.length > 128) this.log.pop();
   }
 
+  /** Log a refusal of `def` (context: toplevel, multi or lua); object as Redis records it. */
+  logDenial(d: AclDenial, def: CommandDef, argv: Argv, context: string, username: string, clientInfo: string): void {
+    this.addLog({ reason: d.reason, context, object: d.reason === 'command' ? def.name : argv.key(d.index), username, clientInfo });
+  }
+
   private nextLogId = 0;
+}
+
+/** Redis's ACLStringHasSpaces: patterns may hold no white space or NUL (from index `at`). */
+function hasSpaces(op: string, at: number): boolean {
+  return /[\s\0]/.test(op.slice(at));
+}
+
+function saveSelector(s: AclSelector): SavedSelector {
+  return {
+    allCommands: s.allCommands, rules: [...s.rules],
+    allKeys: s.allKeys, keys: s.keys.map((k) => [k.pattern.toString('latin1'), k.flags]),
+    allChannels: s.allChannels, channels: s.channels.map((c) => c.toString('latin1')),
+  };
+}
+
+/**
+ * Redis's ACLSelectorCheckKey: a key read by the command (ACCESS) needs a pattern with read
+ * permission, a key it changes (INSERT/DELETE/UPDATE) one with write permission.
+ */
+function keyAllowed(s: AclSelector, b: Buffer, start: number, end: number, specFlags: number): boolean {
+  let need = 0;
+  if (specFlags & KF.ACCESS) need |= KEY_READ;
+  if (specFlags & (KF.INSERT | KF.DELETE | KF.UPDATE)) need |= KEY_WRITE;
+  const keys = s.keys;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if ((k.flags & need) !== need) continue;
+    if (k.prefix >= 0 ? hasPrefix(b, start, end, k.pattern, k.prefix) : globMatch(k.pattern, b.subarray(start, end))) return true;
+  }
+  return false;
+}
+
+/** Redis's ACLCheckChannelAgainstList: a pattern (PSUBSCRIBE) must be in the list literally. */
+function channelAllowed(list: readonly Buffer[], b: Buffer, start: number, end: number, literal: boolean): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
+    if (literal) {
+      if (p.length === end - start && hasPrefix(b, start, end, p, p.length)) return true;
+    } else {
+      const n = literalStar(p);
+      if (n >= 0 ? hasPrefix(b, start, end, p, n) : globMatch(p, b.subarray(start, end))) return true;
+    }
+  }
+  return false;
+}
+
+/** The literal's length of a "<literal>*" pattern, else -1. */
+function literalStar(p: Buffer): number {
+  const n = p.length;
+  if (n === 0 || p[n - 1] !== 42) return -1;
+  for (let i = 0; i < n - 1; i++) {
+    const c = p[i];
+    if (c === 42 || c === 63 || c === 91 || c === 92) return -1; // * ? [ \
+  }
+  return n - 1;
+}
+
+function hasPrefix(b: Buffer, start: number, end: number, p: Buffer, n: number): boolean {
+  if (end - start < n) return false;
+  for (let i = 0; i < n; i++) if (b[start + i] !== p[i]) return false;
+  return true;
 }
 
 export interface AclLogEntry {

@@ -7,6 +7,7 @@ import type { Argv } from '../resp/argv.js';
 import type { ReplySink } from '../resp/reply-sink.js';
 import type { Client } from './client.js';
 import { type AclCategory, impliedFlags } from './flags.js';
+import type { GetKeys, KeySpec } from './keys.js';
 
 /** Legacy key positions: first, last (negative counts from the end), step. [0,0,0] = keyless. */
 export type Keys = readonly [first: number, last: number, step: number];
@@ -24,16 +25,24 @@ export interface CommandDef {
   readonly handler: Handler;
   /** ACL categories given by the family (the flag-implied ones are added by the registry). */
   readonly categories: readonly AclCategory[];
-  /** Only with F.MOVABLE_KEYS: the key argument indexes for this argv. */
-  readonly getKeys?: (argv: Argv) => number[];
+  /**
+   * Redis's getkeys_proc: the keys (with key-spec flags) when the key specs cannot tell (every
+   * F.MOVABLE_KEYS row has one; SET and BITFIELD too, whose flags depend on the arguments).
+   * Keys are found by commandKeys() in keys.ts, never by calling this directly.
+   */
+  readonly getKeys?: GetKeys;
   /** CONFIG GET, CLIENT SETNAME...: looked up by the second argument. */
   readonly subcommands?: ReadonlyMap<string, CommandDef>;
   /** Dense id assigned by the registry (per-command stats). */
   id: number;
+  /** Redis 7 key specs, attached by the registry from keyspecs.ts. */
+  keySpecs: readonly KeySpec[];
+  /** How keys are found (keys.ts KEY_MODE bits), derived by the registry from specs and getKeys. */
+  keyMode: number;
 }
 
 export interface RowOptions {
-  getKeys?: (argv: Argv) => number[];
+  getKeys?: GetKeys;
   categories?: readonly AclCategory[];
 }
 
@@ -45,9 +54,11 @@ export interface RowOptions {
 function makeDef(d: CommandDef): CommandDef {
   return {
     name: d.name, arity: d.arity, flags: d.flags, keys: d.keys, handler: d.handler,
-    categories: d.categories, getKeys: d.getKeys, subcommands: d.subcommands, id: d.id,
+    categories: d.categories, getKeys: d.getKeys, subcommands: d.subcommands, id: d.id, keySpecs: d.keySpecs, keyMode: d.keyMode,
   };
 }
+
+const NO_SPECS: readonly KeySpec[] = [];
 
 /** One table row. */
 export function row(
@@ -55,7 +66,7 @@ export function row(
 ): CommandDef {
   return makeDef({
     name, arity, flags: impliedFlags(flags), keys, handler,
-    categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1,
+    categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1, keySpecs: NO_SPECS, keyMode: 0,
   });
 }
 
@@ -65,7 +76,7 @@ export function container(
 ): CommandDef {
   const map = new Map<string, CommandDef>();
   for (const s of subs) map.set(s.name, makeDef({ ...s, name: `${name}|${s.name}` }));
-  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], getKeys: undefined, subcommands: map, id: -1 });
+  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], getKeys: undefined, subcommands: map, id: -1, keySpecs: NO_SPECS, keyMode: 0 });
 }
 
 export interface Family {

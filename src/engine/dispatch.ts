@@ -23,6 +23,7 @@ import type { CommandDef } from './command.js';
 import { F } from './flags.js';
 import { feedMonitors } from './monitor.js';
 import { discardTransaction } from './commands/transactions.js';
+import { clientInfo } from './commands/client.js';
 import { recordLatency } from './engine.js';
 import { pausedFor, postpone, runner } from './pause.js';
 
@@ -45,8 +46,12 @@ export const NULL_SINK: ReplySink = {
   bulkText() {}, nil() {}, array() {}, nilArray() {},
 };
 
-/** Extra per-transport admission rule (REST read-only token, ACL); returns an error or null. */
-export type DenyHook = (c: Client, def: CommandDef, argv: Argv) => string | null;
+/**
+ * Extra per-transport admission rule (REST read-only token, ACL); returns an error or null.
+ * `inScript`: the command is called by a script the client runs (redis.call): the token's
+ * permissions hold there too, the transport's own limits (NO_REST) do not.
+ */
+export type DenyHook = (c: Client, def: CommandDef, argv: Argv, inScript?: boolean) => string | null;
 
 export function execute(c: Client, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
@@ -106,10 +111,7 @@ export function execute(c: Client, argv: Argv, out: ReplySink): void {
   if (!c.aclUser.unrestricted) {
     const r = eng.acl.check(c.aclUser, def, argv);
     if (r !== null) {
-      eng.acl.addLog({
-        reason: r.reason, context: eng.inExec ? 'multi' : 'toplevel',
-        object: r.reason === 'command' ? def.name : argv.key(r.index), username: c.user, clientInfo: `id=${c.id} addr=${c.addr}`,
-      });
+      eng.acl.logDenial(r, def, argv, c.multi !== null ? 'multi' : 'toplevel', c.user, clientInfo(c, eng.now, argv));
       rejectCmd(c, def, out, r.reason === 'command'
         ? `NOPERM this user has no permissions to run the '${def.name}' command`
         : `NOPERM this user has no permissions to access one of the ${r.reason === 'key' ? 'keys' : 'channels'} used as arguments`);

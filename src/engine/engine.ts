@@ -10,6 +10,7 @@ import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
 import { Slowlog } from './slowlog.js';
 import { RespWriter } from '../resp/writer.js';
+import { OutputBudget } from './output-budget.js';
 import type { Client } from './client.js';
 import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
@@ -149,6 +150,8 @@ export class Engine {
   readonly slowlog: Slowlog;
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
   readonly pubsub = new PubSub();
+  /** Total bytes queued for pushed-to readers (pub/sub, MONITOR), bounded as a whole. */
+  readonly outputs = new OutputBudget(() => this.cfgInt('pubsub-output-total-limit'));
   readonly startTime = Date.now();
   readonly runId: string;
   /** Replication id (INFO master_replid); DEBUG CHANGE-REPL-ID renews it. */

@@ -16,6 +16,7 @@
  * per subscriber, and a publish that nobody hears allocates nothing.
  */
 import { globMatch } from './glob.js';
+import type { AclUser } from './acl.js';
 
 /** The three subscription namespaces. */
 export const Kind = { CHANNEL: 0, PATTERN: 1, SHARD: 2 } as const;
@@ -33,6 +34,10 @@ export interface Subscriber {
    * encode() return is owned and immutable, and may be kept (queued for a later write).
    */
   deliver(d: Delivery): void;
+  /** The ACL user the subscriptions were made as, when ACL channel rules apply to it. */
+  aclUser?(): AclUser | null;
+  /** End the subscriber's connection (its user lost the right to a channel it listens to). */
+  disconnect?(): void;
 }
 
 /** A transport-specific encoding of a delivery (SSE event...), cached per delivery. */
@@ -197,6 +202,23 @@ export class PubSub {
     if (t.subs.size === 0) this.topics[kind].delete(key);
     if (mine[0].size + mine[1].size + mine[2].size === 0) this.subscribers.delete(s);
     return true;
+  }
+
+  /**
+   * Redis's ACLKillPubsubClientsIfNeeded: disconnect the subscribers of `user` with a
+   * subscription that `allowed` no longer lets through (patterns are compared literally).
+   */
+  disconnectRevoked(user: AclUser, allowed: (name: Buffer, literal: boolean) => boolean): void {
+    const doomed: Subscriber[] = [];
+    for (const [s, mine] of this.subscribers) {
+      if (s.aclUser === undefined || s.aclUser() !== user) continue;
+      let kill = false;
+      for (const t of mine[Kind.PATTERN].values()) if (!kill && !allowed(t.name, true)) kill = true;
+      for (const t of mine[Kind.CHANNEL].values()) if (!kill && !allowed(t.name, false)) kill = true;
+      for (const t of mine[Kind.SHARD].values()) if (!kill && !allowed(t.name, false)) kill = true;
+      if (kill) doomed.push(s);
+    }
+    for (const s of doomed) s.disconnect?.();
   }
 
   /** The names `s` is subscribed to in one namespace, in subscription order (a snapshot). */

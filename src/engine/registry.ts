@@ -5,6 +5,8 @@
 import type { Argv } from '../resp/argv.js';
 import type { CommandDef, Family } from './command.js';
 import { F, aclCategories, type AclCategory, ACL_CATEGORIES } from './flags.js';
+import { commandKeys, keyMode, parseKeySpec, type KeySpec } from './keys.js';
+import { KEY_SPECS } from './keyspecs.js';
 
 export class Registry {
   readonly commands = new Map<string, CommandDef>();
@@ -37,6 +39,10 @@ export class Registry {
 
   private assign(r: CommandDef): void {
     r.id = this.all.length;
+    const specs = KEY_SPECS[r.name];
+    if (specs !== undefined) r.keySpecs = specs.map(parseSpecOf(r.name));
+    else if (r.keys[0] !== 0) r.keySpecs = [legacySpec(r)];
+    r.keyMode = keyMode(r);
     this.all.push(r);
     if (r.subcommands) for (const s of r.subcommands.values()) this.assign(s);
   }
@@ -46,7 +52,7 @@ export class Registry {
     const where = `command ${r.name}`;
     if (r.name !== r.name.toLowerCase()) throw new Error(`${where}: name must be lower-case`);
     if (r.flags & F.WRITE && r.flags & F.READONLY) throw new Error(`${where}: both write and readonly`);
-    if (!!(r.flags & F.MOVABLE_KEYS) !== !!r.getKeys) throw new Error(`${where}: movablekeys needs getKeys`);
+    if (r.flags & F.MOVABLE_KEYS && !r.getKeys) throw new Error(`${where}: movablekeys needs getKeys`);
     if (r.arity === 0) throw new Error(`${where}: arity 0`);
     const [first, last, step] = r.keys;
     if (first > 0) {
@@ -79,21 +85,35 @@ export class Registry {
     return undefined;
   }
 
-  /** Key argument indexes of a command (COMMAND GETKEYS, ACL key patterns, WATCH...). */
+  /** Key argument indexes of a command (COMMAND GETKEYS); with flags: keys.ts commandKeys. */
   keyIndexes(def: CommandDef, argv: Argv): number[] {
-    if (def.getKeys) return def.getKeys(argv);
-    const [first, last0, step] = def.keys;
-    if (first === 0) return [];
-    const last = last0 < 0 ? argv.count + last0 : last0;
-    const out: number[] = [];
-    for (let i = first; i <= last && i < argv.count; i += step) out.push(i);
-    return out;
+    return commandKeys(def, argv).map((k) => k.pos);
   }
 
   categories(def: CommandDef): AclCategory[] {
     const set = aclCategories(def.flags, def.categories);
     return ACL_CATEGORIES.filter((c) => set.has(c));
   }
+}
+
+/**
+ * A row without a key spec in keyspecs.ts (none of Redis's): one spec from its legacy key
+ * positions; a reader reads its keys, anything else needs read and write permission.
+ */
+function legacySpec(r: CommandDef): KeySpec {
+  const [first, last, step] = r.keys;
+  const flags = r.flags & F.READONLY ? 'RO access' : 'RW access update';
+  return parseKeySpec(`${flags} | index ${first} | range ${last < 0 ? last : last - first} ${step} 0`);
+}
+
+function parseSpecOf(name: string): (text: string) => KeySpec {
+  return (text) => {
+    try {
+      return parseKeySpec(text);
+    } catch (err) {
+      throw new Error(`command ${name}: ${(err as Error).message}`);
+    }
+  };
 }
 
 /** True if b[s, e) is `name` (lower-case) in any ASCII case. */

@@ -245,14 +245,18 @@ export function applyAccess(c: Client, acl: Acl, access: AccessKind): void {
 }
 
 /** c.deny for the Standard token. */
-export function denyStandard(c: Client, def: CommandDef, _argv: Argv): string | null {
-  return (c as RestClient).rules[def.id] === RULE_NO_REST ? notOverRest(def.name) : null;
+export function denyStandard(c: Client, def: CommandDef, _argv: Argv, inScript = false): string | null {
+  return !inScript && (c as RestClient).rules[def.id] === RULE_NO_REST ? notOverRest(def.name) : null;
 }
 
 /** c.deny for the Read Only token. */
-export function denyReadOnly(c: Client, def: CommandDef, _argv: Argv): string | null {
+export function denyReadOnly(c: Client, def: CommandDef, _argv: Argv, inScript = false): string | null {
   const r = (c as RestClient).rules[def.id];
   if (r === RULE_ANY) return null;
-  if (r === RULE_NO_REST) return notOverRest(def.name);
+  if (r === RULE_NO_REST) {
+    if (!inScript) return notOverRest(def.name);
+    // In a script: what the token may not run directly stays refused (writes, dangerous, KEYS).
+    if (def.flags & F.READONLY && !(c.engine.registry.categories(def) as string[]).includes('dangerous')) return null;
+  }
   return `NOPERM this user has no permissions to run the '${def.name}' command`;
 }

@@ -18,8 +18,10 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { Argv } from '../resp/argv.js';
 import { replyStats, type ReplySink } from '../resp/reply-sink.js';
 import { Client, type Transport } from '../engine/client.js';
+import type { QueuedReader } from '../engine/output-budget.js';
 import type { Engine } from '../engine/engine.js';
 import { Kind, MessageKind, type Delivery, type Subscriber } from '../engine/pubsub.js';
+import type { AclUser } from '../engine/acl.js';
 import { parseBytes } from '../config.js';
 import { decodePath } from './parse.js';
 import { Access } from './auth.js';
@@ -51,12 +53,14 @@ function encodeDelivery(d: Delivery): Buffer {
 }
 
 /** One open event stream. */
-class Stream implements Subscriber, Transport {
+class Stream implements Subscriber, Transport, QueuedReader {
   readonly kind = 'http' as const;
   closed = false;
   /** Bytes handed to uWS; minus res.getWriteOffset() = bytes still queued for the reader. */
   private written = 0;
   client: Client | null = null;
+  /** The ACL user of a RESTTOKEN token (its channel rules hold while the stream lasts). */
+  user: AclUser | null = null;
 
   constructor(private readonly res: HttpResponse, private readonly eng: Engine, private readonly streams: Set<Stream>) {}
 
@@ -70,17 +74,38 @@ class Stream implements Subscriber, Transport {
       if (limit > 0 && queued >= limit) {
         console.warn(`SSE stream closed: ${queued} bytes queued for a slow reader (over the pubsub output-buffer limit)`);
         this.res.close(); // onAborted runs the cleanup
+        return;
       }
     }
+    // Last: the total budget may close this very stream.
+    this.eng.outputs.report(this, queued > 0 ? queued : 0);
+  }
+
+  /** QueuedReader: cut off by the total pub/sub output budget. */
+  evict(): void {
+    this.close();
+  }
+
+  describe(): string {
+    return `SSE stream${this.client === null ? '' : ` id=${this.client.id}`}`;
   }
 
   deliver(d: Delivery): void {
     this.write(d.encode(encodeDelivery));
   }
 
+  aclUser(): AclUser | null {
+    return this.user;
+  }
+
+  disconnect(): void {
+    this.close();
+  }
+
   cleanup(): void {
     if (this.closed) return;
     this.closed = true;
+    this.eng.outputs.forget(this);
     this.streams.delete(this);
     this.eng.pubsub.drop(this);
     if (this.client) this.eng.unregister(this.client);
@@ -186,6 +211,7 @@ export function registerSse(srv: HttpServer): () => void {
       }
     }
     const s = open(res);
+    if (typeof ctx.access === 'object') s.user = ctx.access;
     let count = 0;
     const out: Buffer[] = [];
     for (let i = 1; i < argv.count; i++) {
@@ -195,6 +221,7 @@ export function registerSse(srv: HttpServer): () => void {
     s.write(Buffer.concat(out));
   };
 
+  const MONITOR_ARGV = Argv.of(['monitor']);
   srv.routes.set('subscribe', subscribeRoute(Kind.CHANNEL, 'subscribe', 'subscribe'));
   srv.routes.set('psubscribe', subscribeRoute(Kind.PATTERN, 'psubscribe', 'psubscribe'));
   srv.routes.set('ssubscribe', subscribeRoute(Kind.SHARD, 'ssubscribe', 'ssubscribe'));
@@ -202,7 +229,7 @@ export function registerSse(srv: HttpServer): () => void {
   srv.routes.set('monitor', (_s, res, _req, ctx) => {
     // MONITOR is an admin command: the standard token (or a user allowed to run it) only.
     const allowed = ctx.access === Access.STANDARD
-      || (typeof ctx.access === 'object' && ctx.access.allowed[eng.registry.commands.get('monitor')?.id ?? -1] === 1);
+      || (typeof ctx.access === 'object' && eng.acl.check(ctx.access, eng.registry.commands.get('monitor')!, MONITOR_ARGV) === null);
     if (!allowed) {
       refuse(res, '400 Bad Request', 'NOPERM this user has no permissions to run the \'monitor\' command');
       return;

@@ -46,7 +46,7 @@ export function attempt(url: string, method: string, headers: Record<string, str
         res.on('end', () => {
           const rh: Record<string, string[]> = {};
           const raw = res.rawHeaders;
-          for (let i = 0; i + 1 < raw.length; i += 2) (rh[raw[i].toLowerCase()] ??= []).push(raw[i + 1]);
+          for (let i = 0; i + 1 < raw.length; i += 2) (rh[canonicalHeader(raw[i])] ??= []).push(raw[i + 1]);
           const b = Buffer.concat(chunks);
           resolve({ status: res.statusCode ?? 0, headers: rh, body: b.length > MAX_KEPT_BODY ? b.subarray(0, MAX_KEPT_BODY) : b });
         });
@@ -71,4 +71,24 @@ export function attempt(url: string, method: string, headers: Record<string, str
     done,
     abort: (reason) => { fail(reason); req?.destroy(reason); },
   };
+}
+
+const TOKEN_CHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * `test-header` -> `Test-Header`: the service (written in Go) keeps header names in Go's
+ * canonical MIME form, which is how it returns them in messages, schedules, logs and DLQ
+ * entries; our HTTP server hands them to us lower-cased. A name with a byte outside the
+ * token set stays as it is, as Go leaves it.
+ */
+export function canonicalHeader(k: string): string {
+  if (!TOKEN_CHAR.test(k)) return k;
+  let out = '';
+  let upper = true;
+  for (let i = 0; i < k.length; i++) {
+    const c = k[i];
+    out += upper ? c.toUpperCase() : c.toLowerCase();
+    upper = c === '-';
+  }
+  return out;
 }

@@ -25,14 +25,18 @@ function openEnv(path: string): void {
   snapshot(path);
 }
 
+const anyOf = (want: string[] | undefined, v: string | undefined) => want === undefined || (v !== undefined && want.includes(v));
+
 function matches(e: EventRec, q: EventQuery): boolean {
   if (q.states !== undefined && !q.states.includes(e.state)) return false;
-  if (q.url !== undefined && e.url !== q.url) return false;
-  if (q.topicName !== undefined && e.topicName !== q.topicName) return false;
-  if (q.scheduleId !== undefined && e.scheduleId !== q.scheduleId) return false;
-  if (q.queueName !== undefined && e.queueName !== q.queueName) return false;
-  if (q.flowControlKey !== undefined && e.flowControlKey !== q.flowControlKey) return false;
+  if (!anyOf(q.url, e.url) || !anyOf(q.topicName, e.topicName) || !anyOf(q.scheduleId, e.scheduleId)) return false;
+  if (!anyOf(q.queueName, e.queueName) || !anyOf(q.flowControlKey, e.flowControlKey)) return false;
   if (q.labels !== undefined && !(e.labels ?? []).some((l) => q.labels!.includes(l))) return false;
+  if (q.host !== undefined || q.urlPath !== undefined) {
+    let u: URL | null = null;
+    try { u = new URL(e.url); } catch { /* matches no host or path */ }
+    if (!anyOf(q.host, u?.host) || !anyOf(q.urlPath, u?.pathname)) return false;
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@ import type { V2Handler, V2Request, V2Response } from '../http/v2.js';
 import { HttpError, QStashService, arrays, isUrl, shown } from './service.js';
 import { compileRetryDelay, parseDuration, parseFlowValue } from './expr.js';
 import { decodeCursor } from './log-query.js';
+import { CANCEL_PARAMS, DLQ_PARAMS, checkParams } from './params.js';
 import type { DlqRec, MessageRec, MessageSpec, ScheduleRec } from './types.js';
 
 type Headers = ReadonlyMap<string, string>;
@@ -275,6 +276,13 @@ function matchFilter(m: MessageRec, q: URLSearchParams): boolean {
   return true;
 }
 
+/** fromDate/toDate (ms) around a record's time: a malformed bound is a 400, never ignored. */
+function inDates(at: number, q: URLSearchParams): boolean {
+  const from = dateParam(q, 'fromDate');
+  const to = dateParam(q, 'toDate');
+  return (from === undefined || at >= from) && (to === undefined || at <= to);
+}
+
 async function messages(svc: QStashService, req: V2Request): Promise<V2Response> {
   const id = req.segments[1];
   if (id !== undefined && id !== '') {
@@ -289,8 +297,21 @@ async function messages(svc: QStashService, req: V2Request): Promise<V2Response>
     return err(405, 'method not allowed');
   }
   if (req.method !== 'DELETE') return err(405, 'method not allowed');
-  const ids = req.query.getAll('messageIds');
-  const targets = ids.length > 0 ? ids : [...svc.listMessages()].filter((m) => matchFilter(m, req.query)).map((m) => m.messageId);
+  const q = req.query;
+  checkParams(q, CANCEL_PARAMS, 'DELETE /v2/messages');
+  const ids = q.getAll('messageIds');
+  if (ids.length > 0) {
+    let n = 0;
+    for (const x of ids) if (await svc.cancel(x)) n++;
+    return json({ cancelled: n });
+  }
+  // No filter at all cancels every message, as the service does; `count` bounds one call.
+  const count = q.has('count') ? countParam(q, 0, Number.MAX_SAFE_INTEGER) : Infinity;
+  const targets: string[] = [];
+  for (const m of svc.listMessages()) {
+    if (targets.length >= count) break;
+    if (matchFilter(m, q) && inDates(m.createdAt, q)) targets.push(m.messageId);
+  }
   let n = 0;
   for (const x of targets) if (await svc.cancel(x)) n++;
   return json({ cancelled: n });
@@ -321,6 +342,7 @@ function dateParam(q: URLSearchParams, name: string): number | undefined {
 
 /** One page of DLQ entries matching the query's filters (dlqIds, or the message filters). */
 function dlqPage(svc: QStashService, q: URLSearchParams, def: number): { items: DlqRec[]; cursor?: string } {
+  checkParams(q, DLQ_PARAMS, '/v2/dlq');
   const count = countParam(q, def, 1000);
   const ids = q.getAll('dlqIds');
   const from = dateParam(q, 'fromDate');
@@ -411,7 +433,8 @@ function scheduleView(s: ScheduleRec): Record<string, unknown> {
   const m = s.spec;
   return {
     scheduleId: s.scheduleId, cron: s.cron, createdAt: s.createdAt, destination: s.destination, method: m.method,
-    header: arrays(m.header), ...bodyFields(m.body, 'body', 'bodyBase64'), retries: m.retries, delay: s.delay / 1000,
+    // A schedule created without a body has no body field, as the service shows it.
+    header: arrays(m.header), ...(m.body === '' ? {} : bodyFields(m.body, 'body', 'bodyBase64')), retries: m.retries, delay: s.delay / 1000,
     callback: m.callback, failureCallback: m.failureCallback, callerIp: m.callerIp, callerIP: m.callerIp, isPaused: s.isPaused,
     queueName: m.queueName, flowControlKey: m.flowControl?.key, parallelism: m.flowControl?.parallelism, rate: m.flowControl?.rate,
     period: m.flowControl?.period === undefined ? undefined : m.flowControl.period / 1000, retryDelayExpression: m.retryDelay,
@@ -570,12 +593,11 @@ async function listEvents(svc: QStashService, req: V2Request): Promise<V2Respons
     cursor = d;
   }
   const ids = [...q.getAll('messageIds'), ...q.getAll('messageId')];
-  const one = (n: string) => { const v = q.get(n); return v === null || v === '' ? undefined : v; };
-  const labels = q.getAll('label');
+  const all = (n: string) => { const v = q.getAll(n).filter((x) => x !== ''); return v.length === 0 ? undefined : v; };
   const r = await svc.queryEvents({
-    messageIds: ids.length > 0 ? ids : undefined, states, url: one('url'), topicName: one('topicName'), scheduleId: one('scheduleId'),
-    queueName: one('queueName'), fromDate: dateParam(q, 'fromDate'), toDate: dateParam(q, 'toDate'),
-    labels: labels.length > 0 ? labels : undefined, flowControlKey: one('flowControlKey'),
+    messageIds: ids.length > 0 ? ids : undefined, states, url: all('url'), topicName: all('topicName'), scheduleId: all('scheduleId'),
+    queueName: all('queueName'), host: all('host'), urlPath: all('path'), fromDate: dateParam(q, 'fromDate'), toDate: dateParam(q, 'toDate'),
+    labels: all('label'), flowControlKey: all('flowControlKey'),
     count: countParam(q, 1000, 1000), latestFirst: order === 'latestFirst', cursor,
   });
   const body: Record<string, unknown> = { events: r.events, logs: r.events };

@@ -20,10 +20,11 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type Database } from 'lmdb';
+import { openChecked } from '../store/datadir.js';
 import { Piscina } from 'piscina';
 import { signDelivery, newSigningKey } from './sign.js';
 import type { V2Request, V2Response } from '../http/v2.js';
-import { attempt, type Attempt } from './deliver.js';
+import { attempt, canonicalHeader, type Attempt } from './deliver.js';
 import { compileRetryDelay, defaultBackoff, parseRetryAfter } from './expr.js';
 import { parseCron, nextRun } from './cron.js';
 import type { CallbackOpts, DlqRec, EventQuery, EventRec, FlowControl, MessageRec, MessageSpec, QueueRec, ScheduleRec, TopicRec } from './types.js';
@@ -129,7 +130,7 @@ export class QStashService {
   constructor(readonly opts: QStashOptions) {
     this.dbPath = path.join(opts.dir, 'qstash');
     fs.mkdirSync(this.dbPath, { recursive: true });
-    this.env = open({ path: this.dbPath, maxDbs: 16, noSync: opts.noSync, commitDelay: 2 });
+    this.env = openChecked(this.dbPath, () => open({ path: this.dbPath, maxDbs: 16, noSync: opts.noSync, commitDelay: 2 }));
     this.msgs = this.env.openDB({ name: 'messages', encoding: 'json' });
     this.events = this.env.openDB({ name: 'events', encoding: 'json' });
     this.byMsg = this.env.openDB({ name: 'eventsByMsg', encoding: 'json' });
@@ -502,8 +503,8 @@ export class QStashService {
       status = res.status;
       rh = res.headers;
       rbody = res.body;
-      retryAfter = rh['retry-after']?.[0] ?? null;
-      nonRetryable = status === 489 && rh['upstash-nonretryable-error']?.[0] === 'true';
+      retryAfter = rh['Retry-After']?.[0] ?? null;
+      nonRetryable = status === 489 && rh['Upstash-Nonretryable-Error']?.[0] === 'true';
     } catch (err) {
       const e = err as Error & { code?: string };
       error = e.code !== undefined && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message;
@@ -990,11 +991,14 @@ export function shown(m: MessageSpec): { body: string; header: Record<string, st
 }
 
 /** {name: value} -> {name: [value]} (the listing and callback shape). */
+/** Headers as the service shows them: `{Name: [value]}`, names in canonical form. */
 export function arrays(h: Record<string, string>): Record<string, string[]> {
   const o: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(h)) o[k] = [v];
+  for (const [k, v] of Object.entries(h)) o[canonicalHeader(k)] = [v];
   return o;
 }
+
+
 
 function statusText(s: number): string {
   return s === 429 ? 'Too Many Requests' : s >= 500 ? 'Server Error' : s >= 400 ? 'Client Error' : 'Unexpected Status';

@@ -120,14 +120,18 @@ export interface EventQuery {
   path: string;
   messageIds?: string[];
   states?: string[];
-  url?: string;
-  topicName?: string;
-  scheduleId?: string;
-  queueName?: string;
+  /** Each list: any of its values (repeated query parameters are OR-ed). */
+  url?: string[];
+  topicName?: string[];
+  scheduleId?: string[];
+  queueName?: string[];
+  host?: string[];
+  /** The `path` filter (the destination URL's path; `path` is the database's). */
+  urlPath?: string[];
   fromDate?: number;
   toDate?: number;
   labels?: string[];
-  flowControlKey?: string;
+  flowControlKey?: string[];
   count: number;
   latestFirst: boolean;
   cursor?: [number, number];

@@ -13,6 +13,7 @@
  *   stats   indexId -> StatsRecord
  */
 import { open, type RootDatabase, type Database } from 'lmdb';
+import { openChecked } from '../store/datadir.js';
 import path from 'node:path';
 import type { Json } from './text.js';
 
@@ -28,7 +29,11 @@ export interface SearchDb {
 }
 
 export function openSearchDb(dir: string, readOnly = false): SearchDb {
-  const env = open({ path: path.join(dir, 'search'), compression: false, maxDbs: 8, readOnly });
+  const envDir = path.join(dir, 'search');
+  // The main thread checks the file before mapping it (workers open it after, read-only).
+  const env = readOnly
+    ? open({ path: envDir, compression: false, maxDbs: 8, readOnly })
+    : openChecked(envDir, () => open({ path: envDir, compression: false, maxDbs: 8, readOnly }));
   return {
     env,
     docs: env.openDB<StoredDoc, Buffer>({ name: 'docs', keyEncoding: 'binary' }),

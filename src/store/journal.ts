@@ -10,14 +10,20 @@
  * command read in the turn shares it (group commit). The replies of the turn go out once that
  * write returns, in the same turn; LMDB gets the same records later, in bigger batches.
  *
+ *   file    [magic 'RSJF' u32 LE][crc32 u32 LE][file number u64 LE][first jseq u64 LE] frame*
  *   frame   [magic u32 LE][payload length u32 LE][crc32 u32 LE][jseq u64 LE][payload]
  *   payload ([op u8][key length u16 LE][value length u32 LE, puts only][key][value])*
  *
  * The crc covers jseq and payload, and jseq (the frame number, consecutive across files) must
- * follow the previous frame: a torn last frame (the process died mid-write) or stale bytes
- * past the end are ignored at replay. Files are numbered; a full one is closed and a new one
- * started (rotate), and closed files go once LMDB holds their frames durably (`sys
- * journalSeq` records the last frame LMDB applied, in the same transaction).
+ * follow the previous frame. At replay (`scanJournal`), a damaged frame followed by nothing
+ * valid is a torn last frame (the process died mid-write): it is cut off and reported; a
+ * damaged frame followed by intact ones LMDB lacks stops the start (datadir.ts) until the
+ * operator repairs the file (`--repair`, src/store/repair.ts). Files are numbered; a full one
+ * is closed and a new one started (rotate), and closed files go once LMDB holds their frames
+ * durably (`sys journalSeq` records the last frame LMDB applied, and `sys journal` the file
+ * being written, in the same transaction: a missing or emptied file is then detected).
+ * Each file starts with a header naming its number and first frame, so that a file emptied
+ * by accident is told apart from one that never held a frame.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +40,9 @@ export const OP_SYS_PUT = 7;
 export const OP_SYS_DEL = 8;
 
 const MAGIC = 0x314a5352; // 'RSJ1'
+const FILE_MAGIC = 0x464a5352; // 'RSJF'
+/** Size of the file header. */
+export const FILE_HEADER = 24;
 /** Bytes of zeros a journal file gets before its first frame (past the rotation size). */
 const PREALLOC = 9 * 1024 * 1024;
 const ZEROS = Buffer.alloc(1024 * 1024);
@@ -107,6 +116,22 @@ export function frameSeq(frame: Buffer): number {
   return frame.readUInt32LE(12) + frame.readUInt32LE(16) * 0x100000000;
 }
 
+function u64(b: Buffer, at: number): number {
+  return b.readUInt32LE(at) + b.readUInt32LE(at + 4) * 0x100000000;
+}
+
+/** The header a journal file starts with. */
+function fileHeader(num: number, firstSeq: number): Buffer {
+  const h = Buffer.alloc(FILE_HEADER);
+  h.writeUInt32LE(FILE_MAGIC, 0);
+  h.writeUInt32LE(num % 0x100000000, 8);
+  h.writeUInt32LE(Math.floor(num / 0x100000000), 12);
+  h.writeUInt32LE(firstSeq % 0x100000000, 16);
+  h.writeUInt32LE(Math.floor(firstSeq / 0x100000000), 20);
+  h.writeUInt32LE(zlib.crc32(h.subarray(8)), 4);
+  return h;
+}
+
 /** Calls `fn` for each record of a finished frame (key and value are views into it). */
 export function forEachOp(frame: Buffer, fn: (op: number, key: Buffer, value: Buffer | null) => void): void {
   let p = HEADER;
@@ -136,6 +161,8 @@ interface ClosedFile {
 export class Journal {
   private fd = -1;
   private num = 0;
+  /** Number of the last file opened (it exists on disk; 0 = none yet). */
+  opened = 0;
   private offset = 0;
   private closed: ClosedFile[] = [];
   /** Last frame number written to the current file (0 = none). */
@@ -164,38 +191,18 @@ export class Journal {
   /** Journal files of `dir`, oldest first. */
   static files(dir: string): { file: string; num: number }[] {
     const out: { file: string; num: number }[] = [];
-    for (const name of fs.readdirSync(dir)) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch (err) {
+      throw named(err, dir);
+    }
+    for (const name of names) {
       if (!name.startsWith(PREFIX)) continue;
       const num = Number(name.slice(PREFIX.length));
       if (Number.isSafeInteger(num) && num > 0) out.push({ file: path.join(dir, name), num });
     }
     return out.sort((a, b) => a.num - b.num);
-  }
-
-  /**
-   * Every intact frame after `after`, in order, across the files: reading stops at the first
-   * torn, corrupt or out-of-sequence frame. Returns the frames (views into the file contents).
-   */
-  static read(dir: string, after: number): Buffer[] {
-    const frames: Buffer[] = [];
-    let prev = -1;
-    for (const { file } of Journal.files(dir)) {
-      const data = fs.readFileSync(file);
-      let p = 0;
-      while (p + HEADER <= data.length) {
-        if (data.readUInt32LE(p) !== MAGIC) break;
-        const len = data.readUInt32LE(p + 4);
-        if (p + HEADER + len > data.length) break;
-        if (zlib.crc32(data.subarray(p + 12, p + HEADER + len)) !== data.readUInt32LE(p + 8)) break;
-        const frame = data.subarray(p, p + HEADER + len);
-        const seq = frameSeq(frame);
-        if (prev !== -1 && seq !== prev + 1) return frames;
-        prev = seq;
-        if (seq > after) frames.push(frame);
-        p += HEADER + len;
-      }
-    }
-    return frames;
   }
 
   /** Current file size (what rotation looks at). */
@@ -266,17 +273,49 @@ export class Journal {
     const file = path.join(this.dir, PREFIX + this.num);
     const c = fs.constants;
     const dsync = this.dsync ? c.O_DSYNC : 0;
-    if (this.prepared) {
-      this.prepared = false;
-      fs.renameSync(path.join(this.dir, TMP), file);
-      this.fd = fs.openSync(file, c.O_WRONLY | dsync);
-    } else {
-      this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | dsync, 0o644);
+    try {
+      if (this.prepared) {
+        this.prepared = false;
+        fs.renameSync(path.join(this.dir, TMP), file);
+        this.fd = fs.openSync(file, c.O_WRONLY | dsync);
+      } else {
+        this.fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_TRUNC | dsync, 0o644);
+      }
+    } catch (err) {
+      throw named(err, file);
     }
-    // The new name must survive a crash as surely as the frames written into it.
-    syncDir(this.dir);
-    this.offset = 0;
+    // The header first (durable: O_DSYNC, or synced), then the name: a file LMDB is told
+    // about exists with its header, whatever happens next.
+    try {
+      fs.writeSync(this.fd, fileHeader(this.num, this.nextSeq), 0, FILE_HEADER, 0);
+      if (!this.dsync) fs.fdatasyncSync(this.fd);
+      // The new name must survive a crash as surely as the frames written into it.
+      syncDir(this.dir);
+    } catch (err) {
+      fs.closeSync(this.fd);
+      this.fd = -1;
+      throw named(err, file);
+    }
+    this.opened = this.num;
+    this.offset = FILE_HEADER;
     this.last = 0;
+  }
+
+  /** The file being written (or the next one, before it is opened). */
+  get file(): string {
+    return path.join(this.dir, PREFIX + this.num);
+  }
+
+  /** Number of the next frame (the first of a file opened now). */
+  nextSeq = 1;
+
+  /**
+   * Open the first file of this run now (start-up), so that LMDB can record it as the one
+   * being written: from then on a missing or emptied journal file is detected at start-up.
+   */
+  start(nextSeq: number): void {
+    this.nextSeq = nextSeq;
+    this.open();
   }
 
   /**
@@ -310,6 +349,7 @@ export class Journal {
     }
     this.offset = start + frame.length;
     this.last = frameSeq(frame);
+    this.nextSeq = this.last + 1;
     // The next file's zeros, once this one is half full (not at its start, where they would
     // compete for the disk with the first frames).
     if (this.offset >= PREPARE_AT && !this.prepared) this.prepare();
@@ -335,9 +375,12 @@ export class Journal {
     this.num++;
   }
 
-  /** LMDB holds every frame up to `seq` durably: closed files up to it go. */
-  checkpoint(seq: number): void {
-    while (this.closed.length > 0 && this.closed[0].last <= seq) {
+  /**
+   * LMDB holds every frame up to `seq` durably, and records file `current` as the one being
+   * written: closed files before it whose frames LMDB has go.
+   */
+  checkpoint(seq: number, current: number): void {
+    while (this.closed.length > 0 && this.closed[0].last <= seq && fileNum(this.closed[0].file) < current) {
       const f = this.closed.shift()!;
       fs.unlink(f.file, () => {});
     }
@@ -378,10 +421,263 @@ export class Journal {
   }
 }
 
+function fileNum(file: string): number {
+  return Number(path.basename(file).slice(PREFIX.length));
+}
+
+/** `err` with the file it concerns in its message (Node's fs errors often omit it). */
+export function named(err: unknown, file: string): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (e.message.includes(file)) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  return Object.assign(new Error(`${file}: ${e.message}`), { code });
+}
+
 function syncDir(dir: string): void {
   const fd = fs.openSync(dir, 'r');
   try {
     fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+// ------------------------------------------------------------------ start-up scan
+
+/** What a damaged journal holds from the damage on. */
+export interface JournalDamage {
+  file: string;
+  /** Byte offset of the damaged frame (or header) in `file`. */
+  offset: number;
+  reason: string;
+  /** Last intact frame before the damage (0: none). */
+  lastGood: number;
+  /** Intact frames found after the damage (in this file and the later ones), and their records. */
+  following: number;
+  followingRecords: number;
+  /** How many of them LMDB does not hold. */
+  unapplied: number;
+  /** Bytes from the damage to the end of the journal's data. */
+  bytes: number;
+}
+
+/** A torn (incomplete or damaged) last frame: nothing valid follows it. */
+export interface JournalTail {
+  file: string;
+  offset: number;
+  /** Non-zero bytes it spans (what is cut off). */
+  bytes: number;
+  /** Records of it that could be parsed (writes dropped). */
+  records: number;
+}
+
+export interface JournalFile {
+  file: string;
+  num: number;
+  size: number;
+  /** First frame number its header announces; null: no header (empty file, or written by an older version). */
+  firstSeq: number | null;
+  /** Intact frames in it, and the first and last frame number (0 when none). */
+  frames: number;
+  first: number;
+  last: number;
+}
+
+export interface JournalScan {
+  files: JournalFile[];
+  /** Intact frames after `after`, in order. */
+  frames: Buffer[];
+  /** Last intact frame number (0: none). */
+  last: number;
+  damage: JournalDamage | null;
+  tail: JournalTail | null;
+  /** Damage skipped because LMDB already holds the frames it hit (frames first..last; last null: to the end of the file). */
+  skipped: { file: string; offset: number; reason: string; first: number; last: number | null }[];
+}
+
+const MAGIC_BYTES = Buffer.from([0x52, 0x53, 0x4a, 0x31]);
+
+/** Why the frame at `p` is not intact, or null. */
+function frameFault(data: Buffer, p: number): string | null {
+  if (p + HEADER > data.length) return 'incomplete frame header';
+  if (data.readUInt32LE(p) !== MAGIC) return 'bad frame magic';
+  const len = data.readUInt32LE(p + 4);
+  if (p + HEADER + len > data.length) return `incomplete frame (length ${len}, ${data.length - p - HEADER} bytes present)`;
+  if (zlib.crc32(data.subarray(p + 12, p + HEADER + len)) !== data.readUInt32LE(p + 8)) return 'frame checksum mismatch';
+  return null;
+}
+
+/** Offset of the first non-zero byte at or after `from` (data.length when none). */
+function nonZero(data: Buffer, from: number): number {
+  for (let p = from; p < data.length; p += ZEROS.length) {
+    const end = Math.min(data.length, p + ZEROS.length);
+    if (ZEROS.compare(data, p, end, 0, end - p) === 0) continue;
+    for (let q = p; q < end; q++) if (data[q] !== 0) return q;
+  }
+  return data.length;
+}
+
+/** One past the last non-zero byte. */
+function dataEnd(data: Buffer): number {
+  let e = data.length;
+  while (e > 0 && data[e - 1] === 0) e--;
+  return e;
+}
+
+/** Records of a frame's payload that fit in the bytes present (a torn frame: best effort). */
+function countRecords(data: Buffer, p: number, end: number): number {
+  let n = 0;
+  let q = p + HEADER;
+  while (q + 3 <= end) {
+    const op = data[q];
+    if (op < OP_META_PUT || op > OP_SYS_DEL) break;
+    const kl = data[q + 1] | (data[q + 2] << 8);
+    const size = op & 1 ? (q + 7 <= end ? 7 + kl + data.readUInt32LE(q + 3) : Infinity) : 3 + kl;
+    if (q + size > end) break;
+    q += size;
+    n++;
+  }
+  return n;
+}
+
+/** Offset of the first intact frame at or after `from`, or -1. */
+function nextIntact(data: Buffer, from: number): number {
+  let p = data.indexOf(MAGIC_BYTES, from);
+  while (p >= 0 && frameFault(data, p) !== null) p = data.indexOf(MAGIC_BYTES, p + 1);
+  return p;
+}
+
+/** Intact frames from `from` on (resynchronising on the magic after junk): count, records, and those numbered after `after`. */
+function intactAfter(data: Buffer, from: number, after: number): { frames: number; records: number; unapplied: number } {
+  const r = { frames: 0, records: 0, unapplied: 0 };
+  let p = nextIntact(data, from);
+  while (p >= 0) {
+    const end = p + HEADER + data.readUInt32LE(p + 4);
+    r.frames++;
+    r.records += countRecords(data, p, end);
+    if (u64(data, p + 12) > after) r.unapplied++;
+    p = nextIntact(data, end);
+  }
+  return r;
+}
+
+function readJournalFile(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    throw named(err, file);
+  }
+}
+
+/**
+ * Read every journal file of `dir`: the intact frames after `after`, each file's header and
+ * frame range, and where reading stopped. A frame that is not intact (torn, bad magic, bad
+ * checksum, out of sequence) followed by zeros or by nothing valid is the torn last frame
+ * (`tail`); followed by any intact frame, in its file or a later one, it is `damage`: the
+ * frames after it cannot be applied (each frame follows from the previous ones).
+ */
+export function scanJournal(dir: string, after: number): JournalScan {
+  const list = Journal.files(dir);
+  const out: JournalScan = { files: [], frames: [], last: 0, damage: null, tail: null, skipped: [] };
+  let prev = -1;
+  for (let i = 0; i < list.length; i++) {
+    const { file, num } = list[i];
+    const data = readJournalFile(file);
+    const info: JournalFile = { file, num, size: data.length, firstSeq: null, frames: 0, first: 0, last: 0 };
+    out.files.push(info);
+    let p = 0;
+    let fault: string | null = null;
+    if (data.length >= 4 && data.readUInt32LE(0) === FILE_MAGIC) {
+      if (data.length < FILE_HEADER || zlib.crc32(data.subarray(8, FILE_HEADER)) !== data.readUInt32LE(4)) fault = 'damaged file header';
+      else {
+        info.firstSeq = u64(data, 16);
+        p = FILE_HEADER;
+      }
+    } else if (!(data.length >= 4 && data.readUInt32LE(0) === MAGIC) && nonZero(data, 0) < data.length) {
+      fault = 'bad file header'; // (a file of an older version starts with its first frame; an empty one is all zeros)
+    }
+    for (;;) {
+      if (fault === null) {
+        if (nonZero(data, p) === data.length) break; // zeros (preallocated) or the end: the file ends here
+        fault = frameFault(data, p);
+        if (fault === null) {
+          const seq = u64(data, p + 12);
+          if (prev !== -1 && seq !== prev + 1) fault = `frame number ${seq} where ${prev + 1} was expected`;
+          else if (p === FILE_HEADER && info.firstSeq !== null && seq !== info.firstSeq) fault = `first frame is number ${seq}, the file header says ${info.firstSeq}`;
+        }
+        if (fault === null) {
+          const len = data.readUInt32LE(p + 4);
+          const seq = u64(data, p + 12);
+          if (seq > after) out.frames.push(data.subarray(p, p + HEADER + len));
+          if (info.frames++ === 0) info.first = seq;
+          info.last = seq;
+          prev = seq;
+          out.last = Math.max(out.last, seq);
+          p += HEADER + len;
+          continue;
+        }
+      }
+      // Damage that LMDB has made harmless: the damaged frame, and every one up to the next
+      // intact frame, are frames LMDB already holds (applied before the server stopped).
+      const damagedSeq = prev !== -1 ? prev + 1 : info.firstSeq ?? Infinity;
+      if (damagedSeq > after) break;
+      const q = nextIntact(data, p + 1);
+      const s = q === -1 ? -1 : u64(data, q + 12);
+      if (q === -1 ? i === list.length - 1 : s > after + 1 || s < damagedSeq) break;
+      out.skipped.push({ file, offset: p, reason: fault, first: damagedSeq, last: q === -1 ? null : s - 1 });
+      fault = null;
+      if (q === -1) {
+        prev = -1; // the next file's frames are checked against LMDB (journalProblem)
+        break;
+      }
+      prev = s - 1;
+      p = q;
+    }
+    if (fault === null) continue;
+    // Anything intact after the fault, here or in a later file?
+    const following = intactAfter(data, p + 1, after);
+    let bytes = dataEnd(data) - p;
+    for (let j = i + 1; j < list.length; j++) {
+      const later = readJournalFile(list[j].file);
+      const f = intactAfter(later, 0, after);
+      following.frames += f.frames;
+      following.records += f.records;
+      following.unapplied += f.unapplied;
+      bytes += dataEnd(later);
+    }
+    if (following.frames > 0) {
+      out.damage = {
+        file, offset: p, reason: fault, lastGood: out.last, following: following.frames, followingRecords: following.records,
+        unapplied: following.unapplied, bytes,
+      };
+    } else {
+      const start = nonZero(data, p);
+      const len = start + HEADER <= data.length && data.readUInt32LE(start) === MAGIC ? data.readUInt32LE(start + 4) : 0;
+      const end = dataEnd(data);
+      // Records whose bytes are there (zeros past the last written byte are not a record's).
+      out.tail = { file, offset: p, bytes: end - start, records: countRecords(data, start, Math.min(end, start + HEADER + len)) };
+    }
+    break;
+  }
+  return out;
+}
+
+/**
+ * Cut `file` at `offset` (the end of its last intact frame), durably: what a torn last frame
+ * left, or (`--repair`) a damaged frame and everything after it.
+ */
+export function truncateJournal(file: string, offset: number): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r+');
+  } catch (err) {
+    throw named(err, file);
+  }
+  try {
+    fs.ftruncateSync(fd, offset);
+    fs.fsyncSync(fd);
+  } catch (err) {
+    throw named(err, file);
   } finally {
     fs.closeSync(fd);
   }

@@ -24,6 +24,7 @@ import {
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
 } from './journal.js';
+import { openChecked } from './datadir.js';
 
 export interface StoreStats {
   commits: number;
@@ -55,7 +56,7 @@ export class LmdbStore {
   rec: FrameBuilder | null = null;
 
   constructor(readonly path: string) {
-    this.root = open({
+    this.root = openChecked(path, () => open({
       path,
       maxDbs: 8,
       // Overlapping sync keeps the file consistent even across a power loss. everysec simply
@@ -68,7 +69,7 @@ export class LmdbStore {
       // Our own encodings: keys and values are bytes.
       encoding: 'binary',
       keyEncoding: 'binary',
-    } as any);
+    } as any));
     const bin = { encoding: 'binary', keyEncoding: 'binary' } as const;
     this.meta = this.root.openDB('meta', bin) as any;
     this.items = this.root.openDB('items', bin) as any;

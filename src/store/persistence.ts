@@ -38,7 +38,8 @@ import {
 import { LmdbStore } from './lmdb.js';
 import { Loader, type LoadTarget } from './loader.js';
 import { DirLock } from './lock.js';
-import { FrameBuilder, Journal, frameSeq } from './journal.js';
+import { FrameBuilder, Journal, frameSeq, scanJournal, truncateJournal } from './journal.js';
+import { DataDirError, journalProblem, repairHint } from './datadir.js';
 
 /** On-disk format version (sys 'format'). */
 const FORMAT = 1;
@@ -147,6 +148,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private appliedJseq = 0;
   /** The last LMDB apply failed (the journal still holds everything: writes go on). */
   private applyError: string | null = null;
+  /** The journal file LMDB records as the one being written (sys journal). */
+  private recordedFile = 0;
   /** Journal files were found at start-up (replayed, to be deleted). */
   private adopted = false;
   private readonly lock: DirLock;
@@ -234,37 +237,62 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // Journal files replayed above go once LMDB has their records on disk.
     if (p.adopted) {
       const applied = p.appliedJseq;
-      p.store.syncNow().then(() => p.journal.checkpoint(applied), () => {});
+      const file = p.recordedFile;
+      p.store.syncNow().then(() => p.journal.checkpoint(applied, file), () => {});
     }
     return p;
   }
 
   /**
    * Apply the journal frames LMDB does not have yet (written by a server that stopped before
-   * applying them), in one transaction recording the last one in `sys journalSeq`.
+   * applying them), in one transaction recording the last one in `sys journalSeq` and this
+   * run's journal file in `sys journal`. A journal that is damaged before its last frame, or
+   * missing where LMDB expects one, stops the start (DataDirError, datadir.ts).
    */
   private replayJournal(): void {
     const st = this.store;
-    const files = Journal.files(this.opts.dir);
-    let applied = st.getSys<number>('journalSeq') ?? 0;
-    if (files.length > 0) {
-      const frames = Journal.read(this.opts.dir, applied);
-      if (frames.length > 0) {
-        const last = frameSeq(frames[frames.length - 1]);
-        st.transactionSync(() => {
-          for (const f of frames) st.applyFrame(f, true);
-          st.sys.putSync('journalSeq', last);
-        });
-        st.refreshReads();
-        applied = last;
-      }
+    const dir = this.opts.dir;
+    const applied = st.getSys<number>('journalSeq') ?? 0;
+    const scan = scanJournal(dir, applied);
+    const problem = journalProblem(dir, scan, applied, st.getSys<{ file: number }>('journal')?.file ?? 0);
+    if (problem !== null) throw new DataDirError(`${problem}\n${repairHint(dir)}`);
+    for (const k of scan.skipped) {
+      console.warn(`persistence: ${k.file}: ${k.reason} at offset ${k.offset}: frames ${k.first}..${k.last ?? 'the end of the file'} ` +
+        `skipped, as LMDB holds them already (nothing is lost; the file is deleted once LMDB holds the frames after it)`);
     }
-    this.jseq = applied;
-    this.appliedJseq = applied;
-    this.journal = new Journal(this.opts.dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
-    this.journal.adopt(files.map((f) => f.file), applied);
+    const t = scan.tail;
+    if (t !== null) {
+      // Redis's aof-load-truncated: most often the write a killed process did not finish
+      // (never acknowledged); a damaged last frame cannot be told from it.
+      console.warn(`persistence: ${t.file}: the last frame, at offset ${t.offset}, is incomplete or damaged ` +
+        `(${t.bytes} bytes, ${t.records} records readable): cut off, as the write a killed process did not finish`);
+      truncateJournal(t.file, t.offset);
+    }
+    const frames = scan.frames;
+    const last = frames.length > 0 ? frameSeq(frames[frames.length - 1]) : applied;
+    const files = scan.files;
+    this.jseq = last;
+    this.appliedJseq = last;
+    const j = new Journal(dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
+    this.journal = j;
+    j.adopt(files.map((f) => f.file), last);
     this.adopted = files.length > 0;
-    this.journal.prepareSync();
+    j.prepareSync();
+    // This run's first file exists (with its header) before LMDB names it as the one written.
+    try {
+      j.start(last + 1);
+    } catch (err) {
+      // A full or read-only disk: serve reads anyway; the first write retries the file and,
+      // failing, refuses writes (MISCONF) as a failed append does.
+      console.error(`persistence: ${(err as Error).message}; the journal file is created at the first write`);
+    }
+    st.transactionSync(() => {
+      for (const f of frames) st.applyFrame(f, true);
+      if (last !== applied) st.sys.putSync('journalSeq', last);
+      st.sys.putSync('journal', { file: j.opened });
+    });
+    st.refreshReads();
+    this.recordedFile = j.opened;
   }
 
   // ------------------------------------------------------------------ loading
@@ -834,22 +862,27 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.drainTo <= this.appliedJseq && q.length > 0) this.drainTo = frameSeq(q[q.length - 1]);
     const last = frames.length > 0 ? frameSeq(frames[frames.length - 1]) : this.appliedJseq;
     const log: GcLog = { gcAdded: [], gcDone: [] };
+    // The file being written now (frames after `last` are in it or later ones): what start-up
+    // expects to find (a missing or emptied file is then an error, not an empty start).
+    const file = this.journal.opened;
     this.applying = true;
     const commit = st.write(() => {
       try {
         for (const f of frames) st.applyFrame(f, false);
         if (this.gcQueue.length > 0) this.gcStep(log, frames.length > 0 ? GC_STEP / 10 : GC_STEP);
         if (last !== this.appliedJseq) st.sys.put('journalSeq', last);
+        if (file !== this.recordedFile) st.sys.put('journal', { file });
       } catch (err) {
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
-    commit.then(() => this.applied(last, log), (err) => this.applyFailed(frames, err));
+    commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
 
-  private applied(last: number, log: GcLog): void {
+  private applied(last: number, file: number, log: GcLog): void {
     this.applying = false;
     this.appliedJseq = last;
+    this.recordedFile = file;
     this.commits++;
     this.lastCommitTime = Date.now();
     if (log.gcDone.length > 0) {
@@ -864,7 +897,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // Journal files whose frames LMDB now holds go once they are on disk.
     this.store.syncNow().then(() => {
       this.lastSyncTime = Date.now();
-      this.journal.checkpoint(last);
+      this.journal.checkpoint(last, file);
     }, () => {});
     this.scheduleApply();
     this.notifyIdle();
@@ -891,7 +924,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private failed(b: Batch, err: unknown): void {
     this.inflight = null;
     this.failures++;
-    this.setError(describeError(err, this.store.path));
+    this.setError(describeError(err, this.store.path), this.journal.file);
     // Everything the batch carried is pending again; values whose change log it drained are
     // rewritten whole under a new object id (the old one is released).
     for (let i = 0; i < b.keys.length; i++) {
@@ -927,14 +960,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (this.error !== null || this.closed) return;
     this.journal.sync((err) => {
       if (err === null) this.lastSyncTime = Date.now();
-      else this.setError(describeError(err, this.opts.dir));
+      else this.setError(describeError(err, this.opts.dir), this.journal.file);
     });
   }
 
   /** Enter the MISCONF state: write commands are refused, reads go on. */
-  private setError(reason: string): void {
+  private setError(reason: string, file: string): void {
     if (this.error === null) {
-      console.error(`persistence: cannot write to ${this.store.path}: ${reason}; write commands are refused until it works again`);
+      console.error(`persistence: cannot write to ${file}: ${reason}; write commands are refused until it works again`);
     }
     this.error = reason;
     this.eng.writeDenied = `MISCONF Errors writing to the AOF file: ${reason}`;
@@ -985,7 +1018,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       await this.idle();
       if (this.error === null) {
         await this.store.syncNow();
-        synced = this.applyError === null && this.applyQueue.length === 0 && this.inflight === null && !this.applying;
+        if (this.applyError === null && this.applyQueue.length === 0 && this.inflight === null && !this.applying) {
+          // No journal file is expected any more: the next start finds none and is right to.
+          await this.store.write(() => this.store.sys.put('journal', { file: 0 }));
+          await this.store.syncNow();
+          synced = true;
+        }
       }
     } catch (err) {
       console.error('persistence: final sync failed:', describeError(err));

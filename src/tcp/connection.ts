@@ -19,10 +19,11 @@ import { Parse, RespParser } from '../resp/parser.js';
 import { RespWriter } from '../resp/writer.js';
 import { Client, type Transport } from '../engine/client.js';
 import type { Engine, HeldOutput } from '../engine/engine.js';
+import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
 
-export class Connection implements Transport, HeldOutput {
+export class Connection implements Transport, HeldOutput, QueuedReader {
   readonly kind = 'tcp' as const;
   readonly client: Client;
   private readonly parser: RespParser;
@@ -228,6 +229,7 @@ export class Connection implements Transport, HeldOutput {
 
   private onDrain(): void {
     this.softSince = 0;
+    this.engine.outputs.report(this, this.outputBytes());
     if (this.paused) {
       this.paused = false;
       if (!this.heldPause) this.sock.resume();
@@ -236,6 +238,8 @@ export class Connection implements Transport, HeldOutput {
 
   private checkOutputLimit(): void {
     const used = this.outputBytes();
+    // Pushed-to readers also share one total budget (engine.outputs), over every connection.
+    if (this.client.subscriptions > 0 || this.client.monitor) this.engine.outputs.report(this, used);
     if (used === 0) {
       this.softSince = 0;
       return;
@@ -293,8 +297,20 @@ export class Connection implements Transport, HeldOutput {
     return { qbufFree: this.parser.free, obl: this.writer.openBytes, oll: this.writer.queuedParts + queued };
   }
 
+  /** QueuedReader: cut off by the total pub/sub output budget. */
+  evict(): void {
+    this.closing = true;
+    this.writer.discard();
+    this.sock.destroy();
+  }
+
+  describe(): string {
+    return `id=${this.client.id} addr=${this.client.addr}`;
+  }
+
   private closed(): void {
     this.closing = true;
+    this.engine.outputs.forget(this);
     this.writer.discard();
     this.engine.unregister(this.client);
     this.onClose(this);

@@ -122,8 +122,8 @@ describe('publish and delivery', () => {
       const r = await c.publishJSON({ url: `${e.url}/secret`, body: { pw: 'hunter2' }, headers: { 'x-secret': 's', 'x-open': 'o' }, delay: 1, redact: { body: true, header: ['x-secret'] } });
       const m = await c.messages.get(r.messageId);
       assert.match(m.body, /^REDACTED:[0-9a-f]{64}$/);
-      assert.match(m.header['x-secret'][0], /^REDACTED:/);
-      assert.deepEqual(m.header['x-open'], ['o']);
+      assert.match(m.header['X-Secret'][0], /^REDACTED:/);
+      assert.deepEqual(m.header['X-Open'], ['o']);
       const [d] = await e.waitFor(1, 5000);
       assert.equal(d.body, '{"pw":"hunter2"}');
       assert.equal(d.headers['x-secret'], 's');
@@ -175,7 +175,7 @@ describe('retries, DLQ and callbacks', () => {
       const errEv = (await c.logs({ filter: { messageId: r.messageId, state: 'ERROR' } })).events[0];
       assert.equal(errEv.responseStatus, 500);
       assert.equal(Buffer.from(errEv.responseBody, 'base64').toString(), 'boom');
-      assert.deepEqual(errEv.responseHeaders['transfer-encoding'], ['chunked']);
+      assert.deepEqual(errEv.responseHeaders['Transfer-Encoding'], ['chunked']);
       assert.equal(errEv.retryDelayExpression, '100 * (retried + 1)');
       assert.equal(errEv.failureCallback, `${cb.url}/failed`);
 
@@ -222,7 +222,7 @@ describe('retries, DLQ and callbacks', () => {
       assert.equal(byPath['/c'].headers['x-own'], undefined);
       assert.equal(byPath['/f'].headers['x-f'], 'ff');
       assert.equal(byPath['/f'].headers['x-c'], undefined);
-      assert.deepEqual(JSON.parse(byPath['/f'].body).sourceHeader['x-own'], ['own']);
+      assert.deepEqual(JSON.parse(byPath['/f'].body).sourceHeader['X-Own'], ['own']);
       assert.ok(ds.every((d) => d.verified === true));
     } finally { await e.close(); await cb.close(); }
   });
@@ -285,7 +285,7 @@ describe('retries, DLQ and callbacks', () => {
       const b = JSON.parse(d.body);
       assert.equal(b.status, 201);
       assert.equal(Buffer.from(b.body, 'base64').toString(), 'created!');
-      assert.deepEqual(b.header['x-reply'], ['r']);
+      assert.deepEqual(b.header['X-Reply'], ['r']);
       assert.equal(b.sourceMessageId, r.messageId);
       assert.equal(b.retried, 0);
       assert.equal(d.verified, true);

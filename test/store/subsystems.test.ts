@@ -190,13 +190,14 @@ describe('ACL users survive a restart', () => {
     const ok = '+OK\r\n';
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'alice', 'on', '>pw1', '>pw2', '~app:*', '%R~ro:*', 'resetchannels', '&chan:*', '+@read', '-get', '+set', '+client|id'), ok);
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'bob', 'off', 'nopass', 'allkeys', '+@all', '-@dangerous', 'sanitize-payload'), ok);
-    assert.equal(await call(s.c, 'ACL', 'SETUSER', 'carol', 'on', '#' + 'a'.repeat(64), '~*', '-@all', '+ping'), ok);
+    assert.equal(await call(s.c, 'ACL', 'SETUSER', 'carol', 'on', '#' + 'a'.repeat(64), '~*', '-@all', '+ping', '(%R~sel:* &sel +get)', '(%W~w:* +set)'), ok);
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'temp', 'on', '>x'), ok);
     assert.equal(await call(s.c, 'ACL', 'DELUSER', 'temp'), ':1\r\n');
     const token = (await call(s.c, 'ACL', 'RESTTOKEN', 'alice', 'pw2')).split('\r\n')[1];
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'default', '>defpw'), ok);
     const list = await call(s.c, 'ACL', 'LIST');
     assert.match(list, /user alice on #/);
+    assert.ok(list.includes('-@all +ping (%R~sel:* resetchannels &sel -@all +get) (%W~w:* resetchannels -@all +set)'), 'selectors');
     await stop(s, 'SIGKILL');
     s = await start(dir, 'always');
     assert.match(await call(s.c, 'PING'), /^-NOAUTH/, 'the default user keeps its password');

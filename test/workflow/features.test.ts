@@ -61,7 +61,7 @@ describe('workflow steps', () => {
     assert.equal(calls[0].callMethod, 'POST');
     assert.equal(calls[0].callHeaders['x-call'], 'c1');
     assert.equal(calls[0].callResponseStatus, 201);
-    assert.deepEqual(calls[0].callResponseHeaders['x-echo'], ['yes']);
+    assert.deepEqual(calls[0].callResponseHeaders['X-Echo'], ['yes']);
     assert.equal(calls[1].callUrl, `${a.url}/s4-broken`);
     assert.equal(calls[1].callMethod, 'PUT');
     assert.equal(calls[1].callResponseStatus, 500);
@@ -198,14 +198,14 @@ describe('workflow steps', () => {
     assert.equal(invokes[0].invokedWorkflowRunId, `wfr_child-${workflowRunId}`);
     assert.equal(invokes[0].invokedWorkflowUrl, `${a.url}/many/child`);
     assert.equal(typeof invokes[0].invokedWorkflowCreatedAt, 'number');
-    assert.equal(invokes[0].invokedWorkflowRunHeaders['x-inv'][0], 'iv');
+    assert.equal(invokes[0].invokedWorkflowRunHeaders['X-Inv'][0], 'iv');
     assert.equal(invokes[1].invokedWorkflowUrl, `${a.url}/many/failing`);
     assert.ok(invokes.every((s) => s.state === 'STEP_SUCCESS'));
     assert.deepEqual(JSON.parse(invokes[1].out), { isFailed: true, isCanceled: false });
     const invoked = (await (await fetch(`${srv.base}/v2/workflows/messageLogs?workflowRunId=${workflowRunId}&state=INVOKED&trimBody=100`, { headers: auth })).json() as any).events;
     assert.deepEqual(invoked.map((e: any) => e.stepInfo.invokedWorkflowUrl).reverse(), [`${a.url}/many/child`, `${a.url}/many/failing`]);
     assert.equal(invoked.at(-1).stepInfo.invokedWorkflowRunBody, '{"n":21}');
-    assert.deepEqual(invoked.at(-1).stepInfo.invokedWorkflowRunHeaders['x-inv'], ['iv']);
+    assert.deepEqual(invoked.at(-1).stepInfo.invokedWorkflowRunHeaders['X-Inv'], ['iv']);
     const childRun = (await c.logs({ workflowRunId: `wfr_child-${workflowRunId}` })).runs[0];
     assert.deepEqual(childRun.invoker, { workflowRunId, workflowUrl: `${a.url}/many/parent`, workflowRunCreatedAt: run.workflowRunCreatedAt });
     assert.equal(childRun.workflowState, 'RUN_SUCCESS');

@@ -254,17 +254,17 @@ describe('workflow logs', () => {
     assert.equal(init.out, sha('{"pw":"pass-one-secret"}'));
     assert.equal(r.out, sha('"secret-out"'));
     for (const s of [init, r]) {
-      assert.deepEqual(s.headers['x-secret'], [sha('hunter2')]);
-      assert.deepEqual(s.headers['x-open'], ['visible']);
+      assert.deepEqual(s.headers['X-Secret'], [sha('hunter2')]);
+      assert.deepEqual(s.headers['X-Open'], ['visible']);
     }
     const events = (await get(`/v2/workflows/messageLogs?workflowRunId=${ok}`)).body.events;
-    const withHeaders = events.filter((e: any) => e.headers?.['x-secret'] !== undefined);
-    assert.ok(withHeaders.length > 0 && withHeaders.every((e: any) => e.headers['x-secret'][0] === sha('hunter2')));
+    const withHeaders = events.filter((e: any) => e.headers?.['X-Secret'] !== undefined);
+    assert.ok(withHeaders.length > 0 && withHeaders.every((e: any) => e.headers['X-Secret'][0] === sha('hunter2')));
     assert.ok(!JSON.stringify(events).includes('hunter2') && !JSON.stringify(events).includes('secret-out') && !JSON.stringify(events).includes('pass-one-secret'));
     const dlq = (await c.dlq.list({ filter: { workflowRunId: bad } })).messages[0];
     assert.match(dlq.body, /^REDACTED:[0-9a-f]{64}$/);
-    assert.deepEqual(dlq.header['x-secret'], [sha('hunter2')]);
-    assert.deepEqual(dlq.header['x-open'], ['visible']);
+    assert.deepEqual(dlq.header['X-Secret'], [sha('hunter2')]);
+    assert.deepEqual(dlq.header['X-Open'], ['visible']);
     await until(async () => (await c.logs({ workflowRunId: bad })).runs[0].failureFunction?.state === 'CALLBACK_SUCCESS', 5000, 'failure call done');
     const badEvents = (await get(`/v2/workflows/messageLogs?workflowRunId=${bad}`)).body.events;
     assert.ok(badEvents.some((e: any) => e.stepInfo?.callType === 'failureCall'));

@@ -6,7 +6,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E } from '../../resp/errors.js';
 import type { Client } from '../client.js';
-import { Acl, AclError } from '../acl.js';
+import { Acl, AclError, type AclSelector, type AclUser } from '../acl.js';
 import { ACL_CATEGORIES, type AclCategory } from '../flags.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
@@ -24,13 +24,16 @@ function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error('ERR Usernames can\'t contain spaces or null characters');
     return;
   }
-  const rules: string[] = [];
-  for (let i = 3; i < argv.count; i++) rules.push(argv.key(i));
+  const rules = mergeSelectorArgs(argv, 3);
+  if (typeof rules === 'number') {
+    out.error(`ERR Unmatched parenthesis in acl selector starting at '${argv.key(rules)}'.`);
+    return;
+  }
   const existing = acl.users.get(name);
   // Rules apply to a scratch copy first so that a bad rule changes nothing.
   const scratch = acl.create('\0scratch');
   acl.users.delete('\0scratch');
-  if (existing) copyUser(existing, scratch);
+  if (existing) scratch.copyUser(existing);
   try {
     acl.apply(scratch, rules);
   } catch (err) {
@@ -40,27 +43,43 @@ function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     throw err;
   }
+  let before: AclUser | null = null;
+  if (existing) {
+    before = acl.create('\0before');
+    acl.users.delete('\0before');
+    before.copyUser(existing);
+  }
   const target = existing ?? acl.create(name);
-  copyUser(scratch, target);
-  target.refresh();
+  target.copyUser(scratch);
+  if (before !== null) acl.disconnectRevokedSubscribers(before, target, c.engine.pubsub);
   c.engine.aclChanged(name);
   out.ok();
 }
 
-function copyUser(from: import('../acl.js').AclUser, to: import('../acl.js').AclUser): void {
-  to.enabled = from.enabled;
-  to.nopass = from.nopass;
-  to.sanitizePayload = from.sanitizePayload;
-  to.passwords.clear();
-  for (const p of from.passwords) to.passwords.add(p);
-  to.allowed = Uint8Array.from(from.allowed);
-  to.allCommands = from.allCommands;
-  to.rules = [...from.rules];
-  to.allKeys = from.allKeys;
-  to.keys = [...from.keys];
-  to.allChannels = from.allChannels;
-  to.channels = [...from.channels];
-  to.refresh();
+/**
+ * Redis's ACLMergeSelectorArguments: a selector may be given as several arguments, "(~a*"
+ * "+get)", joined with spaces. The index of an unclosed "(" argument when there is one.
+ */
+function mergeSelectorArgs(argv: Argv, from: number): string[] | number {
+  const rules: string[] = [];
+  let open = -1;
+  let sel = '';
+  for (let i = from; i < argv.count; i++) {
+    const op = argv.key(i);
+    if (open < 0 && op.startsWith('(') && !op.endsWith(')')) {
+      open = i;
+      sel = op;
+    } else if (open >= 0) {
+      sel += ' ' + op;
+      if (op.endsWith(')')) {
+        rules.push(sel);
+        open = -1;
+      }
+    } else {
+      rules.push(op);
+    }
+  }
+  return open >= 0 ? open : rules;
 }
 
 // ACL GETUSER username
@@ -79,14 +98,23 @@ function getuserCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('passwords');
   out.array(u.passwords.size);
   for (const p of u.passwords) out.bulkText(p);
-  out.bulkText('commands');
-  out.bulkLatin1(acl.describeCommands(u));
-  out.bulkText('keys');
-  out.bulkLatin1(acl.describeKeys(u));
-  out.bulkText('channels');
-  out.bulkLatin1(acl.describeChannels(u));
+  selectorFields(acl, u, out);
   out.bulkText('selectors');
-  out.array(0);
+  out.array(u.selectors.length);
+  for (const s of u.selectors) {
+    out.array(6);
+    selectorFields(acl, s, out);
+  }
+}
+
+/** Redis's aclAddReplySelectorDescription: commands, keys, channels (three name/value pairs). */
+function selectorFields(acl: Acl, s: AclSelector, out: ReplySink): void {
+  out.bulkText('commands');
+  out.bulkLatin1(acl.describeCommands(s));
+  out.bulkText('keys');
+  out.bulkLatin1(acl.describeKeys(s));
+  out.bulkText('channels');
+  out.bulkLatin1(acl.describeChannels(s));
 }
 
 // ACL DELUSER username [username ...]
@@ -101,7 +129,10 @@ function deluserCommand(c: Client, argv: Argv, out: ReplySink): void {
   let n = 0;
   for (let i = 2; i < argv.count; i++) {
     const name = argv.key(i);
-    if (acl.users.has(name)) {
+    const u = acl.users.get(name);
+    if (u !== undefined) {
+      // Its SSE streams go too (its connections are closed by the engine).
+      c.engine.pubsub.disconnectRevoked(u, () => false);
       acl.deleteUser(name);
       n++;
     }
@@ -189,18 +220,22 @@ function logCommand(c: Client, argv: Argv, out: ReplySink): void {
   const now = Date.now();
   out.array(entries.length);
   for (const e of entries) {
-    out.array(20);
+    out.array(14);
     out.bulkText('count'); out.int(e.count);
     out.bulkText('reason'); out.bulkText(e.reason);
     out.bulkText('context'); out.bulkText(e.context);
     out.bulkText('object'); out.bulkLatin1(e.object);
     out.bulkText('username'); out.bulkLatin1(e.username);
-    out.bulkText('age-seconds'); out.bulkText(((now - e.created) / 1000).toFixed(3));
-    out.bulkText('client-info'); out.bulkText(e.clientInfo);
-    out.bulkText('entry-id'); out.int(e.id);
-    out.bulkText('timestamp-created'); out.int(e.created);
-    out.bulkText('timestamp-last-updated'); out.int(e.updated);
+    // Redis 7.0 shows the age of the last occurrence, as a double ("%.17g").
+    out.bulkText('age-seconds'); out.bulkText(g17((now - e.updated) / 1000));
+    out.bulkText('client-info'); out.bulkLatin1(e.clientInfo);
   }
+}
+
+/** C's "%.17g" for the small non-negative ages ACL LOG shows. */
+function g17(x: number): string {
+  const t = x.toPrecision(17);
+  return t.includes('.') && !t.includes('e') ? t.replace(/0+$/, '').replace(/\.$/, '') : t;
 }
 
 // ACL DRYRUN username command [arg ...]

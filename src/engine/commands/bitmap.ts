@@ -12,6 +12,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { parseSafeInt } from '../../resp/ascii.js';
+import { KF, type KeyRef } from '../keys.js';
 
 const BIT_OFFSET = 'ERR bit offset is not an integer or out of range';
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
@@ -191,15 +192,18 @@ function bitposCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.int(-1);
 }
 
-// BITOP AND|OR|XOR|NOT destkey key [key ...]
+// BITOP AND|OR|XOR|NOT|DIFF|DIFF1|ANDOR|ONE destkey key [key ...]
+// DIFF, DIFF1, ANDOR and ONE are Redis 8.2's (Upstash has them): X is the first source, Y the rest.
+const BITOPS = ['and', 'or', 'xor', 'not', 'diff', 'diff1', 'andor', 'one'] as const;
+type BitOp = typeof BITOPS[number];
+
 function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
-  let op: 'and' | 'or' | 'xor' | 'not';
-  if (argv.is(1, 'AND')) op = 'and';
-  else if (argv.is(1, 'OR')) op = 'or';
-  else if (argv.is(1, 'XOR')) op = 'xor';
-  else if (argv.is(1, 'NOT')) op = 'not';
-  else throw new CommandError(E.SYNTAX);
+  const op = BITOPS.find((o) => argv.is(1, o.toUpperCase()));
+  if (op === undefined) throw new CommandError(E.SYNTAX);
   if (op === 'not' && argv.count !== 4) throw new CommandError('ERR BITOP NOT must be called with a single source key.');
+  if ((op === 'diff' || op === 'diff1' || op === 'andor') && argv.count < 5) {
+    throw new CommandError(`ERR BITOP ${op.toUpperCase()} must be called with at least two source keys.`);
+  }
   const db = c.db;
   const srcs: Buffer[] = [];
   let max = 0;
@@ -214,24 +218,50 @@ function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
+  const res = bitop(op, srcs, max);
+  db.set(dst, res).raw = true;
+  out.int(max);
+}
+
+/** The result of `op` over `srcs`, each zero-padded to `max` bytes. */
+function bitop(op: BitOp, srcs: readonly Buffer[], max: number): Buffer {
   const res = Buffer.alloc(max);
+  const at = (s: Buffer, i: number) => (i < s.length ? s[i] : 0);
   if (op === 'not') {
-    const s = srcs[0];
-    for (let i = 0; i < max; i++) res[i] = ~s[i] & 0xff;
+    for (let i = 0; i < max; i++) res[i] = ~at(srcs[0], i) & 0xff;
+  } else if (op === 'one') {
+    // Per bit: `res` = seen exactly once so far, `more` = seen twice or more.
+    const more = Buffer.alloc(max);
+    for (const s of srcs) {
+      for (let i = 0; i < s.length; i++) {
+        more[i] |= res[i] & s[i];
+        res[i] = (res[i] ^ s[i]) & ~more[i];
+      }
+    }
+  } else if (op === 'diff' || op === 'diff1' || op === 'andor') {
+    const x = srcs[0];
+    for (let k = 1; k < srcs.length; k++) {
+      const s = srcs[k];
+      for (let i = 0; i < s.length; i++) res[i] |= s[i]; // Y1 | Y2 | ...
+    }
+    for (let i = 0; i < max; i++) {
+      const y = res[i];
+      const xi = at(x, i);
+      res[i] = op === 'diff' ? xi & ~y : op === 'diff1' ? ~xi & y : xi & y;
+    }
   } else {
     srcs[0].copy(res);
     for (let k = 1; k < srcs.length; k++) {
       const s = srcs[k];
       for (let i = 0; i < max; i++) {
-        const b = i < s.length ? s[i] : 0;
+        const b = at(s, i);
         if (op === 'and') res[i] &= b;
         else if (op === 'or') res[i] |= b;
         else res[i] ^= b;
       }
     }
   }
-  db.set(dst, res).raw = true;
-  out.int(max);
+  return res;
 }
 
 // ---------------------------------------------------------------- BITFIELD
@@ -378,6 +408,24 @@ function bitfieldRoCommand(c: Client, argv: Argv, out: ReplySink): void {
   bitfieldGeneric(c, argv, out, true);
 }
 
+/**
+ * Redis's bitfieldGetKeys: read-only (RO access) when every subcommand is a well-formed GET or
+ * OVERFLOW, else RW access update (a SET, an INCRBY or a syntax error).
+ */
+function bitfieldKeys(argv: Argv): KeyRef[] {
+  let readonly = true;
+  for (let i = 2; i < argv.count; i++) {
+    const rest = argv.count - i - 1;
+    if (argv.is(i, 'GET') && rest >= 2) i += 2;
+    else if (argv.is(i, 'OVERFLOW') && rest >= 1) i += 1;
+    else {
+      readonly = false;
+      break;
+    }
+  }
+  return [{ pos: 1, flags: readonly ? KF.RO | KF.ACCESS : KF.RW | KF.ACCESS | KF.UPDATE }];
+}
+
 export default family('bitmap', ['bitmap'], [
   //   name             arity  flags                          keys         handler
   row('setbit',           4,   F.WRITE | F.DENYOOM,           [1, 1, 1],   setbitCommand),
@@ -385,6 +433,6 @@ export default family('bitmap', ['bitmap'], [
   row('bitcount',        -2,   F.READONLY,                    [1, 1, 1],   bitcountCommand),
   row('bitpos',          -3,   F.READONLY,                    [1, 1, 1],   bitposCommand),
   row('bitop',           -4,   F.WRITE | F.DENYOOM,           [2, -1, 1],  bitopCommand),
-  row('bitfield',        -2,   F.WRITE | F.DENYOOM,           [1, 1, 1],   bitfieldCommand),
+  row('bitfield',        -2,   F.WRITE | F.DENYOOM,           [1, 1, 1],   bitfieldCommand, { getKeys: bitfieldKeys }),
   row('bitfield_ro',     -2,   F.READONLY | F.FAST,           [1, 1, 1],   bitfieldRoCommand),
 ]);

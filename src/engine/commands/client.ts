@@ -76,6 +76,11 @@ function fdOf(c: Client): number {
  * when the line describes the calling client (argv-mem), else null.
  */
 function clientLine(c: Client, now: number, argv: Argv | null): string {
+  return clientInfo(c, now, argv) + '\n';
+}
+
+/** One CLIENT LIST line without its newline (CLIENT INFO, ACL LOG's client-info). */
+export function clientInfo(c: Client, now: number, argv: Argv | null): string {
   const qbuf = c.transport.inputBytes();
   const omem = c.transport.outputBytes();
   let argvMem = 0;
@@ -91,7 +96,7 @@ function clientLine(c: Client, now: number, argv: Argv | null): string {
     + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=${b.qbufFree} argv-mem=${argvMem}`
     + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${qbuf + b.qbufFree + argvMem + multiMem + omem + b.obl}`
     + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=-1 resp=2`
-    + ` lib-name=${c.libName} lib-ver=${c.libVer}\n`;
+    + ` lib-name=${c.libName} lib-ver=${c.libVer}`;
 }
 
 /** Live clients in connection order (a killed client leaves the list at once, as in Redis). */

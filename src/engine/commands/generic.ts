@@ -314,7 +314,8 @@ function parseCursor(argv: Argv, i: number): number {
   return Number(v);
 }
 
-// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] [WITHTYPE]
+// WITHTYPE is Upstash's: each key is followed by its type name (@upstash/redis scan withType).
 function scanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const cursor = parseCursor(argv, 1);
   if (cursor < 0) {
@@ -324,9 +325,12 @@ function scanCommand(c: Client, argv: Argv, out: ReplySink): void {
   let count = 10;
   let pat: Buffer | null = null;
   let type: string | null = null;
+  let withType = false;
   for (let i = 2; i < argv.count; i++) {
     const more = i + 1 < argv.count;
-    if (argv.is(i, 'COUNT') && more) {
+    if (argv.is(i, 'WITHTYPE')) {
+      withType = true;
+    } else if (argv.is(i, 'COUNT') && more) {
       count = argv.int(++i);
       if (Number.isNaN(count)) {
         // Beyond 2^53 but within a C long is still a (huge) valid count.
@@ -357,6 +361,7 @@ function scanCommand(c: Client, argv: Argv, out: ReplySink): void {
     // Redis compares type names case-insensitively; an unknown name matches nothing.
     if (type !== null && TYPE_NAMES[e.type].toLowerCase() !== type) return;
     keys.push(e.key);
+    if (withType) keys.push(TYPE_NAMES[e.type]);
   });
   out.array(2);
   out.bulkLatin1(String(next));

@@ -21,6 +21,7 @@ import {
   decodeScore, geoDistance, geoScore, inShape, searchRanges, standardGeohash,
 } from '../ds/geohash.js';
 import { ZADD_ADDED, ZADD_CH, ZADD_NX, ZADD_UPDATED, ZADD_XX, lookupZset, storeResult, zaddOne } from './sorted-set.js';
+import { KF, type KeyRef } from '../keys.js';
 
 // ---------------------------------------------------------------- number formatting
 
@@ -560,23 +561,17 @@ function geosearchstoreCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /**
- * Key positions of GEORADIUS/GEORADIUSBYMEMBER as Redis's key specs find them: the source,
- * then the argument after the first STORE and after the first STOREDIST keyword found from
- * the options' start (`from`) on.
+ * Redis's georadiusGetKeys (used when the STORE / STOREDIST key specs do not fit the
+ * arguments): the source, and the argument after the last STORE or STOREDIST from index 5.
  */
-function storeKeys(from: number): (argv: Argv) => number[] {
-  return (argv) => {
-    const keys = [1];
-    for (const word of ['STORE', 'STOREDIST']) {
-      for (let i = from; i < argv.count - 1; i++) {
-        if (argv.is(i, word)) {
-          keys.push(i + 1);
-          break;
-        }
-      }
-    }
-    return keys;
-  };
+function georadiusKeys(argv: Argv): KeyRef[] {
+  let stored = -1;
+  for (let i = 5; i < argv.count; i++) {
+    if ((argv.is(i, 'STORE') || argv.is(i, 'STOREDIST')) && i + 1 < argv.count) stored = ++i;
+  }
+  const keys: KeyRef[] = [{ pos: 1, flags: KF.RO | KF.ACCESS }];
+  if (stored > 0) keys.push({ pos: stored, flags: KF.OW | KF.UPDATE });
+  return keys;
 }
 
 const W = F.WRITE | F.DENYOOM;
@@ -586,9 +581,9 @@ export default family('geo', ['geo'], [
   row('geodist',                 -4,   F.READONLY,            [1, 1, 1],  geodistCommand),
   row('geohash',                 -2,   F.READONLY,            [1, 1, 1],  geohashCommand),
   row('geopos',                  -2,   F.READONLY,            [1, 1, 1],  geoposCommand),
-  row('georadius',               -6,   W | F.MOVABLE_KEYS,    [1, 1, 1],  georadiusCommand, { getKeys: storeKeys(6) }),
+  row('georadius',               -6,   W | F.MOVABLE_KEYS,    [1, 1, 1],  georadiusCommand, { getKeys: georadiusKeys }),
   row('georadius_ro',            -6,   F.READONLY,            [1, 1, 1],  georadiusRoCommand),
-  row('georadiusbymember',       -5,   W | F.MOVABLE_KEYS,    [1, 1, 1],  georadiusbymemberCommand, { getKeys: storeKeys(5) }),
+  row('georadiusbymember',       -5,   W | F.MOVABLE_KEYS,    [1, 1, 1],  georadiusbymemberCommand, { getKeys: georadiusKeys }),
   row('georadiusbymember_ro',    -5,   F.READONLY,            [1, 1, 1],  georadiusbymemberRoCommand),
   row('geosearch',               -7,   F.READONLY,            [1, 1, 1],  geosearchCommand),
   row('geosearchstore',          -8,   W,                     [1, 2, 1],  geosearchstoreCommand),

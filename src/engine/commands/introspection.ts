@@ -10,6 +10,7 @@ import { F, FLAG_NAMES } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
 import { COMMAND_DOCS_JSON } from './command-docs.js';
+import { commandHasKeys, commandKeys, keyFlagNames, writeKeySpec } from '../keys.js';
 
 /** One COMMAND INFO entry: name, arity, flags, first, last, step, categories, tips, key specs, subcommands. */
 function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
@@ -33,30 +34,10 @@ function writeInfo(c: Client, def: CommandDef, out: ReplySink): void {
   for (const s of subs) writeInfo(c, s, out);
 }
 
-/** Key specs derived from the legacy (first, last, step) triple. */
+/** The row's Redis 7 key specs (keys.ts). */
 function writeKeySpecs(def: CommandDef, out: ReplySink): void {
-  const [first, last, step] = def.keys;
-  if (first === 0) {
-    out.array(0);
-    return;
-  }
-  out.array(1);
-  out.array(6);
-  out.bulkText('flags');
-  const flag = def.flags & F.WRITE ? 'RW' : 'RO';
-  out.array(1);
-  out.simple(flag);
-  out.bulkText('begin_search');
-  out.array(4);
-  out.bulkText('type'); out.bulkText('index');
-  out.bulkText('spec'); out.array(2); out.bulkText('index'); out.int(first);
-  out.bulkText('find_keys');
-  out.array(4);
-  out.bulkText('type'); out.bulkText('range');
-  out.bulkText('spec'); out.array(6);
-  out.bulkText('lastkey'); out.int(last < 0 ? last : last - first);
-  out.bulkText('keystep'); out.int(step);
-  out.bulkText('limit'); out.int(0);
+  out.array(def.keySpecs.length);
+  for (const spec of def.keySpecs) writeKeySpec(spec, out);
 }
 
 function topLevel(c: Client): CommandDef[] {
@@ -148,53 +129,47 @@ function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
-// COMMAND GETKEYS command [arg ...]
-function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
-  getkeys(c, argv, out, false);
-}
-
-// COMMAND GETKEYSANDFLAGS command [arg ...]
-function getkeysandflagsCommand(c: Client, argv: Argv, out: ReplySink): void {
-  getkeys(c, argv, out, true);
-}
-
-/**
- * The access flags of a key, from the command's flags (the registry has no per-key specs):
- * keys of write commands RW with the kind of change, keys of read commands RO access.
- */
-function keyFlags(def: CommandDef): string[] {
-  if (!(def.flags & F.WRITE)) return ['RO', 'access'];
-  return ['RW', 'update'];
-}
-
-function getkeys(c: Client, argv: Argv, out: ReplySink, withFlags: boolean): void {
+// COMMAND GETKEYS command [arg ...] / COMMAND GETKEYSANDFLAGS command [arg ...]
+function getkeysReply(c: Client, argv: Argv, out: ReplySink, withFlags: boolean): void {
   const inner = argv.tail(2);
   const def = c.engine.registry.lookup(inner);
   if (def === undefined) {
     out.error('ERR Invalid command specified');
     return;
   }
+  if (!commandHasKeys(def)) {
+    out.error('ERR The command has no key arguments');
+    return;
+  }
   if ((def.arity > 0 && inner.count !== def.arity) || inner.count < -def.arity) {
     out.error('ERR Invalid number of arguments specified for command');
     return;
   }
-  const idx = c.engine.registry.keyIndexes(def, inner);
-  if (idx.length === 0 && !(def.flags & F.NO_MANDATORY_KEYS)) {
-    out.error('ERR The command has no key arguments');
+  const keys = commandKeys(def, inner);
+  if (keys.length === 0 && !(def.flags & F.NO_MANDATORY_KEYS)) {
+    out.error('ERR Invalid arguments specified for command');
     return;
   }
-  out.array(idx.length);
-  for (const i of idx) {
+  out.array(keys.length);
+  for (const k of keys) {
     if (!withFlags) {
-      out.bulk(inner.copy(i));
+      out.bulk(inner.copy(k.pos));
       continue;
     }
     out.array(2);
-    out.bulk(inner.copy(i));
-    const flags = keyFlags(def);
-    out.array(flags.length);
-    for (const f of flags) out.simple(f);
+    out.bulk(inner.copy(k.pos));
+    const names = keyFlagNames(k.flags);
+    out.array(names.length);
+    for (const n of names) out.simple(n);
   }
+}
+
+function getkeysCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeysReply(c, argv, out, false);
+}
+
+function getkeysandflagsCommand(c: Client, argv: Argv, out: ReplySink): void {
+  getkeysReply(c, argv, out, true);
 }
 
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
@@ -265,7 +240,7 @@ export default family('introspection', ['connection'], [
     row('info',       -2,   SUB,       [0, 0, 0], infoCommand),
     row('docs',       -2,   SUB,       [0, 0, 0], docsCommand),
     row('getkeys',    -4,   SUB,       [0, 0, 0], getkeysCommand),
-    row('getkeysandflags', -4, SUB,    [0, 0, 0], getkeysandflagsCommand),
+    row('getkeysandflags', -4, SUB,     [0, 0, 0], getkeysandflagsCommand),
     row('list',       -2,   SUB,       [0, 0, 0], listCommand),
     row('help',        2,   SUB,       [0, 0, 0], helpCommand),
   ], commandCommand),

@@ -14,6 +14,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { BIG_ELEMENT, ListValue, elemEquals, type Elem } from '../ds/list.js';
 import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
+import { numkeysKeys } from '../keys.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
 } from './typed-helpers.js';
@@ -534,17 +535,6 @@ function blmpopCommand(c: Client, argv: Argv, out: ReplySink): void {
   });
 }
 
-/** LMPOP / BLMPOP keys: numkeys at `at`, the keys after it. */
-function mpopKeys(at: number): (argv: Argv) => number[] {
-  return (argv) => {
-    const n = argv.int(at);
-    const keys: number[] = [];
-    if (!(n >= 1) || at + 1 + n > argv.count) return keys;
-    for (let i = 0; i < n; i++) keys.push(at + 1 + i);
-    return keys;
-  };
-}
-
 /** The blocking rows: @blocking, and refused over REST (an HTTP request does not wait). */
 const BLOCKING = F.WRITE | F.BLOCKING | F.NO_REST;
 
@@ -566,10 +556,10 @@ export default family('list', ['list'], [
   row('lpos',          -3,  F.READONLY,                          [1, 1, 1],  lposCommand),
   row('lmove',          5,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  lmoveCommand),
   row('rpoplpush',      3,  F.WRITE | F.DENYOOM,                 [1, 2, 1],  rpoplpushCommand),
-  row('lmpop',         -4,  F.WRITE | F.MOVABLE_KEYS,            [0, 0, 0],  lmpopCommand, { getKeys: mpopKeys(1) }),
+  row('lmpop',         -4,  F.WRITE | F.MOVABLE_KEYS,            [0, 0, 0],  lmpopCommand, { getKeys: numkeysKeys(0, 1, 2) }),
   row('blpop',         -3,  BLOCKING | F.NOSCRIPT,               [1, -2, 1], blpopCommand),
   row('brpop',         -3,  BLOCKING | F.NOSCRIPT,               [1, -2, 1], brpopCommand),
   row('brpoplpush',     4,  BLOCKING | F.DENYOOM | F.NOSCRIPT,   [1, 2, 1],  brpoplpushCommand),
   row('blmove',         6,  BLOCKING | F.DENYOOM | F.NOSCRIPT,   [1, 2, 1],  blmoveCommand),
-  row('blmpop',        -5,  BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  blmpopCommand, { getKeys: mpopKeys(2) }),
+  row('blmpop',        -5,  BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  blmpopCommand, { getKeys: numkeysKeys(0, 2, 3) }),
 ]);

@@ -17,6 +17,7 @@ import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { Kind, type Delivery, type Subscriber } from '../pubsub.js';
 import { resetHooks } from './connection.js';
+import type { AclUser } from '../acl.js';
 
 /** Messages at least this big are queued by reference, not copied (RespWriter's BIG_VALUE). */
 const BIG_MESSAGE = 16 * 1024;
@@ -44,6 +45,17 @@ class ClientSubscriber implements Subscriber {
   };
 
   constructor(readonly c: Client) {}
+
+  aclUser(): AclUser {
+    return this.c.aclUser;
+  }
+
+  /** As CLIENT KILL does. */
+  disconnect(): void {
+    if (this.c.closed) return;
+    this.c.transport.close(false);
+    this.c.closed = true;
+  }
 
   deliver(d: Delivery): void {
     const c = this.c;

@@ -14,16 +14,7 @@ import { globMatch } from '../glob.js';
 import { feedMonitors } from '../monitor.js';
 import { scripting, newRun } from '../scripting/host.js';
 import { parsePayload } from '../scripting/functions.js';
-
-/** Key positions of EVAL/FCALL-style commands: numkeys at 2, keys after it. */
-function evalKeys(argv: Argv): number[] {
-  if (argv.count < 3) return [];
-  const n = argv.int(2);
-  if (!Number.isInteger(n) || n <= 0 || n > argv.count - 3) return [];
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(3 + i);
-  return out;
-}
+import { numkeysKeys } from '../keys.js';
 
 /** numkeys of EVAL (isFcall: FCALL's wording for a non-integer); NaN after replying an error. */
 function numKeys(argv: Argv, out: ReplySink, isFcall: boolean): number {
@@ -402,6 +393,8 @@ function functionHelpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 /** Containers whose subcommand is not given are answered by the dispatcher's arity check. */
 function noSubcommand(_c: Client, _argv: Argv, _out: ReplySink): void {}
 
+/** Redis's evalGetKeys / functionGetKeys. */
+const EVAL_KEYS = numkeysKeys(0, 2, 3);
 const EV = F.NOSCRIPT | F.STALE | F.SKIP_MONITOR | F.NO_MANDATORY_KEYS | F.MOVABLE_KEYS;
 const LS = F.LOADING | F.STALE;
 
@@ -410,12 +403,12 @@ const SC = ['scripting'] as const;
 
 export default family('scripting', [], [
   //   name              arity  flags                                            keys       handler
-  row('eval',             -3,   EV,                                              [0, 0, 0], evalCommand, { getKeys: evalKeys, categories: SC }),
-  row('evalsha',          -3,   EV,                                              [0, 0, 0], evalshaCommand, { getKeys: evalKeys, categories: SC }),
-  row('eval_ro',          -3,   EV | F.READONLY,                                 [0, 0, 0], evalRoCommand, { getKeys: evalKeys, categories: SC }),
-  row('evalsha_ro',       -3,   EV | F.READONLY,                                 [0, 0, 0], evalshaRoCommand, { getKeys: evalKeys, categories: SC }),
-  row('fcall',            -3,   EV,                                              [0, 0, 0], fcallCommand, { getKeys: evalKeys, categories: SC }),
-  row('fcall_ro',         -3,   EV | F.READONLY,                                 [0, 0, 0], fcallRoCommand, { getKeys: evalKeys, categories: SC }),
+  row('eval',             -3,   EV,                                              [0, 0, 0], evalCommand, { getKeys: EVAL_KEYS, categories: SC }),
+  row('evalsha',          -3,   EV,                                              [0, 0, 0], evalshaCommand, { getKeys: EVAL_KEYS, categories: SC }),
+  row('eval_ro',          -3,   EV | F.READONLY,                                 [0, 0, 0], evalRoCommand, { getKeys: EVAL_KEYS, categories: SC }),
+  row('evalsha_ro',       -3,   EV | F.READONLY,                                 [0, 0, 0], evalshaRoCommand, { getKeys: EVAL_KEYS, categories: SC }),
+  row('fcall',            -3,   EV,                                              [0, 0, 0], fcallCommand, { getKeys: EVAL_KEYS, categories: SC }),
+  row('fcall_ro',         -3,   EV | F.READONLY,                                 [0, 0, 0], fcallRoCommand, { getKeys: EVAL_KEYS, categories: SC }),
   container('script',     -2,   0, [
     row('load',            3,   F.NOSCRIPT | F.STALE,                            [0, 0, 0], scriptLoadCommand, { categories: SC }),
     row('exists',         -3,   F.NOSCRIPT,                                      [0, 0, 0], scriptExistsCommand, { categories: SC }),

@@ -53,6 +53,13 @@ export function help(out: ReplySink, cmd: string, lines: readonly string[]): voi
 }
 
 /** Redis's bytesToHuman. */
+/** Bytes held in client buffers, input and output (INFO mem_clients_normal). */
+function clientBuffers(eng: Engine): number {
+  let n = 0;
+  for (const c of eng.clients.values()) n += c.transport.inputBytes() + c.transport.outputBytes();
+  return n;
+}
+
 export function bytesToHuman(n: number): string {
   if (n < 1024) return `${n}B`;
   const units = ['K', 'M', 'G', 'T', 'P'];
@@ -212,6 +219,9 @@ function sectionLines(eng: Engine, name: string): string[] {
         `client_recent_max_input_buffer:${maxIn}`,
         `client_recent_max_output_buffer:${maxOut}`,
         `blocked_clients:${eng.blocking.count}`,
+        // Ours: bytes queued for pub/sub and MONITOR readers in total, and its limit.
+        `pubsub_output_queued:${eng.outputs.total}`,
+        `pubsub_output_total_limit:${eng.cfgInt('pubsub-output-total-limit')}`,
         'tracking_clients:0',
         'clients_in_timeout_table:0',
       );
@@ -238,6 +248,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `maxmemory_policy:${eng.cfg('maxmemory-policy')}`,
         `mem_fragmentation_ratio:${used > 0 ? (rss / used).toFixed(2) : '0.00'}`,
         `mem_fragmentation_bytes:${rss - used}`,
+        `mem_clients_normal:${clientBuffers(eng)}`,
         'mem_allocator:libc',
         'lazyfree_pending_objects:0',
         'lazyfreed_objects:0',
@@ -296,7 +307,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         'expired_time_cap_reached_count:0',
         `expire_cycle_cpu_milliseconds:${Math.floor(st.expireCycleMs)}`,
         'evicted_keys:0',
-        'evicted_clients:0',
+        `evicted_clients:${eng.outputs.evictions}`,
         'total_eviction_exceeded_time:0',
         'current_eviction_exceeded_time:0',
         `keyspace_hits:${st.keyspaceHits}`,

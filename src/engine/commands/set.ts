@@ -15,6 +15,7 @@ import { family, row } from '../command.js';
 import { globMatch } from '../glob.js';
 import { SetValue } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
+import { numkeysKeys } from '../keys.js';
 import {
   OUT_OF_RANGE_POSITIVE, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError, setLimits,
 } from './typed-helpers.js';
@@ -386,15 +387,6 @@ function sscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   for (const m of found) out.bulkLatin1(m);
 }
 
-/** SINTERCARD's keys: numkeys at 1, the keys after it. */
-function sintercardKeys(argv: Argv): number[] {
-  const n = argv.int(1);
-  const keys: number[] = [];
-  if (!(n >= 1) || 2 + n > argv.count) return keys;
-  for (let i = 0; i < n; i++) keys.push(2 + i);
-  return keys;
-}
-
 export default family('set', ['set'], [
   //   name            arity  flags                              keys         handler
   row('sadd',            -3,  F.WRITE | F.DENYOOM | F.FAST,      [1, 1, 1],   saddCommand),
@@ -407,7 +399,7 @@ export default family('set', ['set'], [
   row('srandmember',     -2,  F.READONLY,                        [1, 1, 1],   srandmemberCommand),
   row('smove',            4,  F.WRITE | F.FAST,                  [1, 2, 1],   smoveCommand),
   row('sinter',          -2,  F.READONLY,                        [1, -1, 1],  sinterCommand),
-  row('sintercard',      -3,  F.READONLY | F.MOVABLE_KEYS,       [0, 0, 0],   sintercardCommand, { getKeys: sintercardKeys }),
+  row('sintercard',      -3,  F.READONLY | F.MOVABLE_KEYS,       [0, 0, 0],   sintercardCommand, { getKeys: numkeysKeys(0, 1, 2) }),
   row('sinterstore',     -3,  F.WRITE | F.DENYOOM,               [1, -1, 1],  sinterstoreCommand),
   row('sunion',          -2,  F.READONLY,                        [1, -1, 1],  sunionCommand),
   row('sunionstore',     -3,  F.WRITE | F.DENYOOM,               [1, -1, 1],  sunionstoreCommand),

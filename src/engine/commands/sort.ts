@@ -38,6 +38,7 @@ import { SetValue } from '../ds/set.js';
 import { ZSet } from '../ds/zset.js';
 import { HashValue } from '../ds/hash.js';
 import { listFill, longArg, lookupRead, lookupWrite } from './typed-helpers.js';
+import { KF, type KeyRef } from '../keys.js';
 
 const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
@@ -163,12 +164,9 @@ function hasStar(pat: string): boolean {
   return nul < 0 || star < nul;
 }
 
-/** ACLUserCheckCmdWithUnrestrictedKeyAccess: may the user read every key? */
-function fullKeyAccess(c: Client): boolean {
-  const u = c.aclUser;
-  if (u.unrestricted || u.allKeys) return true;
-  for (const k of u.keys) if (k.pattern.length === 1 && k.pattern[0] === 42 && k.flags & 1) return true;
-  return false;
+/** BY and GET patterns name any key: the user must be able to read every key (Redis 7.0). */
+function readsEveryKey(c: Client, argv: Argv): boolean {
+  return c.aclUser.unrestricted || c.engine.acl.readsEveryKey(c.aclUser, c.engine.registry.lookup(argv)!, argv);
 }
 
 // ---------------------------------------------------------------- comparison
@@ -316,9 +314,9 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
       sortby = argv.key(++j);
       // A pattern without '*' is constant: nothing to sort by (NOSORT is the usual spelling).
       if (!hasStar(sortby)) dontsort = true;
-      else if (!fullKeyAccess(c)) return out.error(BY_DENIED);
+      else if (!readsEveryKey(c, argv)) return out.error(BY_DENIED);
     } else if (argv.is(j, 'GET') && left >= 1) {
-      if (!fullKeyAccess(c)) return out.error(GET_DENIED);
+      if (!readsEveryKey(c, argv)) return out.error(GET_DENIED);
       gets.push(argv.key(++j));
     } else {
       return out.error(E.SYNTAX);
@@ -495,23 +493,24 @@ function sortRoCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /**
- * sortGetKeys: the sorted key, plus the destination of the last STORE. Options are skipped
- * with their argument counts (LIMIT 2, GET 1, BY 1), so a pattern spelled "store" is no key.
+ * Redis's sortGetKeys: the sorted key, plus the destination of the last STORE. Options are
+ * skipped with their argument counts (LIMIT 2, GET 1, BY 1), so a pattern spelled "store" is no key.
  */
-function sortKeys(argv: Argv): number[] {
-  const keys = [1];
+function sortKeys(argv: Argv): KeyRef[] {
+  const keys: KeyRef[] = [{ pos: 1, flags: KF.RO | KF.ACCESS }];
   let dest = -1;
   for (let i = 2; i < argv.count; i++) {
     if (argv.is(i, 'LIMIT')) i += 2;
     else if (argv.is(i, 'GET') || argv.is(i, 'BY')) i += 1;
     else if (argv.is(i, 'STORE') && i + 1 < argv.count) dest = i + 1;
   }
-  if (dest >= 0) keys.push(dest);
+  if (dest >= 0) keys.push({ pos: dest, flags: KF.OW | KF.UPDATE });
   return keys;
 }
 
-function sortRoKeys(): number[] {
-  return [1];
+/** Redis's sortROGetKeys. */
+function sortRoKeys(): KeyRef[] {
+  return [{ pos: 1, flags: KF.RO | KF.ACCESS }];
 }
 
 export default family('sort', ['set', 'sortedset', 'list', 'dangerous'], [

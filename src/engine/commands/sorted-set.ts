@@ -17,6 +17,7 @@ import { type LexBound, type ZCursor, lexGteMin, lexLteMax } from '../ds/zset-tr
 import { globMatch } from '../glob.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
+import { numkeysKeys } from '../keys.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -1035,28 +1036,18 @@ export default family('sorted-set', ['sortedset'], [
   row('zremrangebylex',       4,   F.WRITE,                      [1, 1, 1],   zremrangebylexCommand),
   row('zpopmin',             -2,   F.WRITE | F.FAST,             [1, 1, 1],   zpopminCommand),
   row('zpopmax',             -2,   F.WRITE | F.FAST,             [1, 1, 1],   zpopmaxCommand),
-  row('zmpop',               -4,   F.WRITE | F.MOVABLE_KEYS,     [0, 0, 0],   zmpopCommand, { getKeys: numkeysAt(1) }),
+  row('zmpop',               -4,   F.WRITE | F.MOVABLE_KEYS,     [0, 0, 0],   zmpopCommand, { getKeys: numkeysKeys(0, 1, 2) }),
   row('bzpopmin',            -3,   F.WRITE | F.NOSCRIPT | F.BLOCKING | F.FAST | F.NO_REST, [1, -2, 1], bzpopminCommand),
   row('bzpopmax',            -3,   F.WRITE | F.NOSCRIPT | F.BLOCKING | F.FAST | F.NO_REST, [1, -2, 1], bzpopmaxCommand),
-  row('bzmpop',              -5,   F.WRITE | F.BLOCKING | F.MOVABLE_KEYS | F.NO_REST, [0, 0, 0], bzmpopCommand, { getKeys: numkeysAt(2) }),
+  row('bzmpop',              -5,   F.WRITE | F.BLOCKING | F.MOVABLE_KEYS | F.NO_REST, [0, 0, 0], bzmpopCommand, { getKeys: numkeysKeys(0, 2, 3) }),
   row('zrandmember',         -2,   F.READONLY,                   [1, 1, 1],   zrandmemberCommand),
-  row('zunion',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zunionCommand, { getKeys: numkeysAt(1) }),
-  row('zinter',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zinterCommand, { getKeys: numkeysAt(1) }),
-  row('zdiff',               -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zdiffCommand, { getKeys: numkeysAt(1) }),
-  row('zunionstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zunionstoreCommand, { getKeys: numkeysAt(2, true) }),
-  row('zinterstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zinterstoreCommand, { getKeys: numkeysAt(2, true) }),
-  row('zdiffstore',          -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zdiffstoreCommand, { getKeys: numkeysAt(2, true) }),
-  row('zintercard',          -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zintercardCommand, { getKeys: numkeysAt(1) }),
+  row('zunion',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zunionCommand, { getKeys: numkeysKeys(0, 1, 2) }),
+  row('zinter',              -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zinterCommand, { getKeys: numkeysKeys(0, 1, 2) }),
+  row('zdiff',               -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zdiffCommand, { getKeys: numkeysKeys(0, 1, 2) }),
+  row('zunionstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zunionstoreCommand, { getKeys: numkeysKeys(1, 2, 3) }),
+  row('zinterstore',         -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zinterstoreCommand, { getKeys: numkeysKeys(1, 2, 3) }),
+  row('zdiffstore',          -4,   W | F.MOVABLE_KEYS,           [1, 1, 1],   zdiffstoreCommand, { getKeys: numkeysKeys(1, 2, 3) }),
+  row('zintercard',          -3,   F.READONLY | F.MOVABLE_KEYS,  [0, 0, 0],   zintercardCommand, { getKeys: numkeysKeys(0, 1, 2) }),
   row('zscan',               -3,   F.READONLY,                   [1, 1, 1],   zscanCommand),
 ]);
 
-/** Key positions of "numkeys key..." commands (plus a leading destination when `dest`). */
-function numkeysAt(at: number, dest = false): (argv: Argv) => number[] {
-  return (argv) => {
-    const n = argv.int(at);
-    const out: number[] = dest ? [1] : [];
-    if (n !== n || n < 1) return out;
-    for (let i = 0; i < n && at + 1 + i < argv.count; i++) out.push(at + 1 + i);
-    return out;
-  };
-}

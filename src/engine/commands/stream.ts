@@ -22,6 +22,7 @@ import {
   formatId, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
 } from '../ds/stream.js';
 import { lookupRead, lookupWrite } from './typed-helpers.js';
+import type { KeyRef } from '../keys.js';
 
 // ---------------------------------------------------------------- errors
 
@@ -690,22 +691,25 @@ function xreadgroupCommand(c: Client, argv: Argv, out: ReplySink): void {
 }
 
 /**
- * XREAD/XREADGROUP key positions from their key specs, as Redis 7.0 resolves them: the first
- * "STREAMS" searched from argument `from` (1 for XREAD, 4 for XREADGROUP, past GROUP g c;
- * the last argument is not searched), then half of the arguments after it.
+ * Redis's xreadGetKeys (used when the STREAMS key spec does not fit the arguments): options
+ * are skipped up to STREAMS, then half of the remaining arguments are keys (none if odd).
  */
-function streamsKeys(from: number): (argv: Argv) => number[] {
-  return (argv) => {
-    const keys: number[] = [];
-    for (let i = from; i < argv.count - 1; i++) {
-      if (!argv.is(i, 'STREAMS')) continue;
-      const first = i + 1;
-      const last = first + Math.floor((argv.count - first) / 2) - 1;
-      for (let k = first; k <= last; k++) keys.push(k);
+function xreadKeys(argv: Argv): KeyRef[] {
+  let at = -1;
+  for (let i = 1; i < argv.count; i++) {
+    if (argv.is(i, 'BLOCK') || argv.is(i, 'COUNT')) i++;
+    else if (argv.is(i, 'GROUP')) i += 2;
+    else if (argv.is(i, 'NOACK')) continue;
+    else {
+      if (argv.is(i, 'STREAMS')) at = i;
       break;
     }
-    return keys;
-  };
+  }
+  const n = argv.count - at - 1;
+  if (at < 0 || n === 0 || n % 2 !== 0) return [];
+  const keys: KeyRef[] = [];
+  for (let i = at + 1; i < argv.count - n / 2; i++) keys.push({ pos: i, flags: 0 });
+  return keys;
 }
 
 // ---------------------------------------------------------------- XGROUP
@@ -1387,8 +1391,8 @@ export default family('stream', ['stream'], [
   row('xrevrange',         -4,  RO,                                         [1, 1, 1],  xrevrangeCommand),
   row('xdel',              -3,  W | F.FAST,                                 [1, 1, 1],  xdelCommand),
   row('xtrim',             -4,  W,                                          [1, 1, 1],  xtrimCommand),
-  row('xread',             -4,  RO | F.BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  xreadCommand, { getKeys: streamsKeys(1) }),
-  row('xreadgroup',        -7,  W | F.BLOCKING | F.MOVABLE_KEYS,            [0, 0, 0],  xreadgroupCommand, { getKeys: streamsKeys(4) }),
+  row('xread',             -4,  RO | F.BLOCKING | F.MOVABLE_KEYS,           [0, 0, 0],  xreadCommand, { getKeys: xreadKeys }),
+  row('xreadgroup',        -7,  W | F.BLOCKING | F.MOVABLE_KEYS,            [0, 0, 0],  xreadgroupCommand, { getKeys: xreadKeys }),
   row('xack',              -4,  W | F.FAST,                                 [1, 1, 1],  xackCommand),
   row('xpending',          -3,  RO,                                         [1, 1, 1],  xpendingCommand),
   row('xclaim',            -6,  W | F.FAST,                                 [1, 1, 1],  xclaimCommand),

@@ -25,6 +25,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { grow, mutable } from '../ds/strbuf.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
+import { KF, type KeyRef } from '../keys.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const I64_MAX = 9223372036854775807n;
@@ -770,10 +771,18 @@ function lcsCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.int(total);
 }
 
+/** Redis's setGetKeys: with GET the key is read too (RW access update), else overwritten. */
+function setKeys(argv: Argv): KeyRef[] {
+  for (let i = 3; i < argv.count; i++) {
+    if (argv.is(i, 'GET')) return [{ pos: 1, flags: KF.RW | KF.ACCESS | KF.UPDATE }];
+  }
+  return [{ pos: 1, flags: KF.OW | KF.UPDATE }];
+}
+
 export default family('string', ['string'], [
   //   name          arity  flags                             keys        handler
   row('get',            2,  F.READONLY | F.FAST,              [1, 1, 1],  getCommand),
-  row('set',           -3,  F.WRITE | F.DENYOOM,              [1, 1, 1],  setCommand),
+  row('set',           -3,  F.WRITE | F.DENYOOM,              [1, 1, 1],  setCommand, { getKeys: setKeys }),
   row('setnx',          3,  F.WRITE | F.DENYOOM | F.FAST,     [1, 1, 1],  setnxCommand),
   row('setex',          4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  setexCommand),
   row('psetex',         4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  psetexCommand),

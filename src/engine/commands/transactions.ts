@@ -11,6 +11,7 @@ import type { Client } from '../client.js';
 import { call } from '../dispatch.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
+import { clientInfo } from './client.js';
 
 /** Forget the transaction state (EXEC, DISCARD, RESET). */
 export function discardTransaction(c: Client): void {
@@ -78,7 +79,18 @@ function execCommand(c: Client, _argv: Argv, out: ReplySink): void {
   eng.inExec = true;
   try {
     out.array(queue.length);
-    for (const q of queue) call(c, q.def, q.argv, out);
+    for (const q of queue) {
+      // Redis re-checks ACLs at EXEC: the rules may have changed since the command was queued.
+      const r = c.aclUser.unrestricted ? null : eng.acl.check(c.aclUser, q.def, q.argv);
+      if (r !== null) {
+        eng.acl.logDenial(r, q.def, q.argv, 'multi', c.user, clientInfo(c, eng.now, null));
+        out.error('NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: '
+          + (r.reason === 'command' ? 'no permission to execute the command or subcommand'
+            : r.reason === 'key' ? 'no permission to touch the specified keys' : 'no permission to access one of the channels used as arguments'));
+        continue;
+      }
+      call(c, q.def, q.argv, out);
+    }
   } finally {
     eng.inExec = false;
   }

@@ -63,6 +63,7 @@ import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
 import { grown } from '../../bytes.js';
+import { clientInfo } from '../commands/client.js';
 
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
@@ -939,14 +940,22 @@ export class Scripting {
     if (!sc.aclUser.unrestricted) {
       const r = eng.acl.check(sc.aclUser, def, argv);
       if (r !== null) {
-        eng.acl.addLog({
-          reason: r.reason, context: 'lua',
-          object: r.reason === 'command' ? def.name : argv.key(r.index), username: sc.user, clientInfo: `id=${ctx?.caller.id} addr=${ctx?.caller.addr}`,
-        });
+        const caller = ctx !== null ? ctx.caller : sc;
+        eng.acl.logDenial(r, def, argv, 'lua', sc.user, clientInfo(caller, eng.now, null));
         eng.stats.perCommand[def.id].rejected++;
         out.error(r.reason === 'command' ? "ERR The user executing the script can't run this command or subcommand"
-          : r.reason === 'key' ? "ERR The user executing the script can't access at least one of the keys mentioned in the command"
+          : r.reason === 'key' ? "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
             : "ERR The user executing the script can't publish to the channel mentioned in the command");
+        return;
+      }
+    }
+    // The caller's transport rules (REST token permissions) hold inside its scripts too.
+    const deny = ctx !== null ? ctx.caller.deny : null;
+    if (deny !== null) {
+      const err = deny(ctx!.caller, def, argv, true);
+      if (err !== null) {
+        eng.stats.perCommand[def.id].rejected++;
+        out.error(err);
         return;
       }
     }
@@ -978,6 +987,8 @@ export class Scripting {
     const def = eng.registry.lookup(argv);
     if (def === undefined) return 'u';
     if ((def.arity > 0 && argv.count !== def.arity) || argv.count < -def.arity) return 'u';
+    const caller = this.run?.caller ?? null;
+    if (caller !== null && caller.deny !== null && caller.deny(caller, def, argv, true) !== null) return '0';
     const u = this.client.aclUser;
     if (u.unrestricted) return '1';
     return eng.acl.check(u, def, argv) === null ? '1' : '0';

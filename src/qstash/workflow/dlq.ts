@@ -55,7 +55,7 @@ export async function dlqPage(wf: WorkflowService, q: URLSearchParams, def: numb
     labels: q.getAll('label').flatMap((x) => x.split(',')).filter((x) => x !== ''),
     workflowRunId: one(q, 'workflowRunId'), workflowUrl: one(q, 'workflowUrl'), url: one(q, 'url'), messageId: one(q, 'messageId'),
     flowControlKey: one(q, 'flowControlKey'), callerIp: one(q, 'callerIp'), responseStatus: one(q, 'responseStatus'),
-    failureCallbackState: one(q, 'failureCallbackState'),
+    failureCallbackState: one(q, 'failureCallbackState') ?? one(q, 'failureFunctionState'), // the REST name, the SDK's name
   };
   return wf.query<{ items: WfDlqRec[]; cursor?: string }>({ kind: 'wfDlq', ...f });
 }

@@ -11,7 +11,9 @@
  */
 import type { V2Handler, V2Request, V2Response } from '../../http/v2.js';
 import { HttpError, isUrl, type QStashService } from '../service.js';
+import { canonicalHeader } from '../deliver.js';
 import { parseSpec } from '../routes.js';
+import { RUNS_CANCEL_PARAMS, WF_DLQ_PARAMS, checkParams } from '../params.js';
 import { cancelCallback, dlqPage, dlqView, rerun, retryCallback } from './dlq.js';
 import { newRunId, type WorkflowService } from './service.js';
 import type { RunFilter } from './query.js';
@@ -85,28 +87,42 @@ async function runs(wf: WorkflowService, req: V2Request): Promise<V2Response> {
     if (req.method !== 'DELETE') return err(405, 'method not allowed');
     // No `cancel` parameter: a cancel. cancel=false: the run's successful end.
     const cancel = req.query.get('cancel') !== 'false';
-    if (!wf.complete(id, cancel, req.body)) return err(400, `workflow run ${id} does not exist or is not active`);
+    if (!wf.complete(id, cancel, req.body)) {
+      // A run that already ended (cancelled, deleted, finished) is done: the service answers 2xx
+      // again, as for the first call; a run it never had is an error.
+      const known = await wf.query<{ runs: unknown[] }>({ kind: 'wfRuns', workflowRunId: id, count: 1, trimBody: 0 });
+      if (known.runs.length === 0) return err(400, `workflow run ${id} does not exist or is not active`);
+      return json(cancel ? { cancelled: 0 } : {});
+    }
     await wf.committed();
     return json(cancel ? { cancelled: 1 } : {});
   }
   if (req.method !== 'DELETE') return err(405, 'method not allowed');
   const qs = req.query;
+  checkParams(qs, RUNS_CANCEL_PARAMS, 'DELETE /v2/workflows/runs');
   const ids = qs.getAll('workflowRunIds').flatMap((x) => x.split(',')).filter((x) => x !== '');
-  const url = qs.get('workflowUrl');
+  const urls = qs.getAll('workflowUrl').filter((x) => x !== '');
   const exact = qs.get('workflowUrlExactMatch') === 'true';
   const labels = qs.getAll('label');
   const from = intParam(qs, 'fromDate');
   const to = intParam(qs, 'toDate');
-  const callerIp = qs.get('callerIp');
-  const fck = qs.get('flowControlKey');
-  const count = intParam(qs, 'count') ?? 100;
+  const anyOf = (n: string) => { const w = qs.getAll(n).filter((x) => x !== ''); return (v: string | undefined) => w.length === 0 || (v !== undefined && w.includes(v)); };
+  const callerIp = anyOf('callerIp');
+  const fck = anyOf('flowControlKey');
+  const host = anyOf('host');
+  const path = anyOf('path');
+  const count = intParam(qs, 'count', 1) ?? 100;
   const match = (r: RunRec) => {
-    if (url !== null && url !== '' && !(exact ? r.workflowUrl === url : r.workflowUrl.startsWith(url))) return false;
+    if (urls.length > 0 && !urls.some((u) => (exact ? r.workflowUrl === u : r.workflowUrl.startsWith(u)))) return false;
     if (labels.length > 0 && !(r.labels ?? []).some((l) => labels.includes(l))) return false;
     if (from !== undefined && r.createdAt < from) return false;
     if (to !== undefined && r.createdAt > to) return false;
-    if (callerIp !== null && callerIp !== '' && r.callerIp !== callerIp) return false;
-    if (fck !== null && fck !== '' && r.flowControl?.key !== fck) return false;
+    if (!callerIp(r.callerIp) || !fck(r.flowControl?.key)) return false;
+    if (qs.has('host') || qs.has('path')) {
+      let u: URL | null = null;
+      try { u = new URL(r.workflowUrl); } catch { /* no host or path to match */ }
+      if (!host(u?.host) || !path(u?.pathname)) return false;
+    }
     return true;
   };
   const cancelled = wf.cancelMany(ids, match, count);
@@ -194,7 +210,7 @@ async function hook(wf: WorkflowService, req: V2Request): Promise<V2Response> {
   if (s.length !== 5) return err(404, 'not found');
   const [, , , runId, eventId] = s;
   const header: Record<string, string[]> = {};
-  for (const [k, v] of req.headers) header[k] = [v];
+  for (const [k, v] of req.headers) header[canonicalHeader(k)] = [v];
   const data = {
     method: req.method, header, body: req.body.toString('base64'),
     proto: (req.headers.get('x-forwarded-proto') ?? 'http').split(',')[0].trim(), host: req.headers.get('host') ?? '',
@@ -213,6 +229,7 @@ function dlqRoot(wf: WorkflowService, req: V2Request): Promise<V2Response> {
 }
 
 async function dlq(wf: WorkflowService, req: V2Request): Promise<V2Response> {
+  checkParams(req.query, WF_DLQ_PARAMS, '/v2/workflows/dlq');
   await wf.committed(); // entries of runs that just failed are read directly
   const s = req.segments;
   const action = s[2];

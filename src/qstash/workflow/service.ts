@@ -634,9 +634,9 @@ export class WorkflowService implements WorkflowExt {
     const w = m.wf!;
     if (w.kind !== 'step' || w.idx !== 0) return undefined;
     // WF_DetectTrigger: every SDK response carries the protocol header.
-    if (header['upstash-workflow-sdk-version'] === undefined) return NON_WORKFLOW;
+    if (header['Upstash-Workflow-Sdk-Version'] === undefined) return NON_WORKFLOW;
     if (m.header['Upstash-Workflow-Unknown-Sdk'] === 'true') {
-      const v = /^v?(\d+)/.exec(header['upstash-workflow-sdk']?.[0] ?? '');
+      const v = /^v?(\d+)/.exec(header['Upstash-Workflow-Sdk']?.[0] ?? '');
       if (v === null || Number(v[1]) < 1) return OLD_SDK;
     }
     return undefined;

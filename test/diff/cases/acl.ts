@@ -22,6 +22,16 @@ const scripts: Script[] = [
     ['ACL', 'SETUSER', 'alice', 'on', '+@foo'], ['ACL', 'SETUSER', 'alice', 'foo'], ['ACL', 'SETUSER', 'alice', '+nocmd'],
     ['ACL', 'GETUSER', 'alice'], ['ACL', 'SETUSER', 'alice', '~*', '~x'], ['ACL', 'SETUSER', 'alice', '#abc'],
     ['ACL', 'SETUSER', 'alice', '<nopw'], ['ACL', 'SETUSER', 'alice', '%X~k'], ['ACL', 'LIST'],
+    // Key and channel patterns: no white space or NUL; %R without ~ is the empty pattern.
+    ['ACL', 'SETUSER', 'alice', '~a b'], ['ACL', 'SETUSER', 'alice', '&a\tb'], ['ACL', 'SETUSER', 'alice', '&a\0b'],
+    ['ACL', 'SETUSER', 'alice', '%~x'], ['ACL', 'SETUSER', 'alice', '%R'], ['ACL', 'SETUSER', 'alice', '%RWR~x'],
+    ['ACL', 'SETUSER', 'alice', '%R~k', '%W~k', '%RW~*', '~z'], ['ACL', 'GETUSER', 'alice'],
+    // Selectors: merged arguments, unmatched parenthesis, rules a selector cannot take.
+    ['ACL', 'SETUSER', 'bob', '(~a', '+get)', '(%R~b* &c +publish)'], ['ACL', 'GETUSER', 'bob'],
+    ['ACL', 'SETUSER', 'bob', '(~a', '+get'], ['ACL', 'SETUSER', 'bob', '(on)'], ['ACL', 'SETUSER', 'bob', '()'],
+    ['ACL', 'DRYRUN', 'bob', 'get', 'a'], ['ACL', 'DRYRUN', 'bob', 'get', 'b1'], ['ACL', 'DRYRUN', 'bob', 'publish', 'c', 'm'],
+    ['ACL', 'DRYRUN', 'bob', 'publish', 'd', 'm'], ['ACL', 'DRYRUN', 'bob', 'set', 'a', 'v'],
+    ['ACL', 'SETUSER', 'bob', 'clearselectors'], ['ACL', 'GETUSER', 'bob'], ['ACL', 'LIST'],
     ['ACL', 'DELUSER', 'default'], ['ACL', 'DELUSER', 'alice', 'nobody'], ['ACL', 'GETUSER', 'nobody'], cleanup,
   ] },
   { name: 'permissions are enforced: commands, keys, channels', steps: [

@@ -1,0 +1,201 @@
+/**
+ * `node dist/main.js --dir <dir> --check | --repair`: the data directory's own redis-check-aof.
+ *
+ * --check reports, changing nothing: each LMDB file (the keyspace, search indexes, qstash):
+ * its meta pages and roots (datadir.ts), then every record read in a child process (damage
+ * inside the B-tree kills that child, not the check); the journal: each file's header and
+ * frames, what LMDB says it holds and expects, a torn last frame, damage before the last
+ * frame. Exit code 0 when the server would start with nothing lost in silence, else 1.
+ *
+ * --repair does what --check does, then, only for the journal (a damaged LMDB file has no
+ * repair but a backup): cuts a damaged file at its last intact frame (a copy of the whole file
+ * is kept beside it as `<file>.damaged-<time>`; later files are renamed so too), and when LMDB
+ * expects a journal file that is missing or empty, or frames are missing between LMDB and the
+ * journal, it records that no journal is expected and moves the files that cannot be applied
+ * aside. What is dropped is printed: frames, records, bytes. The server then starts from what
+ * is left. The directory's lock is taken meanwhile: a running server's directory is refused.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DirLock } from './lock.js';
+import { LmdbStore } from './lmdb.js';
+import { checkLmdbFile, DataDirError, journalProblem } from './datadir.js';
+import { scanJournal, truncateJournal, type JournalScan } from './journal.js';
+import { walkInChild } from './lmdb-walk.js';
+
+/** The LMDB environments a data directory may hold (src/store, src/search, src/qstash). */
+export const LMDB_ENVS = ['lmdb', 'search', 'qstash'];
+
+/** Run the check (and the repair when asked); returns the exit code. */
+export function checkDataDir(dir: string, repair: boolean, log: (line: string) => void = (l) => console.log(l)): number {
+  if (!fs.existsSync(dir)) {
+    log(`${dir}: no such directory`);
+    return 1;
+  }
+  let lock: DirLock;
+  try {
+    lock = DirLock.acquire(dir);
+  } catch (err) {
+    log((err as Error).message);
+    return 1;
+  }
+  try {
+    return new Check(dir, repair, log).run();
+  } finally {
+    lock.release();
+  }
+}
+
+class Check {
+  problems = 0;
+  private readonly stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+
+  constructor(readonly dir: string, readonly repair: boolean, readonly log: (line: string) => void) {}
+
+  private bad(what: string): void {
+    this.problems++;
+    this.log(`  DAMAGED: ${what}`);
+  }
+
+  run(): number {
+    this.log(`${this.repair ? 'Repairing' : 'Checking'} the data directory ${this.dir}`);
+    const sound: string[] = [];
+    for (const env of LMDB_ENVS) if (this.checkHeader(env)) sound.push(env);
+    const mainOk = this.walk(sound).includes('lmdb') || !fs.existsSync(path.join(this.dir, 'lmdb', 'data.mdb'));
+    this.checkJournal(mainOk);
+    if (this.problems === 0) {
+      this.log(this.repair ? 'Result: the server can start.' : 'Result: no damage found.');
+      return 0;
+    }
+    this.log(`Result: ${this.problems} problem${this.problems === 1 ? '' : 's'} ${this.repair ? 'left' : 'found'}.` +
+      (this.repair ? '' : ' `--repair` cuts a damaged journal at its last intact frame (what it drops is printed); a damaged LMDB file must be restored from a backup.'));
+    return 1;
+  }
+
+  /** One LMDB environment's file, before mapping it: true when it is there and sound. */
+  private checkHeader(env: string): boolean {
+    const envDir = path.join(this.dir, env);
+    const file = path.join(envDir, 'data.mdb');
+    if (!fs.existsSync(file)) {
+      this.log(`  ${file}: absent`);
+      return false;
+    }
+    try {
+      checkLmdbFile(envDir);
+      return true;
+    } catch (err) {
+      if (!(err instanceof DataDirError)) throw err;
+      this.bad(err.message);
+      return false;
+    }
+  }
+
+  /**
+   * Every record of the environments `envs`, read in one child process (damage inside a
+   * B-tree kills it, not us; the environment it was reading is the first it did not report).
+   * Returns the environments read whole.
+   */
+  private walk(envs: string[]): string[] {
+    if (envs.length === 0) return [];
+    const dirs = envs.map((e) => path.join(this.dir, e));
+    const r = walkInChild(dirs);
+    const done: string[] = [];
+    for (const { envDir, counts } of r.read) {
+      const file = path.join(envDir, 'data.mdb');
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      this.log(`  ${file}: ok, ${fs.statSync(file).size} bytes, ${total} records in ${Object.keys(counts).length} databases`);
+      done.push(envs[dirs.indexOf(envDir)]);
+    }
+    if (r.failed !== null) {
+      this.bad(`${path.join(r.failed.envDir, 'data.mdb')}: reading every record failed (${r.failed.why}): the file is damaged inside its B-tree; restore it from a backup`);
+      // The environments after it were not read: read them on their own.
+      done.push(...this.walk(envs.slice(done.length + 1)));
+    }
+    return done;
+  }
+
+  private checkJournal(mainOk: boolean): void {
+    const dir = this.dir;
+    let store: LmdbStore | null = null;
+    let applied = 0;
+    let expected = 0;
+    if (mainOk && fs.existsSync(path.join(dir, 'lmdb', 'data.mdb'))) {
+      store = new LmdbStore(path.join(dir, 'lmdb'));
+      applied = store.getSys<number>('journalSeq') ?? 0;
+      expected = store.getSys<{ file: number }>('journal')?.file ?? 0;
+      this.log(`  LMDB holds journal frames up to ${applied}; ${expected > 0 ? `journal.${expected} was being written (unclean stop)` : 'no journal file is expected (clean stop)'}`);
+    } else if (!mainOk) this.log('  the journal is checked without what LMDB records (its file is damaged)');
+    try {
+      let scan = this.scan(applied, true);
+      if (scan === null) return;
+      let problem = journalProblem(dir, scan, applied, expected);
+      if (problem === null) {
+        if (this.repair && scan.tail !== null) {
+          truncateJournal(scan.tail.file, scan.tail.offset);
+          this.log(`  repaired: ${scan.tail.file} cut at offset ${scan.tail.offset} (${scan.tail.bytes} bytes dropped)`);
+        }
+        return;
+      }
+      if (!this.repair || store === null) {
+        this.bad(problem);
+        return;
+      }
+      this.log(`  found: ${problem}`);
+      if (scan.damage !== null) {
+        const d = scan.damage;
+        this.keepCopy(d.file, true);
+        truncateJournal(d.file, d.offset);
+        for (const f of scan.files) if (f.num > Number(path.basename(d.file).slice('journal.'.length))) this.keepCopy(f.file, false);
+        this.log(`  repaired: ${d.file} cut at offset ${d.offset}, after frame ${d.lastGood}: dropped ${d.following} intact frames ` +
+          `(${d.followingRecords} records) and the damaged one, ${d.bytes} bytes`);
+        scan = this.scan(applied, false)!;
+        problem = journalProblem(dir, scan, applied, expected);
+      }
+      if (problem !== null) {
+        // A missing or emptied file, or frames missing between LMDB and the journal: what
+        // LMDB holds is all there is; files that cannot follow it go aside.
+        if (scan.frames.length === 0 || journalProblem(dir, scan, applied, 0) !== null) {
+          for (const f of scan.files) this.keepCopy(f.file, false);
+        }
+        store.transactionSync(() => store!.sys.putSync('journal', { file: 0 }));
+        this.log(`  repaired: LMDB (frames up to ${applied}) is taken as the whole store; writes acknowledged after frame ${applied} that were only in the missing journal are lost`);
+        scan = this.scan(applied, false)!;
+        problem = journalProblem(dir, scan, applied, 0);
+      }
+      if (problem !== null) this.bad(problem);
+    } finally {
+      if (store !== null) void store.close();
+    }
+  }
+
+  /** Scan and list the journal files (null: a file could not be read, reported). */
+  private scan(applied: number, print: boolean): JournalScan | null {
+    let scan: JournalScan;
+    try {
+      scan = scanJournal(this.dir, applied);
+    } catch (err) {
+      this.bad((err as Error).message);
+      return null;
+    }
+    if (!print) return scan;
+    if (scan.files.length === 0) this.log('  journal: no files');
+    for (const f of scan.files) {
+      this.log(`  ${f.file}: ${f.size} bytes, ${f.firstSeq === null ? 'no header' : `header (first frame ${f.firstSeq})`}, ` +
+        (f.frames === 0 ? 'no frames' : `${f.frames} intact frames (${f.first}..${f.last})`));
+    }
+    const t = scan.tail;
+    if (t !== null) {
+      this.log(`  note: ${t.file}: the last frame, at offset ${t.offset}, is incomplete or damaged (${t.bytes} bytes, ${t.records} records readable): ` +
+        'the write a killed process did not finish; a start cuts it off');
+    }
+    return scan;
+  }
+
+  /** Keep `file` beside itself as `<file>.damaged-<time>`: copied (it is cut next) or renamed. */
+  private keepCopy(file: string, copy: boolean): void {
+    const to = `${file}.damaged-${this.stamp}`;
+    if (copy) fs.copyFileSync(file, to);
+    else fs.renameSync(file, to);
+    this.log(`  kept: ${file} ${copy ? 'copied' : 'moved'} to ${to}`);
+  }
+}
