@@ -13,7 +13,7 @@ import { ReplyMode, type Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { NULL_SINK } from '../dispatch.js';
 import { pauseActive, armTimer, endPause } from '../pause.js';
-import { subscriptionCounts } from './pubsub.js';
+import { subscriptionCounts } from '../pubsub.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
@@ -89,7 +89,7 @@ export function clientInfo(c: Client, now: number, argv: Argv | null): string {
   // Replies are built in a slab shared by all clients, so there is no per-client reply buffer
   // (rbs, rbp 0); obl counts this client's bytes in the slab, oll its queued chunks.
   const b = c.transport.bufferStats?.() ?? { qbufFree: 0, obl: 0, oll: 0 };
-  const [sub, psub, ssub] = c.subscriptions === 0 ? [0, 0, 0] : subscriptionCounts(c);
+  const [sub, psub, ssub] = c.subscriptions === 0 || subscriptionCounts.of === null ? [0, 0, 0] : subscriptionCounts.of(c);
   return `id=${c.id} addr=${c.addr} laddr=${c.laddr} fd=${fdOf(c)} name=${c.name ?? ''}`
     + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
     + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${sub} psub=${psub} ssub=${ssub}`
