@@ -10,7 +10,7 @@ import { RestTokens } from './http/auth.js';
 import { registerSse } from './http/sse.js';
 import { V2Router } from './http/v2.js';
 import { SearchService } from './search/service.js';
-import type { Config } from './config.js';
+import { type Config, configExtras, ConfigError } from './config.js';
 import { QStashService } from './qstash/service.js';
 import { qstashHandlers } from './qstash/routes.js';
 import { WorkflowService } from './qstash/workflow/service.js';
@@ -130,9 +130,26 @@ export async function createServer(config: Config): Promise<RunningServer> {
  */
 function restoreSubsystems(engine: Engine): void {
   const acl = engine.persistence!.getRecord<SavedAcl>('acl');
+  const extras = configExtras(engine.config);
   if (acl !== undefined) {
     engine.acl.restore(acl);
     if (engine.cfg('requirepass') !== '') engine.acl.setDefaultPassword(engine.cfg('requirepass'));
+  }
+  // A CONFIG SET requirepass survives restarts with the ACL users it changed: CONFIG GET
+  // shows the password in force unless the configuration gives one.
+  const saved = engine.persistence!.getRecord<string>('requirepass');
+  if (saved !== undefined && !extras.given.has('requirepass') && engine.config.get('requirepass') === '') {
+    engine.config.set('requirepass', saved);
+  }
+  // `user` lines of redis.conf, as Redis loads them at start-up (each one from a fresh user).
+  for (const [name, ...rules] of extras.users) {
+    engine.acl.deleteUser(name);
+    const u = engine.acl.create(name);
+    try {
+      engine.acl.apply(u, rules);
+    } catch (err) {
+      throw new ConfigError(`Error in user declaration '${name}': ${(err as Error).message}`);
+    }
   }
   const err = restoreSavedFunctions(engine);
   if (err !== null) console.error(`persistence: the saved function libraries could not be loaded: ${err}`);

@@ -26,28 +26,23 @@ export interface OptionSpec {
   readonly parse?: (raw: string, current: string) => { value: string } | { error: string };
   /** Hidden from CONFIG GET (options of ours that Redis does not have are still listed). */
   readonly secret?: boolean;
+  /** A Redis parameter without an option of ours (src/redis-options.ts): no flag help, no environment variable. */
+  readonly redisOnly?: boolean;
+  /** Takes several words in redis.conf and on the command line (save, bind, client-output-buffer-limit...). */
+  readonly multiArg?: boolean;
 }
 
 import { checkNotifyFlags } from './engine/notify.js';
-
-/** maxmemory-clients: a memory value or a percentage of maxmemory (Redis's PERCENT_CONFIG). */
-function checkMaxmemoryClients(raw: string): { value: string } | { error: string } {
-  const pct = /^(\d+)%$/.exec(raw);
-  if (pct) {
-    if (Number(pct[1]) > 100) return { error: 'percentage argument must be less or equal to 100' };
-    return { value: `${Number(pct[1])}%` };
-  }
-  const b = parseBytes(raw);
-  if (!Number.isFinite(b)) return { error: 'argument must be a memory or percent value' };
-  return { value: String(b) };
-}
+import { REDIS_OPTIONS, ALIASES } from './redis-options.js';
+import { memToBig } from './config-parsers.js';
+import { loadConfigFile } from './config-file.js';
 
 /** Redis's LONG_MAX bound, printed exactly in range errors. */
 const LONG_MAX = 9223372036854775807n;
 
-export const OPTIONS: readonly OptionSpec[] = [
+const OWN_OPTIONS: readonly OptionSpec[] = [
   { name: 'port', env: 'PORT', type: 'int', def: '6379', min: 0, max: 65535, mutable: false, help: 'TCP port for RESP clients (0 = pick a free port)' },
-  { name: 'bind', env: 'BIND', type: 'string', def: '127.0.0.1', mutable: false, help: 'address to listen on (TCP and HTTP)' },
+  { name: 'bind', env: 'BIND', type: 'string', def: '127.0.0.1', multiArg: true, mutable: false, help: 'address to listen on (TCP and HTTP)' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'int', def: '8080', min: -1, max: 65535, mutable: false, help: 'HTTP port for the REST and /v2 APIs (0 = pick a free port, -1 = off)' },
   { name: 'token', env: 'REST_TOKEN', type: 'string', def: '', mutable: false, secret: true, help: 'REST API standard token (empty = generate one on first start and keep it in --dir)' },
   { name: 'read-only-token', env: 'REST_READ_ONLY_TOKEN', type: 'string', def: '', mutable: false, secret: true, help: 'REST API read-only token (empty = generate one on first start and keep it in --dir)' },
@@ -73,37 +68,53 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'maxclients', env: 'MAXCLIENTS', type: 'int', def: '10000', min: 1, max: 4294967295, mutable: true, help: 'maximum number of connected clients' },
   { name: 'timeout', env: 'TIMEOUT', type: 'int', def: '0', min: 0, max: 2147483647, mutable: true, help: 'close a client after this many idle seconds (0 = never)' },
   { name: 'tcp-keepalive', env: 'TCP_KEEPALIVE', type: 'int', def: '300', min: 0, max: 2147483647, mutable: true, help: 'TCP keepalive interval in seconds (0 = off)' },
-  { name: 'databases', env: 'DATABASES', type: 'int', def: '16', min: 1, max: 1024, mutable: false, help: 'number of logical databases' },
+  { name: 'databases', env: 'DATABASES', type: 'int', def: '16', min: 1, max: 1024, mutable: false, help: 'number of logical databases (at most 1024 here; Redis allows more)' },
   { name: 'proto-max-bulk-len', env: 'PROTO_MAX_BULK_LEN', type: 'bytes', def: '536870912', min: 1024 * 1024, max: LONG_MAX, mutable: true, help: 'largest bulk string a client may send' },
   { name: 'client-query-buffer-limit', env: 'CLIENT_QUERY_BUFFER_LIMIT', type: 'bytes', def: '1073741824', min: 1024 * 1024, max: LONG_MAX, mutable: true, help: 'largest unparsed input a client may accumulate' },
-  { name: 'client-output-buffer-limit', env: 'CLIENT_OUTPUT_BUFFER_LIMIT', type: 'string', def: 'normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60', parse: parseBufferLimits, mutable: true, help: 'output-buffer limits per class: <class> <hard> <soft> <soft-seconds>' },
+  { name: 'client-output-buffer-limit', env: 'CLIENT_OUTPUT_BUFFER_LIMIT', type: 'string', def: 'normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60', parse: parseBufferLimits, multiArg: true, mutable: true, help: 'output-buffer limits per class: <class> <hard> <soft> <soft-seconds>' },
   { name: 'pubsub-output-total-limit', env: 'PUBSUB_OUTPUT_TOTAL_LIMIT', type: 'bytes', def: '134217728', min: 0, mutable: true, help: 'most bytes queued in total for all pub/sub and MONITOR readers, TCP and SSE (on top of each one\'s output-buffer limit); over it the readers holding the most are disconnected first (0 = no limit)' },
   { name: 'hz', env: 'HZ', type: 'int', def: '10', min: 0, max: 2147483647, clamp: [1, 500], mutable: true, help: 'background task frequency (active expiry, timeouts)' },
-  { name: 'maxmemory', env: 'MAXMEMORY', type: 'bytes', def: '0', min: 0, mutable: true, help: 'memory limit in bytes (0 = none)' },
+  { name: 'maxmemory', env: 'MAXMEMORY', type: 'bytes', def: '0', min: 0, max: 18446744073709551615n, mutable: true, help: 'memory limit in bytes (0 = none)' },
   { name: 'maxmemory-policy', env: 'MAXMEMORY_POLICY', type: 'enum', def: 'noeviction', values: ['volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'noeviction'], mutable: true, help: 'what to do at maxmemory' },
+  // Eviction tuning and keyspace events (src/engine/evict.ts, notify.ts); maxmemory-clients and
+  // maxmemory-eviction-tenacity are Redis parameter rows (redis-options.ts).
   { name: 'maxmemory-samples', env: 'MAXMEMORY_SAMPLES', type: 'int', def: '5', min: 1, max: 2147483647, mutable: true, help: 'keys sampled per eviction (approximated LRU/LFU/TTL)' },
-  { name: 'maxmemory-eviction-tenacity', env: 'MAXMEMORY_EVICTION_TENACITY', type: 'int', def: '10', min: 0, max: 100, mutable: true, help: 'how long one command may spend evicting (0-100, Redis\'s scale)' },
   { name: 'lfu-log-factor', env: 'LFU_LOG_FACTOR', type: 'int', def: '10', min: 0, max: 2147483647, mutable: true, help: 'LFU counter logarithm factor' },
   { name: 'lfu-decay-time', env: 'LFU_DECAY_TIME', type: 'int', def: '1', min: 0, max: 2147483647, mutable: true, help: 'minutes for the LFU counter to decay by one' },
-  { name: 'maxmemory-clients', env: 'MAXMEMORY_CLIENTS', type: 'string', def: '0', parse: checkMaxmemoryClients, mutable: true, help: 'memory limit of all clients together (bytes or N%; 0 = none; accepted, not enforced)' },
   { name: 'notify-keyspace-events', env: 'NOTIFY_KEYSPACE_EVENTS', type: 'string', def: '', parse: (raw) => checkNotifyFlags(raw), mutable: true, help: 'keyspace notification classes (K E g $ l s h z x e d t m n A)' },
-  { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning', 'nothing'], mutable: true, help: 'log verbosity' },
-  { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['always', 'everysec', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
-  { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: 16384, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
-  { name: 'tracking-table-max-keys', env: 'TRACKING_TABLE_MAX_KEYS', type: 'int', def: '1000000', min: 0, max: LONG_MAX, mutable: true, help: 'keys tracked for client-side caching at most (0 = no limit)' },
+  { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning'], mutable: true, help: 'log verbosity' },
+  { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['everysec', 'always', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
+  { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: LONG_MAX, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, max: LONG_MAX, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
   // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.
-  { name: 'hash-max-listpack-entries', env: 'HASH_MAX_LISTPACK_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with more fields are encoded as hashtable' },
-  { name: 'hash-max-listpack-value', env: 'HASH_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'hashes with a longer field or value are encoded as hashtable' },
-  { name: 'set-max-intset-entries', env: 'SET_MAX_INTSET_ENTRIES', type: 'int', def: '512', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'integer sets with more members are encoded as hashtable' },
-  { name: 'set-max-listpack-entries', env: 'SET_MAX_LISTPACK_ENTRIES', type: 'int', def: '128', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with more members are encoded as hashtable' },
-  { name: 'set-max-listpack-value', env: 'SET_MAX_LISTPACK_VALUE', type: 'int', def: '64', min: 0, max: Number.MAX_SAFE_INTEGER, mutable: true, help: 'sets with a longer member are encoded as hashtable' },
+  { name: 'hash-max-listpack-entries', env: 'HASH_MAX_LISTPACK_ENTRIES', type: 'int', def: '512', min: 0, max: LONG_MAX, mutable: true, help: 'hashes with more fields are encoded as hashtable' },
+  { name: 'hash-max-listpack-value', env: 'HASH_MAX_LISTPACK_VALUE', type: 'bytes', def: '64', min: 0, max: LONG_MAX, mutable: true, help: 'hashes with a longer field or value are encoded as hashtable' },
+  { name: 'set-max-intset-entries', env: 'SET_MAX_INTSET_ENTRIES', type: 'int', def: '512', min: 0, max: LONG_MAX, mutable: true, help: 'integer sets with more members are encoded as hashtable' },
   { name: 'list-max-listpack-size', env: 'LIST_MAX_LISTPACK_SIZE', type: 'int', def: '-2', min: -2147483648, max: 2147483647, mutable: true, help: 'list node limit: positive = entries, -1..-5 = 4..64 KB' },
   { name: 'stream-node-max-bytes', env: 'STREAM_NODE_MAX_BYTES', type: 'bytes', def: '4096', min: 0, max: LONG_MAX, mutable: true, help: 'stream macro node size limit in bytes (0 = none)' },
   { name: 'stream-node-max-entries', env: 'STREAM_NODE_MAX_ENTRIES', type: 'int', def: '100', min: 0, max: LONG_MAX, mutable: true, help: 'stream macro node entry limit (0 = none)' },
 ];
 
-export type Config = Map<string, string>;
+/** Every option: ours, then the Redis parameters we have no option for. */
+export const OPTIONS: readonly OptionSpec[] = [...OWN_OPTIONS, ...REDIS_OPTIONS];
+
+const BY_NAME = new Map<string, OptionSpec>(OPTIONS.map((o) => [o.name, o]));
+
+/**
+ * An option by the name a client or a config file gives (any case; Redis 7.0's old names
+ * such as hash-max-ziplist-entries or lua-time-limit included). `name` is the name as Redis
+ * reports it in errors: the alias when an alias was used, lower-cased.
+ */
+export function lookupOption(given: string): { spec: OptionSpec; name: string } | undefined {
+  const name = given.toLowerCase();
+  const direct = BY_NAME.get(name);
+  if (direct !== undefined) return { spec: direct, name };
+  const target = ALIASES.get(name);
+  return target === undefined ? undefined : { spec: BY_NAME.get(target)!, name };
+}
+
+/** Option values by name, and the config file they were read from (CONFIG REWRITE, INFO config_file). */
+export type Config = Map<string, string> & { file?: string };
 
 const BYTE_UNITS: Record<string, number> = {
   '': 1, b: 1, k: 1000, kb: 1024, m: 1000 * 1000, mb: 1024 * 1024, g: 1000 * 1000 * 1000, gb: 1024 * 1024 * 1024,
@@ -171,9 +182,8 @@ export function checkValue(spec: OptionSpec, raw: string, current = spec.def): {
         n = parseConfigInt(raw);
         if (n === null) return { error: 'argument couldn\'t be parsed into an integer' };
       } else {
-        const b = parseBytes(raw);
-        if (!Number.isFinite(b)) return { error: 'argument must be a memory value' };
-        n = BigInt(b);
+        n = memToBig(raw);
+        if (n === null) return { error: 'argument must be a memory value' };
       }
       if ((spec.min !== undefined && n < BigInt(spec.min)) || (spec.max !== undefined && n > BigInt(spec.max))) {
         return { error: `argument must be between ${spec.min ?? '-inf'} and ${spec.max ?? 'inf'} inclusive` };
@@ -185,9 +195,12 @@ export function checkValue(spec: OptionSpec, raw: string, current = spec.def): {
       }
       return { value: String(n) };
     }
-    case 'bool':
-      if (raw === 'yes' || raw === 'no') return { value: raw };
+    case 'bool': {
+      // yesnotoi: case-insensitive, shown in lower case.
+      const v = raw.toLowerCase();
+      if (v === 'yes' || v === 'no') return { value: v };
       return { error: 'argument must be \'yes\' or \'no\'' };
+    }
     case 'enum': {
       const v = raw.toLowerCase();
       if (spec.values!.includes(v)) return { value: v };
@@ -198,21 +211,58 @@ export function checkValue(spec: OptionSpec, raw: string, current = spec.def): {
   }
 }
 
-export class ConfigError extends Error {}
+/** A configuration error; `redisStyle`: the text is Redis's own (config file errors), printed as it is. */
+export class ConfigError extends Error {
+  constructor(message: string, readonly redisStyle = false) {
+    super(message);
+  }
+}
 
-/** Defaults, overridden by environment variables, overridden by command-line flags. */
+/** What start-up learns from the configuration besides option values. */
+export interface ConfigExtras {
+  /** ACL `user` lines of the config file. */
+  users: string[][];
+  /** Options given in the file or on the command line (not left at their default). */
+  given: Set<string>;
+}
+
+const EXTRAS = new WeakMap<Config, ConfigExtras>();
+
+/** The extras of a loaded configuration (empty for a hand-built one). */
+export function configExtras(cfg: Config): ConfigExtras {
+  return EXTRAS.get(cfg) ?? { users: [], given: new Set() };
+}
+
+/**
+ * Defaults, overridden by environment variables, overridden by a redis.conf (when the first
+ * argument is a file name, as redis-server takes it), overridden by command-line flags.
+ */
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const cfg = readConfig(argv, env);
+  // appendonly says whether the data is kept on disk, unless the configuration sets it.
+  if (!configExtras(cfg).given.has('appendonly')) cfg.set('appendonly', cfg.get('appendfsync') === 'no' ? 'no' : 'yes');
+  return cfg;
+}
+
+function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
   const cfg: Config = new Map();
-  const byName = new Map(OPTIONS.map((o) => [o.name, o]));
+  const given = new Set<string>();
   const set = (spec: OptionSpec, raw: string, from: string) => {
-    const r = checkValue(spec, raw);
+    const r = checkValue(spec, raw, cfg.get(spec.name));
     if ('error' in r) throw new ConfigError(`invalid ${from} for ${spec.name}: ${r.error}`);
     cfg.set(spec.name, r.value);
+    given.add(spec.name);
   };
   for (const o of OPTIONS) {
     cfg.set(o.name, o.def);
-    const e = env[o.env];
+    const e = o.env === '' ? undefined : env[o.env];
     if (e !== undefined && e !== '') set(o, e, `environment variable ${o.env}`);
+  }
+  if (argv.length > 0 && !argv[0].startsWith('-')) {
+    const r = loadConfigFile(argv[0], argv.slice(1), cfg);
+    for (const n of r.given) given.add(n);
+    EXTRAS.set(cfg, { users: r.users, given });
+    return cfg;
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -224,14 +274,17 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       value = name.slice(eq + 1);
       name = name.slice(0, eq);
     }
-    const spec = byName.get(name);
-    if (!spec) throw new ConfigError(`unknown option --${name} (see --help)`);
+    const found = lookupOption(name);
+    if (!found) throw new ConfigError(`unknown option --${name} (see --help)`);
     if (value === undefined) {
       if (i + 1 >= argv.length) throw new ConfigError(`option --${name} needs a value`);
       value = argv[++i];
+      // Several words (--save 3600 1 300 100, --bind a b), as redis-server takes them.
+      if (found.spec.multiArg) while (i + 1 < argv.length && !argv[i + 1].startsWith('--')) value += ' ' + argv[++i];
     }
-    set(spec, value, `--${name}`);
+    set(found.spec, value, `--${name}`);
   }
+  EXTRAS.set(cfg, { users: [], given });
   return cfg;
 }
 
@@ -244,10 +297,12 @@ export function helpText(): string {
     '',
   ];
   for (const o of OPTIONS) {
+    if (o.redisOnly) continue;
     const flag = `  --${o.name} <${o.type === 'enum' ? o.values!.join('|') : o.type}>`;
     lines.push(flag);
     lines.push(`      ${o.help} (default: ${o.def === '' ? 'none' : o.def}) [${o.env}]`);
   }
   lines.push('  --help', '      print this help and exit');
+  lines.push('', 'Every parameter of Redis 7.0.15 (CONFIG GET *) is accepted too, as --name value or in a redis.conf', 'given as the first argument: node dist/main.js /path/to/redis.conf [--option value]...');
   return lines.join('\n');
 }

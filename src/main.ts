@@ -29,6 +29,11 @@ async function main(): Promise<void> {
     rdb = takeRdbArgs(args);
     config = loadConfig(args.filter((a) => !CHECK_FLAGS.includes(a)));
   } catch (err) {
+    // Config file errors in Redis's words and with its exit status.
+    if (err instanceof ConfigError && err.redisStyle) {
+      console.error(err.message);
+      process.exit(1);
+    }
     if (err instanceof ConfigError || (err instanceof Error && err.message.endsWith('needs a file name'))) {
       console.error(`error: ${err.message}`);
       process.exit(2);
@@ -39,7 +44,16 @@ async function main(): Promise<void> {
     process.exitCode = checkDataDir(config.get('dir')!, check === '--repair');
     return;
   }
-  const server = await createServer(config);
+  let server;
+  try {
+    server = await createServer(config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
   if (rdb.importPath !== null || rdb.exportPath !== null) {
     // Before any client is served (this turn): a refused file leaves the data untouched.
     try {

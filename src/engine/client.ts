@@ -24,6 +24,8 @@ export interface Transport {
   outputBytes(): number;
   /** Bytes received but not yet parsed (CLIENT LIST qbuf). */
   inputBytes(): number;
+  /** CLIENT LIST buffer figures: query-buffer free room, open reply bytes, queued reply chunks. */
+  bufferStats?(): { qbufFree: number; obl: number; oll: number };
   /** The client was unblocked: execute the input that waited behind the blocking command. */
   resume(): void;
   /**

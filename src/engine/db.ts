@@ -298,7 +298,8 @@ export class Db {
     if (e === undefined) return undefined;
     // Redis's keyIsExpired: a key is expired once now > when (still alive at exactly `when`).
     if (e.exp !== 0 && e.exp < this.eng.now) {
-      this.expireEntry(e);
+      // CLIENT PAUSE: expired keys read as missing but are not deleted meanwhile (Redis 7).
+      if (this.eng.pauseUntil === 0) this.expireEntry(e);
       return undefined;
     }
     return e;

@@ -27,6 +27,17 @@ import { discardTransaction } from './commands/transactions.js';
 import { clientInfo } from './commands/client.js';
 import { recordLatency } from './engine.js';
 import { EVICT_FAIL, OOM, performEvictions, rejectOnOom } from './evict.js';
+import { pausedFor, postpone, runner } from './pause.js';
+
+const DEBUG_REFUSED = 'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.';
+
+/** Redis's allowProtectedAction for enable-debug-command: `yes`, or `local` for a loopback (or Unix socket) client. */
+export function debugAllowed(c: Client): boolean {
+  const mode = c.engine.cfg('enable-debug-command');
+  if (mode === 'yes') return true;
+  if (mode !== 'local') return false;
+  return c.transport.kind === 'internal' || c.addr.startsWith('127.0.0.1:') || c.addr.startsWith('::1:') || c.addr.startsWith('/');
+}
 
 /** Commands that run immediately even inside MULTI. */
 const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
@@ -108,6 +119,11 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, wrongArity(def.name));
     return;
   }
+  // Protected commands (DEBUG behind enable-debug-command) are refused before authentication, as in Redis.
+  if (def === eng.debugDef && !debugAllowed(c)) {
+    rejectCmd(c, def, out, DEBUG_REFUSED);
+    return;
+  }
   if (!c.authenticated && !(def.flags & F.NO_AUTH)) {
     rejectCmd(c, def, out, E.NOAUTH);
     return;
@@ -155,6 +171,11 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     rejectCmd(c, def, out, eng.busyReply);
     return;
   }
+  // CLIENT PAUSE: Redis checks it here, before queueing in MULTI.
+  if (eng.pauseUntil !== 0 && pausedFor(eng, c, def)) {
+    postpone(eng, c, argv, out);
+    return;
+  }
   if (c.multi !== null && !MULTI_PASSTHROUGH.has(def.name)) {
     c.multi.push({ def, argv: argv.clone() });
     out.simple('QUEUED');
@@ -188,6 +209,7 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   st.usec += usec;
   st.calls++;
   recordLatency(st, usec);
+  if (usec >= eng.slowlog.minUsec) eng.slowlog.record(c, def, argv, usec);
   if (replyStats.errors !== errorsBefore) st.failed++;
   // Client-side caching: the keys read for a tracking client (also by its scripts and EXEC).
   if (eng.tracking.clients !== 0 && def.flags & F.READONLY && eng.current !== null) {
@@ -229,3 +251,5 @@ function cutAtNul(s: string): string {
   const i = s.indexOf('\0');
   return i < 0 ? s : s.slice(0, i);
 }
+
+runner.execute = execute;

@@ -8,11 +8,13 @@ import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
 import { PubSub } from './pubsub.js';
+import { Slowlog } from './slowlog.js';
+import { RespWriter } from '../resp/writer.js';
 import { OutputBudget } from './output-budget.js';
 import { Tracking } from './tracking.js';
 import type { Client } from './client.js';
-import type { Family } from './command.js';
-import { type Config, OPTIONS, checkValue } from '../config.js';
+import type { CommandDef, Family } from './command.js';
+import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
 import { CLIENT_BASE, STARTUP } from './memory.js';
 import { EVICT_OK, P, parsePolicy, performEvictions } from './evict.js';
@@ -55,6 +57,13 @@ export class Stats {
   keyspaceHits = 0;
   keyspaceMisses = 0;
   netInputBytes = 0;
+  /** Socket reads and writes (INFO total_reads_processed / total_writes_processed). */
+  readsProcessed = 0;
+  writesProcessed = 0;
+  /** Time spent in the active expiry cycle, ms (INFO expire_cycle_cpu_milliseconds). */
+  expireCycleMs = 0;
+  /** Ring of (time, input bytes, output bytes) samples for instantaneous_*_kbps. */
+  netSamples: number[] = [];
   totalErrorReplies = 0;
   errorCodes = new Map<string, number>();
   perCommand: CommandStats[] = [];
@@ -77,6 +86,10 @@ export class Stats {
     this.keyspaceHits = 0;
     this.keyspaceMisses = 0;
     this.netInputBytes = 0;
+    this.readsProcessed = 0;
+    this.writesProcessed = 0;
+    this.expireCycleMs = 0;
+    this.netSamples = [];
     this.totalErrorReplies = 0;
     this.errorCodes.clear();
     for (const s of this.perCommand) {
@@ -137,6 +150,10 @@ export class Engine {
   readonly stats = new Stats();
   readonly clients = new Map<number, Client>();
   readonly monitors = new Set<Client>();
+  /** DEBUG's row: refused by the dispatcher unless enable-debug-command allows it. */
+  readonly debugDef: CommandDef | null;
+  /** SLOWLOG entries and latency-monitor events (slowlog.ts). */
+  readonly slowlog: Slowlog;
   /** Channels, patterns and shard channels with their subscribers (TCP clients, SSE streams). */
   readonly pubsub = new PubSub();
   /** Total bytes queued for pushed-to readers (pub/sub, MONITOR), bounded as a whole. */
@@ -151,7 +168,7 @@ export class Engine {
   replId: string;
   /** DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry cycle off (tests). */
   activeExpire = true;
-  /** CLIENT PAUSE state: until when (ms) and whether only writes are paused. Recorded, not enforced yet. */
+  /** CLIENT PAUSE state (pause.ts): until when (Date.now() ms, 0 = none) and whether only writes are paused. */
   pauseUntil = 0;
   pauseWriteOnly = false;
   nextClientId = 1;
@@ -247,6 +264,8 @@ export class Engine {
     this.blocking = new Blocking(this);
     this.notifyFlags = notifyFlagsOf(this.cfg('notify-keyspace-events'));
     this.memoryConfig();
+    this.slowlog = new Slowlog(this);
+    this.debugDef = this.registry.commands.get('debug') ?? null;
     const n = Number(config.get('databases') ?? 16);
     for (let i = 0; i < n; i++) this.dbs.push(new Db(i, this));
     this.runId = randomHex40();
@@ -265,7 +284,7 @@ export class Engine {
 
   /** CONFIG SET one option; returns an error text or null. */
   setConfig(name: string, raw: string): string | null {
-    const spec = OPTIONS.find((o) => o.name === name);
+    const spec = lookupOption(name)?.spec;
     if (!spec) return `Unknown option or number of arguments for CONFIG SET - '${name}'`;
     if (!spec.mutable) return `CONFIG SET failed (possibly related to argument '${name}') - can't set immutable config`;
     const r = checkValue(spec, raw, this.cfg(name));
@@ -282,6 +301,8 @@ export class Engine {
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');
+      // Kept with the data: after a restart CONFIG GET requirepass shows the password in force.
+      this.persistence?.putRecord('requirepass', value);
     }
     for (const l of this.configListeners) l(name, value);
   }
@@ -368,11 +389,14 @@ export class Engine {
     // Active expiry: at most 25% of one tick, as Redis's slow cycle.
     const deadline = now + 250 / Math.max(1, this.cfgInt('hz'));
     // No active expiry while a busy script runs: the script must see a frozen keyspace.
-    if (this.activeExpire && this.busyReply === null) {
+    // No active expiry while clients are paused (CLIENT PAUSE), as Redis 7.
+    if (this.activeExpire && this.busyReply === null && this.pauseUntil === 0) {
+      const t0 = performance.now();
       for (const db of this.dbs) {
         if (db.expires > 0) db.activeExpire(now, deadline);
         if (Date.now() > deadline) break;
       }
+      this.stats.expireCycleMs += performance.now() - t0;
     }
     // Key tables: shrink the sparse ones, move rehashing ones on (Redis's activerehashing:
     // at most about 1 ms per tick).
@@ -389,6 +413,9 @@ export class Engine {
     const s = this.stats.opsSamples;
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
+    const ns = this.stats.netSamples;
+    ns.push(now, this.stats.netInputBytes, RespWriter.totalOut);
+    if (ns.length > 48) ns.splice(0, 3);
     this.usedMemory();
     // Background eviction: what the commands' budget left over (Redis's evictionTimeProc).
     if (this.maxmemory !== 0 && this.busyReply === null && performEvictions(this) !== EVICT_OK) performEvictions(this);
@@ -433,6 +460,16 @@ export class Engine {
       t += CLIENT_BASE + c.transport.inputBytes() + c.transport.outputBytes();
     }
     return t;
+  }
+
+  /** instantaneous_input_kbps / instantaneous_output_kbps from the same samples ([input, output]). */
+  netKbps(): [number, number] {
+    const s = this.stats.netSamples;
+    if (s.length < 6) return [0, 0];
+    const dt = s[s.length - 3] - s[0];
+    if (dt <= 0) return [0, 0];
+    const k = 1000 / dt / 1024;
+    return [(s[s.length - 2] - s[1]) * k, (s[s.length - 1] - s[2]) * k];
   }
 
   /** instantaneous_ops_per_sec from the samples of the last ~1.6 s. */

@@ -47,8 +47,9 @@ const NONE = (_i: number) => false;
  * password of its AUTH option, as helloCommand redacts them while parsing (after a valid
  * protocol version, stopping at the first syntax error).
  */
-function redactedArgs(argv: Argv): (i: number) => boolean {
+export function redactedArgs(argv: Argv): (i: number) => boolean {
   if (argv.is(0, 'AUTH')) return (i) => i > 0;
+  if (argv.is(0, 'CONFIG') && argv.count >= 4 && argv.is(1, 'SET')) return sensitiveConfigValues(argv);
   if (!argv.is(0, 'HELLO') || argv.count < 3) return NONE;
   const ver = argv.int64(1);
   if (ver === null || ver < 2n || ver > 3n) return NONE;
@@ -66,4 +67,13 @@ function redactedArgs(argv: Argv): (i: number) => boolean {
     }
   }
   return (i) => hide.has(i);
+}
+
+/** Redis's SENSITIVE_CONFIG parameters: CONFIG SET hides their values (slowlog, MONITOR). */
+const SENSITIVE = new Set(['requirepass', 'masterauth', 'tls-key-file-pass', 'tls-client-key-file-pass']);
+
+function sensitiveConfigValues(argv: Argv): (i: number) => boolean {
+  const hide = new Set<number>();
+  for (let j = 2; j + 1 < argv.count; j += 2) if (SENSITIVE.has(argv.key(j).toLowerCase())) hide.add(j + 1);
+  return hide.size === 0 ? NONE : (i) => hide.has(i);
 }

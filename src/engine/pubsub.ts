@@ -17,6 +17,13 @@
  */
 import { globMatch } from './glob.js';
 import type { AclUser } from './acl.js';
+import type { Client } from './client.js';
+
+/**
+ * A client's channel, pattern and shard-channel subscription counts (CLIENT LIST sub, psub,
+ * ssub), installed by the pub/sub commands (which own the client -> subscriber map).
+ */
+export const subscriptionCounts: { of: ((c: Client) => [number, number, number]) | null } = { of: null };
 
 /** The three subscription namespaces. */
 export const Kind = { CHANNEL: 0, PATTERN: 1, SHARD: 2 } as const;

@@ -63,6 +63,11 @@ export class RespParser {
     return this.end - this.pos;
   }
 
+  /** Free room after the received bytes in a buffer of the parser's own (CLIENT LIST qbuf-free). */
+  get free(): number {
+    return this.owned ? this.buf.length - this.end : 0;
+  }
+
   /**
    * Add received bytes: chunk[0, len). Keeps only the unconsumed tail of the previous data.
    * The chunk is borrowed until the next push(); a transport that reuses its read buffer

@@ -81,6 +81,16 @@ export class RespWriter implements ReplySink {
     }
   }
 
+  /** Unsealed reply bytes in the shared slab (CLIENT LIST obl). */
+  get openBytes(): number {
+    return owner === this ? pos - this.start : 0;
+  }
+
+  /** Sealed chunks waiting for the next flush (CLIENT LIST oll). */
+  get queuedParts(): number {
+    return this.parts.length;
+  }
+
   /** True when there is something to flush. */
   get pending(): boolean {
     return this.parts.length > 0 || (owner === this && pos > this.start);

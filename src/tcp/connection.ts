@@ -85,6 +85,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     // the engine's time is at most one cron tick old, plenty for a timeout in seconds.
     this.client.lastInteraction = eng.now;
     eng.stats.netInputBytes += len;
+    eng.stats.readsProcessed++;
     const p = this.parser;
     const c = this.client;
     // Input while held: its replies may need a later commit, so the release re-asks the gate.
@@ -217,6 +218,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   }
 
   private send(): void {
+    if (this.writer.pending) this.engine.stats.writesProcessed++;
     if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
       this.paused = true;
       this.sock.pause();
@@ -287,6 +289,12 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 
   inputBytes(): number {
     return this.parser.buffered;
+  }
+
+  bufferStats(): { qbufFree: number; obl: number; oll: number } {
+    // Chunks the socket still holds count as reply-list entries too (sent in one write each).
+    const queued = this.sock.writableLength > 0 ? 1 : 0;
+    return { qbufFree: this.parser.free, obl: this.writer.openBytes, oll: this.writer.queuedParts + queued };
   }
 
   /** QueuedReader: cut off by the total pub/sub output budget. */

@@ -20,7 +20,7 @@ const opened: Array<{ disconnect(): void } | RawClient> = [];
 
 before(async () => {
   // Memory-only: with LMDB persistence every commit already counts as a save (rdb_changes_since_last_save).
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis(['--enable-debug-command', 'yes'])]);
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes']), startRedis(['--enable-debug-command', 'yes'])]);
 });
 after(async () => {
   for (const c of opened) (c instanceof RawClient ? c.close() : c.disconnect());
@@ -269,7 +269,7 @@ describe('CONFIG', () => {
     const expected = appendonly[1] === 'no' ? 'no' : 'yes';
     assert.deepEqual(await r.call('CONFIG', 'GET', 'save', 'APPENDONLY'), ['save', '', 'APPENDONLY', expected]);
     const flat = (await r.call('CONFIG', 'GET', 'append*')) as string[];
-    assert.deepEqual(new Set(flat.filter((_, i) => i % 2 === 0)), new Set(['appendfsync', 'appendonly']));
+    assert.deepEqual(new Set(flat.filter((_, i) => i % 2 === 0)), new Set(['appendfsync', 'appendonly', 'appendfilename', 'appenddirname']));
   });
 
   it('CONFIG SET takes effect (INFO shows the new values)', async () => {

@@ -245,41 +245,42 @@ describe('ListValue', () => {
     assert.equal(l.length, 1000);
   });
 
-  it('listpack / quicklist by size (fill -2) and by count (fill 4)', () => {
+  it('listpack / quicklist by size (fill -2) and by count (fill 4); OBJECT ENCODING says quicklist (Redis 7.0)', () => {
+    assert.equal(new ListValue().encoding(), 'quicklist');
     const l = new ListValue();
     l.growCheck(8185, 1, -2); // 7 + 8185 = 8192: still fits
-    assert.equal(l.encoding(), 'listpack');
+    assert.equal(l.isPacked, true);
     l.growCheck(8186, 1, -2); // 7 + 8186 > 8192
-    assert.equal(l.encoding(), 'quicklist');
+    assert.equal(l.isPacked, false);
     const c = new ListValue();
     for (let i = 0; i < 4; i++) {
       c.growCheck(1, 1, 4);
       c.pushTail('a');
     }
-    assert.equal(c.encoding(), 'listpack');
+    assert.equal(c.isPacked, true);
     c.growCheck(1, 1, 4);
     c.pushTail('a');
-    assert.equal(c.encoding(), 'quicklist');
+    assert.equal(c.isPacked, false);
     c.popTail();
     c.popTail();
     c.shrinkCheck(4);
-    assert.equal(c.encoding(), 'quicklist');
+    assert.equal(c.isPacked, false);
     c.popTail();
     c.shrinkCheck(4);
-    assert.equal(c.encoding(), 'listpack');
+    assert.equal(c.isPacked, true);
     const big = new ListValue();
     for (let i = 0; i < 3000; i++) {
       big.growCheck(1, 1, -2);
       big.pushTail('x');
     }
-    assert.equal(big.encoding(), 'quicklist'); // 3 bytes per entry
+    assert.equal(big.isPacked, false); // 3 bytes per entry
     while (big.lpBytes > 4096) big.popHead();
     big.shrinkCheck(-2);
-    assert.equal(big.encoding(), 'listpack');
+    assert.equal(big.isPacked, true);
     const cl = big.clone();
     cl.pushTail('y');
     assert.equal(cl.length, big.length + 1);
-    assert.equal(cl.encoding(), 'listpack');
+    assert.equal(cl.isPacked, true);
   });
 
   it('listpack entry sizes', () => {

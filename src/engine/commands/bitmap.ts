@@ -56,18 +56,24 @@ function setbitCommand(c: Client, argv: Argv, out: ReplySink): void {
   const bit = argv.int(3);
   if (bit !== 0 && bit !== 1) throw new CommandError('ERR bit is not an integer or out of range');
   const db = c.db;
+  const created = db.get(argv.key(1)) === undefined;
   const e = writeEntry(db, argv.key(1));
   const byte = offset >>> 3;
   let v = e.value as Buffer;
-  v = byte < v.length ? mutable(v) : grow(v, byte + 1);
+  const grown = byte >= v.length;
+  v = grown ? grow(v, byte + 1) : mutable(v);
   const mask = 0x80 >> (offset & 7);
   const old = v[byte] & mask ? 1 : 0;
   if (bit) v[byte] |= mask;
   else v[byte] &= ~mask;
   db.setStored(e, v);
   e.raw = true;
-  db.modified(e.key);
-  keyEvent(c, N.STRING, 'setbit', e.key);
+  // Redis 7.0: a change (dirty counter, WATCH, events) only when the key was created or
+  // grown or the bit flipped; creating the key already counted as one.
+  if (created || grown || old !== bit) {
+    if (!created) db.modified(e.key);
+    keyEvent(c, N.STRING, 'setbit', e.key);
+  }
   out.int(old);
 }
 
@@ -367,15 +373,19 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
     for (const o of ops) out.int(getField(v, o.offset, o.type));
     return;
   }
+  const created = db.get(key) === undefined;
   const e = writeEntry(db, key);
   let maxBit = 0;
   for (const o of ops) if (o.kind !== 'get') maxBit = Math.max(maxBit, o.offset + o.type.bits);
   let v = e.value as Buffer;
   const need = Math.ceil(maxBit / 8);
-  v = need > v.length ? grow(mutable(v), need) : mutable(v);
+  const grown = need > v.length;
+  v = grown ? grow(mutable(v), need) : mutable(v);
   db.setStored(e, v);
   e.raw = true;
-  let changed = false;
+  // Redis 7.0 counts one change per applied operation when the key was created or grown, else
+  // per operation that changed the value (the dirty counter adds them all).
+  let changes = 0;
   out.array(ops.length);
   for (const o of ops) {
     if (o.kind === 'get') {
@@ -390,11 +400,14 @@ function bitfieldGeneric(c: Client, argv: Argv, out: ReplySink, readOnly: boolea
       continue;
     }
     setField(v, o.offset, o.type, next);
-    changed = true;
+    if (created || grown || next !== old) changes++;
     out.int(o.kind === 'set' ? old : next);
   }
-  if (changed) db.modified(key);
-  if (changed) keyEvent(c, N.STRING, 'setbit', key);
+  if (changes === 0) return;
+  // Creating the key counted one change already.
+  if (!created) db.modified(key);
+  if (changes > 1) c.engine.dirty += changes - 1;
+  keyEvent(c, N.STRING, 'setbit', key);
 }
 
 // BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL]

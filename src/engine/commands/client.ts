@@ -11,6 +11,8 @@ import { E } from '../../resp/errors.js';
 import { ReplyMode, type Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { NULL_SINK } from '../dispatch.js';
+import { pauseActive, armTimer, endPause } from '../pause.js';
+import { subscriptionCounts } from '../pubsub.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
@@ -87,11 +89,15 @@ export function clientInfo(c: Client, now: number, argv: Argv | null): string {
   let argvMem = 0;
   if (argv !== null) for (let i = 0; i < argv.count; i++) argvMem += argv.len(i);
   const multiMem = multiBytes(c);
+  // Replies are built in a slab shared by all clients, so there is no per-client reply buffer
+  // (rbs, rbp 0); obl counts this client's bytes in the slab, oll its queued chunks.
+  const b = c.transport.bufferStats?.() ?? { qbufFree: 0, obl: 0, oll: 0 };
+  const [sub, psub, ssub] = c.subscriptions === 0 || subscriptionCounts.of === null ? [0, 0, 0] : subscriptionCounts.of(c);
   return `id=${c.id} addr=${c.addr} laddr=${c.laddr} fd=${fdOf(c)} name=${c.name ?? ''}`
     + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
-    + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${c.subscriptions} psub=0 ssub=0`
-    + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=0 argv-mem=${argvMem}`
-    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=0 oll=0 omem=${omem} tot-mem=${qbuf + argvMem + multiMem + omem}`
+    + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${sub} psub=${psub} ssub=${ssub}`
+    + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=${b.qbufFree} argv-mem=${argvMem}`
+    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${qbuf + b.qbufFree + argvMem + multiMem + omem + b.obl}`
     + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=${c.track & TR.ON ? c.trackRedirect : -1} resp=${c.resp}`
     + ` lib-name=${c.libName} lib-ver=${c.libVer}`;
 }
@@ -306,6 +312,20 @@ function replyCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
+/** Redis's getTimeoutFromObjectOrReply in milliseconds (CLIENT PAUSE, WAIT); null after an error reply. */
+export function timeoutMsArg(argv: Argv, i: number, out: ReplySink): number | null {
+  const ms = argv.int64(i);
+  if (ms === null) {
+    out.error('ERR timeout is not an integer or out of range');
+    return null;
+  }
+  if (ms < 0n) {
+    out.error('ERR timeout is negative');
+    return null;
+  }
+  return Number(ms);
+}
+
 // CLIENT PAUSE timeout [WRITE|ALL]
 function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
   let writeOnly = false;
@@ -319,18 +339,11 @@ function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(`ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1))}'. Try CLIENT HELP.`);
     return;
   }
-  const ms = argv.int64(2);
-  if (ms === null) {
-    out.error('ERR timeout is not an integer or out of range');
-    return;
-  }
-  if (ms < 0n) {
-    out.error('ERR timeout is negative');
-    return;
-  }
+  const ms = timeoutMsArg(argv, 2, out);
+  if (ms === null) return;
   const eng = c.engine;
-  const until = ms === 0n ? 0 : eng.now + Number(ms);
-  if (eng.pauseUntil > eng.now) {
+  const until = Date.now() + ms;
+  if (pauseActive(eng)) {
     // As pauseClients: the longer pause and the stricter mode (ALL) win.
     if (until > eng.pauseUntil) eng.pauseUntil = until;
     eng.pauseWriteOnly = eng.pauseWriteOnly && writeOnly;
@@ -338,14 +351,16 @@ function pauseCommand(c: Client, argv: Argv, out: ReplySink): void {
     eng.pauseUntil = until;
     eng.pauseWriteOnly = writeOnly;
   }
+  armTimer(eng);
   out.ok();
 }
 
 // CLIENT UNPAUSE
 function unpauseCommand(c: Client, _argv: Argv, out: ReplySink): void {
-  c.engine.pauseUntil = 0;
-  c.engine.pauseWriteOnly = false;
+  // Replies first: the postponed commands run after this one.
   out.ok();
+  const eng = c.engine;
+  queueMicrotask(() => endPause(eng));
 }
 
 // CLIENT UNBLOCK client-id [TIMEOUT | ERROR]

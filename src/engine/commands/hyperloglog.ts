@@ -11,7 +11,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { mutable } from '../ds/strbuf.js';
 import {
-  HLL_DENSE, HLL_REGISTERS, HLL_SPARSE, cacheValid, createHll, denseSet, estimate, invalidateCache,
+  HLL_DENSE, HLL_REGISTERS, HLL_SPARSE, cacheValid, createHll, denseGet, denseSet, denseSetRaw, estimate, invalidateCache,
   isHll, patLen, readCache, registers, sparseSet, sparseToDense, writeCache,
 } from '../ds/hll.js';
 import { N, keyEvent } from '../notify.js';
@@ -147,9 +147,129 @@ function pfmergeCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
+/** PFDEBUG DECODE: the opcodes of a sparse HLL as Redis prints them (z: ZERO, Z: XZERO, v: VAL). */
+function decodeSparse(v: Buffer): string {
+  const parts: string[] = [];
+  let p = 16;
+  while (p < v.length) {
+    const b = v[p];
+    if ((b & 0xc0) === 0) {
+      parts.push(`z:${(b & 0x3f) + 1}`);
+      p++;
+    } else if ((b & 0xc0) === 0x40) {
+      parts.push(`Z:${(((b & 0x3f) << 8) | (v[p + 1] ?? 0)) + 1}`);
+      p += 2;
+    } else {
+      parts.push(`v:${((b >> 2) & 0x1f) + 1},${(b & 0x3) + 1}`);
+      p++;
+    }
+  }
+  return parts.join(' ');
+}
+
+// PFDEBUG <GETREG|DECODE|ENCODING|TODENSE> key
+function pfdebugCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const db = c.db;
+  const e = db.get(argv.key(2));
+  if (e === undefined) {
+    out.error('ERR The specified key does not exist');
+    return;
+  }
+  let v = hllOf(e);
+  const toDense = (): boolean => {
+    if (v[4] !== HLL_SPARSE) return false;
+    const d = sparseToDense(v);
+    if (d === null) throw new CommandError(CORRUPTED);
+    v = d;
+    e.value = v;
+    e.raw = true;
+    db.modified(e.key); // Redis counts the conversion as a change (propagated)
+    return true;
+  };
+  if (argv.is(1, 'GETREG')) {
+    toDense();
+    const regs = registers(v);
+    if (regs === null) throw new CommandError(CORRUPTED);
+    out.array(HLL_REGISTERS);
+    for (let i = 0; i < HLL_REGISTERS; i++) out.int(regs[i]);
+  } else if (argv.is(1, 'DECODE')) {
+    if (v[4] !== HLL_SPARSE) {
+      out.error('ERR HLL encoding is not sparse');
+      return;
+    }
+    out.bulkLatin1(decodeSparse(v));
+  } else if (argv.is(1, 'ENCODING')) {
+    out.simple(v[4] === HLL_SPARSE ? 'sparse' : 'dense');
+  } else if (argv.is(1, 'TODENSE')) {
+    out.int(toDense() ? 1 : 0);
+  } else {
+    out.error(`ERR Unknown PFDEBUG subcommand '${argv.key(1)}'`);
+  }
+}
+
+/**
+ * PFSELFTEST: Redis's internal consistency checks of the HLL code: every dense register
+ * stores and reads back any 6-bit value, and an HLL created sparse (promoted to dense on the
+ * way) and a dense one fed the same elements give the same estimate, within 5 standard errors
+ * of the true count.
+ */
+function pfselftestCommand(_c: Client, _argv: Argv, out: ReplySink): void {
+  const dense = sparseToDense(createHll())!;
+  const want = new Uint8Array(HLL_REGISTERS);
+  let seed = 12345;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+  for (let j = 0; j < 10; j++) {
+    for (let i = 0; i < HLL_REGISTERS; i++) {
+      const r = rand() & 63;
+      want[i] = r;
+      denseSetRaw(dense, i, r);
+    }
+    for (let i = 0; i < HLL_REGISTERS; i++) {
+      if (denseGet(dense, i) !== want[i]) {
+        out.error(`TESTFAILED Register error at register ${i}`);
+        return;
+      }
+    }
+  }
+  let sparse = createHll();
+  const full = sparseToDense(createHll())!;
+  const relerr = 1.04 / Math.sqrt(HLL_REGISTERS);
+  let checkpoint = 1;
+  const ele = Buffer.alloc(8);
+  for (let n = 1; n <= 100000; n++) {
+    ele.writeUInt32LE(rand(), 0);
+    ele.writeUInt32LE(n, 4);
+    const [index, count] = patLen(ele);
+    const r = setRegister(sparse, index, count, 3000); // promoted to dense past 3000 bytes, as by default
+    if (r.changed < 0) {
+      out.error('TESTFAILED sparse HLL corrupted');
+      return;
+    }
+    sparse = r.value;
+    denseSet(full, index, count);
+    if (n === checkpoint) {
+      const a = estimate(registers(sparse)!);
+      const b = estimate(registers(full)!);
+      if (a !== b) {
+        out.error(`TESTFAILED sparse and dense estimates differ at ${n} elements: ${a} vs ${b}`);
+        return;
+      }
+      const maxerr = Math.ceil(relerr * 5 * n);
+      if (Math.abs(Number(b) - n) > maxerr) {
+        out.error(`TESTFAILED Too big error. card:${n} abserr:${Math.abs(Number(b) - n)}`);
+        return;
+      }
+      checkpoint *= 10;
+    }
+  }
+  out.ok();
+}
+
 export default family('hyperloglog', ['hyperloglog'], [
   //   name        arity  flags                          keys         handler
   row('pfadd',      -2,   F.WRITE | F.DENYOOM | F.FAST,  [1, 1, 1],   pfaddCommand),
   row('pfcount',    -2,   F.READONLY,                    [1, -1, 1],  pfcountCommand),
   row('pfmerge',    -2,   F.WRITE | F.DENYOOM,           [1, -1, 1],  pfmergeCommand),
+  row('pfdebug',     3,   F.WRITE | F.DENYOOM | F.ADMIN, [2, 2, 1],   pfdebugCommand),
+  row('pfselftest',  1,   F.ADMIN,                       [0, 0, 0],   pfselftestCommand),
 ]);

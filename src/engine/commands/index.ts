@@ -25,6 +25,7 @@ import scripting from './scripting.js';
 import stream from './stream.js';
 import memory from './memory.js';
 import dump from './dump.js';
+import latency from './latency.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -49,4 +50,5 @@ export const FAMILIES: readonly Family[] = [
   stream,
   memory,
   dump,
+  latency,
 ];

@@ -9,6 +9,7 @@ import type { CommandDef } from '../command.js';
 import { F, FLAG_NAMES } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
+import { COMMAND_DOCS_JSON } from './command-docs.js';
 import { commandHasKeys, commandKeys, keyFlagNames, writeKeySpec } from '../keys.js';
 
 /** One COMMAND INFO entry: name, arity, flags, first, last, step, categories, tips, key specs, subcommands. */
@@ -80,7 +81,43 @@ function infoCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
-// COMMAND DOCS [command-name ...]: summary and group only.
+type DocNode = string | number | { '%': DocNode[] } | { '+': string } | DocNode[];
+
+let docsCache: Record<string, DocNode> | null = null;
+
+/** Redis 7.0.15's COMMAND DOCS data (command-docs.ts), parsed on first use. */
+function redisDocs(): Record<string, DocNode> {
+  return (docsCache ??= JSON.parse(COMMAND_DOCS_JSON) as Record<string, DocNode>);
+}
+
+/** The documentation of a row: Redis's own, or (commands Redis 7.0 does not have) the group only. */
+function docOf(def: CommandDef): DocNode {
+  const [top, sub] = def.name.split('|');
+  let doc: DocNode | undefined = redisDocs()[top];
+  if (sub !== undefined && doc !== undefined) {
+    const m = (doc as { '%': DocNode[] })['%'];
+    const i = m.indexOf('subcommands');
+    const subs = i >= 0 ? (m[i + 1] as { '%': DocNode[] })['%'] : [];
+    const j = subs.indexOf(def.name);
+    doc = j >= 0 ? subs[j + 1] : undefined;
+  }
+  return doc ?? { '%': ['group', def.categories[0] ?? 'generic'] };
+}
+
+/** Write a docs node; `{'%': [k, v, ...]}` is a map (flat in RESP2, as Redis's maps). */
+function writeDoc(n: DocNode, out: ReplySink): void {
+  if (typeof n === 'string') out.bulkLatin1(n);
+  else if (typeof n === 'number') out.int(n);
+  else if (Array.isArray(n)) {
+    out.array(n.length);
+    for (const x of n) writeDoc(x, out);
+  } else if ('%' in n) {
+    out.map(n['%'].length / 2);
+    for (const x of n['%']) writeDoc(x, out);
+  } else out.simple(n['+']);
+}
+
+// COMMAND DOCS [command-name ...]
 function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
   const defs: CommandDef[] = [];
   if (argv.count === 2) defs.push(...topLevel(c));
@@ -91,9 +128,7 @@ function docsCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.map(defs.length);
   for (const d of defs) {
     out.bulkText(d.name);
-    out.map(2);
-    out.bulkText('summary'); out.bulkText(`The ${d.name.toUpperCase()} command`);
-    out.bulkText('group'); out.bulkText(d.categories[0] ?? 'generic');
+    writeDoc(docOf(d), out);
   }
 }
 

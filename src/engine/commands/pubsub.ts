@@ -15,7 +15,7 @@ import { ReplyMode, type Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
-import { Kind, type Delivery, type Subscriber } from '../pubsub.js';
+import { Kind, subscriptionCounts, type Delivery, type Subscriber } from '../pubsub.js';
 import { resetHooks } from './connection.js';
 import type { AclUser } from '../acl.js';
 
@@ -142,6 +142,13 @@ function subscriberOf(c: Client): ClientSubscriber {
   }
   return s;
 }
+
+subscriptionCounts.of = (c: Client): [number, number, number] => {
+  const s = subscribers.get(c);
+  if (s === undefined) return [0, 0, 0];
+  const ps = c.engine.pubsub;
+  return [ps.count(s, Kind.CHANNEL), ps.count(s, Kind.PATTERN), ps.count(s, Kind.SHARD)];
+};
 
 /** Disconnect and RESET: leave every channel, pattern and shard channel, silently. */
 function leaveAll(c: Client): void {

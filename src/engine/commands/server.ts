@@ -17,7 +17,9 @@ import { syncStats } from './dump.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
-import { OPTIONS, checkValue, type OptionSpec } from '../../config.js';
+import { OPTIONS, checkValue, lookupOption, type OptionSpec } from '../../config.js';
+import { ALIASES } from '../../redis-options.js';
+import { rewriteConfigFile } from '../../config-file.js';
 import type { Client } from '../client.js';
 import type { Engine } from '../engine.js';
 import { LATENCY_BUCKETS } from '../engine.js';
@@ -25,8 +27,11 @@ import type { Db, Entry } from '../db.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { globMatch } from '../glob.js';
+import { Kind } from '../pubsub.js';
 import { REDIS_VERSION } from './connection.js';
 import { STARTUP } from '../memory.js';
+import { datasetDigest, valueDigest } from '../digest.js';
+import { timeoutMsArg } from './client.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -42,7 +47,7 @@ function cstr(s: string): string {
 }
 
 /** A help reply: one status line per text line, as Redis's addReplyHelp. */
-function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
+export function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
   out.array(lines.length + 3);
   out.simple(`${cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:`);
   for (const l of lines) out.simple(l);
@@ -165,8 +170,6 @@ const DEFAULT_SECTIONS = new Set<string>([
  */
 export const infoHooks: Record<string, ((eng: Engine) => string[])[]> = {};
 
-/** Latency percentiles reported by INFO latencystats (Redis's latency-tracking-info-percentiles default). */
-const PERCENTILES = [50, 99, 99.9];
 
 function percentile(hist: Uint32Array, total: number, p: number): number {
   const want = Math.max(1, Math.ceil((total * p) / 100));
@@ -221,7 +224,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `configured_hz:${eng.cfgInt('hz')}`,
         `lru_clock:${eng.lruClock & 0xffffff}`,
         `executable:${process.argv[1] ?? ''}`,
-        'config_file:',
+        `config_file:${eng.config.file ?? ''}`,
         'io_threads_active:0',
       );
       break;
@@ -305,32 +308,65 @@ function sectionLines(eng: Engine, name: string): string[] {
         'aof_last_write_status:ok',
       );
       break;
-    case 'stats':
+    case 'stats': {
+      // Redis 7.0's fields and order; subsystems we do not have (replication, defragmentation,
+      // I/O threads, reply-buffer resizing) report the values Redis reports without them.
+      const [inKbps, outKbps] = eng.netKbps();
+      const ps = eng.pubsub;
       L.push(
         `total_connections_received:${st.totalConnections}`,
         `total_commands_processed:${st.totalCommands}`,
         `instantaneous_ops_per_sec:${eng.opsPerSec()}`,
         `total_net_input_bytes:${st.netInputBytes}`,
         `total_net_output_bytes:${RespWriter.totalOut - st.netOutputBase}`,
+        'total_net_repl_input_bytes:0',
+        'total_net_repl_output_bytes:0',
+        `instantaneous_input_kbps:${inKbps.toFixed(2)}`,
+        `instantaneous_output_kbps:${outKbps.toFixed(2)}`,
+        'instantaneous_input_repl_kbps:0.00',
+        'instantaneous_output_repl_kbps:0.00',
         `rejected_connections:${st.rejectedConnections}`,
         `sync_full:${syncStats.full}`,
         'sync_partial_ok:0',
         'sync_partial_err:0',
         `expired_keys:${st.expiredKeys}`,
+        'expired_stale_perc:0.00',
+        'expired_time_cap_reached_count:0',
+        `expire_cycle_cpu_milliseconds:${Math.floor(st.expireCycleMs)}`,
         `evicted_keys:${st.evictedKeys}`,
         `evicted_clients:${eng.outputs.evictions}`,
+        'total_eviction_exceeded_time:0',
+        'current_eviction_exceeded_time:0',
         `keyspace_hits:${st.keyspaceHits}`,
         `keyspace_misses:${st.keyspaceMisses}`,
+        `pubsub_channels:${ps.names(Kind.CHANNEL, null).length}`,
+        `pubsub_patterns:${ps.numpat()}`,
+        `pubsubshard_channels:${ps.names(Kind.SHARD, null).length}`,
         'latest_fork_usec:0',
         'total_forks:0',
         `migrate_cached_sockets:${cachedSockets()}`,
+        'slave_expires_tracked_keys:0',
+        'active_defrag_hits:0',
+        'active_defrag_misses:0',
+        'active_defrag_key_hits:0',
+        'active_defrag_key_misses:0',
+        'total_active_defrag_time:0',
+        'current_active_defrag_time:0',
         `tracking_total_keys:${eng.tracking.keys}`,
         `tracking_total_items:${eng.tracking.items}`,
         `tracking_total_prefixes:${eng.tracking.prefixCount}`,
         'unexpected_error_replies:0',
         `total_error_replies:${replyStats.errors - st.errorBase}`,
+        'dump_payload_sanitizations:0',
+        `total_reads_processed:${st.readsProcessed}`,
+        `total_writes_processed:${st.writesProcessed}`,
+        'io_threaded_reads_processed:0',
+        'io_threaded_writes_processed:0',
+        'reply_buffer_shrinks:0',
+        'reply_buffer_expands:0',
       );
       break;
+    }
     case 'replication':
       L.push(
         'role:master',
@@ -374,6 +410,9 @@ function sectionLines(eng: Engine, name: string): string[] {
       break;
     }
     case 'latencystats': {
+      // latency-tracking no: nothing reported; the percentiles are latency-tracking-info-percentiles.
+      if (eng.cfg('latency-tracking') === 'no') break;
+      const pcts = eng.cfg('latency-tracking-info-percentiles').split(' ').filter((x) => x !== '').map(Number);
       const all = eng.registry.all;
       for (let i = 0; i < all.length; i++) {
         const s = st.perCommand[i];
@@ -381,7 +420,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         let total = 0;
         for (let b = 0; b < LATENCY_BUCKETS; b++) total += s.hist[b];
         if (total === 0) continue;
-        const ps = PERCENTILES.map((p) => `p${p}=${percentile(s.hist!, total, p).toFixed(3)}`);
+        const ps = pcts.map((p) => `p${p}=${percentile(s.hist!, total, p).toFixed(3)}`);
         L.push(`latency_percentiles_usec_${all[i].name}:${ps.join(',')}`);
       }
       break;
@@ -477,6 +516,28 @@ function roleCommand(_c: Client, _argv: Argv, out: ReplySink): void {
   out.array(0);
 }
 
+// WAIT numreplicas timeout
+function waitCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const want = argv.int64(1);
+  if (want === null) {
+    out.error(E.NOT_INTEGER);
+    return;
+  }
+  const ms = timeoutMsArg(argv, 2, out);
+  if (ms === null) return;
+  // There are no replicas: 0 acknowledged. Asking for more waits for the timeout, as Redis
+  // does (forever with 0), except where a client cannot block (MULTI, scripts).
+  if (want <= 0n || c.engine.inExec || c.transport.kind !== 'tcp') {
+    out.int(0);
+    return;
+  }
+  c.engine.blocking.block(c, {
+    keys: [], deadline: ms === 0 ? 0 : Date.now() + ms,
+    serve: () => false,
+    timeout: (o) => o.int(0),
+  });
+}
+
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 function shutdownCommand(c: Client, argv: Argv, out: ReplySink): void {
   let nosave = false;
@@ -533,48 +594,33 @@ function monitorCommand(c: Client, _argv: Argv, out: ReplySink): void {
 
 // ---------------------------------------------------------------- CONFIG
 
-/** Options CONFIG GET lists for a pattern (secret ones need their exact name, as Redis's hidden configs). */
-function findOption(name: string): OptionSpec | undefined {
-  const lower = name.toLowerCase();
-  return OPTIONS.find((o) => o.name === lower);
-}
-
-/**
- * Read-only parameters derived from our options, for tools that read Redis's persistence
- * settings (redis-benchmark asks for `save` and `appendonly`): the LMDB store plays the AOF's
- * part, and there are no RDB snapshot rules.
- */
-const DERIVED: readonly { name: string; get: (c: Client) => string }[] = [
-  { name: 'appendonly', get: (c) => (c.engine.cfg('appendfsync') === 'no' ? 'no' : 'yes') },
-  { name: 'save', get: () => '' },
+/** Names CONFIG GET * lists: every option (secret ones need their exact name) and every alias. */
+const LISTED_NAMES: readonly string[] = [
+  ...OPTIONS.filter((o) => !o.secret).map((o) => o.name),
+  ...ALIASES.keys(),
 ];
 
 // CONFIG GET parameter [parameter ...]
 function configGetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const matches: [string, string][] = [];
   const seen = new Set<string>();
-  const add = (shown: string, name: string, value: () => string): void => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    matches.push([shown, value()]);
+  const add = (shown: string, spec: OptionSpec): void => {
+    const k = shown.toLowerCase();
+    if (seen.has(k)) return;
+    seen.add(k);
+    matches.push([shown, c.engine.cfg(spec.name)]);
   };
   for (let i = 2; i < argv.count; i++) {
     const arg = argv.key(i);
     if (!/[[*?]/.test(arg)) {
       // An exact name is echoed as the client typed it, as Redis does.
-      const o = findOption(arg);
-      if (o !== undefined) add(arg, o.name, () => c.engine.cfg(o.name));
-      const d = DERIVED.find((x) => x.name === arg.toLowerCase());
-      if (d !== undefined) add(arg, d.name, () => d.get(c));
+      const o = lookupOption(arg);
+      if (o !== undefined) add(arg, o.spec);
       continue;
     }
     const pat = argv.view(i);
-    for (const o of OPTIONS) {
-      if (o.secret || seen.has(o.name)) continue;
-      if (globMatch(pat, Buffer.from(o.name, 'latin1'), true)) add(o.name, o.name, () => c.engine.cfg(o.name));
-    }
-    for (const d of DERIVED) {
-      if (globMatch(pat, Buffer.from(d.name, 'latin1'), true)) add(d.name, d.name, () => d.get(c));
+    for (const name of LISTED_NAMES) {
+      if (!seen.has(name) && globMatch(pat, Buffer.from(name, 'latin1'), true)) add(name, lookupOption(name)!.spec);
     }
   }
   out.map(matches.length);
@@ -592,35 +638,41 @@ function configSetCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const eng = c.engine;
   const specs: OptionSpec[] = [];
-  // First pass, in argument order: unknown names, immutable options, duplicates (Redis's order).
+  const names: string[] = [];
+  // First pass, in argument order: unknown names, immutable options, duplicates (Redis's
+  // order). An alias and its option are two parameters for Redis 7.0: both may be given.
   for (let i = 2; i < argv.count; i += 2) {
-    const name = argv.key(i);
-    const o = findOption(name);
+    const given = argv.key(i);
+    const o = lookupOption(given);
     if (o === undefined) {
-      out.error(`ERR Unknown option or number of arguments for CONFIG SET - '${cstr(name)}'`);
+      out.error(`ERR Unknown option or number of arguments for CONFIG SET - '${cstr(given)}'`);
       return;
     }
-    if (!o.mutable) {
-      const why = o.protected ? "can't set protected config" : "can't set immutable config";
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - ${why}`);
+    if (!o.spec.mutable) {
+      const why = o.spec.protected ? "can't set protected config" : "can't set immutable config";
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(given)}') - ${why}`);
       return;
     }
-    if (specs.includes(o)) {
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(name)}') - duplicate parameter`);
+    if (names.includes(o.name)) {
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${cstr(given)}') - duplicate parameter`);
       return;
     }
-    specs.push(o);
+    specs.push(o.spec);
+    names.push(o.name);
   }
-  // Second pass: validate every value before applying any (the set is atomic).
+  // Second pass: validate every value before applying any (the set is atomic); a later
+  // value for the same option (alias and name) validates against the earlier one.
   const values: string[] = [];
+  const pending = new Map<string, string>();
   for (let j = 0; j < specs.length; j++) {
     const o = specs[j];
-    const r = checkValue(o, argv.str(3 + 2 * j), eng.cfg(o.name));
+    const r = checkValue(o, argv.str(3 + 2 * j), pending.get(o.name) ?? eng.cfg(o.name));
     if ('error' in r) {
-      out.error(`ERR CONFIG SET failed (possibly related to argument '${o.name}') - ${r.error}`);
+      out.error(`ERR CONFIG SET failed (possibly related to argument '${names[j]}') - ${r.error}`);
       return;
     }
     values.push(r.value);
+    pending.set(o.name, r.value);
   }
   for (let j = 0; j < specs.length; j++) eng.applyConfig(specs[j].name, values[j]);
   out.ok();
@@ -638,9 +690,20 @@ function configResetstatCommand(c: Client, _argv: Argv, out: ReplySink): void {
 }
 
 // CONFIG REWRITE
-function configRewriteCommand(_c: Client, _argv: Argv, out: ReplySink): void {
-  // Options come from flags and the environment; there is no file to rewrite.
-  out.error('ERR The server is running without a config file');
+function configRewriteCommand(c: Client, _argv: Argv, out: ReplySink): void {
+  const cfg = c.engine.config;
+  if (cfg.file === undefined) {
+    out.error('ERR The server is running without a config file');
+    return;
+  }
+  try {
+    const acl = c.engine.acl;
+    rewriteConfigFile(cfg, [...acl.users.values()].map((u) => acl.describe(u)));
+  } catch (err) {
+    out.error(`ERR Rewriting config file: ${(err as Error).message}`);
+    return;
+  }
+  out.ok();
 }
 
 // CONFIG HELP
@@ -724,6 +787,10 @@ const DEBUG_HELP = [
   'CHANGE-REPL-ID',
   '    Change the replication IDs of the instance.',
   '    Dangerous: should be used only for testing the replication subsystem.',
+  'DIGEST',
+  '    Output a hex signature representing the current DB content.',
+  'DIGEST-VALUE <key> [<key> ...]',
+  '    Output a hex signature of the values of all the specified keys.',
   'ERROR <string>',
   '    Return a Redis protocol error with <string> as message. Useful for clients',
   '    unit tests to simulate Redis errors.',
@@ -736,6 +803,23 @@ const DEBUG_HELP = [
   '    it is used instead of the \'key\' prefix. These are not propagated to',
   '    replicas. Cluster slots are not respected so keys not belonging to the',
   '    current node can be created in cluster mode.',
+  'PROTOCOL <type>',
+  '    Reply with a test value of the specified type. <type> can be: string,',
+  '    integer, double, bignum, null, array, set, map, attrib, push, verbatim,',
+  '    true, false.',
+  'RELOAD [option ...]',
+  '    Save the RDB on disk and reload it back to memory. Valid <option> values:',
+  '    * MERGE: conflicting keys will be loaded from RDB.',
+  '    * NOFLUSH: the existing database will not be removed before load, but',
+  '      conflicting keys will generate an exception and kill the server.',
+  '    * NOSAVE: the database will be loaded from an existing RDB file.',
+  '    Examples:',
+  '    * DEBUG RELOAD: verify that the server is able to persist, flush and reload',
+  '      the database.',
+  '    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an',
+  '      existing RDB file.',
+  '    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB',
+  '      file to the database.',
   'SET-ACTIVE-EXPIRE <0|1>',
   '    Setting it to 0 disables expiring keys in background when they are not',
   '    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the',
@@ -750,11 +834,90 @@ function positiveLong(argv: Argv, i: number): number {
   return n >= 0 ? n : NaN;
 }
 
+const PROTOCOL_TYPES = 'string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false';
+
+/**
+ * DEBUG PROTOCOL <type> in the shapes the reply sink writes (RESP2 here: doubles, big
+ * numbers and verbatim strings as bulk strings, booleans as integers, sets as arrays, maps
+ * flattened, the attribute dropped).
+ */
+function debugProtocol(argv: Argv, out: ReplySink): void {
+  switch (argv.key(2).toLowerCase()) {
+    case 'string': out.bulkText('Hello World'); break;
+    case 'integer': out.int(12345); break;
+    case 'double': out.bulkText('3.141'); break;
+    case 'bignum': out.bulkText('1234567999999999999999999999999999999'); break;
+    case 'null': out.nil(); break;
+    case 'array':
+    case 'set':
+      out.array(3);
+      for (let j = 0; j < 3; j++) out.int(j);
+      break;
+    case 'map':
+      out.array(6);
+      for (let j = 0; j < 3; j++) {
+        out.int(j);
+        out.int(j === 1 ? 1 : 0);
+      }
+      break;
+    case 'attrib': out.bulkText('Some real reply following the attribute'); break;
+    case 'push': out.error('ERR RESP2 is not supported by this command'); break;
+    case 'verbatim': out.bulkText('This is a verbatim\nstring'); break;
+    case 'true': out.int(1); break;
+    case 'false': out.int(0); break;
+    default: out.error(`ERR Wrong protocol type name. Please use one of the following: ${PROTOCOL_TYPES}`);
+  }
+}
+
+/**
+ * DEBUG RELOAD: commit everything to LMDB and make it durable, then answer (the client
+ * waits, as Redis's client waits for its save and load). The keyspace in memory is what
+ * the store holds afterwards, so it is not read back.
+ */
+function debugReload(c: Client, argv: Argv, out: ReplySink): void {
+  for (let i = 2; i < argv.count; i++) {
+    if (!argv.is(i, 'MERGE') && !argv.is(i, 'NOFLUSH') && !argv.is(i, 'NOSAVE')) {
+      out.error('ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.');
+      return;
+    }
+  }
+  const eng = c.engine;
+  const p = eng.persistence;
+  if (p === null || eng.inExec || c.transport.kind !== 'tcp') {
+    void p?.saveNow();
+    out.ok();
+    return;
+  }
+  c.blocked = true;
+  p.saveNow().then(() => {
+    c.blocked = false;
+    if (c.closed) return;
+    out.ok();
+    c.transport.requestFlush();
+    c.transport.resume();
+  }, (err: Error) => {
+    c.blocked = false;
+    if (c.closed) return;
+    out.error(`ERR Error trying to save the DB: ${err.message}`);
+    c.transport.requestFlush();
+    c.transport.resume();
+  });
+}
+
 // DEBUG subcommand [arg ...]   (the subset listed in DEBUG HELP)
 function debugCommand(c: Client, argv: Argv, out: ReplySink): void {
   const n = argv.count;
   const eng = c.engine;
-  if (n === 2 && argv.is(1, 'HELP')) {
+  if (n === 2 && argv.is(1, 'DIGEST')) {
+    out.simple(datasetDigest(eng.dbs));
+  } else if (n >= 2 && argv.is(1, 'DIGEST-VALUE')) {
+    out.array(n - 2);
+    for (let i = 2; i < n; i++) out.simple(valueDigest(c.db, argv.key(i)));
+  } else if (n === 3 && argv.is(1, 'PROTOCOL')) {
+    debugProtocol(argv, out);
+  } else if (n >= 2 && argv.is(1, 'RELOAD')) {
+    debugReload(c, argv, out);
+  } else if (n === 2 && argv.is(1, 'HELP')) {
     help(out, 'DEBUG', DEBUG_HELP);
   } else if (n === 3 && argv.is(1, 'SLEEP')) {
     const secs = strtodPrefix(argv.str(2));
@@ -843,6 +1006,7 @@ export default family('server', [], [
   row('bgsave',         -1,   F.ADMIN | F.NOSCRIPT,                               [0, 0, 0], bgsaveCommand),
   row('role',            1,   F.NOSCRIPT | LS | F.FAST,                           [0, 0, 0], roleCommand, { categories: ['admin', 'dangerous'] }),
   row('shutdown',       -1,   ADM | F.NO_MULTI | F.ALLOW_BUSY,                    [0, 0, 0], shutdownCommand),
+  row('wait',            3,   F.NOSCRIPT,                                         [0, 0, 0], waitCommand, { categories: ['connection'] }),
   row('monitor',         1,   ADM | F.NO_REST,                                    [0, 0, 0], monitorCommand),
   row('debug',          -2,   ADM,                                                [0, 0, 0], debugCommand),
   container('config',   -2,   0, [

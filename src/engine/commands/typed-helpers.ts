@@ -64,15 +64,17 @@ export function hashLimits(eng: Engine): HashLimits {
 }
 
 let setRaw: [string | undefined, string | undefined, string | undefined] = [undefined, undefined, undefined];
-let setLim: SetLimits = { maxIntset: 512, maxEntries: 128, maxValue: 64 };
+let setLim: SetLimits = { maxIntset: 512, maxEntries: 0, maxValue: 0 };
 
+/**
+ * Set encodings as Redis 7.0: intset for integers, hashtable for anything else (listpack
+ * sets and their set-max-listpack-* options came with 7.2).
+ */
 export function setLimits(eng: Engine): SetLimits {
   const a = eng.config.get('set-max-intset-entries');
-  const b = eng.config.get('set-max-listpack-entries');
-  const d = eng.config.get('set-max-listpack-value');
-  if (a !== setRaw[0] || b !== setRaw[1] || d !== setRaw[2]) {
-    setRaw = [a, b, d];
-    setLim = { maxIntset: Number(a ?? 512), maxEntries: Number(b ?? 128), maxValue: Number(d ?? 64) };
+  if (a !== setRaw[0]) {
+    setRaw = [a, undefined, undefined];
+    setLim = { maxIntset: Number(a ?? 512), maxEntries: 0, maxValue: 0 };
   }
   return setLim;
 }

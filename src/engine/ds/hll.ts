@@ -128,7 +128,7 @@ export function denseGet(v: Uint8Array, reg: number): number {
   return ((b0 >> fb) | (b1 << (8 - fb))) & HLL_REGISTER_MAX;
 }
 
-function denseSetRaw(v: Uint8Array, reg: number, val: number): void {
+export function denseSetRaw(v: Uint8Array, reg: number, val: number): void {
   const bit = reg * HLL_BITS;
   const byte = HLL_HDR_SIZE + (bit >>> 3);
   const fb = bit & 7;

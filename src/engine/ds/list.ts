@@ -256,8 +256,14 @@ export class ListValue implements TypedValue {
     void capacity;
   }
 
+  /** One listpack node (how it is stored and sized); OBJECT ENCODING says quicklist regardless. */
+  get isPacked(): boolean {
+    return this.packed;
+  }
+
+  /** Redis 7.0 reports every list as a quicklist (7.2 shows small ones as listpack). */
   encoding(): string {
-    return this.packed ? 'listpack' : 'quicklist';
+    return 'quicklist';
   }
 
   clone(): ListValue {

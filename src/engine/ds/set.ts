@@ -93,7 +93,9 @@ export class SetValue implements StoredValue {
 
   /** setTypeCreate: the encoding for a new set whose first member is `first`. */
   static create(first: string, sizeHint: number, lim: SetLimits): SetValue {
-    if (int64Of(first) !== null && sizeHint <= lim.maxIntset) return new SetValue(ENC_INTSET);
+    // Without listpack sets (Redis 7.0: maxEntries 0) the first member alone decides, as
+    // 7.0's setTypeCreate; 7.2 also sizes the set from the number of members added.
+    if (int64Of(first) !== null && (sizeHint <= lim.maxIntset || lim.maxEntries === 0)) return new SetValue(ENC_INTSET);
     if (sizeHint <= lim.maxEntries) return new SetValue(ENC_LISTPACK);
     return new SetValue(ENC_HT);
   }

@@ -36,5 +36,13 @@ const scripts: Script[] = [
     ['PFADD', 'h', 'a', 'b', 'c'], ['GET', 'h'],
     ['SET', 'h2', Buffer.from('48594c4c01000000000000000000000051805d8c0280457ffe', 'hex')], ['PFCOUNT', 'h2'], ['PFADD', 'h2', 'zz'], ['GET', 'h2'],
   ] },
+  { name: 'PFDEBUG and PFSELFTEST', steps: [
+    ['PFADD', 'h', 'a', 'b', 'c'], ['PFDEBUG', 'DECODE', 'h'], ['PFDEBUG', 'ENCODING', 'h'], ['PFDEBUG', 'TODENSE', 'h'],
+    ['PFDEBUG', 'ENCODING', 'h'], ['PFDEBUG', 'TODENSE', 'h'], ['PFDEBUG', 'DECODE', 'h'], ['PFCOUNT', 'h'], ['GET', 'h'],
+    ['PFADD', 'g', 'x', 'y'], ['PFDEBUG', 'GETREG', 'g'], ['PFDEBUG', 'ENCODING', 'g'], ['PFDEBUG', 'foo', 'g'],
+    ['PFDEBUG', 'GETREG', 'nokey'], ['SET', 's', 'x'], ['PFDEBUG', 'GETREG', 's'], ['LPUSH', 'l', 'x'], ['PFDEBUG', 'encoding', 'l'],
+    ['PFDEBUG', 'DECODE'], ['PFSELFTEST', 'x'],
+    ['PFADD', 'big', ...Array.from({ length: 300 }, (_, i) => `e${i}`)], ['PFDEBUG', 'DECODE', 'big'],
+  ] },
 ];
 export default scripts;

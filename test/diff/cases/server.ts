@@ -154,6 +154,43 @@ const scripts: Script[] = [
     ['CONFIG', 'HELP'], ['CONFIG', 'help', 'x'], ['config', 'HeLp'],
   ] },
 
+  { name: 'CONFIG aliases: old names read and write the same option', steps: [
+    ['CONFIG', 'SET', 'hash-max-ziplist-entries', '100'], ['CONFIG', 'GET', 'hash-max-listpack-entries'],
+    ['CONFIG', 'GET', 'hash-max-ziplist-entries'], ['CONFIG', 'SET', 'hash-max-listpack-entries', '512'],
+    ['CONFIG', 'SET', 'zset-max-ziplist-value', '1kb'], ['CONFIG', 'GET', 'zset-max-listpack-value'],
+    ['CONFIG', 'SET', 'zset-max-ziplist-value', '64'], ['CONFIG', 'SET', 'list-max-ziplist-size', '-3'],
+    ['CONFIG', 'GET', 'list-max-listpack-size'], ['CONFIG', 'SET', 'list-max-ziplist-size', '-2'],
+    ['CONFIG', 'SET', 'lua-time-limit', '1000'], ['CONFIG', 'GET', 'busy-reply-threshold'], ['CONFIG', 'GET', 'lua-time-limit'],
+    ['CONFIG', 'SET', 'busy-reply-threshold', '5000'], ['CONFIG', 'SET', 'slave-read-only', 'no'],
+    ['CONFIG', 'GET', 'replica-read-only'], ['CONFIG', 'SET', 'replica-read-only', 'yes'], ['CONFIG', 'GET', 'slaveof'],
+    ['CONFIG', 'SET', 'slaveof', 'no one'], ['CONFIG', 'SET', 'list-max-ziplist-entries', '5'],
+    { cmd: ['CONFIG', 'GET', '*ziplist*'], compare: 'sorted' }, { cmd: ['CONFIG', 'GET', 'slave-*'], compare: 'sorted' },
+  ] },
+  { name: 'CONFIG SET of Redis parameters without effect here keeps their value; bad values refused', steps: [
+    ['CONFIG', 'SET', 'save', '3600 1 300 100'], ['CONFIG', 'GET', 'save'], ['CONFIG', 'SET', 'save', '3600'],
+    ['CONFIG', 'SET', 'save', ''], ['CONFIG', 'SET', 'activerehashing', 'NO'], ['CONFIG', 'GET', 'activerehashing'],
+    ['CONFIG', 'SET', 'activerehashing', 'yes'], ['CONFIG', 'SET', 'repl-backlog-size', '1'], ['CONFIG', 'GET', 'repl-backlog-size'],
+    ['CONFIG', 'SET', 'repl-backlog-size', '1mb'], ['CONFIG', 'SET', 'oom-score-adj-values', '0 200'],
+    ['CONFIG', 'SET', 'maxmemory-clients', '200%'], ['CONFIG', 'SET', 'maxmemory-clients', '5%'], ['CONFIG', 'GET', 'maxmemory-clients'],
+    ['CONFIG', 'SET', 'maxmemory-clients', '0'], ['CONFIG', 'SET', 'latency-tracking-info-percentiles', '50 101'],
+    ['CONFIG', 'SET', 'latency-tracking-info-percentiles', '50.0 99.50'], ['CONFIG', 'GET', 'latency-tracking-info-percentiles'],
+    ['CONFIG', 'SET', 'latency-tracking-info-percentiles', '50 99 99.9'], ['CONFIG', 'SET', 'dbfilename', 'x.rdb'],
+    ['CONFIG', 'SET', 'daemonize', 'yes'], ['CONFIG', 'SET', 'activedefrag', 'yes'], ['CONFIG', 'SET', 'unixsocketperm', '700'],
+  ] },
+  { name: 'WAIT without replicas answers 0', steps: [
+    ['WAIT', '0', '0'], ['WAIT', '1', '5'], ['WAIT', 'x', '0'], ['WAIT', '0', '-1'], ['WAIT', '0', 'x'], ['WAIT', '0'],
+    ['MULTI'], ['WAIT', '1', '0'], ['EXEC'],
+  ] },
+  { name: 'COMMAND DOCS: Redis 7.0.15\'s documentation', steps: [
+    ['COMMAND', 'DOCS', 'get'], ['COMMAND', 'DOCS', 'SET', 'config|get', 'nosuch'], ['COMMAND', 'DOCS', 'client|list'],
+    ['COMMAND', 'DOCS', 'zadd', 'xadd', 'eval'], ['COMMAND', 'DOCS', 'nosuch'],
+    // Containers (CLIENT, CONFIG) list their subcommands in Redis's dict order, which changes from run to run.
+  ] },
+  { name: 'COMMAND GETKEYSANDFLAGS errors and read commands', steps: [
+    ['COMMAND', 'GETKEYSANDFLAGS', 'get'], ['COMMAND', 'GETKEYSANDFLAGS', 'get', 'k'], ['COMMAND', 'GETKEYSANDFLAGS', 'mget', 'a', 'b'],
+    ['COMMAND', 'GETKEYSANDFLAGS', 'nosuch', 'x'], ['COMMAND', 'GETKEYSANDFLAGS', 'ping', 'x'], ['COMMAND', 'GETKEYSANDFLAGS', 'get', 'a', 'b'],
+  ] },
+
   // ---------------------------------------------------------------- FUNCTION / SCRIPT FLUSH
   { name: 'FUNCTION FLUSH options', steps: [
     ['FUNCTION', 'FLUSH'], ['FUNCTION', 'FLUSH', 'ASYNC'], ['FUNCTION', 'flush', 'sync'],

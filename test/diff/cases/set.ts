@@ -1,7 +1,7 @@
 /**
  * Set commands against redis-server 7.0. Integer sets (intset) reply in ascending order on
- * both sides and are compared byte for byte. Sets of strings are a hashtable in Redis 7.0 and
- * a listpack in 7.2+ (and here), so their member order is compared as a multiset.
+ * both sides and are compared byte for byte. Sets of strings are a hashtable in Redis 7.0, as
+ * here (7.2+ makes small ones a listpack), so their member order is compared as a multiset.
  */
 import type { Script, Step } from '../harness.js';
 
