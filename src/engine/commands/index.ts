@@ -23,6 +23,7 @@ import sort from './sort.js';
 import geo from './geo.js';
 import scripting from './scripting.js';
 import stream from './stream.js';
+import search from './search.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -45,4 +46,5 @@ export const FAMILIES: readonly Family[] = [
   geo,
   scripting,
   stream,
+  search,
 ];
