@@ -19,6 +19,8 @@ import type { FieldDef, IndexDef } from './schema.js';
 /** One document: per schema field, its values (TEXT: the term sequence). */
 export interface DocRec {
   readonly vals: (readonly (string | number | boolean)[] | undefined)[];
+  /** Its position in keyAt/recAt (scans walk these arrays: no iterator allocation). */
+  slot: number;
 }
 
 /** Per TEXT field: postings and lengths for BM25. */
@@ -30,6 +32,10 @@ export class TextField {
 
 export class SearchIndex {
   readonly docs = new Map<string, DocRec>();
+  /** Documents by slot (holes are undefined; freed slots are reused). */
+  readonly keyAt: (string | undefined)[] = [];
+  readonly recAt: (DocRec | undefined)[] = [];
+  private readonly free: number[] = [];
   /** Keys written since the index last caught up. */
   readonly dirty = new Set<string>();
   /** The whole keyspace must be rescanned before the next use (start-up, SWAPDB). */
@@ -71,6 +77,9 @@ export class SearchIndex {
 
   clear(): void {
     this.docs.clear();
+    this.keyAt.length = 0;
+    this.recAt.length = 0;
+    this.free.length = 0;
     for (const t of this.text) if (t !== null) { t.postings.clear(); t.totalLen = 0; t.docs = 0; }
   }
 
@@ -86,6 +95,9 @@ export class SearchIndex {
     const old = this.docs.get(key);
     if (old === undefined) return;
     this.docs.delete(key);
+    this.keyAt[old.slot] = undefined;
+    this.recAt[old.slot] = undefined;
+    this.free.push(old.slot);
     for (let f = 0; f < this.text.length; f++) {
       const t = this.text[f];
       const terms = old.vals[f] as string[] | undefined;
@@ -101,6 +113,10 @@ export class SearchIndex {
 
   private add(key: string, rec: DocRec): void {
     this.docs.set(key, rec);
+    const slot = this.free.pop() ?? this.keyAt.length;
+    rec.slot = slot;
+    this.keyAt[slot] = key;
+    this.recAt[slot] = rec;
     for (let f = 0; f < this.text.length; f++) {
       const t = this.text[f];
       const terms = rec.vals[f] as string[] | undefined;
@@ -129,7 +145,7 @@ export class SearchIndex {
         const raw = h.get(this.hashNames[f]);
         if (raw !== undefined) vals[f] = convert(fields[f], [Buffer.from(raw, 'latin1').toString('utf8')]);
       }
-      return { vals };
+      return { vals, slot: -1 };
     }
     let root: unknown;
     if (on === 'JSON') {
@@ -148,7 +164,7 @@ export class SearchIndex {
       collect(root, this.paths[f], 0, leaves);
       if (leaves.length > 0) vals[f] = convert(fields[f], leaves);
     }
-    return { vals };
+    return { vals, slot: -1 };
   }
 
   /** A document's content for replies: [[field, value]...] (JSON: one "$" pair). */

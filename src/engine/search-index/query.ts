@@ -9,7 +9,7 @@
  * over the clauses a document matches.
  */
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
-import { dateValue, type SearchIndex, type TextField } from './index.js';
+import { dateValue, type DocRec, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
 
 export class QueryError extends Error {}
@@ -251,50 +251,75 @@ export function evaluate(n: Node, idx: SearchIndex): Scores {
 
 function evalNode(n: Node, idx: SearchIndex): Scores {
   switch (n.k) {
-    case 'all': {
-      const m: Scores = new Map();
-      for (const k of idx.docs.keys()) m.set(k, n.boost);
-      return m;
-    }
+    case 'all':
+      return scan(idx, [], n.boost);
     case 'or': {
       const m: Scores = new Map();
       for (const c of n.cs) for (const [k, s] of evaluate(c, idx)) m.set(k, (m.get(k) ?? 0) + s);
       return m;
     }
     case 'bool': {
+      // Conditions on non-text fields become predicates checked in one pass (over every
+      // document, or over the candidates the other conditions produced): no set per condition.
+      const preds: Pred[] = [];
+      const rest: Node[] = [];
+      for (const c of n.must) {
+        const p = c.k === 'leaf' && c.boost === 1 ? leafPred(c.f, c.op, idx) : null;
+        if (p !== null) preds.push(p);
+        else rest.push(c);
+      }
       let m: Scores;
-      if (n.must.length > 0) {
-        const parts = n.must.map((c) => evaluate(c, idx)).sort((a, b) => a.size - b.size);
-        m = parts[0];
-        for (let i = 1; i < parts.length; i++) {
-          const p = parts[i];
+      if (rest.length > 0) {
+        m = intersectAll(rest.map((c) => evaluate(c, idx)));
+        if (preds.length > 0) {
           for (const [k, s] of m) {
-            const t = p.get(k);
-            if (t === undefined) m.delete(k);
-            else m.set(k, s + t);
+            const rec = idx.docs.get(k)!;
+            if (preds.every((p) => p(rec))) m.set(k, s + preds.length);
+            else m.delete(k);
           }
         }
-        for (const c of n.should) for (const [k, s] of evaluate(c, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
+      } else if (preds.length > 0) {
+        m = scan(idx, preds, preds.length);
       } else if (n.should.length > 0) {
         m = new Map();
         for (const c of n.should) for (const [k, s] of evaluate(c, idx)) m.set(k, (m.get(k) ?? 0) + s);
       } else {
-        m = new Map();
-        for (const k of idx.docs.keys()) m.set(k, 1);
+        m = scan(idx, [], 1);
+      }
+      if (n.must.length > 0) {
+        for (const c of n.should) for (const [k, s] of evaluate(c, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
       }
       for (const c of n.not) for (const k of evaluate(c, idx).keys()) m.delete(k);
       return m;
     }
-    case 'leaf':
-      return evalLeaf(n.f, n.op, idx);
+    case 'leaf': {
+      const p = leafPred(n.f, n.op, idx);
+      return p !== null ? scan(idx, [p], 1) : evalText(idx.def.fields[n.f], idx.text[n.f]!, n.op, idx);
+    }
   }
 }
 
-function evalLeaf(fi: number, op: Op, idx: SearchIndex): Scores {
-  const f = idx.def.fields[fi];
-  const tf = idx.text[fi];
-  if (tf !== null) return evalText(f, tf, op, idx);
+type Pred = (rec: DocRec) => boolean;
+
+/** Every document satisfying all `preds`, each scored `score`. */
+function scan(idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
+  const keys = idx.keyAt;
+  const recs = idx.recAt;
+  const np = preds.length;
+  outer: for (let s = 0; s < recs.length; s++) {
+    const rec = recs[s];
+    if (rec === undefined) continue;
+    for (let i = 0; i < np; i++) if (!preds[i](rec)) continue outer;
+    out.set(keys[s]!, score);
+  }
+  return out;
+}
+
+/** A non-text condition as a per-document test; null for TEXT fields (they use postings). */
+function leafPred(fi: number, op: Op, idx: SearchIndex): Pred | null {
+  const f = idx.def.fields[fi];
+  if (idx.text[fi] !== null) return null;
   let test: (x: string | number | boolean) => boolean;
   switch (op.o) {
     case 'smart':
@@ -304,8 +329,7 @@ function evalLeaf(fi: number, op: Op, idx: SearchIndex): Scores {
       test = f.type === 'FACET' ? (x) => facetMatch(x as string, v as string) : (x) => x === v;
       if (op.o === 'ne') {
         const eq = test;
-        for (const [k, d] of idx.docs) { const xs = d.vals[fi]; if (xs === undefined || !xs.some(eq)) out.set(k, 1); }
-        return out;
+        return (rec) => { const xs = rec.vals[fi]; return xs === undefined || !xs.some(eq); };
       }
       break;
     }
@@ -320,13 +344,14 @@ function evalLeaf(fi: number, op: Op, idx: SearchIndex): Scores {
       break;
     }
     default:
-      return out; // text operators were refused at parse time
+      return () => false; // text operators were refused at parse time
   }
-  for (const [k, d] of idx.docs) {
-    const xs = d.vals[fi];
-    if (xs !== undefined && xs.some(test)) out.set(k, 1);
-  }
-  return out;
+  return (rec) => {
+    const xs = rec.vals[fi];
+    if (xs === undefined) return false;
+    if (xs.length === 1) return test(xs[0]);
+    return xs.some(test);
+  };
 }
 
 /** A facet path matches itself and its descendants ("/a" matches "/a/b"). */
