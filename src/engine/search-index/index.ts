@@ -75,6 +75,20 @@ export class SearchIndex {
     this.dirty.clear();
   }
 
+  /**
+   * Apply pending keys until `deadline` (performance.now() ms): the background drain, so that
+   * indexing work is spread over idle time instead of landing on the next query. True when done.
+   */
+  catchUpSome(db: Db, now: number, deadline: number): boolean {
+    let n = 0;
+    for (const key of this.dirty) {
+      this.apply(key, db.peek(key), now);
+      this.dirty.delete(key);
+      if ((++n & 63) === 0 && performance.now() > deadline) return this.dirty.size === 0;
+    }
+    return true;
+  }
+
   clear(): void {
     this.docs.clear();
     this.keyAt.length = 0;

@@ -14,11 +14,15 @@ import { defFromJson, type IndexDef } from './schema.js';
 /** Pending keys beyond which an index is rescanned whole instead (bounds the dirty set). */
 const MAX_DIRTY = 65_536;
 const FILE = 'search-indexes.json';
+/** Background drain: wait this long after a write, then index for at most the budget per turn. */
+const DRAIN_DELAY_MS = 2;
+const DRAIN_BUDGET_MS = 4;
 
 export class SearchRegistry implements KeyspaceListener {
   readonly indexes = new Map<string, SearchIndex>();
   readonly aliases = new Map<string, string>();
   private listening = false;
+  private timer: NodeJS.Timeout | null = null;
   private readonly file: string | null;
 
   constructor(private readonly eng: Engine) {
@@ -80,7 +84,25 @@ export class SearchRegistry implements KeyspaceListener {
       if (idx.def.db !== db.index || idx.stale || !idx.covers(key)) continue;
       idx.dirty.add(key);
       if (idx.dirty.size > MAX_DIRTY) { idx.stale = true; idx.dirty.clear(); }
+      if (this.timer === null) this.schedule();
     }
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => this.drain(), DRAIN_DELAY_MS);
+    this.timer.unref();
+  }
+
+  /** Background indexing: a few ms of pending keys per turn of the event loop, between commands. */
+  private drain(): void {
+    this.timer = null;
+    const deadline = performance.now() + DRAIN_BUDGET_MS;
+    let pending = false;
+    for (const idx of this.indexes.values()) {
+      if (idx.stale || idx.dirty.size === 0) continue;
+      if (!idx.catchUpSome(this.eng.dbs[idx.def.db], Date.now(), deadline)) pending = true;
+    }
+    if (pending) this.schedule();
   }
 
   flushed(db: Db): void {
