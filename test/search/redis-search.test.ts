@@ -78,6 +78,21 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
     assert.deepEqual(await products.count({ filter: { $mustNot: [{ 'meta.brand': 'Sony' }] } as any }), { count: 1 });
     assert.deepEqual(await products.count({ filter: { $or: [{ price: { $gt: 150 } }, { name: { $phrase: 'running shoes' } }] } }), { count: 2 });
 
+    const agg = await products.aggregate({
+      filter: {},
+      aggregations: {
+        avg_price: { $avg: { field: 'price' } },
+        stats: { $stats: { field: 'price' } },
+        hist: { $histogram: { field: 'price', interval: 100 }, $aggs: { top: { $max: { field: 'price' } } } },
+        ranges: { $range: { field: 'price', ranges: [{ to: 50 }, { from: 50 }] } },
+      },
+    } as any) as any;
+    assert.ok(Math.abs(agg.avg_price.value - (199.99 + 89.5 + 49) / 3) < 1e-9);
+    assert.deepEqual(agg.stats, { count: 3, min: 49, max: 199.99, avg: agg.avg_price.value, sum: 199.99 + 89.5 + 49 });
+    assert.deepEqual(agg.hist, { buckets: [{ key: 0, docCount: 2, top: { value: 89.5 } }, { key: 100, docCount: 1, top: { value: 199.99 } }] });
+    assert.deepEqual(agg.ranges.buckets.map((b: any) => [b.key, b.docCount]), [['*-50', 1], ['50-*', 2]]);
+    await assert.rejects(products.aggregate({ aggregations: { t: { $terms: { field: 'meta.brand' } } } } as any), /not FAST/);
+
     const page = await products.query({ filter: {}, limit: 2, offset: 1, orderBy: { price: 'ASC' } } as any);
     assert.deepEqual(page.map((h) => h.key), ['product:2', 'product:1']);
 
@@ -165,6 +180,13 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
       'name', 'h', 'type', 'HASH', 'prefixes', ['h:'], 'language', 'english',
       'schema', [['title', 'TEXT'], ['n', 'I64', 'FAST', 'FROM', 'num']],
     ]);
+    await io.call('SEARCH.CREATE', 'kw', 'ON', 'HASH', 'PREFIX', '1', 'kw:', 'SCHEMA', 'cat', 'KEYWORD', 'FAST', 'n', 'U64', 'FAST');
+    for (const [k, cat, n] of [['kw:1', 'a', 1], ['kw:2', 'a', 3], ['kw:3', 'b', 5]] as const) await io.hset(k, 'cat', cat, 'n', String(n));
+    assert.deepEqual(await io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"by":{"$terms":{"field":"cat","size":1},"$aggs":{"s":{"$sum":{"field":"n"}}}}}'),
+      ['by', ['buckets', [['key', 'a', 'docCount', 2, 's', ['value', '4']]], 'sumOtherDocCount', 1]]);
+    assert.equal(await io.call('SEARCH.AGGREGATE', 'nope', '{}', '{}'), null);
+    await assert.rejects(io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"x":{"$median":{"field":"n"}}}'), /Unknown aggregation operator/);
+    assert.equal(await io.call('SEARCH.DROP', 'kw'), 1);
     assert.deepEqual(await io.call('SEARCH.LISTINDEXES'), ['h']);
     assert.equal(await io.call('SEARCH.QUERY', 'missing', '{}'), null);
     await assert.rejects(io.call('SEARCH.QUERY', 'h', '{"title":'), /ERR invalid query/);

@@ -11,7 +11,8 @@ import { family, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
 import { evaluate, parseQuery, QueryError } from '../search-index/query.js';
-import type { SearchIndex } from '../search-index/index.js';
+import type { DocRec, SearchIndex } from '../search-index/index.js';
+import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
 
 const MAX_LIMIT = 1000;
 const DEFAULT_LIMIT = 10;
@@ -262,6 +263,26 @@ function countCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
+// SEARCH.AGGREGATE name|alias filter aggregations
+function aggregateCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const reg = registryOf(c.engine);
+  const found = reg.resolve(argv.key(1));
+  if (found === undefined) {
+    out.nil();
+    return;
+  }
+  const idx = reg.ready(found);
+  try {
+    const q = parseQuery(argv.str(2), idx);
+    const aggs = parseAggregations(argv.str(3), idx);
+    const docs: DocRec[] = [];
+    for (const k of evaluate(q, idx).keys()) docs.push(idx.docs.get(k)!);
+    writeRV(out, aggregate(aggs, docs));
+  } catch (err) {
+    fail(out, err);
+  }
+}
+
 export default family('search', [], [
   //   name                   arity  flags                   keys        handler
   row('search.create',          -4,  F.WRITE,                [0, 0, 0],  createCommand),
@@ -272,6 +293,7 @@ export default family('search', [], [
   row('search.listindexes',      1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
   row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand),
   row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand),
+  row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand),
   row('search.aliasadd',         3,  F.WRITE,                [0, 0, 0],  aliasAddCommand),
   row('search.aliasdel',         2,  F.WRITE,                [0, 0, 0],  aliasDelCommand),
   row('search.listaliases',      1,  F.READONLY,             [0, 0, 0],  listAliasesCommand),
