@@ -93,6 +93,15 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
     assert.deepEqual(agg.ranges.buckets.map((b: any) => [b.key, b.docCount]), [['*-50', 1], ['50-*', 2]]);
     await assert.rejects(products.aggregate({ aggregations: { t: { $terms: { field: 'meta.brand' } } } } as any), /not FAST/);
 
+    const hl = await products.query({ filter: { description: 'wireless' }, highlight: { fields: ['description'], preTag: '<b>', postTag: '</b>' } } as any);
+    assert.equal((hl.find((h) => h.key === 'product:1') as any).data.description, 'Premium noise-cancelling <b>wireless</b> <b>headphones</b>'.replace('<b>headphones</b>', 'headphones'));
+    const scored = await products.query({ filter: { inStock: true }, scoreFunc: { field: 'price', modifier: 'log1p', factor: 2 } } as any);
+    assert.deepEqual(scored.map((h) => h.key), ['product:1', 'product:3']);
+    assert.ok(Math.abs(scored[0].score - Math.log10(1 + 2 * 199.99)) < 1e-9);
+    const summed = await products.query({ filter: { inStock: true }, scoreFunc: { scoreMode: 'replace', combineMode: 'sum', fields: [{ field: 'price', missing: 0 }, 'price'] } } as any);
+    assert.equal(summed[0].score, 2 * 199.99);
+    await assert.rejects(products.query({ filter: {}, scoreFunc: 'description' } as any), /must be a FAST numeric/);
+
     const page = await products.query({ filter: {}, limit: 2, offset: 1, orderBy: { price: 'ASC' } } as any);
     assert.deepEqual(page.map((h) => h.key), ['product:2', 'product:1']);
 

@@ -10,7 +10,9 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
-import { evaluate, parseQuery, QueryError } from '../search-index/query.js';
+import { evaluate, matchedTerms, parseQuery, QueryError, type Node } from '../search-index/query.js';
+import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/scorefunc.js';
+import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
 import type { DocRec, SearchIndex } from '../search-index/index.js';
 import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
 
@@ -142,10 +144,12 @@ interface QueryOptions {
   noContent: boolean;
   select: string[] | null;
   orderBy: { field: number; desc: boolean } | null;
+  scoreFunc: ScoreFunc | null;
+  highlight: Highlight | null;
 }
 
 function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions {
-  const o: QueryOptions = { limit: DEFAULT_LIMIT, offset: 0, noContent: false, select: null, orderBy: null };
+  const o: QueryOptions = { limit: DEFAULT_LIMIT, offset: 0, noContent: false, select: null, orderBy: null, scoreFunc: null, highlight: null };
   const need = (i: number, what: string) => {
     if (i >= argv.count) throw new QueryError(`ERR syntax error: ${what} needs a value`);
   };
@@ -177,19 +181,28 @@ function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions 
       let desc = false;
       if (i + 1 < argv.count && (argv.is(i + 1, 'ASC') || argv.is(i + 1, 'DESC'))) desc = argv.is(++i, 'DESC');
       o.orderBy = { field: fi, desc };
-    } else if (argv.is(i, 'SCOREFUNC') || argv.is(i, 'HIGHLIGHT')) {
-      throw new QueryError(`ERR ${argv.str(i).toUpperCase()} is not supported by this server yet`);
+    } else if (argv.is(i, 'SCOREFUNC')) {
+      const [sf, next] = parseScoreFunc(argv, i + 1, idx);
+      o.scoreFunc = sf;
+      i = next - 1;
+    } else if (argv.is(i, 'HIGHLIGHT')) {
+      const [h, next] = parseHighlight(argv, i + 1, idx);
+      o.highlight = h;
+      i = next - 1;
     } else {
       throw new QueryError(`ERR syntax error near '${argv.str(i)}'`);
     }
   }
-  if (o.noContent && o.select !== null) throw new QueryError('ERR NOCONTENT cannot be combined with SELECT');
+  if (o.noContent && (o.select !== null || o.highlight !== null)) throw new QueryError('ERR NOCONTENT cannot be combined with SELECT or HIGHLIGHT');
+  if (o.scoreFunc !== null && o.orderBy !== null) throw new QueryError('ERR SCOREFUNC cannot be combined with ORDERBY');
   return o;
 }
 
 /** The matching keys in reply order, offset and limit applied. */
 function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [string, number][] {
   const all = [...scores];
+  const sf = o.scoreFunc;
+  if (sf !== null) for (const hit of all) hit[1] = applyScoreFunc(sf, idx, hit[0], hit[1]);
   const ob = o.orderBy;
   if (ob === null) {
     all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -222,8 +235,9 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
   const idx = reg.ready(found);
   let hits: [string, number][];
   let o: QueryOptions;
+  let q: Node;
   try {
-    const q = parseQuery(argv.str(2), idx);
+    q = parseQuery(argv.str(2), idx);
     o = parseOptions(argv, 3, idx);
     hits = rank(evaluate(q, idx), idx, o);
   } catch (err) {
@@ -231,6 +245,8 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   const db = c.engine.dbs[idx.def.db];
+  const hl = o.highlight;
+  const terms = hl === null ? null : matchedTerms(q, idx);
   out.array(hits.length);
   for (const [key, score] of hits) {
     out.array(o.noContent ? 2 : 3);
@@ -238,6 +254,7 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.bulkText(String(score));
     if (o.noContent) continue;
     const pairs = idx.content(db, key, o.select);
+    if (hl !== null) highlightPairs(pairs, idx, hl, terms!);
     out.array(pairs.length);
     for (const [f, v] of pairs) {
       out.array(2);
@@ -245,6 +262,39 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
       out.bulkText(v);
     }
   }
+}
+
+/** Mark the matched words of the highlighted fields in reply pairs (JSON values are re-serialized). */
+function highlightPairs(pairs: [string, string][], idx: SearchIndex, h: Highlight, terms: Map<number, Set<string>>): void {
+  const json = idx.def.on !== 'HASH';
+  for (const p of pairs) {
+    for (const fi of h.fields) {
+      const f = idx.def.fields[fi];
+      const set = terms.get(fi);
+      if (set === undefined) continue;
+      const src = f.from ?? f.name;
+      const edit = (v: unknown): unknown => typeof v === 'string' ? mark(v, set, f.noTokenize, f.noStem, h.pre, h.post) : Array.isArray(v) ? v.map(edit) : v;
+      if (!json) {
+        if (p[0] === src) p[1] = edit(p[1]) as string;
+        continue;
+      }
+      const path = p[0] === '$' ? src.split('.') : p[0] === src ? [] : null;
+      if (path === null) continue;
+      let root: unknown;
+      try { root = JSON.parse(p[1]); } catch { continue; }
+      p[1] = JSON.stringify(editAt(root, path, edit));
+    }
+  }
+}
+
+/** `root` with the value at `path` (fanning out over arrays) replaced by edit(value). */
+function editAt(root: unknown, path: string[], edit: (v: unknown) => unknown): unknown {
+  if (path.length === 0) return edit(root);
+  if (Array.isArray(root)) return root.map((x) => editAt(x, path, edit));
+  if (typeof root !== 'object' || root === null) return root;
+  const o = root as Record<string, unknown>;
+  if (path[0] in o) o[path[0]] = editAt(o[path[0]], path.slice(1), edit);
+  return o;
 }
 
 // SEARCH.COUNT name|alias filter

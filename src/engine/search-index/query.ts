@@ -528,3 +528,65 @@ function firstAfter(sorted: number[], x: number): number {
   while (lo < hi) { const m = (lo + hi) >> 1; if (sorted[m] <= x) lo = m + 1; else hi = m; }
   return lo < sorted.length ? sorted[lo] : -1;
 }
+
+// ---------------------------------------------------------------- highlighting support
+
+/** The index terms each TEXT field's conditions match (HIGHLIGHT), from the positive clauses. */
+export function matchedTerms(n: Node, idx: SearchIndex, out = new Map<number, Set<string>>()): Map<number, Set<string>> {
+  switch (n.k) {
+    case 'all':
+      break;
+    case 'or':
+      for (const c of n.cs) matchedTerms(c, idx, out);
+      break;
+    case 'bool':
+      for (const c of n.must) matchedTerms(c, idx, out);
+      for (const c of n.should) matchedTerms(c, idx, out);
+      break;
+    case 'leaf': {
+      const tf = idx.text[n.f];
+      if (tf === null) break;
+      const f = idx.def.fields[n.f];
+      let set = out.get(n.f);
+      if (set === undefined) { set = new Set(); out.set(n.f, set); }
+      const s = set;
+      const vocab = (test: (term: string) => boolean) => { for (const term of tf.postings.keys()) if (test(term)) s.add(term); };
+      const op = n.op;
+      switch (op.o) {
+        case 'smart':
+          for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) {
+            vocab((term) => term === t || editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true)));
+          }
+          break;
+        case 'eq':
+          for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) s.add(t);
+          break;
+        case 'in':
+          for (const v of op.vs) for (const t of analyze(String(v), f.noTokenize, f.noStem)) s.add(t);
+          break;
+        case 'phrase': {
+          const toks = analyze(op.value, f.noTokenize, op.prefix ? true : f.noStem);
+          if (op.prefix && toks.length > 0) {
+            const last = toks.pop()!;
+            vocab((term) => term.startsWith(last));
+            for (const t of toks) s.add(f.noStem ? t : analyze(t, false, false)[0] ?? t);
+          } else {
+            for (const t of toks) s.add(t);
+          }
+          break;
+        }
+        case 'fuzzy':
+          for (const t of analyze(op.value, f.noTokenize, true)) {
+            vocab((term) => editDistance(t, term, op.distance, op.trans) <= op.distance || (op.prefix && fuzzyPrefix(t, term, op.distance, op.trans)));
+          }
+          break;
+        case 'regex':
+          vocab((term) => op.re.test(term));
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return out;
+}
