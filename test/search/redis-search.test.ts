@@ -195,6 +195,15 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
       ['by', ['buckets', [['key', 'a', 'docCount', 2, 's', ['value', '4']]], 'sumOtherDocCount', 1]]);
     assert.equal(await io.call('SEARCH.AGGREGATE', 'nope', '{}', '{}'), null);
     await assert.rejects(io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"x":{"$median":{"field":"n"}}}'), /Unknown aggregation operator/);
+    // Limits on untrusted input: words per text condition, ranges per aggregation, nesting.
+    const many = Array.from({ length: 65 }, (_, i) => `w${i}`).join(' ');
+    await io.call('SEARCH.CREATE', 'lim', 'ON', 'HASH', 'PREFIX', '1', 'lim:', 'SCHEMA', 't', 'TEXT', 'n', 'U64', 'FAST');
+    await assert.rejects(io.call('SEARCH.QUERY', 'lim', JSON.stringify({ t: { $fuzzy: many } })), /more than 64 words/);
+    await assert.rejects(io.call('SEARCH.AGGREGATE', 'lim', '{}', JSON.stringify({ r: { $range: { field: 'n', ranges: Array.from({ length: 101 }, () => ({})) } } })), /at most 100/);
+    let deep: object = { n: 1 };
+    for (let i = 0; i < 40; i++) deep = { $and: [deep] };
+    await assert.rejects(io.call('SEARCH.QUERY', 'lim', JSON.stringify(deep)), /nested deeper/);
+    assert.equal(await io.call('SEARCH.DROP', 'lim'), 1);
     assert.equal(await io.call('SEARCH.DROP', 'kw'), 1);
     assert.deepEqual(await io.call('SEARCH.LISTINDEXES'), ['h']);
     assert.equal(await io.call('SEARCH.QUERY', 'missing', '{}'), null);

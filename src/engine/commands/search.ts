@@ -17,6 +17,8 @@ import type { DocRec, SearchIndex } from '../search-index/index.js';
 import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
 
 const MAX_LIMIT = 1000;
+/** Indexes per server: every write under a prefix is checked against each of them. */
+const MAX_INDEXES = 1000;
 const DEFAULT_LIMIT = 10;
 /** OFFSET beyond this is refused: every skipped result is still ranked. */
 const MAX_OFFSET = 100_000;
@@ -41,6 +43,10 @@ function createCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (!opts.existsOk) out.error(`ERR Index ${opts.def.name} already exists`);
     else if (!sameDefinition(old.def, opts.def)) out.error(`ERR Index ${opts.def.name} already exists with a different configuration`);
     else out.int(0);
+    return;
+  }
+  if (reg.indexes.size >= MAX_INDEXES) {
+    out.error(`ERR too many indexes (at most ${MAX_INDEXES})`);
     return;
   }
   reg.add(opts.def, !opts.skipInitialScan);

@@ -14,6 +14,8 @@ export type RV = string | { int: number } | { dbl: number } | null | RV[];
 
 const MAX_AGGS = 64;
 const MAX_BUCKETS = 10_000;
+/** $range: each range is a pass over the selected documents. */
+const MAX_RANGES = 100;
 const METRICS = new Set(['$avg', '$sum', '$min', '$max', '$count', '$stats', '$cardinality']);
 const BUCKETS = new Set(['$terms', '$range', '$histogram']);
 
@@ -63,7 +65,7 @@ function parseLevel(a: unknown, idx: SearchIndex, depth: number, count: { n: num
       throw new QueryError(`ERR ${op} is not supported for ${f.type} field '${f.name}'`);
     }
     if (op === '$histogram' && !(typeof args.interval === 'number' && args.interval > 0)) throw new QueryError(`ERR aggregation '${name}': interval must be a positive number`);
-    if (op === '$range' && !Array.isArray(args.ranges)) throw new QueryError(`ERR aggregation '${name}': ranges must be an array`);
+    if (op === '$range' && !(Array.isArray(args.ranges) && args.ranges.length <= MAX_RANGES)) throw new QueryError(`ERR aggregation '${name}': ranges must be an array of at most ${MAX_RANGES}`);
     if (spec.$aggs !== undefined && !BUCKETS.has(op)) throw new QueryError(`ERR aggregation '${name}': only bucket aggregations take $aggs`);
     const sub = spec.$aggs === undefined ? [] : parseLevel(spec.$aggs, idx, depth + 1, count);
     out.push({ name, op, field: fi, args, sub });
@@ -139,7 +141,7 @@ function buckets(a: Agg, docs: DocRec[]): RV {
   }
   if (a.op === '$range') {
     const out: RV[] = [];
-    for (const r of (a.args.ranges as unknown[]).slice(0, MAX_BUCKETS)) {
+    for (const r of a.args.ranges as unknown[]) {
       if (!isObj(r)) throw new QueryError('ERR invalid aggregations: each range is an object {from?, to?}');
       const from = typeof r.from === 'number' ? r.from : -Infinity;
       const to = typeof r.to === 'number' ? r.to : Infinity;

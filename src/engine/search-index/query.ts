@@ -361,10 +361,18 @@ function facetMatch(x: string, v: string): boolean {
 
 // ---------------------------------------------------------------- text
 
+/** Words of one text condition at most (each may scan the field's vocabulary). */
+export const MAX_QUERY_TERMS = 64;
+
+function bounded(terms: string[]): string[] {
+  if (terms.length > MAX_QUERY_TERMS) throw new QueryError(`ERR invalid query: more than ${MAX_QUERY_TERMS} words in one condition`);
+  return terms;
+}
+
 function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores {
   switch (op.o) {
     case 'smart': {
-      const terms = analyze(String(op.v), f.noTokenize, f.noStem);
+      const terms = bounded(analyze(String(op.v), f.noTokenize, f.noStem));
       if (terms.length === 0) return new Map();
       if (terms.length === 1) return smartTerm(terms[0], tf, idx);
       // Every word (each smartly matched) must occur; the exact phrase adds its score on top.
@@ -387,7 +395,7 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
     }
     case 'phrase': {
       if (op.prefix) {
-        const toks = analyze(op.value, f.noTokenize, true);
+        const toks = bounded(analyze(op.value, f.noTokenize, true));
         if (toks.length === 0) return new Map();
         const head = toks.slice(0, -1).map((t) => (f.noStem ? t : analyze(t, false, false)[0] ?? t));
         return phrase([...head, toks[toks.length - 1]], 0, true, tf, idx);
@@ -395,7 +403,7 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
       return phrase(analyze(op.value, f.noTokenize, f.noStem), op.slop, false, tf, idx);
     }
     case 'fuzzy': {
-      const terms = analyze(op.value, f.noTokenize, true).map((t) => t.slice(0, MAX_TERM));
+      const terms = bounded(analyze(op.value, f.noTokenize, true).map((t) => t.slice(0, MAX_TERM)));
       if (terms.length === 0) return new Map();
       return intersectAll(terms.map((t) => fuzzyTerm(t, op.distance, op.trans, op.prefix, tf, idx)));
     }
@@ -411,7 +419,7 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
 
 /** $eq on TEXT: one word is a term query, several a phrase. */
 function exact(v: string, f: FieldDef, tf: TextField, idx: SearchIndex): Scores {
-  const terms = analyze(v, f.noTokenize, f.noStem);
+  const terms = bounded(analyze(v, f.noTokenize, f.noStem));
   if (terms.length === 0) return new Map();
   if (terms.length === 1) { const out: Scores = new Map(); addTerm(terms[0], 1, tf, idx, out); return out; }
   return phrase(terms, 0, false, tf, idx);
