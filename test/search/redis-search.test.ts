@@ -401,6 +401,16 @@ describe('SEARCH.QUERY against a brute-force evaluation', () => {
       const got = ((await io.call('SEARCH.QUERY', 'rnd', q, 'NOCONTENT', 'LIMIT', '1000')) as [string, string][]).map((x) => x[0]).sort();
       assert.deepEqual(got, want, `seed ${seed} round ${round}: ${q}`);
       assert.equal(await io.call('SEARCH.COUNT', 'rnd', q), want.length, q);
+      // Paging over an ORDERBY (all scores equal: ties broken by key; documents without n last).
+      const off = Math.floor(r() * 140);
+      const desc = r() < 0.5;
+      const order = [...docs].sort(([ka, a], [kb, b]) => {
+        if (a.n === undefined || b.n === undefined) { if (a.n !== b.n) return a.n === undefined ? 1 : -1; }
+        else if (a.n !== b.n) return (a.n - b.n) * (desc ? -1 : 1);
+        return ka < kb ? -1 : ka > kb ? 1 : 0;
+      }).map(([k]) => k).slice(off, off + 7);
+      const page = ((await io.call('SEARCH.QUERY', 'rnd', '{}', 'ORDERBY', 'n', desc ? 'DESC' : 'ASC', 'LIMIT', '7', 'OFFSET', String(off), 'NOCONTENT')) as [string, string][]).map((x) => x[0]);
+      assert.deepEqual(page, order, `round ${round}: page at ${off} ${desc ? 'DESC' : 'ASC'}`);
     }
   });
 });

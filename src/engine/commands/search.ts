@@ -206,17 +206,17 @@ function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions 
 
 /** The matching keys in reply order, offset and limit applied. */
 function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [string, number][] {
-  const all = [...scores];
   const sf = o.scoreFunc;
-  if (sf !== null) for (const hit of all) hit[1] = applyScoreFunc(sf, idx, hit[0], hit[1]);
   const ob = o.orderBy;
+  let cmp: (a: [string, number], b: [string, number]) => number;
+  const byScore = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   if (ob === null) {
-    all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    cmp = byScore;
   } else {
     const fi = ob.field;
     const val = (k: string) => idx.docs.get(k)?.vals[fi]?.[0];
     const dir = ob.desc ? -1 : 1;
-    all.sort((a, b) => {
+    cmp = (a, b) => {
       const x = val(a[0]);
       const y = val(b[0]);
       if (x === undefined || y === undefined) {
@@ -224,10 +224,38 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
       } else if (x !== y) {
         return (x < y ? -1 : 1) * dir;
       }
-      return b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-    });
+      return byScore(a, b);
+    };
   }
-  return all.slice(o.offset, o.offset + o.limit);
+  // The best offset+limit only: a bounded heap whose root is the worst kept (O(n log k)).
+  const k = o.offset + o.limit;
+  const heap: [string, number][] = [];
+  for (let [key, score] of scores) {
+    if (sf !== null) score = applyScoreFunc(sf, idx, key, score);
+    const h: [string, number] = [key, score];
+    if (heap.length < k) {
+      heap.push(h);
+      for (let i = heap.length - 1; i > 0;) {
+        const p = (i - 1) >> 1;
+        if (cmp(heap[i], heap[p]) <= 0) break;
+        [heap[i], heap[p]] = [heap[p], heap[i]];
+        i = p;
+      }
+    } else if (cmp(h, heap[0]) < 0) {
+      heap[0] = h;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && cmp(heap[l], heap[m]) > 0) m = l;
+        if (r < heap.length && cmp(heap[r], heap[m]) > 0) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m], heap[i]];
+        i = m;
+      }
+    }
+  }
+  return heap.sort(cmp).slice(o.offset);
 }
 
 // SEARCH.QUERY name|alias filter [LIMIT n] [OFFSET n] [NOCONTENT] [SELECT n f...] [ORDERBY f [ASC|DESC]]
