@@ -11,30 +11,15 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { oursArgv } from './server-cmd.mjs';
+import { freePort, VOCAB, words, CATEGORIES } from './corpus.mjs';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-    s.on('error', reject);
-  });
-}
-
-let seed = 42;
-const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
-const SYL = ['ka', 'lo', 'mi', 'ran', 'te', 'vo', 'su', 'den', 'pa', 'qui', 'zor', 'el', 'an', 'tur', 'bex', 'ny'];
-const VOCAB = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(rnd() * 3) }, () => SYL[Math.floor(rnd() * SYL.length)]).join(''));
-const word = () => VOCAB[Math.floor(VOCAB.length * rnd() ** 2)];
-const words = (n) => Array.from({ length: n }, word).join(' ');
-const CATEGORIES = ['books', 'music', 'garden', 'tools', 'toys', 'food', 'sports', 'health', 'auto', 'games'];
 const doc = (i) => JSON.stringify({ title: words(3), body: words(10), category: CATEGORIES[i % 10], price: i % 500 });
 
 function cpuMs(pid) {

@@ -260,13 +260,8 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
 
 // SEARCH.QUERY name|alias filter [LIMIT n] [OFFSET n] [NOCONTENT] [SELECT n f...] [ORDERBY f [ASC|DESC]]
 function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const reg = registryOf(c.engine);
-  const found = reg.resolve(argv.key(1));
-  if (found === undefined) {
-    out.nil();
-    return;
-  }
-  const idx = reg.ready(found);
+  const idx = readyIndex(c, argv, out);
+  if (idx === undefined) return;
   let hits: [string, number][];
   let o: QueryOptions;
   let q: Node;
@@ -331,15 +326,21 @@ function editAt(root: unknown, path: string[], edit: (v: unknown) => unknown): u
   return o;
 }
 
-// SEARCH.COUNT name|alias filter
-function countCommand(c: Client, argv: Argv, out: ReplySink): void {
+/** The index argv[1] names (or aliases), caught up with every write; replies null when none. */
+function readyIndex(c: Client, argv: Argv, out: ReplySink): SearchIndex | undefined {
   const reg = registryOf(c.engine);
   const found = reg.resolve(argv.key(1));
   if (found === undefined) {
     out.nil();
-    return;
+    return undefined;
   }
-  const idx = reg.ready(found);
+  return reg.ready(found);
+}
+
+// SEARCH.COUNT name|alias filter
+function countCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const idx = readyIndex(c, argv, out);
+  if (idx === undefined) return;
   try {
     out.int(evaluate(parseQuery(argv.str(2), idx), idx).size);
   } catch (err) {
@@ -349,13 +350,8 @@ function countCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // SEARCH.AGGREGATE name|alias filter aggregations
 function aggregateCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const reg = registryOf(c.engine);
-  const found = reg.resolve(argv.key(1));
-  if (found === undefined) {
-    out.nil();
-    return;
-  }
-  const idx = reg.ready(found);
+  const idx = readyIndex(c, argv, out);
+  if (idx === undefined) return;
   try {
     const q = parseQuery(argv.str(2), idx);
     const aggs = parseAggregations(argv.str(3), idx);
