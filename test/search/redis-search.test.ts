@@ -13,7 +13,7 @@ import { Redis as IORedis } from 'ioredis';
 import { Redis, s } from '@upstash/redis';
 import { startOurs, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
-import { TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
+import { RO_TOKEN, TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -153,6 +153,10 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
     await assert.rejects(users.query({ filter: { age: 'old' } as any }), /invalid value/);
     await assert.rejects(users.query({ filter: {}, limit: 0 }), /ERR limit should be a positive number less than 1000/);
     await assert.rejects(users.query({ filter: {}, limit: 1001 }), /ERR limit should be a positive number less than 1000/);
+    // The read-only REST token may query but not change indexes.
+    const ro = new Redis({ url: `http://127.0.0.1:${srv.httpPort}`, token: RO_TOKEN, enableTelemetry: false });
+    assert.deepEqual(await ro.search.index({ name: 'users' }).count({ filter: {} }), { count: 2 });
+    await assert.rejects(ro.search.index({ name: 'users' }).drop(), /NOPERM|read ?only|not allowed/i);
     await users.drop();
   });
 });

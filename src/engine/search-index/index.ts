@@ -23,9 +23,21 @@ export interface DocRec {
   slot: number;
 }
 
+/** Positions of a term in one document: one number, or a sorted array of several. */
+export type Positions = number | number[];
+
+/** The positions as an array (a fresh one-element array for a single position). */
+export function positionList(p: Positions): number[] {
+  return typeof p === 'number' ? [p] : p;
+}
+
 /** Per TEXT field: postings and lengths for BM25. */
 export class TextField {
-  readonly postings = new Map<string, Map<string, number[]>>();
+  /**
+   * term -> key -> positions. memory: a term that occurs once in a document (the common case)
+   * holds its position as a number, not a one-element array (an object per posting).
+   */
+  readonly postings = new Map<string, Map<string, Positions>>();
   totalLen = 0;
   docs = 0;
 }
@@ -140,9 +152,10 @@ export class SearchIndex {
       for (let pos = 0; pos < terms.length; pos++) {
         let p = t.postings.get(terms[pos]);
         if (p === undefined) { p = new Map(); t.postings.set(terms[pos], p); }
-        let ps = p.get(key);
-        if (ps === undefined) { ps = []; p.set(key, ps); }
-        ps.push(pos);
+        const ps = p.get(key);
+        if (ps === undefined) p.set(key, pos);
+        else if (typeof ps === 'number') p.set(key, [ps, pos]);
+        else ps.push(pos);
       }
     }
   }

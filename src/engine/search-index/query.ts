@@ -9,7 +9,7 @@
  * over the clauses a document matches.
  */
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
-import { dateValue, type DocRec, type SearchIndex, type TextField } from './index.js';
+import { dateValue, positionList, type DocRec, type Positions, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
 
 export class QueryError extends Error {}
@@ -445,7 +445,7 @@ function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, 
   const fi = idx.text.indexOf(tf);
   for (const [key, pos] of p) {
     const len = (idx.docs.get(key)!.vals[fi] as string[]).length;
-    const c = pos.length;
+    const c = typeof pos === 'number' ? 1 : pos.length;
     const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * len / avg));
     const old = out.get(key);
     if (old === undefined || s > old) out.set(key, s);
@@ -478,13 +478,13 @@ function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: Te
 function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   if (terms.length === 0) return out;
-  const lists: Map<string, number[]>[] = [];
+  const lists: Map<string, Positions>[] = [];
   for (let i = 0; i < terms.length; i++) {
     if (prefix && i === terms.length - 1) {
       const merged = new Map<string, number[]>();
       for (const [term, p] of tf.postings) {
         if (!term.startsWith(terms[i])) continue;
-        for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...pos]); else m.push(...pos); }
+        for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...positionList(pos)]); else m.push(...positionList(pos)); }
       }
       for (const pos of merged.values()) pos.sort((a, b) => a - b);
       lists.push(merged);
@@ -500,7 +500,7 @@ function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, i
   for (const key of smallest.keys()) {
     const ps = lists.map((l) => l.get(key));
     if (ps.some((p) => p === undefined)) continue;
-    if (!inOrder(ps as number[][], slop)) continue;
+    if (!inOrder(ps.map((p) => positionList(p!)), slop)) continue;
     let s = 0;
     for (let i = 0; i < terms.length; i++) {
       const one: Scores = new Map();
