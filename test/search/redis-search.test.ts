@@ -17,6 +17,21 @@ import { RO_TOKEN, TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A fresh server for the enclosing describe, with an ioredis client handed to `use`. */
+function withServer(use: (io: IORedis) => void): void {
+  let srv: Proc;
+  let io: IORedis;
+  before(async () => {
+    srv = await startOurs();
+    io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+    use(io);
+  });
+  after(async () => {
+    io?.disconnect();
+    await srv?.stop();
+  });
+}
+
 describe('SEARCH.* through @upstash/redis over REST', () => {
   let srv: Proc;
   let redis: Redis;
@@ -162,16 +177,8 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
 });
 
 describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
-  let srv: Proc;
   let io: IORedis;
-  before(async () => {
-    srv = await startOurs();
-    io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
-  });
-  after(async () => {
-    io?.disconnect();
-    await srv?.stop();
-  });
+  withServer((c) => { io = c; });
 
   const keys = async (idx: string, filter: object = {}) => {
     const r = (await io.call('SEARCH.QUERY', idx, JSON.stringify(filter), 'NOCONTENT', 'LIMIT', '1000')) as [string, string][];
@@ -371,16 +378,8 @@ function genFilter(r: () => number, depth: number): [Filter, (d: RDoc) => boolea
 }
 
 describe('SEARCH.QUERY against a brute-force evaluation', () => {
-  let srv: Proc;
   let io: IORedis;
-  before(async () => {
-    srv = await startOurs();
-    io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
-  });
-  after(async () => {
-    io?.disconnect();
-    await srv?.stop();
-  });
+  withServer((c) => { io = c; });
 
   it('matches the same documents for random filters', async () => {
     const seed = Number(process.env.SEARCH_SEED ?? 20);

@@ -91,29 +91,27 @@ function describeCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
-// SEARCH.WAITINDEXING name|alias: every write acknowledged before it becomes visible.
-function waitIndexingCommand(c: Client, argv: Argv, out: ReplySink): void {
+/** Bring the named index up to date (`rebuild`: from the whole keyspace): 1, or 0 if none. */
+function catchUp(c: Client, argv: Argv, out: ReplySink, rebuild: boolean): void {
   const reg = registryOf(c.engine);
   const idx = reg.resolve(argv.key(1));
   if (idx === undefined) {
     out.int(0);
     return;
   }
+  if (rebuild) idx.stale = true;
   reg.ready(idx);
   out.int(1);
 }
 
+// SEARCH.WAITINDEXING name|alias: every write acknowledged before it becomes visible.
+function waitIndexingCommand(c: Client, argv: Argv, out: ReplySink): void {
+  catchUp(c, argv, out, false);
+}
+
 // SEARCH.REINDEX name|alias: rebuild the contents from the keyspace.
 function reindexCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const reg = registryOf(c.engine);
-  const idx = reg.resolve(argv.key(1));
-  if (idx === undefined) {
-    out.int(0);
-    return;
-  }
-  idx.stale = true;
-  reg.ready(idx);
-  out.int(1);
+  catchUp(c, argv, out, true);
 }
 
 // SEARCH.LISTINDEXES
