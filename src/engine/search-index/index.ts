@@ -53,6 +53,8 @@ export class SearchIndex {
   /** The whole keyspace must be rescanned before the next use (start-up, SWAPDB). */
   stale = false;
   readonly text: (TextField | null)[];
+  /** KEYWORD fields: value -> keys (equality and $in find their candidates here). */
+  readonly values: (Map<string | number | boolean, Set<string>> | null)[];
   /** Field name -> position in def.fields. */
   readonly byName = new Map<string, number>();
   /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
@@ -61,6 +63,7 @@ export class SearchIndex {
 
   constructor(readonly def: IndexDef) {
     this.text = def.fields.map((f) => (f.type === 'TEXT' ? new TextField() : null));
+    this.values = def.fields.map((f) => (f.type === 'KEYWORD' ? new Map() : null));
     def.fields.forEach((f, i) => this.byName.set(f.name, i));
     this.hashNames = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8').toString('latin1'));
     this.paths = def.fields.map((f) => (f.from ?? f.name).split('.'));
@@ -107,6 +110,7 @@ export class SearchIndex {
     this.recAt.length = 0;
     this.free.length = 0;
     for (const t of this.text) if (t !== null) { t.postings.clear(); t.totalLen = 0; t.docs = 0; }
+    for (const v of this.values) v?.clear();
   }
 
   /** Re-read one key (undefined: gone). */
@@ -124,6 +128,15 @@ export class SearchIndex {
     this.keyAt[old.slot] = undefined;
     this.recAt[old.slot] = undefined;
     this.free.push(old.slot);
+    for (let f = 0; f < this.values.length; f++) {
+      const vm = this.values[f];
+      const xs = old.vals[f];
+      if (vm === null || xs === undefined) continue;
+      for (const x of xs) {
+        const set = vm.get(x);
+        if (set !== undefined && set.delete(key) && set.size === 0) vm.delete(x);
+      }
+    }
     for (let f = 0; f < this.text.length; f++) {
       const t = this.text[f];
       const terms = old.vals[f] as string[] | undefined;
@@ -143,6 +156,16 @@ export class SearchIndex {
     rec.slot = slot;
     this.keyAt[slot] = key;
     this.recAt[slot] = rec;
+    for (let f = 0; f < this.values.length; f++) {
+      const vm = this.values[f];
+      const xs = rec.vals[f];
+      if (vm === null || xs === undefined) continue;
+      for (const x of xs) {
+        let set = vm.get(x);
+        if (set === undefined) { set = new Set(); vm.set(x, set); }
+        set.add(key);
+      }
+    }
     for (let f = 0; f < this.text.length; f++) {
       const t = this.text[f];
       const terms = rec.vals[f] as string[] | undefined;

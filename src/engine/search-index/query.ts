@@ -279,7 +279,8 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
           }
         }
       } else if (preds.length > 0) {
-        m = scan(idx, preds, preds.length);
+        const cand = candidates(n.must, idx);
+        m = cand === null ? scan(idx, preds, preds.length) : filter(cand, idx, preds, preds.length);
       } else if (n.should.length > 0) {
         m = new Map();
         for (const c of n.should) for (const [k, s] of evaluate(c, idx)) m.set(k, (m.get(k) ?? 0) + s);
@@ -294,9 +295,42 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
     }
     case 'leaf': {
       const p = leafPred(n.f, n.op, idx);
-      return p !== null ? scan(idx, [p], 1) : evalText(idx.def.fields[n.f], idx.text[n.f]!, n.op, idx);
+      if (p === null) return evalText(idx.def.fields[n.f], idx.text[n.f]!, n.op, idx);
+      const cand = candidates([n], idx);
+      return cand === null ? scan(idx, [p], 1) : filter(cand, idx, [p], 1);
     }
   }
+}
+
+/**
+ * The keys that can satisfy some KEYWORD equality / $in among `must` (the smallest such set),
+ * from the field's value index; null when there is none (a full scan is needed).
+ */
+function candidates(must: Node[], idx: SearchIndex): string[] | null {
+  let best: string[] | null = null;
+  for (const c of must) {
+    if (c.k !== 'leaf') continue;
+    const vm = idx.values[c.f];
+    if (vm === null) continue;
+    const op = c.op;
+    let keys: string[];
+    if (op.o === 'eq' || op.o === 'smart') keys = [...(vm.get(op.v) ?? [])];
+    else if (op.o === 'in') { const u = new Set<string>(); for (const v of op.vs) for (const k of vm.get(v) ?? []) u.add(k); keys = [...u]; }
+    else continue;
+    if (best === null || keys.length < best.length) best = keys;
+  }
+  return best;
+}
+
+/** The candidates satisfying all `preds`, each scored `score`. */
+function filter(keys: string[], idx: SearchIndex, preds: Pred[], score: number): Scores {
+  const out: Scores = new Map();
+  outer: for (const k of keys) {
+    const rec = idx.docs.get(k)!;
+    for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+    out.set(k, score);
+  }
+  return out;
 }
 
 type Pred = (rec: DocRec) => boolean;
