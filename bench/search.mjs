@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
+import { freePort, rnd, VOCAB, words, CATEGORIES } from './corpus.mjs';
 import autocannon from 'autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,22 +28,6 @@ const EMAIL = 'bench@example.com';
 const KEY = 'bench-key';
 const BASIC = 'Basic ' + Buffer.from(`${EMAIL}:${KEY}`).toString('base64');
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-    s.on('error', reject);
-  });
-}
-
-// Deterministic pseudo-words: 3000 of them, Zipf-ish use so that some words are common.
-let seed = 42;
-const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
-const SYL = ['ka', 'lo', 'mi', 'ran', 'te', 'vo', 'su', 'den', 'pa', 'qui', 'zor', 'el', 'an', 'tur', 'bex', 'ny'];
-const VOCAB = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(rnd() * 3) }, () => SYL[Math.floor(rnd() * SYL.length)]).join(''));
-const word = () => VOCAB[Math.floor(VOCAB.length * rnd() ** 2)];
-const words = (n) => Array.from({ length: n }, word).join(' ');
-const CATEGORIES = ['books', 'music', 'garden', 'tools', 'toys', 'food', 'sports', 'health', 'auto', 'games'];
 
 function makeDoc(i) {
   return { id: `d${i}`, content: { title: words(3), body: words(10) }, metadata: { category: CATEGORIES[i % 10], price: i % 500 } };

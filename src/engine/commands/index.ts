@@ -26,6 +26,7 @@ import stream from './stream.js';
 import memory from './memory.js';
 import dump from './dump.js';
 import latency from './latency.js';
+import search from './search.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -51,4 +52,5 @@ export const FAMILIES: readonly Family[] = [
   memory,
   dump,
   latency,
+  search,
 ];

@@ -1,0 +1,337 @@
+/**
+ * One SEARCH.* index: the documents of the keys under its prefixes, reduced to the values of
+ * its schema fields, with an inverted index (term -> key -> positions) per TEXT field for BM25,
+ * phrase, fuzzy and regex matching. Other field types are kept as per-document values, which
+ * queries scan (a columnar store in effect).
+ *
+ * Keeping it in sync is lazy and batched: a write only records its key in `dirty` (one Set
+ * insertion on the write path); queries, COUNT and WAITINDEXING first apply the pending keys by
+ * reading their current values. A key that vanished, expired or changed type leaves the index.
+ */
+import type { Db, Entry } from '../db.js';
+import { T } from '../db.js';
+import { JFloat, type JValue, serialize } from '../ds/json.js';
+import type { HashValue } from '../ds/hash.js';
+import type { JsonDoc } from '../ds/json.js';
+import { analyze } from './analyze.js';
+import type { FieldDef, IndexDef } from './schema.js';
+
+/** One document: per schema field, its values (TEXT: the term sequence). */
+export interface DocRec {
+  readonly vals: (readonly (string | number | boolean)[] | undefined)[];
+  /** Its position in keyAt/recAt (scans walk these arrays: no iterator allocation). */
+  slot: number;
+}
+
+/** Positions of a term in one document: one number, or a sorted array of several. */
+export type Positions = number | number[];
+
+/** The positions as an array (a fresh one-element array for a single position). */
+export function positionList(p: Positions): number[] {
+  return typeof p === 'number' ? [p] : p;
+}
+
+/** Per TEXT field: postings and lengths for BM25. */
+export class TextField {
+  /**
+   * term -> key -> positions. memory: a term that occurs once in a document (the common case)
+   * holds its position as a number, not a one-element array (an object per posting).
+   */
+  readonly postings = new Map<string, Map<string, Positions>>();
+  totalLen = 0;
+  docs = 0;
+}
+
+export class SearchIndex {
+  readonly docs = new Map<string, DocRec>();
+  /** Documents by slot (holes are undefined; freed slots are reused). */
+  readonly keyAt: (string | undefined)[] = [];
+  readonly recAt: (DocRec | undefined)[] = [];
+  private readonly free: number[] = [];
+  /** Keys written since the index last caught up. */
+  readonly dirty = new Set<string>();
+  /** The whole keyspace must be rescanned before the next use (start-up, SWAPDB). */
+  stale = false;
+  readonly text: (TextField | null)[];
+  /** KEYWORD fields: value -> keys (equality and $in find their candidates here). */
+  readonly values: (Map<string | number | boolean, Set<string>> | null)[];
+  /** Field name -> position in def.fields. */
+  readonly byName = new Map<string, number>();
+  /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
+  private readonly hashNames: string[];
+  private readonly paths: string[][];
+
+  constructor(readonly def: IndexDef) {
+    this.text = def.fields.map((f) => (f.type === 'TEXT' ? new TextField() : null));
+    this.values = def.fields.map((f) => (f.type === 'KEYWORD' ? new Map() : null));
+    def.fields.forEach((f, i) => this.byName.set(f.name, i));
+    this.hashNames = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8').toString('latin1'));
+    this.paths = def.fields.map((f) => (f.from ?? f.name).split('.'));
+  }
+
+  /** True if `key` lies under one of the prefixes. */
+  covers(key: string): boolean {
+    const ps = this.def.prefixes;
+    for (let i = 0; i < ps.length; i++) if (key.startsWith(ps[i])) return true;
+    return false;
+  }
+
+  /** Apply pending changes (and a full rescan if stale) so that queries see every write. */
+  catchUp(db: Db, now: number): void {
+    if (this.stale) {
+      this.stale = false;
+      this.dirty.clear();
+      this.clear();
+      for (const e of db.entries()) if (this.covers(e.key)) this.apply(e.key, e, now);
+      return;
+    }
+    if (this.dirty.size === 0) return;
+    for (const key of this.dirty) this.apply(key, db.peek(key), now);
+    this.dirty.clear();
+  }
+
+  /**
+   * Apply pending keys until `deadline` (performance.now() ms): the background drain, so that
+   * indexing work is spread over idle time instead of landing on the next query. True when done.
+   */
+  catchUpSome(db: Db, now: number, deadline: number): boolean {
+    let n = 0;
+    for (const key of this.dirty) {
+      this.apply(key, db.peek(key), now);
+      this.dirty.delete(key);
+      if ((++n & 63) === 0 && performance.now() > deadline) return this.dirty.size === 0;
+    }
+    return true;
+  }
+
+  clear(): void {
+    this.docs.clear();
+    this.keyAt.length = 0;
+    this.recAt.length = 0;
+    this.free.length = 0;
+    for (const t of this.text) if (t !== null) { t.postings.clear(); t.totalLen = 0; t.docs = 0; }
+    for (const v of this.values) v?.clear();
+  }
+
+  /** Re-read one key (undefined: gone). */
+  apply(key: string, e: Entry | undefined, now: number): void {
+    this.remove(key);
+    if (e === undefined || (e.exp !== 0 && e.exp < now)) return;
+    const rec = this.extract(e);
+    if (rec !== null) this.add(key, rec);
+  }
+
+  private remove(key: string): void {
+    const old = this.docs.get(key);
+    if (old === undefined) return;
+    this.docs.delete(key);
+    this.keyAt[old.slot] = undefined;
+    this.recAt[old.slot] = undefined;
+    this.free.push(old.slot);
+    for (let f = 0; f < this.values.length; f++) {
+      const vm = this.values[f];
+      const xs = old.vals[f];
+      if (vm === null || xs === undefined) continue;
+      for (const x of xs) {
+        const set = vm.get(x);
+        if (set !== undefined && set.delete(key) && set.size === 0) vm.delete(x);
+      }
+    }
+    for (let f = 0; f < this.text.length; f++) {
+      const t = this.text[f];
+      const terms = old.vals[f] as string[] | undefined;
+      if (t === null || terms === undefined) continue;
+      t.totalLen -= terms.length;
+      t.docs--;
+      for (const term of terms) {
+        const p = t.postings.get(term);
+        if (p !== undefined && p.delete(key) && p.size === 0) t.postings.delete(term);
+      }
+    }
+  }
+
+  private add(key: string, rec: DocRec): void {
+    this.docs.set(key, rec);
+    const slot = this.free.pop() ?? this.keyAt.length;
+    rec.slot = slot;
+    this.keyAt[slot] = key;
+    this.recAt[slot] = rec;
+    for (let f = 0; f < this.values.length; f++) {
+      const vm = this.values[f];
+      const xs = rec.vals[f];
+      if (vm === null || xs === undefined) continue;
+      for (const x of xs) {
+        let set = vm.get(x);
+        if (set === undefined) { set = new Set(); vm.set(x, set); }
+        set.add(key);
+      }
+    }
+    for (let f = 0; f < this.text.length; f++) {
+      const t = this.text[f];
+      const terms = rec.vals[f] as string[] | undefined;
+      if (t === null || terms === undefined) continue;
+      t.totalLen += terms.length;
+      t.docs++;
+      for (let pos = 0; pos < terms.length; pos++) {
+        let p = t.postings.get(terms[pos]);
+        if (p === undefined) { p = new Map(); t.postings.set(terms[pos], p); }
+        const ps = p.get(key);
+        if (ps === undefined) p.set(key, pos);
+        else if (typeof ps === 'number') p.set(key, [ps, pos]);
+        else ps.push(pos);
+      }
+    }
+  }
+
+  /** The schema values of an entry, or null when it is not a document of this index. */
+  private extract(e: Entry): DocRec | null {
+    const fields = this.def.fields;
+    const vals: DocRec['vals'] = new Array(fields.length);
+    const on = this.def.on;
+    if (on === 'HASH') {
+      if (e.type !== T.HASH) return null;
+      const h = e.v as HashValue;
+      for (let f = 0; f < fields.length; f++) {
+        const raw = h.get(this.hashNames[f]);
+        if (raw !== undefined) vals[f] = convert(fields[f], [Buffer.from(raw, 'latin1').toString('utf8')]);
+      }
+      return { vals, slot: -1 };
+    }
+    let root: unknown;
+    if (on === 'JSON') {
+      if (e.type !== T.JSON) return null;
+      root = (e.v as JsonDoc).root;
+    } else {
+      if (!e.isString) return null;
+      try {
+        root = JSON.parse((e.value as Buffer).toString('utf8'));
+      } catch {
+        return null;
+      }
+    }
+    for (let f = 0; f < fields.length; f++) {
+      const leaves: unknown[] = [];
+      collect(root, this.paths[f], 0, leaves);
+      if (leaves.length > 0) vals[f] = convert(fields[f], leaves);
+    }
+    return { vals, slot: -1 };
+  }
+
+  /** A document's content for replies: [[field, value]...] (JSON: one "$" pair). */
+  content(db: Db, key: string, select: readonly string[] | null): [string, string][] {
+    const e = db.peek(key);
+    if (e === undefined) return [];
+    if (this.def.on === 'HASH') {
+      if (e.type !== T.HASH) return [];
+      const h = e.v as HashValue;
+      const out: [string, string][] = [];
+      if (select === null) {
+        h.forEach((v, f) => out.push([Buffer.from(f, 'latin1').toString('utf8'), Buffer.from(v, 'latin1').toString('utf8')]));
+      } else {
+        for (const name of select) {
+          const v = h.get(Buffer.from(name, 'utf8').toString('latin1'));
+          if (v !== undefined) out.push([name, Buffer.from(v, 'latin1').toString('utf8')]);
+        }
+      }
+      return out;
+    }
+    let root: unknown;
+    if (this.def.on === 'JSON') {
+      if (e.type !== T.JSON) return [];
+      root = (e.v as JsonDoc).root;
+      if (select === null) return [['$', serialize(root as JValue)]];
+    } else {
+      if (!e.isString) return [];
+      const text = (e.value as Buffer).toString('utf8');
+      if (select === null) return [['$', text]];
+      try { root = JSON.parse(text); } catch { return []; }
+    }
+    const out: [string, string][] = [];
+    for (const name of select) {
+      const v = walk(root, name.split('.'));
+      if (v !== undefined) out.push([name, this.def.on === 'JSON' ? serialize(v as JValue) : JSON.stringify(v)]);
+    }
+    return out;
+  }
+}
+
+/** The value at a dotted path (no array fan-out), for SELECT. */
+function walk(v: unknown, path: string[]): unknown {
+  for (const seg of path) {
+    if (v instanceof Map) v = v.get(seg);
+    else if (typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JFloat)) v = (v as Record<string, unknown>)[seg];
+    else return undefined;
+    if (v === undefined) return undefined;
+  }
+  return v;
+}
+
+/** Leaves at a dotted path; arrays on the way and at the end fan out (multi-valued fields). */
+function collect(v: unknown, path: string[], i: number, out: unknown[]): void {
+  if (out.length >= 10_000) return;
+  if (Array.isArray(v)) {
+    for (const x of v) collect(x, path, i, out);
+    return;
+  }
+  if (i === path.length) {
+    if (v !== null && v !== undefined && !(v instanceof Map) && (typeof v !== 'object' || v instanceof JFloat)) out.push(v);
+    return;
+  }
+  let next: unknown;
+  if (v instanceof Map) next = v.get(path[i]);
+  else if (typeof v === 'object' && v !== null && !(v instanceof JFloat)) next = (v as Record<string, unknown>)[path[i]];
+  if (next !== undefined) collect(next, path, i + 1, out);
+}
+
+function num(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof JFloat) return v.v;
+  if (typeof v === 'string' && v.trim() !== '') return Number(v);
+  return NaN;
+}
+
+/** A DATE value as ms since the epoch (RFC 3339 text, or a number of ms); NaN if invalid. */
+export function dateValue(v: unknown): number {
+  if (typeof v === 'string') return /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  return num(v);
+}
+
+/** Leaves converted to the field's type; values that do not fit the type are left out. */
+function convert(f: FieldDef, leaves: unknown[]): (string | number | boolean)[] | undefined {
+  const out: (string | number | boolean)[] = [];
+  switch (f.type) {
+    case 'TEXT':
+      for (const l of leaves) {
+        const s = typeof l === 'string' ? l : l instanceof JFloat ? String(l.v) : String(l);
+        for (const t of analyze(s, f.noTokenize, f.noStem)) out.push(t);
+      }
+      return out;
+    case 'U64':
+    case 'I64':
+    case 'F64':
+      for (const l of leaves) {
+        if (typeof l === 'boolean') continue;
+        const x = num(l);
+        if (!Number.isFinite(x)) continue;
+        if (f.type !== 'F64' && !Number.isInteger(x)) continue;
+        if (f.type === 'U64' && x < 0) continue;
+        out.push(x);
+      }
+      break;
+    case 'DATE':
+      for (const l of leaves) { const x = dateValue(l); if (Number.isFinite(x)) out.push(x); }
+      break;
+    case 'BOOL':
+      for (const l of leaves) {
+        if (typeof l === 'boolean') out.push(l);
+        else if (l === 'true' || l === 'false') out.push(l === 'true');
+      }
+      break;
+    case 'KEYWORD':
+    case 'FACET':
+      for (const l of leaves) out.push(typeof l === 'string' ? l : l instanceof JFloat ? String(l.v) : String(l));
+      break;
+  }
+  return out.length > 0 ? out : undefined;
+}

@@ -1,0 +1,634 @@
+/**
+ * The JSON filter language of SEARCH.QUERY / SEARCH.COUNT: parsed and checked against the
+ * schema into a tree (parseQuery), then evaluated over an index into key -> score (evaluate).
+ *
+ * Objects combine their entries with AND; $must/$and (required), $should (optional boosts next
+ * to required clauses, else OR), $or, $mustNot, $boost. Field conditions: a bare value (smart
+ * matching), $eq, $ne, $in, $gt/$gte/$lt/$lte, $phrase, $fuzzy, $regex, $boost.
+ * Scores: BM25 per TEXT term (exact smart matches boosted), 1 for non-text matches, summed
+ * over the clauses a document matches.
+ */
+import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
+import { dateValue, positionList, type DocRec, type Positions, type SearchIndex, type TextField } from './index.js';
+import type { FieldDef } from './schema.js';
+
+export class QueryError extends Error {}
+
+type Scalar = string | number | boolean;
+type Op =
+  | { o: 'smart' | 'eq' | 'ne'; v: Scalar }
+  | { o: 'in'; vs: Scalar[] }
+  | { o: 'range'; gt?: Scalar; gte?: Scalar; lt?: Scalar; lte?: Scalar }
+  | { o: 'phrase'; value: string; slop: number; prefix: boolean }
+  | { o: 'fuzzy'; value: string; distance: number; trans: boolean; prefix: boolean }
+  | { o: 'regex'; re: RegExp };
+
+export type Node =
+  | { k: 'all'; boost: number }
+  | { k: 'bool'; must: Node[]; should: Node[]; not: Node[]; boost: number }
+  | { k: 'or'; cs: Node[]; boost: number }
+  | { k: 'leaf'; f: number; op: Op; boost: number };
+
+/** Bounds on one query (untrusted input). */
+export const MAX_DEPTH = 32;
+export const MAX_NODES = 1024;
+const MAX_REGEX = 256;
+const EXACT_BOOST = 2;
+const K1 = 1.2;
+const B = 0.75;
+
+const TEXT_OPS = new Set(['$phrase', '$fuzzy', '$regex']);
+const RANGE_OPS = new Set(['$gt', '$gte', '$lt', '$lte']);
+const FIELD_OPS = new Set(['$eq', '$ne', '$in', '$smart', '$boost', ...TEXT_OPS, ...RANGE_OPS]);
+
+interface Ctx { nodes: number }
+
+export function parseQuery(src: string, idx: SearchIndex): Node {
+  let q: unknown;
+  try {
+    q = JSON.parse(src);
+  } catch {
+    throw new QueryError('ERR invalid query: not valid JSON');
+  }
+  if (!isObj(q)) throw new QueryError('ERR invalid query: expected a JSON object');
+  return parseObject(q, idx, 0, { nodes: 0 });
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function count(ctx: Ctx, depth: number): void {
+  if (++ctx.nodes > MAX_NODES) throw new QueryError(`ERR invalid query: more than ${MAX_NODES} conditions`);
+  if (depth > MAX_DEPTH) throw new QueryError(`ERR invalid query: nested deeper than ${MAX_DEPTH}`);
+}
+
+/** The conditions of a $must/$should/... value: an object (one condition per entry) or an array of objects. */
+function conditions(op: string, v: unknown, idx: SearchIndex, depth: number, ctx: Ctx): Node[] {
+  if (Array.isArray(v)) {
+    return v.map((x) => {
+      if (!isObj(x)) throw new QueryError(`ERR invalid query: ${op} expects objects`);
+      return parseObject(x, idx, depth + 1, ctx);
+    });
+  }
+  if (!isObj(v)) throw new QueryError(`ERR invalid query: ${op} expects an object or an array`);
+  return Object.keys(v).map((k) => parseObject({ [k]: v[k] }, idx, depth + 1, ctx));
+}
+
+function parseObject(o: Record<string, unknown>, idx: SearchIndex, depth: number, ctx: Ctx): Node {
+  count(ctx, depth);
+  const must: Node[] = [];
+  const should: Node[] = [];
+  const not: Node[] = [];
+  let boost = 1;
+  for (const key of Object.keys(o)) {
+    const v = o[key];
+    switch (key) {
+      case '$must':
+      case '$and':
+        must.push(...conditions(key, v, idx, depth, ctx));
+        break;
+      case '$should':
+        should.push(...conditions(key, v, idx, depth, ctx));
+        break;
+      case '$or':
+        must.push({ k: 'or', cs: conditions(key, v, idx, depth, ctx), boost: 1 });
+        break;
+      case '$mustNot':
+        not.push(...conditions(key, v, idx, depth, ctx));
+        break;
+      case '$boost':
+        boost = boostValue(v);
+        break;
+      default:
+        if (key.startsWith('$')) throw new QueryError(`ERR Unknown operator: ${key}`);
+        must.push(parseField(key, v, idx, depth + 1, ctx));
+    }
+  }
+  if (must.length === 0 && should.length === 0 && not.length === 0) return { k: 'all', boost };
+  if (must.length === 1 && should.length === 0 && not.length === 0) {
+    const only = must[0];
+    return boost === 1 ? only : { k: 'bool', must, should, not, boost };
+  }
+  return { k: 'bool', must, should, not, boost };
+}
+
+function boostValue(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new QueryError('ERR invalid query: $boost expects a number');
+  return v;
+}
+
+function scalar(f: FieldDef, op: string, v: unknown): Scalar {
+  const bad = () => new QueryError(`ERR invalid value for ${op} on ${f.type} field '${f.name}'`);
+  switch (f.type) {
+    case 'TEXT':
+      if (typeof v === 'string') return v;
+      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      throw bad();
+    case 'U64':
+    case 'I64':
+    case 'F64':
+      if (typeof v === 'number') return v;
+      if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+      throw bad();
+    case 'DATE': {
+      const x = dateValue(v);
+      if (!Number.isFinite(x)) throw bad();
+      return x;
+    }
+    case 'BOOL':
+      if (typeof v === 'boolean') return v;
+      if (v === 'true' || v === 'false') return v === 'true';
+      throw bad();
+    case 'KEYWORD':
+    case 'FACET':
+      if (typeof v === 'string') return v;
+      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      throw bad();
+  }
+}
+
+function parseField(name: string, v: unknown, idx: SearchIndex, depth: number, ctx: Ctx): Node {
+  count(ctx, depth);
+  const fi = idx.byName.get(name);
+  if (fi === undefined) throw new QueryError(`ERR Unknown field: ${name}`);
+  const f = idx.def.fields[fi];
+  if (!isObj(v)) {
+    if (Array.isArray(v) || v === null) throw new QueryError(`ERR invalid value for field '${name}'`);
+    return { k: 'leaf', f: fi, op: { o: 'smart', v: scalar(f, 'match', v) }, boost: 1 };
+  }
+  const leaves: Node[] = [];
+  let boost = 1;
+  let range: { o: 'range'; gt?: Scalar; gte?: Scalar; lt?: Scalar; lte?: Scalar } | null = null;
+  for (const op of Object.keys(v)) {
+    const x = v[op];
+    if (!FIELD_OPS.has(op)) throw new QueryError(`ERR Unknown field operator: ${op}`);
+    if (op === '$boost') { boost = boostValue(x); continue; }
+    if (TEXT_OPS.has(op) && f.type !== 'TEXT') throw new QueryError(`ERR ${op} is not supported for ${f.type} field '${name}'`);
+    if (RANGE_OPS.has(op) && (f.type === 'TEXT' || f.type === 'BOOL' || f.type === 'FACET')) {
+      throw new QueryError(`ERR ${op} is not supported for ${f.type} field '${name}'`);
+    }
+    count(ctx, depth);
+    switch (op) {
+      case '$smart':
+      case '$eq':
+      case '$ne':
+        leaves.push({ k: 'leaf', f: fi, op: { o: op.slice(1) as 'smart' | 'eq' | 'ne', v: scalar(f, op, x) }, boost: 1 });
+        break;
+      case '$in':
+        if (!Array.isArray(x) || x.length > MAX_NODES) throw new QueryError(`ERR invalid query: $in expects an array (at most ${MAX_NODES} values)`);
+        leaves.push({ k: 'leaf', f: fi, op: { o: 'in', vs: x.map((y) => scalar(f, op, y)) }, boost: 1 });
+        break;
+      case '$gt': case '$gte': case '$lt': case '$lte':
+        range ??= { o: 'range' };
+        range[op.slice(1) as 'gt'] = f.type === 'KEYWORD' ? scalar(f, op, x) : rangeValue(f, op, x);
+        break;
+      case '$phrase': {
+        if (typeof x === 'string') { leaves.push(leaf(fi, { o: 'phrase', value: x, slop: 0, prefix: false })); break; }
+        if (!isObj(x) || typeof x.value !== 'string') throw new QueryError('ERR invalid query: $phrase expects a string or {value, slop?, prefix?}');
+        const slop = x.slop === undefined ? 0 : x.slop;
+        if (typeof slop !== 'number' || !Number.isInteger(slop) || slop < 0 || slop > 1000) throw new QueryError('ERR invalid query: $phrase slop must be an integer between 0 and 1000');
+        if (x.prefix !== undefined && typeof x.prefix !== 'boolean') throw new QueryError('ERR invalid query: $phrase prefix must be a boolean');
+        if (slop > 0 && x.prefix === true) throw new QueryError('ERR invalid query: $phrase accepts slop or prefix, not both');
+        leaves.push(leaf(fi, { o: 'phrase', value: x.value, slop, prefix: x.prefix === true }));
+        break;
+      }
+      case '$fuzzy': {
+        if (typeof x === 'string') { leaves.push(leaf(fi, { o: 'fuzzy', value: x, distance: 1, trans: true, prefix: false })); break; }
+        if (!isObj(x) || typeof x.value !== 'string') throw new QueryError('ERR invalid query: $fuzzy expects a string or {value, distance?, transpositionCostOne?, prefix?}');
+        const d = x.distance === undefined ? 1 : x.distance;
+        if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > 2) throw new QueryError('ERR invalid query: $fuzzy distance must be 0, 1 or 2');
+        leaves.push(leaf(fi, { o: 'fuzzy', value: x.value, distance: d, trans: x.transpositionCostOne !== false, prefix: x.prefix === true }));
+        break;
+      }
+      case '$regex': {
+        if (typeof x !== 'string') throw new QueryError('ERR invalid query: $regex expects a string');
+        leaves.push(leaf(fi, { o: 'regex', re: safeRegex(x) }));
+        break;
+      }
+    }
+  }
+  if (range !== null) leaves.push(leaf(fi, range));
+  if (leaves.length === 0) throw new QueryError(`ERR invalid query: no condition for field '${name}'`);
+  if (leaves.length === 1 && boost === 1) return leaves[0];
+  return { k: 'bool', must: leaves, should: [], not: [], boost };
+}
+
+function leaf(f: number, op: Op): Node {
+  return { k: 'leaf', f, op, boost: 1 };
+}
+
+function rangeValue(f: FieldDef, op: string, x: unknown): number {
+  return scalar(f, op, x) as number;
+}
+
+/**
+ * A regular expression over single terms (at most MAX_TERM chars). Constructs that make a
+ * backtracking engine super-linear (nested or alternated quantified groups, backreferences,
+ * lookaround) are refused: patterns are untrusted.
+ */
+function safeRegex(p: string): RegExp {
+  if (p.length > MAX_REGEX) throw new QueryError(`ERR invalid query: $regex longer than ${MAX_REGEX} characters`);
+  if (/\\[1-9k]|\(\?<?[=!]/.test(p) || /\([^()]*[*+?{|][^()]*\)\s*[*+{]/.test(p)) {
+    throw new QueryError('ERR invalid query: $regex pattern not supported (backreference, lookaround or nested quantifier)');
+  }
+  try {
+    return new RegExp(`^(?:${p})$`, 'u');
+  } catch {
+    throw new QueryError(`ERR invalid query: bad $regex pattern`);
+  }
+}
+
+// ---------------------------------------------------------------- evaluation
+
+export type Scores = Map<string, number>;
+
+export function evaluate(n: Node, idx: SearchIndex): Scores {
+  const out = evalNode(n, idx);
+  if (n.boost !== 1) for (const [k, s] of out) out.set(k, s * n.boost);
+  return out;
+}
+
+function evalNode(n: Node, idx: SearchIndex): Scores {
+  switch (n.k) {
+    case 'all':
+      return scan(idx, [], n.boost);
+    case 'or': {
+      const m: Scores = new Map();
+      for (const c of n.cs) for (const [k, s] of evaluate(c, idx)) m.set(k, (m.get(k) ?? 0) + s);
+      return m;
+    }
+    case 'bool': {
+      // Conditions on non-text fields become predicates checked in one pass (over every
+      // document, or over the candidates the other conditions produced): no set per condition.
+      const preds: Pred[] = [];
+      const rest: Node[] = [];
+      for (const c of n.must) {
+        const p = c.k === 'leaf' && c.boost === 1 ? leafPred(c.f, c.op, idx) : null;
+        if (p !== null) preds.push(p);
+        else rest.push(c);
+      }
+      let m: Scores;
+      if (rest.length > 0) {
+        m = intersectAll(rest.map((c) => evaluate(c, idx)));
+        if (preds.length > 0) {
+          for (const [k, s] of m) {
+            const rec = idx.docs.get(k)!;
+            if (preds.every((p) => p(rec))) m.set(k, s + preds.length);
+            else m.delete(k);
+          }
+        }
+      } else if (preds.length > 0) {
+        const cand = candidates(n.must, idx);
+        m = cand === null ? scan(idx, preds, preds.length) : filter(cand, idx, preds, preds.length);
+      } else if (n.should.length > 0) {
+        m = new Map();
+        for (const c of n.should) for (const [k, s] of evaluate(c, idx)) m.set(k, (m.get(k) ?? 0) + s);
+      } else {
+        m = scan(idx, [], 1);
+      }
+      if (n.must.length > 0) {
+        for (const c of n.should) for (const [k, s] of evaluate(c, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
+      }
+      for (const c of n.not) for (const k of evaluate(c, idx).keys()) m.delete(k);
+      return m;
+    }
+    case 'leaf': {
+      const p = leafPred(n.f, n.op, idx);
+      if (p === null) return evalText(idx.def.fields[n.f], idx.text[n.f]!, n.op, idx);
+      const cand = candidates([n], idx);
+      return cand === null ? scan(idx, [p], 1) : filter(cand, idx, [p], 1);
+    }
+  }
+}
+
+/**
+ * The keys that can satisfy some KEYWORD equality / $in among `must` (the smallest such set),
+ * from the field's value index; null when there is none (a full scan is needed).
+ */
+function candidates(must: Node[], idx: SearchIndex): string[] | null {
+  let best: string[] | null = null;
+  for (const c of must) {
+    if (c.k !== 'leaf') continue;
+    const vm = idx.values[c.f];
+    if (vm === null) continue;
+    const op = c.op;
+    let keys: string[];
+    if (op.o === 'eq' || op.o === 'smart') keys = [...(vm.get(op.v) ?? [])];
+    else if (op.o === 'in') { const u = new Set<string>(); for (const v of op.vs) for (const k of vm.get(v) ?? []) u.add(k); keys = [...u]; }
+    else continue;
+    if (best === null || keys.length < best.length) best = keys;
+  }
+  return best;
+}
+
+/** The candidates satisfying all `preds`, each scored `score`. */
+function filter(keys: string[], idx: SearchIndex, preds: Pred[], score: number): Scores {
+  const out: Scores = new Map();
+  outer: for (const k of keys) {
+    const rec = idx.docs.get(k)!;
+    for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+    out.set(k, score);
+  }
+  return out;
+}
+
+type Pred = (rec: DocRec) => boolean;
+
+/** Every document satisfying all `preds`, each scored `score`. */
+function scan(idx: SearchIndex, preds: Pred[], score: number): Scores {
+  const out: Scores = new Map();
+  const keys = idx.keyAt;
+  const recs = idx.recAt;
+  const np = preds.length;
+  outer: for (let s = 0; s < recs.length; s++) {
+    const rec = recs[s];
+    if (rec === undefined) continue;
+    for (let i = 0; i < np; i++) if (!preds[i](rec)) continue outer;
+    out.set(keys[s]!, score);
+  }
+  return out;
+}
+
+/** A non-text condition as a per-document test; null for TEXT fields (they use postings). */
+function leafPred(fi: number, op: Op, idx: SearchIndex): Pred | null {
+  const f = idx.def.fields[fi];
+  if (idx.text[fi] !== null) return null;
+  let test: (x: string | number | boolean) => boolean;
+  switch (op.o) {
+    case 'smart':
+    case 'eq':
+    case 'ne': {
+      const v = op.v;
+      test = f.type === 'FACET' ? (x) => facetMatch(x as string, v as string) : (x) => x === v;
+      if (op.o === 'ne') {
+        const eq = test;
+        return (rec) => { const xs = rec.vals[fi]; return xs === undefined || !xs.some(eq); };
+      }
+      break;
+    }
+    case 'in': {
+      const set = new Set(op.vs);
+      test = f.type === 'FACET' ? (x) => op.vs.some((v) => facetMatch(x as string, v as string)) : (x) => set.has(x);
+      break;
+    }
+    case 'range': {
+      const { gt, gte, lt, lte } = op;
+      test = (x) => (gt === undefined || x > gt) && (gte === undefined || x >= gte) && (lt === undefined || x < lt) && (lte === undefined || x <= lte);
+      break;
+    }
+    default:
+      return () => false; // text operators were refused at parse time
+  }
+  return (rec) => {
+    const xs = rec.vals[fi];
+    if (xs === undefined) return false;
+    if (xs.length === 1) return test(xs[0]);
+    return xs.some(test);
+  };
+}
+
+/** A facet path matches itself and its descendants ("/a" matches "/a/b"). */
+function facetMatch(x: string, v: string): boolean {
+  return x === v || x.startsWith(v.endsWith('/') ? v : v + '/');
+}
+
+// ---------------------------------------------------------------- text
+
+/** Words of one text condition at most (each may scan the field's vocabulary). */
+export const MAX_QUERY_TERMS = 64;
+
+function bounded(terms: string[]): string[] {
+  if (terms.length > MAX_QUERY_TERMS) throw new QueryError(`ERR invalid query: more than ${MAX_QUERY_TERMS} words in one condition`);
+  return terms;
+}
+
+function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores {
+  switch (op.o) {
+    case 'smart': {
+      const terms = bounded(analyze(String(op.v), f.noTokenize, f.noStem));
+      if (terms.length === 0) return new Map();
+      if (terms.length === 1) return smartTerm(terms[0], tf, idx);
+      // Every word (each smartly matched) must occur; the exact phrase adds its score on top.
+      const m = intersectAll(terms.map((t) => smartTerm(t, tf, idx)));
+      for (const [k, s] of phrase(terms, 0, false, tf, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
+      return m;
+    }
+    case 'eq':
+      return exact(String(op.v), f, tf, idx);
+    case 'ne': {
+      const eq = exact(String(op.v), f, tf, idx);
+      const out: Scores = new Map();
+      for (const k of idx.docs.keys()) if (!eq.has(k)) out.set(k, 1);
+      return out;
+    }
+    case 'in': {
+      const out: Scores = new Map();
+      for (const v of op.vs) for (const [k, s] of exact(String(v), f, tf, idx)) out.set(k, Math.max(out.get(k) ?? 0, s));
+      return out;
+    }
+    case 'phrase': {
+      if (op.prefix) {
+        const toks = bounded(analyze(op.value, f.noTokenize, true));
+        if (toks.length === 0) return new Map();
+        const head = toks.slice(0, -1).map((t) => (f.noStem ? t : analyze(t, false, false)[0] ?? t));
+        return phrase([...head, toks[toks.length - 1]], 0, true, tf, idx);
+      }
+      return phrase(analyze(op.value, f.noTokenize, f.noStem), op.slop, false, tf, idx);
+    }
+    case 'fuzzy': {
+      const terms = bounded(analyze(op.value, f.noTokenize, true).map((t) => t.slice(0, MAX_TERM)));
+      if (terms.length === 0) return new Map();
+      return intersectAll(terms.map((t) => fuzzyTerm(t, op.distance, op.trans, op.prefix, tf, idx)));
+    }
+    case 'regex': {
+      const out: Scores = new Map();
+      for (const term of tf.postings.keys()) if (op.re.test(term)) addTerm(term, 1, tf, idx, out);
+      return out;
+    }
+    case 'range':
+      return new Map();
+  }
+}
+
+/** $eq on TEXT: one word is a term query, several a phrase. */
+function exact(v: string, f: FieldDef, tf: TextField, idx: SearchIndex): Scores {
+  const terms = bounded(analyze(v, f.noTokenize, f.noStem));
+  if (terms.length === 0) return new Map();
+  if (terms.length === 1) { const out: Scores = new Map(); addTerm(terms[0], 1, tf, idx, out); return out; }
+  return phrase(terms, 0, false, tf, idx);
+}
+
+function intersectAll(parts: Scores[]): Scores {
+  parts.sort((a, b) => a.size - b.size);
+  const m = parts[0];
+  for (let i = 1; i < parts.length; i++) {
+    for (const [k, s] of m) { const t = parts[i].get(k); if (t === undefined) m.delete(k); else m.set(k, s + t); }
+  }
+  return m;
+}
+
+/** BM25 of `term` in each document containing it, times `weight`; keeps the best per document. */
+function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, out: Scores): void {
+  const p = tf.postings.get(term);
+  if (p === undefined) return;
+  const n = Math.max(idx.docs.size, 1);
+  const df = p.size;
+  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  const avg = tf.totalLen / Math.max(tf.docs, 1) || 1;
+  const fi = idx.text.indexOf(tf);
+  for (const [key, pos] of p) {
+    const len = (idx.docs.get(key)!.vals[fi] as string[]).length;
+    const c = typeof pos === 'number' ? 1 : pos.length;
+    const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * len / avg));
+    const old = out.get(key);
+    if (old === undefined || s > old) out.set(key, s);
+  }
+}
+
+/** Smart matching of one word: exact (boosted), one typo away, or a fuzzy prefix of a term. */
+function smartTerm(t: string, tf: TextField, idx: SearchIndex): Scores {
+  const out: Scores = new Map();
+  addTerm(t, EXACT_BOOST, tf, idx, out);
+  for (const term of tf.postings.keys()) {
+    if (term === t) continue;
+    if (editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true))) addTerm(term, 1, tf, idx, out);
+  }
+  return out;
+}
+
+function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
+  const out: Scores = new Map();
+  for (const term of tf.postings.keys()) {
+    if (editDistance(t, term, d, trans) <= d || (prefix && fuzzyPrefix(t, term, d, trans))) addTerm(term, 1, tf, idx, out);
+  }
+  return out;
+}
+
+/**
+ * Documents where the terms occur in order with at most `slop` extra positions in total
+ * between them; with `prefix`, the last term matches any term it begins.
+ */
+function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
+  const out: Scores = new Map();
+  if (terms.length === 0) return out;
+  const lists: Map<string, Positions>[] = [];
+  for (let i = 0; i < terms.length; i++) {
+    if (prefix && i === terms.length - 1) {
+      const merged = new Map<string, number[]>();
+      for (const [term, p] of tf.postings) {
+        if (!term.startsWith(terms[i])) continue;
+        for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...positionList(pos)]); else m.push(...positionList(pos)); }
+      }
+      for (const pos of merged.values()) pos.sort((a, b) => a - b);
+      lists.push(merged);
+    } else {
+      const p = tf.postings.get(terms[i]);
+      if (p === undefined) return out;
+      lists.push(p);
+    }
+  }
+  const fi = idx.text.indexOf(tf);
+  let smallest = lists[0];
+  for (const l of lists) if (l.size < smallest.size) smallest = l;
+  for (const key of smallest.keys()) {
+    const ps = lists.map((l) => l.get(key));
+    if (ps.some((p) => p === undefined)) continue;
+    if (!inOrder(ps.map((p) => positionList(p!)), slop)) continue;
+    let s = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const one: Scores = new Map();
+      if (!(prefix && i === terms.length - 1)) { addTerm(terms[i], 1, tf, idx, one); s += one.get(key) ?? 0; }
+      else s += 1 / Math.max(1, (idx.docs.get(key)!.vals[fi] as string[]).length);
+    }
+    out.set(key, s);
+  }
+  return out;
+}
+
+/** Some start position from which each next term follows, with total gaps <= slop. */
+function inOrder(ps: number[][], slop: number): boolean {
+  for (const start of ps[0]) {
+    let prev = start;
+    let gaps = 0;
+    let ok = true;
+    for (let i = 1; i < ps.length && ok; i++) {
+      const next = firstAfter(ps[i], prev);
+      if (next < 0) { ok = false; break; }
+      gaps += next - prev - 1;
+      if (gaps > slop) ok = false;
+      prev = next;
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+function firstAfter(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (sorted[m] <= x) lo = m + 1; else hi = m; }
+  return lo < sorted.length ? sorted[lo] : -1;
+}
+
+// ---------------------------------------------------------------- highlighting support
+
+/** The index terms each TEXT field's conditions match (HIGHLIGHT), from the positive clauses. */
+export function matchedTerms(n: Node, idx: SearchIndex, out = new Map<number, Set<string>>()): Map<number, Set<string>> {
+  switch (n.k) {
+    case 'all':
+      break;
+    case 'or':
+      for (const c of n.cs) matchedTerms(c, idx, out);
+      break;
+    case 'bool':
+      for (const c of n.must) matchedTerms(c, idx, out);
+      for (const c of n.should) matchedTerms(c, idx, out);
+      break;
+    case 'leaf': {
+      const tf = idx.text[n.f];
+      if (tf === null) break;
+      const f = idx.def.fields[n.f];
+      let set = out.get(n.f);
+      if (set === undefined) { set = new Set(); out.set(n.f, set); }
+      const s = set;
+      const vocab = (test: (term: string) => boolean) => { for (const term of tf.postings.keys()) if (test(term)) s.add(term); };
+      const op = n.op;
+      switch (op.o) {
+        case 'smart':
+          for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) {
+            vocab((term) => term === t || editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true)));
+          }
+          break;
+        case 'eq':
+          for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) s.add(t);
+          break;
+        case 'in':
+          for (const v of op.vs) for (const t of analyze(String(v), f.noTokenize, f.noStem)) s.add(t);
+          break;
+        case 'phrase': {
+          const toks = analyze(op.value, f.noTokenize, op.prefix ? true : f.noStem);
+          if (op.prefix && toks.length > 0) {
+            const last = toks.pop()!;
+            vocab((term) => term.startsWith(last));
+            for (const t of toks) s.add(f.noStem ? t : analyze(t, false, false)[0] ?? t);
+          } else {
+            for (const t of toks) s.add(t);
+          }
+          break;
+        }
+        case 'fuzzy':
+          for (const t of analyze(op.value, f.noTokenize, true)) {
+            vocab((term) => editDistance(t, term, op.distance, op.trans) <= op.distance || (op.prefix && fuzzyPrefix(t, term, op.distance, op.trans)));
+          }
+          break;
+        case 'regex':
+          vocab((term) => op.re.test(term));
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return out;
+}
