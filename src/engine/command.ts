@@ -44,6 +44,8 @@ export interface CommandDef {
 export interface RowOptions {
   getKeys?: GetKeys;
   categories?: readonly AclCategory[];
+  /** An admin command that scripts may call (Redis's PFDEBUG, PFSELFTEST): no implied noscript. */
+  scriptable?: boolean;
 }
 
 /**
@@ -65,7 +67,7 @@ export function row(
   name: string, arity: number, flags: number, keys: Keys, handler: Handler, opts: RowOptions = {},
 ): CommandDef {
   return makeDef({
-    name, arity, flags: impliedFlags(flags), keys, handler,
+    name, arity, flags: opts.scriptable ? flags : impliedFlags(flags), keys, handler,
     categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1, keySpecs: NO_SPECS, keyMode: 0,
   });
 }

@@ -11,10 +11,16 @@ const CACHE_TTL_MS = 10_000;
 
 /** A connect/read/write failure; `timeout` for Redis's ETIMEDOUT case (no retry). */
 export class MigrateIoError extends Error {
-  constructor(readonly phase: 'connect' | 'write' | 'read', readonly timeout: boolean) {
+  /**
+   * `unreachable`: the address could not even be formed (no such host, a port out of range):
+   * Redis's anetTcpNonBlockConnect fails at once there, a refused connection only at the write.
+   */
+  constructor(readonly phase: 'connect' | 'write' | 'read', readonly timeout: boolean, readonly unreachable = false) {
     super(phase);
   }
 }
+
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_SERVICE', 'ERR_SOCKET_BAD_PORT', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_ARG_VALUE']);
 
 export class MigrateSocket {
   /** Database selected on the target by the last successful MIGRATE (-1: unknown). */
@@ -46,7 +52,13 @@ export class MigrateSocket {
 
   static connect(host: string, port: number, timeoutMs: number): Promise<MigrateSocket> {
     return new Promise((resolve, reject) => {
-      const sock = net.connect({ host, port });
+      let sock: net.Socket;
+      try {
+        sock = net.connect({ host, port });
+      } catch {
+        reject(new MigrateIoError('connect', false, true)); // a port net cannot use
+        return;
+      }
       sock.setNoDelay(true);
       const t = setTimeout(() => {
         sock.destroy();
@@ -57,9 +69,9 @@ export class MigrateSocket {
         sock.removeAllListeners('error');
         resolve(new MigrateSocket(`${host}:${port}`, sock));
       });
-      sock.once('error', () => {
+      sock.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(t);
-        reject(new MigrateIoError('connect', false));
+        reject(new MigrateIoError('connect', false, UNRESOLVED.has(err.code ?? '')));
       });
     });
   }

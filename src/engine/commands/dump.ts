@@ -163,10 +163,14 @@ function migrateCommand(c: Client, argv: Argv, out: ReplySink): void {
       return out.error(E.SYNTAX);
     }
   }
-  let timeout = argv.int(5);
-  const dbid = argv.int(4);
-  if (!Number.isSafeInteger(timeout) || !Number.isSafeInteger(dbid)) return out.error(E.NOT_INTEGER);
+  // Both are C longs in Redis 7.0 (getLongFromObjectOrReply).
+  const timeoutBig = argv.int64(5);
+  const dbidBig = argv.int64(4);
+  if (timeoutBig === null || dbidBig === null) return out.error(E.NOT_INTEGER);
+  let timeout = Number(timeoutBig);
+  const dbid = Number(dbidBig);
   if (timeout <= 0) timeout = 1000;
+  if (timeout > 2147483647) timeout = 2147483647; // the largest delay a Node timer takes
   const db = c.db;
   const items: MigrateItem[] = [];
   for (let j = 0; j < numKeys; j++) {
@@ -233,7 +237,7 @@ async function migrate(db: Db, host: string, port: number, dbid: number, timeout
     } catch (err) {
       // Redis's non-blocking connect "succeeds" on a refused connection and the write then
       // fails: only a connect that times out is reported as such.
-      if (err instanceof MigrateIoError && err.timeout) return 'IOERR error or timeout connecting to the client';
+      if (err instanceof MigrateIoError && (err.timeout || err.unreachable)) return 'IOERR error or timeout connecting to the client';
       if (mayRetry) {
         mayRetry = false;
         continue;
@@ -375,8 +379,16 @@ function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // REPLCONF option value ...: acknowledged (rdb-only, listening-port, capa: what redis-cli
 // --rdb and replicas send before SYNC).
+/** The REPLCONF options Redis 7.0 knows; we accept them and act on none (no replication). */
+const REPLCONF_OPTIONS = new Set(['listening-port', 'ip-address', 'capa', 'ack', 'getack', 'rdb-only']);
+
 function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count % 2 === 0) return out.error(E.SYNTAX);
+  for (let i = 1; i < argv.count; i += 2) {
+    if (!REPLCONF_OPTIONS.has(argv.str(i).toLowerCase())) {
+      return out.error(`ERR Unrecognized REPLCONF option: ${argv.str(i).split('\0')[0]}`);
+    }
+  }
   out.ok();
 }
 

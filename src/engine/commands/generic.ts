@@ -305,7 +305,9 @@ function keysCommand(c: Client, argv: Argv, out: ReplySink): void {
 function parseCursor(argv: Argv, i: number): number {
   const b = argv.buf;
   let p = argv.start[i];
-  const end = argv.end[i];
+  // Redis parses the C string: a NUL byte ends it ("\0" is cursor 0).
+  let end = p;
+  while (end < argv.end[i] && b[end] !== 0) end++;
   let neg = false;
   if (p < end && (b[p] === 43 || b[p] === 45)) {
     neg = b[p] === 45;

@@ -270,6 +270,6 @@ export default family('hyperloglog', ['hyperloglog'], [
   row('pfadd',      -2,   F.WRITE | F.DENYOOM | F.FAST,  [1, 1, 1],   pfaddCommand),
   row('pfcount',    -2,   F.READONLY,                    [1, -1, 1],  pfcountCommand),
   row('pfmerge',    -2,   F.WRITE | F.DENYOOM,           [1, -1, 1],  pfmergeCommand),
-  row('pfdebug',     3,   F.WRITE | F.DENYOOM | F.ADMIN, [2, 2, 1],   pfdebugCommand),
-  row('pfselftest',  1,   F.ADMIN,                       [0, 0, 0],   pfselftestCommand),
+  row('pfdebug',     3,   F.WRITE | F.DENYOOM | F.ADMIN, [2, 2, 1],   pfdebugCommand, { scriptable: true }),
+  row('pfselftest',  1,   F.ADMIN,                       [0, 0, 0],   pfselftestCommand, { scriptable: true }),
 ]);

@@ -104,16 +104,24 @@ function docOf(def: CommandDef): DocNode {
   return doc ?? { '%': ['group', def.categories[0] ?? 'generic'] };
 }
 
+/** Map entries whose list Redis sends as a set in RESP3 (addReplySetLen in commands.c). */
+const SET_VALUED = new Set(['history', 'doc_flags', 'flags']);
+
 /** Write a docs node; `{'%': [k, v, ...]}` is a map (flat in RESP2, as Redis's maps). */
-function writeDoc(n: DocNode, out: ReplySink): void {
+function writeDoc(n: DocNode, out: ReplySink, asSet = false): void {
   if (typeof n === 'string') out.bulkLatin1(n);
   else if (typeof n === 'number') out.int(n);
   else if (Array.isArray(n)) {
-    out.array(n.length);
+    if (asSet) out.set(n.length);
+    else out.array(n.length);
     for (const x of n) writeDoc(x, out);
   } else if ('%' in n) {
-    out.map(n['%'].length / 2);
-    for (const x of n['%']) writeDoc(x, out);
+    const kv = n['%'];
+    out.map(kv.length / 2);
+    for (let i = 0; i < kv.length; i += 2) {
+      writeDoc(kv[i], out);
+      writeDoc(kv[i + 1], out, typeof kv[i] === 'string' && SET_VALUED.has(kv[i] as string));
+    }
   } else out.simple(n['+']);
 }
 

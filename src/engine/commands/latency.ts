@@ -190,7 +190,8 @@ function latencyGraphCommand(c: Client, argv: Argv, out: ReplySink): void {
   const event = argv.str(2);
   const s = c.engine.slowlog.events.get(event);
   if (s === undefined) {
-    out.error(`ERR No samples available for event '${event}'`);
+    // Redis prints the name as a C string: up to its first NUL byte.
+    out.error(`ERR No samples available for event '${event.split('\0')[0]}'`);
     return;
   }
   out.bulkText(graphText(event, s));

@@ -12,7 +12,7 @@ export const NOVALUES_ONLY_HSCAN = 'ERR NOVALUES option can only be used in HSCA
 const ULONG_MAX = 18446744073709551615n;
 
 /**
- * strtoul(3) over the whole argument: optional '+' or '-' (negative values wrap, as in C),
+ * strtoul(3) over the argument up to its first NUL byte (the C string Redis reads): optional '+' or '-' (negative values wrap, as in C),
  * decimal digits, nothing else; no leading space; out of range is an error. An empty argument
  * is cursor 0, as in Redis. Returns the cursor (Infinity when beyond 2^53, which our cursors
  * never reach) or -1 when invalid.
@@ -20,7 +20,9 @@ const ULONG_MAX = 18446744073709551615n;
 export function parseCursor(argv: Argv, i: number): number {
   const b = argv.buf;
   const s = argv.start[i];
-  const e = argv.end[i];
+  // Redis parses the C string: a NUL byte ends it ("\0" is cursor 0).
+  let e = s;
+  while (e < argv.end[i] && b[e] !== 0) e++;
   if (s === e) return 0;
   let p = s;
   let neg = false;
