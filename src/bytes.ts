@@ -15,3 +15,9 @@ export function grown<B extends Buffer>(buf: B, used: number, need: number): B {
   buf.copy(b, 0, 0, used);
   return b as B;
 }
+
+/** A string as C code reads it: up to its first NUL byte (Redis echoes names in errors so). */
+export function cstr(s: string): string {
+  const i = s.indexOf('\0');
+  return i < 0 ? s : s.slice(0, i);
+}

@@ -22,6 +22,7 @@ import { F, ACL_CATEGORIES, type AclCategory } from './flags.js';
 import { globMatch } from './glob.js';
 import { KF, KEY_MODE, KeyList, findKeys } from './keys.js';
 import type { PubSub } from './pubsub.js';
+import { cstr } from '../bytes.js';
 
 const KEY_READ = 1;
 const KEY_WRITE = 2;
@@ -193,7 +194,7 @@ export class Acl {
     for (const r of rules) {
       const err = this.applyOne(u, r);
       // Redis formats the rule with %s: a NUL byte ends it.
-      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${r.split('\0')[0]}': ${err}`);
+      if (err !== null) throw new AclError(`Error in ACL SETUSER modifier '${cstr(r)}': ${err}`);
     }
     u.refresh();
   }

@@ -28,6 +28,7 @@ import { clientInfo } from './commands/client.js';
 import { recordLatency } from './engine.js';
 import { EVICT_FAIL, OOM, performEvictions, rejectOnOom } from './evict.js';
 import { pausedFor, postpone, runner } from './pause.js';
+import { cstr } from '../bytes.js';
 
 const DEBUG_REFUSED = 'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.';
 
@@ -106,11 +107,11 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (def === undefined) {
     const top = eng.registry.lookupName(argv.buf, argv.start[0], argv.end[0]);
     if (top !== undefined && top.subcommands !== undefined) {
-      reject(c, out, unknownSubcommand(argv.key(0), cutAtNul(argv.key(1))));
+      reject(c, out, unknownSubcommand(argv.key(0), cstr(argv.key(1))));
     } else {
       const args: string[] = [];
-      for (let i = 1; i < argv.count && i < 64; i++) args.push(cutAtNul(argv.key(i)));
-      reject(c, out, unknownCommand(cutAtNul(argv.key(0)), args));
+      for (let i = 1; i < argv.count && i < 64; i++) args.push(cstr(argv.key(i)));
+      reject(c, out, unknownCommand(cstr(argv.key(0)), args));
     }
     return;
   }
@@ -244,12 +245,6 @@ function rejectCmd(c: Client, def: CommandDef, out: ReplySink, msg: string): voi
     return;
   }
   reject(c, out, msg);
-}
-
-/** Redis formats names with %s: a NUL byte ends the text. */
-function cutAtNul(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
 }
 
 runner.execute = execute;

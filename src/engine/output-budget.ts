@@ -48,11 +48,6 @@ export class OutputBudget {
     this.queued.delete(r);
   }
 
-  /** Readers with bytes queued (INFO). */
-  get readers(): number {
-    return this.queued.size;
-  }
-
   private shed(limit: number): void {
     this.shedding = true;
     try {

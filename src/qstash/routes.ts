@@ -276,13 +276,6 @@ function matchFilter(m: MessageRec, q: URLSearchParams): boolean {
   return true;
 }
 
-/** fromDate/toDate (ms) around a record's time: a malformed bound is a 400, never ignored. */
-function inDates(at: number, q: URLSearchParams): boolean {
-  const from = dateParam(q, 'fromDate');
-  const to = dateParam(q, 'toDate');
-  return (from === undefined || at >= from) && (to === undefined || at <= to);
-}
-
 async function messages(svc: QStashService, req: V2Request): Promise<V2Response> {
   const id = req.segments[1];
   if (id !== undefined && id !== '') {
@@ -308,9 +301,12 @@ async function messages(svc: QStashService, req: V2Request): Promise<V2Response>
   // No filter at all cancels every message, as the service does; `count` bounds one call.
   const count = q.has('count') ? countParam(q, 0, Number.MAX_SAFE_INTEGER) : Infinity;
   const targets: string[] = [];
+  // fromDate/toDate (ms): a malformed bound is a 400, never ignored.
+  const from = dateParam(q, 'fromDate') ?? 0;
+  const to = dateParam(q, 'toDate') ?? Infinity;
   for (const m of svc.listMessages()) {
     if (targets.length >= count) break;
-    if (matchFilter(m, q) && inDates(m.createdAt, q)) targets.push(m.messageId);
+    if (m.createdAt >= from && m.createdAt <= to && matchFilter(m, q)) targets.push(m.messageId);
   }
   let n = 0;
   for (const x of targets) if (await svc.cancel(x)) n++;

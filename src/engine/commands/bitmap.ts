@@ -206,10 +206,12 @@ function bitposCommand(c: Client, argv: Argv, out: ReplySink): void {
 // DIFF, DIFF1, ANDOR and ONE are Redis 8.2's (Upstash has them): X is the first source, Y the rest.
 const BITOPS = ['and', 'or', 'xor', 'not', 'diff', 'diff1', 'andor', 'one'] as const;
 type BitOp = typeof BITOPS[number];
+const BITOP_TOKENS = BITOPS.map((o) => o.toUpperCase());
 
 function bitopCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const op = BITOPS.find((o) => argv.is(1, o.toUpperCase()));
-  if (op === undefined) throw new CommandError(E.SYNTAX);
+  const at = BITOP_TOKENS.findIndex((t) => argv.is(1, t));
+  if (at < 0) throw new CommandError(E.SYNTAX);
+  const op = BITOPS[at];
   if (op === 'not' && argv.count !== 4) throw new CommandError('ERR BITOP NOT must be called with a single source key.');
   if ((op === 'diff' || op === 'diff1' || op === 'andor') && argv.count < 5) {
     throw new CommandError(`ERR BITOP ${op.toUpperCase()} must be called with at least two source keys.`);

@@ -17,12 +17,7 @@ import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
 import { TR } from '../tracking.js';
-
-/** Redis prints user arguments with %s: a NUL byte ends the text. */
-function cstr(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
-}
+import { cstr } from '../../bytes.js';
 
 // ---------------------------------------------------------------- CLIENT LIST lines
 

@@ -10,6 +10,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { discardTransaction } from './transactions.js';
 import { NULL_SINK } from '../dispatch.js';
+import { cstr } from '../../bytes.js';
 
 // PING [message]
 function pingCommand(c: Client, argv: Argv, out: ReplySink): void {
@@ -130,12 +131,6 @@ function helloCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkText('mode'); out.bulkText('standalone');
   out.bulkText('role'); out.bulkText('master');
   out.bulkText('modules'); out.array(0);
-}
-
-/** Redis prints user arguments with %s: a NUL byte ends the text. */
-function cstr(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
 }
 
 /** The Redis version we emulate (INFO redis_version, HELLO). */

@@ -22,6 +22,7 @@ import { RdbSnapshot, functionCodes } from '../../rdb/file.js';
 import { randomBytes } from 'node:crypto';
 import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
 import type { Db, Entry, Stored } from '../db.js';
+import { cstr } from '../../bytes.js';
 
 /** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
 const RESTORE_MAX_VERSION = 11;
@@ -386,7 +387,7 @@ function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count % 2 === 0) return out.error(E.SYNTAX);
   for (let i = 1; i < argv.count; i += 2) {
     if (!REPLCONF_OPTIONS.has(argv.str(i).toLowerCase())) {
-      return out.error(`ERR Unrecognized REPLCONF option: ${argv.str(i).split('\0')[0]}`);
+      return out.error(`ERR Unrecognized REPLCONF option: ${cstr(argv.str(i))}`);
     }
   }
   out.ok();

@@ -18,6 +18,7 @@ import { container, family, row } from '../command.js';
 import { N, dbEvent, keyEvent } from '../notify.js';
 import { lfuCounter } from '../evict.js';
 import { globMatch } from '../glob.js';
+import { cstr } from '../../bytes.js';
 
 const I64_MAX = 9223372036854775807n;
 const I64_MIN = -9223372036854775808n;
@@ -36,12 +37,6 @@ function intArg(argv: Argv, i: number, msg?: string): number {
     throw new CommandError(msg ?? 'ERR value is out of range, value must between -2147483648 and 2147483647');
   }
   return n;
-}
-
-/** Redis formats with %s: a NUL byte ends the text. */
-function cutAtNul(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
 }
 
 /** Keys are latin1 strings; the glob matcher wants bytes: reuse one scratch buffer. */
@@ -426,7 +421,7 @@ function expireGeneric(c: Client, argv: Argv, out: ReplySink, base: number, seco
     else if (argv.is(i, 'GT')) flags |= GT;
     else if (argv.is(i, 'LT')) flags |= LT;
     else {
-      out.error(`ERR Unsupported option ${cutAtNul(argv.key(i))}`);
+      out.error(`ERR Unsupported option ${cstr(argv.key(i))}`);
       return;
     }
   }
@@ -633,7 +628,7 @@ function objectHelpCommand(_c: Client, _argv: Argv, out: ReplySink): void {
 
 /** Never reached: OBJECT's arity (-2) makes the dispatcher resolve a subcommand first. */
 function objectCommand(_c: Client, argv: Argv, out: ReplySink): void {
-  out.error(`ERR unknown subcommand '${cutAtNul(argv.key(1))}'. Try OBJECT HELP.`);
+  out.error(`ERR unknown subcommand '${cstr(argv.key(1))}'. Try OBJECT HELP.`);
 }
 
 const RO = F.READONLY;

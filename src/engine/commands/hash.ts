@@ -35,6 +35,7 @@ import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/
 import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
+import { cstr } from '../../bytes.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
 const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
@@ -742,7 +743,7 @@ function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
       if (cond !== 0) return out.error(ONE_OF_FXX_FNX);
       cond = argv.is(i, 'FXX') ? SETEX_FXX : SETEX_FNX;
     } else {
-      return out.error(`ERR unknown argument: ${cutAtNul(argv.key(i))}`);
+      return out.error(`ERR unknown argument: ${cstr(argv.key(i))}`);
     }
   }
   const key = argv.key(1);
@@ -778,12 +779,6 @@ function hsetexCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (expiry) keyEvent(c, N.HASH, at <= now ? 'hdel' : 'hexpire', key);
   trackVolatile(c.db, key, h);
   out.int(1);
-}
-
-/** Redis formats the argument with %s: a NUL byte ends it. */
-function cutAtNul(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
 }
 
 export default family('hash', ['hash'], [

@@ -10,6 +10,7 @@ import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import type { LatencySeries } from '../slowlog.js';
 import { help } from './server.js';
+import { cstr } from '../../bytes.js';
 
 
 // ---------------------------------------------------------------- SLOWLOG
@@ -191,7 +192,7 @@ function latencyGraphCommand(c: Client, argv: Argv, out: ReplySink): void {
   const s = c.engine.slowlog.events.get(event);
   if (s === undefined) {
     // Redis prints the name as a C string: up to its first NUL byte.
-    out.error(`ERR No samples available for event '${event.split('\0')[0]}'`);
+    out.error(`ERR No samples available for event '${cstr(event)}'`);
     return;
   }
   out.bulkText(graphText(event, s));

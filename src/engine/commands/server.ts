@@ -32,18 +32,13 @@ import { REDIS_VERSION } from './connection.js';
 import { STARTUP } from '../memory.js';
 import { datasetDigest, valueDigest } from '../digest.js';
 import { timeoutMsArg } from './client.js';
+import { cstr } from '../../bytes.js';
 
 // ---------------------------------------------------------------- helpers
 
 /** Redis's addReplySubcommandSyntaxError (argv[1] as typed, command upper-cased). */
 function subcommandSyntaxError(argv: Argv, out: ReplySink): void {
   out.error(`ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1)).slice(0, 128)}'. Try ${argv.key(0).toUpperCase()} HELP.`);
-}
-
-/** Redis prints user arguments with %s: a NUL byte ends the text. */
-function cstr(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
 }
 
 /** A help reply: one status line per text line, as Redis's addReplyHelp. */

@@ -40,6 +40,7 @@ import { HashValue } from '../ds/hash.js';
 import { listFill, longArg, lookupRead, lookupWrite } from './typed-helpers.js';
 import { KF, type KeyRef } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
+import { cstr } from '../../bytes.js';
 
 const SCORE_ERROR = "ERR One or more scores can't be converted into double";
 const BY_DENIED = 'ERR BY option of SORT denied due to insufficient ACL permissions.';
@@ -178,12 +179,6 @@ function readsEveryKey(c: Client, argv: Argv): boolean {
 /** Binary comparison of latin1 strings: memcmp, then the shorter first. */
 function binCmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** strcoll() in the C locale: bytes up to the first NUL. */
-function cstr(s: string): string {
-  const nul = s.indexOf('\0');
-  return nul < 0 ? s : s.slice(0, nul);
 }
 
 // ---------------------------------------------------------------- pqsort

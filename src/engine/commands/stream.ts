@@ -24,6 +24,7 @@ import {
 import { lookupRead, lookupWrite } from './typed-helpers.js';
 import type { KeyRef } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
+import { cstr } from '../../bytes.js';
 
 // ---------------------------------------------------------------- errors
 
@@ -37,12 +38,6 @@ const BAD_END = 'ERR invalid end ID for the interval';
 const REST_BLOCK = 'ERR blocking commands are not allowed over REST';
 
 const WRONGTYPE = new CommandError(E.WRONGTYPE);
-
-/** A C string view of a user argument (Redis formats them with %s: a NUL byte ends them). */
-function cstr(s: string): string {
-  const i = s.indexOf('\0');
-  return i < 0 ? s : s.slice(0, i);
-}
 
 function subcommandSyntax(argv: Argv, cmd: string): CommandError {
   return new CommandError(
