@@ -12,25 +12,21 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { IoClients } from '../helpers/io.js';
 
 let ours: Proc;
 let redis: Proc;
-const opened: Redis[] = [];
+const clients = new IoClients();
 
 before(async () => {
   [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
 });
 after(async () => {
-  for (const c of opened) c.disconnect();
+  clients.closeAll();
   await Promise.all([ours?.stop(), redis?.stop()]);
 });
 
-function io(port: number): Redis {
-  const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null });
-  r.on('error', () => {});
-  opened.push(r);
-  return r;
-}
+const io = (port: number): Redis => clients.io(port);
 
 async function outcome<T>(p: Promise<T>): Promise<T | string> {
   try {

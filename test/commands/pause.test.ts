@@ -7,24 +7,21 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { IoClients } from '../helpers/io.js';
 
 let ours: Proc;
 let redis: Proc;
-const opened: Redis[] = [];
+const clients = new IoClients();
 
 before(async () => {
   [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
 });
 after(async () => {
-  for (const c of opened) c.disconnect();
+  clients.closeAll();
   await Promise.all([ours?.stop(), redis?.stop()]);
 });
 
-function io(port: number): Redis {
-  const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null });
-  opened.push(r);
-  return r;
-}
+const io = (port: number): Redis => clients.io(port, false);
 
 const tick = () => new Promise((r) => setTimeout(r, 300));
 

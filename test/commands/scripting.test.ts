@@ -20,10 +20,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { IoClients } from '../helpers/io.js';
 
 let ours: Proc;
 let redis: Proc;
-const opened: Redis[] = [];
+const conns = new IoClients();
 
 before(async () => {
   [ours, redis] = await Promise.all([
@@ -32,16 +33,11 @@ before(async () => {
   ]);
 });
 after(async () => {
-  for (const c of opened) c.disconnect();
+  conns.closeAll();
   await Promise.all([ours?.stop(), redis?.stop()]);
 });
 
-function io(port: number): Redis {
-  const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null });
-  r.on('error', () => {});
-  opened.push(r);
-  return r;
-}
+const io = (port: number): Redis => conns.io(port);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -169,7 +165,7 @@ for (const [label, server] of [['ours', () => ours], ['redis', () => redis]] as 
         // Connected now (no ready check: its INFO would meet BUSY).
         const fresh = new Redis({ port: p, host: '127.0.0.1', enableReadyCheck: false, maxRetriesPerRequest: 1, retryStrategy: () => null });
         fresh.on('error', () => {});
-        opened.push(fresh);
+        conns.keep(fresh);
         assert.equal(await outcome(fresh.get('nc')), BUSY_EVAL);
         assert.equal(await outcome(fresh.call('SCRIPT', 'KILL')), UNKILLABLE);
         assert.equal(await running, 1);
