@@ -6,10 +6,12 @@
  * further selectors "(...)". A selector holds command permissions as a bit per command row
  * (top-level and subcommand), key patterns with read/write flags (~, %R~, %W~, %RW~) and
  * channel patterns. A command runs when one selector allows all of it (command, every key
- * with the access its key specs need, every channel). The rule text shown by ACL LIST /
- * GETUSER is rebuilt the way Redis 7.0 does it: "+@all" or "-@all" followed by the command
- * rules in the order they were applied, a later rule for the same command replacing the
- * earlier one.
+ * with the access its key specs need, every channel). As in Redis 7.0, the bits are the truth:
+ * the rule text shown by ACL LIST / GETUSER is worked out from them (describeCommands: the
+ * categories that fit best, then single commands), not kept as typed.
+ *
+ * "+cmd|arg" on a command without subcommands (SELECT, DEBUG...) allows that command only when
+ * its first argument is `arg` (Redis's allowed_firstargs), while its bit stays off.
  *
  * Hot path: `user.unrestricted` is true for a user whose root selector may run everything on
  * every key and channel (the default user), so the dispatcher pays one boolean test per command.
@@ -43,10 +45,13 @@ export function keyPattern(pattern: Buffer, flags: number): KeyPattern {
 export class AclSelector {
   /** allowed[id] = 1 when the command row with that id may run. */
   allowed: Uint8Array;
-  /** Set only by +@all / allcommands: commands added later are allowed too. */
+  /**
+   * Redis's reserved "future commands" bit: set by +@all / allcommands and cleared only by
+   * -@all / nocommands, so "+@all -get" is described from +@all.
+   */
   allCommands = false;
-  /** Command rules as applied, e.g. ["+@read", "-get", "+set"]. */
-  rules: string[] = [];
+  /** "+select|0": the first arguments allowed for a command whose bit is off, by row id. */
+  firstArgs: Map<number, string[]> | null = null;
   allKeys = false;
   keys: KeyPattern[] = [];
   allChannels = false;
@@ -59,7 +64,7 @@ export class AclSelector {
   copyFrom(from: AclSelector): void {
     this.allowed = Uint8Array.from(from.allowed);
     this.allCommands = from.allCommands;
-    this.rules = [...from.rules];
+    this.firstArgs = from.firstArgs === null ? null : new Map([...from.firstArgs].map(([id, a]) => [id, [...a]]));
     this.allKeys = from.allKeys;
     this.keys = from.keys.map((k) => keyPattern(k.pattern, k.flags));
     this.allChannels = from.allChannels;
@@ -116,6 +121,7 @@ export class AclError extends Error {}
  */
 export interface SavedSelector {
   allCommands: boolean;
+  /** The rules after +@all / -@all that rebuild the bits (describeCommands, or as typed in older data). */
   rules: string[];
   allKeys: boolean;
   keys: [pattern: string, flags: number][];
@@ -250,9 +256,9 @@ export class Acl {
       case 'allchannels': case '&*': s.allChannels = true; s.channels = []; return null;
       case 'resetchannels': s.allChannels = false; s.channels = []; return null;
       case 'allcommands': case '+@all':
-        s.allowed.fill(1); s.allCommands = true; s.rules = []; return null;
+        s.allowed.fill(1); s.allCommands = true; s.firstArgs = null; return null;
       case 'nocommands': case '-@all':
-        s.allowed.fill(0); s.allCommands = false; s.rules = []; return null;
+        s.allowed.fill(0); s.allCommands = false; s.firstArgs = null; return null;
     }
     const c0 = op[0];
     if (c0 === '~' || c0 === '%') {
@@ -285,74 +291,140 @@ export class Acl {
       if (!s.channels.some((p) => p.equals(b))) s.channels.push(b);
       return null;
     }
-    if ((c0 === '+' || c0 === '-') && op.length > 1) {
-      const low = op.toLowerCase();
-      if (op[1] === '@') {
-        const cat = low.slice(2) as AclCategory;
-        if (!ACL_CATEGORIES.includes(cat)) return 'Unknown command or category name in ACL';
-        this.addRule(s, c0 + '@' + cat, (def) => (this.reg.categories(def) as string[]).includes(cat));
-        return null;
-      }
-      const name = low.slice(1);
-      const def = this.findCommand(name);
-      if (def === undefined) return 'Unknown command or category name in ACL';
-      this.addRule(s, c0 + name, (d) => d === def || (def.subcommands !== undefined && d.name.startsWith(def.name + '|')));
-      return null;
-    }
+    if (c0 === '+' || c0 === '-') return this.applyCommandRule(s, cstr(op));
     return 'Syntax error';
   }
 
-  private findCommand(name: string): CommandDef | undefined {
-    const [top, sub] = name.split('|');
-    const def = this.reg.commands.get(top);
-    if (sub === undefined || def === undefined) return def;
-    return def.subcommands?.get(sub);
+  /**
+   * Redis's ACLSetSelector for "+name", "-name", "+@cat", "-@cat" and "+name|arg". The name is a
+   * C string there (cut at a NUL), looked up case-insensitively.
+   */
+  private applyCommandRule(s: AclSelector, op: string): string | null {
+    const allow = op[0] === '+' ? 1 : 0;
+    if (op[1] === '@') {
+      const cat = ACL_CATEGORIES.indexOf(asciiLower(op.slice(2)) as AclCategory);
+      if (cat < 0) return UNKNOWN;
+      for (const def of this.categoryRows()[cat]) changePerm(s, def, allow);
+      return null;
+    }
+    const bar = op.lastIndexOf('|');
+    if (allow === 0 || bar < 0) {
+      const def = this.lookupCommand(op.slice(1));
+      if (def === undefined) return UNKNOWN;
+      changePerm(s, def, allow);
+      return null;
+    }
+    // "+name|x": a subcommand when name has subcommands, else an allowed first argument.
+    const def = this.lookupCommand(op.slice(1, bar));
+    if (def === undefined) return UNKNOWN;
+    if (def.name.includes('|')) return 'Allowing first-arg of a subcommand is not supported';
+    const arg = op.slice(bar + 1);
+    if (arg === '') return 'Syntax error';
+    if (def.subcommands !== undefined) {
+      const sub = def.subcommands.get(asciiLower(arg));
+      if (sub === undefined) return UNKNOWN;
+      changePerm(s, sub, 1);
+      return null;
+    }
+    // Redis keeps the first spelling; later ones that differ only in case are the same.
+    s.firstArgs ??= new Map();
+    const list = s.firstArgs.get(def.id);
+    const low = asciiLower(arg);
+    if (list === undefined) s.firstArgs.set(def.id, [arg]);
+    else if (!list.some((a) => asciiLower(a) === low)) list.push(arg);
+    return null;
+  }
+
+  /** Redis's lookupCommandBySdsLogic (strict): "name" or "name|sub", any case. */
+  private lookupCommand(name: string): CommandDef | undefined {
+    const parts = asciiLower(name).split('|');
+    if (parts.length > 2) return undefined;
+    const def = this.reg.commands.get(parts[0]);
+    if (parts.length === 1 || def === undefined) return def;
+    return def.subcommands?.get(parts[1]);
   }
 
   /**
-   * Add a command or category rule the way Redis 7.0 keeps its rule text minimal: earlier rules
-   * that this one overrides (the same command or category, or commands of this category) are
-   * dropped, and the rule itself is recorded only if it changes what the selector may run.
+   * Per category (ACL_CATEGORIES order), its rows: a top-level row then those of its
+   * subcommands. Applying a category changes each (a container row takes all its subcommands
+   * with it, as Redis's ACLChangeSelectorPerm does); counting counts each.
    */
-  private addRule(s: AclSelector, rule: string, covers: (def: CommandDef) => boolean): void {
-    const isCat = rule[1] === '@';
-    s.rules = s.rules.filter((r) => {
-      if (r[1] === '@') return !(isCat && r.slice(1) === rule.slice(1));
-      const d = this.findCommand(r.slice(1));
-      return d === undefined || !covers(d);
-    });
-    this.recompute(s);
-    const allow = rule[0] === '+' ? 1 : 0;
-    let changes = false;
-    for (const def of this.reg.all) {
-      if (covers(def) && s.allowed[def.id] !== allow) {
-        changes = true;
-        s.allowed[def.id] = allow;
+  private categoryRows(): CommandDef[][] {
+    if (this.catRows === null) {
+      const rows: CommandDef[][] = ACL_CATEGORIES.map(() => []);
+      const add = (def: CommandDef) => {
+        for (const c of this.reg.categories(def)) rows[ACL_CATEGORIES.indexOf(c)].push(def);
+      };
+      for (const def of this.reg.commands.values()) {
+        add(def);
+        if (def.subcommands) for (const sub of def.subcommands.values()) add(sub);
       }
+      this.catRows = rows;
     }
-    if (changes) s.rules.push(rule);
+    return this.catRows;
   }
-
-  /** Bits from the base (+@all or -@all) and the recorded rules, in order. */
-  private recompute(s: AclSelector): void {
-    s.allowed.fill(s.allCommands ? 1 : 0);
-    for (const r of s.rules) {
-      const allow = r[0] === '+' ? 1 : 0;
-      if (r[1] === '@') {
-        const cat = r.slice(2);
-        for (const def of this.reg.all) if ((this.reg.categories(def) as string[]).includes(cat)) s.allowed[def.id] = allow;
-      } else {
-        const d = this.findCommand(r.slice(1));
-        if (d === undefined) continue;
-        s.allowed[d.id] = allow;
-        if (d.subcommands) for (const x of d.subcommands.values()) s.allowed[x.id] = allow;
-      }
-    }
-  }
+  private catRows: CommandDef[][] | null = null;
 
   /** The command rules as ACL LIST and GETUSER show them. */
   describeCommands(s: AclSelector): string {
-    return [s.allCommands ? '+@all' : '-@all', ...s.rules].join(' ');
+    return [s.allCommands ? '+@all' : '-@all', ...this.commandRules(s)].join(' ');
+  }
+
+  /**
+   * Redis 7.0's ACLDescribeSelectorCommandRules: from +@all (when the future-commands bit is
+   * set) or -@all, repeatedly the category that fits the remaining bits best (more rows agree
+   * than differ; fewest differences, then most agreements; ties to the earlier category), then
+   * the single commands and subcommands still different, then allowed first arguments. Redis
+   * walks its command dict in hash order (random per process) for the single commands; we
+   * walk the table's order.
+   */
+  private commandRules(s: AclSelector): string[] {
+    const additive = !s.allCommands;
+    const rules: string[] = [];
+    const fake = new Uint8Array(s.allowed.length).fill(additive ? 0 : 1);
+    // What is left to explain: categories applied are undone here.
+    const temp = Uint8Array.from(s.allowed);
+    const cats = this.categoryRows();
+    const applied = new Uint8Array(cats.length);
+    for (;;) {
+      let best = -1;
+      let minDiff = Infinity;
+      let maxSame = 0;
+      for (let j = 0; j < cats.length; j++) {
+        if (applied[j]) continue;
+        let on = 0;
+        for (const def of cats[j]) on += temp[def.id];
+        const off = cats[j].length - on;
+        const diff = additive ? off : on;
+        const same = additive ? on : off;
+        if (same > diff && (diff < minDiff || (diff === minDiff && same > maxSame))) {
+          best = j;
+          minDiff = diff;
+          maxSame = same;
+        }
+      }
+      if (best < 0) break;
+      applied[best] = 1;
+      rules.push((additive ? '+@' : '-@') + ACL_CATEGORIES[best]);
+      for (const def of cats[best]) {
+        setPerm(fake, def, additive ? 1 : 0);
+        setPerm(temp, def, additive ? 0 : 1);
+      }
+    }
+    const single = (def: CommandDef) => {
+      const bit = s.allowed[def.id];
+      if (bit !== fake[def.id]) {
+        rules.push((bit ? '+' : '-') + def.name);
+        setPerm(fake, def, bit);
+      }
+    };
+    for (const def of this.reg.commands.values()) {
+      single(def);
+      if (def.subcommands) for (const sub of def.subcommands.values()) single(sub);
+      const args = s.firstArgs?.get(def.id);
+      if (args !== undefined && !s.allowed[def.id]) for (const a of args) rules.push(`+${def.name}|${a}`);
+    }
+    return rules;
   }
 
   /** Key patterns as GETUSER shows them ("~*", or the patterns separated by spaces). */
@@ -446,7 +518,7 @@ export class Acl {
   private checkSelector(s: AclSelector, def: CommandDef, argv: Argv): number {
     this.deniedAt = 0;
     // Commands allowed before authentication (AUTH, HELLO, QUIT, RESET) are never refused.
-    if (!s.allowed[def.id] && !(def.flags & F.NO_AUTH)) return DENIED_CMD;
+    if (!s.allowed[def.id] && !(def.flags & F.NO_AUTH) && !firstArgAllowed(s, def, argv)) return DENIED_CMD;
     if (!s.allKeys && def.keyMode & KEY_MODE.HAS_KEYS) {
       const keys = this.keyList;
       if (!this.keysFound) {
@@ -499,7 +571,7 @@ export class Acl {
     for (const u of this.users.values()) {
       users.push({
         name: u.name, enabled: u.enabled, nopass: u.nopass, sanitizePayload: u.sanitizePayload,
-        passwords: [...u.passwords], ...saveSelector(u), selectors: u.selectors.map(saveSelector),
+        passwords: [...u.passwords], ...saveSelector(this, u), selectors: u.selectors.map((x) => saveSelector(this, x)),
       });
     }
     return { users, restTokens: [...this.restTokens] };
@@ -528,14 +600,13 @@ export class Acl {
   }
 
   private restoreSelector(s: AclSelector, x: SavedSelector): void {
-    s.allCommands = x.allCommands;
-    // Rules of commands this build does not know are dropped, as ACL SETUSER would refuse them.
-    s.rules = x.rules.filter((r) => r[1] === '@' || this.findCommand(r.slice(1)) !== undefined);
+    this.applySelector(s, x.allCommands ? '+@all' : '-@all');
+    // Rules naming commands this build does not know are skipped, as ACL SETUSER would refuse them.
+    for (const r of x.rules) this.applySelector(s, r);
     s.allKeys = x.allKeys;
     s.keys = x.keys.map(([p, f]) => keyPattern(Buffer.from(p, 'latin1'), f));
     s.allChannels = x.allChannels;
     s.channels = x.channels.map((c) => Buffer.from(c, 'latin1'));
-    this.recompute(s);
   }
 
   /** ACL GENPASS: hex of `bits` random bits (rounded up to a nibble). */
@@ -589,14 +660,43 @@ export class Acl {
   private nextLogId = 0;
 }
 
+const UNKNOWN = 'Unknown command or category name in ACL';
+
+/** "+select|0": argv[1] is one of the first arguments allowed for the row (case-insensitive, as a C string). */
+function firstArgAllowed(s: AclSelector, def: CommandDef, argv: Argv): boolean {
+  const list = s.firstArgs === null || argv.count < 2 ? undefined : s.firstArgs.get(def.id);
+  if (list === undefined) return false;
+  const arg = asciiLower(cstr(argv.key(1)));
+  return list.some((a) => asciiLower(a) === arg);
+}
+
+/** strcasecmp's folding: ASCII letters only (these strings are latin1 bytes). */
+function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/**
+ * Redis's ACLChangeSelectorPerm: a row's bit (a container's takes its subcommands' along); any
+ * first arguments allowed for it are dropped.
+ */
+function changePerm(s: AclSelector, def: CommandDef, allow: number): void {
+  setPerm(s.allowed, def, allow);
+  if (s.firstArgs !== null) s.firstArgs.delete(def.id);
+}
+
+function setPerm(bits: Uint8Array, def: CommandDef, allow: number): void {
+  bits[def.id] = allow;
+  if (def.subcommands) for (const sub of def.subcommands.values()) bits[sub.id] = allow;
+}
+
 /** Redis's ACLStringHasSpaces: patterns may hold no white space or NUL (from index `at`). */
 function hasSpaces(op: string, at: number): boolean {
   return /[\s\0]/.test(op.slice(at));
 }
 
-function saveSelector(s: AclSelector): SavedSelector {
+function saveSelector(acl: Acl, s: AclSelector): SavedSelector {
   return {
-    allCommands: s.allCommands, rules: [...s.rules],
+    allCommands: s.allCommands, rules: acl.describeCommands(s).split(' ').slice(1),
     allKeys: s.allKeys, keys: s.keys.map((k) => [k.pattern.toString('latin1'), k.flags]),
     allChannels: s.allChannels, channels: s.channels.map((c) => c.toString('latin1')),
   };
