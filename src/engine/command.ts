@@ -75,10 +75,11 @@ export function row(
 /** A container command (CONFIG, CLIENT, OBJECT...) whose rows are its subcommands. */
 export function container(
   name: string, arity: number, flags: number, subs: CommandDef[], fallback: Handler,
+  categories: readonly AclCategory[] = [],
 ): CommandDef {
   const map = new Map<string, CommandDef>();
   for (const s of subs) map.set(s.name, makeDef({ ...s, name: `${name}|${s.name}` }));
-  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [], getKeys: undefined, subcommands: map, id: -1, keySpecs: NO_SPECS, keyMode: 0 });
+  return makeDef({ name, arity, flags: impliedFlags(flags), keys: [0, 0, 0], handler: fallback, categories: [...categories], getKeys: undefined, subcommands: map, id: -1, keySpecs: NO_SPECS, keyMode: 0 });
 }
 
 export interface Family {
@@ -99,5 +100,6 @@ function withCategories(r: CommandDef, categories: readonly AclCategory[]): Comm
   const subs = r.subcommands
     ? new Map([...r.subcommands].map(([k, v]) => [k, withCategories(v, categories)] as const))
     : undefined;
-  return makeDef({ ...r, categories: [...categories, ...r.categories], subcommands: subs });
+  // A container row has no category of its family (Redis's CONFIG, OBJECT, XINFO...: only @slow).
+  return makeDef({ ...r, categories: subs ? [...r.categories] : [...categories, ...r.categories], subcommands: subs });
 }

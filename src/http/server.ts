@@ -35,6 +35,9 @@ import { execute } from '../engine/dispatch.js';
 import type { Engine, HeldOutput } from '../engine/engine.js';
 import type { Transport } from '../engine/client.js';
 import { discardTransaction } from '../engine/commands/transactions.js';
+import { clientInfo } from '../engine/commands/client.js';
+import type { AclDenial, AclUser } from '../engine/acl.js';
+import type { CommandDef } from '../engine/command.js';
 import { JsonWriter } from './json-writer.js';
 import { CommandList, decodePath, decodeQuery, queryToken } from './parse.js';
 import { Access, type AccessKind, AUTH_ERROR, RestClient, RestTokens, aclTokenAccess, applyAccess, ruleTable } from './auth.js';
@@ -339,6 +342,18 @@ export class HttpServer {
     });
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  /**
+   * An ACL refusal decided outside the dispatcher (the SSE endpoints check channels
+   * themselves): logged in ACL LOG as the dispatcher logs a refused REST command of `user`
+   * (context toplevel, the REST client's info with cmd=<command>).
+   */
+  logAclDenial(user: AclUser, def: CommandDef, argv: Argv, d: AclDenial): void {
+    const c = this.client;
+    applyAccess(c, this.engine.acl, user);
+    c.lastCommand = def.name;
+    this.engine.acl.logDenial(d, def, argv, 'toplevel', c.user, clientInfo(c, this.engine.now, argv));
   }
 
   listen(host: string, port: number): Promise<number> {

@@ -202,10 +202,11 @@ export function registerSse(srv: HttpServer): () => void {
     }
     // Token users are held to their ACL channel rules (the dispatcher does this for commands).
     if (typeof ctx.access === 'object') {
-      const def = eng.registry.commands.get(command);
+      const def = eng.registry.commands.get(command)!;
       const check = Argv.of([command, ...Array.from({ length: argv.count - 1 }, (_, i) => argv.copy(i + 1))]);
-      const denied = def === undefined ? null : eng.acl.check(ctx.access, def, check);
+      const denied = eng.acl.check(ctx.access, def, check);
       if (denied !== null) {
+        srv.logAclDenial(ctx.access, def, check, denied);
         refuse(res, '400 Bad Request', denied.reason === 'command'
           ? `NOPERM this user has no permissions to run the '${command}' command`
           : 'NOPERM this user has no permissions to access one of the channels used as arguments');
@@ -224,14 +225,19 @@ export function registerSse(srv: HttpServer): () => void {
   };
 
   const MONITOR_ARGV = Argv.of(['monitor']);
+  const MONITOR_DEF = eng.registry.commands.get('monitor')!;
   srv.routes.set('subscribe', subscribeRoute(Kind.CHANNEL, 'subscribe', 'subscribe'));
   srv.routes.set('psubscribe', subscribeRoute(Kind.PATTERN, 'psubscribe', 'psubscribe'));
   srv.routes.set('ssubscribe', subscribeRoute(Kind.SHARD, 'ssubscribe', 'ssubscribe'));
 
   srv.routes.set('monitor', (_s, res, _req, ctx) => {
     // MONITOR is an admin command: the standard token (or a user allowed to run it) only.
-    const allowed = ctx.access === Access.STANDARD
-      || (typeof ctx.access === 'object' && eng.acl.check(ctx.access, eng.registry.commands.get('monitor')!, MONITOR_ARGV) === null);
+    let allowed = ctx.access === Access.STANDARD;
+    if (typeof ctx.access === 'object') {
+      const denied = eng.acl.check(ctx.access, MONITOR_DEF, MONITOR_ARGV);
+      if (denied !== null) srv.logAclDenial(ctx.access, MONITOR_DEF, MONITOR_ARGV, denied);
+      allowed = denied === null;
+    }
     if (!allowed) {
       refuse(res, '400 Bad Request', 'NOPERM this user has no permissions to run the \'monitor\' command');
       return;

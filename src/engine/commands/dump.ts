@@ -401,10 +401,14 @@ const DUMP_ROWS = [
   row('dump',              2,  F.READONLY,                       [1, 1, 1],  dumpCommand),
   row('restore',          -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
   row('restore-asking',   -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
-  row('sync',              1,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
-  row('psync',            -3,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
-  row('replconf',         -1,  F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], replconfCommand),
   row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS | F.NO_REST, [3, 3, 1], migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
 ];
 
 export default family('dump', ['keyspace'], DUMP_ROWS);
+
+/** The replication handshake: no @keyspace (Redis's server group). */
+export const replication = family('replication', [], [
+  row('sync',              1,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('psync',            -3,  F.ADMIN | F.NOSCRIPT | F.NO_MULTI | F.NO_REST, [0, 0, 0], syncCommand),
+  row('replconf',         -1,  F.ADMIN | F.NOSCRIPT | F.LOADING | F.STALE | F.ALLOW_BUSY | F.NO_REST, [0, 0, 0], replconfCommand),
+]);

@@ -24,7 +24,7 @@ import geo from './geo.js';
 import scripting from './scripting.js';
 import stream from './stream.js';
 import memory from './memory.js';
-import dump from './dump.js';
+import dump, { replication } from './dump.js';
 import latency from './latency.js';
 import search from './search.js';
 
@@ -51,6 +51,7 @@ export const FAMILIES: readonly Family[] = [
   stream,
   memory,
   dump,
+  replication,
   latency,
   search,
 ];

@@ -254,5 +254,5 @@ export default family('introspection', ['connection'], [
     row('getkeysandflags', -4, SUB,     [0, 0, 0], getkeysandflagsCommand),
     row('list',       -2,   SUB,       [0, 0, 0], listCommand),
     row('help',        2,   SUB,       [0, 0, 0], helpCommand),
-  ], commandCommand),
+  ], commandCommand, ['connection']), // Redis's COMMAND row itself is @connection
 ]);
