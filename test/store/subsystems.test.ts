@@ -191,6 +191,7 @@ describe('ACL users survive a restart', () => {
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'alice', 'on', '>pw1', '>pw2', '~app:*', '%R~ro:*', 'resetchannels', '&chan:*', '+@read', '-get', '+set', '+client|id'), ok);
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'bob', 'off', 'nopass', 'allkeys', '+@all', '-@dangerous', 'sanitize-payload'), ok);
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'carol', 'on', '#' + 'a'.repeat(64), '~*', '-@all', '+ping', '(%R~sel:* &sel +get)', '(%W~w:* +set)'), ok);
+    assert.equal(await call(s.c, 'ACL', 'SETUSER', 'dave', 'on', '>pw', '~*', '-@all', '+@read', '+select|0', '+Select|Ab', '+config', '-config|set'), ok);
     assert.equal(await call(s.c, 'ACL', 'SETUSER', 'temp', 'on', '>x'), ok);
     assert.equal(await call(s.c, 'ACL', 'DELUSER', 'temp'), ':1\r\n');
     const token = (await call(s.c, 'ACL', 'RESTTOKEN', 'alice', 'pw2')).split('\r\n')[1];
@@ -211,6 +212,14 @@ describe('ACL users survive a restart', () => {
     assert.match(await call(s.c, 'SET', 'other', 'v'), /^-NOPERM/);
     assert.equal(await call(s.c, 'AUTH', 'alice', 'pw2'), ok);
     assert.match(await call(s.c, 'AUTH', 'bob', 'any'), /^-WRONGPASS/, 'bob is off');
+    // First-arg and subcommand rules hold after the restart.
+    assert.ok(list.includes('-@all +@read +select|0 +select|Ab +config -config|set'), list);
+    assert.equal(await call(s.c, 'AUTH', 'dave', 'pw'), ok);
+    assert.equal(await call(s.c, 'SELECT', 'ab'), '-ERR value is not an integer or out of range\r\n');
+    assert.match(await call(s.c, 'SELECT', '1'), /^-NOPERM/);
+    assert.match(await call(s.c, 'CONFIG', 'SET', 'maxmemory', '0'), /^-NOPERM/);
+    assert.equal(await call(s.c, 'SELECT', '0'), ok);
+    assert.equal(await call(s.c, 'AUTH', 'alice', 'pw2'), ok);
     // The token minted by ACL RESTTOKEN carries alice's permissions.
     assert.equal((await rest(s.proc, token, 'SET', 'app:2', 'w')).status, 200);
     assert.notEqual((await rest(s.proc, token, 'GET', 'app:2')).status, 200);
