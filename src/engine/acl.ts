@@ -25,6 +25,7 @@ import { globMatch } from './glob.js';
 import { KF, KEY_MODE, KeyList, findKeys } from './keys.js';
 import type { PubSub } from './pubsub.js';
 import { cstr } from '../bytes.js';
+import { splitArgs } from '../config-file.js';
 
 const KEY_READ = 1;
 const KEY_WRITE = 2;
@@ -206,7 +207,9 @@ export class Acl {
   }
 
   private applyOne(u: AclUser, op: string): string | null {
-    switch (op.toLowerCase()) {
+    if (op === '') return null; // Redis: an empty rule does nothing
+    // Keywords are compared as C strings (strcasecmp): "on\0x" is "on".
+    switch (asciiLower(cstr(op))) {
       case 'on': u.enabled = true; return null;
       case 'off': u.enabled = false; return null;
       case 'nopass': u.nopass = true; u.passwords.clear(); return null;
@@ -236,9 +239,10 @@ export class Acl {
     }
     if (c0 === '(' && op.endsWith(')')) {
       // Redis's ACLCreateSelectorFromOpSet: a new selector from the rules inside.
+      // The rules inside are split as sdssplitargs does (quotes allowed); unbalanced quotes
+      // give Redis's empty selector.
       const sel = new AclSelector(this.reg.all.length);
-      for (const r of op.slice(1, -1).split(' ')) {
-        if (r === '') continue;
+      for (const r of splitArgs(cstr(op.slice(1, -1))) ?? []) {
         const err = this.applySelector(sel, r);
         if (err !== null) return err;
       }
@@ -250,7 +254,7 @@ export class Acl {
 
   /** Redis's ACLSetSelector: one rule about commands, keys or channels. */
   private applySelector(s: AclSelector, op: string): string | null {
-    switch (op.toLowerCase()) {
+    switch (asciiLower(cstr(op))) {
       case 'allkeys': case '~*': s.allKeys = true; s.keys = []; return null;
       case 'resetkeys': s.allKeys = false; s.keys = []; return null;
       case 'allchannels': case '&*': s.allChannels = true; s.channels = []; return null;
@@ -690,8 +694,9 @@ function setPerm(bits: Uint8Array, def: CommandDef, allow: number): void {
 }
 
 /** Redis's ACLStringHasSpaces: patterns may hold no white space or NUL (from index `at`). */
-function hasSpaces(op: string, at: number): boolean {
-  return /[\s\0]/.test(op.slice(at));
+export function hasSpaces(op: string, at = 0): boolean {
+  // C's isspace (not JS's \s, which takes the latin1 byte 0xA0 for a space).
+  return /[ \t\n\v\f\r\0]/.test(op.slice(at));
 }
 
 function saveSelector(acl: Acl, s: AclSelector): SavedSelector {

@@ -2,6 +2,9 @@
  * Error reply texts, exactly as Redis 7 words them ("CODE message", without the leading '-').
  * Clients and the Upstash SDK match on these strings, so keep the wording byte-exact.
  */
+import type { Argv } from './argv.js';
+import { cstr } from '../bytes.js';
+
 export const E = {
   SYNTAX: 'ERR syntax error',
   WRONGTYPE: 'WRONGTYPE Operation against a key holding the wrong kind of value',
@@ -27,6 +30,14 @@ export const E = {
   MAX_CLIENTS: 'ERR max number of clients reached',
   CLIENT_NAME: 'ERR Client names cannot contain spaces, newlines or special characters.',
 } as const;
+
+/**
+ * Redis's addReplySubcommandSyntaxError: argv[1] as typed (a C string, at most 128 bytes), the
+ * command upper-cased.
+ */
+export function subcommandSyntax(argv: Argv): string {
+  return `ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1)).slice(0, 128)}'. Try ${argv.key(0).toUpperCase()} HELP.`;
+}
 
 /** ERR wrong number of arguments for '<name>' command */
 export function wrongArity(name: string): string {

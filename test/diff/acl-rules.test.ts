@@ -162,6 +162,10 @@ const SETUSER_EDGES: string[][] = [
   ['+select|0|1'], ['+@all|x'], ['+client|list'], ['+debug|object'], ['+acl|cat|x'], ['+@'], ['-@'], ['+@READ'],
   ['+get\0x'], ['+select|a\0b'], ['+nosuch|x'], ['-nosuch'], ['+@nosuch'], ['(+select|0 ~x)'], ['(+config|get|x)'],
   ['+select|0', '+select|1', '-@all', '+select|2'],
+  // Empty rules, selectors over several arguments, sdssplitargs quoting inside a selector, C strings.
+  [''], ['on', ''], ['(a', '(~b', '+get)'], ['(~x', '', '+get)'], ['('], ['(', 'x'], ['()'], ['(~a)', 'x)'],
+  ['(~x "+get")', "(~y 'unbalanced)", '(~z "+set" +@read)', '(~w "\\x2bget")'], ['(~q "a"b)'],
+  ['on\0x', 'allkeys\0y', 'nopass\0'], ['\0abc'], ['(~k +get\0x)'], ['(~k', '+get\0x', '+set)'],
 ];
 
 describe('ACL command rules, differential against redis-server', () => {

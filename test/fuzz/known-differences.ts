@@ -8,10 +8,5 @@ export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
   'script|debug': 'deliberate: the Lua debugger is not supported (a clear error instead of +OK)',
   'zrank': 'deliberate: ZRANK ... WITHSCORE (Redis 7.2) is accepted; 7.0 has arity 3',
   'zrevrank': 'deliberate: ZREVRANK ... WITHSCORE (Redis 7.2) is accepted; 7.0 has arity 3',
-  'acl|log': 'ACL LOG RESET <extra> / ACL LOG <n> <extra> are accepted; Redis: wrong number of arguments (acl branch)',
-  'acl|genpass': 'ACL GENPASS <bits> <extra> is accepted; Redis: wrong number of arguments (acl branch)',
-  'acl|cat': 'ACL CAT <a> <b> reports the unknown category; Redis: wrong number of arguments (acl branch)',
-  'acl|dryrun': 'ACL DRYRUN "User ... not found" prints a user name past a NUL byte; Redis stops at it (acl branch)',
-  'acl|setuser': 'ACL SETUSER rule errors (empty rule, "(" selectors) differ in text (acl branch)',
   'config|set': 'CONFIG SET value errors name the type differently (e.g. "must be a memory value") (ops branch)',
 };

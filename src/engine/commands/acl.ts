@@ -4,23 +4,20 @@
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
-import { E } from '../../resp/errors.js';
+import { E, subcommandSyntax } from '../../resp/errors.js';
+import { cstr } from '../../bytes.js';
 import type { Client } from '../client.js';
-import { Acl, AclError, type AclSelector, type AclUser } from '../acl.js';
+import { Acl, AclError, hasSpaces, type AclSelector, type AclUser } from '../acl.js';
 import { ACL_CATEGORIES, type AclCategory } from '../flags.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
-
-/** Redis rejects user names with spaces or control characters. */
-function validUserName(name: string): boolean {
-  return name.length > 0 && !/[\x00-\x20\x7f]/.test(name);
-}
 
 // ACL SETUSER username [rule [rule ...]]
 function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
   const acl = c.engine.acl;
   const name = argv.key(2);
-  if (!validUserName(name)) {
+  // Redis's ACLStringHasSpaces: white space and NUL only (an empty name is a name).
+  if (hasSpaces(name)) {
     out.error('ERR Usernames can\'t contain spaces or null characters');
     return;
   }
@@ -58,7 +55,8 @@ function setuserCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /**
  * Redis's ACLMergeSelectorArguments: a selector may be given as several arguments, "(~a*"
- * "+get)", joined with spaces. The index of an unclosed "(" argument when there is one.
+ * "+get)", joined with spaces (each cut at a NUL, as "%s" does); a new unclosed "(" starts the
+ * selector again. The index of an unclosed "(" argument when there is one.
  */
 function mergeSelectorArgs(argv: Argv, from: number): string[] | number {
   const rules: string[] = [];
@@ -66,11 +64,11 @@ function mergeSelectorArgs(argv: Argv, from: number): string[] | number {
   let sel = '';
   for (let i = from; i < argv.count; i++) {
     const op = argv.key(i);
-    if (open < 0 && op.startsWith('(') && !op.endsWith(')')) {
+    if (op.startsWith('(') && !op.endsWith(')')) {
       open = i;
       sel = op;
     } else if (open >= 0) {
-      sel += ' ' + op;
+      sel += ' ' + cstr(op);
       if (op.endsWith(')')) {
         rules.push(sel);
         open = -1;
@@ -166,14 +164,18 @@ function whoamiCommand(c: Client, _argv: Argv, out: ReplySink): void {
 
 // ACL CAT [category]
 function catCommand(c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 3) {
+    out.error(subcommandSyntax(argv));
+    return;
+  }
   if (argv.count === 2) {
     out.array(ACL_CATEGORIES.length);
     for (const cat of ACL_CATEGORIES) out.bulkText(cat);
     return;
   }
-  const cat = argv.str(2).toLowerCase() as AclCategory;
+  const cat = cstr(argv.key(2)).toLowerCase() as AclCategory; // strcasecmp: a C string
   if (!ACL_CATEGORIES.includes(cat)) {
-    out.error(`ERR Unknown category '${argv.key(2)}'`);
+    out.error(`ERR Unknown category '${cstr(argv.key(2)).slice(0, 128)}'`);
     return;
   }
   const reg = c.engine.registry;
@@ -185,17 +187,22 @@ function catCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ACL GENPASS [bits]
 function genpassCommand(_c: Client, argv: Argv, out: ReplySink): void {
+  if (argv.count > 3) {
+    out.error(subcommandSyntax(argv));
+    return;
+  }
   let bits = 256;
   if (argv.count === 3) {
-    bits = argv.int(2);
-    if (bits !== bits) {
+    const n = argv.int64(2); // a C long: any int64 parses, then the range is checked
+    if (n === null) {
       out.error(E.NOT_INTEGER);
       return;
     }
-    if (bits <= 0 || bits > 4096) {
+    if (n <= 0n || n > 4096n) {
       out.error('ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096');
       return;
     }
+    bits = Number(n);
   }
   out.bulkText(Acl.genpass(bits));
 }
@@ -203,18 +210,23 @@ function genpassCommand(_c: Client, argv: Argv, out: ReplySink): void {
 // ACL LOG [count | RESET]
 function logCommand(c: Client, argv: Argv, out: ReplySink): void {
   const acl = c.engine.acl;
+  if (argv.count > 3) {
+    out.error(subcommandSyntax(argv));
+    return;
+  }
   let count = 10;
   if (argv.count === 3) {
-    if (argv.is(2, 'RESET')) {
+    if (cstr(argv.key(2)).toUpperCase() === 'RESET') { // strcasecmp: a C string
       acl.log.length = 0;
       out.ok();
       return;
     }
-    count = argv.int(2);
-    if (count !== count || count < 0) {
+    const n = argv.int64(2);
+    if (n === null) {
       out.error(E.NOT_INTEGER);
       return;
     }
+    count = n < 0n ? 0 : n > 128n ? 128 : Number(n); // at most 128 entries are kept
   }
   const entries = acl.log.slice(0, count);
   const now = Date.now();
@@ -237,13 +249,13 @@ function dryrunCommand(c: Client, argv: Argv, out: ReplySink): void {
   const acl = c.engine.acl;
   const u = acl.users.get(argv.key(2));
   if (u === undefined) {
-    out.error(`ERR User '${argv.key(2)}' not found`);
+    out.error(`ERR User '${cstr(argv.key(2))}' not found`);
     return;
   }
   const inner = argv.tail(3);
   const def = c.engine.registry.lookup(inner);
   if (def === undefined) {
-    out.error(`ERR Command '${argv.key(3)}' not found`);
+    out.error(`ERR Command '${cstr(argv.key(3))}' not found`);
     return;
   }
   if ((def.arity > 0 && inner.count !== def.arity) || inner.count < -def.arity) {

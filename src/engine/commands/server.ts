@@ -15,7 +15,7 @@ import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
 import { cachedSockets } from '../../rdb/migrate-socket.js';
 import { syncStats } from './dump.js';
 import { RespWriter } from '../../resp/writer.js';
-import { E } from '../../resp/errors.js';
+import { E, subcommandSyntax } from '../../resp/errors.js';
 import { parseInt64 } from '../../resp/ascii.js';
 import { OPTIONS, checkValue, lookupOption, type OptionSpec } from '../../config.js';
 import { ALIASES } from '../../redis-options.js';
@@ -36,10 +36,6 @@ import { cstr } from '../../bytes.js';
 
 // ---------------------------------------------------------------- helpers
 
-/** Redis's addReplySubcommandSyntaxError (argv[1] as typed, command upper-cased). */
-function subcommandSyntaxError(argv: Argv, out: ReplySink): void {
-  out.error(`ERR unknown subcommand or wrong number of arguments for '${cstr(argv.key(1)).slice(0, 128)}'. Try ${argv.key(0).toUpperCase()} HELP.`);
-}
 
 /** A help reply: one status line per text line, as Redis's addReplyHelp. */
 export function help(out: ReplySink, cmd: string, lines: readonly string[]): void {
@@ -973,7 +969,7 @@ function debugCommand(c: Client, argv: Argv, out: ReplySink): void {
     eng.replId = Array.from({ length: 40 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
     out.ok();
   } else {
-    subcommandSyntaxError(argv, out);
+    out.error(subcommandSyntax(argv));
   }
 }
 
