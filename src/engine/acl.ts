@@ -26,6 +26,7 @@ import { KF, KEY_MODE, KeyList, findKeys } from './keys.js';
 import type { PubSub } from './pubsub.js';
 import { cstr } from '../bytes.js';
 import { splitArgs } from '../config-file.js';
+import { REDIS_ACL_ROWS } from './acl-redis-rows.js';
 
 const KEY_READ = 1;
 const KEY_WRITE = 2;
@@ -170,7 +171,7 @@ export class Acl {
 
   /** A new user as ACL SETUSER creates it: off, no keys, no channels, no commands. */
   create(name: string): AclUser {
-    const u = new AclUser(name, this.reg.all.length);
+    const u = new AclUser(name, this.table().size);
     this.users.set(name, u);
     return u;
   }
@@ -241,7 +242,7 @@ export class Acl {
       // Redis's ACLCreateSelectorFromOpSet: a new selector from the rules inside.
       // The rules inside are split as sdssplitargs does (quotes allowed); unbalanced quotes
       // give Redis's empty selector.
-      const sel = new AclSelector(this.reg.all.length);
+      const sel = new AclSelector(this.table().size);
       for (const r of splitArgs(cstr(op.slice(1, -1))) ?? []) {
         const err = this.applySelector(sel, r);
         if (err !== null) return err;
@@ -308,7 +309,7 @@ export class Acl {
     if (op[1] === '@') {
       const cat = ACL_CATEGORIES.indexOf(asciiLower(op.slice(2)) as AclCategory);
       if (cat < 0) return UNKNOWN;
-      for (const def of this.categoryRows()[cat]) changePerm(s, def, allow);
+      for (const def of this.table().apply[cat]) changePerm(s, def, allow);
       return null;
     }
     const bar = op.lastIndexOf('|');
@@ -340,34 +341,64 @@ export class Acl {
   }
 
   /** Redis's lookupCommandBySdsLogic (strict): "name" or "name|sub", any case. */
-  private lookupCommand(name: string): CommandDef | undefined {
+  private lookupCommand(name: string): AclRow | undefined {
     const parts = asciiLower(name).split('|');
     if (parts.length > 2) return undefined;
-    const def = this.reg.commands.get(parts[0]);
+    const def = this.table().tops.get(parts[0]);
     if (parts.length === 1 || def === undefined) return def;
     return def.subcommands?.get(parts[1]);
   }
 
   /**
-   * Per category (ACL_CATEGORIES order), its rows: a top-level row then those of its
-   * subcommands. Applying a category changes each (a container row takes all its subcommands
-   * with it, as Redis's ACLChangeSelectorPerm does); counting counts each.
+   * The rows command rules act on: ours, then Redis 7.0.15's rows we do not implement
+   * (REDIS_ACL_ROWS; "+cluster" works as in Redis and shows in ACL LIST, yet nothing runs).
+   * Per category (ACL_CATEGORIES order): `apply`, the rows a category rule changes (a container
+   * takes all its subcommands along, as Redis's ACLChangeSelectorPerm does), and `count`, the
+   * rows Redis counts when it describes rules (only its own).
    */
-  private categoryRows(): CommandDef[][] {
-    if (this.catRows === null) {
-      const rows: CommandDef[][] = ACL_CATEGORIES.map(() => []);
-      const add = (def: CommandDef) => {
-        for (const c of this.reg.categories(def)) rows[ACL_CATEGORIES.indexOf(c)].push(def);
-      };
-      for (const def of this.reg.commands.values()) {
-        add(def);
-        if (def.subcommands) for (const sub of def.subcommands.values()) add(sub);
+  private table(): AclTable {
+    if (this.tbl !== null) return this.tbl;
+    const redis = new Map<string, number>();
+    for (const line of REDIS_ACL_ROWS) {
+      for (const item of line.split(' ')) {
+        const at = item.lastIndexOf(':');
+        redis.set(item.slice(0, at), parseInt(item.slice(at + 1), 36));
       }
-      this.catRows = rows;
     }
-    return this.catRows;
+    const tops = new Map<string, AclRow>();
+    const apply: AclRow[][] = ACL_CATEGORIES.map(() => []);
+    const count: AclRow[][] = ACL_CATEGORIES.map(() => []);
+    const place = (row: AclRow, cats: readonly AclCategory[]) => {
+      for (const c of cats) {
+        const j = ACL_CATEGORIES.indexOf(c);
+        apply[j].push(row);
+        if (redis.has(row.name)) count[j].push(row);
+      }
+    };
+    for (const def of this.reg.commands.values()) {
+      tops.set(def.name, def);
+      place(def, this.reg.categories(def));
+      if (def.subcommands) for (const sub of def.subcommands.values()) place(sub, this.reg.categories(sub));
+    }
+    let size = this.reg.all.length;
+    const catsOf = (mask: number) => ACL_CATEGORIES.filter((_, j) => mask & (1 << j));
+    for (const [name, mask] of redis) {
+      const bar = name.indexOf('|');
+      if (bar >= 0 || tops.has(name)) continue;
+      const row: { name: string; id: number; subcommands?: Map<string, AclRow> } = { name, id: size++ };
+      tops.set(name, row);
+      place(row, catsOf(mask));
+      for (const [sub, subMask] of redis) {
+        if (!sub.startsWith(name + '|')) continue;
+        const r = { name: sub, id: size++ };
+        (row.subcommands ??= new Map()).set(sub.slice(name.length + 1), r);
+        place(r, catsOf(subMask));
+      }
+    }
+    this.tbl = { size, tops, apply, count };
+    return this.tbl;
   }
-  private catRows: CommandDef[][] | null = null;
+  private tbl: AclTable | null = null;
 
   /** The command rules as ACL LIST and GETUSER show them. */
   describeCommands(s: AclSelector): string {
@@ -388,17 +419,17 @@ export class Acl {
     const fake = new Uint8Array(s.allowed.length).fill(additive ? 0 : 1);
     // What is left to explain: categories applied are undone here.
     const temp = Uint8Array.from(s.allowed);
-    const cats = this.categoryRows();
-    const applied = new Uint8Array(cats.length);
+    const { tops, apply, count } = this.table();
+    const applied = new Uint8Array(ACL_CATEGORIES.length);
     for (;;) {
       let best = -1;
       let minDiff = Infinity;
       let maxSame = 0;
-      for (let j = 0; j < cats.length; j++) {
+      for (let j = 0; j < ACL_CATEGORIES.length; j++) {
         if (applied[j]) continue;
         let on = 0;
-        for (const def of cats[j]) on += temp[def.id];
-        const off = cats[j].length - on;
+        for (const def of count[j]) on += temp[def.id];
+        const off = count[j].length - on;
         const diff = additive ? off : on;
         const same = additive ? on : off;
         if (same > diff && (diff < minDiff || (diff === minDiff && same > maxSame))) {
@@ -410,19 +441,19 @@ export class Acl {
       if (best < 0) break;
       applied[best] = 1;
       rules.push((additive ? '+@' : '-@') + ACL_CATEGORIES[best]);
-      for (const def of cats[best]) {
+      for (const def of apply[best]) {
         setPerm(fake, def, additive ? 1 : 0);
         setPerm(temp, def, additive ? 0 : 1);
       }
     }
-    const single = (def: CommandDef) => {
+    const single = (def: AclRow) => {
       const bit = s.allowed[def.id];
       if (bit !== fake[def.id]) {
         rules.push((bit ? '+' : '-') + def.name);
         setPerm(fake, def, bit);
       }
     };
-    for (const def of this.reg.commands.values()) {
+    for (const def of tops.values()) {
       single(def);
       if (def.subcommands) for (const sub of def.subcommands.values()) single(sub);
       const args = s.firstArgs?.get(def.id);
@@ -593,7 +624,7 @@ export class Acl {
       for (const p of x.passwords) u.passwords.add(p);
       this.restoreSelector(u, x);
       u.selectors = (x.selectors ?? []).map((sx) => {
-        const s = new AclSelector(this.reg.all.length);
+        const s = new AclSelector(this.table().size);
         this.restoreSelector(s, sx);
         return s;
       });
@@ -666,6 +697,21 @@ export class Acl {
 
 const UNKNOWN = 'Unknown command or category name in ACL';
 
+/** A row of the ACL's table: a row of ours (CommandDef) or a Redis row we do not implement. */
+interface AclRow {
+  readonly name: string;
+  readonly id: number;
+  readonly subcommands?: ReadonlyMap<string, AclRow>;
+}
+
+interface AclTable {
+  /** Bits per selector: our rows, then Redis's rows we lack. */
+  size: number;
+  tops: Map<string, AclRow>;
+  apply: AclRow[][];
+  count: AclRow[][];
+}
+
 /** "+select|0": argv[1] is one of the first arguments allowed for the row (case-insensitive, as a C string). */
 function firstArgAllowed(s: AclSelector, def: CommandDef, argv: Argv): boolean {
   const list = s.firstArgs === null || argv.count < 2 ? undefined : s.firstArgs.get(def.id);
@@ -683,12 +729,12 @@ function asciiLower(s: string): string {
  * Redis's ACLChangeSelectorPerm: a row's bit (a container's takes its subcommands' along); any
  * first arguments allowed for it are dropped.
  */
-function changePerm(s: AclSelector, def: CommandDef, allow: number): void {
+function changePerm(s: AclSelector, def: AclRow, allow: number): void {
   setPerm(s.allowed, def, allow);
   if (s.firstArgs !== null) s.firstArgs.delete(def.id);
 }
 
-function setPerm(bits: Uint8Array, def: CommandDef, allow: number): void {
+function setPerm(bits: Uint8Array, def: AclRow, allow: number): void {
   bits[def.id] = allow;
   if (def.subcommands) for (const sub of def.subcommands.values()) bits[sub.id] = allow;
 }
