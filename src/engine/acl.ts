@@ -383,8 +383,7 @@ export class Acl {
     let size = this.reg.all.length;
     const catsOf = (mask: number) => ACL_CATEGORIES.filter((_, j) => mask & (1 << j));
     for (const [name, mask] of redis) {
-      const bar = name.indexOf('|');
-      if (bar >= 0 || tops.has(name)) continue;
+      if (name.includes('|') || tops.has(name)) continue;
       const row: { name: string; id: number; subcommands?: Map<string, AclRow> } = { name, id: size++ };
       tops.set(name, row);
       place(row, catsOf(mask));

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
-import { arrayElements } from './harness.js';
+import { aclLogEntries } from './harness.js';
 import { KEY_SPECS } from '../../dist/engine/keyspecs.js';
 
 type Doc = Record<string, unknown>;
@@ -193,18 +193,6 @@ function show(b: Buffer): string {
   return JSON.stringify(b.toString('latin1'));
 }
 
-/** ACL LOG entries without their times and client info (which name ports and memory). */
-function logEntries(reply: Buffer): string[] {
-  return (arrayElements(reply) ?? []).map((e) => {
-    const f = arrayElements(e)!.map((x) => x.toString('latin1'));
-    const keep: string[] = [];
-    for (let i = 0; i < f.length; i += 2) {
-      if (f[i].includes('age-seconds') || f[i].includes('client-info')) continue;
-      keep.push(f[i] + f[i + 1]);
-    }
-    return keep.join(' ');
-  });
-}
 
 describe('ACL key and channel permissions, differential against redis-server', () => {
   it('every keyed command, directly, in EVAL and in FCALL, keys inside and outside the patterns', async () => {
@@ -267,7 +255,7 @@ describe('ACL key and channel permissions, differential against redis-server', (
               await same(`${text}: ACL LOG`, async (c) => {
                 const r = await c.call('ACL', 'LOG', '128');
                 await c.call('ACL', 'LOG', 'RESET');
-                return Buffer.from(logEntries(r).join('\n'));
+                return Buffer.from(aclLogEntries(r).join('\n'));
               }, 'acl|log');
             }
           }
@@ -375,7 +363,7 @@ describe('ACL key and channel permissions, differential against redis-server', (
             }
             if (!replies[0].equals(replies[1])) mismatches.push(`${name}: ${cmd.join(' ')}\n    ours:  ${show(replies[0])}\n    redis: ${show(replies[1])}`);
           }
-          const logs = await Promise.all(admins.map(async (a) => logEntries(await a.call('ACL', 'LOG')).join('\n')));
+          const logs = await Promise.all(admins.map(async (a) => aclLogEntries(await a.call('ACL', 'LOG')).join('\n')));
           if (logs[0] !== logs[1]) mismatches.push(`${name}: ${step.map((c) => c.join(' ')).join('; ')}: ACL LOG\n    ours:  ${logs[0]}\n    redis: ${logs[1]}`);
         } finally {
           for (const c of [...conns, ...admins]) c.close();

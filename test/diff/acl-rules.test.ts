@@ -15,7 +15,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
-import { arrayElements } from './harness.js';
+import { aclLogEntries, arrayElements, replyText } from './harness.js';
 import { Rest } from '../http/rest-helpers.js';
 
 let ours: Proc;
@@ -68,31 +68,17 @@ function sortSingles(line: string): string {
   }).join('');
 }
 
-/** ACL LOG entries without their times and client info (which name ports and memory). */
-function logEntries(reply: Buffer): string[] {
-  return (arrayElements(reply) ?? []).map((e) => {
-    const f = arrayElements(e)!.map((x) => x.toString('latin1'));
-    const keep: string[] = [];
-    for (let i = 0; i < f.length; i += 2) {
-      if (f[i].includes('age-seconds') || f[i].includes('client-info')) continue;
-      keep.push(f[i].replace(/^\$\d+\r\n|\r\n$/g, '') + '=' + f[i + 1].replace(/^[$:]\d*\r\n|\r\n$/g, '').replace(/^:/, ''));
-    }
-    return keep.join(' ');
-  });
-}
-
 /** The client-info field of each ACL LOG entry. */
 function logClientInfo(reply: Buffer): string[] {
   return (arrayElements(reply) ?? []).map((e) => {
-    const f = arrayElements(e)!.map((x) => x.toString('latin1'));
-    const i = f.findIndex((x) => x.includes('client-info'));
-    return f[i + 1].replace(/^\$\d+\r\n|\r\n$/g, '');
+    const f = arrayElements(e)!.map(replyText);
+    return f[f.indexOf('client-info') + 1];
   });
 }
 
 /** Our user's line of ACL LIST, as text. */
 async function listLine(c: RawClient, name: string): Promise<string> {
-  const lines = (arrayElements(await c.call('ACL', 'LIST')) ?? []).map((b) => b.toString('latin1').replace(/^\$\d+\r\n|\r\n$/g, ''));
+  const lines = (arrayElements(await c.call('ACL', 'LIST')) ?? []).map(replyText);
   return lines.find((l) => l.startsWith(`user ${name} `)) ?? '';
 }
 
@@ -100,7 +86,7 @@ async function listLine(c: RawClient, name: string): Promise<string> {
 async function getuserCommands(c: RawClient, name: string): Promise<string[]> {
   const f = (arrayElements(await c.call('ACL', 'GETUSER', name)) ?? []).map((b) => b);
   const out: string[] = [];
-  const text = (b: Buffer) => b.toString('latin1').replace(/^\$\d+\r\n|\r\n$/g, '');
+  const text = replyText;
   for (let i = 0; i + 1 < f.length; i += 2) {
     const k = text(f[i]);
     if (k === 'commands') out.push(text(f[i + 1]));
@@ -196,8 +182,7 @@ describe('ACL command rules, differential against redis-server', () => {
         const rows = new Map<string, number>();
         const visit = (entry: Buffer) => {
           const f = arrayElements(entry)!;
-          const name = f[0].toString('latin1').replace(/^\$\d+\r\n|\r\n$/g, '');
-          rows.set(name, Number(f[1].toString('latin1').replace(/^:|\r\n$/g, '')));
+          rows.set(replyText(f[0]), Number(replyText(f[1])));
           for (const s of arrayElements(f[9]) ?? []) visit(s);
         };
         for (const e of arrayElements(await c.call('COMMAND')) ?? []) visit(e);
@@ -311,7 +296,7 @@ describe('ACL command rules, differential against redis-server', () => {
         } finally {
           for (const u of users) u.close();
         }
-        const logs = await Promise.all(admins.map(async (a) => logEntries(await a.call('ACL', 'LOG', '128')).join('\n      ')));
+        const logs = await Promise.all(admins.map(async (a) => aclLogEntries(await a.call('ACL', 'LOG', '128')).join('\n      ')));
         if (logs[0] !== logs[1]) mismatches.push(`${name}: ACL LOG\n    ours:  ${logs[0]}\n    redis: ${logs[1]}`);
       }
       for (const a of admins) await a.call('ACL', 'DELUSER', ...USERS.map(([n]) => n));
@@ -354,7 +339,7 @@ describe('ACL command rules, differential against redis-server', () => {
     try {
       for (const [name, rules] of USERS) {
         for (const a of admins) assert.equal((await a.call('ACL', 'SETUSER', name, 'reset', ...rules)).toString(), '+OK\r\n');
-        const t = (await admins[0].call('ACL', 'RESTTOKEN', name, 'pw')).toString('latin1').split('\r\n')[1];
+        const t = replyText(await admins[0].call('ACL', 'RESTTOKEN', name, 'pw'));
         tokens.set(name, t);
       }
       for (const a of admins) await a.call('ACL', 'LOG', 'RESET');
@@ -379,7 +364,7 @@ describe('ACL command rules, differential against redis-server', () => {
         for (const c of tcp.values()) c.close();
       }
       const replies = await Promise.all(admins.map((a) => a.call('ACL', 'LOG', '128')));
-      const [mine, theirs] = replies.map((r) => logEntries(r));
+      const [mine, theirs] = replies.map((r) => aclLogEntries(r));
       assert.ok(theirs.length >= 10, `redis logged ${theirs.length} entries`);
       assert.deepEqual(mine, theirs);
       // The client info of every REST entry has the shape of a REST client's (CLIENT LIST

@@ -51,6 +51,24 @@ export function arrayElements(reply: Buffer): Buffer[] | null {
   return out;
 }
 
+/** The text of a bulk, simple or integer reply (its framing removed). */
+export function replyText(b: Buffer): string {
+  return b.toString('latin1').replace(/^(\$\d+|[+:])\r?\n?|\r\n$/g, '');
+}
+
+/**
+ * ACL LOG entries as "count=1 reason=key ..." without their times and client info (which name
+ * ports and memory).
+ */
+export function aclLogEntries(reply: Buffer): string[] {
+  return (arrayElements(reply) ?? []).map((e) => {
+    const f = arrayElements(e)!.map(replyText);
+    const keep: string[] = [];
+    for (let i = 0; i < f.length; i += 2) if (f[i] !== 'age-seconds' && f[i] !== 'client-info') keep.push(`${f[i]}=${f[i + 1]}`);
+    return keep.join(' ');
+  });
+}
+
 function sortedKey(reply: Buffer): string {
   const els = arrayElements(reply);
   if (els === null) return reply.toString('latin1');
