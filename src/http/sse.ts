@@ -200,13 +200,15 @@ export function registerSse(srv: HttpServer): () => void {
       refuse(res, '400 Bad Request', `ERR wrong number of arguments for '${command}' command`);
       return;
     }
-    // Token users are held to their ACL channel rules (the dispatcher does this for commands).
-    if (typeof ctx.access === 'object') {
+    // The stream runs as the token's ACL user, or as the default user for the REST tokens (as
+    // their commands do): its channel rules hold now and when ACL SETUSER changes them.
+    const user = typeof ctx.access === 'object' ? ctx.access : eng.acl.defaultUser;
+    if (!user.unrestricted) {
       const def = eng.registry.commands.get(command)!;
       const check = Argv.of([command, ...Array.from({ length: argv.count - 1 }, (_, i) => argv.copy(i + 1))]);
-      const denied = eng.acl.check(ctx.access, def, check);
+      const denied = eng.acl.check(user, def, check);
       if (denied !== null) {
-        srv.logAclDenial(ctx.access, def, check, denied);
+        srv.logAclDenial(user, def, check, denied);
         refuse(res, '400 Bad Request', denied.reason === 'command'
           ? `NOPERM this user has no permissions to run the '${command}' command`
           : 'NOPERM this user has no permissions to access one of the channels used as arguments');
@@ -214,7 +216,7 @@ export function registerSse(srv: HttpServer): () => void {
       }
     }
     const s = open(res);
-    if (typeof ctx.access === 'object') s.user = ctx.access;
+    s.user = user;
     let count = 0;
     const out: Buffer[] = [];
     for (let i = 1; i < argv.count; i++) {
@@ -231,11 +233,13 @@ export function registerSse(srv: HttpServer): () => void {
   srv.routes.set('ssubscribe', subscribeRoute(Kind.SHARD, 'ssubscribe', 'ssubscribe'));
 
   srv.routes.set('monitor', (_s, res, _req, ctx) => {
-    // MONITOR is an admin command: the standard token (or a user allowed to run it) only.
-    let allowed = ctx.access === Access.STANDARD;
-    if (typeof ctx.access === 'object') {
-      const denied = eng.acl.check(ctx.access, MONITOR_DEF, MONITOR_ARGV);
-      if (denied !== null) srv.logAclDenial(ctx.access, MONITOR_DEF, MONITOR_ARGV, denied);
+    // MONITOR is an admin command: not for the read-only token; the standard token runs as the
+    // default user, an ACL token as its user, each held to that user's rules.
+    let allowed = ctx.access !== Access.READ_ONLY;
+    if (allowed) {
+      const user = typeof ctx.access === 'object' ? ctx.access : eng.acl.defaultUser;
+      const denied = user.unrestricted ? null : eng.acl.check(user, MONITOR_DEF, MONITOR_ARGV);
+      if (denied !== null) srv.logAclDenial(user, MONITOR_DEF, MONITOR_ARGV, denied);
       allowed = denied === null;
     }
     if (!allowed) {

@@ -16,13 +16,13 @@ import assert from 'node:assert/strict';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { aclLogEntries, arrayElements, replyText } from './harness.js';
-import { Rest } from '../http/rest-helpers.js';
+import { Rest, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 let ours: Proc;
 let redis: Proc;
 
 before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no', ...TOKEN_ARGS]), startRedis()]);
 });
 after(async () => {
   await Promise.all([ours?.stop(), redis?.stop()]);
@@ -378,6 +378,51 @@ describe('ACL command rules, differential against redis-server', () => {
       for (const a of admins) await a.call('ACL', 'DELUSER', ...USERS.map(([n]) => n));
     } finally {
       for (const a of admins) a.close();
+    }
+  });
+
+  it('the REST tokens run as the default user: its channel and command rules hold for SSE streams, refusals are logged', async () => {
+    const admins = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+    const rest = new Rest(`http://127.0.0.1:${ours.httpPort}`);
+    const ctl = new AbortController();
+    try {
+      for (const a of admins) {
+        assert.equal((await a.call('ACL', 'SETUSER', 'default', 'resetchannels', '&app:*', '-monitor')).toString(), '+OK\r\n');
+        await a.call('ACL', 'LOG', 'RESET');
+      }
+      const CH = 'NOPERM this user has no permissions to access one of the channels used as arguments';
+      assert.deepEqual((await rest.post('/subscribe/app:a/other', '[]')).json, { error: CH });
+      assert.deepEqual((await rest.post('/psubscribe/app:*x', '[]')).json, { error: CH });
+      assert.deepEqual((await rest.post('/monitor', '[]')).json, { error: "NOPERM this user has no permissions to run the 'monitor' command" });
+      assert.deepEqual((await rest.cmd(['PUBLISH', 'other', 'm'])).json, { error: CH });
+      const tcp = await RawClient.connect(redis.port);
+      try {
+        for (const cmd of [['SUBSCRIBE', 'app:a', 'other'], ['PSUBSCRIBE', 'app:*x'], ['MONITOR'], ['PUBLISH', 'other', 'm']]) await tcp.call(...cmd);
+      } finally {
+        tcp.close();
+      }
+      const logs = await Promise.all(admins.map(async (a) => aclLogEntries(await a.call('ACL', 'LOG'))));
+      assert.equal(logs[1].length, 3, 'SUBSCRIBE and PUBLISH of "other" share an entry');
+      assert.deepEqual(logs[0], logs[1]);
+      // A stream inside the rules opens, and ends when ACL SETUSER takes its channel away.
+      const ok = await fetch(`http://127.0.0.1:${ours.httpPort}/subscribe/app:a`, {
+        method: 'POST', headers: { authorization: `Bearer ${rest.token}`, accept: 'text/event-stream' }, body: '[]', signal: ctl.signal,
+      });
+      assert.equal(ok.status, 200);
+      const ended = (async () => {
+        try {
+          for await (const _ of ok.body as unknown as AsyncIterable<Uint8Array>) { /* drain */ }
+        } catch { /* aborted */ }
+        return 'ended';
+      })();
+      await admins[0].call('ACL', 'SETUSER', 'default', 'resetchannels', '&app:b');
+      assert.equal(await Promise.race([ended, new Promise((r) => setTimeout(() => r('open'), 5000))]), 'ended');
+    } finally {
+      ctl.abort();
+      for (const a of admins) {
+        await a.call('ACL', 'SETUSER', 'default', 'allchannels', '+@all');
+        a.close();
+      }
     }
   });
 });
