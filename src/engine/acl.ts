@@ -4,7 +4,8 @@
  *
  * ACL users, as Redis 7 models them: on/off, passwords (SHA-256), a root selector and
  * further selectors "(...)". A selector holds command permissions as a bit per command row
- * (top-level and subcommand), key patterns with read/write flags (~, %R~, %W~, %RW~) and
+ * (top-level and subcommand; also Redis 7.0.15's rows we do not implement, so that rules about
+ * them behave and show as in Redis), key patterns with read/write flags (~, %R~, %W~, %RW~) and
  * channel patterns. A command runs when one selector allows all of it (command, every key
  * with the access its key specs need, every channel). As in Redis 7.0, the bits are the truth:
  * the rule text shown by ACL LIST / GETUSER is worked out from them (describeCommands: the
