@@ -55,6 +55,8 @@ export class AclSelector {
   allCommands = false;
   /** "+select|0": the first arguments allowed for a command whose bit is off, by row id. */
   firstArgs: Map<number, string[]> | null = null;
+  /** perf: describeCommands' text, until a command rule changes the selector (null). */
+  described: string | null = null;
   allKeys = false;
   keys: KeyPattern[] = [];
   allChannels = false;
@@ -68,6 +70,7 @@ export class AclSelector {
     this.allowed = Uint8Array.from(from.allowed);
     this.allCommands = from.allCommands;
     this.firstArgs = from.firstArgs === null ? null : new Map([...from.firstArgs].map(([id, a]) => [id, [...a]]));
+    this.described = from.described;
     this.allKeys = from.allKeys;
     this.keys = from.keys.map((k) => keyPattern(k.pattern, k.flags));
     this.allChannels = from.allChannels;
@@ -262,9 +265,9 @@ export class Acl {
       case 'allchannels': case '&*': s.allChannels = true; s.channels = []; return null;
       case 'resetchannels': s.allChannels = false; s.channels = []; return null;
       case 'allcommands': case '+@all':
-        s.allowed.fill(1); s.allCommands = true; s.firstArgs = null; return null;
+        s.allowed.fill(1); s.allCommands = true; s.firstArgs = null; s.described = null; return null;
       case 'nocommands': case '-@all':
-        s.allowed.fill(0); s.allCommands = false; s.firstArgs = null; return null;
+        s.allowed.fill(0); s.allCommands = false; s.firstArgs = null; s.described = null; return null;
     }
     const c0 = op[0];
     if (c0 === '~' || c0 === '%') {
@@ -306,6 +309,7 @@ export class Acl {
    * C string there (cut at a NUL), looked up case-insensitively.
    */
   private applyCommandRule(s: AclSelector, op: string): string | null {
+    s.described = null;
     const allow = op[0] === '+' ? 1 : 0;
     if (op[1] === '@') {
       const cat = ACL_CATEGORIES.indexOf(asciiLower(op.slice(2)) as AclCategory);
@@ -402,7 +406,7 @@ export class Acl {
 
   /** The command rules as ACL LIST and GETUSER show them. */
   describeCommands(s: AclSelector): string {
-    return [s.allCommands ? '+@all' : '-@all', ...this.commandRules(s)].join(' ');
+    return (s.described ??= [s.allCommands ? '+@all' : '-@all', ...this.commandRules(s)].join(' '));
   }
 
   /**
