@@ -673,7 +673,8 @@ export class Acl {
   /**
    * Redis's addACLLogEntry: an entry like a recent one (same reason, context, object and user
    * within 60 s) is counted in that one, which takes the new client info and time and moves to
-   * the head; at most 128 entries are kept.
+   * the head; the oldest beyond acllog-max-len are dropped (only here, as in Redis: lowering
+   * the limit trims at the next entry).
    */
   addLog(e: Omit<AclLogEntry, 'count' | 'created' | 'updated' | 'id'>): void {
     const now = Date.now();
@@ -688,7 +689,7 @@ export class Acl {
       return;
     }
     this.log.unshift({ ...e, count: 1, created: now, updated: now, id: this.nextLogId++ });
-    if (this.log.length > 128) this.log.pop();
+    if (this.log.length > this.logMaxLen) this.log.length = this.logMaxLen;
   }
 
   /** Log a refusal of `def` (context: toplevel, multi or lua); object as Redis records it. */
@@ -697,6 +698,8 @@ export class Acl {
   }
 
   private nextLogId = 0;
+  /** acllog-max-len, set by the engine. */
+  logMaxLen = 128;
 }
 
 const UNKNOWN = 'Unknown command or category name in ACL';

@@ -255,6 +255,7 @@ export class Engine {
     this.registry = new Registry(families);
     this.acl = new Acl(this.registry);
     if (this.cfg('requirepass') !== '') this.acl.setDefaultPassword(this.cfg('requirepass'));
+    this.acl.logMaxLen = this.cfgInt('acllog-max-len');
     this.acl.onUserDeleted = (name) => {
       for (const c of this.clients.values()) if (c.user === name) c.transport.close(true);
     };
@@ -298,6 +299,7 @@ export class Engine {
     this.config.set(name, value);
     if (name === 'notify-keyspace-events') this.notifyFlags = notifyFlagsOf(value);
     if (name.startsWith('maxmemory') || name.startsWith('lfu-')) this.memoryConfig();
+    if (name === 'acllog-max-len') this.acl.logMaxLen = Number(value);
     if (name === 'requirepass') {
       this.acl.setDefaultPassword(value);
       this.aclChanged('default');

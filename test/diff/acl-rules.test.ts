@@ -425,4 +425,31 @@ describe('ACL command rules, differential against redis-server', () => {
       }
     }
   });
+  it('acllog-max-len bounds ACL LOG at the next entry, as in Redis', async () => {
+    const admins = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+    const users = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+    try {
+      const logs: string[][][] = [[], []];
+      for (let s = 0; s < 2; s++) {
+        const a = admins[s], u = users[s];
+        await a.call('ACL', 'SETUSER', 'limited', 'on', 'nopass', '+get', '~k*');
+        await a.call('ACL', 'LOG', 'RESET');
+        await u.call('AUTH', 'limited', 'x');
+        for (const k of ['x1', 'x2', 'x3']) await u.call('GET', k);
+        await a.call('CONFIG', 'SET', 'acllog-max-len', '2');
+        logs[s].push(aclLogEntries(await a.call('ACL', 'LOG')));
+        await u.call('GET', 'x4');
+        logs[s].push(aclLogEntries(await a.call('ACL', 'LOG')));
+        await a.call('CONFIG', 'SET', 'acllog-max-len', '0');
+        await u.call('GET', 'x5');
+        logs[s].push(aclLogEntries(await a.call('ACL', 'LOG')));
+        await a.call('CONFIG', 'SET', 'acllog-max-len', '128');
+        await a.call('ACL', 'DELUSER', 'limited');
+      }
+      assert.deepEqual(logs[1].map((l) => l.length), [3, 2, 0], 'redis-server behaves as this test expects');
+      assert.deepEqual(logs[0], logs[1]);
+    } finally {
+      for (const c of [...admins, ...users]) c.close();
+    }
+  });
 });
