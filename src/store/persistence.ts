@@ -395,6 +395,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   loaded(): void {
     this.load.ms = Math.round(performance.now() - this.loadStart);
     this.loader = null;
+    for (const db of this.eng.dbs) db.map.endReserve();
   }
 
   private decodeValue(m: MetaView): Buffer | TypedValue | undefined {
