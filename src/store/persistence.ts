@@ -28,7 +28,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
+import { storedFrom, type Db, type Entry, type TypedValue } from '../engine/db.js';
+import { REMOVED } from '../engine/keytable.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
   MF, MetaView, codecFor, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
@@ -41,6 +42,14 @@ import { DirLock } from './lock.js';
 import { FrameBuilder, Journal, frameSeq, scanJournal, truncateJournal } from './journal.js';
 import { DataDirError, journalProblem, repairHint } from './datadir.js';
 
+/** Changed keys of one database, with their live entry when known (Persistence.dirty). */
+type DirtyKeys = Map<string, Entry | undefined>;
+
+function traceStall(what: string, t0: number, bytes: number): void {
+  const ms = performance.now() - t0;
+  if (ms >= TRACE_STALLS) console.error(`store: ${what} of ${bytes} bytes took ${ms.toFixed(1)} ms`);
+}
+
 /** On-disk format version (sys 'format'). */
 const FORMAT = 1;
 /** Records deleted per GC step (bounds the main-thread time a step takes). */
@@ -49,6 +58,16 @@ const GC_STEP = 1000;
 const RETRY_MS = 1000;
 /** everysec: changes accumulate this long before one LMDB commit (a SIGKILL loses at most that). */
 const EVERYSEC_BATCH_MS = 100;
+/**
+ * everysec: a database with this many changed keys has its batch written at the end of the
+ * turn instead of after the rest of the 100 ms: encoding a batch is one synchronous turn, and
+ * a bulk load (redis-cli --pipe) changes ~100,000 keys in 100 ms, a 100-300 ms stall for every
+ * other client. A batch is still what changed between two turns, so a transaction (MULTI, a
+ * script) stays in one frame.
+ */
+const EVERYSEC_BATCH_KEYS = 4096;
+/** REDSTASH_TRACE_STALLS=<ms>: log every store turn (batch encoding, apply queueing) at least that long. */
+const TRACE_STALLS = Number(process.env.REDSTASH_TRACE_STALLS ?? 0) || 0;
 /**
  * Journal frames are applied to LMDB this often, or once this many bytes wait. Rarely: a
  * commit rewrites every B-tree page its records touch and flushes them, and under random
@@ -103,7 +122,7 @@ interface GcLog {
 /** What one in-flight batch carried, to resume or redo it. */
 class Batch {
   /** Keys written, per db index (kept in step with SWAPDB while in flight). */
-  keys: (Set<string> | undefined)[] = [];
+  keys: (DirtyKeys | undefined)[] = [];
   /** Collections whose records were written, with the sid used and whether it was new. */
   values: StoredValue[] = [];
   sids: number[] = [];
@@ -160,7 +179,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private nsDirty = false;
   private idDirty = false;
   /** Keys changed since the last batch, per db index. */
-  private dirty: Set<string>[] = [];
+  /**
+   * Changed keys per database, each with its live entry when the change signal had it (the
+   * batch then encodes it without looking the key up again: at a million keys and more that
+   * lookup is a few cache misses per key), else undefined.
+   */
+  private dirty: DirtyKeys[] = [];
   /** True when something waits to be written (dirty keys, tables, records). */
   private pending = false;
   /** Sids of collections that left the keyspace since the last batch. */
@@ -172,6 +196,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private gcNew: GcEntry[] = [];
   private inflight: Batch | null = null;
   private scheduled = false;
+  /** everysec: the timer of the batch being collected (hurried by a big batch: keyChanged). */
+  private batchTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private syncTimer: NodeJS.Timeout | null = null;
   private seq = 0;
@@ -320,7 +346,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       this.idDirty = true;
     }
     for (let i = 0; i < eng.dbs.length; i++) {
-      this.dirty.push(new Set());
+      this.dirty.push(new Map());
       if (this.ns[i] === undefined) {
         this.ns[i] = this.newId();
         this.nsDirty = true;
@@ -413,11 +439,16 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   // ------------------------------------------------------------------ change tracking
 
-  keyChanged(db: Db, key: string): void {
-    this.dirty[db.index].add(key);
+  keyChanged(db: Db, key: string, e?: Entry): void {
+    const set = this.dirty[db.index];
+    set.set(key, e);
     if (!this.pending) {
       this.pending = true;
       if (!this.scheduled) this.schedule(false);
+    } else if (set.size >= EVERYSEC_BATCH_KEYS && this.batchTimer !== null) {
+      clearTimeout(this.batchTimer);
+      this.batchTimer = null;
+      setImmediate(this.runScheduled);
     }
   }
 
@@ -574,7 +605,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private schedule(now: boolean): void {
     this.scheduled = true;
     if (now || this.mode === 'always') setImmediate(this.runScheduled);
-    else setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
+    else this.batchTimer = setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
   }
 
   /** always: extra polls made before this turn's journal write (see runScheduled). */
@@ -582,6 +613,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** engine.dirty when the last extra poll started. */
   private pollMark = 0;
   private readonly runScheduled = (): void => {
+    if (this.batchTimer !== null) {
+      clearTimeout(this.batchTimer);
+      this.batchTimer = null;
+    }
     // always: before the durable write, let the event loop poll the sockets once more
     // (without blocking: an immediate is pending), again while that brings new writes, up to
     // EXTRA_POLLS times. Commands that arrived while this turn ran join its write instead of
@@ -621,6 +656,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     const st = this.store;
     const eng = this.eng;
+    const t0 = TRACE_STALLS > 0 ? performance.now() : 0;
     const b = new Batch(++this.seq);
     b.dirtySnap = eng.dirty;
     b.userData = this.hasUserWork();
@@ -640,6 +676,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
     const frame = this.frame.finish(this.jseq + 1);
     const err = j.append(frame);
+    if (TRACE_STALLS > 0) traceStall('batch', t0, frame.length);
     if (err === null) this.journaled(b, frame);
     else this.failed(b, err);
   }
@@ -663,10 +700,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         const set = this.dirty[i];
         if (set.size === 0) continue;
         b.keys[i] = set;
-        this.dirty[i] = new Set();
+        this.dirty[i] = new Map();
         const db = eng.dbs[i];
         const ns = this.ns[i];
-        for (const key of set) this.writeKey(b, db, ns, key, iw, referenced);
+        for (const [key, e] of set) this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced);
       }
       for (const sid of this.released) {
         if (referenced.has(sid)) continue;
@@ -699,9 +736,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
   }
 
-  private writeKey(b: Batch, db: Db, ns: number, key: string, iw: SidWriter, referenced: Set<number>): void {
+  /** Encode `key` as it is now: `e` is its entry in `db`, undefined if it is gone. */
+  private writeKey(b: Batch, ns: number, key: string, e: Entry | undefined, iw: SidWriter, referenced: Set<number>): void {
     const st = this.store;
-    const e = db.map.get(key);
     if (e === undefined) {
       st.del(st.meta, metaKey(st.keyBuf, ns, key));
       return;
@@ -867,6 +904,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // expects to find (a missing or emptied file is then an error, not an empty start).
     const file = this.journal.opened;
     this.applying = true;
+    const t0 = TRACE_STALLS > 0 ? performance.now() : 0;
     const commit = st.write(() => {
       try {
         for (const f of frames) st.applyFrame(f, false);
@@ -877,6 +915,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
+    if (TRACE_STALLS > 0) traceStall('apply', t0, bytes);
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
 
@@ -930,7 +969,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // rewritten whole under a new object id (the old one is released).
     for (let i = 0; i < b.keys.length; i++) {
       const ks = b.keys[i];
-      if (ks !== undefined) for (const k of ks) this.dirty[i].add(k);
+      if (ks !== undefined) for (const k of ks.keys()) this.dirty[i].set(k, undefined);
     }
     for (let i = 0; i < b.values.length; i++) {
       const v = b.values[i];
