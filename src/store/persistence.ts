@@ -86,6 +86,14 @@ const APPLY_BYTES = 8 * 1024 * 1024;
  * each rewrite the pages they touch again: 2 MB is the compromise.
  */
 const APPLY_CHUNK = 2 * 1024 * 1024;
+/**
+ * ...and within APPLY_TURN_MS: the chunk follows the cost per byte the last queueing turns
+ * measured (25-70 ms per MB on a quiet machine, several times that on a loaded one), down to
+ * APPLY_CHUNK_MIN, so that the applier never holds the event loop much longer than a GC step
+ * (issue 21: another client's PING max <= 50 ms during a bulk load).
+ */
+const APPLY_TURN_MS = 20;
+const APPLY_CHUNK_MIN = 512 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -703,7 +711,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         this.dirty[i] = new Map();
         const db = eng.dbs[i];
         const ns = this.ns[i];
-        for (const [key, e] of set) this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced);
+        // forEach: no [key, entry] pair allocated per key, as for-of over a Map would.
+        set.forEach((e, key) => this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced));
       }
       for (const sid of this.released) {
         if (referenced.has(sid)) continue;
@@ -877,6 +886,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.applyTimer = setTimeout(this.runApply, soon ? 0 : APPLY_MS);
   }
 
+  /** Bytes per apply transaction now (APPLY_TURN_MS). */
+  private applyChunk = APPLY_CHUNK;
+
+  /** Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS (halfway, to smooth a GC pause out). */
+  private sizeApplyChunk(bytes: number, ms: number): void {
+    const fit = ms > 0 ? (APPLY_TURN_MS * bytes) / ms : APPLY_CHUNK;
+    this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, (this.applyChunk + fit) / 2)));
+  }
+
   /** Apply now if an apply is only waiting for its timer. */
   private hurryApply(): void {
     if (this.applyTimer === null || this.applying || this.applyError !== null) return;
@@ -888,12 +906,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.applyTimer = null;
     if (this.applying || this.closed) return;
     const st = this.store;
-    // At most APPLY_CHUNK bytes per transaction (the rest follows at once, applied()), so the
+    // At most applyChunk bytes per transaction (the rest follows at once, applied()), so the
     // turn that queues them stays short: commands are served between the chunks.
     const q = this.applyQueue;
     let n = 0;
     let bytes = 0;
-    while (n < q.length && (n === 0 || bytes + q[n].length <= APPLY_CHUNK)) bytes += q[n++].length;
+    while (n < q.length && (n === 0 || bytes + q[n].length <= this.applyChunk)) bytes += q[n++].length;
     const frames = n === q.length ? q : q.slice(0, n);
     this.applyQueue = n === q.length ? [] : q.slice(n);
     this.applyBytes -= bytes;
@@ -904,7 +922,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // expects to find (a missing or emptied file is then an error, not an empty start).
     const file = this.journal.opened;
     this.applying = true;
-    const t0 = TRACE_STALLS > 0 ? performance.now() : 0;
+    const t0 = performance.now();
     const commit = st.write(() => {
       try {
         for (const f of frames) st.applyFrame(f, false);
@@ -915,6 +933,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
+    if (bytes >= 64 * 1024) this.sizeApplyChunk(bytes, performance.now() - t0);
     if (TRACE_STALLS > 0) traceStall('apply', t0, bytes);
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
