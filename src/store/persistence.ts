@@ -62,8 +62,8 @@ const EVERYSEC_BATCH_MS = 100;
  * everysec: a database with this many changed keys has its batch written at the end of the
  * turn instead of after the rest of the 100 ms: encoding a batch is one synchronous turn, and
  * a bulk load (redis-cli --pipe) changes ~100,000 keys in 100 ms, a 100-300 ms stall for every
- * other client. A batch is still what changed between two turns, so a transaction (MULTI, a
- * script) stays in one frame.
+ * other client. A batch is still whole turns (at least one turn's changes, however many), so
+ * a transaction (MULTI, a script) stays in one frame.
  */
 const EVERYSEC_BATCH_KEYS = 4096;
 /** REDSTASH_TRACE_STALLS=<ms>: log every store turn (batch encoding, apply queueing) at least that long. */
@@ -186,11 +186,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private nextId = 1;
   private nsDirty = false;
   private idDirty = false;
-  /** Keys changed since the last batch, per db index. */
   /**
-   * Changed keys per database, each with its live entry when the change signal had it (the
-   * batch then encodes it without looking the key up again: at a million keys and more that
-   * lookup is a few cache misses per key), else undefined.
+   * Keys changed since the last batch, per db index, each with its live entry when the change
+   * signal had it (the batch then encodes it without looking the key up again: at a million
+   * keys and more that lookup is a few cache misses per key), else undefined.
    */
   private dirty: DirtyKeys[] = [];
   /** True when something waits to be written (dirty keys, tables, records). */
