@@ -92,7 +92,7 @@ const APPLY_CHUNK = 2 * 1024 * 1024;
  * APPLY_CHUNK_MIN, so that the applier never holds the event loop much longer than a GC step
  * (issue 21: another client's PING max <= 50 ms during a bulk load).
  */
-const APPLY_TURN_MS = 20;
+const APPLY_TURN_MS = Number(process.env.REDSTASH_APPLY_TURN_MS ?? 20); // 0: a fixed APPLY_CHUNK (A/B runs)
 const APPLY_CHUNK_MIN = 512 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
@@ -932,7 +932,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
-    if (bytes >= 64 * 1024) this.sizeApplyChunk(bytes, performance.now() - t0);
+    if (bytes >= 64 * 1024 && APPLY_TURN_MS > 0) this.sizeApplyChunk(bytes, performance.now() - t0);
     if (TRACE_STALLS > 0) traceStall('apply', t0, bytes);
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
