@@ -19,6 +19,7 @@
  *
  *   npm run bench:memory
  *   BENCH_N=200000 BENCH_SETS=strings,hash node bench/memory.mjs
+ *   BENCH_N=1000000,4000000,10000000 BENCH_SETS=strings node bench/memory.mjs   (the curve over sizes)
  *   node bench/memory.mjs --json out.json
  */
 import { spawn, execFileSync } from 'node:child_process';
@@ -30,7 +31,9 @@ import { fileURLToPath } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const N = Number(process.env.BENCH_N ?? 1_000_000);
+/** Item counts (BENCH_N, comma-separated: the curve over sizes, e.g. 1000000,4000000,10000000). */
+const SIZES = String(process.env.BENCH_N ?? 1_000_000).split(',').map(Number);
+let N = SIZES[0];
 const SETS = (process.env.BENCH_SETS ?? 'strings,hash,set,zset,list').split(',').map((s) => s.trim()).filter(Boolean);
 /** Seconds to let each server settle after loading before RSS is read. */
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 2);
@@ -44,7 +47,7 @@ const pad = (i, w) => String(i).padStart(w, '0');
  */
 const DATASETS = {
   strings: {
-    label: `${N} string keys (key:NNNNNN -> 10 B)`,
+    get label() { return `${N} string keys (key:NNNNNN -> 10 B)`; },
     *commands() {
       // MSET of 50 pairs per command: fewer round trips, same stored data as SET.
       for (let i = 0; i < N; i += 50) {
@@ -55,13 +58,13 @@ const DATASETS = {
     },
   },
   'strings-ttl': {
-    label: `${N} string keys with a TTL (SET key:NNNNNN 10 B EX 86400)`,
+    get label() { return `${N} string keys with a TTL (SET key:NNNNNN 10 B EX 86400)`; },
     *commands() {
       for (let i = 0; i < N; i++) yield ['SET', `key:${pad(i, 6)}`, `val:${pad(i, 6)}`, 'EX', '86400'];
     },
   },
   hash: {
-    label: `one hash, ${N} fields (10 B values)`,
+    get label() { return `one hash, ${N} fields (10 B values)`; },
     *commands() {
       for (let i = 0; i < N; i += 100) {
         const a = ['HSET', 'bench:hash'];
@@ -71,7 +74,7 @@ const DATASETS = {
     },
   },
   set: {
-    label: `one set, ${N} members`,
+    get label() { return `one set, ${N} members`; },
     *commands() {
       for (let i = 0; i < N; i += 100) {
         const a = ['SADD', 'bench:set'];
@@ -81,7 +84,7 @@ const DATASETS = {
     },
   },
   zset: {
-    label: `one zset, ${N} members`,
+    get label() { return `one zset, ${N} members`; },
     *commands() {
       for (let i = 0; i < N; i += 100) {
         const a = ['ZADD', 'bench:zset'];
@@ -91,7 +94,7 @@ const DATASETS = {
     },
   },
   list: {
-    label: `one list, ${N} elements`,
+    get label() { return `one list, ${N} elements`; },
     *commands() {
       for (let i = 0; i < N; i += 100) {
         const a = ['RPUSH', 'bench:list'];
@@ -243,7 +246,7 @@ async function measure(setName) {
   const redis = await startServer('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]);
   try {
     await sleep(500);
-    const row = { dataset: setName, label: ds.label };
+    const row = { dataset: setName, n: N, label: ds.label };
     for (const s of [ours, redis]) {
       const base = rssBytes(s.proc.pid);
       const t0 = performance.now();
@@ -266,10 +269,10 @@ async function measure(setName) {
 
 function printRow(r, header) {
   const cols = [
-    ['dataset', 11, r.dataset],
+    ['dataset', 11, r.dataset], ['items', 9, r.n],
     ['ours RSS MB', 12, mb(r.ours.rss)], ['redis RSS MB', 13, mb(r.redis.rss)], ['ours/redis', 11, r.ratio.toFixed(2)],
     ['ours Δ MB', 10, mb(r.ours.rss - r.ours.baseRss)], ['redis Δ MB', 11, mb(r.redis.rss - r.redis.baseRss)], ['Δ ratio', 8, r.deltaRatio.toFixed(2)],
-    ['redis used MB', 14, mb(r.redis.usedMemory)], ['ours B/item', 12, ((r.ours.rss - r.ours.baseRss) / N).toFixed(0)], ['redis B/item', 13, ((r.redis.rss - r.redis.baseRss) / N).toFixed(0)],
+    ['redis used MB', 14, mb(r.redis.usedMemory)], ['ours B/item', 12, ((r.ours.rss - r.ours.baseRss) / r.n).toFixed(0)], ['redis B/item', 13, ((r.redis.rss - r.redis.baseRss) / r.n).toFixed(0)],
   ];
   if (header) console.log(cols.map(([h, w]) => String(h).padStart(w)).join(' '));
   console.log(cols.map(([, w, v]) => String(v).padStart(w)).join(' '));
@@ -284,14 +287,17 @@ async function main() {
   }
   const redisVersion = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
   console.log(`# ${new Date().toISOString()}  node ${process.version}  ${redisVersion.split(' ').slice(0, 3).join(' ')}`);
-  console.log(`# ${N} items per dataset; RSS after ${SETTLE} s idle; ours --appendfsync no`);
+  console.log(`# ${SIZES.join(', ')} items per dataset; RSS after ${SETTLE} s idle; ours --appendfsync no`);
   const rows = [];
-  for (const name of SETS) {
-    const row = await measure(name);
-    rows.push(row);
-    printRow(row, rows.length === 1);
+  for (const n of SIZES) {
+    N = n;
+    for (const name of SETS) {
+      const row = await measure(name);
+      rows.push(row);
+      printRow(row, rows.length === 1);
+    }
   }
-  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), n: N, rows }, null, 2));
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), sizes: SIZES, rows }, null, 2));
 }
 
 main().catch((err) => {

@@ -5,17 +5,14 @@
 import { Engine } from './engine/engine.js';
 import { FAMILIES } from './engine/commands/index.js';
 import { TcpServer } from './tcp/server.js';
-import { HttpServer } from './http/server.js';
-import { RestTokens } from './http/auth.js';
-import { registerSse } from './http/sse.js';
-import { V2Router } from './http/v2.js';
-import { SearchService } from './search/service.js';
+import type { HttpServer } from './http/server.js';
+import type { RestTokens } from './http/auth.js';
+import type { V2Router } from './http/v2.js';
+import type { SearchService } from './search/service.js';
 import { type Config, configExtras, ConfigError } from './config.js';
-import { QStashService } from './qstash/service.js';
-import { qstashHandlers } from './qstash/routes.js';
-import { WorkflowService } from './qstash/workflow/service.js';
-import { workflowHandlers } from './qstash/workflow/routes.js';
-import { Persistence, MemoryOnly } from './store/persistence.js';
+import type { QStashService } from './qstash/service.js';
+import type { WorkflowService } from './qstash/workflow/service.js';
+import { MemoryOnly } from './store/memory-only.js';
 import { restoreSavedFunctions } from './engine/scripting/host.js';
 import type { SavedAcl } from './engine/acl.js';
 
@@ -38,8 +35,10 @@ export async function createServer(config: Config): Promise<RunningServer> {
   // Open the data directory before listening (throws when another process owns it); its keys
   // load once the ports are open (startLoading below).
   const mode = config.get('appendfsync');
+  // memory: what only persistence or the REST API use is imported only when they are on (lmdb
+  // alone is 12 MB of RSS, uWebSockets.js 2.5 MB; a RESP-only cache server loads neither).
   const persistence = mode === 'always' || mode === 'everysec'
-    ? Persistence.open(engine, { dir: config.get('dir')!, mode })
+    ? (await import('./store/persistence.js')).Persistence.open(engine, { dir: config.get('dir')!, mode })
     : null;
   if (persistence === null) engine.persistence = new MemoryOnly(engine);
   restoreSubsystems(engine);
@@ -54,6 +53,10 @@ export async function createServer(config: Config): Promise<RunningServer> {
   let workflow: WorkflowService | null = null;
   const wantHttp = Number(config.get('http-port'));
   if (wantHttp >= 0) {
+    const [{ HttpServer }, { RestTokens }, { registerSse }, { V2Router }, { SearchService }, { QStashService }, { qstashHandlers }, { WorkflowService }, { workflowHandlers }] = await Promise.all([
+      import('./http/server.js'), import('./http/auth.js'), import('./http/sse.js'), import('./http/v2.js'), import('./search/service.js'),
+      import('./qstash/service.js'), import('./qstash/routes.js'), import('./qstash/workflow/service.js'), import('./qstash/workflow/routes.js'),
+    ]);
     tokens = new RestTokens(config.get('dir')!, config.get('token')!, config.get('read-only-token')!, engine.persistence!);
     http = new HttpServer(engine, tokens);
     closeStreams = registerSse(http);

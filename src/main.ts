@@ -4,7 +4,6 @@
 import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
-import { checkDataDir } from './store/repair.js';
 import { takeRdbArgs, importRdb, exportRdb, RDB_HELP } from './rdb/cli.js';
 
 /** Options of the check mode (src/store/repair.ts): they run a check instead of the server. */
@@ -41,6 +40,8 @@ async function main(): Promise<void> {
     throw err;
   }
   if (check !== undefined) {
+    // Imported here: the check reads LMDB, which a server without persistence never loads.
+    const { checkDataDir } = await import('./store/repair.js');
     process.exitCode = checkDataDir(config.get('dir')!, check === '--repair');
     return;
   }

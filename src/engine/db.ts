@@ -361,7 +361,7 @@ export class Db {
     }
     // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
     // Set (persistence's dirty set, WATCH) find its hash already computed.
-    this.signal(e.key);
+    this.signal(e.key, e);
     return e;
   }
 
@@ -372,7 +372,7 @@ export class Db {
   update(e: Entry, value: Stored): void {
     this.setStored(e, value);
     e.bits = this.stamp(e);
-    this.signal(e.key);
+    this.signal(e.key, e);
   }
 
   /**
@@ -391,7 +391,7 @@ export class Db {
   add(key: string, value: Stored): Entry {
     const e = this.insert(key, value);
     if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
-    this.signal(e.key);
+    this.signal(e.key, e);
     return e;
   }
 
@@ -413,7 +413,7 @@ export class Db {
       }
       this.heapPush(e.exp, key);
     }
-    this.signal(e.key);
+    this.signal(e.key, e);
     return e;
   }
 
@@ -496,7 +496,7 @@ export class Db {
     }
     e.exp = when;
     this.heapPush(when, e.key);
-    this.signal(e.key);
+    this.signal(e.key, e);
     return e;
   }
 
@@ -525,7 +525,7 @@ export class Db {
     if (e.exp === 0) return false;
     e.exp = 0;
     this.expires--;
-    this.signal(e.key);
+    this.signal(e.key, e);
     return true;
   }
 
@@ -547,17 +547,21 @@ export class Db {
         this.mem += rechargeValue(v);
       }
     }
-    this.signal(key);
+    this.signal(key, e);
   }
 
-  /** The change signal itself; Db's own methods, which account as they go, call it directly. */
-  private signal(key: string): void {
+  /**
+   * The change signal itself; Db's own methods, which account as they go, call it directly.
+   * `e`: the key's live entry when the caller has it (listeners may keep it instead of looking
+   * the key up again: persistence's batch encoding), undefined when deleted or not at hand.
+   */
+  private signal(key: string, e?: Entry): void {
     this.eng.changed();
     if (this.watchers.size !== 0) {
       const w = this.watchers.get(key);
       if (w !== undefined) for (const c of w) c.dirtyCas = true;
     }
-    this.eng.onKeyChanged(this, key);
+    this.eng.onKeyChanged(this, key, e);
     if (this.eng.tracking.live !== 0) this.eng.tracking.invalidate(key);
   }
 

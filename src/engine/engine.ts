@@ -3,7 +3,7 @@
  * table; every transport feeds commands through `execute()` (see dispatch.ts) and gets replies
  * through a ReplySink. Nothing here knows about sockets or HTTP.
  */
-import { Db, type TypedValue } from './db.js';
+import { Db, type Entry, type TypedValue } from './db.js';
 import { Registry } from './registry.js';
 import { Acl } from './acl.js';
 import { Blocking } from './blocking.js';
@@ -103,7 +103,11 @@ export class Stats {
 
 /** Change listeners: persistence, keyspace notifications, blocked clients. */
 export interface KeyspaceListener {
-  keyChanged(db: Db, key: string): void;
+  /**
+   * `key` changed; `e` is its live entry when the signal had it at hand (it may leave the table
+   * later: then its `next` is keytable's REMOVED), undefined otherwise.
+   */
+  keyChanged(db: Db, key: string, e?: Entry): void;
   flushed(db: Db): void;
   /** SWAPDB exchanged the contents of two databases. */
   swapped?(a: Db, b: Db): void;
@@ -341,9 +345,9 @@ export class Engine {
     this.listeners.push(l);
   }
 
-  onKeyChanged(db: Db, key: string): void {
+  onKeyChanged(db: Db, key: string, e?: Entry): void {
     const ls = this.listeners;
-    for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key);
+    for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key, e);
   }
 
   onExpired(db: Db, key: string): void {

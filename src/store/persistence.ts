@@ -28,7 +28,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { storedFrom, type Db, type TypedValue } from '../engine/db.js';
+import { storedFrom, type Db, type Entry, type TypedValue } from '../engine/db.js';
+import { REMOVED } from '../engine/keytable.js';
 import type { CommitGate, Engine, HeldOutput, KeyspaceListener, PersistenceApi } from '../engine/engine.js';
 import {
   MF, MetaView, codecFor, decodeMeta, encodeLongItem, encodeRecordsMeta, encodeString,
@@ -41,6 +42,14 @@ import { DirLock } from './lock.js';
 import { FrameBuilder, Journal, frameSeq, scanJournal, truncateJournal } from './journal.js';
 import { DataDirError, journalProblem, repairHint } from './datadir.js';
 
+/** Changed keys of one database, with their live entry when known (Persistence.dirty). */
+type DirtyKeys = Map<string, Entry | undefined>;
+
+function traceStall(what: string, t0: number, bytes: number): void {
+  const ms = performance.now() - t0;
+  if (ms >= TRACE_STALLS) console.error(`store: ${what} of ${bytes} bytes took ${ms.toFixed(1)} ms`);
+}
+
 /** On-disk format version (sys 'format'). */
 const FORMAT = 1;
 /** Records deleted per GC step (bounds the main-thread time a step takes). */
@@ -49,6 +58,16 @@ const GC_STEP = 1000;
 const RETRY_MS = 1000;
 /** everysec: changes accumulate this long before one LMDB commit (a SIGKILL loses at most that). */
 const EVERYSEC_BATCH_MS = 100;
+/**
+ * everysec: a database with this many changed keys has its batch written at the end of the
+ * turn instead of after the rest of the 100 ms: encoding a batch is one synchronous turn, and
+ * a bulk load (redis-cli --pipe) changes ~100,000 keys in 100 ms, a 100-300 ms stall for every
+ * other client. A batch is still whole turns (at least one turn's changes, however many), so
+ * a transaction (MULTI, a script) stays in one frame.
+ */
+const EVERYSEC_BATCH_KEYS = 4096;
+/** REDSTASH_TRACE_STALLS=<ms>: log every store turn (batch encoding, apply queueing) at least that long. */
+const TRACE_STALLS = Number(process.env.REDSTASH_TRACE_STALLS ?? 0) || 0;
 /**
  * Journal frames are applied to LMDB this often, or once this many bytes wait. Rarely: a
  * commit rewrites every B-tree page its records touch and flushes them, and under random
@@ -67,6 +86,14 @@ const APPLY_BYTES = 8 * 1024 * 1024;
  * each rewrite the pages they touch again: 2 MB is the compromise.
  */
 const APPLY_CHUNK = 2 * 1024 * 1024;
+/**
+ * ...and within APPLY_TURN_MS: the chunk follows the cost per byte the last queueing turns
+ * measured (25-70 ms per MB on a quiet machine, several times that on a loaded one), down to
+ * APPLY_CHUNK_MIN, so that the applier never holds the event loop much longer than a GC step
+ * (issue 21: another client's PING max <= 50 ms during a bulk load).
+ */
+const APPLY_TURN_MS = Number(process.env.REDSTASH_APPLY_TURN_MS ?? 20); // 0: a fixed APPLY_CHUNK (A/B runs)
+const APPLY_CHUNK_MIN = 512 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -103,7 +130,7 @@ interface GcLog {
 /** What one in-flight batch carried, to resume or redo it. */
 class Batch {
   /** Keys written, per db index (kept in step with SWAPDB while in flight). */
-  keys: (Set<string> | undefined)[] = [];
+  keys: (DirtyKeys | undefined)[] = [];
   /** Collections whose records were written, with the sid used and whether it was new. */
   values: StoredValue[] = [];
   sids: number[] = [];
@@ -159,8 +186,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private nextId = 1;
   private nsDirty = false;
   private idDirty = false;
-  /** Keys changed since the last batch, per db index. */
-  private dirty: Set<string>[] = [];
+  /**
+   * Keys changed since the last batch, per db index, each with its live entry when the change
+   * signal had it (the batch then encodes it without looking the key up again: at a million
+   * keys and more that lookup is a few cache misses per key), else undefined.
+   */
+  private dirty: DirtyKeys[] = [];
   /** True when something waits to be written (dirty keys, tables, records). */
   private pending = false;
   /** Sids of collections that left the keyspace since the last batch. */
@@ -172,6 +203,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private gcNew: GcEntry[] = [];
   private inflight: Batch | null = null;
   private scheduled = false;
+  /** everysec: the timer of the batch being collected (hurried by a big batch: keyChanged). */
+  private batchTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private syncTimer: NodeJS.Timeout | null = null;
   private seq = 0;
@@ -320,7 +353,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       this.idDirty = true;
     }
     for (let i = 0; i < eng.dbs.length; i++) {
-      this.dirty.push(new Set());
+      this.dirty.push(new Map());
       if (this.ns[i] === undefined) {
         this.ns[i] = this.newId();
         this.nsDirty = true;
@@ -395,6 +428,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   loaded(): void {
     this.load.ms = Math.round(performance.now() - this.loadStart);
     this.loader = null;
+    for (const db of this.eng.dbs) db.map.endReserve();
   }
 
   private decodeValue(m: MetaView): Buffer | TypedValue | undefined {
@@ -412,11 +446,16 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   // ------------------------------------------------------------------ change tracking
 
-  keyChanged(db: Db, key: string): void {
-    this.dirty[db.index].add(key);
+  keyChanged(db: Db, key: string, e?: Entry): void {
+    const set = this.dirty[db.index];
+    set.set(key, e);
     if (!this.pending) {
       this.pending = true;
       if (!this.scheduled) this.schedule(false);
+    } else if (set.size >= EVERYSEC_BATCH_KEYS && this.batchTimer !== null) {
+      clearTimeout(this.batchTimer);
+      this.batchTimer = null;
+      setImmediate(this.runScheduled);
     }
   }
 
@@ -573,7 +612,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private schedule(now: boolean): void {
     this.scheduled = true;
     if (now || this.mode === 'always') setImmediate(this.runScheduled);
-    else setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
+    else this.batchTimer = setTimeout(this.runScheduled, EVERYSEC_BATCH_MS);
   }
 
   /** always: extra polls made before this turn's journal write (see runScheduled). */
@@ -581,6 +620,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** engine.dirty when the last extra poll started. */
   private pollMark = 0;
   private readonly runScheduled = (): void => {
+    if (this.batchTimer !== null) {
+      clearTimeout(this.batchTimer);
+      this.batchTimer = null;
+    }
     // always: before the durable write, let the event loop poll the sockets once more
     // (without blocking: an immediate is pending), again while that brings new writes, up to
     // EXTRA_POLLS times. Commands that arrived while this turn ran join its write instead of
@@ -620,6 +663,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     const st = this.store;
     const eng = this.eng;
+    const t0 = TRACE_STALLS > 0 ? performance.now() : 0;
     const b = new Batch(++this.seq);
     b.dirtySnap = eng.dirty;
     b.userData = this.hasUserWork();
@@ -639,6 +683,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
     const frame = this.frame.finish(this.jseq + 1);
     const err = j.append(frame);
+    if (TRACE_STALLS > 0) traceStall('batch', t0, frame.length);
     if (err === null) this.journaled(b, frame);
     else this.failed(b, err);
   }
@@ -662,10 +707,11 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         const set = this.dirty[i];
         if (set.size === 0) continue;
         b.keys[i] = set;
-        this.dirty[i] = new Set();
+        this.dirty[i] = new Map();
         const db = eng.dbs[i];
         const ns = this.ns[i];
-        for (const key of set) this.writeKey(b, db, ns, key, iw, referenced);
+        // forEach: no [key, entry] pair allocated per key, as for-of over a Map would.
+        set.forEach((e, key) => this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced));
       }
       for (const sid of this.released) {
         if (referenced.has(sid)) continue;
@@ -698,9 +744,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
   }
 
-  private writeKey(b: Batch, db: Db, ns: number, key: string, iw: SidWriter, referenced: Set<number>): void {
+  /** Encode `key` as it is now: `e` is its entry in `db`, undefined if it is gone. */
+  private writeKey(b: Batch, ns: number, key: string, e: Entry | undefined, iw: SidWriter, referenced: Set<number>): void {
     const st = this.store;
-    const e = db.map.get(key);
     if (e === undefined) {
       st.del(st.meta, metaKey(st.keyBuf, ns, key));
       return;
@@ -839,6 +885,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.applyTimer = setTimeout(this.runApply, soon ? 0 : APPLY_MS);
   }
 
+  /** Bytes per apply transaction now (APPLY_TURN_MS). */
+  private applyChunk = APPLY_CHUNK;
+
+  /** Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS (halfway, to smooth a GC pause out). */
+  private sizeApplyChunk(bytes: number, ms: number): void {
+    const fit = ms > 0 ? (APPLY_TURN_MS * bytes) / ms : APPLY_CHUNK;
+    this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, (this.applyChunk + fit) / 2)));
+  }
+
   /** Apply now if an apply is only waiting for its timer. */
   private hurryApply(): void {
     if (this.applyTimer === null || this.applying || this.applyError !== null) return;
@@ -850,12 +905,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.applyTimer = null;
     if (this.applying || this.closed) return;
     const st = this.store;
-    // At most APPLY_CHUNK bytes per transaction (the rest follows at once, applied()), so the
+    // At most applyChunk bytes per transaction (the rest follows at once, applied()), so the
     // turn that queues them stays short: commands are served between the chunks.
     const q = this.applyQueue;
     let n = 0;
     let bytes = 0;
-    while (n < q.length && (n === 0 || bytes + q[n].length <= APPLY_CHUNK)) bytes += q[n++].length;
+    while (n < q.length && (n === 0 || bytes + q[n].length <= this.applyChunk)) bytes += q[n++].length;
     const frames = n === q.length ? q : q.slice(0, n);
     this.applyQueue = n === q.length ? [] : q.slice(n);
     this.applyBytes -= bytes;
@@ -866,6 +921,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // expects to find (a missing or emptied file is then an error, not an empty start).
     const file = this.journal.opened;
     this.applying = true;
+    const t0 = performance.now();
     const commit = st.write(() => {
       try {
         for (const f of frames) st.applyFrame(f, false);
@@ -876,6 +932,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
+    if (bytes >= 64 * 1024 && APPLY_TURN_MS > 0) this.sizeApplyChunk(bytes, performance.now() - t0);
+    if (TRACE_STALLS > 0) traceStall('apply', t0, bytes);
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
 
@@ -929,7 +987,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // rewritten whole under a new object id (the old one is released).
     for (let i = 0; i < b.keys.length; i++) {
       const ks = b.keys[i];
-      if (ks !== undefined) for (const k of ks) this.dirty[i].add(k);
+      if (ks !== undefined) for (const k of ks.keys()) this.dirty[i].set(k, undefined);
     }
     for (let i = 0; i < b.values.length; i++) {
       const v = b.values[i];
@@ -1096,37 +1154,4 @@ export function describeError(err: unknown, dir?: string): string {
   return msg.replace(/[\r\n]+/g, ' ');
 }
 
-/** appendfsync no: nothing is stored; INFO and SAVE still answer. */
-export class MemoryOnly implements PersistenceApi {
-  readonly mode = 'no';
-  private readonly records = new Map<string, unknown>();
-  constructor(private readonly eng: Engine) {}
-
-  info(): string[] {
-    return [
-      'loading:0',
-      'async_loading:0',
-      `rdb_changes_since_last_save:${this.eng.dirty}`,
-      'rdb_bgsave_in_progress:0',
-      `rdb_last_save_time:${this.eng.lastSave}`,
-      'rdb_last_bgsave_status:ok',
-      'aof_enabled:0',
-      'aof_last_write_status:ok',
-      'appendfsync:no',
-      'lmdb_last_commit_time:0',
-      'lmdb_last_error:',
-    ];
-  }
-
-  saveNow(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  putRecord(name: string, value: unknown): void {
-    this.records.set(name, value);
-  }
-
-  getRecord<V = unknown>(name: string): V | undefined {
-    return this.records.get(name) as V | undefined;
-  }
-}
+export { MemoryOnly } from './memory-only.js';

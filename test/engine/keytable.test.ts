@@ -126,3 +126,23 @@ test('KeyTable: values() skips entries removed while iterating, random() returns
   }
   assert.ok(counts.size > t.size * 0.9, 'random() reaches (nearly) every key');
 });
+
+test('KeyTable: a reserved table is not shrunk by cron before its keys are in (start-up load)', () => {
+  const t = new KeyTable();
+  t.reserve(100000);
+  const size = t.bucketCount;
+  assert.ok(size >= 100000);
+  t.cron(Date.now() + 10); // the server's cron runs while the loader is still reading
+  for (let i = 0; i < 1000; i++) t.insert(entry('k' + i));
+  t.cron(Date.now() + 10);
+  assert.equal(t.bucketCount, size, 'no shrink while the reserve stands');
+  t.endReserve();
+  t.cron(Date.now() + 1000);
+  assert.ok(t.bucketCount < size, 'sparse table shrinks once the load is over');
+  for (let i = 0; i < 1000; i++) assert.equal(t.get('k' + i)?.key, 'k' + i);
+  t.clear();
+  t.reserve(100000);
+  t.clear();
+  t.cron(Date.now() + 10);
+  assert.equal(t.bucketCount, 4);
+});
