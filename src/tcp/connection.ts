@@ -23,6 +23,9 @@ import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
 
+/** Commands one connection runs per event-loop turn before the others get theirs (yieldTurn). */
+const TURN_COMMANDS = 256;
+
 export class Connection implements Transport, HeldOutput, QueuedReader {
   readonly kind = 'tcp' as const;
   readonly client: Client;
@@ -47,6 +50,11 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   private lateInput = false;
   /** poll() met the end of the stream or an error: libuv reports it once the loop runs. */
   private pollOff = false;
+  /**
+   * Reading stopped for the rest of this event-loop turn: the last read filled the whole read
+   * buffer (a deep pipeline, `redis-cli --pipe`), see sliceTurn().
+   */
+  private sliced = false;
 
   /**
    * `ownRead`: the transport delivers reads through onRead() (from the socket's onread
@@ -70,6 +78,36 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     sock.on('error', () => {});
     sock.on('close', () => this.closed());
   }
+
+  /**
+   * Fairness: one client piping millions of commands must not hold the event loop. libuv
+   * reads a ready socket again and again (up to 32 reads per readiness) and every read ran
+   * all its commands, so other clients waited for seconds. Now a connection runs at most
+   * TURN_COMMANDS commands (process()) and one full read buffer per turn of the event loop;
+   * then it stops reading and continues after every other ready socket was served
+   * (setImmediate runs after the poll phase), as Redis reads at most 16 KB per client per
+   * iteration. Pipelines that fit in one read (-P 16) never get here.
+   * Called after a read that filled the whole buffer (more input is waiting), and by process().
+   */
+  yieldTurn(): void {
+    if (this.sliced || this.closing) return;
+    this.sliced = true;
+    if (!this.paused && !this.heldPause) this.sock.pause();
+    setImmediate(this.continueTurn);
+  }
+
+  private readonly continueTurn = (): void => {
+    this.sliced = false;
+    if (this.closing) return;
+    // What the last turn left in the parser runs first; it may yield again. Its replies wait
+    // for the commit of its own writes, as those of a new input chunk (onData).
+    if (!this.client.blocked && this.parser.buffered > 0) {
+      if (this.held) this.lateInput = true;
+      else this.dirtyMark = this.engine.dirty;
+      this.process();
+    }
+    if (!this.sliced && !this.paused && !this.heldPause && !this.closing) this.sock.resume();
+  };
 
   /** Bytes read into `buf` (the shared read buffer): parse and run them. */
   onRead(nread: number, buf: Buffer): void {
@@ -95,7 +133,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
       // replies cannot overtake and a pipelining client cannot starve the others.
       if (!this.heldPause) {
         this.heldPause = true;
-        if (!this.paused) this.sock.pause();
+        if (!this.paused && !this.sliced) this.sock.pause();
       }
     } else this.dirtyMark = eng.dirty;
     p.push(chunk, this.argv, len);
@@ -116,6 +154,9 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     const c = this.client;
     const eng = this.engine;
     let first = true;
+    // While a busy script polls (poll()), everything read runs at once: SCRIPT KILL must not
+    // wait behind a turn that cannot come before the script ends.
+    let budget = eng.busyReply === null ? TURN_COMMANDS : -1;
     for (;;) {
       p.authRequired = !c.authenticated;
       const r = p.next(argv);
@@ -131,6 +172,10 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
       first = false;
       execute(c, argv, this.writer);
       if (this.closing || c.closed || c.blocked) break;
+      if (--budget === 0) {
+        this.yieldTurn();
+        break;
+      }
     }
     eng.clockNext = -1;
     this.flush();
@@ -174,7 +219,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
         return;
       }
       this.onRead(n, buf);
-      if (n < buf.length || this.closing || this.paused || this.client.blocked) return;
+      if (n < buf.length || this.closing || this.paused || this.sliced || this.client.blocked) return;
     }
   }
 
@@ -207,7 +252,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     this.held = false;
     if (this.heldPause) {
       this.heldPause = false;
-      if (!this.paused && !this.closing) this.sock.resume();
+      if (!this.paused && !this.sliced && !this.closing) this.sock.resume();
     }
     if (this.lateInput) {
       this.lateInput = false;
@@ -221,7 +266,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     if (this.writer.pending) this.engine.stats.writesProcessed++;
     if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
       this.paused = true;
-      this.sock.pause();
+      if (!this.sliced) this.sock.pause();
     }
     this.checkOutputLimit();
     if (this.closing && !this.sock.destroyed) this.sock.end();
@@ -232,7 +277,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     this.engine.outputs.report(this, this.outputBytes());
     if (this.paused) {
       this.paused = false;
-      if (!this.heldPause) this.sock.resume();
+      if (!this.heldPause && !this.sliced) this.sock.resume();
     }
   }
 

@@ -59,7 +59,10 @@ export class TcpServer {
       return;
     }
     let c: Connection | undefined;
-    const own = this.ownReads(sock, (n, buf) => c!.onRead(n, buf));
+    const own = this.ownReads(sock, (n, buf) => {
+      c!.onRead(n, buf);
+      if (n === buf.length) c!.yieldTurn();
+    });
     if (own !== null) {
       c = new Connection(own, this.engine, (x) => this.conns.delete(x), true);
     } else {
