@@ -21,7 +21,7 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode } from './listpack.js';
+import { type LpElem, elemText, lpDecode, lpDecodeText } from './listpack.js';
 import { RdbReader, strtod } from './reader.js';
 import { RDB_TYPE } from './writer.js';
 
@@ -433,7 +433,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.SET_INTSET:
       return buildSet(intsetDecode(r.string()), lim);
     case RDB_TYPE.SET_LISTPACK:
-      return buildSet(lpDecode(r.string()).map(elemText), lim);
+      return buildSet(lpDecodeText(r.string()), lim);
     case RDB_TYPE.ZSET_ZIPLIST:
       return zsetFromPacked(zlDecode(r.string()));
     case RDB_TYPE.ZSET_LISTPACK:
@@ -441,7 +441,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.HASH_ZIPLIST:
       return buildHash(zlDecode(r.string()).map(elemText), lim);
     case RDB_TYPE.HASH_LISTPACK:
-      return buildHash(lpDecode(r.string()).map(elemText), lim);
+      return buildHash(lpDecodeText(r.string()), lim);
     case RDB_TYPE.LIST_QUICKLIST:
     case RDB_TYPE.LIST_QUICKLIST_2: {
       const nodes = r.len();
@@ -457,9 +457,13 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
           out.push(b.latin1Slice(0, b.length));
           continue;
         }
-        const el = type === RDB_TYPE.LIST_QUICKLIST ? zlDecode(b) : lpDecode(b);
-        if (el.length === 0 && type === RDB_TYPE.LIST_QUICKLIST) bad('empty ziplist in quicklist');
-        for (const e of el) out.push(elemText(e));
+        if (type === RDB_TYPE.LIST_QUICKLIST) {
+          const el = zlDecode(b);
+          if (el.length === 0) bad('empty ziplist in quicklist');
+          for (const e of el) out.push(elemText(e));
+        } else {
+          for (const e of lpDecodeText(b)) out.push(e);
+        }
       }
       return buildList(out, lim);
     }
