@@ -57,17 +57,26 @@ export function importRdb(eng: Engine, path: string): string {
   }
   // Size empty tables for what comes (no incremental rehashing during the import).
   const k = parsed.keys;
-  const perDb = new Map<number, number>();
-  for (let i = 0; i < k.length; i++) perDb.set(k.db[i], (perDb.get(k.db[i]) ?? 0) + 1);
-  for (const [db, n] of perDb) eng.dbs[db].map.reserve(n);
-  const clock = eng.lruClock;
+  const perDb = new Map<number, number[]>();
   for (let i = 0; i < k.length; i++) {
-    const db = eng.dbs[k.db[i]];
-    const exp = k.exp[i];
-    let e = db.set(k.key[i], k.value[i], false, exp !== 0);
-    if (exp !== 0) e = db.setExpire(e, exp) ?? e;
-    const idle = k.idle.get(i);
-    if (idle !== undefined) e.lru = clock - Math.min(idle, 1 << 28);
+    let idx = perDb.get(k.db[i]);
+    if (idx === undefined) perDb.set(k.db[i], (idx = []));
+    idx.push(i);
+  }
+  const clock = eng.lruClock;
+  for (const [dbi, idx] of perDb) {
+    const db = eng.dbs[dbi];
+    db.map.reserve(idx.length);
+    const single = perDb.size === 1;
+    const entries = db.importKeys(
+      single ? k.key : idx.map((i) => k.key[i]),
+      single ? k.value : idx.map((i) => k.value[i]),
+      single ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
+    );
+    for (let j = 0; k.idle.size > 0 && j < idx.length; j++) {
+      const idle = k.idle.get(idx[j]);
+      if (idle !== undefined) entries[j].lru = clock - Math.min(idle, 1 << 28);
+    }
   }
   const ms = Math.round(performance.now() - t0);
   return `Imported ${k.length} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;

@@ -364,13 +364,14 @@ function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
       setTimeout(step, 2);
       return;
     }
-    const chunk = snap.next(4);
+    const chunk = snap.next();
     if (chunk !== null) {
       write(chunk);
       c.transport.requestFlush();
       setImmediate(step);
       return;
     }
+    syncStats.preserved += snap.preserved;
     write(Buffer.from(mark, 'latin1'));
     c.transport.requestFlush();
     c.transport.close(true);
@@ -393,8 +394,8 @@ function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
-/** INFO sync_full */
-export const syncStats = { full: 0 };
+/** INFO sync_full, and rdb_snapshot_keys_preserved (keys written ahead of a snapshot's walk, RdbSnapshot). */
+export const syncStats = { full: 0, preserved: 0 };
 
 const DUMP_ROWS = [
   //   name             arity  flags                             keys        handler
