@@ -10,6 +10,7 @@ import type { Engine } from '../engine/engine.js';
 import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
+import { setLruOrLfu } from '../engine/evict.js';
 import { RdbSnapshot, functionCodes, parseRdb } from './file.js';
 
 /** --help lines of the options below. */
@@ -63,7 +64,6 @@ export function importRdb(eng: Engine, path: string): string {
     if (idx === undefined) perDb.set(k.db[i], (idx = []));
     idx.push(i);
   }
-  const clock = eng.lruClock;
   for (const [dbi, idx] of perDb) {
     const db = eng.dbs[dbi];
     db.map.reserve(idx.length);
@@ -73,9 +73,10 @@ export function importRdb(eng: Engine, path: string): string {
       single ? k.value : idx.map((i) => k.value[i]),
       single ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
     );
-    for (let j = 0; k.idle.size > 0 && j < idx.length; j++) {
-      const idle = k.idle.get(idx[j]);
-      if (idle !== undefined) entries[j].lru = clock - Math.min(idle, 1 << 28);
+    for (let j = 0; (k.idle.size > 0 || k.freq.size > 0) && j < idx.length; j++) {
+      const idle = k.idle.get(idx[j]) ?? -1;
+      const freq = k.freq.get(idx[j]) ?? -1;
+      if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j], freq, idle);
     }
   }
   const ms = Math.round(performance.now() - t0);

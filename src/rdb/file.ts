@@ -13,6 +13,7 @@ import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
 import { commandKeys } from '../engine/keys.js';
+import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
 import { readValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, writeValue, type EncodeOptions } from './encode.js';
@@ -34,8 +35,10 @@ export class RdbKeys {
   exp = new Float64Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
   readonly idle = new Map<number, number>();
+  /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
+  readonly freq = new Map<number, number>();
 
-  push(db: number, key: string, value: Stored, exp: number, idle: number): void {
+  push(db: number, key: string, value: Stored, exp: number, idle: number, freq = -1): void {
     const i = this.length++;
     this.db.push(db);
     this.key.push(key);
@@ -47,6 +50,7 @@ export class RdbKeys {
     }
     this.exp[i] = exp;
     if (idle >= 0) this.idle.set(i, idle);
+    if (freq >= 0) this.freq.set(i, freq);
   }
 }
 
@@ -72,6 +76,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   let db = 0;
   let exp = 0;
   let idle = -1;
+  let freq = -1;
   for (;;) {
     const at = r.p;
     const op = r.u8();
@@ -116,7 +121,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         idle = r.len();
         continue;
       case RDB_OP.FREQ:
-        r.u8();
+        freq = r.u8();
         continue;
       case RDB_OP.FUNCTION2:
         out.functions.push(Buffer.from(r.string()));
@@ -142,9 +147,10 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, key, value, exp, idle);
+    else out.keys.push(db, key, value, exp, idle, freq);
     exp = 0;
     idle = -1;
+    freq = -1;
   }
 }
 
@@ -200,6 +206,8 @@ export class RdbSnapshot {
   keys = 0;
   /** Keys written ahead of the walk because a command was about to change them. */
   preserved = 0;
+  /** rdbSaveKeyValuePair writes each key's idle time under an LRU policy, its LFU counter under LFU. */
+  private readonly policy: number;
 
   constructor(private readonly eng: Engine, private readonly opt: EncodeOptions, private readonly functions: Buffer[]) {
     let set = active.get(eng);
@@ -212,6 +220,7 @@ export class RdbSnapshot {
     // the file is complete, in any db (a key may be preserved in a db not walked yet).
     for (const db of eng.dbs) db.map.shrinkPaused++;
     for (let i = 0; i < eng.dbs.length; i++) this.decided.push(null);
+    this.policy = parsePolicy(String(eng.cfg('maxmemory-policy'))).kind;
   }
 
   /** The next chunk (produced within about `budgetMs` or 256 KB), or null when the file is complete. */
@@ -258,6 +267,13 @@ export class RdbSnapshot {
       if (e.exp !== 0) {
         w.u8(RDB_OP.EXPIRETIME_MS);
         w.ms(db.expireOf(e));
+      }
+      if (this.policy === P.LRU) {
+        w.u8(RDB_OP.IDLE);
+        w.len(Math.max(0, this.eng.lruClock - e.lru));
+      } else if (this.policy === P.LFU) {
+        w.u8(RDB_OP.FREQ);
+        w.u8(lfuCounter(this.eng, e));
       }
       writeValue(w, e.v, this.opt, e.key);
       this.keys++;

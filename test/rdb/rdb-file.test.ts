@@ -151,6 +151,59 @@ describe('RDB files', () => {
     assert.deepEqual(s2, mine);
   });
 
+  it('an import into a data directory is written in slices after serving starts, and survives a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'imp-'));
+    // A data directory that already holds a key the file also has (the file's value wins) and one it lacks.
+    const pre = await startOurs(['--appendfsync', 'everysec'], {}, { dir });
+    const p = client(pre.port);
+    await p.set('str', 'older');
+    await p.set('mine', 'kept');
+    await pre.stop();
+    const ours = await startOurs(['--appendfsync', 'everysec', '--import-rdb', path.join(tmp, 'from-redis.rdb')], {}, { dir });
+    const o = client(ours.port);
+    // A write while the imported keys are still being written: its own state wins.
+    await o.set('hash', 'overwritten');
+    for (let i = 0; i < 200 && !/lmdb_import_pending:0\r/.test(await o.info('persistence')); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(await o.info('persistence'), /lmdb_import_pending:0\r/);
+    const expected = await snapshot(o);
+    assert.equal(expected['0:str'], JSON.stringify(['string', 'hello', -1]));
+    assert.equal(expected['0:mine'], JSON.stringify(['string', 'kept', -1]));
+    await ours.stop();
+    const again = await startOurs(['--appendfsync', 'everysec'], {}, { dir });
+    procs.push(again);
+    assert.deepEqual(await snapshot(client(again.port)), expected);
+  });
+
+  it('LFU counters and idle times travel in RDB files both ways (FREQ / IDLE opcodes)', async () => {
+    const payload = (await original.dumpBuffer('str'))!;
+    // An idle time grows with the clock (servers start slowly on a busy machine); an LFU
+    // counter may lose one to a minute boundary (lfu-decay-time 1).
+    const near = (got: number, want: number, lfu: boolean) => (lfu ? got >= want - 1 && got <= want : got >= want && got <= want + 60);
+    for (const [policy, opt, value, ask] of [['allkeys-lfu', 'FREQ', 77, 'FREQ'], ['allkeys-lru', 'IDLETIME', 5000, 'IDLETIME']] as const) {
+      const lfu = opt === 'FREQ';
+      // Redis -> file -> us.
+      const r = await startRedis(['--maxmemory-policy', policy]);
+      procs.push(r);
+      const rc = client(r.port);
+      await rc.call('RESTORE', 'k', '0', payload, opt, String(value));
+      const fromRedis = path.join(tmp, `pol-${policy}-redis.rdb`);
+      cliRdb(r.port, fromRedis);
+      const ours = await startOurs(['--appendfsync', 'no', '--maxmemory-policy', policy, '--import-rdb', fromRedis]);
+      procs.push(ours);
+      const oc = client(ours.port);
+      const got = Number(await oc.call('OBJECT', ask, 'k'));
+      assert.ok(near(got, value, lfu), `${policy} redis -> us: ${got}`);
+      // Us -> file -> Redis.
+      await oc.call('RESTORE', 'k2', '0', payload, opt, String(value + 10));
+      const fromUs = path.join(tmp, `pol-${policy}-us.rdb`);
+      cliRdb(ours.port, fromUs);
+      const fresh = await startRedis(['--maxmemory-policy', policy, '--dbfilename', path.basename(fromUs), '--dir', tmp]);
+      procs.push(fresh);
+      const back = Number(await client(fresh.port).call('OBJECT', ask, 'k2'));
+      assert.ok(near(back, value + 10, lfu), `${policy} us -> redis: ${back}`);
+    }
+  });
+
   it('a damaged file is refused with the offset of the damage; nothing is imported', async () => {
     const good = fs.readFileSync(path.join(tmp, 'from-redis.rdb'));
     const dir = fs.mkdtempSync(path.join(tmp, 'dmg-'));

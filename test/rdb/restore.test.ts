@@ -76,6 +76,26 @@ describe('RESTORE: errors and options, differential', () => {
     ]);
   });
 
+  it('FREQ and IDLETIME as OBJECT FREQ / IDLETIME report them, under LFU, LRU and no policy', async () => {
+    try {
+      await diff([
+        ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lfu'],
+        ['RESTORE', 'f1', '0', good, 'FREQ', '100'], ['OBJECT', 'FREQ', 'f1'],
+        ['RESTORE', 'f2', '0', good, 'IDLETIME', '1000'], ['OBJECT', 'FREQ', 'f2'], // ignored: a new key's counter
+        ['RESTORE', 'f3', '0', good, 'FREQ', '0'], ['OBJECT', 'FREQ', 'f3'],
+        ['RESTORE', 'f1', '0', good, 'FREQ', '255', 'REPLACE'], ['OBJECT', 'FREQ', 'f1'],
+        ['OBJECT', 'IDLETIME', 'f1'],
+        ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'],
+        ['RESTORE', 'l1', '0', good, 'FREQ', '100'], ['OBJECT', 'IDLETIME', 'l1'], // ignored
+        ['RESTORE', 'l2', '0', good, 'IDLETIME', '500'], ['OBJECT', 'IDLETIME', 'l2'], ['OBJECT', 'FREQ', 'l2'],
+        ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'],
+        ['RESTORE', 'n1', '0', good, 'IDLETIME', '300'], ['OBJECT', 'IDLETIME', 'n1'],
+      ]);
+    } finally {
+      await Promise.all([o.config('SET', 'maxmemory-policy', 'noeviction'), r.config('SET', 'maxmemory-policy', 'noeviction')]);
+    }
+  });
+
   it('RESTORE-ASKING behaves as RESTORE', async () => {
     await diff([['RESTORE-ASKING', 'k', '0', good], ['GET', 'k'], ['RESTORE-ASKING', 'k', '0', good]]);
   });

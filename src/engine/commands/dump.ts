@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
 import type { Db, Entry, Stored } from '../db.js';
 import { cstr } from '../../bytes.js';
+import { setLruOrLfu } from '../evict.js';
 
 /** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
 const RESTORE_MAX_VERSION = 11;
@@ -129,9 +130,9 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const e = db.add(key, v);
   if (ttl !== 0n) db.setExpireExact(e, ttl);
-  if (idle >= 0n) {
+  if (idle >= 0n || freq >= 0n) {
     const live = db.get(key);
-    if (live !== undefined) live.lru = c.engine.lruClock - Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle);
+    if (live !== undefined) setLruOrLfu(c.engine, live, Number(freq), Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle));
   }
   out.ok();
 }
