@@ -12,7 +12,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Argv } from '../../resp/argv.js';
 import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
-import { cachedSockets } from '../../rdb/migrate-socket.js';
+import { allCachedSockets } from '../../rdb/migrate-exchange.js';
 import { syncStats } from './dump.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E } from '../../resp/errors.js';
@@ -339,7 +339,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `pubsubshard_channels:${ps.names(Kind.SHARD, null).length}`,
         'latest_fork_usec:0',
         'total_forks:0',
-        `migrate_cached_sockets:${cachedSockets()}`,
+        `migrate_cached_sockets:${allCachedSockets()}`,
         'slave_expires_tracked_keys:0',
         'active_defrag_hits:0',
         'active_defrag_misses:0',
