@@ -11,6 +11,7 @@ import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
+import { HashValue, trackVolatile } from '../engine/ds/hash.js';
 import { RdbSnapshot, functionCodes, parseRdb } from './file.js';
 
 /** --help lines of the options below. */
@@ -73,6 +74,10 @@ export function importRdb(eng: Engine, path: string): string {
       single ? k.value : idx.map((i) => k.value[i]),
       single ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
     );
+    for (let j = 0; j < idx.length; j++) {
+      const v = entries[j].v;
+      if (v instanceof HashValue && v.volatile) trackVolatile(db, entries[j].key, v);
+    }
     for (let j = 0; (k.idle.size > 0 || k.freq.size > 0) && j < idx.length; j++) {
       const idle = k.idle.get(idx[j]) ?? -1;
       const freq = k.freq.get(idx[j]) ?? -1;
@@ -100,6 +105,6 @@ export function exportRdb(eng: Engine, path: string): string {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, path);
-  const skipped = snap.skipped > 0 ? `, ${snap.skipped} keys left out (JSON documents and hashes with field TTLs have no Redis 7.0 form)` : '';
+  const skipped = snap.skipped > 0 ? `, ${snap.skipped} keys left out: JSON documents and hashes with field TTLs have no Redis 7.0 form (rdb-extended-types yes writes them for Redis 7.4+ with RedisJSON)` : '';
   return `Exported ${snap.keys} keys to ${path} (${bytes} bytes${skipped}) in ${Math.round(performance.now() - t0)} ms`;
 }

@@ -3,7 +3,8 @@
  * encoding Redis 2.6 to 7.2 writes is accepted: strings (raw, integer, LZF); lists (linked
  * list, ziplist, quicklist, quicklist 2); sets (plain, intset, listpack); sorted sets (plain,
  * zset2, ziplist, listpack); hashes (plain, zipmap, ziplist, listpack); streams (listpacks v1,
- * v2, v3 with groups, PELs and consumers).
+ * v2, v3 with groups, PELs and consumers). Also Redis 7.4's hashes with field TTLs (hash
+ * metadata, listpackex) and RedisJSON's module values (ReJSON-RL), our types that 7.0 lacks.
  *
  * The input is untrusted: everything is validated deeply (as Redis with sanitize-dump-payload
  * yes: listpack/ziplist/intset structure, duplicates, counts, stream ids and PEL references)
@@ -23,7 +24,8 @@ import {
 import { RdbError } from './errors.js';
 import { type LpElem, elemText, lpDecode, lpDecodeText } from './listpack.js';
 import { RdbReader, strtod } from './reader.js';
-import { RDB_TYPE } from './writer.js';
+import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
+import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
 
 /** Encoding limits of this server (how loaded values are encoded here). */
 export interface DecodeLimits {
@@ -196,6 +198,47 @@ function buildHash(pairs: string[], lim: DecodeLimits): HashValue {
   h.convertForCount(pairs.length / 2, lim.hash);
   for (let i = 0; i < pairs.length; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
   return h;
+}
+
+/** EB_EXPIRE_TIME_MAX: the largest field expiry (ms) Redis 7.4 accepts. */
+const EB_EXPIRE_TIME_MAX = 2 ** 48 - 1;
+
+/** A hash whose fields may have expiry times (0 = none), in the order given. */
+function buildHashWithTtls(pairs: string[], exps: number[], lim: DecodeLimits): HashValue {
+  const h = buildHash(pairs, lim);
+  h.markFieldExpiry();
+  for (let i = 0; i < exps.length; i++) if (exps[i] !== 0) h.setFieldExpire(pairs[2 * i], exps[i]);
+  return h;
+}
+
+/**
+ * A module value (RDB_TYPE_MODULE_2): only RedisJSON's documents (ReJSON-RL, encoding
+ * versions 2 and 3, as its rdb_load reads them: the serialized document, and in version 2 a
+ * legacy count of RediSearch strings) are known here.
+ */
+function readModuleValue(r: RdbReader): JsonDoc {
+  const { name, encver } = moduleTypeName(r.lenBig());
+  if (name !== REJSON_NAME || (encver !== 2 && encver !== 3)) bad(`module values of type ${name} (encoding version ${encver}) are not supported`);
+  const text = moduleString(r);
+  if (encver === 2) {
+    if (r.len() !== RDB_MODULE_OP.UINT) bad('ReJSON-RL: unsigned expected');
+    if (r.lenBig() > 0n) {
+      moduleString(r);
+      moduleString(r);
+    }
+  }
+  if (r.len() !== RDB_MODULE_OP.EOF) bad('module value: EOF opcode expected');
+  try {
+    return new JsonDoc(parseJson(text));
+  } catch (e) {
+    if (e instanceof JsonParseError || e instanceof RangeError) bad('ReJSON-RL: invalid JSON document');
+    throw e;
+  }
+}
+
+function moduleString(r: RdbReader): Buffer {
+  if (r.len() !== RDB_MODULE_OP.STRING) bad('module value: string expected');
+  return r.string();
 }
 
 function buildZset(members: string[], scores: number[]): ZSet {
@@ -426,6 +469,39 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       for (let i = 0; i < n; i++) out.push(r.latin1(), r.latin1());
       return buildHash(out, lim);
     }
+    case RDB_TYPE.HASH_METADATA:
+    case RDB_TYPE.HASH_METADATA_PRE_GA: {
+      // Redis 7.4: the soonest expiry (not in the RC form), then [ttl] field value triplets,
+      // ttl relative to it plus one (absolute in the RC form), 0 for none.
+      const min = type === RDB_TYPE.HASH_METADATA ? r.ms() : 0;
+      if (min < 0 || min > EB_EXPIRE_TIME_MAX + 1) bad('hash: invalid soonest field expiry');
+      const n = r.len();
+      const pairs: string[] = [];
+      const exps: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t = r.len();
+        const at = type === RDB_TYPE.HASH_METADATA && t !== 0 ? t + min - 1 : t;
+        if (at > EB_EXPIRE_TIME_MAX) bad('hash: invalid field expiry');
+        pairs.push(r.latin1(), r.latin1());
+        exps.push(at);
+      }
+      return buildHashWithTtls(pairs, exps, lim);
+    }
+    case RDB_TYPE.HASH_LISTPACK_EX:
+    case RDB_TYPE.HASH_LISTPACK_EX_PRE_GA: {
+      if (type === RDB_TYPE.HASH_LISTPACK_EX) r.ms(); // the soonest expiry: derived from the fields
+      const el = lpDecode(r.string());
+      if (el.length % 3 !== 0) bad('hash listpackex: element count not a multiple of 3');
+      const pairs: string[] = [];
+      const exps: number[] = [];
+      for (let i = 0; i < el.length; i += 3) {
+        const t = el[i + 2];
+        if (typeof t !== 'number' || t < 0 || t > EB_EXPIRE_TIME_MAX) bad('hash listpackex: invalid field expiry');
+        pairs.push(elemText(el[i]), elemText(el[i + 1]));
+        exps.push(t);
+      }
+      return buildHashWithTtls(pairs, exps, lim);
+    }
     case RDB_TYPE.HASH_ZIPMAP:
       return buildHash(zipmapDecode(r.string()), lim);
     case RDB_TYPE.LIST_ZIPLIST:
@@ -471,8 +547,9 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.STREAM_LISTPACKS_2:
     case RDB_TYPE.STREAM_LISTPACKS_3:
       return readStream(r, type);
-    case RDB_TYPE.MODULE_PRE_GA:
     case RDB_TYPE.MODULE_2:
+      return readModuleValue(r);
+    case RDB_TYPE.MODULE_PRE_GA:
       return bad('module values are not supported');
     default:
       return bad(`unknown value type ${type}`);

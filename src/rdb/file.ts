@@ -8,7 +8,7 @@
  * (perf: a set of a million fresh key strings cost more than the rest of the parse).
  */
 import type { Engine } from '../engine/engine.js';
-import type { Db, Entry, Stored } from '../engine/db.js';
+import { T, type Db, type Entry, type Stored, type TypedValue } from '../engine/db.js';
 import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
@@ -16,10 +16,10 @@ import { commandKeys } from '../engine/keys.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
 import { readValue, type DecodeLimits } from './decode.js';
-import { DumpUnsupported, writeValue, type EncodeOptions } from './encode.js';
+import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { RDB_OP, RDB_VERSION, RdbWriter } from './writer.js';
+import { RDB_OP, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
 
 /**
@@ -70,7 +70,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   if (b.length < 9 || b.latin1Slice(0, 5) !== 'REDIS') r.fail('not an RDB file (no REDIS signature)');
   const verText = b.latin1Slice(5, 9);
   const version = /^\d{4}$/.test(verText) ? Number(verText) : NaN;
-  if (!(version >= 1 && version <= 11)) r.fail(`unsupported RDB version ${verText}`);
+  if (!(version >= 1 && version <= 12)) r.fail(`unsupported RDB version ${verText}`);
   r.p = 9;
   const out: RdbContents = { version, keys: new RdbKeys(), functions: [], aux: new Map(), expired: 0 };
   let db = 0;
@@ -201,8 +201,13 @@ export class RdbSnapshot {
   private dbStarted = false;
   /** Per db: keys decided ahead of the walk (written, or absent when first written to). */
   private readonly decided: (Set<string> | null)[] = [];
-  /** Keys left out: types Redis 7.0 cannot hold (JSON, hashes with field TTLs). */
+  /**
+   * Keys left out: types Redis 7.0 cannot hold (JSON, hashes with field TTLs), unless
+   * rdb-extended-types is yes: then they are written in RedisJSON's and Redis 7.4's forms and
+   * the file is RDB version 12 (loadable by Redis 7.4+ with RedisJSON: Redis Stack, Redis 8).
+   */
   skipped = 0;
+  private readonly extended: boolean;
   keys = 0;
   /** Keys written ahead of the walk because a command was about to change them. */
   preserved = 0;
@@ -221,6 +226,7 @@ export class RdbSnapshot {
     for (const db of eng.dbs) db.map.shrinkPaused++;
     for (let i = 0; i < eng.dbs.length; i++) this.decided.push(null);
     this.policy = parsePolicy(String(eng.cfg('maxmemory-policy'))).kind;
+    this.extended = eng.cfg('rdb-extended-types') === 'yes';
   }
 
   /** The next chunk (produced within about `budgetMs` or 256 KB), or null when the file is complete. */
@@ -263,6 +269,10 @@ export class RdbSnapshot {
   /** One key (its expiry, type, name and value); false when it has no Redis 7.0 form. */
   private writeEntry(w: RdbWriter, db: Db, e: Entry): boolean {
     const mark = w.pos;
+    if (!this.extended && !has70Form(e.v)) {
+      this.skipped++;
+      return false;
+    }
     try {
       if (e.exp !== 0) {
         w.u8(RDB_OP.EXPIRETIME_MS);
@@ -291,7 +301,7 @@ export class RdbSnapshot {
     const deadline = performance.now() + budgetMs;
     if (!this.started) {
       this.started = true;
-      w.rawLatin1(`REDIS00${RDB_VERSION}`);
+      w.rawLatin1(`REDIS00${this.extended ? RDB_VERSION_HFE : RDB_VERSION}`);
       const aux = (k: string, v: string) => {
         w.u8(RDB_OP.AUX);
         w.string(k);
@@ -374,6 +384,12 @@ export class RdbSnapshot {
     this.stop();
     this.queue.length = 0;
   }
+}
+
+/** False for our types that only Redis 7.4 or RedisJSON can load (JSON, hashes with field TTLs). */
+function has70Form(v: Entry['v']): boolean {
+  if (needsHfeVersion(v)) return false;
+  return !(typeof v === 'object' && !(v instanceof Uint8Array) && (v as TypedValue).type === T.JSON);
 }
 
 /** Functions to put in an RDB file: the libraries' codes. */

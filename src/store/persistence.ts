@@ -174,6 +174,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** Bulk-added keys still to write (keysAdded), oldest first; `bulkPos` indexes the first. */
   private bulk: { db: number; keys: string[] }[] = [];
   private bulkPos = 0;
+  /** SAVE / shutdown wait (idle()): the rest of the bulk keys goes out in one batch. */
+  private bulkUnbounded = false;
   /** True when something waits to be written (dirty keys, tables, records). */
   private pending = false;
   /** Sids of collections that left the keyspace since the last batch. */
@@ -744,7 +746,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
 
   /** Bulk keys for about BULK_BATCH_MS (at least one); the rest waits for the next batches. */
   private fillBulk(b: Batch, iw: SidWriter, referenced: Set<number>): void {
-    const deadline = performance.now() + BULK_BATCH_MS;
+    const deadline = this.bulkUnbounded ? Infinity : performance.now() + BULK_BATCH_MS;
     const eng = this.eng;
     while (this.bulk.length > 0) {
       const q = this.bulk[0];
@@ -771,6 +773,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       this.bulkPos = 0;
       if (performance.now() >= deadline) return;
     }
+    this.bulkUnbounded = false;
   }
 
   private writeKey(b: Batch, db: Db, ns: number, key: string, iw: SidWriter, referenced: Set<number>): void {
@@ -1062,6 +1065,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** Resolves when nothing is pending or in flight (or the last attempt failed). */
   idle(): Promise<void> {
     if (this.inflight === null && !this.pending && this.released.size === 0 && this.gcNew.length === 0 && !this.applyWaits()) return Promise.resolve();
+    // SAVE and shutdown must not wait for an import's slices (the exit deadline): the rest at once.
+    if (this.bulk.length > 0) this.bulkUnbounded = true;
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
       if (this.inflight === null && this.retryTimer === null) this.submit();

@@ -24,9 +24,13 @@ import { type MigrateRequest, type MigrateResult, migrateExchange, migrateExchan
 import type { Db, Entry, Stored } from '../db.js';
 import { cstr } from '../../bytes.js';
 import { setLruOrLfu } from '../evict.js';
+import { HashValue, trackVolatile } from '../ds/hash.js';
 
-/** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
-const RESTORE_MAX_VERSION = 11;
+/**
+ * Highest RDB version RESTORE accepts: 7.4's (hashes with field TTLs), a deliberate leniency
+ * (Redis 7.0 itself stops at 10).
+ */
+const RESTORE_MAX_VERSION = 12;
 
 export const BAD_FORMAT = 'ERR Bad data format';
 export const BAD_PAYLOAD = 'ERR DUMP payload version or checksum are wrong';
@@ -130,6 +134,7 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const e = db.add(key, v);
   if (ttl !== 0n) db.setExpireExact(e, ttl);
+  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
   if (idle >= 0n || freq >= 0n) {
     const live = db.get(key);
     if (live !== undefined) setLruOrLfu(c.engine, live, Number(freq), Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle));
