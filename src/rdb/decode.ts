@@ -12,7 +12,7 @@
  * input claims. Values are built with our own encoding rules (the configured limits), as
  * Redis converts what it loads.
  */
-import { type Stored, storedFrom } from '../engine/db.js';
+import type { Stored } from '../engine/db.js';
 import { ListValue, elemOf, elemFromStr } from '../engine/ds/list.js';
 import { SetValue, type SetLimits } from '../engine/ds/set.js';
 import { HashValue, type HashLimits } from '../engine/ds/hash.js';
@@ -436,10 +436,8 @@ function firstLive(s: Stream): StreamId {
 /** Read a value of RDB type `type`; returns the value as it is stored in the keyspace. */
 export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored {
   switch (type) {
-    case RDB_TYPE.STRING: {
-      const b = r.string();
-      return storedFrom(b, 0, b.length);
-    }
+    case RDB_TYPE.STRING:
+      return r.stored();
     case RDB_TYPE.LIST: {
       const n = r.len();
       const out: Buffer[] = [];

@@ -137,10 +137,11 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
  * lzf_decompress with CHECK_INPUT: exactly `outLen` bytes from `inp[s, e)`, or null when the
  * input is corrupt (a reference before the output start, a run past either end) or does not
  * expand to exactly outLen bytes. The output is allocated from outLen, which the caller must
- * have bounded (RDB strings: at most the limit on a string value).
+ * have bounded (RDB strings: at most the limit on a string value). `into`: a scratch buffer to
+ * decompress into when it is big enough (the caller copies the result out before reusing it).
  */
-export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number): Buffer | null {
-  const out = Buffer.allocUnsafe(outLen);
+export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number, into?: Buffer): Buffer | null {
+  const out = into !== undefined && into.length >= outLen ? into : Buffer.allocUnsafe(outLen);
   let ip = s;
   let op = 0;
   while (ip < e) {
