@@ -1,6 +1,8 @@
 // RDB import, DUMP/RESTORE and redis-cli --rdb, against redis-server 7.0 on the same machine.
 //   npm run bench:rdb                       (N=1000000 keys by default)
 //   N=200000 ROUNDS=1 node bench/rdb.mjs    (smaller / quicker)
+//   PARTS=dump ROUNDS=5 node bench/rdb.mjs  (only DUMP/RESTORE, on empty servers; PARTS is a
+//                                            comma list of import, rdb, dump)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +17,8 @@ const N = Number(process.env.N ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const OPS = Number(process.env.OPS ?? 100_000);
 const CLIENTS = 50;
+const PARTS = new Set((process.env.PARTS ?? 'import,rdb,dump').split(','));
+const OURS_ARGS = (process.env.OURS_ARGS ?? '').split(' ').filter(Boolean);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-bench-rdb-'));
 const started = [];
 
@@ -74,7 +78,7 @@ function startRedis(port, dir, extra = []) {
   return { proc: p, out: () => out };
 }
 function startOurs(port, dir, extra = []) {
-  const p = spawn(process.execPath, [MAIN, '--port', String(port), '--http-port', '-1', '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, [...OURS_ARGS, MAIN, '--port', String(port), '--http-port', '-1', '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = ''; p.stdout.on('data', (d) => { out += d; }); p.stderr.on('data', (d) => { out += d; });
   started.push(p);
   return { proc: p, out: () => out };
@@ -227,47 +231,66 @@ async function pingDuringRdb(port) {
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 try {
   console.log(`# bench/rdb.mjs: N=${N}, ROUNDS=${ROUNDS}, OPS=${OPS}, ${os.cpus().length} CPUs, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  const t = performance.now();
-  const file = await makeDataset();
-  console.log(`dataset: ${fmt(fs.statSync(file).size)} bytes (made in ${fmt((performance.now() - t) / 1000, 1)} s)\n`);
-  console.log('| round | redis load (log) | redis start→PONG | ours import (in memory) | ours start→PONG (no) | ours import (everysec) | ours start→PONG (everysec) | import/load |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  let last = null;
-  for (let i = 0; i < ROUNDS; i++) {
-    if (last) await stop(last.ours.proc);
-    const r = await loadRound(file);
-    last = r;
-    console.log(`| ${i + 1} | ${fmt(r.redisLoad)} ms | ${fmt(r.redisWall)} ms | ${fmt(r.times.no.imp)} ms | ${fmt(r.times.no.wall)} ms | ${fmt(r.times.everysec.imp)} ms | ${fmt(r.times.everysec.wall)} ms | ${(r.times.no.imp / r.redisLoad).toFixed(2)} |`);
+  let ours = null;
+  let rport = 0;
+  let r = null;
+  if (PARTS.has('import') || PARTS.has('rdb')) {
+    const t = performance.now();
+    const file = await makeDataset();
+    console.log(`dataset: ${fmt(fs.statSync(file).size)} bytes (made in ${fmt((performance.now() - t) / 1000, 1)} s)\n`);
+    console.log('| round | redis load (log) | redis start→PONG | ours import (in memory) | ours start→PONG (no) | ours import (everysec) | ours start→PONG (everysec) | import/load |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    let last = null;
+    for (let i = 0; i < (PARTS.has('import') ? ROUNDS : 1); i++) {
+      if (last) await stop(last.ours.proc);
+      const lr = await loadRound(file);
+      last = lr;
+      console.log(`| ${i + 1} | ${fmt(lr.redisLoad)} ms | ${fmt(lr.redisWall)} ms | ${fmt(lr.times.no.imp)} ms | ${fmt(lr.times.no.wall)} ms | ${fmt(lr.times.everysec.imp)} ms | ${fmt(lr.times.everysec.wall)} ms | ${(lr.times.no.imp / lr.redisLoad).toFixed(2)} |`);
+    }
+    ours = last.ours;
+    rport = await freePort();
+    const rdir = path.join(tmp, 'rl');
+    fs.mkdirSync(rdir);
+    fs.copyFileSync(file, path.join(rdir, 'dump.rdb'));
+    r = startRedis(rport, rdir, ['--dbfilename', 'dump.rdb']);
+    await waitPing(rport, r.proc);
+  } else {
+    const port = await freePort();
+    const o = startOurs(port, path.join(tmp, 'empty'), ['--appendfsync', 'no']);
+    await waitPing(port, o.proc);
+    ours = { port, proc: o.proc };
+    rport = await freePort();
+    r = startRedis(rport, tmp);
+    await waitPing(rport, r.proc);
   }
-  // PING latency while redis-cli --rdb reads the N keys from us (and from Redis, for reference).
-  const ours = last.ours;
-  console.log('\n| server | redis-cli --rdb of the dataset | file bytes | PINGs | PING p99 | PING worst |');
-  console.log('|---|---|---|---|---|---|');
-  const po = await pingDuringRdb(ours.port);
-  console.log(`| ours | ${fmt(po.secs, 2)} s | ${fmt(po.size)} | ${po.pings} | ${fmt(po.p99, 2)} ms | ${fmt(po.worst, 2)} ms |`);
-  const rport = await freePort();
-  const rdir = path.join(tmp, 'rl');
-  fs.mkdirSync(rdir);
-  fs.copyFileSync(file, path.join(rdir, 'dump.rdb'));
-  const r = startRedis(rport, rdir, ['--dbfilename', 'dump.rdb']);
-  await waitPing(rport, r.proc);
-  const pr = await pingDuringRdb(rport);
-  console.log(`| redis | ${fmt(pr.secs, 2)} s | ${fmt(pr.size)} | ${pr.pings} | ${fmt(pr.p99, 2)} ms | ${fmt(pr.worst, 2)} ms |`);
-  // DUMP / RESTORE.
-  console.log(`\n| command (${CLIENTS} clients, -P 1, ${fmt(OPS)} ops) | ours ops/s | redis ops/s | ours/redis | ours CPU µs/op | redis CPU µs/op |`);
-  console.log('|---|---|---|---|---|---|');
-  const rows = {};
-  for (let round = 0; round < ROUNDS; round++) {
-    const a = await dumpRestore(ours.port, ours.proc.pid);
-    const b = await dumpRestore(rport, r.proc.pid);
-    for (const k of Object.keys(a)) (rows[k] ??= []).push([a[k], b[k]]);
+  if (PARTS.has('rdb')) {
+    // PING latency while redis-cli --rdb reads the N keys from us (and from Redis, for reference).
+    console.log('\n| server | redis-cli --rdb of the dataset | file bytes | PINGs | PING p99 | PING worst |');
+    console.log('|---|---|---|---|---|---|');
+    for (let i = 0; i < ROUNDS; i++) {
+      const po = await pingDuringRdb(ours.port);
+      console.log(`| ours | ${fmt(po.secs, 2)} s | ${fmt(po.size)} | ${po.pings} | ${fmt(po.p99, 2)} ms | ${fmt(po.worst, 2)} ms |`);
+      const pr = await pingDuringRdb(rport);
+      console.log(`| redis | ${fmt(pr.secs, 2)} s | ${fmt(pr.size)} | ${pr.pings} | ${fmt(pr.p99, 2)} ms | ${fmt(pr.worst, 2)} ms |`);
+    }
   }
-  for (const [k, list] of Object.entries(rows)) {
-    const med = (f) => { const v = list.map(f).sort((x, y) => x - y); return v[Math.floor(v.length / 2)]; };
-    const oo = med((x) => x[0].opsPerSec), rr = med((x) => x[1].opsPerSec);
-    console.log(`| ${k} | ${fmt(oo)} | ${fmt(rr)} | ${(oo / rr).toFixed(2)} | ${fmt(med((x) => x[0].cpuUs), 1)} | ${fmt(med((x) => x[1].cpuUs), 1)} |`);
+  if (PARTS.has('dump')) {
+    console.log(`\n| command (${CLIENTS} clients, -P 1, ${fmt(OPS)} ops) | ours ops/s | redis ops/s | ours/redis | ours CPU µs/op | redis CPU µs/op | CPU ratio |`);
+    console.log('|---|---|---|---|---|---|---|');
+    const rows = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      const a = await dumpRestore(ours.port, ours.proc.pid);
+      const b = await dumpRestore(rport, r.proc.pid);
+      for (const k of Object.keys(a)) (rows[k] ??= []).push([a[k], b[k]]);
+    }
+    for (const [k, list] of Object.entries(rows)) {
+      const med = (f) => { const v = list.map(f).sort((x, y) => x - y); return v[Math.floor(v.length / 2)]; };
+      const oo = med((x) => x[0].opsPerSec), rr = med((x) => x[1].opsPerSec);
+      const oc = med((x) => x[0].cpuUs), rc = med((x) => x[1].cpuUs);
+      console.log(`| ${k} | ${fmt(oo)} | ${fmt(rr)} | ${(oo / rr).toFixed(2)} | ${fmt(oc, 1)} | ${fmt(rc, 1)} | ${(rc / oc).toFixed(2)} |`);
+    }
   }
-  await stop(r.proc);
+  console.log(`\nload after: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 } finally {
   for (const p of started) await stop(p);
   fs.rmSync(tmp, { recursive: true, force: true });

@@ -623,6 +623,28 @@ export class Db {
     return this.restoreStored(key, v, exp);
   }
 
+  /**
+   * Keys of an RDB import (before any client is served): each replaces any key of that name;
+   * one bulk change notice at the end instead of one per key (perf: persistence's per-key
+   * bookkeeping of a million keys cost more than the import). `exp`: absolute ms, 0 = none.
+   * Returns the entries, in order.
+   */
+  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>): Entry[] {
+    if (this.loader !== null) this.loader.finish();
+    const out: Entry[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const old = this.map.get(key);
+      if (old !== undefined) this.remove(old);
+      const v = values[i];
+      out[i] = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+    }
+    this.eng.dirty += keys.length;
+    this.eng.changed();
+    if (keys.length > 0) this.eng.onKeysAdded(this, out.map((e) => e.key));
+    return out;
+  }
+
   /** restore() of a value already in its stored form (storedFrom for strings). */
   restoreStored(key: string, v: Stored, exp: number): Entry {
     const e = this.insert(key, v, exp);

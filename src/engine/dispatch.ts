@@ -193,6 +193,7 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   const eng = c.engine;
   const st = eng.stats.perCommand[def.id];
   const errorsBefore = replyStats.errors;
+  if (eng.beforeWrite !== null && def.flags & F.WRITE) eng.beforeWrite(c, def, argv);
   try {
     def.handler(c, argv, out);
   } catch (err) {

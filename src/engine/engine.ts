@@ -13,6 +13,7 @@ import { RespWriter } from '../resp/writer.js';
 import { OutputBudget } from './output-budget.js';
 import { Tracking } from './tracking.js';
 import type { Client } from './client.js';
+import type { Argv } from '../resp/argv.js';
 import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
@@ -111,6 +112,11 @@ export interface KeyspaceListener {
   flushed(db: Db): void;
   /** SWAPDB exchanged the contents of two databases. */
   swapped?(a: Db, b: Db): void;
+  /**
+   * Many new keys at once (an RDB import before serving); without this method, keyChanged is
+   * called for each. Persistence writes them in bounded batches instead of one huge one.
+   */
+  keysAdded?(db: Db, keys: string[]): void;
   /** A collection left the keyspace (deleted, expired or overwritten); strings are not reported. */
   valueDropped?(v: TypedValue): void;
 }
@@ -218,6 +224,12 @@ export class Engine {
   lastCallEnd = 0;
   /** True while EXEC runs its queue (time is frozen, nested rules apply). */
   inExec = false;
+  /**
+   * Called by dispatch's call() before every write command while an RDB snapshot is being
+   * produced (rdb/file.ts: the snapshot saves the keys the command names before it changes
+   * them); null otherwise, so it costs one test per command.
+   */
+  beforeWrite: ((c: Client, def: CommandDef, argv: Argv) => void) | null = null;
   /** notify-keyspace-events as flags (notify.ts N.*): 0 = off, one bit test per event. */
   notifyFlags = 0;
   /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */
@@ -348,6 +360,14 @@ export class Engine {
   onKeyChanged(db: Db, key: string, e?: Entry): void {
     const ls = this.listeners;
     for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key, e);
+  }
+
+  /** Bulk counterpart of onKeyChanged (Db.importKeys). */
+  onKeysAdded(db: Db, keys: string[]): void {
+    for (const l of this.listeners) {
+      if (l.keysAdded !== undefined) l.keysAdded(db, keys);
+      else for (let i = 0; i < keys.length; i++) l.keyChanged(db, keys[i]);
+    }
   }
 
   onExpired(db: Db, key: string): void {

@@ -60,6 +60,19 @@ export function lfuNewBits(eng: Engine): number {
   return ((minutes(eng) << 8) | LFU_INIT_VAL) * 4;
 }
 
+/**
+ * objectSetLRUOrLFU (RESTORE's IDLETIME/FREQ, an RDB file's IDLE/FREQ opcodes): under an LFU
+ * policy a given frequency becomes the counter (as of now); otherwise a given idle time (s)
+ * sets the access time. The other one is ignored, as in Redis.
+ */
+export function setLruOrLfu(eng: Engine, e: Entry, freq: number, idle: number): void {
+  if (eng.lfu) {
+    if (freq >= 0) setField(e, (minutes(eng) << 8) | Math.min(freq, 255));
+  } else if (idle >= 0) {
+    e.lru = eng.lruClock - Math.min(idle, 1 << 28);
+  }
+}
+
 /** LFUDecrAndReturn: the counter decayed by the periods elapsed since its last decrement. */
 export function lfuCounter(eng: Engine, e: Entry): number {
   const f = field(e);

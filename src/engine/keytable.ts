@@ -363,6 +363,17 @@ export class KeyTable {
     return v;
   }
 
+  /**
+   * Whether a dictScan walk whose next cursor is `cursor` (not 0) has visited `key`'s bucket.
+   * The walk visits buckets in increasing bit-reversed order at the granularity of the smaller
+   * table, so this is a comparison there. Exact only while the table does not shrink
+   * (shrinkPaused), as for the walk itself.
+   */
+  scanVisited(key: string, cursor: number): boolean {
+    const m = this.t1 === null ? this.m0 : Math.min(this.m0, this.m1);
+    return rev(this.hash(key) & m) < rev(cursor >>> 0);
+  }
+
   /** A random entry (dictGetRandomKey: a random non-empty bucket, a random chain element). */
   random(): Entry | undefined {
     if (this.count === 0) return undefined;

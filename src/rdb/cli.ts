@@ -10,6 +10,8 @@ import type { Engine } from '../engine/engine.js';
 import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
+import { setLruOrLfu } from '../engine/evict.js';
+import { HashValue, trackVolatile } from '../engine/ds/hash.js';
 import { RdbSnapshot, functionCodes, parseRdb } from './file.js';
 
 /** --help lines of the options below. */
@@ -57,17 +59,30 @@ export function importRdb(eng: Engine, path: string): string {
   }
   // Size empty tables for what comes (no incremental rehashing during the import).
   const k = parsed.keys;
-  const perDb = new Map<number, number>();
-  for (let i = 0; i < k.length; i++) perDb.set(k.db[i], (perDb.get(k.db[i]) ?? 0) + 1);
-  for (const [db, n] of perDb) eng.dbs[db].map.reserve(n);
-  const clock = eng.lruClock;
+  const perDb = new Map<number, number[]>();
   for (let i = 0; i < k.length; i++) {
-    const db = eng.dbs[k.db[i]];
-    const exp = k.exp[i];
-    let e = db.set(k.key[i], k.value[i], false, exp !== 0);
-    if (exp !== 0) e = db.setExpire(e, exp) ?? e;
-    const idle = k.idle.get(i);
-    if (idle !== undefined) e.lru = clock - Math.min(idle, 1 << 28);
+    let idx = perDb.get(k.db[i]);
+    if (idx === undefined) perDb.set(k.db[i], (idx = []));
+    idx.push(i);
+  }
+  for (const [dbi, idx] of perDb) {
+    const db = eng.dbs[dbi];
+    db.map.reserve(idx.length);
+    const single = perDb.size === 1;
+    const entries = db.importKeys(
+      single ? k.key : idx.map((i) => k.key[i]),
+      single ? k.value : idx.map((i) => k.value[i]),
+      single ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
+    );
+    for (let j = 0; j < idx.length; j++) {
+      const v = entries[j].v;
+      if (v instanceof HashValue && v.volatile) trackVolatile(db, entries[j].key, v);
+    }
+    for (let j = 0; (k.idle.size > 0 || k.freq.size > 0) && j < idx.length; j++) {
+      const idle = k.idle.get(idx[j]) ?? -1;
+      const freq = k.freq.get(idx[j]) ?? -1;
+      if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j], freq, idle);
+    }
   }
   const ms = Math.round(performance.now() - t0);
   return `Imported ${k.length} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;
@@ -90,6 +105,6 @@ export function exportRdb(eng: Engine, path: string): string {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, path);
-  const skipped = snap.skipped > 0 ? `, ${snap.skipped} keys left out (JSON documents and hashes with field TTLs have no Redis 7.0 form)` : '';
+  const skipped = snap.skipped > 0 ? `, ${snap.skipped} keys left out: JSON documents and hashes with field TTLs have no Redis 7.0 form (rdb-extended-types yes writes them for Redis 7.4+ with RedisJSON)` : '';
   return `Exported ${snap.keys} keys to ${path} (${bytes} bytes${skipped}) in ${Math.round(performance.now() - t0)} ms`;
 }

@@ -3,7 +3,8 @@
  * encoding Redis 2.6 to 7.2 writes is accepted: strings (raw, integer, LZF); lists (linked
  * list, ziplist, quicklist, quicklist 2); sets (plain, intset, listpack); sorted sets (plain,
  * zset2, ziplist, listpack); hashes (plain, zipmap, ziplist, listpack); streams (listpacks v1,
- * v2, v3 with groups, PELs and consumers).
+ * v2, v3 with groups, PELs and consumers). Also Redis 7.4's hashes with field TTLs (hash
+ * metadata, listpackex) and RedisJSON's module values (ReJSON-RL), our types that 7.0 lacks.
  *
  * The input is untrusted: everything is validated deeply (as Redis with sanitize-dump-payload
  * yes: listpack/ziplist/intset structure, duplicates, counts, stream ids and PEL references)
@@ -11,7 +12,7 @@
  * input claims. Values are built with our own encoding rules (the configured limits), as
  * Redis converts what it loads.
  */
-import { type Stored, storedFrom } from '../engine/db.js';
+import type { Stored } from '../engine/db.js';
 import { ListValue, elemOf, elemFromStr } from '../engine/ds/list.js';
 import { SetValue, type SetLimits } from '../engine/ds/set.js';
 import { HashValue, type HashLimits } from '../engine/ds/hash.js';
@@ -21,9 +22,10 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode } from './listpack.js';
+import { type LpElem, elemText, lpDecode, lpDecodeText } from './listpack.js';
 import { RdbReader, strtod } from './reader.js';
-import { RDB_TYPE } from './writer.js';
+import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
+import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
 
 /** Encoding limits of this server (how loaded values are encoded here). */
 export interface DecodeLimits {
@@ -196,6 +198,47 @@ function buildHash(pairs: string[], lim: DecodeLimits): HashValue {
   h.convertForCount(pairs.length / 2, lim.hash);
   for (let i = 0; i < pairs.length; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
   return h;
+}
+
+/** EB_EXPIRE_TIME_MAX: the largest field expiry (ms) Redis 7.4 accepts. */
+const EB_EXPIRE_TIME_MAX = 2 ** 48 - 1;
+
+/** A hash whose fields may have expiry times (0 = none), in the order given. */
+function buildHashWithTtls(pairs: string[], exps: number[], lim: DecodeLimits): HashValue {
+  const h = buildHash(pairs, lim);
+  h.markFieldExpiry();
+  for (let i = 0; i < exps.length; i++) if (exps[i] !== 0) h.setFieldExpire(pairs[2 * i], exps[i]);
+  return h;
+}
+
+/**
+ * A module value (RDB_TYPE_MODULE_2): only RedisJSON's documents (ReJSON-RL, encoding
+ * versions 2 and 3, as its rdb_load reads them: the serialized document, and in version 2 a
+ * legacy count of RediSearch strings) are known here.
+ */
+function readModuleValue(r: RdbReader): JsonDoc {
+  const { name, encver } = moduleTypeName(r.lenBig());
+  if (name !== REJSON_NAME || (encver !== 2 && encver !== 3)) bad(`module values of type ${name} (encoding version ${encver}) are not supported`);
+  const text = moduleString(r);
+  if (encver === 2) {
+    if (r.len() !== RDB_MODULE_OP.UINT) bad('ReJSON-RL: unsigned expected');
+    if (r.lenBig() > 0n) {
+      moduleString(r);
+      moduleString(r);
+    }
+  }
+  if (r.len() !== RDB_MODULE_OP.EOF) bad('module value: EOF opcode expected');
+  try {
+    return new JsonDoc(parseJson(text));
+  } catch (e) {
+    if (e instanceof JsonParseError || e instanceof RangeError) bad('ReJSON-RL: invalid JSON document');
+    throw e;
+  }
+}
+
+function moduleString(r: RdbReader): Buffer {
+  if (r.len() !== RDB_MODULE_OP.STRING) bad('module value: string expected');
+  return r.string();
 }
 
 function buildZset(members: string[], scores: number[]): ZSet {
@@ -393,10 +436,8 @@ function firstLive(s: Stream): StreamId {
 /** Read a value of RDB type `type`; returns the value as it is stored in the keyspace. */
 export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored {
   switch (type) {
-    case RDB_TYPE.STRING: {
-      const b = r.string();
-      return storedFrom(b, 0, b.length);
-    }
+    case RDB_TYPE.STRING:
+      return r.stored();
     case RDB_TYPE.LIST: {
       const n = r.len();
       const out: Buffer[] = [];
@@ -426,6 +467,39 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       for (let i = 0; i < n; i++) out.push(r.latin1(), r.latin1());
       return buildHash(out, lim);
     }
+    case RDB_TYPE.HASH_METADATA:
+    case RDB_TYPE.HASH_METADATA_PRE_GA: {
+      // Redis 7.4: the soonest expiry (not in the RC form), then [ttl] field value triplets,
+      // ttl relative to it plus one (absolute in the RC form), 0 for none.
+      const min = type === RDB_TYPE.HASH_METADATA ? r.ms() : 0;
+      if (min < 0 || min > EB_EXPIRE_TIME_MAX + 1) bad('hash: invalid soonest field expiry');
+      const n = r.len();
+      const pairs: string[] = [];
+      const exps: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t = r.len();
+        const at = type === RDB_TYPE.HASH_METADATA && t !== 0 ? t + min - 1 : t;
+        if (at > EB_EXPIRE_TIME_MAX) bad('hash: invalid field expiry');
+        pairs.push(r.latin1(), r.latin1());
+        exps.push(at);
+      }
+      return buildHashWithTtls(pairs, exps, lim);
+    }
+    case RDB_TYPE.HASH_LISTPACK_EX:
+    case RDB_TYPE.HASH_LISTPACK_EX_PRE_GA: {
+      if (type === RDB_TYPE.HASH_LISTPACK_EX) r.ms(); // the soonest expiry: derived from the fields
+      const el = lpDecode(r.string());
+      if (el.length % 3 !== 0) bad('hash listpackex: element count not a multiple of 3');
+      const pairs: string[] = [];
+      const exps: number[] = [];
+      for (let i = 0; i < el.length; i += 3) {
+        const t = el[i + 2];
+        if (typeof t !== 'number' || t < 0 || t > EB_EXPIRE_TIME_MAX) bad('hash listpackex: invalid field expiry');
+        pairs.push(elemText(el[i]), elemText(el[i + 1]));
+        exps.push(t);
+      }
+      return buildHashWithTtls(pairs, exps, lim);
+    }
     case RDB_TYPE.HASH_ZIPMAP:
       return buildHash(zipmapDecode(r.string()), lim);
     case RDB_TYPE.LIST_ZIPLIST:
@@ -433,7 +507,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.SET_INTSET:
       return buildSet(intsetDecode(r.string()), lim);
     case RDB_TYPE.SET_LISTPACK:
-      return buildSet(lpDecode(r.string()).map(elemText), lim);
+      return buildSet(lpDecodeText(r.string()), lim);
     case RDB_TYPE.ZSET_ZIPLIST:
       return zsetFromPacked(zlDecode(r.string()));
     case RDB_TYPE.ZSET_LISTPACK:
@@ -441,7 +515,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.HASH_ZIPLIST:
       return buildHash(zlDecode(r.string()).map(elemText), lim);
     case RDB_TYPE.HASH_LISTPACK:
-      return buildHash(lpDecode(r.string()).map(elemText), lim);
+      return buildHash(lpDecodeText(r.string()), lim);
     case RDB_TYPE.LIST_QUICKLIST:
     case RDB_TYPE.LIST_QUICKLIST_2: {
       const nodes = r.len();
@@ -457,9 +531,13 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
           out.push(b.latin1Slice(0, b.length));
           continue;
         }
-        const el = type === RDB_TYPE.LIST_QUICKLIST ? zlDecode(b) : lpDecode(b);
-        if (el.length === 0 && type === RDB_TYPE.LIST_QUICKLIST) bad('empty ziplist in quicklist');
-        for (const e of el) out.push(elemText(e));
+        if (type === RDB_TYPE.LIST_QUICKLIST) {
+          const el = zlDecode(b);
+          if (el.length === 0) bad('empty ziplist in quicklist');
+          for (const e of el) out.push(elemText(e));
+        } else {
+          for (const e of lpDecodeText(b)) out.push(e);
+        }
       }
       return buildList(out, lim);
     }
@@ -467,8 +545,9 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.STREAM_LISTPACKS_2:
     case RDB_TYPE.STREAM_LISTPACKS_3:
       return readStream(r, type);
-    case RDB_TYPE.MODULE_PRE_GA:
     case RDB_TYPE.MODULE_2:
+      return readModuleValue(r);
+    case RDB_TYPE.MODULE_PRE_GA:
       return bad('module values are not supported');
     default:
       return bad(`unknown value type ${type}`);

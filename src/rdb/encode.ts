@@ -24,7 +24,8 @@ import { type Stream, type StreamId, type StreamNode, entryBytes } from '../engi
 import { formatDouble17g } from '../resp/ascii.js';
 import { Crc64 } from './crc64.js';
 import { LpWriter, backlenSize } from './listpack.js';
-import { RDB_TYPE, RDB_VERSION, RdbWriter } from './writer.js';
+import { RDB_MODULE_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, REJSON_ENCVER, REJSON_NAME, RdbWriter, moduleTypeId } from './writer.js';
+import { type JsonDoc, serialize } from '../engine/ds/json.js';
 
 /** A value we cannot express in Redis 7.0's format (the command answers this text). */
 export class DumpUnsupported extends Error {}
@@ -61,7 +62,7 @@ export function writeValue(w: RdbWriter, v: Entry['v'], opt: EncodeOptions, key?
     case T.ZSET: return writeZset(w, tv as unknown as ZSet, key);
     case T.HASH: return writeHash(w, tv as unknown as HashValue, key);
     case T.STREAM: return writeStream(w, tv as unknown as Stream, key);
-    case T.JSON: throw new DumpUnsupported('ERR DUMP of JSON documents is not supported: Redis 7.0 has no JSON type (RedisJSON module values cannot be produced here)');
+    case T.JSON: return writeJson(w, tv as unknown as JsonDoc, key);
     default: throw new DumpUnsupported('ERR DUMP of this value type is not supported');
   }
 }
@@ -188,9 +189,7 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
 // ---------------------------------------------------------------- hashes
 
 function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
-  if (h.volatile) {
-    throw new DumpUnsupported('ERR DUMP of a hash with field TTLs is not supported: Redis 7.0 has no field expiry (remove the TTLs with HPERSIST first)');
-  }
+  if (h.volatile) return writeHashWithTtls(w, h, key);
   if (h.isListpack) {
     lp.start();
     h.forEach((v, f) => {
@@ -208,6 +207,66 @@ function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
     w.string(f);
     w.string(v);
   });
+}
+
+/**
+ * A hash with field TTLs in Redis 7.4's form (rdbSaveObject, RDB 12): a listpack hash as
+ * RDB_TYPE_HASH_LISTPACK_EX (the soonest expiry, then a listpack of field, value, expiry
+ * triplets with 0 for none, in our listpackex order: soonest first), a hashtable as
+ * RDB_TYPE_HASH_METADATA (the soonest expiry, the count, then per field its expiry relative
+ * to the soonest plus one, 0 for none, the field and the value).
+ */
+function writeHashWithTtls(w: RdbWriter, h: HashValue, key?: string): void {
+  let min = Infinity;
+  h.forEach((_v, f) => {
+    const at = h.fieldExpire(f);
+    if (at !== 0 && at < min) min = at;
+  });
+  if (min === Infinity) min = 0;
+  if (h.isListpack) {
+    lp.start();
+    h.forEach((v, f) => {
+      lp.str(f);
+      lp.str(v);
+      lp.int(h.fieldExpire(f));
+    });
+    const body = lp.finish();
+    typeAndKey(w, RDB_TYPE.HASH_LISTPACK_EX, key);
+    w.ms(min);
+    w.string(body);
+    return;
+  }
+  typeAndKey(w, RDB_TYPE.HASH_METADATA, key);
+  w.ms(min);
+  w.len(h.size);
+  h.forEach((v, f) => {
+    const at = h.fieldExpire(f);
+    w.len(at === 0 ? 0 : at - min + 1);
+    w.string(f);
+    w.string(v);
+  });
+}
+
+/** True when a value's payload needs Redis 7.4's RDB version (a hash with field TTLs). */
+export function needsHfeVersion(v: Entry['v']): boolean {
+  return typeof v === 'object' && !(v instanceof Uint8Array) && (v as TypedValue).type === T.HASH && (v as unknown as HashValue).volatile;
+}
+
+// ---------------------------------------------------------------- JSON documents
+
+const REJSON_ID = moduleTypeId(REJSON_NAME, REJSON_ENCVER);
+
+/**
+ * A JSON document as RedisJSON saves it (type_methods::rdb_save, encoding version 3): a
+ * module value (RDB_TYPE_MODULE_2) of type ReJSON-RL holding one string, the document
+ * serialized compactly, then the module EOF opcode.
+ */
+function writeJson(w: RdbWriter, doc: JsonDoc, key?: string): void {
+  typeAndKey(w, RDB_TYPE.MODULE_2, key);
+  w.lenBig(REJSON_ID);
+  w.len(RDB_MODULE_OP.STRING);
+  w.string(Buffer.from(serialize(doc.root), 'utf8'));
+  w.len(RDB_MODULE_OP.EOF);
 }
 
 // ---------------------------------------------------------------- streams
@@ -339,8 +398,9 @@ export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
   const w = dumpWriter.reset();
   writeValue(w, v, opt);
   w.room(10);
-  w.buf[w.pos++] = RDB_VERSION & 0xff;
-  w.buf[w.pos++] = RDB_VERSION >> 8;
+  const version = needsHfeVersion(v) ? RDB_VERSION_HFE : RDB_VERSION;
+  w.buf[w.pos++] = version & 0xff;
+  w.buf[w.pos++] = version >> 8;
   const crc = new Crc64().update(w.buf, 0, w.pos);
   crc.writeLE(w.buf, w.pos);
   w.pos += 8;

@@ -8,13 +8,18 @@
  * (perf: a set of a million fresh key strings cost more than the rest of the parse).
  */
 import type { Engine } from '../engine/engine.js';
-import type { Stored } from '../engine/db.js';
+import { T, type Db, type Entry, type Stored, type TypedValue } from '../engine/db.js';
+import type { Client } from '../engine/client.js';
+import type { CommandDef } from '../engine/command.js';
+import type { Argv } from '../resp/argv.js';
+import { commandKeys } from '../engine/keys.js';
+import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
 import { readValue, type DecodeLimits } from './decode.js';
-import { DumpUnsupported, writeValue, type EncodeOptions } from './encode.js';
+import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { RDB_OP, RDB_VERSION, RdbWriter } from './writer.js';
+import { RDB_OP, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
 
 /**
@@ -30,8 +35,10 @@ export class RdbKeys {
   exp = new Float64Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
   readonly idle = new Map<number, number>();
+  /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
+  readonly freq = new Map<number, number>();
 
-  push(db: number, key: string, value: Stored, exp: number, idle: number): void {
+  push(db: number, key: string, value: Stored, exp: number, idle: number, freq = -1): void {
     const i = this.length++;
     this.db.push(db);
     this.key.push(key);
@@ -43,6 +50,7 @@ export class RdbKeys {
     }
     this.exp[i] = exp;
     if (idle >= 0) this.idle.set(i, idle);
+    if (freq >= 0) this.freq.set(i, freq);
   }
 }
 
@@ -62,12 +70,13 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   if (b.length < 9 || b.latin1Slice(0, 5) !== 'REDIS') r.fail('not an RDB file (no REDIS signature)');
   const verText = b.latin1Slice(5, 9);
   const version = /^\d{4}$/.test(verText) ? Number(verText) : NaN;
-  if (!(version >= 1 && version <= 11)) r.fail(`unsupported RDB version ${verText}`);
+  if (!(version >= 1 && version <= 12)) r.fail(`unsupported RDB version ${verText}`);
   r.p = 9;
   const out: RdbContents = { version, keys: new RdbKeys(), functions: [], aux: new Map(), expired: 0 };
   let db = 0;
   let exp = 0;
   let idle = -1;
+  let freq = -1;
   for (;;) {
     const at = r.p;
     const op = r.u8();
@@ -112,7 +121,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         idle = r.len();
         continue;
       case RDB_OP.FREQ:
-        r.u8();
+        freq = r.u8();
         continue;
       case RDB_OP.FUNCTION2:
         out.functions.push(Buffer.from(r.string()));
@@ -138,42 +147,161 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, key, value, exp, idle);
+    else out.keys.push(db, key, value, exp, idle, freq);
     exp = 0;
     idle = -1;
+    freq = -1;
   }
 }
 
+/** The snapshots being produced, per engine (their beforeWrite hook). */
+const active = new Map<Engine, Set<RdbSnapshot>>();
+
+function hookFor(eng: Engine): (c: Client, def: CommandDef, argv: Argv) => void {
+  return (c, def, argv) => {
+    const set = active.get(eng);
+    if (set !== undefined) for (const s of set) s.beforeWrite(c, def, argv);
+  };
+}
+
+/** Write commands whose effect reaches beyond the keys they name (another db, every key). */
+const WHOLE = new Set(['move', 'copy', 'swapdb', 'flushdb', 'flushall']);
+
+/** Bytes per chunk at most (and time, see next()): what one event-loop turn produces. */
+const CHUNK_BYTES = 256 * 1024;
+
 /**
- * An RDB file of the whole dataset, produced a chunk at a time (`next`), each chunk within a
- * small time budget so that the server keeps serving between chunks. Each key is written as
- * it is when its chunk is produced (a key changed later in the snapshot is written in its
- * later state: unlike Redis's fork, not one instant for the whole file).
+ * An RDB file of the whole dataset as it was when the snapshot was created, produced a chunk
+ * at a time (`next`), each chunk within a small time budget so that the server keeps serving
+ * between chunks.
+ *
+ * One point in time while writes continue (copy-on-write at key granularity): until the file
+ * is complete, every write command calls `beforeWrite` first (Engine.beforeWrite, from
+ * dispatch's call(): clients, EXEC, scripts, REST). Each key it names that the walk has not
+ * written yet is written at once, in its state before the command, and is skipped when the
+ * walk reaches it; a key that did not exist is only marked, so a key created later is not
+ * written. A write command whose reach the key specs do not tell (FLUSHALL, SWAPDB, MOVE,
+ * COPY, keyless writes) first completes the whole file. The RDB format does not order keys,
+ * so keys written early only need their SELECTDB. Not covered: keys removed by expiry or
+ * eviction while the file is produced (Redis's fork would still hold them), and MIGRATE's
+ * deletion of the source key after the target answered.
  */
 export class RdbSnapshot {
-  private readonly w = new RdbWriter(256 * 1024);
+  private readonly w = new RdbWriter(CHUNK_BYTES + 64 * 1024);
+  /** Keys written ahead of the walk (beforeWrite), waiting for the next chunk. */
+  private readonly early = new RdbWriter(4096);
   private readonly crc = new Crc64();
   private started = false;
-  private finished = false;
+  /** EOF written: nothing more is produced. */
+  private complete = false;
+  /** Chunks produced ahead (drain), handed out first. */
+  private readonly queue: Buffer[] = [];
   private db = 0;
   private cursor = 0;
   private dbStarted = false;
-  /** Keys written, only while the table was shrinking when the walk began (else null). */
-  private seen: Set<string> | null = null;
-  /** Keys left out: types Redis 7.0 cannot hold (JSON, hashes with field TTLs). */
+  /** Per db: keys decided ahead of the walk (written, or absent when first written to). */
+  private readonly decided: (Set<string> | null)[] = [];
+  /**
+   * Keys left out: types Redis 7.0 cannot hold (JSON, hashes with field TTLs), unless
+   * rdb-extended-types is yes: then they are written in RedisJSON's and Redis 7.4's forms and
+   * the file is RDB version 12 (loadable by Redis 7.4+ with RedisJSON: Redis Stack, Redis 8).
+   */
   skipped = 0;
+  private readonly extended: boolean;
   keys = 0;
+  /** Keys written ahead of the walk because a command was about to change them. */
+  preserved = 0;
+  /** rdbSaveKeyValuePair writes each key's idle time under an LRU policy, its LFU counter under LFU. */
+  private readonly policy: number;
 
-  constructor(private readonly eng: Engine, private readonly opt: EncodeOptions, private readonly functions: Buffer[]) {}
+  constructor(private readonly eng: Engine, private readonly opt: EncodeOptions, private readonly functions: Buffer[]) {
+    let set = active.get(eng);
+    if (set === undefined) {
+      active.set(eng, (set = new Set()));
+      eng.beforeWrite = hookFor(eng);
+    }
+    set.add(this);
+    // The walk must not meet a key twice (a shrinking table would make it): no shrinking until
+    // the file is complete, in any db (a key may be preserved in a db not walked yet).
+    for (const db of eng.dbs) db.map.shrinkPaused++;
+    for (let i = 0; i < eng.dbs.length; i++) this.decided.push(null);
+    this.policy = parsePolicy(String(eng.cfg('maxmemory-policy'))).kind;
+    this.extended = eng.cfg('rdb-extended-types') === 'yes';
+  }
 
-  /** The next chunk (produced within about `budgetMs` or 1 MB), or null when the file is complete. */
-  next(budgetMs = 4): Buffer | null {
-    if (this.finished) return null;
+  /** The next chunk (produced within about `budgetMs` or 256 KB), or null when the file is complete. */
+  next(budgetMs = 2): Buffer | null {
+    if (this.queue.length > 0) return this.queue.shift()!;
+    if (this.complete) return null;
+    return this.produce(budgetMs);
+  }
+
+  /** Engine.beforeWrite: save what `def` is about to change. */
+  beforeWrite(c: Client, def: CommandDef, argv: Argv): void {
+    if (this.complete) return;
+    const keys = WHOLE.has(def.name) ? [] : commandKeys(def, argv);
+    if (keys.length === 0) {
+      while (!this.complete) this.queue.push(this.produce(Infinity));
+      return;
+    }
+    const dbi = c.db.index;
+    for (const k of keys) this.preserve(dbi, argv.key(k.pos));
+  }
+
+  private preserve(dbi: number, key: string): void {
+    if (dbi < this.db) return; // that db is written out
+    const db = this.eng.dbs[dbi];
+    if (dbi === this.db && this.dbStarted && this.cursor !== 0 && db.map.scanVisited(key, this.cursor)) return;
+    let d = this.decided[dbi];
+    if (d === null) this.decided[dbi] = d = new Set();
+    if (d.has(key)) return;
+    d.add(key);
+    const e = db.map.get(key);
+    if (e === undefined) return;
+    const w = this.early;
+    const mark = w.pos;
+    w.u8(RDB_OP.SELECTDB);
+    w.len(dbi);
+    if (this.writeEntry(w, db, e)) this.preserved++;
+    else w.pos = mark;
+  }
+
+  /** One key (its expiry, type, name and value); false when it has no Redis 7.0 form. */
+  private writeEntry(w: RdbWriter, db: Db, e: Entry): boolean {
+    const mark = w.pos;
+    if (!this.extended && !has70Form(e.v)) {
+      this.skipped++;
+      return false;
+    }
+    try {
+      if (e.exp !== 0) {
+        w.u8(RDB_OP.EXPIRETIME_MS);
+        w.ms(db.expireOf(e));
+      }
+      if (this.policy === P.LRU) {
+        w.u8(RDB_OP.IDLE);
+        w.len(Math.max(0, this.eng.lruClock - e.lru));
+      } else if (this.policy === P.LFU) {
+        w.u8(RDB_OP.FREQ);
+        w.u8(lfuCounter(this.eng, e));
+      }
+      writeValue(w, e.v, this.opt, e.key);
+      this.keys++;
+      return true;
+    } catch (err) {
+      if (!(err instanceof DumpUnsupported)) throw err;
+      w.pos = mark;
+      this.skipped++;
+      return false;
+    }
+  }
+
+  private produce(budgetMs: number): Buffer {
     const w = this.w.reset();
     const deadline = performance.now() + budgetMs;
     if (!this.started) {
       this.started = true;
-      w.rawLatin1(`REDIS00${RDB_VERSION}`);
+      w.rawLatin1(`REDIS00${this.extended ? RDB_VERSION_HFE : RDB_VERSION}`);
       const aux = (k: string, v: string) => {
         w.u8(RDB_OP.AUX);
         w.string(k);
@@ -189,8 +317,16 @@ export class RdbSnapshot {
         w.string(code);
       }
     }
+    if (this.early.pos > 0) {
+      w.raw(this.early.view());
+      this.early.reset();
+      if (this.dbStarted) {
+        w.u8(RDB_OP.SELECTDB);
+        w.len(this.db);
+      }
+    }
     const dbs = this.eng.dbs;
-    while (this.db < dbs.length && w.pos < 1 << 20 && performance.now() < deadline) {
+    while (this.db < dbs.length && w.pos < CHUNK_BYTES && performance.now() < deadline) {
       const db = dbs[this.db];
       if (!this.dbStarted) {
         this.dbStarted = true;
@@ -198,33 +334,15 @@ export class RdbSnapshot {
           this.nextDb();
           continue;
         }
-        db.map.shrinkPaused++;
-        this.paused = true;
-        if (db.map.shrinking) this.seen = new Set();
         w.u8(RDB_OP.SELECTDB);
         w.len(this.db);
         w.u8(RDB_OP.RESIZEDB);
         w.len(db.size);
         w.len(db.expires);
       }
+      const d = this.decided[this.db];
       this.cursor = db.scan(this.cursor, 64, (e) => {
-        if (this.seen !== null) {
-          if (this.seen.has(e.key)) return; // met twice across the shrink
-          this.seen.add(e.key);
-        }
-        const mark = w.pos;
-        try {
-          if (e.exp !== 0) {
-            w.u8(RDB_OP.EXPIRETIME_MS);
-            w.ms(db.expireOf(e));
-          }
-          writeValue(w, e.v, this.opt, e.key);
-          this.keys++;
-        } catch (err) {
-          if (!(err instanceof DumpUnsupported)) throw err;
-          w.pos = mark;
-          this.skipped++;
-        }
+        if (d === null || !d.has(e.key)) this.writeEntry(w, db, e);
       });
       if (this.cursor === 0) this.nextDb();
     }
@@ -234,30 +352,44 @@ export class RdbSnapshot {
       w.room(8);
       this.crc.writeLE(w.buf, w.pos);
       w.pos += 8;
-      this.finished = true;
+      this.stop();
       return Buffer.from(w.view());
     }
     this.crc.update(w.buf, 0, w.pos);
     return Buffer.from(w.view());
   }
 
-  private paused = false;
-
   private nextDb(): void {
-    if (this.paused) this.eng.dbs[this.db].map.shrinkPaused--;
-    this.paused = false;
+    this.decided[this.db] = null;
     this.db++;
     this.cursor = 0;
     this.dbStarted = false;
-    this.seen = null;
   }
 
-  /** Stop early (the client went away): let the tables shrink again. */
-  abort(): void {
-    if (this.paused) this.eng.dbs[this.db].map.shrinkPaused--;
-    this.paused = false;
-    this.finished = true;
+  /** No more hooks; the tables may shrink again. */
+  private stop(): void {
+    if (this.complete) return;
+    this.complete = true;
+    const set = active.get(this.eng)!;
+    set.delete(this);
+    if (set.size === 0) {
+      active.delete(this.eng);
+      this.eng.beforeWrite = null;
+    }
+    for (const db of this.eng.dbs) db.map.shrinkPaused--;
   }
+
+  /** Stop early (the client went away). */
+  abort(): void {
+    this.stop();
+    this.queue.length = 0;
+  }
+}
+
+/** False for our types that only Redis 7.4 or RedisJSON can load (JSON, hashes with field TTLs). */
+function has70Form(v: Entry['v']): boolean {
+  if (needsHfeVersion(v)) return false;
+  return !(typeof v === 'object' && !(v instanceof Uint8Array) && (v as TypedValue).type === T.JSON);
 }
 
 /** Functions to put in an RDB file: the libraries' codes. */

@@ -21,23 +21,33 @@ const I64_MIN = -9223372036854775808n;
 export function lpIntOf(b: Uint8Array | string, s = 0, e = b.length): number | bigint | null {
   const n = e - s;
   if (n <= 0 || n > 20) return null;
+  // perf: two monomorphic loops instead of a per-call accessor closure.
   const str = typeof b === 'string';
-  const at = (i: number) => (str ? (b as string).charCodeAt(i) : (b as Uint8Array)[i]);
   let p = s;
   let neg = false;
-  if (at(p) === 45) {
+  if ((str ? (b as string).charCodeAt(p) : (b as Uint8Array)[p]) === 45) {
     if (n === 1) return null;
     neg = true;
     p++;
   }
-  const c0 = at(p);
+  const c0 = str ? (b as string).charCodeAt(p) : (b as Uint8Array)[p];
   if (c0 === 48) return n === 1 ? 0 : null;
   if (c0 < 49 || c0 > 57) return null;
   let v = 0;
-  for (let i = p; i < e; i++) {
-    const c = at(i);
-    if (c < 48 || c > 57) return null;
-    v = v * 10 + (c - 48);
+  if (str) {
+    const t = b as string;
+    for (let i = p; i < e; i++) {
+      const c = t.charCodeAt(i);
+      if (c < 48 || c > 57) return null;
+      v = v * 10 + (c - 48);
+    }
+  } else {
+    const t = b as Uint8Array;
+    for (let i = p; i < e; i++) {
+      const c = t[i];
+      if (c < 48 || c > 57) return null;
+      v = v * 10 + (c - 48);
+    }
   }
   if (e - p <= 15) return neg ? -v : v;
   const t = typeof b === 'string' ? b.slice(s, e) : Buffer.from(b.buffer, b.byteOffset + s, n).latin1Slice(0, n);
@@ -197,6 +207,9 @@ export class LpWriter {
 /** A decoded element: a latin1 string, or an integer (number when safe, else bigint). */
 export type LpElem = string | number | bigint;
 
+/** The decimal text of 0..127 (listpack's 7-bit integers), made once. */
+const SMALL = Array.from({ length: 128 }, (_, i) => String(i));
+
 export function elemText(e: LpElem): string {
   return typeof e === 'string' ? e : String(e);
 }
@@ -208,11 +221,23 @@ export function elemText(e: LpElem): string {
  * bytes present: at most one element per 2 bytes.
  */
 export function lpDecode(b: Buffer): LpElem[] {
+  return decode(b, false);
+}
+
+/** lpDecode with every element as text (integers in decimal): what hashes, sets and lists keep. */
+export function lpDecodeText(b: Buffer): string[] {
+  return decode(b, true) as string[];
+}
+
+function decode(b: Buffer, text: boolean): LpElem[] {
   const n = b.length;
   if (n < 7) throw new RdbError('listpack too short');
   if (b.readUInt32LE(0) !== n) throw new RdbError('listpack length mismatch');
   if (b[n - 1] !== 0xff) throw new RdbError('listpack not terminated');
   const declared = b.readUInt16LE(4);
+  // perf: one native latin1 conversion of the whole listpack, then substrings (a native call
+  // per element cost more than the rest of the decoding).
+  const all = b.latin1Slice(0, n);
   const out: LpElem[] = [];
   let p = 6;
   const end = n - 1;
@@ -220,47 +245,47 @@ export function lpDecode(b: Buffer): LpElem[] {
     const c = b[p];
     let l: number; // encoding + data bytes
     if (c < 0x80) {
-      out.push(c);
+      out.push(text ? SMALL[c] : c);
       l = 1;
     } else if (c < 0xc0) {
       const len = c & 0x3f;
       l = 1 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(b.latin1Slice(p + 1, p + l));
+      out.push(all.substring(p + 1, p + l));
     } else if (c < 0xe0) {
       if (p + 2 > end) throw new RdbError('listpack int out of range');
       let v = ((c & 0x1f) << 8) | b[p + 1];
       if (v >= 4096) v -= 8192;
-      out.push(v);
+      out.push(text ? String(v) : v);
       l = 2;
     } else if (c < 0xf0) {
       if (p + 2 > end) throw new RdbError('listpack string out of range');
       const len = ((c & 0x0f) << 8) | b[p + 1];
       l = 2 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(b.latin1Slice(p + 2, p + l));
+      out.push(all.substring(p + 2, p + l));
     } else if (c === 0xf0) {
       if (p + 5 > end) throw new RdbError('listpack string out of range');
       const len = b.readUInt32LE(p + 1);
       l = 5 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(b.latin1Slice(p + 5, p + l));
+      out.push(all.substring(p + 5, p + l));
     } else if (c === 0xf1) {
       if (p + 3 > end) throw new RdbError('listpack int out of range');
-      out.push(b.readInt16LE(p + 1));
+      out.push(text ? String(b.readInt16LE(p + 1)) : b.readInt16LE(p + 1));
       l = 3;
     } else if (c === 0xf2) {
       if (p + 4 > end) throw new RdbError('listpack int out of range');
-      out.push(b.readIntLE(p + 1, 3));
+      out.push(text ? String(b.readIntLE(p + 1, 3)) : b.readIntLE(p + 1, 3));
       l = 4;
     } else if (c === 0xf3) {
       if (p + 5 > end) throw new RdbError('listpack int out of range');
-      out.push(b.readInt32LE(p + 1));
+      out.push(text ? String(b.readInt32LE(p + 1)) : b.readInt32LE(p + 1));
       l = 5;
     } else if (c === 0xf4) {
       if (p + 9 > end) throw new RdbError('listpack int out of range');
       const v = b.readBigInt64LE(p + 1);
-      out.push(v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+      out.push(text ? String(v) : v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
       l = 9;
     } else {
       throw new RdbError('listpack bad encoding');

@@ -21,13 +21,12 @@ const MAX_REF = (1 << 8) + (1 << 3);
 export const LZF_BUNDLED = process.env.RDB_LZF === 'bundled';
 
 /**
- * Slot -> input position + 1, valid only while stamp[slot] === gen: a fresh (empty) table per
- * call without clearing 64K slots each time (perf: the clearing cost more than compressing
- * a short string).
+ * Slot -> base + input position + 1, valid only when above this call's base: a fresh (empty)
+ * table per call without clearing 64K slots each time (perf: the clearing cost more than
+ * compressing a short string), and without a second array of generation stamps to read.
  */
 const htab = new Int32Array(HSIZE);
-const stamp = new Uint32Array(HSIZE);
-let gen = 0;
+let base = 0;
 
 /**
  * lzf_compress(in, out_len): the compressed bytes, or null when they would not fit in
@@ -36,10 +35,12 @@ let gen = 0;
 export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDLED): Buffer | null {
   const inLen = inp.length;
   if (inLen === 0 || outLen <= 0) return null;
-  if (++gen === 0xffffffff) {
-    stamp.fill(0);
-    gen = 1;
+  if (base + inLen + 2 > 0x7fffffff) {
+    htab.fill(0);
+    base = 0;
   }
+  const b0 = base;
+  base += inLen + 1;
   const out = Buffer.allocUnsafe(outLen);
   let ip = 0;
   let op = 0;
@@ -50,9 +51,8 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
   while (ip < inLen - 2) {
     hval = ((hval << 8) | inp[ip + 2]) >>> 0;
     const slot = (((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1));
-    const ref = stamp[slot] === gen ? htab[slot] - 1 : -1;
-    htab[slot] = ip + 1;
-    stamp[slot] = gen;
+    const ref = htab[slot] - b0 - 1; // negative: empty, or from an earlier call
+    htab[slot] = b0 + ip + 1;
     let off = 0;
     if (
       ref > 0 && ref < ip &&
@@ -101,13 +101,11 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
       hval = ((inp[ip] << 8) | inp[ip + 1]) >>> 0;
       hval = ((hval << 8) | inp[ip + 2]) >>> 0;
       let h = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
-      htab[h] = ip + 1;
-      stamp[h] = gen;
+      htab[h] = b0 + ip + 1;
       ip++;
       hval = ((hval << 8) | inp[ip + 2]) >>> 0;
       h = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
-      htab[h] = ip + 1;
-      stamp[h] = gen;
+      htab[h] = b0 + ip + 1;
       ip++;
     } else {
       if (op >= outEnd) return null;
@@ -139,10 +137,11 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
  * lzf_decompress with CHECK_INPUT: exactly `outLen` bytes from `inp[s, e)`, or null when the
  * input is corrupt (a reference before the output start, a run past either end) or does not
  * expand to exactly outLen bytes. The output is allocated from outLen, which the caller must
- * have bounded (RDB strings: at most the limit on a string value).
+ * have bounded (RDB strings: at most the limit on a string value). `into`: a scratch buffer to
+ * decompress into when it is big enough (the caller copies the result out before reusing it).
  */
-export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number): Buffer | null {
-  const out = Buffer.allocUnsafe(outLen);
+export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number, into?: Buffer): Buffer | null {
+  const out = into !== undefined && into.length >= outLen ? into : Buffer.allocUnsafe(outLen);
   let ip = s;
   let op = 0;
   while (ip < e) {

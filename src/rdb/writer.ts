@@ -13,7 +13,34 @@ export const RDB_TYPE = {
   HASH_ZIPMAP: 9, LIST_ZIPLIST: 10, SET_INTSET: 11, ZSET_ZIPLIST: 12, HASH_ZIPLIST: 13,
   LIST_QUICKLIST: 14, STREAM_LISTPACKS: 15, HASH_LISTPACK: 16, ZSET_LISTPACK: 17,
   LIST_QUICKLIST_2: 18, STREAM_LISTPACKS_2: 19, SET_LISTPACK: 20, STREAM_LISTPACKS_3: 21,
+  // Redis 7.4 (RDB 12): hashes with field TTLs, in the 7.4 RC form and the final one.
+  HASH_METADATA_PRE_GA: 22, HASH_LISTPACK_EX_PRE_GA: 23, HASH_METADATA: 24, HASH_LISTPACK_EX: 25,
 } as const;
+
+/** Redis 7.4's RDB version: what a payload holding a hash with field TTLs carries. */
+export const RDB_VERSION_HFE = 12;
+
+/** Module value opcodes (RDB_MODULE_OPCODE_*). */
+export const RDB_MODULE_OP = { EOF: 0, SINT: 1, UINT: 2, FLOAT: 3, DOUBLE: 4, STRING: 5 } as const;
+
+/** moduleTypeEncodeId: 9 name characters of 6 bits each, then a 10-bit encoding version. */
+const MODULE_CHARSET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+export function moduleTypeId(name: string, encver: number): bigint {
+  let id = 0n;
+  for (let j = 0; j < 9; j++) id = (id << 6n) | BigInt(MODULE_CHARSET.indexOf(name[j]));
+  return (id << 10n) | BigInt(encver);
+}
+
+/** moduleTypeNameByID: the name and encoding version in a module id. */
+export function moduleTypeName(id: bigint): { name: string; encver: number } {
+  let name = '';
+  for (let j = 0; j < 9; j++) name = MODULE_CHARSET[Number((id >> BigInt(10 + 6 * j)) & 63n)] + name;
+  return { name, encver: Number(id & 1023n) };
+}
+
+/** RedisJSON's module type ("ReJSON-RL") and the encoding version its rdb_save writes. */
+export const REJSON_NAME = 'ReJSON-RL';
+export const REJSON_ENCVER = 3;
 
 /** Opcodes of RDB files. */
 export const RDB_OP = {

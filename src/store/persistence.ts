@@ -97,6 +97,13 @@ const APPLY_CHUNK_MIN = 512 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Bulk keys (an RDB import: keysAdded) written per batch at most, in main-thread time: the
+ * import's million keys go out in many small frames between commands instead of one frame
+ * that held the event loop (and a million-key Set) for tens of seconds.
+ */
+const BULK_BATCH_MS = 10;
+
 /** always: most extra non-blocking polls before a journal write (runScheduled). */
 const EXTRA_POLLS = 1;
 
@@ -142,6 +149,9 @@ class Batch {
   nsTable = false;
   dirtySnap = 0;
   userData = false;
+  /** Keys of the bulk queue written by this batch (db index, key). */
+  bulkDb: number[] = [];
+  bulkKeys: string[] = [];
   constructor(readonly seq: number) {}
 }
 
@@ -192,6 +202,11 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
    * keys and more that lookup is a few cache misses per key), else undefined.
    */
   private dirty: DirtyKeys[] = [];
+  /** Bulk-added keys still to write (keysAdded), oldest first; `bulkPos` indexes the first. */
+  private bulk: { db: number; keys: string[] }[] = [];
+  private bulkPos = 0;
+  /** SAVE / shutdown wait (idle()): the rest of the bulk keys goes out in one batch. */
+  private bulkUnbounded = false;
   /** True when something waits to be written (dirty keys, tables, records). */
   private pending = false;
   /** Sids of collections that left the keyspace since the last batch. */
@@ -459,9 +474,22 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
   }
 
+  keysAdded(db: Db, keys: string[]): void {
+    this.bulk.push({ db: db.index, keys });
+    this.touch();
+  }
+
+  /** Bulk keys still waiting for a batch (INFO). */
+  private bulkLeft(): number {
+    let n = -this.bulkPos;
+    for (const b of this.bulk) n += b.keys.length;
+    return Math.max(0, n);
+  }
+
   flushed(db: Db): void {
     // The db's namespace dies (deleted in the background); new keys go to a fresh one.
     const i = db.index;
+    if (this.bulk.length > 0) this.dropBulk(i);
     this.gcNew.push({ id: this.ns[i], kind: GC_NS, ready: 0 });
     this.ns[i] = this.newId();
     this.nsDirty = true;
@@ -474,10 +502,24 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const j = b.index;
     [this.ns[i], this.ns[j]] = [this.ns[j], this.ns[i]];
     [this.dirty[i], this.dirty[j]] = [this.dirty[j], this.dirty[i]];
+    for (const q of this.bulk) q.db = q.db === i ? j : q.db === j ? i : q.db;
     const f = this.inflight;
-    if (f !== null) [f.keys[i], f.keys[j]] = [f.keys[j], f.keys[i]];
+    if (f !== null) {
+      [f.keys[i], f.keys[j]] = [f.keys[j], f.keys[i]];
+      for (let k = 0; k < f.bulkDb.length; k++) f.bulkDb[k] = f.bulkDb[k] === i ? j : f.bulkDb[k] === j ? i : f.bulkDb[k];
+    }
     this.nsDirty = true;
     this.touch();
+  }
+
+  /** FLUSHDB of db `i`: its bulk keys are gone (the fresh namespace has none of them). */
+  private dropBulk(i: number): void {
+    const first = this.bulk[0];
+    if (first.db === i) {
+      this.bulk.shift();
+      this.bulkPos = 0;
+    }
+    this.bulk = this.bulk.filter((q) => q.db !== i);
   }
 
   valueDropped(v: TypedValue): void {
@@ -557,6 +599,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       `lmdb_last_error:${this.error ?? this.applyError ?? ''}`,
       `journal_frames_pending:${this.applyQueue.length}`,
       `lmdb_gc_pending:${this.gcQueue.length + this.gcNew.length}`,
+      // Keys of an RDB import not written to the data directory yet.
+      `lmdb_import_pending:${this.bulkLeft()}`,
       // Records and bytes written since start-up (what a write costs: tests and benchmarks).
       `lmdb_records_written:${this.store.stats.puts + this.store.stats.dels}`,
       `lmdb_bytes_written:${this.store.stats.bytes}`,
@@ -676,7 +720,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     } finally {
       st.rec = null;
     }
-    this.pending = false;
+    // Bulk keys left: the next batch takes more of them (see done()).
+    this.pending = this.bulk.length > 0;
     this.inflight = b;
     if (b.userData) this.lastDataSeq = b.seq;
     const j = this.journal;
@@ -713,6 +758,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         // forEach: no [key, entry] pair allocated per key, as for-of over a Map would.
         set.forEach((e, key) => this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced));
       }
+      if (this.bulk.length > 0) this.fillBulk(b, iw, referenced);
       for (const sid of this.released) {
         if (referenced.has(sid)) continue;
         b.garbage.push(sid);
@@ -742,6 +788,38 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       // An encoding or queueing error (a bug, not an I/O error): retrying would repeat it.
       console.error('persistence: cannot queue a batch:', err);
     }
+  }
+
+  /** Bulk keys for about BULK_BATCH_MS (at least one); the rest waits for the next batches. */
+  private fillBulk(b: Batch, iw: SidWriter, referenced: Set<number>): void {
+    const deadline = this.bulkUnbounded ? Infinity : performance.now() + BULK_BATCH_MS;
+    const eng = this.eng;
+    while (this.bulk.length > 0) {
+      const q = this.bulk[0];
+      const db = eng.dbs[q.db];
+      const ns = this.ns[q.db];
+      const done = b.keys[q.db];
+      let p = this.bulkPos;
+      const end = q.keys.length;
+      while (p < end) {
+        const key = q.keys[p++];
+        // Already written by this batch as a changed key: its current state is in.
+        if (done === undefined || !done.has(key)) {
+          this.writeKey(b, ns, key, db.map.get(key), iw, referenced);
+          b.bulkDb.push(q.db);
+          b.bulkKeys.push(key);
+        }
+        if ((p & 63) === 0 && performance.now() >= deadline) break;
+      }
+      if (p < end) {
+        this.bulkPos = p;
+        return;
+      }
+      this.bulk.shift();
+      this.bulkPos = 0;
+      if (performance.now() >= deadline) return;
+    }
+    this.bulkUnbounded = false;
   }
 
   /** Encode `key` as it is now: `e` is its entry in `db`, undefined if it is gone. */
@@ -842,8 +920,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       // More changes arrived while this batch was in flight: they go out now, together (with
       // everysec, after the usual delay unless someone waits).
       if (this.pending || this.released.size > 0 || this.gcNew.length > 0) {
-        if (this.mode === 'always' || this.idleWaiters.length > 0) this.submit();
-        else if (!this.scheduled) this.schedule(false);
+        const bulkOnly = this.bulk.length > 0 && !this.hasUserWork();
+        if (!bulkOnly && (this.mode === 'always' || this.idleWaiters.length > 0)) this.submit();
+        // Bulk keys alone: the next slice on the next turn, after the commands waiting.
+        else if (!this.scheduled) this.schedule(bulkOnly);
       } else {
         this.scheduleGc();
       }
@@ -989,6 +1069,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       const ks = b.keys[i];
       if (ks !== undefined) for (const k of ks.keys()) this.dirty[i].set(k, undefined);
     }
+    for (let i = 0; i < b.bulkKeys.length; i++) this.dirty[b.bulkDb[i]].set(b.bulkKeys[i], undefined);
     for (let i = 0; i < b.values.length; i++) {
       const v = b.values[i];
       if (v.sid !== b.sids[i]) continue;
@@ -1042,6 +1123,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /** Resolves when nothing is pending or in flight (or the last attempt failed). */
   idle(): Promise<void> {
     if (this.inflight === null && !this.pending && this.released.size === 0 && this.gcNew.length === 0 && !this.applyWaits()) return Promise.resolve();
+    // SAVE and shutdown must not wait for an import's slices (the exit deadline): the rest at once.
+    if (this.bulk.length > 0) this.bulkUnbounded = true;
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
       if (this.inflight === null && this.retryTimer === null) this.submit();

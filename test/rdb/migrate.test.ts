@@ -122,4 +122,50 @@ describe('MIGRATE', () => {
       silent.close();
     }
   });
+
+  it('inside MULTI/EXEC, scripts and over REST it completes in its turn, as redis-server (COMMAND INFO: write, movablekeys)', async () => {
+    await Promise.all([o.flushall(), r.flushall()]);
+    const rp = String(redis.port);
+    // Ours -> Redis inside MULTI/EXEC: the transaction's replies, the key moved.
+    await o.set('mk', 'v1');
+    const tx = await o.multi().set('mk2', 'v2').call('MIGRATE', '127.0.0.1', rp, '', '0', '5000', 'AUTH', 'pw', 'KEYS', 'mk', 'mk2').get('mk').exec();
+    assert.deepEqual(tx, [[null, 'OK'], [null, 'OK'], [null, null]]);
+    assert.deepEqual(await r.mget('mk', 'mk2'), ['v1', 'v2']);
+    // Redis -> ours inside MULTI/EXEC, the same shape.
+    const tr = await r.multi().call('MIGRATE', '127.0.0.1', String(ours.port), 'mk', '0', '5000').exists('mk').exec();
+    assert.deepEqual(tr, [[null, 'OK'], [null, 0]]);
+    assert.equal(await o.get('mk'), 'v1');
+    // In a script (not noscript in 7.0.15), both ways; and its error raised as redis-server raises it.
+    const script = "return redis.call('MIGRATE', ARGV[1], ARGV[2], KEYS[1], '0', '5000', 'AUTH', 'pw')";
+    assert.equal(await o.eval(script, 1, 'mk', '127.0.0.1', rp), 'OK');
+    assert.equal(await o.exists('mk'), 0);
+    assert.equal(await r.get('mk'), 'v1');
+    const dead = String(await freePort());
+    await o.set('dk', 'v');
+    await r.set('dk', 'v');
+    const eo = await o.eval(script, 1, 'dk', '127.0.0.1', dead).catch((e: Error) => e.message);
+    const er = await r.eval(script, 1, 'dk', '127.0.0.1', dead).catch((e: Error) => e.message);
+    assert.equal(eo, er);
+    // Name, arity, flags, key positions, categories and key specs as redis-server's (command tips are not served here).
+    const info = async (c: Redis) => ((await c.call('COMMAND', 'INFO', 'migrate')) as unknown[][])[0].filter((_, i) => i !== 7);
+    assert.deepEqual(await info(o), await info(r));
+    // Over REST: the reply in the same request.
+    const { TOKEN, TOKEN_ARGS } = await import('../http/rest-helpers.js');
+    const web = await startOurs(['--appendfsync', 'no', ...TOKEN_ARGS]);
+    try {
+      const w = new Redis(web.port, { maxRetriesPerRequest: 0 });
+      await w.set('rk', 'rest');
+      const res = await fetch(`http://127.0.0.1:${web.httpPort}/`, {
+        method: 'POST', headers: { authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(['MIGRATE', '127.0.0.1', rp, 'rk', '0', '5000', 'AUTH', 'pw']),
+      });
+      assert.deepEqual(await res.json(), { result: 'OK' });
+      assert.equal(await w.exists('rk'), 0);
+      assert.equal(await r.get('rk'), 'rest');
+      assert.match(await w.info('stats'), /migrate_cached_sockets:1/);
+      w.disconnect();
+    } finally {
+      await web.stop();
+    }
+  });
 });

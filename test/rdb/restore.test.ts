@@ -51,7 +51,7 @@ describe('RESTORE: errors and options, differential', () => {
       ['RESTORE', 'k', '0', good], // BUSYKEY before anything else is checked
       ['RESTORE', 'k', 'x', good], ['RESTORE', 'n', 'x', good], ['RESTORE', 'n', '-1', good],
       ['RESTORE', 'n', '0', corrupt], ['RESTORE', 'n', '0', 'short'], ['RESTORE', 'n', '0', ''],
-      ['RESTORE', 'n', '0', payload(0, str('hello'), 12)], // version from the future
+      ['RESTORE', 'n', '0', payload(0, str('hello'), 13)], // version from the future (we take up to 12, 7.4's)
       ['RESTORE', 'n', '0', payload(1, len(0))], // an empty list
       ['RESTORE', 'n', '0', payload(0, Buffer.from([0x85]))], // truncated string
       ['RESTORE', 'n', '0', payload(200, str('x'))], // unknown type
@@ -74,6 +74,26 @@ describe('RESTORE: errors and options, differential', () => {
       ['RESTORE', 'k3', '0', good, 'FREQ', '100', 'REPLACE', 'ABSTTL'], ['GET', 'k3'],
       ['restore', 'k4', '0', good, 'replace', 'absttl', 'idletime', '5'], ['OBJECT', 'IDLETIME', 'k4'],
     ]);
+  });
+
+  it('FREQ and IDLETIME as OBJECT FREQ / IDLETIME report them, under LFU, LRU and no policy', async () => {
+    try {
+      await diff([
+        ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lfu'],
+        ['RESTORE', 'f1', '0', good, 'FREQ', '100'], ['OBJECT', 'FREQ', 'f1'],
+        ['RESTORE', 'f2', '0', good, 'IDLETIME', '1000'], ['OBJECT', 'FREQ', 'f2'], // ignored: a new key's counter
+        ['RESTORE', 'f3', '0', good, 'FREQ', '0'], ['OBJECT', 'FREQ', 'f3'],
+        ['RESTORE', 'f1', '0', good, 'FREQ', '255', 'REPLACE'], ['OBJECT', 'FREQ', 'f1'],
+        ['OBJECT', 'IDLETIME', 'f1'],
+        ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'],
+        ['RESTORE', 'l1', '0', good, 'FREQ', '100'], ['OBJECT', 'IDLETIME', 'l1'], // ignored
+        ['RESTORE', 'l2', '0', good, 'IDLETIME', '500'], ['OBJECT', 'IDLETIME', 'l2'], ['OBJECT', 'FREQ', 'l2'],
+        ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'],
+        ['RESTORE', 'n1', '0', good, 'IDLETIME', '300'], ['OBJECT', 'IDLETIME', 'n1'],
+      ]);
+    } finally {
+      await Promise.all([o.config('SET', 'maxmemory-policy', 'noeviction'), r.config('SET', 'maxmemory-policy', 'noeviction')]);
+    }
   });
 
   it('RESTORE-ASKING behaves as RESTORE', async () => {

@@ -20,12 +20,17 @@ import { Crc64 } from '../../rdb/crc64.js';
 import { RdbError } from '../../rdb/errors.js';
 import { RdbSnapshot, functionCodes } from '../../rdb/file.js';
 import { randomBytes } from 'node:crypto';
-import { MigrateIoError, type MigrateSocket, close as closeMigrateSocket, getSocket } from '../../rdb/migrate-socket.js';
+import { type MigrateRequest, type MigrateResult, migrateExchange, migrateExchangeSync } from '../../rdb/migrate-exchange.js';
 import type { Db, Entry, Stored } from '../db.js';
 import { cstr } from '../../bytes.js';
+import { setLruOrLfu } from '../evict.js';
+import { HashValue, trackVolatile } from '../ds/hash.js';
 
-/** Highest RDB version RESTORE accepts (7.2's; Redis 7.0 itself stops at 10). */
-const RESTORE_MAX_VERSION = 11;
+/**
+ * Highest RDB version RESTORE accepts: 7.4's (hashes with field TTLs), a deliberate leniency
+ * (Redis 7.0 itself stops at 10).
+ */
+const RESTORE_MAX_VERSION = 12;
 
 export const BAD_FORMAT = 'ERR Bad data format';
 export const BAD_PAYLOAD = 'ERR DUMP payload version or checksum are wrong';
@@ -129,9 +134,10 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const e = db.add(key, v);
   if (ttl !== 0n) db.setExpireExact(e, ttl);
-  if (idle >= 0n) {
+  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
+  if (idle >= 0n || freq >= 0n) {
     const live = db.get(key);
-    if (live !== undefined) live.lru = c.engine.lruClock - Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle);
+    if (live !== undefined) setLruOrLfu(c.engine, live, Number(freq), Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle));
   }
   out.ok();
 }
@@ -180,12 +186,7 @@ function migrateCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (e !== undefined) items.push({ key, entry: e, v: e.v, payload: null });
   }
   if (items.length === 0) return out.simple('NOKEY');
-  if (c.transport.kind === 'internal' || c.engine.inExec) {
-    // The exchange with the target is asynchronous here; a script or EXEC cannot wait for it.
-    return out.error('ERR MIGRATE is not supported inside MULTI/EXEC or scripts by this server');
-  }
-  // Serialize now (the values as they are at this point), then talk to the target while the
-  // client waits; other clients are served meanwhile.
+  // Serialize now (the values as they are at this point).
   const opt = encodeOptions(c.engine);
   try {
     for (const it of items) it.payload = dumpPayload(it.v, opt);
@@ -195,8 +196,19 @@ function migrateCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const host = argv.str(1);
   const port = argv.int(2);
+  const mo = { copy, replace, user, password };
+  if (c.transport.kind !== 'tcp' || c.engine.inExec) {
+    // Inside EXEC, a script or a REST request the command completes in its turn: the exchange
+    // blocks the engine, as Redis's MIGRATE always does (bounded by the timeout).
+    const { req, sent } = request(host, port, dbid, timeout, items, mo);
+    const reply = finish(db, sent, mo, migrateExchangeSync(req));
+    return reply === null ? out.ok() : reply.startsWith('+') ? out.simple(reply.slice(1)) : out.error(reply);
+  }
+  // A client's own MIGRATE: it waits, the others are served meanwhile.
   c.blocked = true;
-  void migrate(db, host, port, dbid, timeout, items, { copy, replace, user, password }).then((reply) => {
+  const { req, sent } = request(host, port, dbid, timeout, items, mo);
+  void migrateExchange(req).then((res) => {
+    const reply = finish(db, sent, mo, res);
     c.blocked = false;
     if (c.closed) return;
     if (reply === null) out.ok();
@@ -227,60 +239,19 @@ function bulk(parts: Buffer[], v: Buffer | string): void {
 }
 const CRLF = Buffer.from('\r\n');
 
-/** The exchange with the target; null = +OK, else the reply (an error text or "+..."). */
-async function migrate(db: Db, host: string, port: number, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null> {
-  const key = `${host}:${port}`;
-  let mayRetry = true;
-  for (;;) {
-    let s: MigrateSocket;
-    try {
-      s = await getSocket(host, port, timeout);
-    } catch (err) {
-      // Redis's non-blocking connect "succeeds" on a refused connection and the write then
-      // fails: only a connect that times out is reported as such.
-      if (err instanceof MigrateIoError && (err.timeout || err.unreachable)) return 'IOERR error or timeout connecting to the client';
-      if (mayRetry) {
-        mayRetry = false;
-        continue;
-      }
-      return 'IOERR error or timeout writing to target instance';
-    }
-    const r = await s.exclusive(() => exchange(db, s, dbid, timeout, items, opt));
-    if (typeof r === 'object' && r !== null) {
-      // A socket error: retry once on a fresh connection unless it timed out or replies came.
-      closeMigrateSocket(key);
-      if (mayRetry && !r.timeout && !r.gotReply) {
-        mayRetry = false;
-        continue;
-      }
-      return `IOERR error or timeout ${r.phase === 'write' ? 'writing' : 'reading'} to target instance`;
-    }
-    return r;
-  }
-}
-
-interface SocketFailure {
-  phase: 'write' | 'read';
-  timeout: boolean;
-  gotReply: boolean;
-}
-
-async function exchange(db: Db, s: MigrateSocket, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): Promise<string | null | SocketFailure> {
-  const parts: Buffer[] = [];
+/** The commands for the target: AUTH, then a RESTORE per key still alive (TTLs as of now). */
+function request(host: string, port: number, dbid: number, timeout: number, items: MigrateItem[], opt: MigrateOptions): { req: MigrateRequest; sent: MigrateItem[] } {
+  let auth: Buffer | null = null;
   if (opt.password !== null) {
-    parts.push(Buffer.from(opt.user !== null ? '*3\r\n' : '*2\r\n'));
+    const parts: Buffer[] = [Buffer.from(opt.user !== null ? '*3\r\n' : '*2\r\n')];
     bulk(parts, 'AUTH');
     if (opt.user !== null) bulk(parts, opt.user);
     bulk(parts, opt.password);
-  }
-  const select = s.lastDb !== dbid;
-  if (select) {
-    parts.push(Buffer.from('*2\r\n'));
-    bulk(parts, 'SELECT');
-    bulk(parts, String(dbid));
+    auth = Buffer.concat(parts);
   }
   const now = Date.now();
   const sent: MigrateItem[] = [];
+  const parts: Buffer[] = [];
   for (const it of items) {
     let ttl = 0;
     const exp = it.entry.exp;
@@ -297,34 +268,28 @@ async function exchange(db: Db, s: MigrateSocket, dbid: number, timeout: number,
     bulk(parts, it.payload!);
     if (opt.replace) bulk(parts, 'REPLACE');
   }
-  let gotReply = false;
-  try {
-    await s.write(Buffer.concat(parts), timeout);
-    const authReply = opt.password !== null ? await s.readLine(timeout) : '';
-    const selectReply = select ? await s.readLine(timeout) : '';
-    gotReply = true;
-    let error: string | null = null;
-    for (const it of sent) {
-      const line = await s.readLine(timeout);
-      if (authReply.startsWith('-') || selectReply.startsWith('-') || line.startsWith('-')) {
-        if (error === null) {
-          s.lastDb = -1;
-          const from = authReply.startsWith('-') ? authReply : selectReply.startsWith('-') ? selectReply : line;
-          error = `ERR Target instance replied with error: ${from.slice(1)}`;
-        }
-      } else if (!opt.copy) {
-        // Delete the local key unless it changed while the target was restoring it.
-        const e = db.get(it.key);
-        if (e !== undefined && e.v === it.v) db.delete(it.key);
+  return { req: { host, port, dbid, timeout, auth, restores: Buffer.concat(parts), count: sent.length }, sent };
+}
+
+/** The target's answers: null = +OK, else the reply; keys restored there are deleted here unless COPY. */
+function finish(db: Db, sent: MigrateItem[], opt: MigrateOptions, res: MigrateResult): string | null {
+  if ('error' in res) return res.error;
+  let error: string | null = null;
+  for (let i = 0; i < sent.length; i++) {
+    const line = res.lines[i];
+    if (res.auth.startsWith('-') || res.select.startsWith('-') || line.startsWith('-')) {
+      if (error === null) {
+        const from = res.auth.startsWith('-') ? res.auth : res.select.startsWith('-') ? res.select : line;
+        error = `ERR Target instance replied with error: ${from.slice(1)}`;
       }
+    } else if (!opt.copy) {
+      // Delete the local key unless it changed while the target was restoring it.
+      const it = sent[i];
+      const e = db.get(it.key);
+      if (e !== undefined && e.v === it.v) db.delete(it.key);
     }
-    if (error !== null) return error;
-    s.lastDb = dbid;
-    return null;
-  } catch (err) {
-    if (err instanceof MigrateIoError) return { phase: err.phase === 'write' ? 'write' : 'read', timeout: err.timeout, gotReply };
-    throw err;
   }
+  return error;
 }
 
 /** MIGRATE's keys (Redis's migrateGetKeys): the key argument, or everything after KEYS. */
@@ -364,13 +329,14 @@ function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
       setTimeout(step, 2);
       return;
     }
-    const chunk = snap.next(4);
+    const chunk = snap.next();
     if (chunk !== null) {
       write(chunk);
       c.transport.requestFlush();
       setImmediate(step);
       return;
     }
+    syncStats.preserved += snap.preserved;
     write(Buffer.from(mark, 'latin1'));
     c.transport.requestFlush();
     c.transport.close(true);
@@ -393,15 +359,15 @@ function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
-/** INFO sync_full */
-export const syncStats = { full: 0 };
+/** INFO sync_full, and rdb_snapshot_keys_preserved (keys written ahead of a snapshot's walk, RdbSnapshot). */
+export const syncStats = { full: 0, preserved: 0 };
 
 const DUMP_ROWS = [
   //   name             arity  flags                             keys        handler
   row('dump',              2,  F.READONLY,                       [1, 1, 1],  dumpCommand),
   row('restore',          -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
   row('restore-asking',   -4,  F.WRITE | F.DENYOOM,              [1, 1, 1],  restoreCommand, { categories: ['dangerous'] }),
-  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS | F.NO_REST, [3, 3, 1], migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
+  row('migrate',          -6,  F.WRITE | F.MOVABLE_KEYS, [3, 3, 1], migrateCommand, { categories: ['dangerous'], getKeys: migrateKeys }),
 ];
 
 export default family('dump', ['keyspace'], DUMP_ROWS);

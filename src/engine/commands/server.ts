@@ -12,7 +12,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Argv } from '../../resp/argv.js';
 import { type ReplySink, replyStats } from '../../resp/reply-sink.js';
-import { cachedSockets } from '../../rdb/migrate-socket.js';
+import { allCachedSockets } from '../../rdb/migrate-exchange.js';
 import { syncStats } from './dump.js';
 import { RespWriter } from '../../resp/writer.js';
 import { E, subcommandSyntax } from '../../resp/errors.js';
@@ -335,7 +335,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         `pubsubshard_channels:${ps.names(Kind.SHARD, null).length}`,
         'latest_fork_usec:0',
         'total_forks:0',
-        `migrate_cached_sockets:${cachedSockets()}`,
+        `migrate_cached_sockets:${allCachedSockets()}`,
         'slave_expires_tracked_keys:0',
         'active_defrag_hits:0',
         'active_defrag_misses:0',
@@ -355,6 +355,8 @@ function sectionLines(eng: Engine, name: string): string[] {
         'io_threaded_writes_processed:0',
         'reply_buffer_shrinks:0',
         'reply_buffer_expands:0',
+        // Ours: keys a SYNC snapshot wrote ahead of its walk because a command was about to change them.
+        `rdb_snapshot_keys_preserved:${syncStats.preserved}`,
       );
       break;
     }
