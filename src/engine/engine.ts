@@ -12,7 +12,7 @@ import { Slowlog } from './slowlog.js';
 import { RespWriter } from '../resp/writer.js';
 import { OutputBudget } from './output-budget.js';
 import { Tracking } from './tracking.js';
-import type { Client } from './client.js';
+import { type Client, resizeReplyBuffer } from './client.js';
 import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
@@ -60,6 +60,8 @@ export class Stats {
   /** Socket reads and writes (INFO total_reads_processed / total_writes_processed). */
   readsProcessed = 0;
   writesProcessed = 0;
+  replyBufferShrinks = 0;
+  replyBufferExpands = 0;
   /** Time spent in the active expiry cycle, ms (INFO expire_cycle_cpu_milliseconds). */
   expireCycleMs = 0;
   /** Ring of (time, input bytes, output bytes) samples for instantaneous_*_kbps. */
@@ -88,6 +90,7 @@ export class Stats {
     this.netInputBytes = 0;
     this.readsProcessed = 0;
     this.writesProcessed = 0;
+    this.replyBufferShrinks = this.replyBufferExpands = 0;
     this.expireCycleMs = 0;
     this.netSamples = [];
     this.totalErrorReplies = 0;
@@ -409,6 +412,19 @@ export class Engine {
         if (c.transport.kind !== 'tcp' || c.subscriptions > 0 || c.monitor) continue;
         if (now - c.lastInteraction > timeout * 1000) c.transport.close(false);
       }
+    }
+    // Reply buffers as Redis's clientsCron resizes them: every client at each tick while there
+    // are at most 5 (CLIENTS_CRON_MIN_ITERATIONS), else each about once a second.
+    let tcp = 0;
+    for (const c of this.clients.values()) if (c.transport.kind === 'tcp') tcp++;
+    const every = tcp <= 5;
+    for (const c of this.clients.values()) {
+      // (900: a tick comes a little late; the pass stays about once a second.)
+      if (c.transport.kind !== 'tcp' || (!every && now - c.rbCronAt < 900)) continue;
+      c.rbCronAt = now;
+      const r = resizeReplyBuffer(c, now);
+      if (r === 1) this.stats.replyBufferShrinks++;
+      else if (r === 2) this.stats.replyBufferExpands++;
     }
     const s = this.stats.opsSamples;
     s.push(now, this.stats.totalCommands);

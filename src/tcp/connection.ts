@@ -17,7 +17,7 @@ import { readSync } from 'node:fs';
 import { Argv } from '../resp/argv.js';
 import { Parse, RespParser } from '../resp/parser.js';
 import { RespWriter } from '../resp/writer.js';
-import { Client, type Transport } from '../engine/client.js';
+import { Client, noteReplyBytes, type Transport } from '../engine/client.js';
 import type { Engine, HeldOutput } from '../engine/engine.js';
 import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
@@ -218,10 +218,16 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   }
 
   private send(): void {
-    if (this.writer.pending) this.engine.stats.writesProcessed++;
-    if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
-      this.paused = true;
-      this.sock.pause();
+    const w = this.writer;
+    if (w.pending) {
+      this.engine.stats.writesProcessed++;
+      const before = RespWriter.totalOut;
+      const ok = w.flush(this.sock);
+      noteReplyBytes(this.client, RespWriter.totalOut - before);
+      if (!ok && !this.paused && !this.closing) {
+        this.paused = true;
+        this.sock.pause();
+      }
     }
     this.checkOutputLimit();
     if (this.closing && !this.sock.destroyed) this.sock.end();

@@ -357,8 +357,8 @@ function sectionLines(eng: Engine, name: string): string[] {
         `total_writes_processed:${st.writesProcessed}`,
         'io_threaded_reads_processed:0',
         'io_threaded_writes_processed:0',
-        'reply_buffer_shrinks:0',
-        'reply_buffer_expands:0',
+        `reply_buffer_shrinks:${st.replyBufferShrinks}`,
+        `reply_buffer_expands:${st.replyBufferExpands}`,
       );
       break;
     }
