@@ -17,6 +17,7 @@ import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
 import { CLIENT_BASE, STARTUP } from './memory.js';
+import { clientEvictionLimit, evictClients } from './client-evict.js';
 import { EVICT_OK, P, parsePolicy, performEvictions } from './evict.js';
 
 export interface CommandStats {
@@ -54,6 +55,8 @@ export class Stats {
   rejectedConnections = 0;
   expiredKeys = 0;
   evictedKeys = 0;
+  /** Connections closed by maxmemory-clients (client-evict.ts). */
+  evictedClients = 0;
   keyspaceHits = 0;
   keyspaceMisses = 0;
   netInputBytes = 0;
@@ -85,6 +88,7 @@ export class Stats {
     this.rejectedConnections = 0;
     this.expiredKeys = 0;
     this.evictedKeys = 0;
+    this.evictedClients = 0;
     this.keyspaceHits = 0;
     this.keyspaceMisses = 0;
     this.netInputBytes = 0;
@@ -221,6 +225,8 @@ export class Engine {
   notifyFlags = 0;
   /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */
   maxmemory = 0;
+  /** maxmemory-clients in bytes (client-evict.ts), 0 = off. */
+  clientMemLimit = 0;
   /** maxmemory-policy as evict.ts P.* and whether only keys with a TTL are candidates. */
   evictKind: number = P.NONE;
   evictVolatile = false;
@@ -314,6 +320,7 @@ export class Engine {
   /** Cache the maxmemory options the hot paths read. */
   private memoryConfig(): void {
     this.maxmemory = this.cfgInt('maxmemory');
+    this.clientMemLimit = clientEvictionLimit(this.cfg('maxmemory-clients'), this.maxmemory);
     const p = parsePolicy(this.cfg('maxmemory-policy'));
     this.evictKind = p.kind;
     this.evictVolatile = p.volatile;
@@ -433,6 +440,7 @@ export class Engine {
     ns.push(now, this.stats.netInputBytes, RespWriter.totalOut);
     if (ns.length > 48) ns.splice(0, 3);
     this.usedMemory();
+    if (this.clientMemLimit !== 0) evictClients(this);
     // Background eviction: what the commands' budget left over (Redis's evictionTimeProc).
     if (this.maxmemory !== 0 && this.busyReply === null && performEvictions(this) !== EVICT_OK) performEvictions(this);
   }

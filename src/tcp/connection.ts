@@ -22,6 +22,7 @@ import type { Engine, HeldOutput } from '../engine/engine.js';
 import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
+import { clientMemoryChanged } from '../engine/client-evict.js';
 
 export class Connection implements Transport, HeldOutput, QueuedReader {
   readonly kind = 'tcp' as const;
@@ -107,6 +108,8 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     }
     if (!c.blocked) this.process();
     else this.flush();
+    // maxmemory-clients: a query buffer left holding a partial command counts.
+    if (eng.clientMemLimit !== 0 && p.buffered !== 0) clientMemoryChanged(eng);
   }
 
   /** Execute every complete command in the parser, until one blocks. */
@@ -244,6 +247,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 
   private checkOutputLimit(): void {
     const used = this.outputBytes();
+    if (used !== 0 && this.engine.clientMemLimit !== 0) clientMemoryChanged(this.engine);
     // Pushed-to readers also share one total budget (engine.outputs), over every connection.
     if (this.client.subscriptions > 0 || this.client.monitor) this.engine.outputs.report(this, used);
     if (used === 0) {

@@ -18,6 +18,7 @@ import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
 import { TR } from '../tracking.js';
 import { cstr } from '../../bytes.js';
+import { clientMemory } from '../client-evict.js';
 
 // ---------------------------------------------------------------- CLIENT LIST lines
 
@@ -93,7 +94,7 @@ export function clientInfo(c: Client, now: number, argv: Argv | null): string {
     + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
     + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${sub} psub=${psub} ssub=${ssub}`
     + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=${b.qbufFree} argv-mem=${argvMem}`
-    + ` multi-mem=${multiMem} rbs=${c.rbs} rbp=${c.rbp} obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${qbuf + b.qbufFree + argvMem + multiMem + omem + b.obl}`
+    + ` multi-mem=${multiMem} rbs=${c.rbs} rbp=${c.rbp} obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${clientMemory(c) + argvMem}`
     + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=${c.track & TR.ON ? c.trackRedirect : -1} resp=${c.resp}`;
 }
 

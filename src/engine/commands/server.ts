@@ -329,7 +329,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         'expired_time_cap_reached_count:0',
         `expire_cycle_cpu_milliseconds:${Math.floor(st.expireCycleMs)}`,
         `evicted_keys:${st.evictedKeys}`,
-        `evicted_clients:${eng.outputs.evictions}`,
+        `evicted_clients:${eng.outputs.evictions + st.evictedClients}`,
         'total_eviction_exceeded_time:0',
         'current_eviction_exceeded_time:0',
         `keyspace_hits:${st.keyspaceHits}`,
