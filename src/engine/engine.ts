@@ -116,6 +116,8 @@ export interface KeyspaceListener {
   swapped?(a: Db, b: Db): void;
   /** A collection left the keyspace (deleted, expired or overwritten); strings are not reported. */
   valueDropped?(v: TypedValue): void;
+  /** DEBUG RELOAD read the keyspace back from disk (without keyChanged calls). */
+  reloaded?(): void;
 }
 
 /**
@@ -129,6 +131,11 @@ export interface PersistenceApi {
   info(): string[];
   /** SAVE / BGSAVE / SHUTDOWN: commit everything changed so far and force it to disk. */
   saveNow(): Promise<void>;
+  /**
+   * DEBUG RELOAD, after saveNow: drop the keyspace in memory and read it back from the store,
+   * as a restart does. False when there is no store to read (appendfsync no).
+   */
+  reload(): boolean;
   /** A record of another subsystem (REST tokens, ACL users), stored with the next commit. */
   putRecord(name: string, value: unknown): void;
   /** The record as loaded at start-up or last put; undefined when absent. */
@@ -360,6 +367,10 @@ export class Engine {
 
   onFlush(db: Db): void {
     for (const l of this.listeners) l.flushed(db);
+  }
+
+  onReload(): void {
+    for (const l of this.listeners) l.reloaded?.();
   }
 
   onSwap(a: Db, b: Db): void {

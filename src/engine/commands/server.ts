@@ -865,35 +865,49 @@ function debugProtocol(argv: Argv, out: ReplySink): void {
 }
 
 /**
- * DEBUG RELOAD: commit everything to LMDB and make it durable, then answer (the client
- * waits, as Redis's client waits for its save and load). The keyspace in memory is what
- * the store holds afterwards, so it is not read back.
+ * DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: commit everything to LMDB and make it durable, then
+ * drop the keyspace in memory and read it back from LMDB, as a restart does; the client waits,
+ * as Redis's waits for its save and load. NOSAVE changes nothing here: LMDB is written
+ * continuously, so there is no older file whose contents would come back as with Redis's RDB.
+ * NOFLUSH (with or without MERGE) keeps the keyspace: what would be loaded is what memory
+ * holds, so there is nothing to merge (Redis without MERGE stops on the first duplicate key).
+ * With appendfsync no there is no store: the keyspace stays as it is.
  */
 function debugReload(c: Client, argv: Argv, out: ReplySink): void {
+  let flush = true;
   for (let i = 2; i < argv.count; i++) {
-    if (!argv.is(i, 'MERGE') && !argv.is(i, 'NOFLUSH') && !argv.is(i, 'NOSAVE')) {
+    if (argv.is(i, 'NOFLUSH')) flush = false;
+    else if (!argv.is(i, 'NOSAVE') && !argv.is(i, 'MERGE')) {
       out.error('ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.');
       return;
     }
   }
   const eng = c.engine;
   const p = eng.persistence;
-  if (p === null || eng.inExec || c.transport.kind !== 'tcp') {
-    void p?.saveNow();
+  if (p === null) {
+    out.ok();
+    return;
+  }
+  const reload = (): void => {
+    if (flush) p.reload();
+    eng.lastSave = Math.floor(Date.now() / 1000);
+  };
+  // Inside EXEC or a script, or over REST, the reply cannot wait: the reload happens once the
+  // save is done.
+  if (eng.inExec || c.transport.kind !== 'tcp') {
+    p.saveNow().then(reload, () => {});
     out.ok();
     return;
   }
   c.blocked = true;
   p.saveNow().then(() => {
-    c.blocked = false;
-    if (c.closed) return;
-    out.ok();
-    c.transport.requestFlush();
-    c.transport.resume();
+    reload();
+    if (!c.closed) out.ok();
   }, (err: Error) => {
+    if (!c.closed) out.error(`ERR Error trying to save the DB: ${err.message}`);
+  }).finally(() => {
     c.blocked = false;
     if (c.closed) return;
-    out.error(`ERR Error trying to save the DB: ${err.message}`);
     c.transport.requestFlush();
     c.transport.resume();
   });
