@@ -27,6 +27,7 @@ import memory from './memory.js';
 import dump from './dump.js';
 import latency from './latency.js';
 import search from './search.js';
+import lolwut from './lolwut.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -53,4 +54,5 @@ export const FAMILIES: readonly Family[] = [
   dump,
   latency,
   search,
+  lolwut,
 ];
