@@ -18,7 +18,7 @@ import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
 import { CLIENT_BASE, STARTUP } from './memory.js';
 import { clientEvictionLimit, evictClients } from './client-evict.js';
-import { EVICT_OK, P, parsePolicy, performEvictions } from './evict.js';
+import { EVICT_OK, P, parsePolicy, performEvictions, resetEvictionPool } from './evict.js';
 
 export interface CommandStats {
   calls: number;
@@ -366,6 +366,7 @@ export class Engine {
   }
 
   onFlush(db: Db): void {
+    resetEvictionPool();
     for (const l of this.listeners) l.flushed(db);
   }
 
@@ -374,6 +375,7 @@ export class Engine {
   }
 
   onSwap(a: Db, b: Db): void {
+    resetEvictionPool();
     for (const l of this.listeners) l.swapped?.(a, b);
   }
 

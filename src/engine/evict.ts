@@ -16,6 +16,7 @@ import type { Argv } from '../resp/argv.js';
 import type { Db, Entry } from './db.js';
 import { F } from './flags.js';
 import { N } from './notify.js';
+import { REMOVED } from './keytable.js';
 
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -86,9 +87,16 @@ export function lfuTouch(eng: Engine, e: Entry): void {
 // ---------------------------------------------------------------- the eviction pool
 
 const POOL_SIZE = 16;
-const poolIdle: number[] = [];
-const poolKey: string[] = [];
-const poolDb: number[] = [];
+/**
+ * The pool, best candidate last: idle scores and the entries themselves (an entry knows its
+ * key; one that left its table has next === REMOVED). Comparing entries by identity keeps the
+ * duplicate check off the key strings (long common prefixes made it the eviction path's main
+ * cost). Fixed arrays, moved in place, as Redis's memmove.
+ */
+const poolIdle = new Float64Array(POOL_SIZE);
+const poolEnt: (Entry | undefined)[] = new Array(POOL_SIZE).fill(undefined);
+const poolDb = new Int32Array(POOL_SIZE);
+let poolLen = 0;
 
 const sampled: Entry[] = [];
 
@@ -104,6 +112,7 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
   } else {
     db.map.someEntries(n, sampled);
   }
+  const dbi = db.index;
   for (let i = 0; i < sampled.length; i++) {
     const e = sampled[i];
     let idle: number;
@@ -111,8 +120,8 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
     else if (kind === P.LFU) idle = 255 - lfuCounter(eng, e);
     else idle = Number.MAX_SAFE_INTEGER - e.exp; // TTL: the nearest expiry is the best candidate
     let dup = false;
-    for (let k = 0; k < poolKey.length; k++) {
-      if (poolKey[k] === e.key && poolDb[k] === db.index) {
+    for (let k = 0; k < poolLen; k++) {
+      if (poolEnt[k] === e) {
         dup = true;
         break;
       }
@@ -120,18 +129,33 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
     if (dup) continue;
     // Insert in ascending idle order; a full pool drops its worst candidate (the first).
     let k = 0;
-    while (k < poolIdle.length && poolIdle[k] < idle) k++;
-    if (poolIdle.length === POOL_SIZE) {
+    while (k < poolLen && poolIdle[k] < idle) k++;
+    if (poolLen === POOL_SIZE) {
       if (k === 0) continue;
-      poolIdle.shift();
-      poolKey.shift();
-      poolDb.shift();
       k--;
+      for (let j = 0; j < k; j++) {
+        poolIdle[j] = poolIdle[j + 1];
+        poolEnt[j] = poolEnt[j + 1];
+        poolDb[j] = poolDb[j + 1];
+      }
+    } else {
+      for (let j = poolLen; j > k; j--) {
+        poolIdle[j] = poolIdle[j - 1];
+        poolEnt[j] = poolEnt[j - 1];
+        poolDb[j] = poolDb[j - 1];
+      }
+      poolLen++;
     }
-    poolIdle.splice(k, 0, idle);
-    poolKey.splice(k, 0, e.key);
-    poolDb.splice(k, 0, db.index);
+    poolIdle[k] = idle;
+    poolEnt[k] = e;
+    poolDb[k] = dbi;
   }
+}
+
+/** Forget the pooled candidates (a database was flushed or swapped: entries left or moved). */
+export function resetEvictionPool(): void {
+  for (let k = 0; k < poolLen; k++) poolEnt[k] = undefined;
+  poolLen = 0;
 }
 
 /** The best key to evict now under a pool policy, or null when none is left. */
@@ -145,13 +169,13 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; k
       populate(eng, db, kind, volatile);
     }
     if (!any) return null;
-    while (poolKey.length > 0) {
-      const key = poolKey.pop()!;
-      const dbi = poolDb.pop()!;
-      poolIdle.pop();
-      const db = eng.dbs[dbi];
-      const e = db.map.get(key);
-      if (e !== undefined && (!volatile || e.exp !== 0)) return { db, key };
+    while (poolLen > 0) {
+      const e = poolEnt[--poolLen]!;
+      poolEnt[poolLen] = undefined;
+      // Gone since it was sampled (deleted, or replaced by a new entry): next one. (FLUSHDB and
+      // SWAPDB empty the pool: resetEvictionPool.)
+      if (e.next === REMOVED || (volatile && e.exp === 0)) continue;
+      return { db: eng.dbs[poolDb[poolLen]], key: e.key };
     }
   }
   return null;
