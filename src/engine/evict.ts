@@ -158,8 +158,11 @@ export function resetEvictionPool(): void {
   poolLen = 0;
 }
 
-/** The best key to evict now under a pool policy, or null when none is left. */
-function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; key: string } | null {
+/** The db of the candidate the two functions below return (no object per eviction). */
+let candDb = 0;
+
+/** The best entry to evict now under a pool policy (its db in candDb), or null when none is left. */
+function bestFromPool(eng: Engine, kind: number, volatile: boolean): Entry | null {
   for (let tries = 0; tries < 16; tries++) {
     let any = false;
     for (const db of eng.dbs) {
@@ -175,7 +178,8 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; k
       // Gone since it was sampled (deleted, or replaced by a new entry): next one. (FLUSHDB and
       // SWAPDB empty the pool: resetEvictionPool.)
       if (e.next === REMOVED || (volatile && e.exp === 0)) continue;
-      return { db: eng.dbs[poolDb[poolLen]], key: e.key };
+      candDb = poolDb[poolLen];
+      return e;
     }
   }
   return null;
@@ -183,12 +187,15 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; k
 
 let nextDb = 0;
 
-function randomCandidate(eng: Engine, volatile: boolean): { db: Db; key: string } | null {
+function randomCandidate(eng: Engine, volatile: boolean): Entry | null {
   const dbs = eng.dbs;
   for (let i = 0; i < dbs.length; i++) {
     const db = dbs[nextDb++ % dbs.length];
     const e = volatile ? db.randomVolatile() : db.map.random();
-    if (e !== undefined) return { db, key: e.key };
+    if (e !== undefined) {
+      candDb = db.index;
+      return e;
+    }
   }
   return null;
 }
@@ -211,12 +218,15 @@ export function performEvictions(eng: Engine): number {
   const t0 = performance.now();
   let n = 0;
   while (used > limit) {
-    const cand = kind === P.RANDOM ? randomCandidate(eng, volatile) : bestFromPool(eng, kind, volatile);
-    if (cand === null) return EVICT_FAIL;
-    cand.db.delete(cand.key);
+    const e = kind === P.RANDOM ? randomCandidate(eng, volatile) : bestFromPool(eng, kind, volatile);
+    if (e === null) return EVICT_FAIL;
+    const db = eng.dbs[candDb];
+    // What the delete frees, from this db's figures alone (memoryForEviction sums every db).
+    const before = db.mem + eng.dictOverhead(db.map.size);
+    db.deleteEntry(e);
+    used -= before - (db.mem + eng.dictOverhead(db.map.size));
     eng.stats.evictedKeys++;
-    cand.db.event(N.EVICTED, 'evicted', cand.key);
-    used = eng.memoryForEviction();
+    db.event(N.EVICTED, 'evicted', e.key);
     if ((++n & 15) === 0 && (performance.now() - t0) * 1000 > budgetUs) return used > limit ? EVICT_RUNNING : EVICT_OK;
   }
   return EVICT_OK;
