@@ -234,6 +234,9 @@ export class Engine {
   maxmemory = 0;
   /** maxmemory-clients in bytes (client-evict.ts), 0 = off. */
   clientMemLimit = 0;
+  /** lfu-decay-time and the eviction time budget (maxmemory-eviction-tenacity), read per eviction. */
+  lfuDecayTime = 1;
+  evictBudgetUs = 500;
   /** maxmemory-policy as evict.ts P.* and whether only keys with a TTL are candidates. */
   evictKind: number = P.NONE;
   evictVolatile = false;
@@ -333,6 +336,10 @@ export class Engine {
     this.evictVolatile = p.volatile;
     this.lfu = p.kind === P.LFU;
     this.lfuLogFactor = this.cfgInt('lfu-log-factor');
+    this.lfuDecayTime = this.cfgInt('lfu-decay-time');
+    // evictionTimeLimitUs: 50 µs per tenacity step up to 10 (500 µs by default), then growing.
+    const tenacity = this.cfgInt('maxmemory-eviction-tenacity');
+    this.evictBudgetUs = tenacity <= 10 ? 50 * tenacity : tenacity < 100 ? 500 * 1.15 ** (tenacity - 10) : Infinity;
     this.maxmemorySamples = this.cfgInt('maxmemory-samples');
     this.oomState = false;
   }

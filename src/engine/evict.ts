@@ -68,7 +68,7 @@ export function lfuCounter(eng: Engine, e: Entry): number {
   let counter = f & 255;
   const now = minutes(eng);
   const elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-  const decay = eng.cfgInt('lfu-decay-time');
+  const decay = eng.lfuDecayTime;
   const periods = decay > 0 ? Math.floor(elapsed / decay) : 0;
   if (periods) counter = periods > counter ? 0 : counter - periods;
   return counter;
@@ -212,9 +212,7 @@ export function performEvictions(eng: Engine): number {
   const kind = eng.evictKind;
   if (kind === P.NONE) return EVICT_FAIL;
   const volatile = eng.evictVolatile;
-  // evictionTimeLimitUs: 50 µs per tenacity step up to 10 (500 µs by default), then growing.
-  const tenacity = eng.cfgInt('maxmemory-eviction-tenacity');
-  const budgetUs = tenacity <= 10 ? 50 * tenacity : tenacity < 100 ? 500 * 1.15 ** (tenacity - 10) : Infinity;
+  const budgetUs = eng.evictBudgetUs;
   const t0 = performance.now();
   let n = 0;
   while (used > limit) {
