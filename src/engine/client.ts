@@ -10,6 +10,44 @@ import type { Engine } from './engine.js';
 import type { DenyHook } from './dispatch.js';
 import type { AclUser } from './acl.js';
 import { RespWriter } from '../resp/writer.js';
+import { mallocSize } from './memory.js';
+
+/** Redis's PROTO_REPLY_CHUNK_BYTES and PROTO_REPLY_MIN_BYTES (the reply buffer's bounds). */
+export const REPLY_CHUNK = 16 * 1024;
+const REPLY_MIN = 1024;
+/** Redis's reply_buffer_peak_reset_time default (ms). */
+const PEAK_RESET_MS = 5000;
+
+/** Reply bytes one write carried (rbp: the most the reply buffer held at once). */
+export function noteReplyBytes(c: Client, n: number): void {
+  const used = n < c.rbs ? n : c.rbs;
+  if (used > c.rbp) c.rbp = used;
+}
+
+/**
+ * Redis's clientsCronResizeOutputBuffer, once a second per client: shrink to the peak when it
+ * stayed under half the buffer, double when the buffer filled up; the peak restarts every 5 s.
+ * Returns 1 for a shrink, 2 for an expansion, 0 otherwise (INFO reply_buffer_*).
+ */
+export function resizeReplyBuffer(c: Client, now: number): number {
+  let size = 0;
+  let r = 0;
+  const half = c.rbs >> 1;
+  if (half >= REPLY_MIN && c.rbp < half) {
+    size = Math.max(REPLY_MIN, c.rbp + 1);
+    r = 1;
+  } else if (c.rbs * 2 < REPLY_CHUNK * 2 && c.rbp === c.rbs) {
+    size = Math.min(REPLY_CHUNK, c.rbs * 2);
+    r = 2;
+  }
+  if (now - c.rbpResetAt >= PEAK_RESET_MS) {
+    // Redis restarts the peak from the bytes in the buffer then: none between our writes.
+    c.rbp = 0;
+    c.rbpResetAt = now;
+  }
+  if (size !== 0) c.rbs = mallocSize(size);
+  return r;
+}
 
 export const ReplyMode = { ON: 0, OFF: 1, SKIP: 2, SKIP_NEXT: 3 } as const;
 
@@ -89,6 +127,17 @@ export class Client {
   closed = false;
   /** Transport-specific admission rule (REST tokens, ACL); null = none. */
   deny: DenyHook | null = null;
+  /**
+   * Redis 7.0's per-client reply buffer, as CLIENT LIST rbs / rbp report it: its size and the
+   * most reply bytes one write carried since the last peak reset. Our replies share one slab,
+   * so the size is the one Redis's resizing rules (replyBufferCron) would give this traffic.
+   */
+  rbs = REPLY_CHUNK;
+  rbp = REPLY_CHUNK;
+  /** Redis starts it at 0: the first cron pass restarts the peak. */
+  rbpResetAt = 0;
+  /** When cron last resized this client's reply buffer. */
+  rbCronAt = 0;
 
   constructor(
     readonly engine: Engine,

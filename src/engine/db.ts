@@ -462,6 +462,12 @@ export class Db {
     return true;
   }
 
+  /** delete() of an entry already at hand (eviction): it must be live, of this db. */
+  deleteEntry(e: Entry): void {
+    this.remove(e);
+    this.signal(e.key);
+  }
+
   private remove(e: Entry): void {
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);

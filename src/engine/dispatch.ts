@@ -188,11 +188,15 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (eng.blocking.pending && eng.busyReply === null) eng.blocking.serveReady();
 }
 
+/** Nesting of call(): EXEC and scripts call commands inside their own call. */
+let callDepth = 0;
+
 /** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */
 export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 = performance.now()): void {
   const eng = c.engine;
   const st = eng.stats.perCommand[def.id];
-  const errorsBefore = replyStats.errors;
+  // Errors a top-level command did not cause (another client's, a rejection) are not its own.
+  if (callDepth++ === 0) replyStats.mark = replyStats.errors;
   if (eng.beforeWrite !== null && def.flags & F.WRITE) eng.beforeWrite(c, def, argv);
   try {
     def.handler(c, argv, out);
@@ -204,6 +208,7 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
       out.error(E.INTERNAL);
     }
   }
+  callDepth--;
   const t1 = performance.now();
   eng.lastCallEnd = t1;
   eng.lastClock = t1;
@@ -212,7 +217,8 @@ export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 
   st.calls++;
   recordLatency(st, usec);
   if (usec >= eng.slowlog.minUsec) eng.slowlog.record(c, def, argv, usec);
-  if (replyStats.errors !== errorsBefore) st.failed++;
+  if (replyStats.errors > replyStats.mark) st.failed++;
+  replyStats.mark = replyStats.errors;
   // Client-side caching: the keys read for a tracking client (also by its scripts and EXEC).
   if (eng.tracking.clients !== 0 && def.flags & F.READONLY && eng.current !== null) {
     eng.tracking.remember(eng.current, def, argv);

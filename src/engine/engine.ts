@@ -12,13 +12,14 @@ import { Slowlog } from './slowlog.js';
 import { RespWriter } from '../resp/writer.js';
 import { OutputBudget } from './output-budget.js';
 import { Tracking } from './tracking.js';
-import type { Client } from './client.js';
+import { type Client, resizeReplyBuffer } from './client.js';
 import type { Argv } from '../resp/argv.js';
 import type { CommandDef, Family } from './command.js';
 import { type Config, lookupOption, checkValue } from '../config.js';
 import { N, dbEvent, notifyFlagsOf } from './notify.js';
 import { CLIENT_BASE, STARTUP } from './memory.js';
-import { EVICT_OK, P, parsePolicy, performEvictions } from './evict.js';
+import { clientEvictionLimit, evictClients } from './client-evict.js';
+import { EVICT_OK, P, parsePolicy, performEvictions, resetEvictionPool } from './evict.js';
 
 export interface CommandStats {
   calls: number;
@@ -55,12 +56,16 @@ export class Stats {
   rejectedConnections = 0;
   expiredKeys = 0;
   evictedKeys = 0;
+  /** Connections closed by maxmemory-clients (client-evict.ts). */
+  evictedClients = 0;
   keyspaceHits = 0;
   keyspaceMisses = 0;
   netInputBytes = 0;
   /** Socket reads and writes (INFO total_reads_processed / total_writes_processed). */
   readsProcessed = 0;
   writesProcessed = 0;
+  replyBufferShrinks = 0;
+  replyBufferExpands = 0;
   /** Time spent in the active expiry cycle, ms (INFO expire_cycle_cpu_milliseconds). */
   expireCycleMs = 0;
   /** Ring of (time, input bytes, output bytes) samples for instantaneous_*_kbps. */
@@ -84,11 +89,13 @@ export class Stats {
     this.rejectedConnections = 0;
     this.expiredKeys = 0;
     this.evictedKeys = 0;
+    this.evictedClients = 0;
     this.keyspaceHits = 0;
     this.keyspaceMisses = 0;
     this.netInputBytes = 0;
     this.readsProcessed = 0;
     this.writesProcessed = 0;
+    this.replyBufferShrinks = this.replyBufferExpands = 0;
     this.expireCycleMs = 0;
     this.netSamples = [];
     this.totalErrorReplies = 0;
@@ -119,6 +126,8 @@ export interface KeyspaceListener {
   keysAdded?(db: Db, keys: string[]): void;
   /** A collection left the keyspace (deleted, expired or overwritten); strings are not reported. */
   valueDropped?(v: TypedValue): void;
+  /** DEBUG RELOAD read the keyspace back from disk (without keyChanged calls). */
+  reloaded?(): void;
 }
 
 /**
@@ -132,6 +141,11 @@ export interface PersistenceApi {
   info(): string[];
   /** SAVE / BGSAVE / SHUTDOWN: commit everything changed so far and force it to disk. */
   saveNow(): Promise<void>;
+  /**
+   * DEBUG RELOAD, after saveNow: drop the keyspace in memory and read it back from the store,
+   * as a restart does. False when there is no store to read (appendfsync no).
+   */
+  reload(): boolean;
   /** A record of another subsystem (REST tokens, ACL users), stored with the next commit. */
   putRecord(name: string, value: unknown): void;
   /** The record as loaded at start-up or last put; undefined when absent. */
@@ -234,6 +248,11 @@ export class Engine {
   notifyFlags = 0;
   /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */
   maxmemory = 0;
+  /** maxmemory-clients in bytes (client-evict.ts), 0 = off. */
+  clientMemLimit = 0;
+  /** lfu-decay-time and the eviction time budget (maxmemory-eviction-tenacity), read per eviction. */
+  lfuDecayTime = 1;
+  evictBudgetUs = 500;
   /** maxmemory-policy as evict.ts P.* and whether only keys with a TTL are candidates. */
   evictKind: number = P.NONE;
   evictVolatile = false;
@@ -329,11 +348,16 @@ export class Engine {
   /** Cache the maxmemory options the hot paths read. */
   private memoryConfig(): void {
     this.maxmemory = this.cfgInt('maxmemory');
+    this.clientMemLimit = clientEvictionLimit(this.cfg('maxmemory-clients'), this.maxmemory);
     const p = parsePolicy(this.cfg('maxmemory-policy'));
     this.evictKind = p.kind;
     this.evictVolatile = p.volatile;
     this.lfu = p.kind === P.LFU;
     this.lfuLogFactor = this.cfgInt('lfu-log-factor');
+    this.lfuDecayTime = this.cfgInt('lfu-decay-time');
+    // evictionTimeLimitUs: 50 µs per tenacity step up to 10 (500 µs by default), then growing.
+    const tenacity = this.cfgInt('maxmemory-eviction-tenacity');
+    this.evictBudgetUs = tenacity <= 10 ? 50 * tenacity : tenacity < 100 ? 500 * 1.15 ** (tenacity - 10) : Infinity;
     this.maxmemorySamples = this.cfgInt('maxmemory-samples');
     this.oomState = false;
   }
@@ -375,10 +399,16 @@ export class Engine {
   }
 
   onFlush(db: Db): void {
+    resetEvictionPool();
     for (const l of this.listeners) l.flushed(db);
   }
 
+  onReload(): void {
+    for (const l of this.listeners) l.reloaded?.();
+  }
+
   onSwap(a: Db, b: Db): void {
+    resetEvictionPool();
     for (const l of this.listeners) l.swapped?.(a, b);
   }
 
@@ -436,6 +466,19 @@ export class Engine {
         if (now - c.lastInteraction > timeout * 1000) c.transport.close(false);
       }
     }
+    // Reply buffers as Redis's clientsCron resizes them: every client at each tick while there
+    // are at most 5 (CLIENTS_CRON_MIN_ITERATIONS), else each about once a second.
+    let tcp = 0;
+    for (const c of this.clients.values()) if (c.transport.kind === 'tcp') tcp++;
+    const every = tcp <= 5;
+    for (const c of this.clients.values()) {
+      // (900: a tick comes a little late; the pass stays about once a second.)
+      if (c.transport.kind !== 'tcp' || (!every && now - c.rbCronAt < 900)) continue;
+      c.rbCronAt = now;
+      const r = resizeReplyBuffer(c, now);
+      if (r === 1) this.stats.replyBufferShrinks++;
+      else if (r === 2) this.stats.replyBufferExpands++;
+    }
     const s = this.stats.opsSamples;
     s.push(now, this.stats.totalCommands);
     if (s.length > 32) s.splice(0, 2);
@@ -443,6 +486,7 @@ export class Engine {
     ns.push(now, this.stats.netInputBytes, RespWriter.totalOut);
     if (ns.length > 48) ns.splice(0, 3);
     this.usedMemory();
+    if (this.clientMemLimit !== 0) evictClients(this);
     // Background eviction: what the commands' budget left over (Redis's evictionTimeProc).
     if (this.maxmemory !== 0 && this.busyReply === null && performEvictions(this) !== EVICT_OK) performEvictions(this);
   }

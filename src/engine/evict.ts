@@ -16,6 +16,7 @@ import type { Argv } from '../resp/argv.js';
 import type { Db, Entry } from './db.js';
 import { F } from './flags.js';
 import { N } from './notify.js';
+import { REMOVED } from './keytable.js';
 
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -80,7 +81,7 @@ export function lfuCounter(eng: Engine, e: Entry): number {
   let counter = f & 255;
   const now = minutes(eng);
   const elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-  const decay = eng.cfgInt('lfu-decay-time');
+  const decay = eng.lfuDecayTime;
   const periods = decay > 0 ? Math.floor(elapsed / decay) : 0;
   if (periods) counter = periods > counter ? 0 : counter - periods;
   return counter;
@@ -99,9 +100,16 @@ export function lfuTouch(eng: Engine, e: Entry): void {
 // ---------------------------------------------------------------- the eviction pool
 
 const POOL_SIZE = 16;
-const poolIdle: number[] = [];
-const poolKey: string[] = [];
-const poolDb: number[] = [];
+/**
+ * The pool, best candidate last: idle scores and the entries themselves (an entry knows its
+ * key; one that left its table has next === REMOVED). Comparing entries by identity keeps the
+ * duplicate check off the key strings (long common prefixes made it the eviction path's main
+ * cost). Fixed arrays, moved in place, as Redis's memmove.
+ */
+const poolIdle = new Float64Array(POOL_SIZE);
+const poolEnt: (Entry | undefined)[] = new Array(POOL_SIZE).fill(undefined);
+const poolDb = new Int32Array(POOL_SIZE);
+let poolLen = 0;
 
 const sampled: Entry[] = [];
 
@@ -117,6 +125,7 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
   } else {
     db.map.someEntries(n, sampled);
   }
+  const dbi = db.index;
   for (let i = 0; i < sampled.length; i++) {
     const e = sampled[i];
     let idle: number;
@@ -124,8 +133,8 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
     else if (kind === P.LFU) idle = 255 - lfuCounter(eng, e);
     else idle = Number.MAX_SAFE_INTEGER - e.exp; // TTL: the nearest expiry is the best candidate
     let dup = false;
-    for (let k = 0; k < poolKey.length; k++) {
-      if (poolKey[k] === e.key && poolDb[k] === db.index) {
+    for (let k = 0; k < poolLen; k++) {
+      if (poolEnt[k] === e) {
         dup = true;
         break;
       }
@@ -133,22 +142,40 @@ function populate(eng: Engine, db: Db, kind: number, volatile: boolean): void {
     if (dup) continue;
     // Insert in ascending idle order; a full pool drops its worst candidate (the first).
     let k = 0;
-    while (k < poolIdle.length && poolIdle[k] < idle) k++;
-    if (poolIdle.length === POOL_SIZE) {
+    while (k < poolLen && poolIdle[k] < idle) k++;
+    if (poolLen === POOL_SIZE) {
       if (k === 0) continue;
-      poolIdle.shift();
-      poolKey.shift();
-      poolDb.shift();
       k--;
+      for (let j = 0; j < k; j++) {
+        poolIdle[j] = poolIdle[j + 1];
+        poolEnt[j] = poolEnt[j + 1];
+        poolDb[j] = poolDb[j + 1];
+      }
+    } else {
+      for (let j = poolLen; j > k; j--) {
+        poolIdle[j] = poolIdle[j - 1];
+        poolEnt[j] = poolEnt[j - 1];
+        poolDb[j] = poolDb[j - 1];
+      }
+      poolLen++;
     }
-    poolIdle.splice(k, 0, idle);
-    poolKey.splice(k, 0, e.key);
-    poolDb.splice(k, 0, db.index);
+    poolIdle[k] = idle;
+    poolEnt[k] = e;
+    poolDb[k] = dbi;
   }
 }
 
-/** The best key to evict now under a pool policy, or null when none is left. */
-function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; key: string } | null {
+/** Forget the pooled candidates (a database was flushed or swapped: entries left or moved). */
+export function resetEvictionPool(): void {
+  for (let k = 0; k < poolLen; k++) poolEnt[k] = undefined;
+  poolLen = 0;
+}
+
+/** The db of the candidate the two functions below return (no object per eviction). */
+let candDb = 0;
+
+/** The best entry to evict now under a pool policy (its db in candDb), or null when none is left. */
+function bestFromPool(eng: Engine, kind: number, volatile: boolean): Entry | null {
   for (let tries = 0; tries < 16; tries++) {
     let any = false;
     for (const db of eng.dbs) {
@@ -158,13 +185,14 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; k
       populate(eng, db, kind, volatile);
     }
     if (!any) return null;
-    while (poolKey.length > 0) {
-      const key = poolKey.pop()!;
-      const dbi = poolDb.pop()!;
-      poolIdle.pop();
-      const db = eng.dbs[dbi];
-      const e = db.map.get(key);
-      if (e !== undefined && (!volatile || e.exp !== 0)) return { db, key };
+    while (poolLen > 0) {
+      const e = poolEnt[--poolLen]!;
+      poolEnt[poolLen] = undefined;
+      // Gone since it was sampled (deleted, or replaced by a new entry): next one. (FLUSHDB and
+      // SWAPDB empty the pool: resetEvictionPool.)
+      if (e.next === REMOVED || (volatile && e.exp === 0)) continue;
+      candDb = poolDb[poolLen];
+      return e;
     }
   }
   return null;
@@ -172,12 +200,15 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): { db: Db; k
 
 let nextDb = 0;
 
-function randomCandidate(eng: Engine, volatile: boolean): { db: Db; key: string } | null {
+function randomCandidate(eng: Engine, volatile: boolean): Entry | null {
   const dbs = eng.dbs;
   for (let i = 0; i < dbs.length; i++) {
     const db = dbs[nextDb++ % dbs.length];
     const e = volatile ? db.randomVolatile() : db.map.random();
-    if (e !== undefined) return { db, key: e.key };
+    if (e !== undefined) {
+      candDb = db.index;
+      return e;
+    }
   }
   return null;
 }
@@ -194,18 +225,19 @@ export function performEvictions(eng: Engine): number {
   const kind = eng.evictKind;
   if (kind === P.NONE) return EVICT_FAIL;
   const volatile = eng.evictVolatile;
-  // evictionTimeLimitUs: 50 µs per tenacity step up to 10 (500 µs by default), then growing.
-  const tenacity = eng.cfgInt('maxmemory-eviction-tenacity');
-  const budgetUs = tenacity <= 10 ? 50 * tenacity : tenacity < 100 ? 500 * 1.15 ** (tenacity - 10) : Infinity;
+  const budgetUs = eng.evictBudgetUs;
   const t0 = performance.now();
   let n = 0;
   while (used > limit) {
-    const cand = kind === P.RANDOM ? randomCandidate(eng, volatile) : bestFromPool(eng, kind, volatile);
-    if (cand === null) return EVICT_FAIL;
-    cand.db.delete(cand.key);
+    const e = kind === P.RANDOM ? randomCandidate(eng, volatile) : bestFromPool(eng, kind, volatile);
+    if (e === null) return EVICT_FAIL;
+    const db = eng.dbs[candDb];
+    // What the delete frees, from this db's figures alone (memoryForEviction sums every db).
+    const before = db.mem + eng.dictOverhead(db.map.size);
+    db.deleteEntry(e);
+    used -= before - (db.mem + eng.dictOverhead(db.map.size));
     eng.stats.evictedKeys++;
-    cand.db.event(N.EVICTED, 'evicted', cand.key);
-    used = eng.memoryForEviction();
+    db.event(N.EVICTED, 'evicted', e.key);
     if ((++n & 15) === 0 && (performance.now() - t0) * 1000 > budgetUs) return used > limit ? EVICT_RUNNING : EVICT_OK;
   }
   return EVICT_OK;

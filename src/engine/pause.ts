@@ -4,7 +4,9 @@
  * PUBLISH, EXEC of a transaction holding one, and writes queued in MULTI) are postponed,
  * each client waiting in order, and run when the pause ends (its timeout or CLIENT UNPAUSE).
  * Keys do not expire meanwhile: the expiry cycle stops and an expired key reads as missing
- * without being deleted. REST requests are not postponed (a request cannot wait here).
+ * without being deleted. REST requests wait too, whole (http/server.ts asks pauseCovers for
+ * each command of a request and waits with afterPause): a request holding a command the pause
+ * covers is answered once the pause ends.
  */
 import type { Argv } from '../resp/argv.js';
 import type { ReplySink } from '../resp/reply-sink.js';
@@ -20,6 +22,7 @@ interface Postponed {
 }
 
 const postponed = new WeakMap<Engine, Postponed[]>();
+const waiters = new WeakMap<Engine, (() => void)[]>();
 const timers = new WeakMap<Engine, NodeJS.Timeout>();
 
 /** Whether a pause is in force now (ending it first when its time is up). */
@@ -48,6 +51,20 @@ export function pausedFor(eng: Engine, c: Client, def: CommandDef): boolean {
   if (!eng.pauseWriteOnly) return true;
   if (mayWrite(def)) return true;
   return def.name === 'exec' && c.multi !== null && c.multi.some((q) => mayWrite(q.def));
+}
+
+/** Whether a pause in force covers `def` for a client that is not a connection (REST). */
+export function pauseCovers(eng: Engine, def: CommandDef): boolean {
+  if (!pauseActive(eng)) return false;
+  return !eng.pauseWriteOnly || mayWrite(def);
+}
+
+/** Run `fn` when the pause ends, after the postponed commands of the connections. */
+export function afterPause(eng: Engine, fn: () => void): void {
+  let list = waiters.get(eng);
+  if (list === undefined) waiters.set(eng, (list = []));
+  list.push(fn);
+  armTimer(eng);
 }
 
 /** Hold the command until the pause ends; the connection reads no further command meanwhile. */
@@ -84,14 +101,21 @@ export function endPause(eng: Engine): void {
   if (t !== undefined) clearTimeout(t);
   timers.delete(eng);
   const list = postponed.get(eng);
-  if (list === undefined || list.length === 0) return;
-  postponed.set(eng, []);
-  for (const p of list) {
-    const c = p.client;
-    if (c.closed) continue;
-    c.blocked = false;
-    runner.execute!(c, p.argv, p.out);
-    c.transport.requestFlush();
-    if (!c.blocked) c.transport.resume();
+  if (list !== undefined && list.length !== 0) {
+    postponed.set(eng, []);
+    for (const p of list) {
+      const c = p.client;
+      if (c.closed) continue;
+      c.blocked = false;
+      runner.execute!(c, p.argv, p.out);
+      c.transport.requestFlush();
+      if (!c.blocked) c.transport.resume();
+    }
+  }
+  const w = waiters.get(eng);
+  if (w !== undefined && w.length !== 0) {
+    waiters.set(eng, []);
+    // A waiter finding a new pause (a postponed CLIENT PAUSE ran) waits again.
+    for (const fn of w) fn();
   }
 }

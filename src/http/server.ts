@@ -38,6 +38,7 @@ import { discardTransaction } from '../engine/commands/transactions.js';
 import { clientInfo } from '../engine/commands/client.js';
 import type { AclDenial, AclUser } from '../engine/acl.js';
 import type { CommandDef } from '../engine/command.js';
+import { afterPause, pauseCovers } from '../engine/pause.js';
 import { JsonWriter } from './json-writer.js';
 import { CommandList, decodePath, decodeQuery, queryToken } from './parse.js';
 import { Access, type AccessKind, AUTH_ERROR, RestClient, RestTokens, aclTokenAccess, applyAccess, ruleTable } from './auth.js';
@@ -564,14 +565,61 @@ export class HttpServer {
       this.sendJson(res, S_400, errorJson(list.error!), false);
       return;
     }
-    if (p.kind === K_SINGLE) {
+    this.runList(res, p.kind, buf, p.start, p.pos, p.access, p.base64, p.resp2);
+  }
+
+  /** Run the commands of a JSON body (parsed into this.list from buf[start, pos)). */
+  private runList(res: HttpResponse, kind: number, buf: Buffer, start: number, pos: number, access: AccessKind, base64: boolean, resp2: boolean): void {
+    const list = this.list;
+    if (kind === K_SINGLE) {
       list.load(0, this.argv, buf);
-      this.single(res, this.argv, p.access, p.base64, p.resp2, false);
-    } else if (p.kind === K_PIPELINE) {
-      this.pipeline(res, buf, p.access, p.base64, p.resp2);
-    } else {
-      this.multiExec(res, buf, p.access, p.base64);
+      this.single(res, this.argv, access, base64, resp2, false);
+      return;
     }
+    if (this.engine.pauseUntil !== 0 && this.listPaused(buf)) {
+      const copy = Buffer.from(buf.subarray(start, pos));
+      this.holdPaused(res, () => {
+        list.parse(copy, 0, copy.length, true);
+        this.runList(res, kind, copy, 0, copy.length, access, base64, resp2);
+      });
+      return;
+    }
+    if (kind === K_PIPELINE) this.pipeline(res, buf, access, base64, resp2);
+    else this.multiExec(res, buf, access, base64);
+  }
+
+  /** CLIENT PAUSE covers a command of this.list (a pipeline or transaction then waits whole). */
+  private listPaused(buf: Buffer): boolean {
+    const list = this.list;
+    const argv = this.argv;
+    const reg = this.engine.registry;
+    for (let i = 0; i < list.count; i++) {
+      list.load(i, argv, buf);
+      const def = reg.lookup(argv);
+      if (def !== undefined && pauseCovers(this.engine, def)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * CLIENT PAUSE: the request waits until the pause ends, as Redis holds a paused client's
+   * command; `run` answers it then (and waits again if a new pause has begun).
+   */
+  private holdPaused(res: HttpResponse, run: () => void): void {
+    const waiting = { aborted: false };
+    res.onAborted(() => { waiting.aborted = true; });
+    const cors = this.cors;
+    afterPause(this.engine, () => {
+      if (waiting.aborted) return;
+      res.cork(() => {
+        this.cors = cors;
+        try {
+          run();
+        } catch (err) {
+          this.internalError(res, err);
+        }
+      });
+    });
   }
 
   /** @internal The shared buffer for a body read in one chunk (used synchronously only). */
@@ -588,6 +636,14 @@ export class HttpServer {
   // ---------------------------------------------------------------- execution
 
   private single(res: HttpResponse, argv: Argv, access: AccessKind, base64: boolean, resp2: boolean, head: boolean): void {
+    if (this.engine.pauseUntil !== 0) {
+      const def = this.engine.registry.lookup(argv);
+      if (def !== undefined && pauseCovers(this.engine, def)) {
+        const copy = argv.clone();
+        this.holdPaused(res, () => this.single(res, copy, access, base64, resp2, head));
+        return;
+      }
+    }
     const c = this.client;
     applyAccess(c, this.engine.acl, access);
     this.dirtyMark = this.engine.dirty;

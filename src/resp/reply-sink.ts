@@ -116,6 +116,12 @@ export abstract class Resp2Shapes implements ReplySink {
 /** Process-wide reply counters shared by every sink (INFO total_error_replies, failed_calls, errorstats). */
 export const replyStats = {
   errors: 0,
+  /**
+   * `errors` when the last command call (nested ones included: EXEC's, scripts') ended: Redis's
+   * static prev_err_count. A call fails when errors moved past it, so an error already charged to
+   * a command a script or EXEC ran is not charged to the EVAL or EXEC as well.
+   */
+  mark: 0,
   /** Error replies per error code (INFO errorstats). */
   codes: new Map<string, number>(),
 };

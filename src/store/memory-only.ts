@@ -31,6 +31,10 @@ export class MemoryOnly implements PersistenceApi {
     return Promise.resolve();
   }
 
+  reload(): boolean {
+    return false;
+  }
+
   putRecord(name: string, value: unknown): void {
     this.records.set(name, value);
   }

@@ -237,6 +237,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private commits = 0;
   private failures = 0;
   load: LoadReport = { keys: 0, expired: 0, ms: 0 };
+  /** DEBUG RELOAD is emptying the databases in memory (not a FLUSHALL: nothing to write). */
+  private reloading = false;
   /** The background load of the keyspace, until it completes (loader.ts). */
   private loader: Loader | null = null;
   private loadStart = 0;
@@ -486,7 +488,32 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     return Math.max(0, n);
   }
 
+  /**
+   * DEBUG RELOAD (after saveNow): drop every database in memory and load it back from LMDB
+   * with the start-up loader, at once. The data on disk is untouched: the flush below is not
+   * written (reloading), and the dirty counter stays what the save left.
+   */
+  reload(): boolean {
+    const eng = this.eng;
+    this.loader?.finish();
+    const dirty = eng.dirty;
+    this.reloading = true;
+    try {
+      for (const db of eng.dbs) db.flush();
+    } finally {
+      this.reloading = false;
+    }
+    eng.dirty = dirty;
+    this.load = { keys: 0, expired: 0, ms: 0 };
+    this.loadStart = performance.now();
+    this.loader = new Loader(this.store, this, eng.dbs, this.ns);
+    this.loader.finish();
+    eng.onReload();
+    return true;
+  }
+
   flushed(db: Db): void {
+    if (this.reloading) return;
     // The db's namespace dies (deleted in the background); new keys go to a fresh one.
     const i = db.index;
     if (this.bulk.length > 0) this.dropBulk(i);

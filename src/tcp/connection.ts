@@ -17,11 +17,12 @@ import { readSync } from 'node:fs';
 import { Argv } from '../resp/argv.js';
 import { Parse, RespParser } from '../resp/parser.js';
 import { RespWriter } from '../resp/writer.js';
-import { Client, type Transport } from '../engine/client.js';
+import { Client, noteReplyBytes, type Transport } from '../engine/client.js';
 import type { Engine, HeldOutput } from '../engine/engine.js';
 import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
+import { clientMemoryChanged } from '../engine/client-evict.js';
 
 /** Commands one connection runs per event-loop turn before the others get theirs (yieldTurn). */
 const TURN_COMMANDS = 256;
@@ -145,6 +146,8 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     }
     if (!c.blocked) this.process();
     else this.flush();
+    // maxmemory-clients: a query buffer left holding a partial command counts.
+    if (eng.clientMemLimit !== 0 && p.buffered !== 0) clientMemoryChanged(eng);
   }
 
   /** Execute every complete command in the parser, until one blocks. */
@@ -263,10 +266,16 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   }
 
   private send(): void {
-    if (this.writer.pending) this.engine.stats.writesProcessed++;
-    if (this.writer.pending && !this.writer.flush(this.sock) && !this.paused && !this.closing) {
-      this.paused = true;
-      if (!this.sliced) this.sock.pause();
+    const w = this.writer;
+    if (w.pending) {
+      this.engine.stats.writesProcessed++;
+      const before = RespWriter.totalOut;
+      const ok = w.flush(this.sock);
+      noteReplyBytes(this.client, RespWriter.totalOut - before);
+      if (!ok && !this.paused && !this.closing) {
+        this.paused = true;
+        if (!this.sliced) this.sock.pause();
+      }
     }
     this.checkOutputLimit();
     if (this.closing && !this.sock.destroyed) this.sock.end();
@@ -283,6 +292,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 
   private checkOutputLimit(): void {
     const used = this.outputBytes();
+    if (used !== 0 && this.engine.clientMemLimit !== 0) clientMemoryChanged(this.engine);
     // Pushed-to readers also share one total budget (engine.outputs), over every connection.
     if (this.client.subscriptions > 0 || this.client.monitor) this.engine.outputs.report(this, used);
     if (used === 0) {

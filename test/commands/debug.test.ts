@@ -79,13 +79,47 @@ describe('DEBUG PROTOCOL and RELOAD', () => {
     }
   });
 
-  it('RELOAD keeps the data (and its digest)', async () => {
+  it('RELOAD reads every type back from disk: digest, TTLs and the loaded-keys count as redis-server', async () => {
     await same('FLUSHALL');
     await same('SET', 'a', '1');
-    await same('RPUSH', 'l', 'x', 'y');
+    await same('SET', 'big', 'x'.repeat(5000));
+    await same('SET', 't', 'v', 'PX', '100000');
+    await same('RPUSH', 'l', 'x', 'y', '3');
+    await same('HSET', 'h', 'f', '1', 'g', 'two');
+    await same('ZADD', 'z', '1', 'a', '2.5', 'b');
+    await same('SADD', 's', 'x', 'y', '1');
+    await same('XADD', 'x', '1-1', 'a', '1');
+    await same('PFADD', 'hll', 'a', 'b');
+    await same('SELECT', '3');
+    await same('SET', 'in3', 'v', 'EX', '1000');
+    // A collection stored one record per element (the loader's deferred path).
+    for (let i = 0; i < 12; i++) await same('SADD', 'bigset', ...Array.from({ length: 1000 }, (_, j) => `m${i * 1000 + j}`));
+    await same('SELECT', '0');
     const before = await same('DEBUG', 'DIGEST');
+    assert.notEqual(before, '+0000000000000000000000000000000000000000\r\n');
     await same('DEBUG', 'RELOAD');
     assert.equal(await same('DEBUG', 'DIGEST'), before);
+    const [ta, tb] = await both('PTTL', 't');
+    for (const t of [ta, tb]) assert.ok(Number(t.slice(1)) > 90000 && Number(t.slice(1)) <= 100000, t);
+    await same('SELECT', '3');
+    await same('TTL', 'in3');
+    await same('SCARD', 'bigset');
+    await same('SELECT', '0');
+    // The keys really came back from disk: the load counts them, as Redis's does.
+    const [ia, ib] = await both('INFO', 'persistence');
+    const loaded = (i: string) => /rdb_last_load_keys_loaded:(\d+)/.exec(i)![1];
+    assert.equal(loaded(ia), '11');
+    assert.equal(loaded(ia), loaded(ib));
+    for (const opts of [['NOSAVE'], ['NOFLUSH', 'MERGE'], ['MERGE', 'NOSAVE']]) {
+      await same('DEBUG', 'RELOAD', ...opts);
+      assert.equal(await same('DEBUG', 'DIGEST'), before);
+    }
+    // Writes after a reload go on as before (and survive the next one).
+    await same('SET', 'after', '1');
+    await same('DEL', 'a');
+    const d2 = await same('DEBUG', 'DIGEST');
+    await same('DEBUG', 'RELOAD');
+    assert.equal(await same('DEBUG', 'DIGEST'), d2);
     await same('GET', 'a');
   });
 });

@@ -132,6 +132,24 @@ describe('LATENCY', () => {
     await both('CONFIG', 'SET', 'latency-monitor-threshold', '0');
   });
 
+  it('DOCTOR with events: Redis\'s report word for word (figures masked), for each slowlog setting', async () => {
+    // Figures depend on each server's speed: the text around them must be Redis's.
+    const mask = (s: string) => s.replace(/^\$\d+/, '$L').replace(/\d+ms/g, 'Nms');
+    const spin = 'local i = 0 while i < 3000000 do i = i + 1 end return i';
+    for (const slower of ['10000', '-1', '100000000']) {
+      await both('LATENCY', 'RESET');
+      await both('CONFIG', 'SET', 'latency-monitor-threshold', '1');
+      await both('CONFIG', 'SET', 'slowlog-log-slower-than', slower);
+      await both('EVAL', spin, '0');
+      const [a, b] = await both('LATENCY', 'DOCTOR');
+      assert.match(a, /1\. command: 1 latency spikes \(average \d+ms, mean deviation 0ms, period 1\.00 sec\)/);
+      assert.equal(mask(a), mask(b), `slowlog-log-slower-than ${slower}`);
+    }
+    await both('CONFIG', 'SET', 'slowlog-log-slower-than', '10000');
+    await both('CONFIG', 'SET', 'latency-monitor-threshold', '0');
+    await both('LATENCY', 'RESET');
+  });
+
   it('HISTOGRAM reports calls and cumulative power-of-two buckets from the per-command histograms', async () => {
     await oc.call('CONFIG', 'RESETSTAT');
     for (let i = 0; i < 5; i++) await oc.call('SET', 'h', String(i));

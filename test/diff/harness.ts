@@ -6,14 +6,15 @@
  * arguments) or an object with options:
  *   compare: 'bytes' (default) | 'sorted' (array elements compared as a multiset: KEYS,
  *            SMEMBERS...) | 'type' (only the reply type: RANDOMKEY, TIME...) | 'skip' |
- *            'hello' (bytes, with the connection id of a HELLO reply masked)
+ *            'hello' (bytes, with the connection id of a HELLO reply masked) | 'cmdstats' (INFO
+ *            commandstats: times masked, lines as a multiset, since Redis lists them in hash order)
  *   sleep:   milliseconds to wait before the command (TTL tests)
  *   raw:     bytes to send instead of a command (protocol tests); `replies` says how many
  *            replies to read (default 1)
  */
 import { RawClient, replyLength } from '../helpers/resp-client.js';
 
-export type Compare = 'bytes' | 'sorted' | 'type' | 'skip' | 'hello';
+export type Compare = 'bytes' | 'sorted' | 'type' | 'skip' | 'hello' | 'cmdstats';
 export interface StepObject {
   cmd?: Array<string | Buffer>;
   raw?: Buffer | string;
@@ -75,6 +76,12 @@ function sortedKey(reply: Buffer): string {
   return `${String.fromCharCode(reply[0])}${els.length}:` + els.map((e) => e.toString('latin1')).sort().join('|');
 }
 
+/** INFO commandstats without its times, lines sorted. */
+function maskTimes(reply: Buffer): string {
+  return reply.toString('latin1').replace(/^([$=])\d+/, '$1').replace(/usec=\d+,usec_per_call=[\d.]+/g, 'usec=*')
+    .split('\r\n').sort().join('\n');
+}
+
 /** A HELLO reply with its connection id masked (ids depend on each server's connection count). */
 function maskId(b: Buffer): string {
   return b.toString('latin1').replace(/\$2\r\nid\r\n:\d+\r\n/, '$2\r\nid\r\n:N\r\n');
@@ -121,6 +128,7 @@ export async function runScript(ours: RawClient, redis: RawClient, script: Scrip
       else if (mode === 'type') same = a[0] === b[0];
       else if (mode === 'sorted') same = sortedKey(a) === sortedKey(b);
       else if (mode === 'hello') same = maskId(a) === maskId(b);
+      else if (mode === 'cmdstats') same = maskTimes(a) === maskTimes(b);
       else same = a.equals(b);
       if (!same) return { step: i, cmd: label, ours: show(a), redis: show(b) };
     }

@@ -45,7 +45,7 @@ describe('ioredis', () => {
     assert.equal(await r.ping(), 'PONG');
     assert.equal(await r.set('hello', 'world'), 'OK');
     assert.equal(await r.get('hello'), 'world');
-    assert.match(String(await r.client('INFO')), / resp=3 /);
+    assert.match(String(await r.client('INFO')), / resp=3\n/);
     assert.deepEqual(await r.hgetall('nokey'), {});
   });
 

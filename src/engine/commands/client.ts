@@ -2,8 +2,8 @@
  * CLIENT and its subcommands: ID SETNAME GETNAME LIST INFO KILL SETINFO NO-EVICT NO-TOUCH
  * REPLY PAUSE UNPAUSE UNBLOCK TRACKING CACHING GETREDIR TRACKINGINFO HELP.
  *
- * Replies and errors are Redis 7.0's; SETINFO, NO-TOUCH and the lib-name/lib-ver fields of
- * CLIENT LIST are Redis 7.2's. Client-side caching itself lives in engine/tracking.ts.
+ * Replies, errors and CLIENT LIST's fields are Redis 7.0's; SETINFO and NO-TOUCH are Redis 7.2's
+ * (SETINFO's values are kept, but CLIENT LIST shows 7.0's fields only). Client-side caching itself lives in engine/tracking.ts.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
@@ -18,6 +18,7 @@ import { container, family, row } from '../command.js';
 import { validClientName } from './connection.js';
 import { TR } from '../tracking.js';
 import { cstr } from '../../bytes.js';
+import { clientMemory } from '../client-evict.js';
 
 // ---------------------------------------------------------------- CLIENT LIST lines
 
@@ -70,7 +71,7 @@ function fdOf(c: Client): number {
 }
 
 /**
- * One CLIENT LIST line (Redis 7.2 format, newline included). `argv` is the command being run
+ * One CLIENT LIST line (Redis 7.0 format, newline included). `argv` is the command being run
  * when the line describes the calling client (argv-mem), else null.
  */
 function clientLine(c: Client, now: number, argv: Argv | null): string {
@@ -84,17 +85,17 @@ export function clientInfo(c: Client, now: number, argv: Argv | null): string {
   let argvMem = 0;
   if (argv !== null) for (let i = 0; i < argv.count; i++) argvMem += argv.len(i);
   const multiMem = multiBytes(c);
-  // Replies are built in a slab shared by all clients, so there is no per-client reply buffer
-  // (rbs, rbp 0); obl counts this client's bytes in the slab, oll its queued chunks.
+  // Replies are built in a slab shared by all clients: obl counts this client's bytes in the
+  // slab, oll its queued chunks; rbs / rbp are the reply buffer Redis would have sized for
+  // this client's traffic (client.ts), so tot-mem leaves rbs out (we do not hold it).
   const b = c.transport.bufferStats?.() ?? { qbufFree: 0, obl: 0, oll: 0 };
   const [sub, psub, ssub] = c.subscriptions === 0 || subscriptionCounts.of === null ? [0, 0, 0] : subscriptionCounts.of(c);
   return `id=${c.id} addr=${c.addr} laddr=${c.laddr} fd=${fdOf(c)} name=${c.name ?? ''}`
     + ` age=${Math.max(0, Math.floor((now - c.createdAt) / 1000))} idle=${Math.max(0, Math.floor((now - c.lastInteraction) / 1000))}`
     + ` flags=${flagLetters(c)} db=${c.dbIndex} sub=${sub} psub=${psub} ssub=${ssub}`
     + ` multi=${c.multi === null ? -1 : c.multi.length} qbuf=${qbuf} qbuf-free=${b.qbufFree} argv-mem=${argvMem}`
-    + ` multi-mem=${multiMem} rbs=0 rbp=0 obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${qbuf + b.qbufFree + argvMem + multiMem + omem + b.obl}`
-    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=${c.track & TR.ON ? c.trackRedirect : -1} resp=${c.resp}`
-    + ` lib-name=${c.libName} lib-ver=${c.libVer}`;
+    + ` multi-mem=${multiMem} rbs=${c.rbs} rbp=${c.rbp} obl=${b.obl} oll=${b.oll} omem=${omem} tot-mem=${clientMemory(c) + argvMem}`
+    + ` events=${omem > 0 ? 'rw' : 'r'} cmd=${c.lastCommand} user=${c.user} redir=${c.track & TR.ON ? c.trackRedirect : -1} resp=${c.resp}`;
 }
 
 /** Live clients in connection order (a killed client leaves the list at once, as in Redis). */

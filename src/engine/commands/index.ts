@@ -27,6 +27,7 @@ import memory from './memory.js';
 import dump, { replication } from './dump.js';
 import latency from './latency.js';
 import search from './search.js';
+import lolwut from './lolwut.js';
 
 export const FAMILIES: readonly Family[] = [
   connection,
@@ -54,4 +55,5 @@ export const FAMILIES: readonly Family[] = [
   replication,
   latency,
   search,
+  lolwut,
 ];

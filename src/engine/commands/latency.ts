@@ -4,7 +4,9 @@
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
+import fs from 'node:fs';
 import type { Client } from '../client.js';
+import type { Engine } from '../engine.js';
 import { LATENCY_BUCKETS } from '../engine.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
@@ -200,30 +202,128 @@ function latencyGraphCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // LATENCY DOCTOR
 function latencyDoctorCommand(c: Client, _argv: Argv, out: ReplySink): void {
-  const sl = c.engine.slowlog;
-  if (!sl.latencyEnabled && sl.events.size === 0) {
-    out.bulkText('I\'m sorry, Dave, I can\'t do that. Latency monitoring is disabled in this Redis instance. You may use "CONFIG SET latency-monitor-threshold <milliseconds>." in order to enable it. If we weren\'t in a deep space mission I\'d suggest to take a look at https://redis.io/topics/latency-monitor.\n');
-    return;
+  out.bulkText(latencyReport(c.engine));
+}
+
+/** Bytes of transparent huge pages the process uses (Redis's THPGetAnonHugePagesSize). */
+function anonHugePages(): number {
+  for (const f of ['/proc/self/smaps_rollup', '/proc/self/smaps']) {
+    let text: string;
+    try {
+      text = fs.readFileSync(f, 'latin1');
+    } catch {
+      continue;
+    }
+    let kb = 0;
+    for (const m of text.matchAll(/^AnonHugePages:\s+(\d+) kB/gm)) kb += Number(m[1]);
+    return kb * 1024;
   }
-  if (sl.events.size === 0) {
-    out.bulkText('Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n');
-    return;
+  return 0;
+}
+
+const ADVICE = {
+  slowlogInspect: '- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n',
+  scheduler: '- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n'
+    + '  1) Lower the system load.\n'
+    + '  2) Use a computer / VM just for Redis if you are running other software in the same system.\n'
+    + '  3) Check if you have a "noisy neighbour" problem.\n'
+    + "  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your system.\n"
+    + '  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if you are using Jemalloc. However this may create fragmentation problems.\n',
+  localDisk: '- It is strongly advised to use local disks for persistence, especially if you are using AOF. Remote disks provided by platform-as-a-service providers are known to be slow.\n',
+  ssd: '- SSD disks are able to reduce fsync latency, and total time needed for snapshotting and AOF log rewriting (resulting in smaller memory usage). With extremely high write load SSD disks can be a good option. However Redis should perform reasonably with high load using normal disks. Use this advice as a last resort.\n',
+  dataWriteback: '- Mounting ext3/4 filesystems with data=writeback can provide a performance boost compared to data=ordered, however this mode of operation provides less guarantees, and sometimes it can happen that after a hard crash the AOF file will have a half-written command at the end and will require to be repaired before Redis restarts.\n',
+  diskContention: '- Try to lower the disk contention. This is often caused by other disk intensive processes running in the same computer (including other Redis instances).\n',
+  noAppendfsync: "- Assuming from the point of view of data safety this is viable in your environment, you could try to enable the 'no-appendfsync-on-rewrite' option, so that fsync will not be performed while there is a child rewriting the AOF file or producing an RDB file (the moment where there is high disk contention).\n",
+  relaxFsync: "- Your fsync policy is set to 'always'. It is very hard to get good performances with such a setup, if possible try to relax the fsync policy to 'onesec'.\n",
+  writeLoad: '- Latency during the AOF atomic rename operation or when the final difference is flushed to the AOF file at the end of the rewrite, sometimes is caused by very high write load, causing the AOF buffer to get very large. If possible try to send less commands to accomplish the same work, or use Lua scripts to group multiple operations into a single EVALSHA call.\n',
+  hz: "- In order to make the Redis keys expiring process more incremental, try to set the 'hz' configuration parameter to 100 using 'CONFIG SET hz 100'.\n",
+  largeObjects: '- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n',
+  massEviction: "- Sudden changes to the 'maxmemory' setting via 'CONFIG SET', or allocation of large objects via sets or sorted sets intersections, STORE option of SORT, Redis Cluster large keys migrations (RESTORE command), may create sudden memory pressure forcing the server to block trying to evict keys. \n",
+  thp: "- I detected a non zero amount of anonymous huge pages used by your process. This creates very serious latency events in different conditions, especially when Redis is persisting on disk. To disable THP support use the command 'echo never > /sys/kernel/mm/transparent_hugepage/enabled', make sure to also add it into /etc/rc.local so that the command will be executed again after a reboot. Note that even if you have already disabled THP, you still need to restart the Redis process to get rid of the huge pages already created.\n",
+};
+
+/**
+ * Redis 7.0's createLatencyReport (latency.c), word for word: each event's figures
+ * (analyzeLatencyForEvent: integer average and mean deviation, period from the oldest sample),
+ * the advice its event name calls for, and the transparent-huge-pages check of this process.
+ * Events come in the order they were first seen (Redis's: its dict's hash order). There is
+ * no fork here, so no "fork" event and no fork-rate line.
+ */
+export function latencyReport(eng: Engine): string {
+  const sl = eng.slowlog;
+  if (sl.events.size === 0 && !sl.latencyEnabled) {
+    return 'I\'m sorry, Dave, I can\'t do that. Latency monitoring is disabled in this Redis instance. You may use "CONFIG SET latency-monitor-threshold <milliseconds>." in order to enable it. If we weren\'t in a deep space mission I\'d suggest to take a look at https://redis.io/topics/latency-monitor.\n';
   }
-  // Redis's per-event analysis (latency.c createLatencyReport): spikes, average, mean
-  // deviation, period, worst event; then the advice for command latency.
-  let text = 'Dave, I have observed latency spikes in this Redis instance. You don\'t mind talking about it, do you Dave?\n\n';
-  let i = 1;
-  for (const [name, s] of sl.events) {
-    const samples = s.samples();
-    const avg = samples.reduce((a, [, ms]) => a + ms, 0) / samples.length;
-    const mad = samples.reduce((a, [, ms]) => a + Math.abs(ms - avg), 0) / samples.length;
-    const period = samples.length > 1 ? Math.round((samples[samples.length - 1][0] - samples[0][0]) / (samples.length - 1)) : 0;
-    text += `${i++}. ${name}: ${samples.length} latency spikes (average ${Math.round(avg)}ms, mean deviation ${Math.round(mad)}ms, period ${period} sec). Worst all time event ${s.max}ms.\n`;
+  const a = new Set<keyof typeof ADVICE | 'slowlogEnabled' | 'slowlogTuning'>();
+  let advices = 0;
+  const add = (...names: (keyof typeof ADVICE | 'slowlogEnabled' | 'slowlogTuning')[]) => {
+    for (const n of names) a.add(n);
+    advices += names.length;
+  };
+  const slower = eng.cfgInt('slowlog-log-slower-than');
+  const threshold = eng.cfgInt('latency-monitor-threshold');
+  let report = '';
+  let eventnum = 0;
+  const now = Math.floor(Date.now() / 1000);
+  for (const [event, ts] of sl.events) {
+    eventnum++;
+    if (eventnum === 1) report += "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n";
+    const samples = ts.samples();
+    let sum = 0;
+    let oldest = 0;
+    for (const [t, ms] of samples) {
+      sum += ms;
+      if (oldest === 0 || t < oldest) oldest = t;
+    }
+    const n = samples.length;
+    const avg = n > 0 ? Math.floor(sum / n) : 0;
+    let period = n > 0 ? now - oldest : 0;
+    if (n > 0 && period === 0) period = 1;
+    let dev = 0;
+    for (const [, ms] of samples) dev += Math.abs(avg - ms);
+    const mad = n > 0 ? Math.floor(dev / n) : 0;
+    report += `${eventnum}. ${event}: ${n} latency spikes (average ${avg}ms, mean deviation ${mad}ms, period ${(period / n).toFixed(2)} sec). Worst all time event ${ts.max}ms.`;
+    const e = event.toLowerCase();
+    if (e === 'command') {
+      if (slower < 0) add('slowlogEnabled');
+      else if (Math.trunc(slower / 1000) > threshold) add('slowlogTuning');
+      add('slowlogInspect', 'largeObjects');
+    } else if (e === 'fast-command') add('scheduler');
+    else if (e === 'aof-write-pending-fsync') add('localDisk', 'diskContention', 'ssd', 'dataWriteback');
+    else if (e === 'aof-write-active-child') add('noAppendfsync', 'dataWriteback', 'ssd');
+    else if (e === 'aof-write-alone') add('localDisk', 'dataWriteback', 'ssd');
+    else if (e === 'aof-fsync-always') add('relaxFsync');
+    else if (e === 'aof-fstat' || e === 'rdb-unlink-temp-file') add('diskContention', 'localDisk');
+    else if (e === 'aof-rewrite-diff-write' || e === 'aof-rename') add('writeLoad', 'dataWriteback', 'ssd', 'localDisk');
+    else if (e === 'expire-cycle') add('hz', 'largeObjects');
+    else if (e === 'eviction-del') add('largeObjects');
+    else if (e === 'eviction-cycle') add('massEviction');
+    report += '\n';
   }
-  text += '\nI have a few advices for you:\n\n';
-  text += '- Check your Redis CPU usage (and the other processes of the host): a busy CPU makes every command slower.\n';
-  text += '- Check SLOWLOG GET: the slow commands are logged there with their arguments; commands of O(N) complexity on big values (KEYS, SMEMBERS, LRANGE 0 -1...) are the usual cause.\n';
-  out.bulkText(text);
+  if (anonHugePages() > 0) add('thp');
+  if (eventnum === 0 && advices === 0) {
+    return report + 'Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n';
+  }
+  if (eventnum > 0 && advices === 0) {
+    return report + "\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the Redis community to get some help, providing this report in your help request.\n";
+  }
+  report += '\nI have a few advices for you:\n\n';
+  if (a.has('slowlogEnabled')) report += `- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than ${threshold * 1000}'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n`;
+  if (a.has('slowlogTuning')) report += `- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than ${threshold * 1000}'.\n`;
+  if (a.has('slowlogInspect')) report += ADVICE.slowlogInspect;
+  if (a.has('scheduler')) report += ADVICE.scheduler;
+  if (a.has('localDisk')) report += ADVICE.localDisk;
+  if (a.has('ssd')) report += ADVICE.ssd;
+  if (a.has('dataWriteback')) report += ADVICE.dataWriteback;
+  if (a.has('diskContention')) report += ADVICE.diskContention;
+  if (a.has('noAppendfsync')) report += ADVICE.noAppendfsync;
+  if (a.has('relaxFsync') && eng.cfg('appendfsync') === 'always') report += ADVICE.relaxFsync;
+  if (a.has('writeLoad')) report += ADVICE.writeLoad;
+  if (a.has('hz') && eng.cfgInt('hz') < 100) report += ADVICE.hz;
+  if (a.has('largeObjects')) report += ADVICE.largeObjects;
+  if (a.has('massEviction')) report += ADVICE.massEviction;
+  if (a.has('thp')) report += ADVICE.thp;
+  return report;
 }
 
 /** hdr_histogram's reporting value (µs) of the log bucket 1024·2^k ns, with 2 significant figures. */

@@ -325,7 +325,7 @@ function sectionLines(eng: Engine, name: string): string[] {
         'expired_time_cap_reached_count:0',
         `expire_cycle_cpu_milliseconds:${Math.floor(st.expireCycleMs)}`,
         `evicted_keys:${st.evictedKeys}`,
-        `evicted_clients:${eng.outputs.evictions}`,
+        `evicted_clients:${eng.outputs.evictions + st.evictedClients}`,
         'total_eviction_exceeded_time:0',
         'current_eviction_exceeded_time:0',
         `keyspace_hits:${st.keyspaceHits}`,
@@ -353,8 +353,8 @@ function sectionLines(eng: Engine, name: string): string[] {
         `total_writes_processed:${st.writesProcessed}`,
         'io_threaded_reads_processed:0',
         'io_threaded_writes_processed:0',
-        'reply_buffer_shrinks:0',
-        'reply_buffer_expands:0',
+        `reply_buffer_shrinks:${st.replyBufferShrinks}`,
+        `reply_buffer_expands:${st.replyBufferExpands}`,
         // Ours: keys a SYNC snapshot wrote ahead of its walk because a command was about to change them.
         `rdb_snapshot_keys_preserved:${syncStats.preserved}`,
       );
@@ -863,35 +863,49 @@ function debugProtocol(argv: Argv, out: ReplySink): void {
 }
 
 /**
- * DEBUG RELOAD: commit everything to LMDB and make it durable, then answer (the client
- * waits, as Redis's client waits for its save and load). The keyspace in memory is what
- * the store holds afterwards, so it is not read back.
+ * DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: commit everything to LMDB and make it durable, then
+ * drop the keyspace in memory and read it back from LMDB, as a restart does; the client waits,
+ * as Redis's waits for its save and load. NOSAVE changes nothing here: LMDB is written
+ * continuously, so there is no older file whose contents would come back as with Redis's RDB.
+ * NOFLUSH (with or without MERGE) keeps the keyspace: what would be loaded is what memory
+ * holds, so there is nothing to merge (Redis without MERGE stops on the first duplicate key).
+ * With appendfsync no there is no store: the keyspace stays as it is.
  */
 function debugReload(c: Client, argv: Argv, out: ReplySink): void {
+  let flush = true;
   for (let i = 2; i < argv.count; i++) {
-    if (!argv.is(i, 'MERGE') && !argv.is(i, 'NOFLUSH') && !argv.is(i, 'NOSAVE')) {
+    if (argv.is(i, 'NOFLUSH')) flush = false;
+    else if (!argv.is(i, 'NOSAVE') && !argv.is(i, 'MERGE')) {
       out.error('ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.');
       return;
     }
   }
   const eng = c.engine;
   const p = eng.persistence;
-  if (p === null || eng.inExec || c.transport.kind !== 'tcp') {
-    void p?.saveNow();
+  if (p === null) {
+    out.ok();
+    return;
+  }
+  const reload = (): void => {
+    if (flush) p.reload();
+    eng.lastSave = Math.floor(Date.now() / 1000);
+  };
+  // Inside EXEC or a script, or over REST, the reply cannot wait: the reload happens once the
+  // save is done.
+  if (eng.inExec || c.transport.kind !== 'tcp') {
+    p.saveNow().then(reload, () => {});
     out.ok();
     return;
   }
   c.blocked = true;
   p.saveNow().then(() => {
-    c.blocked = false;
-    if (c.closed) return;
-    out.ok();
-    c.transport.requestFlush();
-    c.transport.resume();
+    reload();
+    if (!c.closed) out.ok();
   }, (err: Error) => {
+    if (!c.closed) out.error(`ERR Error trying to save the DB: ${err.message}`);
+  }).finally(() => {
     c.blocked = false;
     if (c.closed) return;
-    out.error(`ERR Error trying to save the DB: ${err.message}`);
     c.transport.requestFlush();
     c.transport.resume();
   });

@@ -1140,6 +1140,13 @@ export class Scripting {
 
   /** Redis's scriptCall: the checks of a command called from a script, then the command. */
   private scriptCall(argv: Argv, out: ReplySink): void {
+    this.checkedCall(argv, out);
+    // A refusal here is charged as the command's own error (Redis's incrCommandStatsOnError):
+    // not to the script's EVAL / FCALL.
+    replyStats.mark = replyStats.errors;
+  }
+
+  private checkedCall(argv: Argv, out: ReplySink): void {
     const eng = this.eng;
     const ctx = this.run;
     const sc = this.client;

@@ -105,6 +105,11 @@ export class SearchRegistry implements KeyspaceListener {
     if (pending) this.schedule();
   }
 
+  /** DEBUG RELOAD: the keyspace came back without change signals; rebuild on next use. */
+  reloaded(): void {
+    for (const idx of this.indexes.values()) idx.stale = true;
+  }
+
   flushed(db: Db): void {
     for (const idx of this.indexes.values()) {
       if (idx.def.db !== db.index) continue;
