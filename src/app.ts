@@ -16,6 +16,7 @@ import { qstashHandlers } from './qstash/routes.js';
 import { WorkflowService } from './qstash/workflow/service.js';
 import { workflowHandlers } from './qstash/workflow/routes.js';
 import { Persistence, MemoryOnly } from './store/persistence.js';
+import { setLmdbCheck, type LmdbCheckMode } from './store/datadir.js';
 import { restoreSavedFunctions } from './engine/scripting/host.js';
 import type { SavedAcl } from './engine/acl.js';
 
@@ -37,6 +38,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
   // Open the data directory before listening (throws when another process owns it); its keys
   // load once the ports are open (startLoading below).
+  setLmdbCheck(config.get('lmdb-check') as LmdbCheckMode);
   const mode = config.get('appendfsync');
   const persistence = mode === 'always' || mode === 'everysec'
     ? Persistence.open(engine, { dir: config.get('dir')!, mode })

@@ -84,6 +84,7 @@ const OWN_OPTIONS: readonly OptionSpec[] = [
   { name: 'notify-keyspace-events', env: 'NOTIFY_KEYSPACE_EVENTS', type: 'string', def: '', parse: (raw) => checkNotifyFlags(raw), mutable: true, help: 'keyspace notification classes (K E g $ l s h z x e d t m n A)' },
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['everysec', 'always', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
+  { name: 'lmdb-check', env: 'LMDB_CHECK', type: 'enum', def: 'auto', values: ['auto', 'yes', 'no'], mutable: false, help: 'read every B-tree page of the LMDB files at start (damage is reported, never a crash): auto = files up to 1 GB, bigger ones after an unclean stop' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: LONG_MAX, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, max: LONG_MAX, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
   // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.
