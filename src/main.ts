@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     throw err;
   }
   if (check !== undefined) {
-    process.exitCode = checkDataDir(config.get('dir')!, check === '--repair');
+    process.exitCode = await checkDataDir(config.get('dir')!, check === '--repair');
     return;
   }
   let server;

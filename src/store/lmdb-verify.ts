@@ -115,6 +115,8 @@ export interface VerifyStats {
   records: number;
   /** The snapshot (transaction id) checked. */
   txnid: number;
+  /** Each named database's record count as LMDB recorded it (latest snapshot). */
+  recorded: Map<string, number>;
 }
 
 export interface VerifyOptions {
@@ -150,7 +152,7 @@ class Verifier {
   private buf = Buffer.allocUnsafe(RUN_BYTES);
   private next: Task[] = [];
   private overflows: { pgno: number; pages: number; tree: Tree; parent: number }[] = [];
-  private readonly stats: VerifyStats = { pages: 0, bytes: 0, records: 0, txnid: 0 };
+  private readonly stats: VerifyStats = { pages: 0, bytes: 0, records: 0, txnid: 0, recorded: new Map() };
 
   constructor(readonly fd: number, readonly file: string, readonly opts: VerifyOptions) {}
 
@@ -299,14 +301,15 @@ class Verifier {
     if (!leaf && n < (t.free ? 1 : 2)) return bad(`a branch page with ${n} node${n === 1 ? '' : 's'}`);
     if (leaf && n === 0 && depth > 1) return bad('an empty leaf page inside a tree');
     const plain = !t.free && !t.main && this.opts.onRecord === undefined;
+    // A damaged node is reported and stepped over: salvage keeps the page's other records.
     for (let i = 0; i < n; i++) {
       const ptr = r16(p, b + HDR + 2 * i);
       const at = b + ptr + HDR;
-      if (ptr < upper || at + NODE > end) return bad(`node ${i} at offset ${ptr + HDR} is outside the page's node area (${HDR + upper}..${ps})`);
+      if (ptr < upper || at + NODE > end) { bad(`node ${i} at offset ${ptr + HDR} is outside the page's node area (${HDR + upper}..${ps})`); continue; }
       const ksize = r16(p, at + 6);
       const key = at + NODE;
       const data = key + ksize;
-      if (data > end) return bad(`node ${i}'s key (${ksize} bytes at offset ${key - b}) runs past the page`);
+      if (data > end) { bad(`node ${i}'s key (${ksize} bytes at offset ${key - b}) runs past the page`); continue; }
       if (!leaf) {
         this.child(t, r32(p, at) + r16(p, at + 4) * 4294967296, depth + 1, pgno, `branch page ${pgno}'s node ${i} names a child that`);
         continue;
@@ -315,40 +318,41 @@ class Verifier {
       const dsize = r32(p, at);
       if (nflags === 0 && plain) {
         // The common case: a small record in a named database.
-        if (data + dsize > end) return bad(`node ${i}'s value (${dsize} bytes at offset ${data - b}) runs past the page`);
+        if (data + dsize > end) { bad(`node ${i}'s value (${dsize} bytes at offset ${data - b}) runs past the page`); continue; }
         continue;
       }
       if (nflags & F_BIGDATA) {
-        if ((nflags & (F_SUBDATA | F_DUPDATA)) !== 0 || data + OVPAGE > end) return bad(`node ${i} (a big value) is malformed (flags 0x${nflags.toString(16)})`);
+        if ((nflags & (F_SUBDATA | F_DUPDATA)) !== 0 || data + OVPAGE > end) { bad(`node ${i} (a big value) is malformed (flags 0x${nflags.toString(16)})`); continue; }
         const op = u64(p, data);
         const pages = u64(p, data + 16);
-        if (dsize > pages * ps - HDR) return bad(`node ${i}'s value of ${dsize} bytes does not fit its ${pages} overflow pages`);
+        if (dsize > pages * ps - HDR) { bad(`node ${i}'s value of ${dsize} bytes does not fit its ${pages} overflow pages`); continue; }
         if (!this.inside(t, op, pages, pgno, `page ${pgno}'s node ${i} (a value of ${dsize} bytes) has overflow pages that`)) continue;
         if (!this.claim(t, op, pages, pgno, `page ${pgno}'s node ${i} (overflow pages)`)) continue;
         this.overflows.push({ pgno: op, pages, tree: t, parent: pgno });
         t.overflow += pages;
         if (!plain) {
           const v = this.read(op * ps + HDR, dsize);
-          if (v.length < dsize) return bad(`node ${i}'s value runs past the end of the file`);
+          if (v.length < dsize) { bad(`node ${i}'s value runs past the end of the file`); continue; }
           this.value(t, i, p.subarray(key, data), v, bad);
         }
         continue;
       }
-      if (data + dsize > end) return bad(`node ${i}'s value (${dsize} bytes at offset ${data - b}) runs past the page`);
+      if (data + dsize > end) { bad(`node ${i}'s value (${dsize} bytes at offset ${data - b}) runs past the page`); continue; }
       if (nflags & F_SUBDATA) {
-        if (dsize !== DB_SIZE) return bad(`node ${i} (a database record) holds ${dsize} bytes, not ${DB_SIZE}`);
+        if (dsize !== DB_SIZE) { bad(`node ${i} (a database record) holds ${dsize} bytes, not ${DB_SIZE}`); continue; }
         const rec = readDb(p, data);
         if (t.main && (nflags & F_DUPDATA) === 0) {
           const name = p.subarray(key, data).toString('utf8').replace(/\0$/, '');
+          if (this.done === null) this.stats.recorded.set(name, rec.entries);
           this.root(this.tree(`database '${name}'`, name, rec), pgno, `page ${pgno}'s node ${i}`);
         } else if ((nflags & F_DUPDATA) !== 0 && !t.free && !t.main) {
           this.root(this.tree(`a duplicate tree of ${t.name}`, null, rec), pgno, `page ${pgno}'s node ${i}`);
-        } else return bad(`node ${i} has database flags 0x${nflags.toString(16)} here`);
+        } else { bad(`node ${i} has database flags 0x${nflags.toString(16)} here`); continue; }
         continue;
       }
       if (nflags & F_DUPDATA) {
         const why = this.subpage(p.subarray(data, data + dsize));
-        if (why !== null) return bad(`node ${i}'s duplicates sub-page: ${why}`);
+        if (why !== null) bad(`node ${i}'s duplicates sub-page: ${why}`);
         continue;
       }
       if (!plain) this.value(t, i, p.subarray(key, data), p.subarray(data, data + dsize), bad);
