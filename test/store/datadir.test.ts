@@ -86,8 +86,8 @@ function patch(file: string, offset: number, bytes: Buffer): void {
 }
 
 /** Start on `dir`, check that every key of `keys` holds its value and DBSIZE is `size`, stop. */
-async function expectKeys(dir: string, keys: string[], size: number): Promise<string> {
-  const s = await startOurs(ALWAYS, {}, { dir });
+async function expectKeys(dir: string, keys: string[], size: number, args: string[] = []): Promise<string> {
+  const s = await startOurs([...ALWAYS, ...args], {}, { dir });
   const c = await RawClient.connect(s.port);
   try {
     assert.equal(text(await c.call('DBSIZE')), `:${size}\r\n`);
@@ -230,7 +230,7 @@ describe('a damaged data directory', () => {
     assert.match(r.output, new RegExp(`${file.replace(/[.]/g, '\\.')}: EISDIR`));
   });
 
-  it('damage inside the B-tree (every leaf page but the main root overwritten): --check finds it, reading every record in a child process', async () => {
+  it('damage inside the B-tree (every leaf page but the main root overwritten): the start stops naming the page; --check says the same', async () => {
     const dir = copy('leaves');
     const file = path.join(dir, 'lmdb', 'data.mdb');
     const data = fs.readFileSync(file);
@@ -248,28 +248,35 @@ describe('a damaged data directory', () => {
     }
     assert.ok(hit > 0);
     fs.writeFileSync(file, data);
+    const r = await runOursToExit(ALWAYS, dir, LIMIT);
+    assert.equal(r.code, 1, r.output);
+    assert.ok(r.output.includes(`${file} is damaged inside its B-tree: page `), r.output);
     const c = await runOursToExit(['--check', ...ALWAYS], dir, LIMIT);
     assert.equal(c.code, 1, c.output);
-    assert.ok(c.output.includes(`DAMAGED: ${file}: reading every record failed (`), c.output);
+    assert.ok(c.output.includes(`DAMAGED: ${file} is damaged inside its B-tree: page `), c.output);
   });
 
-  it('data.mdb shorter than its latest transaction says, but whole: every record is read in a child process first, then it opens, with a warning', async () => {
-    // LMDB may leave a transaction's last pages unwritten (freed within it), so such a file is
-    // not refused outright; one cut past its roots is read in a child process (a SIGBUS kills
-    // the child; the start then stops naming the file). Here the file is whole and only its
-    // meta pages claim 3 more pages.
-    const dir = copy('short-whole');
-    const file = path.join(dir, 'lmdb', 'data.mdb');
-    const data = fs.readFileSync(file);
-    const psize = data.readUInt32LE(24 + 24);
-    for (const m of [0, 1]) {
-      const at = m * psize + 24 + 120; // mm_last_pg
-      data.writeBigUInt64LE(data.readBigUInt64LE(at) + 3n, at);
-    }
-    fs.writeFileSync(file, data);
-    const out = await expectKeys(dir, acked, n);
-    assert.ok(out.includes(`persistence: ${file} is `) && out.includes('shorter than its latest transaction says; every record was read without error'), out);
-  });
+  for (const check of ['auto', 'no']) {
+    it(`data.mdb shorter than its latest transaction says, but whole: ${check === 'auto' ? 'every B-tree page is checked' : '(--lmdb-check no) every record is read in a child process'} first, then it opens, with a warning`, async () => {
+      // LMDB may leave a transaction's last pages unwritten (freed within it), so such a file is
+      // not refused outright: every page its B-trees reach must be inside it (the start's check),
+      // or without that check, every record is read in a child process (a SIGBUS kills the
+      // child; the start then stops naming the file). Here the file is whole and only its meta
+      // pages claim 3 more pages.
+      const dir = copy(`short-whole-${check}`);
+      const file = path.join(dir, 'lmdb', 'data.mdb');
+      const data = fs.readFileSync(file);
+      const psize = data.readUInt32LE(24 + 24);
+      for (const m of [0, 1]) {
+        const at = m * psize + 24 + 120; // mm_last_pg
+        data.writeBigUInt64LE(data.readBigUInt64LE(at) + 3n, at);
+      }
+      fs.writeFileSync(file, data);
+      const out = await expectKeys(dir, acked, n, ['--lmdb-check', check]);
+      const said = check === 'auto' ? 'every page of its B-trees is inside it' : 'every record was read without error';
+      assert.ok(out.includes(`persistence: ${file} is `) && out.includes(`shorter than its latest transaction says; ${said}`), out);
+    });
+  }
 
   // [case, environment, damage, message, also run --check (slow: it reads every record)]
   const lmdbCases: [string, string, (file: string) => void, RegExp, boolean][] = [
