@@ -123,8 +123,6 @@ export interface VerifyOptions {
   /** Salvage: every readable record of each named database; damaged pages are stepped over (each reported to `onDamage`). */
   onRecord?: (db: string, key: Buffer, value: Buffer) => void;
   onDamage?: (d: LmdbDamage) => void;
-  /** Check only the latest snapshot (the default checks the previous one's own pages too, which LMDB opens after a reboot). */
-  latestOnly?: boolean;
 }
 
 /**
@@ -140,6 +138,44 @@ export function verifyLmdb(file: string, opts: VerifyOptions = {}): VerifyStats 
   }
 }
 
+/** lmdb-js's overlapping sync (a persistent environment flag); with it, lmdb-js opens with MDB_PREVSNAPSHOT. */
+const MDB_OVERLAPPINGSYNC = 0x1000;
+
+/** The boot id as lmdb-js reads it (mdb.c: strtoll of /proc/sys/kernel/random/boot_id, base 16: its first group). */
+function bootId(): number {
+  try {
+    const m = /^[0-9a-f]+/i.exec(fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1'));
+    return m === null ? 0 : parseInt(m[0], 16);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Which meta a start opens (0, 1, or 2: the flushed copy), as mdb_env_pick_meta does: the
+ * latest transaction, unless the environment uses overlapping sync and the latest was
+ * written before this boot (the machine restarted since: its pages may never have reached
+ * the disk), then the previous one, which lmdb-js rolls back to. Only that snapshot's pages
+ * are ever read: the other meta's own pages are free to be overwritten.
+ */
+function pickMeta(m0: Buffer, m1: Buffer, flushed: Buffer): number {
+  const txn = (m: Buffer) => u64(m, M_TXNID);
+  const prev = (m0.readUInt16LE(M_DBS + 4) & MDB_OVERLAPPINGSYNC) !== 0;
+  const boot = prev ? bootId() : 0;
+  const safe = process.env.LMDB_RESTORE === 'safe';
+  const pick = (a: number, b: number, ms: Buffer[]): number => {
+    const latest = txn(ms[a]) >= txn(ms[b]) ? a : b;
+    if (!prev) return latest;
+    if (txn(ms[b]) === 0) return a;
+    const lb = u64(ms[latest], M_TXNID + 8);
+    if ((lb !== 0 && lb === boot && !safe) || (ms[latest].readUInt16LE(M_DBS + 4) & MDB_OVERLAPPINGSYNC) === 0) return latest;
+    return txn(ms[a]) > txn(ms[b]) ? b : a;
+  };
+  const ms = [m0, m1, flushed];
+  const first = pick(0, 1, ms);
+  return prev ? pick(first, 2, ms) : first;
+}
+
 class Verifier {
   private psize = 0;
   private filePages = 0;
@@ -147,8 +183,6 @@ class Verifier {
   private limit = 0;
   private lastPg = 0;
   private seen: Uint8Array = new Uint8Array(0);
-  /** Pages checked in an earlier snapshot's walk: shared subtrees are skipped. */
-  private done: Uint8Array | null = null;
   private buf = Buffer.allocUnsafe(RUN_BYTES);
   private next: Task[] = [];
   private overflows: { pgno: number; pages: number; tree: Tree; parent: number }[] = [];
@@ -161,38 +195,34 @@ class Verifier {
     const size = fs.fstatSync(this.fd).size;
     this.filePages = Math.floor(size / this.psize);
     if (this.psize < 512 || this.psize > 65536 || this.filePages < 2) throw new LmdbDamage(this.file, 0, 0, 'not an LMDB file (meta pages)');
-    const metas = [0, 1].map((i) => this.read(i * this.psize, HDR + M_TXNID + 8));
-    const txn = (m: Buffer) => u64(m, HDR + M_TXNID);
-    const order = txn(metas[1]) > txn(metas[0]) ? [1, 0] : [0, 1];
-    this.stats.txnid = txn(metas[order[0]]);
-    for (const [n, i] of order.entries()) {
-      if (n > 0 && (this.opts.latestOnly || this.opts.onRecord !== undefined)) break;
-      this.snapshot(metas[i], i, n > 0);
-    }
+    // MDB_meta of page 0, page 1, and lmdb-js's "flushed" copy half-way into page 0.
+    const metaAt = [HDR, this.psize + HDR, HDR + (this.psize >> 1)];
+    const metas = metaAt.map((at) => this.read(at, M_TXNID + 16));
+    const m = pickMeta(metas[0], metas[1], metas[2]);
+    this.snapshot(metas[m], m === 2 ? 'the flushed meta copy in page 0' : `meta page ${m}`);
     return this.stats;
   }
 
-  /** Walk the trees of the meta page `m` (page `i`); an older snapshot skips what the latest shared with it. */
-  private snapshot(m: Buffer, i: number, older: boolean): void {
-    this.lastPg = u64(m, HDR + M_LAST_PG);
+  /** Walk the trees of the meta `m`. */
+  private snapshot(m: Buffer, which: string): void {
+    this.lastPg = u64(m, M_LAST_PG);
     this.limit = Math.min(this.lastPg + 1, this.filePages);
-    if (older) this.done = this.seen;
     this.seen = new Uint8Array((this.filePages >> 3) + 1);
     this.seen[0] = 3; // the meta pages
-    const txnid = u64(m, HDR + M_TXNID);
+    const txnid = u64(m, M_TXNID);
+    this.stats.txnid = txnid;
     const trees = [
-      this.tree('the free-page database', null, readDb(m, HDR + M_DBS), { free: true }),
-      this.tree('the main database', null, readDb(m, HDR + M_DBS + DB_SIZE), { main: true }),
+      this.tree('the free-page database', null, readDb(m, M_DBS), { free: true }),
+      this.tree('the main database', null, readDb(m, M_DBS + DB_SIZE), { main: true }),
     ];
-    for (const t of trees) this.root(t, i, `meta page ${i} (transaction ${txnid})`);
+    for (const t of trees) this.root(t, 0, `${which} (transaction ${txnid})`);
     while (this.next.length > 0) {
       const level = this.next;
       this.next = [];
       this.level(level);
     }
     this.checkOverflows();
-    // An older snapshot's walk skipped what it shares with the latest: its counts are partial.
-    if (!older) for (const t of this.allTrees) this.counts(t);
+    for (const t of this.allTrees) this.counts(t);
     this.allTrees = [];
   }
 
@@ -217,7 +247,6 @@ class Verifier {
   /** Page `pgno`, at `depth` of tree `t`, named by page `parent`: inside the file, not reached before. */
   private child(t: Tree, pgno: number, depth: number, parent: number, what: string): void {
     if (!this.inside(t, pgno, 1, parent, what)) return;
-    if (this.done !== null && this.done[pgno >> 3] & (1 << (pgno & 7))) return; // checked in the latest snapshot
     if (!this.claim(t, pgno, 1, parent, what)) return;
     this.next.push({ pgno, tree: t, depth, parent });
   }
@@ -343,7 +372,7 @@ class Verifier {
         const rec = readDb(p, data);
         if (t.main && (nflags & F_DUPDATA) === 0) {
           const name = p.subarray(key, data).toString('utf8').replace(/\0$/, '');
-          if (this.done === null) this.stats.recorded.set(name, rec.entries);
+          this.stats.recorded.set(name, rec.entries);
           this.root(this.tree(`database '${name}'`, name, rec), pgno, `page ${pgno}'s node ${i}`);
         } else if ((nflags & F_DUPDATA) !== 0 && !t.free && !t.main) {
           this.root(this.tree(`a duplicate tree of ${t.name}`, null, rec), pgno, `page ${pgno}'s node ${i}`);
