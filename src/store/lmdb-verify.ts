@@ -155,8 +155,9 @@ function bootId(): number {
  * Which meta a start opens (0, 1, or 2: the flushed copy), as mdb_env_pick_meta does: the
  * latest transaction, unless the environment uses overlapping sync and the latest was
  * written before this boot (the machine restarted since: its pages may never have reached
- * the disk), then the previous one, which lmdb-js rolls back to. Only that snapshot's pages
- * are ever read: the other meta's own pages are free to be overwritten.
+ * the disk), then the previous one, which lmdb-js rolls back to. (lmdb-js 3.5 never sets
+ * that flag in the meta's mm_flags, so in practice it is the latest: test/store/lmdb-verify.)
+ * Only that snapshot's pages are ever read: the other meta's own pages are free to be reused.
  */
 function pickMeta(m0: Buffer, m1: Buffer, flushed: Buffer): number {
   const txn = (m: Buffer) => u64(m, M_TXNID);
