@@ -13,7 +13,8 @@ const CHECK_HELP = [
   '  --check',
   '      check the data directory (--dir): LMDB files, journal; print a report and exit (0 = no damage)',
   '  --repair',
-  '      as --check, then cut a damaged journal at its last intact frame (keeping a copy) and exit',
+  '      as --check, then cut a damaged journal at its last intact frame and rebuild an LMDB file',
+  '      damaged inside a B-tree from the records it still holds (keeping copies), and exit',
 ].join('\n');
 
 async function main(): Promise<void> {

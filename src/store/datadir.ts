@@ -12,8 +12,10 @@
  * per environment. A file shorter than its latest transaction's last page but holding every
  * root (cut short further in) is read whole in a child process before it is mapped: LMDB may
  * legitimately leave a transaction's last pages unwritten, so it is not refused outright.
- * Other damage deeper in the B-tree is found by `--check`, which reads every record in a
- * child process (repair.ts).
+ * Damage deeper in a B-tree (a page's header, a node's offset or size, a child page number, an
+ * overflow run) is found by reading every page LMDB can reach with plain reads first
+ * (lmdb-verify.ts), at every start for files up to 1 GB, for bigger ones after an unclean stop
+ * (`--lmdb-check`); with that check, the file cut short is judged by it instead of a child.
  */
 import fs from 'node:fs';
 import path from 'node:path';

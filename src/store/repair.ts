@@ -2,13 +2,17 @@
  * `node dist/main.js --dir <dir> --check | --repair`: the data directory's own redis-check-aof.
  *
  * --check reports, changing nothing: each LMDB file (the keyspace, search indexes, qstash):
- * its meta pages and roots (datadir.ts), then every record read in a child process (damage
- * inside the B-tree kills that child, not the check); the journal: each file's header and
+ * its meta pages and roots (datadir.ts), every page of its B-trees (lmdb-verify.ts), then every
+ * record read in a child process (damage the structural check misses kills that child, not
+ * the check); the journal: each file's header and
  * frames, what LMDB says it holds and expects, a torn last frame, damage before the last
  * frame. Exit code 0 when the server would start with nothing lost in silence, else 1.
  *
- * --repair does what --check does, then, only for the journal (a damaged LMDB file has no
- * repair but a backup): cuts a damaged file at its last intact frame (a copy of the whole file
+ * --repair does what --check does, then, for an LMDB file damaged inside a B-tree (its meta
+ * pages sound), copies every record it can still read into a new file (the walk of
+ * lmdb-verify.ts stepping over damaged pages and nodes), keeps the damaged file as
+ * `data.mdb.damaged-<time>` and prints the records kept and lost per database; for the
+ * journal: cuts a damaged file at its last intact frame (a copy of the whole file
  * is kept beside it as `<file>.damaged-<time>`; later files are renamed so too), and when LMDB
  * expects a journal file that is missing or empty, or frames are missing between LMDB and the
  * journal, it records that no journal is expected and moves the files that cannot be applied
