@@ -109,8 +109,7 @@ class Check {
       this.log(`  ${file}: every B-tree page sound (${s.pages} pages, ${s.records} records, transaction ${s.txnid})`);
       return 'sound';
     } catch (err) {
-      if (!(err instanceof LmdbDamage)) throw err;
-      this.bad(`${err.message}; LMDB cannot read it safely`);
+      this.bad(err instanceof LmdbDamage ? `${err.message}; LMDB cannot read it safely` : `${file}: the check of its B-trees failed: ${(err as Error).message}`);
       return 'tree';
     }
   }
