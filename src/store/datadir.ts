@@ -238,7 +238,9 @@ function checkAtStart(dir: string, file: string): string | null {
   } catch {
     // An unreadable directory is reported by whatever reads it next.
   }
-  return names.some((n) => /^journal\.\d+$/.test(n)) ? 'the last stop was unclean (journal files left)' : null;
+  if (names.some((n) => /^journal\.\d+$/.test(n))) return 'the last stop was unclean (journal files left)';
+  console.log(`persistence: ${file} (${size} bytes, over ${AUTO_MAX_BYTES}) is not checked page by page after a clean stop; \`--lmdb-check yes\` checks it at every start`);
+  return null;
 }
 
 /** The B-tree check of `<envDir>/data.mdb` (LMDB's meta pages already checked): DataDirError naming the page. */
