@@ -60,6 +60,23 @@ describe('the structural check of an LMDB file', () => {
       /node 0's free-page list: says 1000000 entries in \d+ bytes \(a page of the free-page database/.test(err.message));
   });
 
+  it('a branch page naming a page another branch node names (a page reached twice) is reported', async () => {
+    const file = await build('twice', 20);
+    const data = fs.readFileSync(file);
+    const psize = data.readUInt32LE(HDR + 24);
+    const m = txnOf(data, psize, 1) > txnOf(data, psize, 0) ? 1 : 0;
+    const mainRoot = Number(data.readBigUInt64LE(meta(data, psize, m) + 24 + 48 + 40));
+    const node = (pg: number, i: number) => pg * psize + data.readUInt16LE(pg * psize + HDR + 2 * i) + HDR;
+    const n0 = node(mainRoot, 0); // the only named database: 'meta'
+    const root = Number(data.readBigUInt64LE(n0 + 8 + data.readUInt16LE(n0 + 6) + 40));
+    assert.equal(data.readUInt16LE(root * psize + 18) & 0x01, 0x01, 'its root is a branch page');
+    const child0 = data.readUInt32LE(node(root, 0));
+    data.writeUInt32LE(child0, node(root, 1));
+    fs.writeFileSync(file, data);
+    assert.throws(() => verifyLmdb(file), (err: unknown) => err instanceof LmdbDamage && err.page === root &&
+      new RegExp(`branch page ${root}'s node 1 names a child that is page ${child0}, but page ${child0} is already part of a tree`).test(err.message));
+  });
+
   it('the snapshot checked is the one lmdb-js opens: the latest, also after a reboot (this lmdb-js never records overlapping sync in the meta, so it never goes back)', async () => {
     const file = await build('reboot', 6);
     const data = fs.readFileSync(file);
