@@ -389,6 +389,11 @@ describe('damage deep inside an LMDB B-tree (meta pages and roots intact)', () =
       data[leaf.pg * psize] ^= 0x40;
       return { page: leaf.pg, lost: leaf.keys };
     }, /its header holds page number \d+ \(a page of database 'meta', named by page \d+\)/],
+    ['a leaf page whose flags say branch (without the check: an LMDB assertion, SIGABRT)', (data) => {
+      const leaf = leaves[3];
+      data.writeUInt16LE(0x01, leaf.pg * psize + 18);
+      return { page: leaf.pg, lost: leaf.keys };
+    }, /a branch page at depth 2 of a tree of depth 2 \(a page of database 'meta', named by page \d+\)/],
     ['a node offset of a leaf page out of the page', (data) => {
       const leaf = leaves[1];
       data.writeUInt16LE(0xfff0, leaf.pg * psize + 24 + 2);
