@@ -30,7 +30,9 @@ const P_KNOWN = P_BRANCH | P_LEAF | P_LEAF2 | P_SUBP | 0x2000 | 0x4000 | 0x8000;
 const F_BIGDATA = 0x01;
 const F_SUBDATA = 0x02;
 const F_DUPDATA = 0x04;
+const MDB_REVERSEKEY = 0x02;
 const MDB_DUPSORT = 0x04;
+const MDB_INTEGERKEY = 0x08;
 const NODE = 8;
 /** MDB_db: pad u32, flags u16, depth u16, branch, leaf, overflow, entries, root (u64 each). */
 const DB_SIZE = 48;
@@ -47,6 +49,15 @@ const GAP_PAGES = 8;
 /** Little-endian reads by index: V8 inlines these, where Buffer's read methods check their arguments. */
 const r16 = (b: Buffer, at: number): number => b[at] | (b[at + 1] << 8);
 const r32 = (b: Buffer, at: number): number => (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16)) + b[at + 3] * 16777216;
+/** memcmp order of two byte ranges of `b` (LMDB's default key order: then the shorter first). */
+function compareBytes(b: Buffer, x: number, xl: number, y: number, yl: number): number {
+  const n = xl < yl ? xl : yl;
+  for (let i = 0; i < n; i++) {
+    const d = b[x + i] - b[y + i];
+    if (d !== 0) return d;
+  }
+  return xl - yl;
+}
 const u64 = (b: Buffer, at: number): number => r32(b, at) + r32(b, at + 4) * 4294967296;
 const INVALID = u64(Buffer.alloc(8, 0xff), 0);
 
@@ -331,6 +342,11 @@ class Verifier {
     if (!leaf && n < (t.free ? 1 : 2)) return bad(`a branch page with ${n} node${n === 1 ? '' : 's'}`);
     if (leaf && n === 0 && depth > 1) return bad('an empty leaf page inside a tree');
     const plain = !t.free && !t.main && this.opts.onRecord === undefined;
+    // Keys in order (memcmp, LMDB's default comparator): out of order, lmdb-js's range reads
+    // stop early (a load would miss records in silence). Branch node 0's key is not stored.
+    const ordered = (t.rec.flags & (MDB_REVERSEKEY | MDB_INTEGERKEY)) === 0;
+    let prevKey = -1;
+    let prevLen = 0;
     // A damaged node is reported and stepped over: salvage keeps the page's other records.
     for (let i = 0; i < n; i++) {
       const ptr = r16(p, b + HDR + 2 * i);
@@ -340,6 +356,12 @@ class Verifier {
       const key = at + NODE;
       const data = key + ksize;
       if (data > end) { bad(`node ${i}'s key (${ksize} bytes at offset ${key - b}) runs past the page`); continue; }
+      if (leaf || i > 0) {
+        if (ksize === 0) { bad(`node ${i} has an empty key`); continue; }
+        if (ordered && prevKey >= 0 && compareBytes(p, prevKey, prevLen, key, ksize) >= 0) { bad(`node ${i}'s key is not after node ${i - 1}'s (keys out of order)`); continue; }
+        prevKey = key;
+        prevLen = ksize;
+      }
       if (!leaf) {
         this.child(t, r32(p, at) + r16(p, at + 4) * 4294967296, depth + 1, pgno, `branch page ${pgno}'s node ${i} names a child that`);
         continue;

@@ -77,6 +77,28 @@ describe('the structural check of an LMDB file', () => {
       new RegExp(`branch page ${root}'s node 1 names a child that is page ${child0}, but page ${child0} is already part of a tree`).test(err.message));
   });
 
+  it('a leaf key emptied or out of order is reported (lmdb-js range reads would stop there: a load would miss records in silence)', async () => {
+    const file = await build('order', 20);
+    const data = fs.readFileSync(file);
+    const psize = data.readUInt32LE(HDR + 24);
+    const m = txnOf(data, psize, 1) > txnOf(data, psize, 0) ? 1 : 0;
+    const mainRoot = Number(data.readBigUInt64LE(meta(data, psize, m) + 24 + 48 + 40));
+    const node = (pg: number, i: number) => pg * psize + data.readUInt16LE(pg * psize + HDR + 2 * i) + HDR;
+    const n0 = node(mainRoot, 0);
+    const root = Number(data.readBigUInt64LE(n0 + 8 + data.readUInt16LE(n0 + 6) + 40));
+    const leaf = data.readUInt32LE(node(root, 1));
+    for (const [how, damage, said] of [
+      ['emptied', (d: Buffer) => d.writeUInt16LE(0, node(leaf, 5) + 6), /node 5 has an empty key/],
+      ['out of order', (d: Buffer) => { d[node(leaf, 5) + 8] = 0x00; }, /node 5's key is not after node 4's \(keys out of order\)/],
+    ] as const) {
+      fs.writeFileSync(file, data);
+      const d = fs.readFileSync(file);
+      damage(d);
+      fs.writeFileSync(file, d);
+      assert.throws(() => verifyLmdb(file), (err: unknown) => err instanceof LmdbDamage && err.page === leaf && said.test(err.message), how);
+    }
+  });
+
   it('the snapshot checked is the one lmdb-js opens: the latest, also after a reboot (this lmdb-js never records overlapping sync in the meta, so it never goes back)', async () => {
     const file = await build('reboot', 6);
     const data = fs.readFileSync(file);
