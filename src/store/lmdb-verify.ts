@@ -2,7 +2,8 @@
  * A structural check of an LMDB file with plain reads, no mmap: every B-tree reachable from a
  * meta page (the free-page database, the main database, every named database), page by page,
  * checking what LMDB dereferences without checking (mdb.c trusts its map): each page's number
- * and kind, its lower/upper bounds, every node's offset and size inside the page, every child
+ * and kind, its lower/upper bounds, every node's offset and size inside the page, its keys
+ * non-empty and in order (else lmdb-js's range reads stop early: a silent short load), every child
  * page and overflow run inside the file, each page reached once, leaves at the tree's depth,
  * each free-list entry's length and pages, and every database's record and page counts against
  * the ones LMDB recorded. Damage there would otherwise kill the process that reads the page
