@@ -115,7 +115,7 @@ interface Task {
   pgno: number;
   tree: Tree;
   depth: number;
-  /** The page that names it (-1: a meta page). */
+  /** The page that names it (0: a meta page). */
   parent: number;
 }
 
@@ -135,7 +135,7 @@ export interface VerifyStats {
   records: number;
   /** The snapshot (transaction id) checked. */
   txnid: number;
-  /** Each named database's record count as LMDB recorded it (latest snapshot). */
+  /** Each named database's record count as LMDB recorded it (in the snapshot checked). */
   recorded: Map<string, number>;
 }
 
