@@ -218,7 +218,7 @@ function checkNamedRoots(fd: number, file: string, psize: number, pgno: bigint, 
  */
 export type LmdbCheckMode = 'auto' | 'yes' | 'no';
 let checkMode: LmdbCheckMode = 'auto';
-/** Files `auto` checks at every start: up to ~1-1.5 s of CPU at this size (bench/lmdb-verify.mjs, bench/RESULTS-persist.md). */
+/** Files `auto` checks at every start: up to ~2 s of CPU at this size (bench/lmdb-verify.mjs, bench/RESULTS-persist.md). */
 export const AUTO_MAX_BYTES = 1 << 30;
 
 /** Set once per process, from the configuration, before the stores open (src/app.ts). */
