@@ -36,6 +36,17 @@ async function build(name: string, txns: number): Promise<string> {
   return path.join(dir, 'data.mdb');
 }
 
+/** The file's bytes, page size, the root page of its only named database ('meta'), and node `i` of page `pg` (its file offset). */
+function keyspaceTree(file: string) {
+  const data = fs.readFileSync(file);
+  const psize = data.readUInt32LE(HDR + 24);
+  const m = txnOf(data, psize, 1) > txnOf(data, psize, 0) ? 1 : 0;
+  const mainRoot = Number(data.readBigUInt64LE(meta(data, psize, m) + 24 + 48 + 40));
+  const node = (pg: number, i: number) => pg * psize + data.readUInt16LE(pg * psize + HDR + 2 * i) + HDR;
+  const n0 = node(mainRoot, 0);
+  return { data, psize, root: Number(data.readBigUInt64LE(n0 + 8 + data.readUInt16LE(n0 + 6) + 40)), node };
+}
+
 describe('the structural check of an LMDB file', () => {
   it('a sound file passes, with every record counted', async () => {
     const file = await build('sound', 20);
@@ -62,13 +73,7 @@ describe('the structural check of an LMDB file', () => {
 
   it('a branch page naming a page another branch node names (a page reached twice) is reported', async () => {
     const file = await build('twice', 20);
-    const data = fs.readFileSync(file);
-    const psize = data.readUInt32LE(HDR + 24);
-    const m = txnOf(data, psize, 1) > txnOf(data, psize, 0) ? 1 : 0;
-    const mainRoot = Number(data.readBigUInt64LE(meta(data, psize, m) + 24 + 48 + 40));
-    const node = (pg: number, i: number) => pg * psize + data.readUInt16LE(pg * psize + HDR + 2 * i) + HDR;
-    const n0 = node(mainRoot, 0); // the only named database: 'meta'
-    const root = Number(data.readBigUInt64LE(n0 + 8 + data.readUInt16LE(n0 + 6) + 40));
+    const { data, psize, root, node } = keyspaceTree(file);
     assert.equal(data.readUInt16LE(root * psize + 18) & 0x01, 0x01, 'its root is a branch page');
     const child0 = data.readUInt32LE(node(root, 0));
     data.writeUInt32LE(child0, node(root, 1));
@@ -79,13 +84,7 @@ describe('the structural check of an LMDB file', () => {
 
   it('a leaf key emptied or out of order is reported (lmdb-js range reads would stop there: a load would miss records in silence)', async () => {
     const file = await build('order', 20);
-    const data = fs.readFileSync(file);
-    const psize = data.readUInt32LE(HDR + 24);
-    const m = txnOf(data, psize, 1) > txnOf(data, psize, 0) ? 1 : 0;
-    const mainRoot = Number(data.readBigUInt64LE(meta(data, psize, m) + 24 + 48 + 40));
-    const node = (pg: number, i: number) => pg * psize + data.readUInt16LE(pg * psize + HDR + 2 * i) + HDR;
-    const n0 = node(mainRoot, 0);
-    const root = Number(data.readBigUInt64LE(n0 + 8 + data.readUInt16LE(n0 + 6) + 40));
+    const { data, psize, root, node } = keyspaceTree(file);
     const leaf = data.readUInt32LE(node(root, 1));
     for (const [how, damage, said] of [
       ['emptied', (d: Buffer) => d.writeUInt16LE(0, node(leaf, 5) + 6), /node 5 has an empty key/],
