@@ -13,6 +13,7 @@ import { type Config, configExtras, ConfigError } from './config.js';
 import type { QStashService } from './qstash/service.js';
 import type { WorkflowService } from './qstash/workflow/service.js';
 import { MemoryOnly } from './store/memory-only.js';
+import { setLmdbCheck, type LmdbCheckMode } from './store/datadir.js';
 import { restoreSavedFunctions } from './engine/scripting/host.js';
 import type { SavedAcl } from './engine/acl.js';
 
@@ -34,6 +35,7 @@ export async function createServer(config: Config): Promise<RunningServer> {
   const engine = new Engine(config, FAMILIES);
   // Open the data directory before listening (throws when another process owns it); its keys
   // load once the ports are open (startLoading below).
+  setLmdbCheck(config.get('lmdb-check') as LmdbCheckMode);
   const mode = config.get('appendfsync');
   // memory: what only persistence or the REST API use is imported only when they are on (lmdb
   // alone is 12 MB of RSS, uWebSockets.js 2.5 MB; a RESP-only cache server loads neither).

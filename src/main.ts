@@ -12,7 +12,8 @@ const CHECK_HELP = [
   '  --check',
   '      check the data directory (--dir): LMDB files, journal; print a report and exit (0 = no damage)',
   '  --repair',
-  '      as --check, then cut a damaged journal at its last intact frame (keeping a copy) and exit',
+  '      as --check, then cut a damaged journal at its last intact frame and rebuild an LMDB file',
+  '      damaged inside a B-tree from the records it still holds (keeping copies), and exit',
 ].join('\n');
 
 async function main(): Promise<void> {
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
   if (check !== undefined) {
     // Imported here: the check reads LMDB, which a server without persistence never loads.
     const { checkDataDir } = await import('./store/repair.js');
-    process.exitCode = checkDataDir(config.get('dir')!, check === '--repair');
+    process.exitCode = await checkDataDir(config.get('dir')!, check === '--repair');
     return;
   }
   let server;

@@ -12,13 +12,16 @@
  * per environment. A file shorter than its latest transaction's last page but holding every
  * root (cut short further in) is read whole in a child process before it is mapped: LMDB may
  * legitimately leave a transaction's last pages unwritten, so it is not refused outright.
- * Other damage deeper in the B-tree is found by `--check`, which reads every record in a
- * child process (repair.ts).
+ * Damage deeper in a B-tree (a page's header, a node's offset or size, a child page number, an
+ * overflow run) is found by reading every page LMDB can reach with plain reads first
+ * (lmdb-verify.ts), at every start for files up to 1 GB, for bigger ones after an unclean stop
+ * (`--lmdb-check`); with that check, the file cut short is judged by it instead of a child.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { frameSeq, type JournalScan } from './journal.js';
 import { walkInChild } from './lmdb-walk.js';
+import { LmdbDamage, verifyLmdb, type VerifyStats } from './lmdb-verify.js';
 
 /** The data directory cannot be used as it is: start-up stops with this message (exit code 1). */
 export class DataDirError extends Error {}
@@ -206,17 +209,74 @@ function checkNamedRoots(fd: number, file: string, psize: number, pgno: bigint, 
   }
 }
 
+// ------------------------------------------------------------------ the B-tree check at start-up
+
 /**
- * Open an LMDB environment (lmdb-js `open`) after checking its file; an error opening it
- * names the file.
+ * `--lmdb-check`: whether a start reads every B-tree page of each LMDB file before mapping it
+ * (lmdb-verify.ts). `auto` does it for files up to AUTO_MAX_BYTES, and for bigger ones only
+ * after an unclean stop (journal files left in the data directory: a clean stop removes them).
+ */
+export type LmdbCheckMode = 'auto' | 'yes' | 'no';
+let checkMode: LmdbCheckMode = 'auto';
+/** Files `auto` checks at every start: up to ~2 s of CPU at this size (bench/lmdb-verify.mjs, bench/RESULTS-persist.md). */
+export const AUTO_MAX_BYTES = 1 << 30;
+
+/** Set once per process, from the configuration, before the stores open (src/app.ts). */
+export function setLmdbCheck(mode: LmdbCheckMode): void {
+  checkMode = mode;
+}
+
+/** Whether the start checks `file` of data directory `dir`, and why (for the log line). */
+function checkAtStart(dir: string, file: string): string | null {
+  if (checkMode === 'no') return null;
+  if (checkMode === 'yes') return '--lmdb-check yes';
+  const size = fs.statSync(file).size;
+  if (size <= AUTO_MAX_BYTES) return `${size} bytes, at most ${AUTO_MAX_BYTES}`;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    // An unreadable directory is reported by whatever reads it next.
+  }
+  if (names.some((n) => /^journal\.\d+$/.test(n))) return 'the last stop was unclean (journal files left)';
+  console.log(`persistence: ${file} (${size} bytes, over ${AUTO_MAX_BYTES}) is not checked page by page after a clean stop; \`--lmdb-check yes\` checks it at every start`);
+  return null;
+}
+
+/** The B-tree check of `<envDir>/data.mdb` (LMDB's meta pages already checked): DataDirError naming the page. */
+export function verifyLmdbFile(envDir: string): VerifyStats {
+  const file = path.join(envDir, 'data.mdb');
+  try {
+    return verifyLmdb(file);
+  } catch (err) {
+    if (err instanceof LmdbDamage) {
+      throw new DataDirError(`${err.message}. LMDB cannot open it safely (reading that page would crash the process or return garbage).\n` +
+        `${repairHint(path.dirname(envDir))} A damaged LMDB file is best restored from a backup; \`--repair\` copies the records it can read into a new file.`);
+    }
+    if (err instanceof DataDirError) throw err;
+    throw new DataDirError(`${file}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Open an LMDB environment (lmdb-js `open`) after checking its file (meta pages always; every
+ * B-tree page as `--lmdb-check` says); an error opening it names the file.
  */
 export function openChecked<T>(envDir: string, openFn: () => T): T {
   const missing = checkLmdbFile(envDir);
-  if (missing > 0) {
+  const file = path.join(envDir, 'data.mdb');
+  const why = fs.existsSync(file) ? checkAtStart(path.dirname(envDir), file) : null;
+  if (why !== null) {
+    const t0 = performance.now();
+    const s = verifyLmdbFile(envDir);
+    const ms = performance.now() - t0;
+    if (ms > 1000) console.log(`persistence: ${file}: ${s.pages} B-tree pages checked in ${Math.round(ms)} ms (${why})`);
+    // Every page LMDB can reach is inside the file: a shorter file than its last transaction says is sound.
+    if (missing > 0) console.warn(`persistence: ${file} is ${missing} page${missing === 1 ? '' : 's'} shorter than its latest transaction says; every page of its B-trees is inside it`);
+  } else if (missing > 0) {
     // LMDB may leave the last pages of a transaction unwritten when they were freed within
     // it, so a shorter file is not proof of damage (and was never seen in practice): read
     // every record in a child process first, once, instead of risking a SIGBUS here.
-    const file = path.join(envDir, 'data.mdb');
     const r = walkInChild([envDir]);
     if (r.failed !== null) {
       throw new DataDirError(`${file} is damaged: it lacks ${missing} page${missing === 1 ? '' : 's'} of its latest transaction (cut short?), ` +
@@ -228,7 +288,6 @@ export function openChecked<T>(envDir: string, openFn: () => T): T {
     return openFn();
   } catch (err) {
     const msg = (err as Error).message ?? String(err);
-    const file = path.join(envDir, 'data.mdb');
     throw new DataDirError(msg.includes(envDir) ? msg : `${file}: ${msg}`);
   }
 }

@@ -2,13 +2,17 @@
  * `node dist/main.js --dir <dir> --check | --repair`: the data directory's own redis-check-aof.
  *
  * --check reports, changing nothing: each LMDB file (the keyspace, search indexes, qstash):
- * its meta pages and roots (datadir.ts), then every record read in a child process (damage
- * inside the B-tree kills that child, not the check); the journal: each file's header and
+ * its meta pages and roots (datadir.ts), every page of its B-trees (lmdb-verify.ts), then every
+ * record read in a child process (damage the structural check misses kills that child, not
+ * the check); the journal: each file's header and
  * frames, what LMDB says it holds and expects, a torn last frame, damage before the last
  * frame. Exit code 0 when the server would start with nothing lost in silence, else 1.
  *
- * --repair does what --check does, then, only for the journal (a damaged LMDB file has no
- * repair but a backup): cuts a damaged file at its last intact frame (a copy of the whole file
+ * --repair does what --check does, then, for an LMDB file damaged inside a B-tree (its meta
+ * pages sound), copies every record it can still read into a new file (the walk of
+ * lmdb-verify.ts stepping over damaged pages and nodes), keeps the damaged file as
+ * `data.mdb.damaged-<time>` and prints the records kept and lost per database; for the
+ * journal: cuts a damaged file at its last intact frame (a copy of the whole file
  * is kept beside it as `<file>.damaged-<time>`; later files are renamed so too), and when LMDB
  * expects a journal file that is missing or empty, or frames are missing between LMDB and the
  * journal, it records that no journal is expected and moves the files that cannot be applied
@@ -19,15 +23,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DirLock } from './lock.js';
 import { LmdbStore } from './lmdb.js';
+import { open } from 'lmdb';
 import { checkLmdbFile, DataDirError, journalProblem } from './datadir.js';
 import { scanJournal, truncateJournal, type JournalScan } from './journal.js';
 import { walkInChild } from './lmdb-walk.js';
+import { LmdbDamage, verifyLmdb } from './lmdb-verify.js';
 
 /** The LMDB environments a data directory may hold (src/store, src/search, src/qstash). */
 export const LMDB_ENVS = ['lmdb', 'search', 'qstash'];
 
-/** Run the check (and the repair when asked); returns the exit code. */
-export function checkDataDir(dir: string, repair: boolean, log: (line: string) => void = (l) => console.log(l)): number {
+/** Run the check (and the repair when asked); resolves to the exit code. */
+export async function checkDataDir(dir: string, repair: boolean, log: (line: string) => void = (l) => console.log(l)): Promise<number> {
   if (!fs.existsSync(dir)) {
     log(`${dir}: no such directory`);
     return 1;
@@ -40,7 +46,7 @@ export function checkDataDir(dir: string, repair: boolean, log: (line: string) =
     return 1;
   }
   try {
-    return new Check(dir, repair, log).run();
+    return await new Check(dir, repair, log).run();
   } finally {
     lock.release();
   }
@@ -57,37 +63,123 @@ class Check {
     this.log(`  DAMAGED: ${what}`);
   }
 
-  run(): number {
+  async run(): Promise<number> {
     this.log(`${this.repair ? 'Repairing' : 'Checking'} the data directory ${this.dir}`);
     const sound: string[] = [];
-    for (const env of LMDB_ENVS) if (this.checkHeader(env)) sound.push(env);
-    const mainOk = this.walk(sound).includes('lmdb') || !fs.existsSync(path.join(this.dir, 'lmdb', 'data.mdb'));
+    for (const env of LMDB_ENVS) {
+      const state = this.checkHeader(env);
+      if (state === 'sound' || (state === 'tree' && this.repair && await this.salvage(env))) sound.push(env);
+    }
+    const read = this.walk(sound);
+    if (this.repair) {
+      // Damage the structural check missed but reading did find: salvage what can be read.
+      for (const env of sound) if (!read.includes(env) && await this.salvage(env) && this.walk([env]).length === 1) read.push(env);
+    }
+    const mainOk = read.includes('lmdb') || !fs.existsSync(path.join(this.dir, 'lmdb', 'data.mdb'));
     this.checkJournal(mainOk);
     if (this.problems === 0) {
       this.log(this.repair ? 'Result: the server can start.' : 'Result: no damage found.');
       return 0;
     }
     this.log(`Result: ${this.problems} problem${this.problems === 1 ? '' : 's'} ${this.repair ? 'left' : 'found'}.` +
-      (this.repair ? '' : ' `--repair` cuts a damaged journal at its last intact frame (what it drops is printed); a damaged LMDB file must be restored from a backup.'));
+      (this.repair ? '' : ' `--repair` cuts a damaged journal at its last intact frame and copies the records a damaged LMDB file still holds into a new one (what it drops is printed); a backup is better for LMDB.'));
     return 1;
   }
 
-  /** One LMDB environment's file, before mapping it: true when it is there and sound. */
-  private checkHeader(env: string): boolean {
+  /**
+   * One LMDB environment's file, before mapping it: 'sound', 'absent', 'meta' (its meta pages
+   * or roots are damaged: nothing to salvage from) or 'tree' (damage inside a B-tree).
+   */
+  private checkHeader(env: string): 'sound' | 'absent' | 'meta' | 'tree' {
     const envDir = path.join(this.dir, env);
     const file = path.join(envDir, 'data.mdb');
     if (!fs.existsSync(file)) {
       this.log(`  ${file}: absent`);
-      return false;
+      return 'absent';
     }
     try {
       checkLmdbFile(envDir);
-      return true;
     } catch (err) {
       if (!(err instanceof DataDirError)) throw err;
       this.bad(err.message);
-      return false;
+      return 'meta';
     }
+    try {
+      const s = verifyLmdb(file);
+      this.log(`  ${file}: every B-tree page sound (${s.pages} pages, ${s.records} records, transaction ${s.txnid})`);
+      return 'sound';
+    } catch (err) {
+      this.bad(err instanceof LmdbDamage ? `${err.message}; LMDB cannot read it safely` : `${file}: the check of its B-trees failed: ${(err as Error).message}`);
+      return 'tree';
+    }
+  }
+
+  /**
+   * Copy every record the damaged file `env` still holds into a new file, read with plain
+   * reads (lmdb-verify.ts steps over the damaged pages), and put it in place; the damaged file
+   * is kept beside it. True when done.
+   */
+  private async salvage(env: string): Promise<boolean> {
+    const envDir = path.join(this.dir, env);
+    const file = path.join(envDir, 'data.mdb');
+    const work = path.join(envDir, `salvage-${this.stamp}`);
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.mkdirSync(work);
+    // The new file gets the old one's environment flags (lmdb-js refuses overlapping sync on a file made without it).
+    const head = Buffer.alloc(2);
+    const fd = fs.openSync(file, 'r');
+    fs.readSync(fd, head, 0, 2, 24 + 24 + 4); // meta page 0: page header, then mm_dbs[0].md_flags
+    fs.closeSync(fd);
+    const flags = head.readUInt16LE(0);
+    const out = open({ path: work, maxDbs: 32, encoding: 'binary', keyEncoding: 'binary', overlappingSync: (flags & 0x1000) !== 0 } as any);
+    const dbs = new Map<string, any>();
+    const kept = new Map<string, number>();
+    let batch: [string, Buffer, Buffer][] = [];
+    const flush = () => {
+      out.transactionSync(() => {
+        for (const [name, k, v] of batch) {
+          let db = dbs.get(name);
+          if (db === undefined) dbs.set(name, db = out.openDB(name, { encoding: 'binary', keyEncoding: 'binary' } as any));
+          db.putSync(k, v);
+          kept.set(name, (kept.get(name) ?? 0) + 1);
+        }
+      });
+      batch = [];
+    };
+    const damage: LmdbDamage[] = [];
+    let stats;
+    try {
+      stats = verifyLmdb(file, {
+        onRecord: (db, key, value) => {
+          batch.push([db, key, value]);
+          if (batch.length >= 10_000) flush();
+        },
+        onDamage: (d) => damage.push(d),
+      });
+      flush();
+    } finally {
+      await out.close();
+    }
+    for (const d of damage.slice(0, 20)) this.log(`  stepped over: page ${d.page} (offset ${d.offset}): ${d.what}`);
+    if (damage.length > 20) this.log(`  ... and ${damage.length - 20} more damaged pages`);
+    const names = new Set([...stats.recorded.keys(), ...kept.keys()]);
+    let lost = 0;
+    const parts: string[] = [];
+    for (const name of [...names].sort()) {
+      const has = kept.get(name) ?? 0;
+      const recorded = stats.recorded.get(name);
+      if (recorded !== undefined && recorded > has) lost += recorded - has;
+      parts.push(`${name} ${has}${recorded === undefined ? ' (its record is lost)' : ` of ${recorded}`}`);
+    }
+    this.keepCopy(file, false);
+    fs.renameSync(path.join(work, 'data.mdb'), file);
+    fs.rmSync(path.join(envDir, 'lock.mdb'), { force: true });
+    fs.rmSync(work, { recursive: true, force: true });
+    const pages = new Set(damage.map((d) => d.page)).size;
+    this.log(`  repaired: ${file} rebuilt from the records it still held: ${parts.join(', ')}; ` +
+      `${lost} recorded record${lost === 1 ? '' : 's'} lost with ${pages} damaged page${pages === 1 ? '' : 's'}`);
+    this.problems--;
+    return true;
   }
 
   /**

@@ -86,8 +86,8 @@ function patch(file: string, offset: number, bytes: Buffer): void {
 }
 
 /** Start on `dir`, check that every key of `keys` holds its value and DBSIZE is `size`, stop. */
-async function expectKeys(dir: string, keys: string[], size: number): Promise<string> {
-  const s = await startOurs(ALWAYS, {}, { dir });
+async function expectKeys(dir: string, keys: string[], size: number, args: string[] = []): Promise<string> {
+  const s = await startOurs([...ALWAYS, ...args], {}, { dir });
   const c = await RawClient.connect(s.port);
   try {
     assert.equal(text(await c.call('DBSIZE')), `:${size}\r\n`);
@@ -230,7 +230,7 @@ describe('a damaged data directory', () => {
     assert.match(r.output, new RegExp(`${file.replace(/[.]/g, '\\.')}: EISDIR`));
   });
 
-  it('damage inside the B-tree (every leaf page but the main root overwritten): --check finds it, reading every record in a child process', async () => {
+  it('damage inside the B-tree (every leaf page but the main root overwritten): the start stops naming the page; --check says the same', async () => {
     const dir = copy('leaves');
     const file = path.join(dir, 'lmdb', 'data.mdb');
     const data = fs.readFileSync(file);
@@ -248,28 +248,35 @@ describe('a damaged data directory', () => {
     }
     assert.ok(hit > 0);
     fs.writeFileSync(file, data);
+    const r = await runOursToExit(ALWAYS, dir, LIMIT);
+    assert.equal(r.code, 1, r.output);
+    assert.ok(r.output.includes(`${file} is damaged inside its B-tree: page `), r.output);
     const c = await runOursToExit(['--check', ...ALWAYS], dir, LIMIT);
     assert.equal(c.code, 1, c.output);
-    assert.ok(c.output.includes(`DAMAGED: ${file}: reading every record failed (`), c.output);
+    assert.ok(c.output.includes(`DAMAGED: ${file} is damaged inside its B-tree: page `), c.output);
   });
 
-  it('data.mdb shorter than its latest transaction says, but whole: every record is read in a child process first, then it opens, with a warning', async () => {
-    // LMDB may leave a transaction's last pages unwritten (freed within it), so such a file is
-    // not refused outright; one cut past its roots is read in a child process (a SIGBUS kills
-    // the child; the start then stops naming the file). Here the file is whole and only its
-    // meta pages claim 3 more pages.
-    const dir = copy('short-whole');
-    const file = path.join(dir, 'lmdb', 'data.mdb');
-    const data = fs.readFileSync(file);
-    const psize = data.readUInt32LE(24 + 24);
-    for (const m of [0, 1]) {
-      const at = m * psize + 24 + 120; // mm_last_pg
-      data.writeBigUInt64LE(data.readBigUInt64LE(at) + 3n, at);
-    }
-    fs.writeFileSync(file, data);
-    const out = await expectKeys(dir, acked, n);
-    assert.ok(out.includes(`persistence: ${file} is `) && out.includes('shorter than its latest transaction says; every record was read without error'), out);
-  });
+  for (const check of ['auto', 'no']) {
+    it(`data.mdb shorter than its latest transaction says, but whole: ${check === 'auto' ? 'every B-tree page is checked' : '(--lmdb-check no) every record is read in a child process'} first, then it opens, with a warning`, async () => {
+      // LMDB may leave a transaction's last pages unwritten (freed within it), so such a file is
+      // not refused outright: every page its B-trees reach must be inside it (the start's check),
+      // or without that check, every record is read in a child process (a SIGBUS kills the
+      // child; the start then stops naming the file). Here the file is whole and only its meta
+      // pages claim 3 more pages.
+      const dir = copy(`short-whole-${check}`);
+      const file = path.join(dir, 'lmdb', 'data.mdb');
+      const data = fs.readFileSync(file);
+      const psize = data.readUInt32LE(24 + 24);
+      for (const m of [0, 1]) {
+        const at = m * psize + 24 + 120; // mm_last_pg
+        data.writeBigUInt64LE(data.readBigUInt64LE(at) + 3n, at);
+      }
+      fs.writeFileSync(file, data);
+      const out = await expectKeys(dir, acked, n, ['--lmdb-check', check]);
+      const said = check === 'auto' ? 'every page of its B-trees is inside it' : 'every record was read without error';
+      assert.ok(out.includes(`persistence: ${file} is `) && out.includes(`shorter than its latest transaction says; ${said}`), out);
+    });
+  }
 
   // [case, environment, damage, message, also run --check (slow: it reads every record)]
   const lmdbCases: [string, string, (file: string) => void, RegExp, boolean][] = [
@@ -293,6 +300,157 @@ describe('a damaged data directory', () => {
       const c = await runOursToExit(['--check', ...ALWAYS], dir, LIMIT);
       assert.equal(c.code, 1, c.output);
       assert.ok(c.output.includes(`DAMAGED: ${file} is damaged`), c.output);
+    });
+  }
+});
+
+// ------------------------------------------------------------------ damage deep inside an LMDB B-tree
+
+interface Node {
+  /** Offset in the file of the node header. */
+  at: number;
+  flags: number;
+  key: Buffer;
+  /** Offset in the file of its data. */
+  data: number;
+  /** A branch node's child page. */
+  child: number;
+}
+
+/** The nodes of page `pg` (LMDB's layout, read here independently of the server's check). */
+function nodesOf(data: Buffer, psize: number, pg: number): Node[] {
+  const at = pg * psize;
+  return Array.from({ length: data.readUInt16LE(at + 20) >> 1 }, (_, i) => {
+    const o = at + data.readUInt16LE(at + 24 + 2 * i) + 24;
+    const ks = data.readUInt16LE(o + 6);
+    return { at: o, flags: data.readUInt16LE(o + 4), key: data.subarray(o + 8, o + 8 + ks), data: o + 8 + ks, child: data.readUInt32LE(o) + data.readUInt16LE(o + 4) * 2 ** 32 };
+  });
+}
+
+/** The file's page size, and the root page and depth of each named database of its latest snapshot. */
+function layout(data: Buffer): { psize: number; dbs: Map<string, { root: number; depth: number }> } {
+  const psize = data.readUInt32LE(24 + 24);
+  const txn = (pg: number) => data.readBigUInt64LE(pg * psize + 24 + 128);
+  const meta = (txn(1) > txn(0) ? psize : 0) + 24;
+  const mainRoot = Number(data.readBigUInt64LE(meta + 72 + 40));
+  const dbs = new Map<string, { root: number; depth: number }>();
+  for (const n of nodesOf(data, psize, mainRoot)) {
+    dbs.set(n.key.toString('latin1').replace(/\0$/, ''), { root: Number(data.readBigUInt64LE(n.data + 40)), depth: data.readUInt16LE(n.data + 6) });
+  }
+  return { psize, dbs };
+}
+
+describe('damage deep inside an LMDB B-tree (meta pages and roots intact)', () => {
+  const KEYS = 3000;
+  const BIG = 3;
+  const base = path.join(tmp, 'deep-base');
+  const keys = Array.from({ length: KEYS }, (_, i) => `k${i}`);
+  const bigValue = (b: number) => `v${'x'.repeat(100_000 + b)}`;
+  let psize = 0;
+  /** Leaf pages of the keyspace's `meta` database with the user keys they hold; its root (a branch page). */
+  let leaves: { pg: number; keys: string[] }[] = [];
+  let branch = 0;
+  /** The leaf node of a big value (its overflow pages), and its key. */
+  let big: { pg: number; node: number; key: string; first: number } | null = null;
+
+  before(async () => {
+    fs.mkdirSync(base);
+    const s = await startOurs(ALWAYS, {}, { dir: base });
+    const c = await RawClient.connect(s.port);
+    for (let i = 0; i < KEYS; i += 500) {
+      const args = keys.slice(i, i + 500).flatMap((k) => [k, `v${k.slice(1)}`]);
+      assert.equal(text(await c.call('MSET', ...args)), '+OK\r\n');
+    }
+    for (let b = 0; b < BIG; b++) assert.equal(text(await c.call('SET', `big${b}`, bigValue(b))), '+OK\r\n');
+    c.close();
+    // A clean stop: LMDB holds everything, no journal is left.
+    await s.stop('SIGTERM');
+    const data = fs.readFileSync(path.join(base, 'lmdb', 'data.mdb'));
+    const l = layout(data);
+    psize = l.psize;
+    const meta = l.dbs.get('meta')!;
+    assert.equal(meta.depth, 2, 'the keyspace tree is a branch page over leaves');
+    branch = meta.root;
+    const user = (k: Buffer) => k.subarray(6).toString('latin1'); // [ns u48][user key]
+    for (const n of nodesOf(data, psize, branch)) {
+      const ns = nodesOf(data, psize, n.child);
+      leaves.push({ pg: n.child, keys: ns.map((x) => user(x.key)) });
+      ns.forEach((x, i) => {
+        if ((x.flags & 0x01) !== 0 && big === null) big = { pg: n.child, node: i, key: user(x.key), first: Number(data.readBigUInt64LE(x.data)) };
+      });
+    }
+    assert.ok(leaves.length >= 4 && big !== null, `${leaves.length} leaves, big value found: ${big !== null}`);
+  });
+
+  // [case, damage (file bytes, in place) -> the damaged page, what the message says]
+  const cases: [string, (data: Buffer) => { page: number; lost: string[] }, RegExp][] = [
+    ['a flipped byte in a leaf page header (its page number)', (data) => {
+      const leaf = leaves[Math.floor(leaves.length / 2)];
+      data[leaf.pg * psize] ^= 0x40;
+      return { page: leaf.pg, lost: leaf.keys };
+    }, /its header holds page number \d+ \(a page of database 'meta', named by page \d+\)/],
+    ['a leaf page whose flags say branch (without the check: an LMDB assertion, SIGABRT)', (data) => {
+      const leaf = leaves[3];
+      data.writeUInt16LE(0x01, leaf.pg * psize + 18);
+      return { page: leaf.pg, lost: leaf.keys };
+    }, /a branch page at depth 2 of a tree of depth 2 \(a page of database 'meta', named by page \d+\)/],
+    ['a node offset of a leaf page out of the page', (data) => {
+      const leaf = leaves[1];
+      data.writeUInt16LE(0xfff0, leaf.pg * psize + 24 + 2);
+      return { page: leaf.pg, lost: [leaf.keys[1]] }; // the page's other records are read
+    }, /node 1 at offset 65544 is outside the page's node area/],
+    ['a bad child page number in a branch page', (data) => {
+      const n = nodesOf(data, psize, branch)[2];
+      data.writeUInt32LE(0x00fffff0, n.at); // mn_lo, mn_hi: page 16777200
+      return { page: branch, lost: leaves[2].keys };
+    }, /branch page \d+'s node 2 names a child that is page 16777200, past the end of the file \(\d+ pages of 4096 bytes\)/],
+    ['an overflow page count past the end of the file', (data) => {
+      const n = nodesOf(data, psize, big!.pg)[big!.node];
+      data.writeUInt32LE(1_000_000, n.data + 16); // MDB_ovpage.op_pages
+      return { page: big!.pg, lost: [big!.key] };
+    }, /node \d+'s value of \d+ bytes does not fit|has overflow pages that is pages \d+\.\.\d+, past the end of the file/],
+    ['an overflow page whose header is not one', (data) => {
+      // The value after the header is intact: LMDB would read it, and so does --repair.
+      data.fill(0, big!.first * psize, big!.first * psize + 24);
+      return { page: big!.first, lost: [] };
+    }, /its header holds page number 0 \(the first overflow page of a value of database 'meta'/],
+  ];
+  for (const [name, damage, message] of cases) {
+    it(`${name}: the start stops naming the file and page (exit code 1, no signal); --check says the same; --repair keeps every other record`, async () => {
+      const dir = path.join(tmp, `deep-${name.replace(/\W+/g, '-')}`);
+      fs.cpSync(base, dir, { recursive: true });
+      const file = path.join(dir, 'lmdb', 'data.mdb');
+      const data = fs.readFileSync(file);
+      const { page, lost } = damage(data);
+      fs.writeFileSync(file, data);
+
+      const r = await runOursToExit(ALWAYS, dir, LIMIT);
+      assert.equal(r.code, 1, `exit ${r.code} (null: killed by a signal):\n${r.output}`);
+      const head = `${file} is damaged inside its B-tree: page ${page} (offset ${page * psize}): `;
+      assert.ok(r.output.includes(head), r.output);
+      assert.match(r.output, message);
+      assert.match(r.output, /--check/);
+
+      const check = await runOursToExit(['--check', ...ALWAYS], dir, LIMIT);
+      assert.equal(check.code, 1, check.output);
+      assert.ok(check.output.includes(`DAMAGED: ${head}`), check.output);
+      assert.match(check.output, message);
+
+      const rep = await runOursToExit(['--repair', ...ALWAYS], dir, LIMIT);
+      assert.equal(rep.code, 0, rep.output);
+      assert.match(rep.output, new RegExp(`repaired: ${file.replace(/[.]/g, '\\.')} rebuilt from the records it still held: .*meta ${KEYS + BIG - lost.length} of ${KEYS + BIG}.*; ${lost.length} recorded records? lost with 1 damaged page`));
+      assert.equal(fs.readdirSync(path.dirname(file)).filter((f) => f.startsWith('data.mdb.damaged-')).length, 1, 'the damaged file is kept');
+      const kept = keys.filter((k) => !lost.includes(k));
+      const bigs = Array.from({ length: BIG }, (_, b) => `big${b}`).filter((k) => !lost.includes(k));
+      await expectKeys(dir, kept, kept.length + bigs.length);
+      const s = await startOurs(ALWAYS, {}, { dir });
+      const c = await RawClient.connect(s.port);
+      try {
+        for (const k of bigs) assert.equal(text(await c.call('GET', k)), `$${bigValue(Number(k.slice(3))).length}\r\n${bigValue(Number(k.slice(3)))}\r\n`);
+      } finally {
+        c.close();
+        await s.stop('SIGTERM');
+      }
     });
   }
 });
