@@ -26,17 +26,18 @@
  *   npm run bench:bullmq
  *   BULLMQ_N=2000 BULLMQ_ROUNDS=1 BULLMQ_MODES=no npm run bench:bullmq      # a quick run
  *   BULLMQ_PHASES=add,process10 node bench/bullmq.mjs
+ *   BULLMQ_OURS_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' BULLMQ_MODES=no node bench/bullmq.mjs   # profile ours
  *
  * Bounded: a phase that does not finish in BULLMQ_PHASE_S seconds (default 120) is reported
  * as a timeout and the run goes on with the next server.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Queue, Worker, FlowProducer } from 'bullmq';
 import { oursArgv } from './server-cmd.mjs';
+import { cpuSeconds, freePort, start, stop } from './proc.mjs';
 
 const N = Number(process.env.BULLMQ_N ?? 10000);
 const ROUNDS = Number(process.env.BULLMQ_ROUNDS ?? 3);
@@ -44,56 +45,7 @@ const MODES = (process.env.BULLMQ_MODES ?? 'no,everysec').split(',').filter(Bool
 const PHASE_S = Number(process.env.BULLMQ_PHASE_S ?? 120);
 const ALL = ['add', 'addBulk', 'process1', 'process10', 'process50', 'delayed', 'flow'];
 const PHASES = (process.env.BULLMQ_PHASES ?? ALL.join(',')).split(',').filter(Boolean);
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const DELAY_MS = 1500;
-
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function start(name, cmd, args, port) {
-  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stderr.on('data', (d) => { out += d; });
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${name} exited:\n${out}`);
-    const ok = await new Promise((resolve) => {
-      const s = net.connect({ port, host: '127.0.0.1' }, () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) break;
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`${name}: nothing listens on ${port}\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { name, proc, port };
-}
-
-function stop(s) {
-  return new Promise((resolve) => {
-    if (s.proc.exitCode !== null) return resolve();
-    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
-    s.proc.once('exit', () => { clearTimeout(t); resolve(); });
-    s.proc.kill('SIGTERM');
-  });
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -223,7 +175,9 @@ const median = (xs) => {
 async function runMode(mode) {
   const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), 'bq-ours-')), fs.mkdtempSync(path.join(os.tmpdir(), 'bq-redis-'))];
   const [pOurs, pRedis] = process.env.BULLMQ_PORTS ? process.env.BULLMQ_PORTS.split(',').map(Number) : [await freePort(), await freePort()];
-  const ours = await start('ours', process.execPath, oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', mode, '--dir', dirs[0]]), pOurs);
+  // BULLMQ_OURS_FLAGS: extra Node flags for our server (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+  const extra = (process.env.BULLMQ_OURS_FLAGS ?? '').split(' ').filter(Boolean);
+  const ours = await start('ours', process.execPath, [...extra, ...oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', mode, '--dir', dirs[0]])], pOurs);
   const persist = mode === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', mode];
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...persist, '--dir', dirs[1]], pRedis);
   const res = {}; // phase -> server -> [{rate, cpu}]
