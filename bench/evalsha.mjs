@@ -18,6 +18,7 @@ import { spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
 import { cpuSeconds, freePort, start, stop } from './proc.mjs';
 
@@ -28,7 +29,7 @@ const REQUESTS = Number(process.env.EVALSHA_REQUESTS ?? 50000);
 const CLIENTS = Number(process.env.EVALSHA_CLIENTS ?? 50);
 const MODE = process.env.EVALSHA_APPENDFSYNC ?? 'no';
 
-/** A script of n redis.calls, unrolled as BullMQ's are. */
+/** A script of n redis.calls, unrolled as BullMQ's are (also used by lua-micro.mjs). */
 export function script(n) {
   const lines = [];
   for (let i = 0; i < n; i++) {
@@ -97,4 +98,6 @@ async function main() {
   console.log(`# load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 }
 
-await main();
+// EVALSHA_PRINT=n: print the script of n calls (to profile it by hand) instead of running.
+if (process.env.EVALSHA_PRINT) console.log(script(Number(process.env.EVALSHA_PRINT)));
+else if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();
