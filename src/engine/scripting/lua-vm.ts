@@ -123,6 +123,54 @@ export class LuaVM {
     this.L = this.main = this.M._luaL_newstate();
     this.M._luaL_openlibs(this.L);
     this.findSlots();
+    this.numKey = this.cstr('__num');
+    this.direct = this.probeLayout();
+  }
+
+  // ---------------------------------------------------------------- numbers through memory
+
+  /**
+   * perf: the module exports no lua_pushnumber/lua_tonumber, and a number sent as text costs
+   * a strtod in Lua (musl's, with software long doubles in wasm: about 1 µs). Lua 5.1's
+   * layout on wasm32 is fixed (lua_State.top at offset 8; a TValue is 16 bytes: the double,
+   * then the type tag), so a number is pushed by pushing the registry's __num and writing
+   * the double over it, and read in place. probeLayout() checks this layout once; if it does
+   * not hold (another build), `direct` is false and callers use the text forms.
+   */
+  readonly direct: boolean;
+  private readonly numKey: number;
+  private f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
+
+  private get heapF64(): Float64Array {
+    const u8 = this.M.HEAPU8;
+    if (this.f64.buffer !== u8.buffer) this.f64 = new Float64Array(u8.buffer);
+    return this.f64;
+  }
+
+  private probeLayout(): boolean {
+    const M = this.M;
+    const L = this.L;
+    const top0 = M.HEAPU32[(L + 8) >> 2];
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.numKey);
+    const top = M.HEAPU32[(L + 8) >> 2];
+    const ok = top === top0 + 16 && this.heapF64[(top - 16) >> 3] === 0.5 && M.HEAPU32[(top - 8) >> 2] === LUA_TNUMBER;
+    if (ok) this.heapF64[(top - 16) >> 3] = -1234.75;
+    // Read back through Lua: the value pushed is that number.
+    const back = ok && M._lua_type(L, -1) === LUA_TNUMBER && this.latin1(-1) === '-1234.75';
+    M._lua_settop(L, -2);
+    return back && M.HEAPU32[(L + 8) >> 2] === top0;
+  }
+
+  /** Push number x (only when `direct`). */
+  pushNumber(x: number): void {
+    const M = this.M;
+    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.numKey);
+    this.heapF64[(M.HEAPU32[(this.L + 8) >> 2] - 16) >> 3] = x;
+  }
+
+  /** The number at negative stack index i (only when `direct`; the value must be a number). */
+  numberAt(i: number): number {
+    return this.heapF64[(this.M.HEAPU32[(this.L + 8) >> 2] + i * 16) >> 3];
   }
 
   // ---------------------------------------------------------------- memory helpers
@@ -198,6 +246,22 @@ export class LuaVM {
     if (e - s < 64) for (let i = s; i < e; i++) u8[p + i - s] = src[i];
     else u8.set(src.subarray(s, e), p);
     u8[p + e - s] = 0;
+    this.M._lua_pushstring(this.L, p);
+  }
+
+  /** Push latin1 text holding no NUL (one byte per char). */
+  pushLatin1(s: string): void {
+    const p = this.buffer(s.length + 1);
+    const n = s.length;
+    if (n < 32) {
+      const u8 = this.u8;
+      for (let i = 0; i < n; i++) u8[p + i] = s.charCodeAt(i);
+      u8[p + n] = 0;
+    } else {
+      const hb = this.heapBuffer();
+      hb.latin1Write(s, p, n);
+      hb[p + n] = 0;
+    }
     this.M._lua_pushstring(this.L, p);
   }
 
@@ -284,7 +348,8 @@ export class LuaVM {
   /** Keep references to the os/io functions in the registry (__slot<i>) before anything is removed. */
   private grabSlots(): void {
     const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
-    this.doString(`local R = debug.getregistry()\n${grab}`, '=slots');
+    // __num: the number pushNumber() pushes and overwrites.
+    this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${grab}`, '=slots');
   }
 
   /**
