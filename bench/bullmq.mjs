@@ -26,6 +26,7 @@
  *   npm run bench:bullmq
  *   BULLMQ_N=2000 BULLMQ_ROUNDS=1 BULLMQ_MODES=no npm run bench:bullmq      # a quick run
  *   BULLMQ_PHASES=add,process10 node bench/bullmq.mjs
+ *   BULLMQ_DIST=.base-dist node bench/bullmq.mjs                       # another build of ours (before/after)
  *   BULLMQ_OURS_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' BULLMQ_MODES=no node bench/bullmq.mjs   # profile ours
  *
  * Bounded: a phase that does not finish in BULLMQ_PHASE_S seconds (default 120) is reported
@@ -177,7 +178,10 @@ async function runMode(mode) {
   const [pOurs, pRedis] = process.env.BULLMQ_PORTS ? process.env.BULLMQ_PORTS.split(',').map(Number) : [await freePort(), await freePort()];
   // BULLMQ_OURS_FLAGS: extra Node flags for our server (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
   const extra = (process.env.BULLMQ_OURS_FLAGS ?? '').split(' ').filter(Boolean);
-  const ours = await start('ours', process.execPath, [...extra, ...oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', mode, '--dir', dirs[0]])], pOurs);
+  // BULLMQ_DIST: another build of ours (inside the repository: it needs node_modules), for before/after.
+  const argv = oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', mode, '--dir', dirs[0]])
+    .map((a) => (process.env.BULLMQ_DIST && a.endsWith(path.join('dist', 'main.js')) ? path.resolve(process.env.BULLMQ_DIST, 'main.js') : a));
+  const ours = await start('ours', process.execPath, [...extra, ...argv], pOurs);
   const persist = mode === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', mode];
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...persist, '--dir', dirs[1]], pRedis);
   const res = {}; // phase -> server -> [{rate, cpu}]
