@@ -10,29 +10,14 @@
  *   node bench/lua-micro.mjs /other/checkout/dist      # another build (before/after)
  *   LUA_N=20000 LUA_ROUNDS=7 LUA_TESTS=return1,calls50 node bench/lua-micro.mjs
  */
-import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { script } from './evalsha.mjs';
+import { inProcess } from './inproc.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = pathToFileURL(path.resolve(process.argv[2] ?? path.join(ROOT, 'dist'))).href;
 const N = Number(process.env.LUA_N ?? 20000);
 const ROUNDS = Number(process.env.LUA_ROUNDS ?? 5);
-
-const { Engine } = await import(`${DIST}/engine/engine.js`);
-const { FAMILIES } = await import(`${DIST}/engine/commands/index.js`);
-const { MemoryOnly } = await import(`${DIST}/store/persistence.js`);
-const { loadConfig } = await import(`${DIST}/config.js`);
-const { Client } = await import(`${DIST}/engine/client.js`);
-const { execute, NULL_SINK } = await import(`${DIST}/engine/dispatch.js`);
-const { Argv } = await import(`${DIST}/resp/argv.js`);
-
-const engine = new Engine(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no'], {}), FAMILIES);
-engine.persistence = new MemoryOnly(engine);
-const transport = { kind: 'tcp', close() {}, requestFlush() {}, outputBytes: () => 0, inputBytes: () => 0, resume() {} };
-const client = new Client(engine, transport, NULL_SINK, '', '');
-client.authenticated = true;
+// A TCP client: scripts of other transports (REST, MULTI) are never moved to the worker.
+const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(process.argv[2], 'tcp');
 
 const sha = (body) => createHash('sha1').update(body).digest('hex');
 // BullMQ's Queue.add script, with the arguments BullMQ 6.7.0 sends (captured with MONITOR):
