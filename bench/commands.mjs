@@ -14,7 +14,7 @@
  * The commands are redis-benchmark's (same keys and arguments); LPOP follows LPUSH, so it pops
  * from a list of BENCH_N elements.
  */
-import { inProcess } from './inproc.mjs';
+import { inProcess, cpuMicros } from './inproc.mjs';
 
 const N = Number(process.env.BENCH_N ?? 300000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -44,10 +44,6 @@ function argvOf(words) {
   return a;
 }
 
-const cpuMicros = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 
 const results = new Map();
 for (let round = 0; round < ROUNDS; round++) {

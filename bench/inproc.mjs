@@ -25,3 +25,9 @@ export async function inProcess(dist, kind = 'internal') {
   client.authenticated = true;
   return { DIST, engine, client, execute, NULL_SINK, Argv };
 }
+
+/** CPU time of this process so far (all threads), in µs. */
+export function cpuMicros() {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}

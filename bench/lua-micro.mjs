@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { script } from './evalsha.mjs';
-import { inProcess } from './inproc.mjs';
+import { inProcess, cpuMicros } from './inproc.mjs';
 
 const N = Number(process.env.LUA_N ?? 20000);
 const ROUNDS = Number(process.env.LUA_ROUNDS ?? 5);
@@ -36,10 +36,6 @@ const TESTS = {
 };
 for (const b of Object.values(bodies)) execute(client, Argv.of(['SCRIPT', 'LOAD', b].map((s) => Buffer.from(s))), NULL_SINK);
 const names = (process.env.LUA_TESTS ?? Object.keys(TESTS).join(',')).split(',').filter(Boolean);
-const cpuMicros = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 
 const results = new Map();
 for (let round = 0; round < ROUNDS; round++) {
