@@ -14,21 +14,11 @@
  * The commands are redis-benchmark's (same keys and arguments); LPOP follows LPUSH, so it pops
  * from a list of BENCH_N elements.
  */
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inProcess, cpuMicros } from './inproc.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = pathToFileURL(path.resolve(process.argv[2] ?? path.join(ROOT, 'dist'))).href;
 const N = Number(process.env.BENCH_N ?? 300000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-
-const { Engine } = await import(`${DIST}/engine/engine.js`);
-const { FAMILIES } = await import(`${DIST}/engine/commands/index.js`);
-const { MemoryOnly } = await import(`${DIST}/store/persistence.js`);
-const { loadConfig } = await import(`${DIST}/config.js`);
-const { Client } = await import(`${DIST}/engine/client.js`);
-const { execute, NULL_SINK } = await import(`${DIST}/engine/dispatch.js`);
-const { Argv } = await import(`${DIST}/resp/argv.js`);
+const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(process.argv[2]);
 
 const TESTS = {
   set: ['SET', 'key:__rand_int__', 'xxx'],
@@ -42,11 +32,6 @@ const TESTS = {
 const names = (process.env.BENCH_TESTS ?? 'set,lpush,lpop,sadd,hset').split(',').map((s) => s.trim()).filter(Boolean);
 if (!names.includes('set')) names.unshift('set');
 
-const engine = new Engine(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no'], {}), FAMILIES);
-engine.persistence = new MemoryOnly(engine);
-const transport = { kind: 'internal', close() {}, requestFlush() {}, outputBytes: () => 0, inputBytes: () => 0, resume() {} };
-const client = new Client(engine, transport, NULL_SINK, '', '');
-client.authenticated = true;
 
 function argvOf(words) {
   const a = new Argv();
@@ -59,10 +44,6 @@ function argvOf(words) {
   return a;
 }
 
-const cpuMicros = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
 
 const results = new Map();
 for (let round = 0; round < ROUNDS; round++) {

@@ -490,6 +490,10 @@ export function scripting(eng: Engine): Scripting {
 class LuaTreeSink extends LuaSink {
   value: LuaValue = false;
   isErr = false;
+  /** A short NUL-free bulk or status reply as latin1 text (value is then not used). */
+  text: string | null = null;
+  /** text is a status reply. */
+  status = false;
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
   private readonly open: LuaValue[][] = [];
@@ -500,6 +504,7 @@ class LuaTreeSink extends LuaSink {
   reset(heap: ArrayBufferLike): void {
     this.value = false;
     this.isErr = false;
+    this.text = null;
     this.heap = heap;
     if (this.open.length !== 0) {
       this.open.length = 0;
@@ -538,8 +543,14 @@ class LuaTreeSink extends LuaSink {
     }
   }
 
-  ok(): void { this.put({ ok: OK }); }
-  simple(s: string): void { this.put({ ok: Buffer.from(s, 'latin1') }); }
+  ok(): void {
+    if (this.open.length === 0) this.topText('OK', true);
+    else this.put({ ok: OK });
+  }
+  simple(s: string): void {
+    if (this.open.length === 0 && s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, true);
+    else this.put({ ok: Buffer.from(s, 'latin1') });
+  }
   error(msg: string): void {
     countError(msg);
     if (this.open.length === 0) this.isErr = true;
@@ -547,7 +558,20 @@ class LuaTreeSink extends LuaSink {
   }
   int(n: number | bigint): void { this.put(Number(n)); }
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
-  bulkLatin1(s: string): void { this.put(Buffer.from(s, 'latin1')); }
+  bulkLatin1(s: string): void {
+    if (this.open.length === 0 && s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
+    else this.put(Buffer.from(s, 'latin1'));
+  }
+
+  /**
+   * perf: a short bulk (GET, HGET...) or status reply (SET's OK) on its own goes into Lua from
+   * the text, without a Buffer or a value tree.
+   */
+  private topText(s: string, status: boolean): void {
+    this.text = s;
+    this.status = status;
+    this.value = true;
+  }
   bulkText(s: string): void { this.put(Buffer.from(s, 'utf8')); }
   nil(): void { this.put(this.resp3 ? null : false); }
   nilArray(): void { this.put(this.resp3 ? null : false); }
@@ -732,6 +756,12 @@ export class Scripting {
     const sink = this.sink;
     sink.reset(argv.buf.buffer);
     this.scriptCall(argv, sink);
+    if (sink.text !== null) {
+      rt.vm.pushLatin1(sink.text);
+      if (!sink.status) return 1;
+      rt.vm.pushLatin1('o');
+      return 2;
+    }
     return rt.pushReply(sink.value, sink.isErr);
   }
 
@@ -972,7 +1002,8 @@ export class Scripting {
       for (const l of this.logs) this.log(l.level, l.msg);
       this.logs.length = 0;
     }
-    if (r.raw) {
+    if (r.len === -1) ctx.out.int(luaNumberToInt(r.num));
+    else if (r.raw) {
       // perf: a short string goes out as latin1 text (exact bytes) without a Buffer copy.
       if (r.len <= 1024) ctx.out.bulkLatin1(r.buf.latin1Slice(r.p, r.p + r.len));
       else {

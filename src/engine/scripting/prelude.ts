@@ -281,12 +281,16 @@ local function gencall(raise_err, ...)
 end
 
 -- No tail calls in wrappers: the error handler walks the frames.
--- A bulk string or nil reply (the common cases) is returned here, without gencall.
+-- A bulk string, integer, status or nil reply (the common cases) is returned here, without gencall.
 function redis.call(...)
   local v, tag = call_bridge(...)
   if tag == nil then
     if v == nil then return false end
     return v
+  end
+  if tag == 'o' then
+    local r = { ok = v }
+    return r
   end
   if tag == 'x' then
     local r = gencall(true, ...)
@@ -300,6 +304,10 @@ function redis.pcall(...)
   if tag == nil then
     if v == nil then return false end
     return v
+  end
+  if tag == 'o' then
+    local r = { ok = v }
+    return r
   end
   if tag == 'x' then
     local r = gencall(false, ...)
@@ -917,8 +925,8 @@ R.__prep = function(f) setfenv(f, ENV) return f end
 local run_name = ''
 R.__set_name = function(n) run_name = n end
 
--- The reply of a run: (bytes, 's') for a string result (the common case, no copy), else
--- (serialised reply, nil).
+-- The reply of a run: (bytes, 's') for a string result (the common case, no copy), (number,
+-- 'n') for a number, else (serialised reply, nil).
 local function ser_result(res)
   local out = {}
   local n = ser_resp(res, out, 0, 1)
@@ -954,6 +962,8 @@ R.__run_error = function(res)
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
 R.__errh = errh
+-- A number result serialised, for a runtime that cannot read it in place (runtime.ts).
+R.__ser_num = function(v) return 'n' .. sformat('%.17g', v) .. ';' end
 
 -- math.random's state as the last run started: a script moved to the other Lua state
 -- (runtime.ts) is run again from there.
@@ -981,7 +991,10 @@ local function run_eval(f, keys, argv)
   start_h, start_l = rh, rl
   if not armed then arm() end
   local res = f()
-  if type(res) == 'string' then return res, 's' end
+  local t = type(res)
+  if t == 'string' then return res, 's' end
+  -- A number is read in place by runtime.ts (no text conversion).
+  if t == 'number' then return res, 'n' end
   local r = finish(res)
   return r
 end
@@ -991,7 +1004,9 @@ local function run_fn(f, keys, argv)
   start_h, start_l = rh, rl
   if not armed then arm() end
   local res = f(keys, argv)
-  if type(res) == 'string' then return res, 's' end
+  local t = type(res)
+  if t == 'string' then return res, 's' end
+  if t == 'number' then return res, 'n' end
   local r = finish(res)
   return r
 end

@@ -9,8 +9,9 @@
  * is the RuntimeHost; everything a script can observe is this file and the prelude, shared.
  *
  * redis.call protocol (bridge `call`, read by gencall in the prelude): when every argument is a
- * string the host runs the command and pushes the reply with pushReply(): a bulk string alone;
- * otherwise (payload, tag) with tag 'i' integer (payload its decimal text), 'o' status,
+ * string the host runs the command and pushes the reply with pushReply(): a bulk string or an
+ * integer (a Lua number, vm.direct) alone; otherwise (payload, tag) with tag 'i' integer
+ * (payload its decimal text, when numbers cannot be pushed directly), 'o' status,
  * 'e' error reply (payload its text), 'a' a value built as is (arrays, strings holding NUL);
  * nothing for a nil reply (false). (nil, 'x') asks the prelude to convert number arguments or
  * refuse others (rare: done in Lua, as before) and call again; (nil, 'k') to stop the script
@@ -18,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { LuaVM, LUA_REGISTRYINDEX, LUA_TSTRING, type LuaValue } from './lua-vm.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
   parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
@@ -50,12 +51,16 @@ export interface Registration {
 /** Registry keys of a runner family (prelude.ts): numkeys 0, 1, 2, any (n), tables (t). */
 type RunnerKeys = number[];
 
-/** A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts). */
+/**
+ * A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts);
+ * or, when len is -1, the number num.
+ */
 export interface RunResult {
   buf: Buffer;
   p: number;
   len: number;
   raw: boolean;
+  num: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -141,6 +146,7 @@ export class LuaRuntime {
     this.runEvalKey = keys('eval');
     this.runFnKey = keys('fn');
     this.errhKey = vm.cstr('__errh');
+    this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
   }
 
@@ -217,6 +223,11 @@ export class LuaRuntime {
       return this.pushTagged(v, 'a');
     }
     if (typeof v === 'number') {
+      // perf: a number in place (vm.direct), else its text for the prelude's tonumber.
+      if (vm.direct) {
+        vm.pushNumber(v);
+        return 1;
+      }
       vm.pushString(String(v));
       vm.pushString('i');
       return 2;
@@ -353,6 +364,7 @@ export class LuaRuntime {
   private readonly runEvalKey: RunnerKeys;
   private readonly runFnKey: RunnerKeys;
   private readonly errhKey: number;
+  private readonly serNumKey: number;
   private readonly runErrorKey: number;
 
   /** Run function `fn` of library `lib`, as runEval. */
@@ -366,7 +378,7 @@ export class LuaRuntime {
     return this.run(this.runFnKey, argv, first, nk);
   }
 
-  private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0, raw: false };
+  private readonly result: RunResult = { buf: EMPTY, p: 0, len: 0, raw: false, num: 0 };
   /** The script name the prelude holds for error replies. */
   private name = '';
 
@@ -435,6 +447,22 @@ export class LuaRuntime {
       return res;
     }
     res.raw = M._lua_type(L, -1) === LUA_TSTRING;
+    if (res.raw && M._lua_type(L, -2) === LUA_TNUMBER) {
+      // (number, 'n'): read in place, or serialised by the prelude.
+      res.raw = false;
+      if (vm.direct) {
+        res.num = vm.numberAt(-2);
+        res.len = -1;
+        return res;
+      }
+      M._lua_getfield(L, LUA_REGISTRYINDEX, this.serNumKey);
+      M._lua_pushvalue(L, -3);
+      M._lua_call(L, 1, 1);
+      res.p = vm.strPtr(-1);
+      res.len = vm.strLen;
+      res.buf = vm.heapBuffer();
+      return res;
+    }
     res.p = vm.strPtr(-2);
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();

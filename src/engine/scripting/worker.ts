@@ -122,9 +122,10 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
     ? rt.runEval(msg.sha as string, argv, 0, keys.length, msg.name as string)
     : rt.runFunction(msg.lib as string, msg.fn as string, argv, 0, keys.length, msg.name as string);
   // The host reads serialised replies only (see prelude.ts).
-  const out = r.raw
-    ? Buffer.concat([Buffer.from(`s${r.len}:`, 'latin1'), r.buf.subarray(r.p, r.p + r.len)])
-    : r.buf.slice(r.p, r.p + r.len);
+  // A number as text that reads back to the same double.
+  const out = r.len === -1 ? Buffer.from(`n${r.num};`, 'latin1')
+    : r.raw ? Buffer.concat([Buffer.from(`s${r.len}:`, 'latin1'), r.buf.subarray(r.p, r.p + r.len)])
+      : r.buf.slice(r.p, r.p + r.len);
   rt.endRun();
   return { t: 'done', r: out, rand: rt.randState('now') };
 }

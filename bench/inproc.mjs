@@ -1,0 +1,33 @@
+/**
+ * An engine in this process, for the in-process benchmarks (commands.mjs, lua-micro.mjs): the
+ * build in `dist` (another one can be given: before/after), no persistence, one authenticated
+ * client whose transport and replies go nowhere.
+ */
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** `dist`: a build directory (default ROOT/dist); `kind`: the client's transport kind. */
+export async function inProcess(dist, kind = 'internal') {
+  const DIST = pathToFileURL(path.resolve(dist ?? path.join(ROOT, 'dist'))).href;
+  const { Engine } = await import(`${DIST}/engine/engine.js`);
+  const { FAMILIES } = await import(`${DIST}/engine/commands/index.js`);
+  const { MemoryOnly } = await import(`${DIST}/store/persistence.js`);
+  const { loadConfig } = await import(`${DIST}/config.js`);
+  const { Client } = await import(`${DIST}/engine/client.js`);
+  const { execute, NULL_SINK } = await import(`${DIST}/engine/dispatch.js`);
+  const { Argv } = await import(`${DIST}/resp/argv.js`);
+  const engine = new Engine(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no'], {}), FAMILIES);
+  engine.persistence = new MemoryOnly(engine);
+  const transport = { kind, close() {}, requestFlush() {}, outputBytes: () => 0, inputBytes: () => 0, resume() {} };
+  const client = new Client(engine, transport, NULL_SINK, '', '');
+  client.authenticated = true;
+  return { DIST, engine, client, execute, NULL_SINK, Argv };
+}
+
+/** CPU time of this process so far (all threads), in µs. */
+export function cpuMicros() {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/**
+ * In-process cost of scripts through the dispatcher (no sockets, as bench/commands.mjs): CPU ns
+ * per EVALSHA of bench/evalsha.mjs's scripts (2, 10, 50 redis.calls), of `return 1` (what a
+ * run costs without calls) and of the same commands called directly. What a redis.call adds
+ * on top of its command is (calls<n> - return1) / n - direct. Steady on a shared machine: use
+ * it for A/B work on src/engine/scripting/, bench:evalsha for the ratio to Redis.
+ *
+ *   npm run build && node bench/lua-micro.mjs
+ *   node bench/lua-micro.mjs /other/checkout/dist      # another build (before/after)
+ *   LUA_N=20000 LUA_ROUNDS=7 LUA_TESTS=return1,calls50 node bench/lua-micro.mjs
+ */
+import { createHash } from 'node:crypto';
+import { script } from './evalsha.mjs';
+import { inProcess, cpuMicros } from './inproc.mjs';
+
+const N = Number(process.env.LUA_N ?? 20000);
+const ROUNDS = Number(process.env.LUA_ROUNDS ?? 5);
+// A TCP client: scripts of other transports (REST, MULTI) are never moved to the worker.
+const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(process.argv[2], 'tcp');
+
+const sha = (body) => createHash('sha1').update(body).digest('hex');
+// BullMQ's Queue.add script, with the arguments BullMQ 6.7.0 sends (captured with MONITOR):
+// 8 redis.calls, cmsgpack.unpack of its options, a stream trimmed at 10,000 events.
+const { addStandardJob } = await import('bullmq/dist/esm/scripts/addStandardJob-9.js');
+const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), calls50: script(50), bullmqAdd: addStandardJob.content };
+const Q = 'bull:one:';
+const bullmqAddArgs = ['9', ...['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'].map((k) => Q + k),
+  Buffer.concat([Buffer.from([0x9a, 0xa9]), Buffer.from(Q), Buffer.from([0xa0, 0xa3]), Buffer.from('job'),
+    Buffer.from([0xcb, 0x42, 0x7a, 0x21, 0xd4, 0x5f, 0xed, 0xe0, 0x00, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0])]),
+  JSON.stringify({ i: 1, payload: 'x'.repeat(64) }), Buffer.concat([Buffer.from([0xde, 0x00, 0x01, 0xa8]), Buffer.from('attempts'), Buffer.from([0])])];
+const TESTS = {
+  ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(k === 'bullmqAdd' ? bullmqAddArgs : ['0'])]]])),
+  // The commands of one cycle of the scripts, called directly (per command: divide by 4).
+  direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
+};
+for (const b of Object.values(bodies)) execute(client, Argv.of(['SCRIPT', 'LOAD', b].map((s) => Buffer.from(s))), NULL_SINK);
+const names = (process.env.LUA_TESTS ?? Object.keys(TESTS).join(',')).split(',').filter(Boolean);
+
+const results = new Map();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const name of names) {
+    const argvs = TESTS[name].map((w) => Argv.of(w.map((s) => (Buffer.isBuffer(s) ? s : Buffer.from(s)))));
+    const t0 = cpuMicros();
+    for (let i = 0; i < N; i++) for (const a of argvs) execute(client, a, NULL_SINK);
+    const ns = ((cpuMicros() - t0) * 1000) / N;
+    if (!results.has(name)) results.set(name, []);
+    results.get(name).push(ns);
+  }
+}
+const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+console.log(`# ${DIST}  N=${N} x ${ROUNDS} rounds, CPU ns per op (median, min)`);
+for (const [name, xs] of results) console.log(`${name.padEnd(9)} ${med(xs).toFixed(0).padStart(8)} ${Math.min(...xs).toFixed(0).padStart(8)}`);
+const m = (k) => (results.has(k) ? med(results.get(k)) : NaN);
+const direct = m('direct4') / 4;
+for (const n of [2, 10, 50]) {
+  if (results.has(`calls${n}`)) console.log(`per redis.call (calls${n}): ${((m(`calls${n}`) - m('return1')) / n).toFixed(0)} ns, of which the command ${direct.toFixed(0)} ns`);
+}
