@@ -151,6 +151,73 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
     assert.equal(await redis.exists('product:1'), 1); // dropping an index keeps the keys
   });
 
+  it('aggregations: $dateHistogram, $extendedStats, $percentiles, $facet, missing', async () => {
+    await redis.exec(['SEARCH.CREATE', 'ev', 'ON', 'JSON', 'PREFIX', '1', 'ev:', 'SCHEMA', 'at', 'DATE', 'FAST', 'ms', 'U64', 'FAST', 'cat', 'FACET']);
+    const day = 86_400_000;
+    const t0 = Date.UTC(2024, 0, 1);
+    const docs = [
+      { at: new Date(t0 + 3_600_000).toISOString(), ms: 0, cat: '/category/books/fiction' },
+      { at: new Date(t0 + 5 * 3_600_000).toISOString(), ms: 10, cat: '/category/books/nonfiction' },
+      { at: new Date(t0 + 2 * day).toISOString(), ms: 20, cat: '/category/electronics/phones' },
+      { at: new Date(t0 + 2 * day + 1).toISOString(), cat: '/category/books/fiction' },
+    ];
+    for (let i = 0; i < docs.length; i++) await redis.json.set(`ev:${i}`, '$', docs[i]);
+    const ev = redis.search.index({ name: 'ev' });
+    await ev.waitIndexing();
+    const r = await ev.aggregate({
+      filter: {},
+      aggregations: {
+        by_day: { $dateHistogram: { field: 'at', fixedInterval: '1d' }, $aggs: { top: { $max: { field: 'ms' } } } },
+        busy: { $dateHistogram: { field: 'at', fixedInterval: '1d', minDocCount: 1, offset: '-1h' } },
+        wide: { $dateHistogram: { field: 'at', fixedInterval: '1d', extendedBounds: { min: t0 - day, max: t0 + 3 * day }, hardBounds: { min: t0, max: t0 + 3 * day } } },
+        ext: { $extendedStats: { field: 'ms', sigma: 1 } },
+        withMissing: { $avg: { field: 'ms', missing: 50 } },
+        pct: { $percentiles: { field: 'ms', percents: [50, 95] } },
+        pctList: { $percentiles: { field: 'ms', percents: [50], keyed: false } },
+        cats: { $facet: { field: 'cat', path: '/category', depth: 2 } },
+        top1: { $facet: { field: 'cat', path: '/category/', size: 1 } },
+      },
+    } as any) as any;
+    assert.deepEqual(r.by_day.buckets, [
+      { key: t0, keyAsString: '2024-01-01T00:00:00Z', docCount: 2, top: { value: 10 } },
+      { key: t0 + day, keyAsString: '2024-01-02T00:00:00Z', docCount: 0, top: { value: null } },
+      { key: t0 + 2 * day, keyAsString: '2024-01-03T00:00:00Z', docCount: 2, top: { value: 20 } },
+    ]);
+    // offset -1h: buckets start at 23:00; minDocCount 1 leaves the empty one out.
+    assert.deepEqual(r.busy.buckets.map((b: any) => [b.keyAsString, b.docCount]), [
+      ['2023-12-31T23:00:00Z', 2], ['2024-01-02T23:00:00Z', 2],
+    ]);
+    assert.deepEqual(r.wide.buckets.map((b: any) => b.docCount), [2, 0, 2, 0]);
+    const sd = Math.sqrt(((0 - 10) ** 2 + 0 + (20 - 10) ** 2) / 3);
+    assert.equal(r.ext.count, 3);
+    assert.equal(r.ext.sumOfSquares, 500);
+    assert.ok(Math.abs(r.ext.stdDeviation - sd) < 1e-9);
+    assert.ok(Math.abs(r.ext.varianceSampling - 100) < 1e-9);
+    assert.ok(Math.abs(r.ext.stdDeviationBounds.upper - (10 + sd)) < 1e-9);
+    assert.equal(r.withMissing.value, 20);
+    assert.deepEqual(r.pct, { values: { '50.0': 10, '95.0': 19 } });
+    assert.deepEqual(r.pctList, { values: [{ key: 50, value: 10 }] });
+    assert.deepEqual(r.cats, {
+      path: '/category', sumOtherDocCount: 0, children: [
+        { path: '/category/books', docCount: 3, sumOtherDocCount: 0, children: [
+          { path: '/category/books/fiction', docCount: 2, sumOtherDocCount: 0 },
+          { path: '/category/books/nonfiction', docCount: 1, sumOtherDocCount: 0 },
+        ] },
+        { path: '/category/electronics', docCount: 1, sumOtherDocCount: 0, children: [
+          { path: '/category/electronics/phones', docCount: 1, sumOtherDocCount: 0 },
+        ] },
+      ],
+    });
+    assert.deepEqual(r.top1, { path: '/category', sumOtherDocCount: 1, children: [{ path: '/category/books', docCount: 3, sumOtherDocCount: 0 }] });
+    const bad = (aggs: object) => assert.rejects(ev.aggregate({ aggregations: aggs } as any));
+    await bad({ x: { $dateHistogram: { field: 'ms', fixedInterval: '1d' } } });
+    await bad({ x: { $dateHistogram: { field: 'at', fixedInterval: '1 week' } } });
+    await bad({ x: { $dateHistogram: { field: 'at', fixedInterval: '1ms', extendedBounds: { min: 0, max: 1e12 } } } });
+    await bad({ x: { $percentiles: { field: 'ms', percents: [101] } } });
+    await bad({ x: { $facet: { field: 'cat', path: 'category' } } });
+    await bad({ x: { $terms: { field: 'ms' }, $aggs: { y: { $facet: { field: 'cat', path: '/' } } } } });
+  });
+
   it('hash documents, and errors for bad queries', async () => {
     const users = await redis.search.createIndex({
       name: 'users', dataType: 'hash', prefix: ['user:', 'member:'],
@@ -216,7 +283,7 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     await assert.rejects(io.call('SEARCH.QUERY', 'lim', JSON.stringify(deep)), /nested deeper/);
     assert.equal(await io.call('SEARCH.DROP', 'lim'), 1);
     assert.equal(await io.call('SEARCH.DROP', 'kw'), 1);
-    assert.deepEqual(await io.call('SEARCH.LISTINDEXES'), ['h']);
+    assert.deepEqual(await io.call('SEARCH.LISTINDEXES'), [['name', 'h', 'type', 'HASH']]);
     assert.equal(await io.call('SEARCH.QUERY', 'missing', '{}'), null);
     await assert.rejects(io.call('SEARCH.QUERY', 'h', '{"title":'), /ERR invalid query/);
     await assert.rejects(io.call('SEARCH.CREATE', 'x', 'ON', 'HASH', 'PREFIX', '1', 'x:', 'SCHEMA', 'a', 'VECTOR'), /unknown field type/);
@@ -225,6 +292,24 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     await assert.rejects(io.call('SEARCH.QUERY', 'h', '{}', 'ORDERBY', 'title'), /not FAST/);
     await assert.rejects(io.call('SEARCH.QUERY', 'h', '{"title":{"$regex":"(a+)+b"}}'), /not supported/);
     assert.equal(await io.call('SEARCH.DROP', 'h'), 1);
+  });
+
+  it('the name of an index is a key: CREATE refuses a name held by another key; LISTINDEXES', async () => {
+    await io.set('taken', 'v');
+    await assert.rejects(io.call('SEARCH.CREATE', 'taken', 'ON', 'HASH', 'PREFIX', '1', 't:', 'SCHEMA', 'a', 'TEXT'), /already used by a non-index key/);
+    await io.pexpire('taken', 1);
+    await sleep(5);
+    assert.equal(await io.call('SEARCH.CREATE', 'taken', 'ON', 'HASH', 'PREFIX', '1', 't:', 'SCHEMA', 'a', 'TEXT'), 1);
+    await io.call('SEARCH.CREATE', 'b-idx', 'ON', 'JSON', 'PREFIX', '1', 'b:', 'SCHEMA', 'a', 'TEXT');
+    await io.call('SEARCH.CREATE', 'a-idx', 'ON', 'STRING', 'PREFIX', '1', 'a:', 'SCHEMA', 'a', 'TEXT');
+    assert.deepEqual(await io.call('SEARCH.LISTINDEXES'), [
+      ['name', 'a-idx', 'type', 'STRING'], ['name', 'b-idx', 'type', 'JSON'], ['name', 'taken', 'type', 'HASH'],
+    ]);
+    assert.deepEqual(await io.call('SEARCH.LISTINDEXES', 'MATCH', '*-idx', 'LIMIT', '1', 'OFFSET', '1'), [['name', 'b-idx', 'type', 'JSON']]);
+    assert.deepEqual(await io.call('SEARCH.LISTINDEXES', 'LIMIT', '0', 'OFFSET', '5'), []);
+    await assert.rejects(io.call('SEARCH.LISTINDEXES', 'LIMIT', '-1'), /out of range/);
+    await assert.rejects(io.call('SEARCH.LISTINDEXES', 'MATCH'), /syntax error/);
+    for (const n of ['taken', 'a-idx', 'b-idx']) assert.equal(await io.call('SEARCH.DROP', n), 1);
   });
 
   it('stays in sync: HSET, HDEL, DEL, EXPIRE, RENAME, type changes, MULTI, EVAL, FLUSHALL', async () => {

@@ -15,6 +15,7 @@ import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/
 import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
 import type { DocRec, SearchIndex } from '../search-index/index.js';
 import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
+import { globMatch } from '../glob.js';
 
 const MAX_LIMIT = 1000;
 /** Indexes per server: every write under a prefix is checked against each of them. */
@@ -43,6 +44,11 @@ function createCommand(c: Client, argv: Argv, out: ReplySink): void {
     if (!opts.existsOk) out.error(`ERR Index ${opts.def.name} already exists`);
     else if (!sameDefinition(old.def, opts.def)) out.error(`ERR Index ${opts.def.name} already exists with a different configuration`);
     else out.int(0);
+    return;
+  }
+  // The name of an index is a key of its database: a key already there keeps it.
+  if (c.engine.dbs[opts.def.db].get(opts.def.name) !== undefined) {
+    out.error(`ERR ${opts.def.name} is already used by a non-index key`);
     return;
   }
   if (reg.indexes.size >= MAX_INDEXES) {
@@ -114,11 +120,33 @@ function reindexCommand(c: Client, argv: Argv, out: ReplySink): void {
   catchUp(c, argv, out, true);
 }
 
-// SEARCH.LISTINDEXES
-function listIndexesCommand(c: Client, _argv: Argv, out: ReplySink): void {
-  const names = [...registryOf(c.engine).indexes.keys()];
-  out.array(names.length);
-  for (const n of names) out.bulkLatin1(n);
+// SEARCH.LISTINDEXES [MATCH pattern] [LIMIT n] [OFFSET n]: [[name, n, type, t]...] sorted by name.
+function listIndexesCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let pat: Buffer | null = null;
+  let limit = 0;
+  let offset = 0;
+  for (let i = 1; i < argv.count; i += 2) {
+    if (i + 1 >= argv.count) { out.error('ERR syntax error'); return; }
+    if (argv.is(i, 'MATCH')) pat = Buffer.from(argv.key(i + 1), 'latin1');
+    else if (argv.is(i, 'LIMIT') || argv.is(i, 'OFFSET')) {
+      const n = argv.int(i + 1);
+      if (!(n >= 0)) { out.error('ERR value is not an integer or out of range'); return; }
+      if (argv.is(i, 'LIMIT')) limit = n;
+      else offset = n;
+    } else { out.error('ERR syntax error'); return; }
+  }
+  const all = [...registryOf(c.engine).indexes.values()]
+    .filter((x) => pat === null || globMatch(pat, Buffer.from(x.def.name, 'latin1')))
+    .sort((a, b) => (a.def.name < b.def.name ? -1 : a.def.name > b.def.name ? 1 : 0));
+  const page = all.slice(offset, limit === 0 ? undefined : offset + limit);
+  out.array(page.length);
+  for (const x of page) {
+    out.map(2);
+    out.bulkText('name');
+    out.bulkLatin1(x.def.name);
+    out.bulkText('type');
+    out.bulkText(x.def.on);
+  }
 }
 
 // SEARCH.ALIASADD alias index: 1 created, 2 updated (the target may not exist yet).
@@ -368,7 +396,7 @@ export default family('search', [], [
   row('search.describe',         2,  F.READONLY,             [0, 0, 0],  describeCommand),
   row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand),
   row('search.reindex',          2,  F.WRITE,                [0, 0, 0],  reindexCommand),
-  row('search.listindexes',      1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
+  row('search.listindexes',     -1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
   row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand),
   row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand),
   row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand),
