@@ -10,7 +10,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
-import { evaluate, matchedTerms, parseQuery, QueryError, type Node } from '../search-index/query.js';
+import { evaluate, matchedTerms, parseQuery, QueryError, type Node, type Scores } from '../search-index/query.js';
 import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/scorefunc.js';
 import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
 import type { DocRec, SearchIndex } from '../search-index/index.js';
@@ -230,21 +230,24 @@ function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions 
   return o;
 }
 
+/** A match: key, score, slot. */
+type Hit = [string, number, number];
+
 /** The matching keys in reply order, offset and limit applied. */
-function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [string, number][] {
+function rank(scores: Scores, idx: SearchIndex, o: QueryOptions): Hit[] {
   const sf = o.scoreFunc;
   const ob = o.orderBy;
-  let cmp: (a: [string, number], b: [string, number]) => number;
-  const byScore = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  let cmp: (a: Hit, b: Hit) => number;
+  const byScore = (a: Hit, b: Hit) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   if (ob === null) {
     cmp = byScore;
   } else {
     const fi = ob.field;
-    const val = (k: string) => idx.docs.get(k)?.vals[fi]?.[0];
+    const recs = idx.recAt;
     const dir = ob.desc ? -1 : 1;
     cmp = (a, b) => {
-      const x = val(a[0]);
-      const y = val(b[0]);
+      const x = recs[a[2]]!.vals[fi]?.[0];
+      const y = recs[b[2]]!.vals[fi]?.[0];
       if (x === undefined || y === undefined) {
         if (x !== y) return x === undefined ? 1 : -1; // documents without the field last
       } else if (x !== y) {
@@ -255,10 +258,10 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
   }
   // The best offset+limit only: a bounded heap whose root is the worst kept (O(n log k)).
   const k = o.offset + o.limit;
-  const heap: [string, number][] = [];
-  for (let [key, score] of scores) {
-    if (sf !== null) score = applyScoreFunc(sf, idx, key, score);
-    const h: [string, number] = [key, score];
+  const heap: Hit[] = [];
+  for (let [slot, score] of scores) {
+    if (sf !== null) score = applyScoreFunc(sf, idx.recAt[slot]!, score);
+    const h: Hit = [idx.keyAt[slot]!, score, slot];
     if (heap.length < k) {
       heap.push(h);
       for (let i = heap.length - 1; i > 0;) {
@@ -288,7 +291,7 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
 function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
   const idx = readyIndex(c, argv, out);
   if (idx === undefined) return;
-  let hits: [string, number][];
+  let hits: Hit[];
   let o: QueryOptions;
   let q: Node;
   try {
@@ -382,7 +385,7 @@ function aggregateCommand(c: Client, argv: Argv, out: ReplySink): void {
     const q = parseQuery(argv.str(2), idx);
     const aggs = parseAggregations(argv.str(3), idx);
     const docs: DocRec[] = [];
-    for (const k of evaluate(q, idx).keys()) docs.push(idx.docs.get(k)!);
+    for (const s of evaluate(q, idx).keys()) docs.push(idx.recAt[s]!);
     writeRV(out, aggregate(aggs, docs));
   } catch (err) {
     fail(out, err);

@@ -1,8 +1,10 @@
 /**
  * One SEARCH.* index: the documents of the keys under its prefixes, reduced to the values of
- * its schema fields, with an inverted index (term -> key -> positions) per TEXT field for BM25,
- * phrase, fuzzy and regex matching. Other field types are kept as per-document values, which
- * queries scan (a columnar store in effect).
+ * its schema fields. Each document has a slot (a small integer, reused after removal) and the
+ * structures below are keyed by slot, not by key: an inverted index (term -> slot -> positions)
+ * and per-slot lengths per TEXT field for BM25, phrase, fuzzy and regex matching; a value index
+ * (value -> slots) per KEYWORD field; a sorted column per numeric/DATE field for ranges. Other
+ * conditions test the per-document values.
  *
  * Keeping it in sync is lazy and batched: a write only records its key in `dirty` (one Set
  * insertion on the write path); queries, COUNT and WAITINDEXING first apply the pending keys by
@@ -14,7 +16,9 @@ import { JFloat, type JValue, serialize } from '../ds/json.js';
 import type { HashValue } from '../ds/hash.js';
 import type { JsonDoc } from '../ds/json.js';
 import { analyze } from './analyze.js';
-import type { FieldDef, IndexDef } from './schema.js';
+import type { FieldDef, FieldType, IndexDef } from './schema.js';
+
+const NUMERIC_TYPES = new Set<FieldType>(['U64', 'I64', 'F64', 'DATE']);
 
 /** One document: per schema field, its values (TEXT: the term sequence). */
 export interface DocRec {
@@ -34,12 +38,75 @@ export function positionList(p: Positions): number[] {
 /** Per TEXT field: postings and lengths for BM25. */
 export class TextField {
   /**
-   * term -> key -> positions. memory: a term that occurs once in a document (the common case)
+   * term -> slot -> positions. memory: a term that occurs once in a document (the common case)
    * holds its position as a number, not a one-element array (an object per posting).
    */
-  readonly postings = new Map<string, Map<string, Positions>>();
+  readonly postings = new Map<string, Map<number, Positions>>();
+  /** Terms of the field per slot (BM25's document length). */
+  readonly lens: number[] = [];
   totalLen = 0;
   docs = 0;
+}
+
+/**
+ * A numeric (or DATE) field's values sorted, for range conditions: built on first use, then kept
+ * usable under writes by recording the slots changed since (`delta`), which a range query checks
+ * on top of the binary-searched run. Rebuilt when the delta grows past a fraction of the index.
+ * Entries may be stale (the slot changed or was reused): candidates are always re-tested.
+ */
+export class NumColumn {
+  vals: Float64Array = new Float64Array(0);
+  slots: Int32Array = new Int32Array(0);
+  built = false;
+  readonly delta = new Set<number>();
+
+  touch(slot: number): void {
+    if (this.built) this.delta.add(slot);
+  }
+
+  /** Ready for a range query over the index's current documents. */
+  ready(idx: SearchIndex, fi: number): this {
+    if (this.built && this.delta.size * 8 <= idx.docs.size + 64) return this;
+    const recs = idx.recAt;
+    let n = 0;
+    for (let s = 0; s < recs.length; s++) n += recs[s]?.vals[fi]?.length ?? 0;
+    const order = new Int32Array(n);
+    const raw = new Float64Array(n);
+    const rawSlot = new Int32Array(n);
+    let j = 0;
+    for (let s = 0; s < recs.length; s++) {
+      const xs = recs[s]?.vals[fi];
+      if (xs === undefined) continue;
+      for (const x of xs) { raw[j] = x as number; rawSlot[j] = s; order[j] = j; j++; }
+    }
+    order.sort((a, b) => raw[a] - raw[b]);
+    this.vals = new Float64Array(n);
+    this.slots = new Int32Array(n);
+    for (let i = 0; i < n; i++) { this.vals[i] = raw[order[i]]; this.slots[i] = rawSlot[order[i]]; }
+    this.delta.clear();
+    this.built = true;
+    return this;
+  }
+
+  /** First position whose value is >= x (or > x with `strict`). */
+  bound(x: number, strict: boolean): number {
+    const v = this.vals;
+    let lo = 0;
+    let hi = v.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (v[m] < x || (strict && v[m] === x)) lo = m + 1;
+      else hi = m;
+    }
+    return lo;
+  }
+
+  clear(): void {
+    this.vals = new Float64Array(0);
+    this.slots = new Int32Array(0);
+    this.built = false;
+    this.delta.clear();
+  }
 }
 
 export class SearchIndex {
@@ -53,8 +120,10 @@ export class SearchIndex {
   /** The whole keyspace must be rescanned before the next use (start-up, SWAPDB). */
   stale = false;
   readonly text: (TextField | null)[];
-  /** KEYWORD fields: value -> keys (equality and $in find their candidates here). */
-  readonly values: (Map<string | number | boolean, Set<string>> | null)[];
+  /** KEYWORD fields: value -> slots (equality and $in find their candidates here). */
+  readonly values: (Map<string | number | boolean, Set<number>> | null)[];
+  /** Numeric and DATE fields: sorted values for ranges. */
+  readonly columns: (NumColumn | null)[];
   /** Field name -> position in def.fields. */
   readonly byName = new Map<string, number>();
   /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
@@ -64,6 +133,7 @@ export class SearchIndex {
   constructor(readonly def: IndexDef) {
     this.text = def.fields.map((f) => (f.type === 'TEXT' ? new TextField() : null));
     this.values = def.fields.map((f) => (f.type === 'KEYWORD' ? new Map() : null));
+    this.columns = def.fields.map((f) => (NUMERIC_TYPES.has(f.type) ? new NumColumn() : null));
     def.fields.forEach((f, i) => this.byName.set(f.name, i));
     this.hashNames = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8').toString('latin1'));
     this.paths = def.fields.map((f) => (f.from ?? f.name).split('.'));
@@ -109,8 +179,9 @@ export class SearchIndex {
     this.keyAt.length = 0;
     this.recAt.length = 0;
     this.free.length = 0;
-    for (const t of this.text) if (t !== null) { t.postings.clear(); t.totalLen = 0; t.docs = 0; }
+    for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.totalLen = 0; t.docs = 0; }
     for (const v of this.values) v?.clear();
+    for (const c of this.columns) c?.clear();
   }
 
   /** Re-read one key (undefined: gone). */
@@ -127,25 +198,27 @@ export class SearchIndex {
     this.docs.delete(key);
     this.keyAt[old.slot] = undefined;
     this.recAt[old.slot] = undefined;
-    this.free.push(old.slot);
-    for (let f = 0; f < this.values.length; f++) {
-      const vm = this.values[f];
+    const slot = old.slot;
+    this.free.push(slot);
+    for (let f = 0; f < old.vals.length; f++) {
       const xs = old.vals[f];
-      if (vm === null || xs === undefined) continue;
-      for (const x of xs) {
-        const set = vm.get(x);
-        if (set !== undefined && set.delete(key) && set.size === 0) vm.delete(x);
+      if (xs === undefined) continue;
+      const vm = this.values[f];
+      if (vm !== null) {
+        for (const x of xs) {
+          const set = vm.get(x);
+          if (set !== undefined && set.delete(slot) && set.size === 0) vm.delete(x);
+        }
       }
-    }
-    for (let f = 0; f < this.text.length; f++) {
+      this.columns[f]?.touch(slot);
       const t = this.text[f];
-      const terms = old.vals[f] as string[] | undefined;
-      if (t === null || terms === undefined) continue;
-      t.totalLen -= terms.length;
+      if (t === null) continue;
+      t.totalLen -= xs.length;
       t.docs--;
-      for (const term of terms) {
+      t.lens[slot] = 0;
+      for (const term of xs as string[]) {
         const p = t.postings.get(term);
-        if (p !== undefined && p.delete(key) && p.size === 0) t.postings.delete(term);
+        if (p !== undefined && p.delete(slot) && p.size === 0) t.postings.delete(term);
       }
     }
   }
@@ -156,28 +229,30 @@ export class SearchIndex {
     rec.slot = slot;
     this.keyAt[slot] = key;
     this.recAt[slot] = rec;
-    for (let f = 0; f < this.values.length; f++) {
-      const vm = this.values[f];
+    for (let f = 0; f < rec.vals.length; f++) {
       const xs = rec.vals[f];
-      if (vm === null || xs === undefined) continue;
-      for (const x of xs) {
-        let set = vm.get(x);
-        if (set === undefined) { set = new Set(); vm.set(x, set); }
-        set.add(key);
+      if (xs === undefined) continue;
+      const vm = this.values[f];
+      if (vm !== null) {
+        for (const x of xs) {
+          let set = vm.get(x);
+          if (set === undefined) { set = new Set(); vm.set(x, set); }
+          set.add(slot);
+        }
       }
-    }
-    for (let f = 0; f < this.text.length; f++) {
+      this.columns[f]?.touch(slot);
       const t = this.text[f];
-      const terms = rec.vals[f] as string[] | undefined;
-      if (t === null || terms === undefined) continue;
+      if (t === null) continue;
+      const terms = xs as string[];
       t.totalLen += terms.length;
       t.docs++;
+      t.lens[slot] = terms.length;
       for (let pos = 0; pos < terms.length; pos++) {
         let p = t.postings.get(terms[pos]);
         if (p === undefined) { p = new Map(); t.postings.set(terms[pos], p); }
-        const ps = p.get(key);
-        if (ps === undefined) p.set(key, pos);
-        else if (typeof ps === 'number') p.set(key, [ps, pos]);
+        const ps = p.get(slot);
+        if (ps === undefined) p.set(slot, pos);
+        else if (typeof ps === 'number') p.set(slot, [ps, pos]);
         else ps.push(pos);
       }
     }

@@ -9,7 +9,7 @@
  * over the clauses a document matches.
  */
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
-import { dateValue, positionList, type DocRec, type Positions, type SearchIndex, type TextField } from './index.js';
+import { dateValue, positionList, type DocRec, type NumColumn, type Positions, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
 
 export class QueryError extends Error {}
@@ -241,7 +241,8 @@ function safeRegex(p: string): RegExp {
 
 // ---------------------------------------------------------------- evaluation
 
-export type Scores = Map<string, number>;
+/** Matching documents by slot (SearchIndex.keyAt/recAt) -> score. */
+export type Scores = Map<number, number>;
 
 export function evaluate(n: Node, idx: SearchIndex): Scores {
   const out = evalNode(n, idx);
@@ -273,7 +274,7 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
         m = intersectAll(rest.map((c) => evaluate(c, idx)));
         if (preds.length > 0) {
           for (const [k, s] of m) {
-            const rec = idx.docs.get(k)!;
+            const rec = idx.recAt[k]!;
             if (preds.every((p) => p(rec))) m.set(k, s + preds.length);
             else m.delete(k);
           }
@@ -302,33 +303,84 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
   }
 }
 
+/** Candidate slots of one condition: a value index entry, a union of them, or a run of a sorted column plus its delta. */
+type Cands =
+  | { n: number; set: Set<number> }
+  | { n: number; sets: Set<number>[] }
+  | { n: number; col: NumColumn; lo: number; hi: number };
+
 /**
- * The keys that can satisfy some KEYWORD equality / $in among `must` (the smallest such set),
- * from the field's value index; null when there is none (a full scan is needed).
+ * The slots that can satisfy the most selective KEYWORD equality / $in or numeric range among
+ * `must` (sizes are known before any is listed); null when there is none (a full scan is
+ * needed). Candidates are a superset: the caller tests every predicate on each.
  */
-function candidates(must: Node[], idx: SearchIndex): string[] | null {
-  let best: string[] | null = null;
+function candidates(must: Node[], idx: SearchIndex): Cands | null {
+  let best: Cands | null = null;
   for (const c of must) {
     if (c.k !== 'leaf') continue;
-    const vm = idx.values[c.f];
-    if (vm === null) continue;
     const op = c.op;
-    let keys: string[];
-    if (op.o === 'eq' || op.o === 'smart') keys = [...(vm.get(op.v) ?? [])];
-    else if (op.o === 'in') { const u = new Set<string>(); for (const v of op.vs) for (const k of vm.get(v) ?? []) u.add(k); keys = [...u]; }
-    else continue;
-    if (best === null || keys.length < best.length) best = keys;
+    let cand: Cands | null = null;
+    const vm = idx.values[c.f];
+    const col = idx.columns[c.f];
+    if (vm !== null) {
+      if (op.o === 'eq' || op.o === 'smart') { const set = vm.get(op.v) ?? EMPTY; cand = { n: set.size, set }; }
+      else if (op.o === 'in') { const sets = op.vs.map((v) => vm.get(v) ?? EMPTY); cand = { n: sets.reduce((a, x) => a + x.size, 0), sets }; }
+    } else if (col !== null && (op.o === 'range' || op.o === 'eq' || op.o === 'smart')) {
+      const r = rangeOf(op, idx.def.fields[c.f]);
+      if (r === null) continue;
+      col.ready(idx, c.f);
+      const lo = col.bound(r[0], r[1]);
+      const hi = col.bound(r[2], r[3]); // inclusive: the first above; exclusive: the first at or above
+      cand = { n: Math.max(0, hi - lo) + col.delta.size, col, lo, hi };
+    }
+    if (cand !== null && (best === null || cand.n < best.n)) best = cand;
   }
   return best;
 }
 
+const EMPTY: Set<number> = new Set();
+
+/** [low, low exclusive, high, high inclusive] of a numeric condition; null if not numeric. */
+function rangeOf(op: Op, f: FieldDef): [number, boolean, number, boolean] | null {
+  const num = (v: Scalar | undefined) => (v === undefined ? undefined : typeof v === 'number' ? v : f.type === 'DATE' ? dateValue(v) : NaN);
+  if (op.o === 'eq' || op.o === 'smart') {
+    const x = num(op.v)!;
+    return Number.isNaN(x) ? null : [x, false, x, true];
+  }
+  if (op.o !== 'range') return null;
+  let lo = -Infinity;
+  let loEx = false;
+  let hi = Infinity;
+  let hiIn = true;
+  const gt = num(op.gt);
+  const gte = num(op.gte);
+  const lt = num(op.lt);
+  const lte = num(op.lte);
+  if ([gt, gte, lt, lte].some((x) => x !== undefined && Number.isNaN(x))) return null;
+  if (gt !== undefined && gt >= lo) { lo = gt; loEx = true; }
+  if (gte !== undefined && gte > lo) { lo = gte; loEx = false; }
+  if (lt !== undefined && lt <= hi) { hi = lt; hiIn = false; }
+  if (lte !== undefined && lte < hi) { hi = lte; hiIn = true; }
+  return [lo, loEx, hi, hiIn];
+}
+
 /** The candidates satisfying all `preds`, each scored `score`. */
-function filter(keys: string[], idx: SearchIndex, preds: Pred[], score: number): Scores {
+function filter(c: Cands, idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
-  outer: for (const k of keys) {
-    const rec = idx.docs.get(k)!;
-    for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
-    out.set(k, score);
+  const recs = idx.recAt;
+  const np = preds.length;
+  const test = (slot: number) => {
+    const rec = recs[slot];
+    if (rec === undefined) return;
+    for (let i = 0; i < np; i++) if (!preds[i](rec)) return;
+    out.set(slot, score);
+  };
+  if ('set' in c) for (const s of c.set) test(s);
+  else if ('sets' in c) for (const set of c.sets) for (const s of set) test(s);
+  else {
+    const slots = c.col.slots;
+    for (let i = c.lo; i < c.hi; i++) test(slots[i]);
+    for (const s of c.col.delta) test(s);
   }
   return out;
 }
@@ -338,14 +390,13 @@ type Pred = (rec: DocRec) => boolean;
 /** Every document satisfying all `preds`, each scored `score`. */
 function scan(idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
-  const keys = idx.keyAt;
   const recs = idx.recAt;
   const np = preds.length;
   outer: for (let s = 0; s < recs.length; s++) {
     const rec = recs[s];
     if (rec === undefined) continue;
     for (let i = 0; i < np; i++) if (!preds[i](rec)) continue outer;
-    out.set(keys[s]!, score);
+    out.set(s, score);
   }
   return out;
 }
@@ -419,7 +470,8 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
     case 'ne': {
       const eq = exact(String(op.v), f, tf, idx);
       const out: Scores = new Map();
-      for (const k of idx.docs.keys()) if (!eq.has(k)) out.set(k, 1);
+      const recs = idx.recAt;
+      for (let s = 0; s < recs.length; s++) if (recs[s] !== undefined && !eq.has(s)) out.set(s, 1);
       return out;
     }
     case 'in': {
@@ -476,9 +528,9 @@ function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, 
   const df = p.size;
   const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
   const avg = tf.totalLen / Math.max(tf.docs, 1) || 1;
-  const fi = idx.text.indexOf(tf);
+  const lens = tf.lens;
   for (const [key, pos] of p) {
-    const len = (idx.docs.get(key)!.vals[fi] as string[]).length;
+    const len = lens[key];
     const c = typeof pos === 'number' ? 1 : pos.length;
     const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * len / avg));
     const old = out.get(key);
@@ -512,10 +564,10 @@ function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: Te
 function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   if (terms.length === 0) return out;
-  const lists: Map<string, Positions>[] = [];
+  const lists: Map<number, Positions>[] = [];
   for (let i = 0; i < terms.length; i++) {
     if (prefix && i === terms.length - 1) {
-      const merged = new Map<string, number[]>();
+      const merged = new Map<number, number[]>();
       for (const [term, p] of tf.postings) {
         if (!term.startsWith(terms[i])) continue;
         for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...positionList(pos)]); else m.push(...positionList(pos)); }
@@ -528,7 +580,6 @@ function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, i
       lists.push(p);
     }
   }
-  const fi = idx.text.indexOf(tf);
   let smallest = lists[0];
   for (const l of lists) if (l.size < smallest.size) smallest = l;
   for (const key of smallest.keys()) {
@@ -539,7 +590,7 @@ function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, i
     for (let i = 0; i < terms.length; i++) {
       const one: Scores = new Map();
       if (!(prefix && i === terms.length - 1)) { addTerm(terms[i], 1, tf, idx, one); s += one.get(key) ?? 0; }
-      else s += 1 / Math.max(1, (idx.docs.get(key)!.vals[fi] as string[]).length);
+      else s += 1 / Math.max(1, tf.lens[key]);
     }
     out.set(key, s);
   }
