@@ -27,25 +27,67 @@ export interface DocRec {
   slot: number;
 }
 
-/** Positions of a term in one document: one number, or a sorted array of several. */
-export type Positions = number | number[];
+/**
+ * The documents containing one term of one TEXT field: an append-only run of (slot, version,
+ * term frequency) triples. A document leaving the index is not searched for here: its entries
+ * go stale (the slot's current version differs) and are skipped by readers, counted in `dead`,
+ * and compacted away once they outnumber the live ones. Appending and invalidating are O(1)
+ * without a hash table per term, which is what made indexing costly.
+ */
+export class Posting {
+  /** [slot, version, tf] per entry; versions are doubles so they never wrap. */
+  e: Float64Array = new Float64Array(6);
+  /** Used length of `e` (3 per entry). */
+  n = 0;
+  /** Documents containing the term now (BM25's document frequency). */
+  live = 0;
+  dead = 0;
 
-/** The positions as an array (a fresh one-element array for a single position). */
-export function positionList(p: Positions): number[] {
-  return typeof p === 'number' ? [p] : p;
+  push(slot: number, ver: number): void {
+    if (this.n + 3 > this.e.length) {
+      const g = new Float64Array(this.e.length * 2);
+      g.set(this.e);
+      this.e = g;
+    }
+    const e = this.e;
+    const n = this.n;
+    e[n] = slot;
+    e[n + 1] = ver;
+    e[n + 2] = 1;
+    this.n = n + 3;
+    this.live++;
+  }
+
+  /** Drop the stale entries (those whose slot now holds another version). */
+  compact(vers: number[]): void {
+    const e = this.e;
+    let w = 0;
+    for (let r = 0; r < this.n; r += 3) {
+      if (vers[e[r]] !== e[r + 1]) continue;
+      e[w] = e[r]; e[w + 1] = e[r + 1]; e[w + 2] = e[r + 2];
+      w += 3;
+    }
+    this.n = w;
+    this.dead = 0;
+    if (this.e.length > 64 && w * 4 < this.e.length) this.e = this.e.slice(0, Math.max(6, w * 2));
+  }
 }
 
 /** Per TEXT field: postings and lengths for BM25. */
 export class TextField {
-  /**
-   * term -> slot -> positions. memory: a term that occurs once in a document (the common case)
-   * holds its position as a number, not a one-element array (an object per posting).
-   */
-  readonly postings = new Map<string, Map<number, Positions>>();
+  /** term -> the documents containing it; a term leaves when its last document does. */
+  readonly postings = new Map<string, Posting>();
   /** Terms of the field per slot (BM25's document length). */
   readonly lens: number[] = [];
   totalLen = 0;
   docs = 0;
+}
+
+/** The positions in a document's term sequence where `test` holds (phrases read positions here). */
+export function positionsOf(terms: readonly string[], test: (t: string) => boolean): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < terms.length; i++) if (test(terms[i])) out.push(i);
+  return out;
 }
 
 /**
@@ -114,6 +156,9 @@ export class SearchIndex {
   /** Documents by slot (holes are undefined; freed slots are reused). */
   readonly keyAt: (string | undefined)[] = [];
   readonly recAt: (DocRec | undefined)[] = [];
+  /** The version of the document in each slot (-1: empty); postings entries carry it. */
+  readonly verAt: number[] = [];
+  private version = 0;
   private readonly free: number[] = [];
   /** Keys written since the index last caught up. */
   readonly dirty = new Set<string>();
@@ -178,6 +223,7 @@ export class SearchIndex {
     this.docs.clear();
     this.keyAt.length = 0;
     this.recAt.length = 0;
+    this.verAt.length = 0;
     this.free.length = 0;
     for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.totalLen = 0; t.docs = 0; }
     for (const v of this.values) v?.clear();
@@ -200,6 +246,7 @@ export class SearchIndex {
     this.recAt[old.slot] = undefined;
     const slot = old.slot;
     this.free.push(slot);
+    this.verAt[slot] = -1;
     for (let f = 0; f < old.vals.length; f++) {
       const xs = old.vals[f];
       if (xs === undefined) continue;
@@ -213,12 +260,16 @@ export class SearchIndex {
       this.columns[f]?.touch(slot);
       const t = this.text[f];
       if (t === null) continue;
-      t.totalLen -= xs.length;
+      const terms = xs as string[];
+      t.totalLen -= terms.length;
       t.docs--;
       t.lens[slot] = 0;
-      for (const term of xs as string[]) {
-        const p = t.postings.get(term);
-        if (p !== undefined && p.delete(slot) && p.size === 0) t.postings.delete(term);
+      for (let i = 0; i < terms.length; i++) {
+        if (seenBefore(terms, i)) continue; // one entry per document and term
+        const p = t.postings.get(terms[i]);
+        if (p === undefined) continue;
+        if (--p.live === 0) t.postings.delete(terms[i]);
+        else if (++p.dead > p.live && p.dead > 8) p.compact(this.verAt);
       }
     }
   }
@@ -229,6 +280,8 @@ export class SearchIndex {
     rec.slot = slot;
     this.keyAt[slot] = key;
     this.recAt[slot] = rec;
+    const ver = ++this.version;
+    this.verAt[slot] = ver;
     for (let f = 0; f < rec.vals.length; f++) {
       const xs = rec.vals[f];
       if (xs === undefined) continue;
@@ -249,11 +302,10 @@ export class SearchIndex {
       t.lens[slot] = terms.length;
       for (let pos = 0; pos < terms.length; pos++) {
         let p = t.postings.get(terms[pos]);
-        if (p === undefined) { p = new Map(); t.postings.set(terms[pos], p); }
-        const ps = p.get(slot);
-        if (ps === undefined) p.set(slot, pos);
-        else if (typeof ps === 'number') p.set(slot, [ps, pos]);
-        else ps.push(pos);
+        if (p === undefined) { p = new Posting(); t.postings.set(terms[pos], p); }
+        // A repeat of a term in this document: its entry is the posting's last one.
+        if (p.n > 0 && p.e[p.n - 3] === slot && p.e[p.n - 2] === ver) p.e[p.n - 1]++;
+        else p.push(slot, ver);
       }
     }
   }
@@ -339,6 +391,13 @@ function walk(v: unknown, path: string[]): unknown {
     if (v === undefined) return undefined;
   }
   return v;
+}
+
+/** True if terms[i] already occurred before position i (documents are short: a scan). */
+function seenBefore(terms: readonly string[], i: number): boolean {
+  const t = terms[i];
+  for (let j = 0; j < i; j++) if (terms[j] === t) return true;
+  return false;
 }
 
 /** Leaves at a dotted path; arrays on the way and at the end fan out (multi-valued fields). */

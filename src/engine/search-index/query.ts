@@ -9,7 +9,7 @@
  * over the clauses a document matches.
  */
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
-import { dateValue, positionList, type DocRec, type NumColumn, type Positions, type SearchIndex, type TextField } from './index.js';
+import { dateValue, positionsOf, type DocRec, type NumColumn, type Posting, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
 
 export class QueryError extends Error {}
@@ -525,17 +525,29 @@ function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, 
   const p = tf.postings.get(term);
   if (p === undefined) return;
   const n = Math.max(idx.docs.size, 1);
-  const df = p.size;
+  const df = p.live;
   const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
   const avg = tf.totalLen / Math.max(tf.docs, 1) || 1;
   const lens = tf.lens;
-  for (const [key, pos] of p) {
-    const len = lens[key];
-    const c = typeof pos === 'number' ? 1 : pos.length;
-    const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * len / avg));
-    const old = out.get(key);
-    if (old === undefined || s > old) out.set(key, s);
+  const vers = idx.verAt;
+  const e = p.e;
+  for (let i = 0; i < p.n; i += 3) {
+    const slot = e[i];
+    if (vers[slot] !== e[i + 1]) continue; // stale: that document changed or left
+    const c = e[i + 2];
+    const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * lens[slot] / avg));
+    const old = out.get(slot);
+    if (old === undefined || s > old) out.set(slot, s);
   }
+}
+
+/** The live slots of a posting. */
+function slotsOf(p: Posting, idx: SearchIndex): number[] {
+  const out: number[] = [];
+  const vers = idx.verAt;
+  const e = p.e;
+  for (let i = 0; i < p.n; i += 3) if (vers[e[i]] === e[i + 1]) out.push(e[i]);
+  return out;
 }
 
 /** Smart matching of one word: exact (boosted), one typo away, or a fuzzy prefix of a term. */
@@ -564,35 +576,39 @@ function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: Te
 function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   if (terms.length === 0) return out;
-  const lists: Map<number, Positions>[] = [];
+  const fi = idx.text.indexOf(tf);
+  const last = terms.length - 1;
+  // Candidates: the documents of the rarest exact term (or, for a lone prefix, of every term it begins).
+  let cands: number[];
+  let rarest: Posting | null = null;
   for (let i = 0; i < terms.length; i++) {
-    if (prefix && i === terms.length - 1) {
-      const merged = new Map<number, number[]>();
-      for (const [term, p] of tf.postings) {
-        if (!term.startsWith(terms[i])) continue;
-        for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...positionList(pos)]); else m.push(...positionList(pos)); }
-      }
-      for (const pos of merged.values()) pos.sort((a, b) => a - b);
-      lists.push(merged);
-    } else {
-      const p = tf.postings.get(terms[i]);
-      if (p === undefined) return out;
-      lists.push(p);
-    }
+    if (prefix && i === last) continue;
+    const p = tf.postings.get(terms[i]);
+    if (p === undefined) return out;
+    if (rarest === null || p.live < rarest.live) rarest = p;
   }
-  let smallest = lists[0];
-  for (const l of lists) if (l.size < smallest.size) smallest = l;
-  for (const key of smallest.keys()) {
-    const ps = lists.map((l) => l.get(key));
-    if (ps.some((p) => p === undefined)) continue;
-    if (!inOrder(ps.map((p) => positionList(p!)), slop)) continue;
+  if (rarest !== null) {
+    cands = slotsOf(rarest, idx);
+  } else {
+    const u = new Set<number>();
+    for (const [term, p] of tf.postings) if (term.startsWith(terms[last])) for (const s of slotsOf(p, idx)) u.add(s);
+    cands = [...u];
+  }
+  const tests = terms.map((t, i) => (prefix && i === last ? (x: string) => x.startsWith(t) : (x: string) => x === t));
+  const termScore = new Map<string, Scores>();
+  for (const slot of cands) {
+    const seq = idx.recAt[slot]!.vals[fi] as string[];
+    const ps = tests.map((test) => positionsOf(seq, test));
+    if (ps.some((x) => x.length === 0)) continue;
+    if (!inOrder(ps, slop)) continue;
     let s = 0;
     for (let i = 0; i < terms.length; i++) {
-      const one: Scores = new Map();
-      if (!(prefix && i === terms.length - 1)) { addTerm(terms[i], 1, tf, idx, one); s += one.get(key) ?? 0; }
-      else s += 1 / Math.max(1, tf.lens[key]);
+      if (prefix && i === last) { s += 1 / Math.max(1, tf.lens[slot]); continue; }
+      let one = termScore.get(terms[i]);
+      if (one === undefined) { one = new Map(); addTerm(terms[i], 1, tf, idx, one); termScore.set(terms[i], one); }
+      s += one.get(slot) ?? 0;
     }
-    out.set(key, s);
+    out.set(slot, s);
   }
   return out;
 }
