@@ -14,6 +14,8 @@ import { Redis, s } from '@upstash/redis';
 import { startOurs, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
 import { RO_TOKEN, TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
+import { analyze } from '../../dist/engine/search-index/analyze.js';
+import { tokenize } from '../../dist/search/text.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -499,6 +501,18 @@ describe('SEARCH.QUERY against a brute-force evaluation', () => {
       }).map(([k]) => k).slice(off, off + 7);
       const page = ((await io.call('SEARCH.QUERY', 'rnd', '{}', 'ORDERBY', 'n', desc ? 'DESC' : 'ASC', 'LIMIT', '7', 'OFFSET', String(off), 'NOCONTENT')) as [string, string][]).map((x) => x[0]);
       assert.deepEqual(page, order, `round ${round}: page at ${off} ${desc ? 'DESC' : 'ASC'}`);
+    }
+  });
+});
+
+describe('SEARCH.* text analysis', () => {
+  it('the ASCII fast path yields what the Unicode tokenizer yields', () => {
+    const r = rng(7);
+    const fixed = ['Hello World', 'a-b_c  D9x', '', 'ABC123def', 'x.Y,z!', 'tab\there\nnew', 'Ünïcode café', 'x\u0301y', 'A'.repeat(80)];
+    for (let i = 0; i < 5000; i++) {
+      const text = i < fixed.length ? fixed[i] : Array.from({ length: 1 + (i % 40) }, () => String.fromCharCode(Math.floor(r() * 128))).join('');
+      const want = tokenize(text).map((t: string) => t.slice(0, 64));
+      assert.deepEqual(analyze(text, false, true), want, JSON.stringify(text));
     }
   });
 });

@@ -230,22 +230,35 @@ export class SearchIndex {
     for (const c of this.columns) c?.clear();
   }
 
-  /** Re-read one key (undefined: gone). */
+  /** Re-read one key (undefined: gone). A changed document keeps its slot. */
   apply(key: string, e: Entry | undefined, now: number): void {
-    this.remove(key);
-    if (e === undefined || (e.exp !== 0 && e.exp < now)) return;
-    const rec = this.extract(e);
-    if (rec !== null) this.add(key, rec);
+    const old = this.docs.get(key);
+    const rec = e === undefined || (e.exp !== 0 && e.exp < now) ? null : this.extract(e);
+    if (old !== undefined) this.unindex(old);
+    if (rec === null) {
+      if (old === undefined) return;
+      this.docs.delete(key);
+      this.keyAt[old.slot] = undefined;
+      this.recAt[old.slot] = undefined;
+      this.free.push(old.slot);
+      return;
+    }
+    let slot: number;
+    if (old !== undefined) {
+      slot = old.slot;
+    } else {
+      slot = this.free.pop() ?? this.keyAt.length;
+      this.keyAt[slot] = key;
+    }
+    rec.slot = slot;
+    this.recAt[slot] = rec;
+    this.docs.set(key, rec);
+    this.index(rec);
   }
 
-  private remove(key: string): void {
-    const old = this.docs.get(key);
-    if (old === undefined) return;
-    this.docs.delete(key);
-    this.keyAt[old.slot] = undefined;
-    this.recAt[old.slot] = undefined;
+  /** Take a document's values out of the postings, value indexes and columns (its slot stays). */
+  private unindex(old: DocRec): void {
     const slot = old.slot;
-    this.free.push(slot);
     this.verAt[slot] = -1;
     for (let f = 0; f < old.vals.length; f++) {
       const xs = old.vals[f];
@@ -274,12 +287,9 @@ export class SearchIndex {
     }
   }
 
-  private add(key: string, rec: DocRec): void {
-    this.docs.set(key, rec);
-    const slot = this.free.pop() ?? this.keyAt.length;
-    rec.slot = slot;
-    this.keyAt[slot] = key;
-    this.recAt[slot] = rec;
+  /** Enter a document's values, under a new version of its slot. */
+  private index(rec: DocRec): void {
+    const slot = rec.slot;
     const ver = ++this.version;
     this.verAt[slot] = ver;
     for (let f = 0; f < rec.vals.length; f++) {
