@@ -10,7 +10,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
-import { evaluate, matchedTerms, parseQuery, QueryError, type Node, type Scores } from '../search-index/query.js';
+import { countMatches, evaluate, matchedTerms, parseQuery, QueryError, type Node, type Scores } from '../search-index/query.js';
 import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/scorefunc.js';
 import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
 import type { DocRec, SearchIndex } from '../search-index/index.js';
@@ -371,7 +371,7 @@ function countCommand(c: Client, argv: Argv, out: ReplySink): void {
   const idx = readyIndex(c, argv, out);
   if (idx === undefined) return;
   try {
-    out.int(evaluate(parseQuery(argv.str(2), idx), idx).size);
+    out.int(countMatches(parseQuery(argv.str(2), idx), idx));
   } catch (err) {
     fail(out, err);
   }

@@ -364,6 +364,43 @@ function rangeOf(op: Op, f: FieldDef): [number, boolean, number, boolean] | null
   return [lo, loEx, hi, hiIn];
 }
 
+/**
+ * SEARCH.COUNT: the number of documents `n` matches. Non-text conditions alone are counted over
+ * their candidates without building a score map; anything else is evaluated.
+ */
+export function countMatches(n: Node, idx: SearchIndex): number {
+  const must = n.k === 'leaf' ? [n] : n.k === 'bool' && n.should.length === 0 && n.not.length === 0 ? n.must : null;
+  const preds: Pred[] = [];
+  for (const c of must ?? []) {
+    const p = c.k === 'leaf' ? leafPred(c.f, c.op, idx) : null;
+    if (p === null) return evaluate(n, idx).size;
+    preds.push(p);
+  }
+  if (must === null || preds.length === 0) return evaluate(n, idx).size;
+  const c = candidates(must, idx);
+  if (c === null) {
+    let k = 0;
+    const recs = idx.recAt;
+    outer: for (let s = 0; s < recs.length; s++) {
+      const rec = recs[s];
+      if (rec === undefined) continue;
+      for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+      k++;
+    }
+    return k;
+  }
+  if ('set' in c) {
+    let k = 0;
+    outer: for (const s of c.set) {
+      const rec = idx.recAt[s]!;
+      for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+      k++;
+    }
+    return k;
+  }
+  return filter(c, idx, preds, 1).size; // a slot may come up more than once here
+}
+
 /** The candidates satisfying all `preds`, each scored `score`. */
 function filter(c: Cands, idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
