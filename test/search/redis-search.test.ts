@@ -314,6 +314,25 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     for (const n of ['taken', 'a-idx', 'b-idx']) assert.equal(await io.call('SEARCH.DROP', n), 1);
   });
 
+  it('numeric ranges and equality through the sorted column, before and after writes', async () => {
+    await io.call('SEARCH.CREATE', 'num', 'ON', 'HASH', 'PREFIX', '1', 'num:', 'SCHEMA', 'n', 'I64', 'FAST', 'c', 'KEYWORD');
+    for (let i = 0; i < 200; i++) await io.hset(`num:${i}`, 'n', String(i % 50), 'c', i % 2 ? 'odd' : 'even');
+    const count = async (q: object) => Number(await io.call('SEARCH.COUNT', 'num', JSON.stringify(q)));
+    assert.equal(await count({ n: { $gte: 10, $lt: 20 } }), 40);
+    assert.equal(await count({ n: { $gt: 10, $lte: 20 } }), 40);
+    assert.equal(await count({ n: 7 }), 4);
+    assert.equal(await count({ n: { $lt: 0 } }), 0);
+    assert.equal(await count({ n: { $gte: 49 }, c: 'odd' }), 4); // i = 49, 99, 149, 199
+    for (let i = 0; i < 20; i++) await io.hset(`num:${i}`, 'n', '1000');
+    await io.del('num:20', 'num:21');
+    await io.hset('num:x', 'n', '15');
+    assert.equal(await count({ n: { $gte: 10, $lt: 20 } }), 31); // 40 - num:10..19 + num:x
+    assert.equal(await count({ n: 1000 }), 20);
+    assert.deepEqual((await keys('num', { n: { $gte: 1000 }, c: 'even' })).length, 10);
+    assert.deepEqual(await keys('num', { n: 15 }), ['num:115', 'num:165', 'num:65', 'num:x']);
+    assert.equal(await io.call('SEARCH.DROP', 'num'), 1);
+  });
+
   it('stays in sync: HSET, HDEL, DEL, EXPIRE, RENAME, type changes, MULTI, EVAL, FLUSHALL', async () => {
     await io.call('SEARCH.CREATE', 'docs', 'ON', 'HASH', 'PREFIX', '1', 'd:', 'SCHEMA', 'tag', 'KEYWORD');
     await io.hset('d:1', 'tag', 'a');

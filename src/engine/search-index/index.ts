@@ -100,6 +100,8 @@ export class NumColumn {
   vals: Float64Array = new Float64Array(0);
   slots: Int32Array = new Int32Array(0);
   built = false;
+  /** Every document with the field has one value in it (a run of entries counts documents). */
+  single = true;
   readonly delta = new Set<number>();
 
   touch(slot: number): void {
@@ -111,7 +113,13 @@ export class NumColumn {
     if (this.built && this.delta.size * 8 <= idx.docs.size + 64) return this;
     const recs = idx.recAt;
     let n = 0;
-    for (let s = 0; s < recs.length; s++) n += recs[s]?.vals[fi]?.length ?? 0;
+    let docs = 0;
+    for (let s = 0; s < recs.length; s++) {
+      const k = recs[s]?.vals[fi]?.length ?? 0;
+      n += k;
+      if (k > 0) docs++;
+    }
+    this.single = n === docs;
     const order = new Int32Array(n);
     const raw = new Float64Array(n);
     const rawSlot = new Int32Array(n);

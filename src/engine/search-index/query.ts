@@ -398,6 +398,8 @@ export function countMatches(n: Node, idx: SearchIndex): number {
     }
     return k;
   }
+  // One range and nothing written since the column was sorted: the run is the answer.
+  if ('col' in c && preds.length === 1 && c.col.delta.size === 0 && c.col.single) return Math.max(0, c.hi - c.lo);
   return filter(c, idx, preds, 1).size; // a slot may come up more than once here
 }
 
