@@ -81,6 +81,11 @@ export class TextField {
   readonly lens: number[] = [];
   totalLen = 0;
   docs = 0;
+  /** Bumped when a term enters or leaves the vocabulary (postings' keys). */
+  vocabVersion = 0;
+  /** Smart matching's vocabulary expansions of query words, valid for one vocabulary version. */
+  readonly expansions = new Map<string, string[]>();
+  expansionsVersion = 0;
 }
 
 /** The positions in a document's term sequence where `test` holds (phrases read positions here). */
@@ -233,7 +238,7 @@ export class SearchIndex {
     this.recAt.length = 0;
     this.verAt.length = 0;
     this.free.length = 0;
-    for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.totalLen = 0; t.docs = 0; }
+    for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.totalLen = 0; t.docs = 0; t.vocabVersion++; }
     for (const v of this.values) v?.clear();
     for (const c of this.columns) c?.clear();
   }
@@ -289,7 +294,7 @@ export class SearchIndex {
         if (seenBefore(terms, i)) continue; // one entry per document and term
         const p = t.postings.get(terms[i]);
         if (p === undefined) continue;
-        if (--p.live === 0) t.postings.delete(terms[i]);
+        if (--p.live === 0) { t.postings.delete(terms[i]); t.vocabVersion++; }
         else if (++p.dead > p.live && p.dead > 8) p.compact(this.verAt);
       }
     }
@@ -320,7 +325,7 @@ export class SearchIndex {
       t.lens[slot] = terms.length;
       for (let pos = 0; pos < terms.length; pos++) {
         let p = t.postings.get(terms[pos]);
-        if (p === undefined) { p = new Posting(); t.postings.set(terms[pos], p); }
+        if (p === undefined) { p = new Posting(); t.postings.set(terms[pos], p); t.vocabVersion++; }
         // A repeat of a term in this document: its entry is the posting's last one.
         if (p.n > 0 && p.e[p.n - 3] === slot && p.e[p.n - 2] === ver) p.e[p.n - 1]++;
         else p.push(slot, ver);

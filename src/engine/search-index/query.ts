@@ -593,11 +593,26 @@ function slotsOf(p: Posting, idx: SearchIndex): number[] {
 function smartTerm(t: string, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   addTerm(t, EXACT_BOOST, tf, idx, out);
+  for (const term of smartExpansion(t, tf)) addTerm(term, 1, tf, idx, out);
+  return out;
+}
+
+/** MAX_EXPANSIONS query words' expansions are kept per field, until the vocabulary changes. */
+const MAX_EXPANSIONS = 4096;
+
+/** The other vocabulary terms smart matching accepts for `t`: one typo away, or a term that `t` (within one typo) begins. */
+function smartExpansion(t: string, tf: TextField): string[] {
+  if (tf.expansionsVersion !== tf.vocabVersion) { tf.expansions.clear(); tf.expansionsVersion = tf.vocabVersion; }
+  let terms = tf.expansions.get(t);
+  if (terms !== undefined) return terms;
+  terms = [];
   for (const term of tf.postings.keys()) {
     if (term === t) continue;
-    if (editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true))) addTerm(term, 1, tf, idx, out);
+    if (editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true))) terms.push(term);
   }
-  return out;
+  if (tf.expansions.size >= MAX_EXPANSIONS) tf.expansions.clear();
+  tf.expansions.set(t, terms);
+  return terms;
 }
 
 function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
@@ -703,7 +718,8 @@ export function matchedTerms(n: Node, idx: SearchIndex, out = new Map<number, Se
       switch (op.o) {
         case 'smart':
           for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) {
-            vocab((term) => term === t || editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true)));
+            if (tf.postings.has(t)) s.add(t);
+            for (const term of smartExpansion(t, tf)) s.add(term);
           }
           break;
         case 'eq':
