@@ -16,6 +16,7 @@ import { rng } from '../helpers/rng.js';
 import { RO_TOKEN, TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 import { analyze } from '../../dist/engine/search-index/analyze.js';
 import { tokenize } from '../../dist/search/text.js';
+import { Bm25, fieldnorm, fieldnormId } from '../../dist/engine/search-index/bm25.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -525,6 +526,23 @@ describe('SEARCH.QUERY against a brute-force evaluation', () => {
 });
 
 describe('SEARCH.* text analysis', () => {
+  it('BM25 as Tantivy: fieldnorm codes, idf, f32 arithmetic', () => {
+    for (let i = 0; i <= 40; i++) assert.equal(fieldnormId(i), i);
+    assert.equal(fieldnormId(41), 40);
+    assert.equal(fieldnormId(42), 41);
+    assert.equal(fieldnorm(255), 2013265944);
+    assert.equal(fieldnormId(0xffffffff), 255);
+    for (let id = 43; id < 256; id++) {
+      assert.equal(fieldnormId(fieldnorm(id)), id);
+      assert.equal(fieldnormId(fieldnorm(id) - 1), id - 1);
+    }
+    // idf(1, 2) = ln(1 + 1.5 / 1.5) = 0.6931472 (Tantivy's own test); weight = idf * 2.2.
+    const bm = new Bm25(1, 2, 4);
+    assert.equal(bm.weight, Math.fround(Math.fround(0.6931472) * Math.fround(2.2)));
+    // tf 1 in a document of average length: weight * 1 / (1 + k1).
+    assert.ok(Math.abs(bm.score(fieldnormId(2), 1) - bm.weight / 2.2) < 1e-6);
+  });
+
   it('the ASCII fast path yields what the Unicode tokenizer yields', () => {
     const r = rng(7);
     const fixed = ['Hello World', 'a-b_c  D9x', '', 'ABC123def', 'x.Y,z!', 'tab\there\nnew', 'Ünïcode café', 'x\u0301y', 'A'.repeat(80)];

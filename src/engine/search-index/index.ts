@@ -16,6 +16,7 @@ import { JFloat, type JValue, serialize } from '../ds/json.js';
 import type { HashValue } from '../ds/hash.js';
 import type { JsonDoc } from '../ds/json.js';
 import { analyze } from './analyze.js';
+import { fieldnormId } from './bm25.js';
 import type { FieldDef, FieldType, IndexDef } from './schema.js';
 
 const NUMERIC_TYPES = new Set<FieldType>(['U64', 'I64', 'F64', 'DATE']);
@@ -79,6 +80,8 @@ export class TextField {
   readonly postings = new Map<string, Posting>();
   /** Terms of the field per slot (BM25's document length). */
   readonly lens: number[] = [];
+  /** The same as one-byte fieldnorm codes (BM25 as Tantivy scores). */
+  readonly normIds: number[] = [];
   totalLen = 0;
   docs = 0;
   /** Bumped when a term enters or leaves the vocabulary (postings' keys). */
@@ -238,7 +241,7 @@ export class SearchIndex {
     this.recAt.length = 0;
     this.verAt.length = 0;
     this.free.length = 0;
-    for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.totalLen = 0; t.docs = 0; t.vocabVersion++; }
+    for (const t of this.text) if (t !== null) { t.postings.clear(); t.lens.length = 0; t.normIds.length = 0; t.totalLen = 0; t.docs = 0; t.vocabVersion++; }
     for (const v of this.values) v?.clear();
     for (const c of this.columns) c?.clear();
   }
@@ -323,6 +326,7 @@ export class SearchIndex {
       t.totalLen += terms.length;
       t.docs++;
       t.lens[slot] = terms.length;
+      t.normIds[slot] = fieldnormId(terms.length);
       for (let pos = 0; pos < terms.length; pos++) {
         let p = t.postings.get(terms[pos]);
         if (p === undefined) { p = new Posting(); t.postings.set(terms[pos], p); t.vocabVersion++; }

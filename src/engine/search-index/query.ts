@@ -11,6 +11,7 @@
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
 import { dateValue, positionsOf, type DocRec, type NumColumn, type Posting, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
+import { Bm25 } from './bm25.js';
 
 export class QueryError extends Error {}
 
@@ -34,8 +35,6 @@ export const MAX_DEPTH = 32;
 export const MAX_NODES = 1024;
 const MAX_REGEX = 256;
 const EXACT_BOOST = 2;
-const K1 = 1.2;
-const B = 0.75;
 
 const TEXT_OPS = new Set(['$phrase', '$fuzzy', '$regex']);
 const RANGE_OPS = new Set(['$gt', '$gte', '$lt', '$lte']);
@@ -563,18 +562,14 @@ function intersectAll(parts: Scores[]): Scores {
 function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, out: Scores): void {
   const p = tf.postings.get(term);
   if (p === undefined) return;
-  const n = Math.max(idx.docs.size, 1);
-  const df = p.live;
-  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  const avg = tf.totalLen / Math.max(tf.docs, 1) || 1;
-  const lens = tf.lens;
+  const bm = new Bm25(p.live, idx.docs.size, tf.totalLen);
+  const norms = tf.normIds;
   const vers = idx.verAt;
   const e = p.e;
   for (let i = 0; i < p.n; i += 3) {
     const slot = e[i];
     if (vers[slot] !== e[i + 1]) continue; // stale: that document changed or left
-    const c = e[i + 2];
-    const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * lens[slot] / avg));
+    const s = weight * bm.score(norms[slot], e[i + 2]);
     const old = out.get(slot);
     if (old === undefined || s > old) out.set(slot, s);
   }
