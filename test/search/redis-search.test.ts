@@ -315,6 +315,34 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     for (const n of ['taken', 'a-idx', 'b-idx']) assert.equal(await io.call('SEARCH.DROP', n), 1);
   });
 
+  it('$terms options: order, minDocCount, missing, include/exclude, showTermDocCountError', async () => {
+    await io.call('SEARCH.CREATE', 'tm', 'ON', 'HASH', 'PREFIX', '1', 'tm:', 'SCHEMA', 'c', 'KEYWORD', 'FAST', 'n', 'U64', 'FAST');
+    const rows: [string, string | null, number][] = [['1', 'a', 1], ['2', 'a', 2], ['3', 'a', 3], ['4', 'b', 10], ['5', 'b', 20], ['6', 'c', 5], ['7', null, 7]];
+    for (const [k, c, n] of rows) {
+      if (c === null) await io.hset(`tm:${k}`, 'n', String(n));
+      else await io.hset(`tm:${k}`, 'c', c, 'n', String(n));
+    }
+    const agg = async (terms: object, aggs?: object) => {
+      const r = (await io.call('SEARCH.AGGREGATE', 'tm', '{}', JSON.stringify({ t: { $terms: { field: 'c', ...terms }, ...(aggs ? { $aggs: aggs } : {}) } }))) as any[];
+      return r[1];
+    };
+    const keysOf = (r: any[]) => (r[1] as any[][]).map((b) => [b[1], b[3]]);
+    assert.deepEqual(keysOf(await agg({})), [['a', 3], ['b', 2], ['c', 1]]);
+    assert.deepEqual(keysOf(await agg({ order: { key: 'desc' } })), [['c', 1], ['b', 2], ['a', 3]]);
+    assert.deepEqual(keysOf(await agg({ order: { count: 'asc' } })), [['c', 1], ['b', 2], ['a', 3]]);
+    assert.deepEqual(keysOf(await agg({ order: { top: 'desc' } }, { top: { $max: { field: 'n' } } })), [['b', 2], ['c', 1], ['a', 3]]);
+    assert.deepEqual(keysOf(await agg({ minDocCount: 2 })), [['a', 3], ['b', 2]]);
+    assert.deepEqual(keysOf(await agg({ missing: 'none' })), [['a', 3], ['b', 2], ['c', 1], ['none', 1]]);
+    assert.deepEqual(keysOf(await agg({ include: ['a', 'c'] })), [['a', 3], ['c', 1]]);
+    assert.deepEqual(keysOf(await agg({ exclude: '[ab]' })), [['c', 1]]);
+    const r = await agg({ size: 1, showTermDocCountError: true });
+    assert.deepEqual(r, ['buckets', [['key', 'a', 'docCount', 3, 'docCountErrorUpperBound', 0]], 'sumOtherDocCount', 3, 'docCountErrorUpperBound', 0]);
+    await assert.rejects(agg({ order: { nope: 'asc' } }), /order by 'nope'/);
+    await assert.rejects(agg({ include: '(a+)+' }), /not supported/);
+    await assert.rejects(agg({ minDocCount: -1 }), /non-negative integer/);
+    assert.equal(await io.call('SEARCH.DROP', 'tm'), 1);
+  });
+
   it('numeric ranges and equality through the sorted column, before and after writes', async () => {
     await io.call('SEARCH.CREATE', 'num', 'ON', 'HASH', 'PREFIX', '1', 'num:', 'SCHEMA', 'n', 'I64', 'FAST', 'c', 'KEYWORD');
     for (let i = 0; i < 200; i++) await io.hset(`num:${i}`, 'n', String(i % 50), 'c', i % 2 ? 'odd' : 'even');

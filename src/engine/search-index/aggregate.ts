@@ -7,7 +7,7 @@
  */
 import type { ReplySink } from '../../resp/reply-sink.js';
 import type { DocRec, SearchIndex } from './index.js';
-import { QueryError } from './query.js';
+import { QueryError, safeRegex } from './query.js';
 
 /** A reply value: text, an integer, a double, null or an array. */
 export type RV = string | { int: number } | { dbl: number } | null | RV[];
@@ -97,11 +97,12 @@ function parseLevel(a: unknown, idx: SearchIndex, depth: number, count: { n: num
         throw new QueryError(`ERR aggregation '${name}': percents must be 1 to ${MAX_PERCENTS} numbers between 0 and 100`);
       }
     }
-    if (args.missing !== undefined && typeof args.missing !== 'number') throw new QueryError(`ERR aggregation '${name}': missing must be a number`);
+    if (op !== '$terms' && args.missing !== undefined && typeof args.missing !== 'number') throw new QueryError(`ERR aggregation '${name}': missing must be a number`);
     if (op === '$extendedStats' && args.sigma !== undefined && !(typeof args.sigma === 'number' && args.sigma >= 0)) throw new QueryError(`ERR aggregation '${name}': sigma must be a non-negative number`);
     if (op === '$range' && !(Array.isArray(args.ranges) && args.ranges.length <= MAX_RANGES)) throw new QueryError(`ERR aggregation '${name}': ranges must be an array of at most ${MAX_RANGES}`);
     if (spec.$aggs !== undefined && !BUCKETS.has(op)) throw new QueryError(`ERR aggregation '${name}': only bucket aggregations take $aggs`);
     const sub = spec.$aggs === undefined ? [] : parseLevel(spec.$aggs, idx, depth + 1, count);
+    if (op === '$terms') parseTerms(name, args, sub);
     out.push({ name, op, field: fi, args, sub });
   }
   return out;
@@ -148,11 +149,69 @@ function grid(name: string, args: Record<string, unknown>, interval: number, off
 
 /** "90s", "1h", "-2h", "+1d" as ms; a number is taken as ms; null if malformed. */
 function duration(v: unknown, signed: boolean): number | null {
-  if (typeof v === 'number') return Number.isFinite(v) && (signed || v > 0) ? v : null;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && (signed || v > 0) ? v : null; // keys are integer ms
   if (typeof v !== 'string') return null;
   const m = /^([+-]?)(\d{1,15})(ms|s|m|h|d)$/.exec(v);
   if (m === null || (!signed && m[1] !== '')) return null;
   return (m[1] === '-' ? -1 : 1) * Number(m[2]) * UNIT_MS[m[3]];
+}
+
+interface Terms {
+  size: number;
+  minDocCount: number;
+  /** 'count', 'key' or the name of a single-value metric sub-aggregation. */
+  by: string;
+  desc: boolean;
+  missing: string | number | null;
+  include: Set<string> | RegExp | null;
+  exclude: Set<string> | RegExp | null;
+  showError: boolean;
+}
+
+const SINGLE_VALUE = new Set(['$avg', '$sum', '$min', '$max', '$count', '$cardinality']);
+
+function parseTerms(name: string, args: Record<string, unknown>, sub: Agg[]): void {
+  const bad = (what: string) => new QueryError(`ERR aggregation '${name}': ${what}`);
+  const count = (v: unknown, dflt: number, what: string) => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw bad(`${what} must be a non-negative integer`);
+    return v;
+  };
+  const t: Terms = {
+    size: Math.min(count(args.size, 10, 'size') || 10, MAX_BUCKETS),
+    minDocCount: count(args.minDocCount, 1, 'minDocCount'),
+    by: 'count',
+    desc: true,
+    missing: null,
+    include: null,
+    exclude: null,
+    showError: args.showTermDocCountError === true,
+  };
+  count(args.segmentSize, 0, 'segmentSize'); // counts here are exact: accepted, nothing to tune
+  if (args.order !== undefined) {
+    const o = args.order;
+    const ks = isObj(o) ? Object.keys(o) : [];
+    const dir = ks.length === 1 ? (o as Record<string, unknown>)[ks[0]] : undefined;
+    if (ks.length !== 1 || (dir !== 'asc' && dir !== 'desc')) throw bad('order must be one {"count"|"key"|"<sub-aggregation>": "asc"|"desc"}');
+    if (ks[0] !== 'count' && ks[0] !== 'key' && !sub.some((x) => x.name === ks[0] && SINGLE_VALUE.has(x.op))) {
+      throw bad(`order by '${ks[0]}': not count, key or a single-value metric sub-aggregation`);
+    }
+    t.by = ks[0];
+    t.desc = dir === 'desc';
+  }
+  if (args.missing !== undefined) {
+    if (typeof args.missing !== 'string' && typeof args.missing !== 'number') throw bad('missing must be a string or a number');
+    t.missing = args.missing;
+  }
+  const list = (v: unknown, what: string): Set<string> | RegExp | null => {
+    if (v === undefined) return null;
+    if (typeof v === 'string') return safeRegex(v);
+    if (Array.isArray(v) && v.length <= MAX_BUCKETS && v.every((x) => typeof x === 'string' || typeof x === 'number')) return new Set(v.map(String));
+    throw bad(`${what} must be a regular expression or a list of values`);
+  };
+  t.include = list(args.include, 'include');
+  t.exclude = list(args.exclude, 'exclude');
+  args.$terms = t;
 }
 
 interface Facet {
@@ -270,8 +329,8 @@ function percentiles(a: Agg, xs: number[]): RV {
   return ['values', out];
 }
 
-function bucketReply(key: RV, docs: DocRec[], sub: Agg[], extra: RV[] = []): RV {
-  return ['key', key, ...extra, 'docCount', { int: docs.length }, ...aggregate(sub, docs)];
+function bucketReply(key: RV, docs: DocRec[], sub: Agg[], extra: RV[] = [], after: RV[] = []): RV {
+  return ['key', key, ...extra, 'docCount', { int: docs.length }, ...after, ...aggregate(sub, docs)];
 }
 
 function keyOf(x: string | number | boolean): RV {
@@ -384,22 +443,44 @@ function facet(a: Agg, docs: DocRec[]): RV {
   return ['path', f.path, 'sumOtherDocCount', { int: other }, 'children', children];
 }
 
+function terms(a: Agg, docs: DocRec[]): RV {
+  const t = a.args.$terms as Terms;
+  const groups = new Map<string | number | boolean, DocRec[]>();
+  const put = (x: string | number | boolean, d: DocRec) => { let g = groups.get(x); if (g === undefined) { g = []; groups.set(x, g); } g.push(d); };
+  for (const d of docs) {
+    const v = d.vals[a.field];
+    if (v === undefined) { if (t.missing !== null) put(t.missing, d); continue; }
+    if (v.length === 1) put(v[0], d);
+    else for (const x of new Set(v)) put(x, d);
+  }
+  const keep = (k: string | number | boolean) => {
+    const s = String(k);
+    const hit = (m: Set<string> | RegExp) => (m instanceof RegExp ? m.test(s) : m.has(s));
+    return (t.include === null || hit(t.include)) && (t.exclude === null || !hit(t.exclude));
+  };
+  const rows = [...groups].filter(([k, ds]) => ds.length >= t.minDocCount && keep(k));
+  const byKey = (p: [string | number | boolean, DocRec[]], q: [string | number | boolean, DocRec[]]) => (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0);
+  const dir = t.desc ? -1 : 1;
+  if (t.by === 'count') rows.sort((p, q) => (p[1].length - q[1].length) * dir || byKey(p, q));
+  else if (t.by === 'key') rows.sort((p, q) => byKey(p, q) * dir);
+  else {
+    const m = a.sub.find((x) => x.name === t.by)!;
+    const val = new Map(rows.map(([k, ds]) => { const r = metric(m, ds) as RV[]; const v = r[1]; return [k, v !== null && typeof v === 'object' && !Array.isArray(v) ? ('int' in v ? v.int : v.dbl) : NaN]; }));
+    // Buckets whose metric has no value (no numbers) go last either way.
+    rows.sort((p, q) => { const x = val.get(p[0])!; const y = val.get(q[0])!; return Number.isNaN(x) || Number.isNaN(y) ? Number(Number.isNaN(x)) - Number(Number.isNaN(y)) : (x - y) * dir || byKey(p, q); });
+  }
+  let other = 0;
+  for (let i = t.size; i < rows.length; i++) other += rows[i][1].length;
+  const extra: RV[] = t.showError ? ['docCountErrorUpperBound', { int: 0 }] : [];
+  const out: RV[] = ['buckets', rows.slice(0, t.size).map(([k, ds]) => bucketReply(keyOf(k), ds, a.sub, [], extra)), 'sumOtherDocCount', { int: other }];
+  if (t.showError) out.push('docCountErrorUpperBound', { int: 0 });
+  return out;
+}
+
 function buckets(a: Agg, docs: DocRec[]): RV {
   if (a.op === '$histogram' || a.op === '$dateHistogram') return histogram(a, docs);
   if (a.op === '$facet') return facet(a, docs);
-  if (a.op === '$terms') {
-    const size = typeof a.args.size === 'number' && a.args.size > 0 ? Math.min(Math.floor(a.args.size), MAX_BUCKETS) : 10;
-    const groups = new Map<string | number | boolean, DocRec[]>();
-    for (const d of docs) {
-      const v = d.vals[a.field];
-      if (v === undefined) continue;
-      for (const x of new Set(v)) { let g = groups.get(x); if (g === undefined) { g = []; groups.set(x, g); } g.push(d); }
-    }
-    const sorted = [...groups].sort((p, q) => q[1].length - p[1].length || (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0));
-    let other = 0;
-    for (let i = size; i < sorted.length; i++) other += sorted[i][1].length;
-    return ['buckets', sorted.slice(0, size).map(([k, ds]) => bucketReply(keyOf(k), ds, a.sub)), 'sumOtherDocCount', { int: other }];
-  }
+  if (a.op === '$terms') return terms(a, docs);
   // $range
   const out: RV[] = [];
   for (const r of a.args.ranges as unknown[]) {

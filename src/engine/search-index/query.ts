@@ -226,7 +226,7 @@ function rangeValue(f: FieldDef, op: string, x: unknown): number {
  * backtracking engine super-linear (nested or alternated quantified groups, backreferences,
  * lookaround) are refused: patterns are untrusted.
  */
-function safeRegex(p: string): RegExp {
+export function safeRegex(p: string): RegExp {
   if (p.length > MAX_REGEX) throw new QueryError(`ERR invalid query: $regex longer than ${MAX_REGEX} characters`);
   if (/\\[1-9k]|\(\?<?[=!]/.test(p) || /\([^()]*[*+?{|][^()]*\)\s*[*+{]/.test(p)) {
     throw new QueryError('ERR invalid query: $regex pattern not supported (backreference, lookaround or nested quantifier)');
