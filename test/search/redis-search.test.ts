@@ -265,6 +265,12 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     assert.ok(Number(r[0][1]) > 0);
     assert.deepEqual(r[0][2], [['title', 'hello world'], ['num', '-5']]);
     assert.deepEqual(await io.call('SEARCH.QUERY', 'h', '{"n":{"$lt":0}}', 'NOCONTENT'), [['h:1', '1']]);
+    // A double-quoted value is an exact phrase: adjacent, in order, no typo or prefix matching.
+    await io.hset('h:3', 'title', 'world hello', 'num', '1');
+    assert.deepEqual(await keys('h', { title: '"hello world"' }), ['h:1']);
+    assert.deepEqual(await keys('h', { title: '"helo world"' }), []);
+    assert.deepEqual(await keys('h', { title: 'hello world' }), ['h:1', 'h:3']);
+    await io.del('h:3');
     assert.equal(await io.call('SEARCH.COUNT', 'h', '{"title":{"$phrase":"hello world"}}'), 1);
     assert.deepEqual(await io.call('SEARCH.DESCRIBE', 'h'), [
       'name', 'h', 'type', 'HASH', 'prefixes', ['h:'], 'language', 'english',

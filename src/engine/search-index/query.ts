@@ -495,6 +495,8 @@ function bounded(terms: string[]): string[] {
 function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores {
   switch (op.o) {
     case 'smart': {
+      const quoted = quotedPhrase(String(op.v));
+      if (quoted !== null) return phrase(bounded(analyze(quoted, f.noTokenize, f.noStem)), 0, false, tf, idx);
       const terms = bounded(analyze(String(op.v), f.noTokenize, f.noStem));
       if (terms.length === 0) return new Map();
       if (terms.length === 1) return smartTerm(terms[0], tf, idx);
@@ -539,6 +541,12 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
     case 'range':
       return new Map();
   }
+}
+
+/** A smart-matching value wrapped in double quotes forces an exact phrase: its inner text; else null. */
+function quotedPhrase(v: string): string | null {
+  const t = v.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : null;
 }
 
 /** $eq on TEXT: one word is a term query, several a phrase. */
@@ -712,6 +720,10 @@ export function matchedTerms(n: Node, idx: SearchIndex, out = new Map<number, Se
       const op = n.op;
       switch (op.o) {
         case 'smart':
+          if (quotedPhrase(String(op.v)) !== null) {
+            for (const t of analyze(quotedPhrase(String(op.v))!, f.noTokenize, f.noStem)) s.add(t);
+            break;
+          }
           for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) {
             if (tf.postings.has(t)) s.add(t);
             for (const term of smartExpansion(t, tf)) s.add(term);
