@@ -349,6 +349,22 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     assert.equal(await io.call('SEARCH.DROP', 'tm'), 1);
   });
 
+  it('long texts with repeated words: postings stay right through updates and deletes', async () => {
+    await io.call('SEARCH.CREATE', 'lt', 'ON', 'HASH', 'PREFIX', '1', 'lt:', 'SCHEMA', 't', 'TEXT', 'NOSTEM');
+    const text = (i: number) => Array.from({ length: 400 }, (_, j) => `w${(i * 7 + j) % 97}`).join(' ');
+    for (let i = 0; i < 30; i++) await io.hset(`lt:${i}`, 't', text(i));
+    const count = async (w: string) => Number(await io.call('SEARCH.COUNT', 'lt', JSON.stringify({ t: { $eq: w } })));
+    assert.equal(await count('w5'), 30);
+    for (let i = 0; i < 30; i += 2) await io.hset(`lt:${i}`, 't', 'short text');
+    for (let i = 1; i < 10; i += 2) await io.del(`lt:${i}`);
+    assert.equal(await count('w5'), 10);
+    assert.equal(await count('short'), 15);
+    assert.equal(await count('w96'), 10);
+    const hits = (await io.call('SEARCH.QUERY', 'lt', JSON.stringify({ t: { $phrase: 'w5 w6' } }), 'NOCONTENT', 'LIMIT', '100')) as string[][];
+    assert.equal(hits.length, 10);
+    assert.equal(await io.call('SEARCH.DROP', 'lt'), 1);
+  });
+
   it('numeric ranges and equality through the sorted column, before and after writes', async () => {
     await io.call('SEARCH.CREATE', 'num', 'ON', 'HASH', 'PREFIX', '1', 'num:', 'SCHEMA', 'n', 'I64', 'FAST', 'c', 'KEYWORD');
     for (let i = 0; i < 200; i++) await io.hset(`num:${i}`, 'n', String(i % 50), 'c', i % 2 ? 'odd' : 'even');

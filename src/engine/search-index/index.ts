@@ -293,8 +293,10 @@ export class SearchIndex {
       t.totalLen -= terms.length;
       t.docs--;
       t.lens[slot] = 0;
+      // One entry per document and term: visit each distinct term once (a scan for short texts).
+      const seen = terms.length > 32 ? new Set<string>() : null;
       for (let i = 0; i < terms.length; i++) {
-        if (seenBefore(terms, i)) continue; // one entry per document and term
+        if (seen === null ? seenBefore(terms, i) : seen.has(terms[i]) || (seen.add(terms[i]), false)) continue;
         const p = t.postings.get(terms[i]);
         if (p === undefined) continue;
         if (--p.live === 0) { t.postings.delete(terms[i]); t.vocabVersion++; }
