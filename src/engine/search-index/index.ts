@@ -1,8 +1,9 @@
 /**
  * One SEARCH.* index: the documents of the keys under its prefixes, reduced to the values of
  * its schema fields. Each document has a slot (a small integer, reused after removal) and the
- * structures below are keyed by slot, not by key: an inverted index (term -> slot -> positions)
- * and per-slot lengths per TEXT field for BM25, phrase, fuzzy and regex matching; a value index
+ * structures below are keyed by slot, not by key: an inverted index (term -> documents with
+ * their term frequency) and per-slot lengths per TEXT field for BM25, fuzzy and regex matching
+ * (phrases read positions from the document's own term sequence); a value index
  * (value -> slots) per KEYWORD field; a sorted column per numeric/DATE field for ranges. Other
  * conditions test the per-document values.
  *
