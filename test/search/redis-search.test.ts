@@ -82,6 +82,17 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
     const typo = await products.query({ filter: { description: 'wirelss' } });
     assert.deepEqual(typo.map((h) => h.key).sort(), ['product:1', 'product:3']);
 
+    // Several words: any one is enough; the exact phrase first, then the words in order a few
+    // positions apart, then both words anywhere, then one word.
+    await redis.json.set('product:4', '$', { name: 'Headphones', description: 'headphones with a wireless case' });
+    await redis.json.set('product:5', '$', { name: 'Case', description: 'wireless bluetooth noise-cancelling headphones' });
+    await products.waitIndexing();
+    const multi = await products.query({ filter: { description: 'wireless headphones' } });
+    assert.deepEqual(multi.map((h) => h.key), ['product:1', 'product:5', 'product:4', 'product:3']);
+    assert.deepEqual(await products.count({ filter: { description: 'running speaker' } }), { count: 2 });
+    assert.deepEqual(await products.count({ filter: { description: '"wireless headphones"' } }), { count: 1 });
+    await redis.del('product:4', 'product:5');
+
     const cheap = await products.query({ filter: { price: { $lt: 100 } }, orderBy: { price: 'DESC' }, select: { name: true, 'meta.brand': true } } as any);
     assert.deepEqual(cheap.map((h) => h.key), ['product:2', 'product:3']);
     assert.deepEqual((cheap[0] as any).data, { name: 'Running Shoes', meta: { brand: 'Nike' } });
@@ -269,7 +280,10 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     await io.hset('h:3', 'title', 'world hello', 'num', '1');
     assert.deepEqual(await keys('h', { title: '"hello world"' }), ['h:1']);
     assert.deepEqual(await keys('h', { title: '"helo world"' }), []);
-    assert.deepEqual(await keys('h', { title: 'hello world' }), ['h:1', 'h:3']);
+    // Unquoted, any of the words is enough (h:2 has only "hello"); the exact phrase ranks first.
+    assert.deepEqual(await keys('h', { title: 'hello world' }), ['h:1', 'h:2', 'h:3']);
+    assert.equal(((await io.call('SEARCH.QUERY', 'h', '{"title":"hello world"}', 'NOCONTENT')) as string[][])[0][0], 'h:1');
+    assert.deepEqual(await keys('h', { title: 'goodbye world' }), ['h:1', 'h:3']);
     await io.del('h:3');
     assert.equal(await io.call('SEARCH.COUNT', 'h', '{"title":{"$phrase":"hello world"}}'), 1);
     assert.deepEqual(await io.call('SEARCH.DESCRIBE', 'h'), [
@@ -497,7 +511,7 @@ function genDoc(r: () => number): RDoc {
 /** A random filter and its predicate, built side by side. */
 function genFilter(r: () => number, depth: number): [Filter, (d: RDoc) => boolean] {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
-  const c = depth > 0 ? Math.floor(r() * 12) : Math.floor(r() * 8);
+  const c = depth > 0 ? Math.floor(r() * 14) : Math.floor(r() * 10);
   const x = Math.floor(r() * 20);
   switch (c) {
     case 0: return [{ n: x }, (d) => d.n === x];
@@ -515,15 +529,21 @@ function genFilter(r: () => number, depth: number): [Filter, (d: RDoc) => boolea
       const p = `${pick(WORDS)} ${pick(WORDS)}`;
       return [{ t: { $phrase: p } }, (d) => d.t !== undefined && ` ${d.t} `.includes(` ${p} `)];
     }
+    case 8:
+    case 9: {
+      // Smart matching of several words: any one of them is enough.
+      const ws = [pick(WORDS), pick(WORDS)];
+      return [{ t: ws.join(' ') }, (d) => d.t !== undefined && d.t.split(' ').some((w) => ws.includes(w))];
+    }
     default: {
       const n = 1 + Math.floor(r() * 3);
       const subs = Array.from({ length: n }, () => genFilter(r, depth - 1));
       const fs = subs.map((s) => s[0]);
       const ps = subs.map((s) => s[1]);
       switch (c) {
-        case 8: return [{ $and: fs }, (d) => ps.every((p) => p(d))];
-        case 9: return [{ $or: fs }, (d) => ps.some((p) => p(d))];
-        case 10: return [{ $mustNot: fs }, (d) => !ps.some((p) => p(d))];
+        case 10: return [{ $and: fs }, (d) => ps.every((p) => p(d))];
+        case 11: return [{ $or: fs }, (d) => ps.some((p) => p(d))];
+        case 12: return [{ $mustNot: fs }, (d) => !ps.some((p) => p(d))];
         default: {
           const [m, mp] = genFilter(r, depth - 1);
           // $should next to $must only boosts: the set is decided by $must (and $mustNot).

@@ -5,6 +5,7 @@
  * Objects combine their entries with AND; $must/$and (required), $should (optional boosts next
  * to required clauses, else OR), $or, $mustNot, $boost. Field conditions: a bare value (smart
  * matching), $eq, $ne, $in, $gt/$gte/$lt/$lte, $phrase, $fuzzy, $regex, $boost.
+ * Several words smartly matched need any one of them (ranked by how many, in order, adjacent).
  * Scores: BM25 per TEXT term (exact smart matches boosted), 1 for non-text matches, summed
  * over the clauses a document matches.
  */
@@ -35,6 +36,10 @@ export const MAX_DEPTH = 32;
 export const MAX_NODES = 1024;
 const MAX_REGEX = 256;
 const EXACT_BOOST = 2;
+/** Smart matching of several words: the exact phrase, then the words in order within SMART_SLOP positions. */
+const PHRASE_BOOST = 2;
+const SLOP_BOOST = 1;
+const SMART_SLOP = 3;
 
 const TEXT_OPS = new Set(['$phrase', '$fuzzy', '$regex']);
 const RANGE_OPS = new Set(['$gt', '$gte', '$lt', '$lte']);
@@ -500,9 +505,13 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
       const terms = bounded(analyze(String(op.v), f.noTokenize, f.noStem));
       if (terms.length === 0) return new Map();
       if (terms.length === 1) return smartTerm(terms[0], tf, idx);
-      // Every word (each smartly matched) must occur; the exact phrase adds its score on top.
-      const m = intersectAll(terms.map((t) => smartTerm(t, tf, idx)));
-      for (const [k, s] of phrase(terms, 0, false, tf, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
+      // Documents with any of the words (each smartly matched) match, their scores summed, so
+      // more words rank higher; the words in order within SMART_SLOP positions add a medium
+      // boost, adjacent (the exact phrase) the highest.
+      const m: Scores = new Map();
+      for (const t of terms) for (const [k, s] of smartTerm(t, tf, idx)) m.set(k, (m.get(k) ?? 0) + s);
+      for (const [k, s] of phrase(terms, SMART_SLOP, false, tf, idx)) m.set(k, (m.get(k) ?? 0) + SLOP_BOOST * s);
+      for (const [k, s] of phrase(terms, 0, false, tf, idx)) m.set(k, (m.get(k) ?? 0) + PHRASE_BOOST * s);
       return m;
     }
     case 'eq':
