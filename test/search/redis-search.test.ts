@@ -464,6 +464,8 @@ describe('SEARCH.* definitions survive a restart', () => {
       await io.call('SEARCH.CREATE', 'p', 'ON', 'HASH', 'PREFIX', '1', 'p:', 'LANGUAGE', 'english', 'SCHEMA', 'name', 'TEXT', 'NOSTEM', 'price', 'F64', 'FAST');
       await io.call('SEARCH.ALIASADD', 'pa', 'p');
       await io.hset('p:1', 'name', 'lamp', 'price', '10');
+      await io.call('SEARCH.CREATE', 'ev', 'ON', 'STREAM', 'events', 'SCHEMA', 'm', 'TEXT');
+      await io.xadd('events', '1-0', 'm', 'lamp broke');
       io.disconnect();
       await srv.stop();
       srv = await startOurs([], {}, { dir });
@@ -474,6 +476,9 @@ describe('SEARCH.* definitions survive a restart', () => {
         await io.hset('p:2', 'name', 'lamp shade', 'price', '20');
         assert.equal(await io.call('SEARCH.COUNT', 'pa', '{"name":"lamp"}'), 2);
         assert.equal(await io.call('SEARCH.DROP', 'p'), 1);
+        await io.xadd('events', '2-0', 'm', 'lamp fixed');
+        assert.deepEqual(((await io.call('SEARCH.QUERY', 'ev', '{"m":"lamp"}', 'NOCONTENT')) as string[][]).map((x) => x[0]).sort(), ['1-0', '2-0']);
+        assert.equal(await io.call('SEARCH.DROP', 'ev'), 1);
       } finally {
         io.disconnect();
         await srv.stop();

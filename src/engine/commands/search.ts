@@ -51,6 +51,15 @@ function createCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.error(`ERR ${opts.def.name} is already used by a non-index key`);
     return;
   }
+  // One index per stream (the reference: drop it before binding another).
+  if (opts.def.on === 'STREAM') {
+    for (const x of reg.indexes.values()) {
+      if (x.def.on === 'STREAM' && x.def.db === opts.def.db && x.def.prefixes[0] === opts.def.prefixes[0]) {
+        out.error(`ERR stream ${opts.def.prefixes[0]} is already indexed by ${x.def.name}`);
+        return;
+      }
+    }
+  }
   if (reg.indexes.size >= MAX_INDEXES) {
     out.error(`ERR too many indexes (at most ${MAX_INDEXES})`);
     return;
@@ -77,9 +86,14 @@ function describeCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkLatin1(d.name);
   out.bulkText('type');
   out.bulkText(d.on);
-  out.bulkText('prefixes');
-  out.array(d.prefixes.length);
-  for (const p of d.prefixes) out.bulkLatin1(p);
+  if (d.on === 'STREAM') {
+    out.bulkText('stream');
+    out.bulkLatin1(d.prefixes[0]);
+  } else {
+    out.bulkText('prefixes');
+    out.array(d.prefixes.length);
+    for (const p of d.prefixes) out.bulkLatin1(p);
+  }
   out.bulkText('language');
   out.bulkText(d.language);
   out.bulkText('schema');
@@ -308,7 +322,7 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.array(hits.length);
   for (const [key, score] of hits) {
     out.array(o.noContent ? 2 : 3);
-    out.bulkLatin1(key);
+    out.bulkLatin1(idx.replyKey(key));
     out.bulkText(String(score));
     if (o.noContent) continue;
     const pairs = idx.content(db, key, o.select);
@@ -324,7 +338,7 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** Mark the matched words of the highlighted fields in reply pairs (JSON values are re-serialized). */
 function highlightPairs(pairs: [string, string][], idx: SearchIndex, h: Highlight, terms: Map<number, Set<string>>): void {
-  const json = idx.def.on !== 'HASH';
+  const json = idx.def.on !== 'HASH' && idx.def.on !== 'STREAM';
   for (const p of pairs) {
     for (const fi of h.fields) {
       const f = idx.def.fields[fi];

@@ -10,12 +10,19 @@
  * Keeping it in sync is lazy and batched: a write only records its key in `dirty` (one Set
  * insertion on the write path); queries, COUNT and WAITINDEXING first apply the pending keys by
  * reading their current values. A key that vanished, expired or changed type leaves the index.
+ *
+ * ON STREAM: the index is bound to one stream key and each entry is a document, keyed by its
+ * entry id. Entries never change, and XADD only appends ids above the last one: a write to the
+ * stream indexes the entries after the last one taken, and removes entries only when the count
+ * of documents exceeds the stream's length (XDEL, XTRIM). Another stream object under the key
+ * (DEL and XADD, RENAME, RESTORE) is indexed afresh.
  */
 import type { Db, Entry } from '../db.js';
 import { T } from '../db.js';
 import { JFloat, type JValue, serialize } from '../ds/json.js';
 import type { HashValue } from '../ds/hash.js';
 import type { JsonDoc } from '../ds/json.js';
+import { formatId, ID_MAX, ID_MIN, type Stream, type StreamId } from '../ds/stream.js';
 import { analyze } from './analyze.js';
 import { fieldnormId } from './bm25.js';
 import type { FieldDef, FieldType, IndexDef } from './schema.js';
@@ -191,6 +198,10 @@ export class SearchIndex {
   /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
   private readonly hashNames: string[];
   private readonly paths: string[][];
+  /** ON STREAM: field names as bytes, the stream object indexed and the last entry id taken from it. */
+  private readonly fieldBufs: Buffer[];
+  private stream: Stream | null = null;
+  private streamLast: StreamId = ID_MIN;
 
   constructor(readonly def: IndexDef) {
     this.text = def.fields.map((f) => (f.type === 'TEXT' ? new TextField() : null));
@@ -199,17 +210,32 @@ export class SearchIndex {
     def.fields.forEach((f, i) => this.byName.set(f.name, i));
     this.hashNames = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8').toString('latin1'));
     this.paths = def.fields.map((f) => (f.from ?? f.name).split('.'));
+    this.fieldBufs = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8'));
+  }
+
+  /** A document's name in replies: the key, or for a stream its entry id as text. */
+  replyKey(key: string): string {
+    return this.def.on === 'STREAM' ? formatId(key) : key;
   }
 
   /** True if `key` lies under one of the prefixes. */
   covers(key: string): boolean {
     const ps = this.def.prefixes;
+    if (this.def.on === 'STREAM') return key === ps[0];
     for (let i = 0; i < ps.length; i++) if (key.startsWith(ps[i])) return true;
     return false;
   }
 
   /** Apply pending changes (and a full rescan if stale) so that queries see every write. */
   catchUp(db: Db, now: number): void {
+    if (this.def.on === 'STREAM') {
+      // Always: a cheap check (one lookup, a walk from the last entry taken) that also sees a
+      // TTL that ran out without a write.
+      if (this.stale) { this.stale = false; this.clear(); } // REINDEX, SWAPDB, start-up
+      this.dirty.clear();
+      this.syncStream(db, now);
+      return;
+    }
     if (this.stale) {
       this.stale = false;
       this.dirty.clear();
@@ -227,6 +253,7 @@ export class SearchIndex {
    * indexing work is spread over idle time instead of landing on the next query. True when done.
    */
   catchUpSome(db: Db, now: number, deadline: number): boolean {
+    if (this.def.on === 'STREAM') { this.catchUp(db, now); return true; }
     let n = 0;
     for (const key of this.dirty) {
       this.apply(key, db.peek(key), now);
@@ -237,6 +264,8 @@ export class SearchIndex {
   }
 
   clear(): void {
+    this.stream = null;
+    this.streamLast = ID_MIN;
     this.docs.clear();
     this.keyAt.length = 0;
     this.recAt.length = 0;
@@ -249,8 +278,27 @@ export class SearchIndex {
 
   /** Re-read one key (undefined: gone). A changed document keeps its slot. */
   apply(key: string, e: Entry | undefined, now: number): void {
+    this.put(key, e === undefined || (e.exp !== 0 && e.exp < now) ? null : this.extract(e));
+  }
+
+  /** Bring a stream index in line with the stream now under its key. */
+  private syncStream(db: Db, now: number): void {
+    const e = db.peek(this.def.prefixes[0]);
+    const s = e === undefined || e.type !== T.STREAM || (e.exp !== 0 && e.exp < now) ? null : (e.v as Stream);
+    if (s !== this.stream) { this.clear(); this.stream = s; }
+    if (s === null) return;
+    const last = this.streamLast;
+    s.forRange(last, ID_MAX, false, (id, fv) => {
+      if (id !== last) { this.put(id, this.extractEntry(fv)); this.streamLast = id; }
+      return true;
+    });
+    // Every entry is a document: more documents than entries means some were deleted or trimmed.
+    if (this.docs.size > s.length) for (const id of [...this.docs.keys()]) if (s.get(id) === null) this.put(id, null);
+  }
+
+  /** Enter, replace (same slot) or remove (null) the document of `key`. */
+  private put(key: string, rec: DocRec | null): void {
     const old = this.docs.get(key);
-    const rec = e === undefined || (e.exp !== 0 && e.exp < now) ? null : this.extract(e);
     if (old !== undefined) this.unindex(old);
     if (rec === null) {
       if (old === undefined) return;
@@ -340,6 +388,20 @@ export class SearchIndex {
     }
   }
 
+  /** The schema values of a stream entry's field-value pairs (a field given twice: both values). */
+  private extractEntry(fv: readonly Buffer[]): DocRec {
+    const fields = this.def.fields;
+    const vals: DocRec['vals'] = new Array(fields.length);
+    for (let f = 0; f < fields.length; f++) {
+      let leaves: string[] | null = null;
+      for (let i = 0; i + 1 < fv.length; i += 2) {
+        if (fv[i].equals(this.fieldBufs[f])) (leaves ??= []).push(fv[i + 1].toString('utf8'));
+      }
+      if (leaves !== null) vals[f] = convert(fields[f], leaves);
+    }
+    return { vals, slot: -1 };
+  }
+
   /** The schema values of an entry, or null when it is not a document of this index. */
   private extract(e: Entry): DocRec | null {
     const fields = this.def.fields;
@@ -376,6 +438,17 @@ export class SearchIndex {
 
   /** A document's content for replies: [[field, value]...] (JSON: one "$" pair). */
   content(db: Db, key: string, select: readonly string[] | null): [string, string][] {
+    if (this.def.on === 'STREAM') {
+      const e = db.peek(this.def.prefixes[0]);
+      const fv = e !== undefined && e.type === T.STREAM ? (e.v as Stream).get(key) : null;
+      if (fv === null) return [];
+      const out: [string, string][] = [];
+      for (let i = 0; i + 1 < fv.length; i += 2) {
+        const name = fv[i].toString('utf8');
+        if (select === null || select.includes(name)) out.push([name, fv[i + 1].toString('utf8')]);
+      }
+      return out;
+    }
     const e = db.peek(key);
     if (e === undefined) return [];
     if (this.def.on === 'HASH') {
