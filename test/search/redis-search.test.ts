@@ -202,6 +202,12 @@ describe('SEARCH.* through @upstash/redis over REST', () => {
       ['2023-12-31T23:00:00Z', 2], ['2024-01-02T23:00:00Z', 2],
     ]);
     assert.deepEqual(r.wide.buckets.map((b: any) => b.docCount), [2, 0, 2, 0]);
+    // keyed $dateHistogram: bucket keys as text (the key's ms; the SDK's exec turns them into numbers).
+    const keyed = await redis.exec(['SEARCH.AGGREGATE', 'ev', '{}', JSON.stringify({ d: { $dateHistogram: { field: 'at', fixedInterval: '1d', minDocCount: 1, keyed: true } } })]) as any;
+    assert.deepEqual(keyed, ['d', ['buckets', [
+      t0, ['key', t0, 'keyAsString', '2024-01-01T00:00:00Z', 'docCount', 2],
+      t0 + 2 * day, ['key', t0 + 2 * day, 'keyAsString', '2024-01-03T00:00:00Z', 'docCount', 2],
+    ]]]);
     const sd = Math.sqrt(((0 - 10) ** 2 + 0 + (20 - 10) ** 2) / 3);
     assert.equal(r.ext.count, 3);
     assert.equal(r.ext.sumOfSquares, 500);
@@ -294,6 +300,12 @@ describe('SEARCH.* over TCP (ioredis) and index sync under writes', () => {
     for (const [k, cat, n] of [['kw:1', 'a', 1], ['kw:2', 'a', 3], ['kw:3', 'b', 5]] as const) await io.hset(k, 'cat', cat, 'n', String(n));
     assert.deepEqual(await io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"by":{"$terms":{"field":"cat","size":1},"$aggs":{"s":{"$sum":{"field":"n"}}}}}'),
       ['by', ['buckets', [['key', 'a', 'docCount', 2, 's', ['value', '4']]], 'sumOtherDocCount', 1]]);
+    // keyed: buckets as an object (a flat [key text, bucket...] array) instead of a list.
+    assert.deepEqual(await io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"h":{"$histogram":{"field":"n","interval":2,"keyed":true}}}'),
+      ['h', ['buckets', ['0', ['key', '0', 'docCount', 1], '2', ['key', '2', 'docCount', 1], '4', ['key', '4', 'docCount', 1]]]]);
+    assert.deepEqual(await io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"h":{"$histogram":{"field":"n","interval":2,"keyed":false,"minDocCount":1,"hardBounds":{"min":2,"max":9}}}}'),
+      ['h', ['buckets', [['key', '2', 'docCount', 1], ['key', '4', 'docCount', 1]]]]);
+    await assert.rejects(io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"h":{"$histogram":{"field":"n","interval":2,"keyed":1}}}'), /keyed must be a boolean/);
     assert.equal(await io.call('SEARCH.AGGREGATE', 'nope', '{}', '{}'), null);
     await assert.rejects(io.call('SEARCH.AGGREGATE', 'kw', '{}', '{"x":{"$median":{"field":"n"}}}'), /Unknown aggregation operator/);
     // Limits on untrusted input: words per text condition, ranges per aggregation, nesting.

@@ -3,7 +3,8 @@
  * $percentiles, $cardinality) and bucket ($terms, $range, $histogram, $dateHistogram with nested
  * $aggs; $facet without) aggregations over the documents a filter selects. Replies are flat [name, value...] arrays as the SDK's deserializeAggregateResponse
  * reads them: a metric is ["value", x] (stats: ["count", n, "min", ...]), a bucket aggregation
- * ["buckets", [[ "key", k, "docCount", n, sub-aggregations... ]...], extra fields...].
+ * ["buckets", [[ "key", k, "docCount", n, sub-aggregations... ]...], extra fields...]; a keyed
+ * histogram ["buckets", [key text, bucket, ...]].
  */
 import type { ReplySink } from '../../resp/reply-sink.js';
 import type { DocRec, SearchIndex } from './index.js';
@@ -118,6 +119,8 @@ export function aggregate(aggs: Agg[], docs: DocRec[]): RV[] {
 }
 
 interface Grid {
+  /** Buckets as an object keyed by the bucket key's text (["k", bucket, ...]) instead of a list. */
+  keyed: boolean;
   interval: number;
   offset: number;
   minDocCount: number;
@@ -135,7 +138,9 @@ function bounds(name: string, what: string, v: unknown): [number, number] | null
 
 /** The bucket grid of $histogram / $dateHistogram, validated up front. */
 function grid(name: string, args: Record<string, unknown>, interval: number, offset: number): Grid {
+  if (args.keyed !== undefined && typeof args.keyed !== 'boolean') throw new QueryError(`ERR aggregation '${name}': keyed must be a boolean`);
   const g: Grid = {
+    keyed: args.keyed === true,
     interval,
     offset,
     minDocCount: typeof args.minDocCount === 'number' ? args.minDocCount : 0,
@@ -345,6 +350,20 @@ function rfc3339(ms: number): string {
 }
 
 function histogram(a: Agg, docs: DocRec[]): RV {
+  const out = histogramBuckets(a, docs);
+  if (!(a.args.$grid as Grid).keyed) return ['buckets', out];
+  // keyed: each bucket under its key's text (Tantivy: the f64 key as Rust prints it; a date's ms).
+  const obj: RV[] = [];
+  for (const b of out) { const k = (b as RV[])[1] as { int: number } | { dbl: number }; obj.push(keyText('int' in k ? k.int : k.dbl), b); }
+  return ['buckets', obj];
+}
+
+/** An f64 as Rust's Display prints it: integers without exponent or fraction. */
+function keyText(x: number): string {
+  return Number.isInteger(x) ? BigInt(x).toString() : String(x);
+}
+
+function histogramBuckets(a: Agg, docs: DocRec[]): RV[] {
   const g = a.args.$grid as Grid;
   const { interval, offset, hard } = g;
   const date = a.op === '$dateHistogram';
@@ -377,24 +396,24 @@ function histogram(a: Agg, docs: DocRec[]): RV {
   const out: RV[] = [];
   if (g.minDocCount > 0) {
     for (const k of keys) if (groups.get(k)!.length >= g.minDocCount) out.push(reply(k, groups.get(k)!));
-    return ['buckets', out];
+    return out;
   }
   // minDocCount 0: every bucket from the first to the last, widened by extendedBounds, within hardBounds.
   let lo = keys.length > 0 ? keys[0] : Infinity;
   let hi = keys.length > 0 ? keys[keys.length - 1] : -Infinity;
   if (g.ext !== null) { lo = Math.min(lo, keyOfBucket(g.ext[0])); hi = Math.max(hi, keyOfBucket(g.ext[1])); }
   if (hard !== null) { lo = Math.max(lo, keyOfBucket(hard[0])); hi = Math.min(hi, keyOfBucket(hard[1])); }
-  if (!(lo <= hi)) return ['buckets', out];
+  if (!(lo <= hi)) return out;
   if ((hi - lo) / interval >= MAX_BUCKETS) {
     for (const k of keys) out.push(reply(k, groups.get(k)!)); // too sparse to fill: the non-empty ones
-    return ['buckets', out];
+    return out;
   }
   for (let i = 0; ; i++) {
     const k = lo + i * interval;
     if (k > hi) break;
     out.push(reply(k, groups.get(k) ?? []));
   }
-  return ['buckets', out];
+  return out;
 }
 
 interface FacetNode { n: number; last: DocRec | null; kids: Map<string, FacetNode> }
