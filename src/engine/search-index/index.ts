@@ -292,8 +292,17 @@ export class SearchIndex {
       if (id !== last) { this.put(id, this.extractEntry(fv)); this.streamLast = id; }
       return true;
     });
-    // Every entry is a document: more documents than entries means some were deleted or trimmed.
-    if (this.docs.size > s.length) for (const id of [...this.docs.keys()]) if (s.get(id) === null) this.put(id, null);
+    // Every entry is a document: more documents than entries means some were deleted or
+    // trimmed. Documents were entered in id order, so a trim (the oldest entries) is found in
+    // as many steps as it removed.
+    let gone = this.docs.size - s.length;
+    if (gone > 0) {
+      for (const id of this.docs.keys()) {
+        if (s.get(id) !== null) continue;
+        this.put(id, null);
+        if (--gone === 0) break;
+      }
+    }
   }
 
   /** Enter, replace (same slot) or remove (null) the document of `key`. */
