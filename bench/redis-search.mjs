@@ -22,22 +22,35 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 
 const doc = (i) => JSON.stringify({ title: words(3), body: words(10), category: CATEGORIES[i % 10], price: i % 500 });
 
-function cpuMs(pid) {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** CPU ms (utime+stime) of the whole process, or with `thread` of its main (engine) thread only. */
+function cpuMs(pid, thread = false) {
+  const file = thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
+  const f = fs.readFileSync(file, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * 1000 / 100; // clock ticks (USER_HZ 100) -> ms
 }
 
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
-async function writes(io, pid, prefix) {
+/** Pipelined JSON.SET of every document, then (`index`) SEARCH.WAITINDEXING: the indexing work is counted too. */
+async function writes(io, pid, prefix, index) {
   const t0 = performance.now();
   const c0 = cpuMs(pid);
+  const m0 = cpuMs(pid, true);
   for (let i = 0; i < DOCS; i += 1000) {
     const p = io.pipeline();
     for (let j = i; j < Math.min(DOCS, i + 1000); j++) p.call('JSON.SET', `${prefix}${j}`, '$', doc(j));
     await p.exec();
   }
-  return { wall: performance.now() - t0, cpu: cpuMs(pid) - c0 };
+  const w = { wall: performance.now() - t0, cpu: cpuMs(pid) - c0, main: cpuMs(pid, true) - m0 };
+  if (index !== undefined) {
+    const t1 = performance.now();
+    await io.call('SEARCH.WAITINDEXING', index);
+    w.catchUp = performance.now() - t1;
+    w.wallAll = performance.now() - t0;
+    w.cpuAll = cpuMs(pid) - c0;
+    w.mainAll = cpuMs(pid, true) - m0;
+  }
+  return w;
 }
 
 async function latency(io, args) {
@@ -54,19 +67,18 @@ async function latency(io, args) {
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-rsearch-'));
   const port = await freePort();
-  const srv = spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '-1', '--dir', dir, '--appendfsync', 'no']), { stdio: ['ignore', 'pipe', 'inherit'] });
+  const extra = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=/tmp/prof
+  const srv = spawn(process.execPath, [...extra, ...oursArgv(['--port', String(port), '--http-port', '-1', '--dir', dir, '--appendfsync', 'no'])], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((resolve) => srv.stdout.on('data', (b) => { if (String(b).includes('Ready')) resolve(); }));
   const io = new Redis({ port, host: '127.0.0.1' });
   try {
     await io.call('SEARCH.CREATE', 'docs', 'ON', 'JSON', 'PREFIX', '1', 'doc:', 'SCHEMA', 'title', 'TEXT', 'body', 'TEXT', 'category', 'KEYWORD', 'price', 'U64', 'FAST');
+    const us = (ms) => (ms / DOCS * 1000).toFixed(1);
     const plain = await writes(io, srv.pid, 'plain:');
-    const indexed = await writes(io, srv.pid, 'doc:');
-    const t = performance.now();
-    await io.call('SEARCH.WAITINDEXING', 'docs');
-    const catchUp = performance.now() - t;
-    console.log(`${DOCS} JSON.SET, no index on the prefix: ${(plain.wall / DOCS * 1000).toFixed(1)} us wall, ${(plain.cpu / DOCS * 1000).toFixed(1)} us server CPU per write`);
-    console.log(`${DOCS} JSON.SET, indexed prefix:        ${(indexed.wall / DOCS * 1000).toFixed(1)} us wall, ${(indexed.cpu / DOCS * 1000).toFixed(1)} us server CPU per write (ratio ${(indexed.cpu / plain.cpu).toFixed(2)})`);
-    console.log(`SEARCH.WAITINDEXING after them (the batched indexing): ${catchUp.toFixed(0)} ms (${(catchUp / DOCS * 1000).toFixed(1)} us per document)`);
+    const indexed = await writes(io, srv.pid, 'doc:', 'docs');
+    console.log(`${DOCS} JSON.SET, no index on the prefix: ${us(plain.wall)} us wall, ${us(plain.cpu)} us process CPU, ${us(plain.main)} us engine-thread CPU per write`);
+    console.log(`${DOCS} JSON.SET, indexed prefix:        ${us(indexed.wall)} us wall, ${us(indexed.cpu)} us process CPU, ${us(indexed.main)} us engine-thread CPU per write (engine-thread ratio ${(indexed.main / plain.main).toFixed(2)})`);
+    console.log(`  with SEARCH.WAITINDEXING after them:  ${us(indexed.wallAll)} us wall, ${us(indexed.cpuAll)} us process CPU, ${us(indexed.mainAll)} us engine-thread CPU per write (engine-thread ratio ${(indexed.mainAll / plain.main).toFixed(2)}; the wait alone ${indexed.catchUp.toFixed(0)} ms)`);
     const shapes = {
       'selective filter': (i) => ['SEARCH.QUERY', 'docs', JSON.stringify({ category: CATEGORIES[i % 10], price: { $lt: 5 } }), 'LIMIT', '10'],
       'full-text 1 word': (i) => ['SEARCH.QUERY', 'docs', JSON.stringify({ body: VOCAB[(i * 7) % 300] }), 'LIMIT', '10', 'NOCONTENT'],

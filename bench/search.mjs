@@ -6,7 +6,11 @@
  *   2. query throughput and p50/p99 latency with autocannon for single-word, multi-word and
  *      filtered queries;
  *   3. the p99 latency of Redis GETs (one RESP connection, back-to-back) without search load,
- *      then while the filtered query load runs.
+ *      then while the filtered query load runs;
+ *   4. the same documents as Redis Search (SEARCH.*) JSON keys: loading and indexing them, then
+ *      sequential p50/p99 (one client) of a selective filter and a full-text query, SEARCH.QUERY
+ *      over REST and over RESP next to the /v2/search data plane (same client loop, same HTTP).
+ *      bench/redis-search.mjs (npm run bench:redis-search) has the write-cost figures.
  *
  *   BENCH_DOCS=100000 BENCH_DURATION=10 BENCH_CONNECTIONS=16 npm run bench:search
  */
@@ -19,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
 import { freePort, rnd, VOCAB, words, CATEGORIES } from './corpus.mjs';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
@@ -27,6 +32,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const EMAIL = 'bench@example.com';
 const KEY = 'bench-key';
 const BASIC = 'Basic ' + Buffer.from(`${EMAIL}:${KEY}`).toString('base64');
+const REST_TOKEN = 'bench-rest-token';
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 
 
 function makeDoc(i) {
@@ -78,7 +85,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
   const unlimited = 'max_vector_count=-1,max_writes_per_second=-1,max_query_per_second=-1,max_writes_per_request=-1,max_reads_per_request=-1';
   const srv = spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', String(httpPort), '--dir', dir,
-    '--account-email', EMAIL, '--api-key', KEY, '--search-plan-payg', unlimited, '--appendfsync', 'no']), { stdio: ['ignore', 'ignore', 'inherit'] });
+    '--account-email', EMAIL, '--api-key', KEY, '--token', REST_TOKEN, '--search-plan-payg', unlimited, '--appendfsync', 'no']), { stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     const base = `http://127.0.0.1:${httpPort}`;
     for (let i = 0; ; i++) {
@@ -134,10 +141,70 @@ async function main() {
     const [busy, load] = await Promise.all([loaded, during]);
     console.log(`Redis GET p50/p99 without search load: ${pct(idle, 0.5).toFixed(3)} / ${pct(idle, 0.99).toFixed(3)} ms (${idle.length} GETs)`);
     console.log(`Redis GET p50/p99 during filtered query load (${load.rps.toFixed(0)} req/s): ${pct(busy, 0.5).toFixed(3)} / ${pct(busy, 0.99).toFixed(3)} ms (${busy.length} GETs)`);
+
+    // 4. Redis Search (SEARCH.*) on the same documents, against the /v2/search data plane
+    await redisSearch(port, base, ep, idx.token);
   } finally {
     srv.kill('SIGTERM');
     await new Promise((r) => srv.once('exit', r));
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Sequential latencies (ms, sorted) of `n` calls of `f(i)`. */
+async function seq(n, f) {
+  const xs = [];
+  for (let i = 0; i < n; i++) { const t = performance.now(); await f(i); xs.push(performance.now() - t); }
+  return xs.sort((a, b) => a - b);
+}
+
+async function redisSearch(port, base, ep, token) {
+  const io = new Redis({ port, host: '127.0.0.1' });
+  try {
+    await io.call('SEARCH.CREATE', 'rsbench', 'ON', 'JSON', 'PREFIX', '1', 'rs:', 'SCHEMA', 'title', 'TEXT', 'body', 'TEXT', 'category', 'KEYWORD', 'price', 'U64', 'FAST');
+    let t = performance.now();
+    for (let s = 0; s < DOCS; s += 1000) {
+      const p = io.pipeline();
+      for (let i = s; i < Math.min(DOCS, s + 1000); i++) {
+        const d = makeDoc(i);
+        p.call('JSON.SET', `rs:${d.id}`, '$', JSON.stringify({ ...d.content, ...d.metadata }));
+      }
+      await p.exec();
+    }
+    const writeS = (performance.now() - t) / 1000;
+    t = performance.now();
+    await io.call('SEARCH.WAITINDEXING', 'rsbench');
+    const waitS = (performance.now() - t) / 1000;
+    console.log(`Redis Search: ${DOCS} JSON.SET (pipelined, one connection) in ${writeS.toFixed(2)} s, SEARCH.WAITINDEXING ${waitS.toFixed(2)} s after: ${Math.round(DOCS / (writeS + waitS))} documents/s stored and searchable`);
+    const rest = async (cmd) => {
+      const res = await fetch(base, { method: 'POST', headers: { authorization: `Bearer ${REST_TOKEN}` }, body: JSON.stringify(cmd) });
+      const j = await res.json();
+      if (!res.ok || j.error) throw new Error(`REST ${cmd[0]}: ${JSON.stringify(j)}`);
+      return j.result;
+    };
+    const v2 = (body) => post(`${ep}/search/docs`, body, `Bearer ${token}`);
+    const w = (i) => VOCAB[(i * 7) % 300];
+    const cases = {
+      'selective filter (category = c AND price < 5), 10 results': {
+        v2: (i) => v2({ query: '', topK: 10, filter: `@metadata.category = '${CATEGORIES[i % 10]}' AND @metadata.price < 5` }),
+        search: (i) => ['SEARCH.QUERY', 'rsbench', JSON.stringify({ category: CATEGORIES[i % 10], price: { $lt: 5 } }), 'LIMIT', '10'],
+      },
+      'full-text, 1 word, 10 results': {
+        v2: (i) => v2({ query: w(i), topK: 10 }),
+        search: (i) => ['SEARCH.QUERY', 'rsbench', JSON.stringify({ $should: [{ title: w(i) }, { body: w(i) }] }), 'LIMIT', '10'],
+      },
+    };
+    for (const [name, c] of Object.entries(cases)) {
+      const a = await seq(QUERIES, c.v2);
+      const b = await seq(QUERIES, (i) => rest(c.search(i)));
+      const r = await seq(QUERIES, (i) => io.call(...c.search(i)));
+      console.log(`${name}:`);
+      console.log(`  /v2/search (HTTP)        p50 ${pct(a, 0.5).toFixed(2)} ms   p99 ${pct(a, 0.99).toFixed(2)} ms`);
+      console.log(`  SEARCH.QUERY over REST   p50 ${pct(b, 0.5).toFixed(2)} ms   p99 ${pct(b, 0.99).toFixed(2)} ms`);
+      console.log(`  SEARCH.QUERY over RESP   p50 ${pct(r, 0.5).toFixed(2)} ms   p99 ${pct(r, 0.99).toFixed(2)} ms`);
+    }
+  } finally {
+    io.disconnect();
   }
 }
 

@@ -10,11 +10,12 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
-import { evaluate, matchedTerms, parseQuery, QueryError, type Node } from '../search-index/query.js';
+import { countMatches, evaluate, matchedTerms, parseQuery, QueryError, type Node, type Scores } from '../search-index/query.js';
 import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/scorefunc.js';
 import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
 import type { DocRec, SearchIndex } from '../search-index/index.js';
 import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
+import { globMatch } from '../glob.js';
 
 const MAX_LIMIT = 1000;
 /** Indexes per server: every write under a prefix is checked against each of them. */
@@ -45,6 +46,20 @@ function createCommand(c: Client, argv: Argv, out: ReplySink): void {
     else out.int(0);
     return;
   }
+  // The name of an index is a key of its database: a key already there keeps it.
+  if (c.engine.dbs[opts.def.db].get(opts.def.name) !== undefined) {
+    out.error(`ERR ${opts.def.name} is already used by a non-index key`);
+    return;
+  }
+  // One index per stream (the reference: drop it before binding another).
+  if (opts.def.on === 'STREAM') {
+    for (const x of reg.indexes.values()) {
+      if (x.def.on === 'STREAM' && x.def.db === opts.def.db && x.def.prefixes[0] === opts.def.prefixes[0]) {
+        out.error(`ERR stream ${opts.def.prefixes[0]} is already indexed by ${x.def.name}`);
+        return;
+      }
+    }
+  }
   if (reg.indexes.size >= MAX_INDEXES) {
     out.error(`ERR too many indexes (at most ${MAX_INDEXES})`);
     return;
@@ -71,9 +86,14 @@ function describeCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.bulkLatin1(d.name);
   out.bulkText('type');
   out.bulkText(d.on);
-  out.bulkText('prefixes');
-  out.array(d.prefixes.length);
-  for (const p of d.prefixes) out.bulkLatin1(p);
+  if (d.on === 'STREAM') {
+    out.bulkText('stream');
+    out.bulkLatin1(d.prefixes[0]);
+  } else {
+    out.bulkText('prefixes');
+    out.array(d.prefixes.length);
+    for (const p of d.prefixes) out.bulkLatin1(p);
+  }
   out.bulkText('language');
   out.bulkText(d.language);
   out.bulkText('schema');
@@ -114,11 +134,33 @@ function reindexCommand(c: Client, argv: Argv, out: ReplySink): void {
   catchUp(c, argv, out, true);
 }
 
-// SEARCH.LISTINDEXES
-function listIndexesCommand(c: Client, _argv: Argv, out: ReplySink): void {
-  const names = [...registryOf(c.engine).indexes.keys()];
-  out.array(names.length);
-  for (const n of names) out.bulkLatin1(n);
+// SEARCH.LISTINDEXES [MATCH pattern] [LIMIT n] [OFFSET n]: [[name, n, type, t]...] sorted by name.
+function listIndexesCommand(c: Client, argv: Argv, out: ReplySink): void {
+  let pat: Buffer | null = null;
+  let limit = 0;
+  let offset = 0;
+  for (let i = 1; i < argv.count; i += 2) {
+    if (i + 1 >= argv.count) { out.error('ERR syntax error'); return; }
+    if (argv.is(i, 'MATCH')) pat = Buffer.from(argv.key(i + 1), 'latin1');
+    else if (argv.is(i, 'LIMIT') || argv.is(i, 'OFFSET')) {
+      const n = argv.int(i + 1);
+      if (!(n >= 0)) { out.error('ERR value is not an integer or out of range'); return; }
+      if (argv.is(i, 'LIMIT')) limit = n;
+      else offset = n;
+    } else { out.error('ERR syntax error'); return; }
+  }
+  const all = [...registryOf(c.engine).indexes.values()]
+    .filter((x) => pat === null || globMatch(pat, Buffer.from(x.def.name, 'latin1')))
+    .sort((a, b) => (a.def.name < b.def.name ? -1 : a.def.name > b.def.name ? 1 : 0));
+  const page = all.slice(offset, limit === 0 ? undefined : offset + limit);
+  out.array(page.length);
+  for (const x of page) {
+    out.map(2);
+    out.bulkText('name');
+    out.bulkLatin1(x.def.name);
+    out.bulkText('type');
+    out.bulkText(x.def.on);
+  }
 }
 
 // SEARCH.ALIASADD alias index: 1 created, 2 updated (the target may not exist yet).
@@ -202,21 +244,24 @@ function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions 
   return o;
 }
 
+/** A match: key, score, slot. */
+type Hit = [string, number, number];
+
 /** The matching keys in reply order, offset and limit applied. */
-function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [string, number][] {
+function rank(scores: Scores, idx: SearchIndex, o: QueryOptions): Hit[] {
   const sf = o.scoreFunc;
   const ob = o.orderBy;
-  let cmp: (a: [string, number], b: [string, number]) => number;
-  const byScore = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  let cmp: (a: Hit, b: Hit) => number;
+  const byScore = (a: Hit, b: Hit) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   if (ob === null) {
     cmp = byScore;
   } else {
     const fi = ob.field;
-    const val = (k: string) => idx.docs.get(k)?.vals[fi]?.[0];
+    const recs = idx.recAt;
     const dir = ob.desc ? -1 : 1;
     cmp = (a, b) => {
-      const x = val(a[0]);
-      const y = val(b[0]);
+      const x = recs[a[2]]!.vals[fi]?.[0];
+      const y = recs[b[2]]!.vals[fi]?.[0];
       if (x === undefined || y === undefined) {
         if (x !== y) return x === undefined ? 1 : -1; // documents without the field last
       } else if (x !== y) {
@@ -227,10 +272,10 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
   }
   // The best offset+limit only: a bounded heap whose root is the worst kept (O(n log k)).
   const k = o.offset + o.limit;
-  const heap: [string, number][] = [];
-  for (let [key, score] of scores) {
-    if (sf !== null) score = applyScoreFunc(sf, idx, key, score);
-    const h: [string, number] = [key, score];
+  const heap: Hit[] = [];
+  for (let [slot, score] of scores) {
+    if (sf !== null) score = applyScoreFunc(sf, idx.recAt[slot]!, score);
+    const h: Hit = [idx.keyAt[slot]!, score, slot];
     if (heap.length < k) {
       heap.push(h);
       for (let i = heap.length - 1; i > 0;) {
@@ -260,7 +305,7 @@ function rank(scores: Map<string, number>, idx: SearchIndex, o: QueryOptions): [
 function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
   const idx = readyIndex(c, argv, out);
   if (idx === undefined) return;
-  let hits: [string, number][];
+  let hits: Hit[];
   let o: QueryOptions;
   let q: Node;
   try {
@@ -277,7 +322,7 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
   out.array(hits.length);
   for (const [key, score] of hits) {
     out.array(o.noContent ? 2 : 3);
-    out.bulkLatin1(key);
+    out.bulkLatin1(idx.replyKey(key));
     out.bulkText(String(score));
     if (o.noContent) continue;
     const pairs = idx.content(db, key, o.select);
@@ -293,7 +338,7 @@ function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** Mark the matched words of the highlighted fields in reply pairs (JSON values are re-serialized). */
 function highlightPairs(pairs: [string, string][], idx: SearchIndex, h: Highlight, terms: Map<number, Set<string>>): void {
-  const json = idx.def.on !== 'HASH';
+  const json = idx.def.on !== 'HASH' && idx.def.on !== 'STREAM';
   for (const p of pairs) {
     for (const fi of h.fields) {
       const f = idx.def.fields[fi];
@@ -340,7 +385,7 @@ function countCommand(c: Client, argv: Argv, out: ReplySink): void {
   const idx = readyIndex(c, argv, out);
   if (idx === undefined) return;
   try {
-    out.int(evaluate(parseQuery(argv.str(2), idx), idx).size);
+    out.int(countMatches(parseQuery(argv.str(2), idx), idx));
   } catch (err) {
     fail(out, err);
   }
@@ -354,7 +399,7 @@ function aggregateCommand(c: Client, argv: Argv, out: ReplySink): void {
     const q = parseQuery(argv.str(2), idx);
     const aggs = parseAggregations(argv.str(3), idx);
     const docs: DocRec[] = [];
-    for (const k of evaluate(q, idx).keys()) docs.push(idx.docs.get(k)!);
+    for (const s of evaluate(q, idx).keys()) docs.push(idx.recAt[s]!);
     writeRV(out, aggregate(aggs, docs));
   } catch (err) {
     fail(out, err);
@@ -368,7 +413,7 @@ export default family('search', [], [
   row('search.describe',         2,  F.READONLY,             [0, 0, 0],  describeCommand),
   row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand),
   row('search.reindex',          2,  F.WRITE,                [0, 0, 0],  reindexCommand),
-  row('search.listindexes',      1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
+  row('search.listindexes',     -1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
   row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand),
   row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand),
   row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand),

@@ -42,13 +42,52 @@ export function analyze(text: string, noTokenize: boolean, noStem: boolean): str
     const t = text.toLowerCase();
     return t.length === 0 ? [] : [t.length > 256 ? t.slice(0, 256) : t];
   }
-  const toks = tokenize(text);
+  const toks = asciiWords(text) ?? tokenize(text);
   for (let i = 0; i < toks.length; i++) {
     let t = toks[i];
     if (t.length > MAX_TERM) t = t.slice(0, MAX_TERM);
-    toks[i] = noStem ? t : stem(t);
+    toks[i] = noStem ? t : stemCached(t);
   }
   return toks;
+}
+
+/**
+ * tokenize() for ASCII text, without Unicode normalization and regexes (the indexing hot path):
+ * lower-cased runs of letters and digits, which is what tokenize yields for ASCII; null when the
+ * text has any other character.
+ */
+function asciiWords(text: string): string[] | null {
+  const out: string[] = [];
+  let start = -1;
+  let lower = true;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    if (c >= 0x80) return null;
+    const alnum = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+    if (alnum) {
+      if (start < 0) { start = i; lower = true; }
+      if (c <= 90 && c >= 65) lower = false;
+    } else if (start >= 0) {
+      const w = text.slice(start, i);
+      out.push(lower ? w : w.toLowerCase());
+      start = -1;
+    }
+  }
+  return out;
+}
+
+/** Stems of recent words: vocabularies are small next to the text, so most words repeat. */
+const STEMS = new Map<string, string>();
+const MAX_STEMS = 65_536;
+
+function stemCached(w: string): string {
+  let s = STEMS.get(w);
+  if (s === undefined) {
+    s = stem(w);
+    if (STEMS.size >= MAX_STEMS) STEMS.clear();
+    STEMS.set(w, s);
+  }
+  return s;
 }
 
 /**

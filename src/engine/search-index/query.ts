@@ -5,12 +5,14 @@
  * Objects combine their entries with AND; $must/$and (required), $should (optional boosts next
  * to required clauses, else OR), $or, $mustNot, $boost. Field conditions: a bare value (smart
  * matching), $eq, $ne, $in, $gt/$gte/$lt/$lte, $phrase, $fuzzy, $regex, $boost.
+ * Several words smartly matched need any one of them (ranked by how many, in order, adjacent).
  * Scores: BM25 per TEXT term (exact smart matches boosted), 1 for non-text matches, summed
  * over the clauses a document matches.
  */
 import { analyze, editDistance, fuzzyPrefix, MAX_TERM } from './analyze.js';
-import { dateValue, positionList, type DocRec, type Positions, type SearchIndex, type TextField } from './index.js';
+import { dateValue, positionsOf, type DocRec, type NumColumn, type Posting, type SearchIndex, type TextField } from './index.js';
 import type { FieldDef } from './schema.js';
+import { Bm25 } from './bm25.js';
 
 export class QueryError extends Error {}
 
@@ -34,8 +36,10 @@ export const MAX_DEPTH = 32;
 export const MAX_NODES = 1024;
 const MAX_REGEX = 256;
 const EXACT_BOOST = 2;
-const K1 = 1.2;
-const B = 0.75;
+/** Smart matching of several words: the exact phrase, then the words in order within SMART_SLOP positions. */
+const PHRASE_BOOST = 2;
+const SLOP_BOOST = 1;
+const SMART_SLOP = 3;
 
 const TEXT_OPS = new Set(['$phrase', '$fuzzy', '$regex']);
 const RANGE_OPS = new Set(['$gt', '$gte', '$lt', '$lte']);
@@ -227,7 +231,7 @@ function rangeValue(f: FieldDef, op: string, x: unknown): number {
  * backtracking engine super-linear (nested or alternated quantified groups, backreferences,
  * lookaround) are refused: patterns are untrusted.
  */
-function safeRegex(p: string): RegExp {
+export function safeRegex(p: string): RegExp {
   if (p.length > MAX_REGEX) throw new QueryError(`ERR invalid query: $regex longer than ${MAX_REGEX} characters`);
   if (/\\[1-9k]|\(\?<?[=!]/.test(p) || /\([^()]*[*+?{|][^()]*\)\s*[*+{]/.test(p)) {
     throw new QueryError('ERR invalid query: $regex pattern not supported (backreference, lookaround or nested quantifier)');
@@ -241,7 +245,8 @@ function safeRegex(p: string): RegExp {
 
 // ---------------------------------------------------------------- evaluation
 
-export type Scores = Map<string, number>;
+/** Matching documents by slot (SearchIndex.keyAt/recAt) -> score. */
+export type Scores = Map<number, number>;
 
 export function evaluate(n: Node, idx: SearchIndex): Scores {
   const out = evalNode(n, idx);
@@ -273,7 +278,7 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
         m = intersectAll(rest.map((c) => evaluate(c, idx)));
         if (preds.length > 0) {
           for (const [k, s] of m) {
-            const rec = idx.docs.get(k)!;
+            const rec = idx.recAt[k]!;
             if (preds.every((p) => p(rec))) m.set(k, s + preds.length);
             else m.delete(k);
           }
@@ -302,33 +307,123 @@ function evalNode(n: Node, idx: SearchIndex): Scores {
   }
 }
 
+/** Candidate slots of one condition: a value index entry, a union of them, or a run of a sorted column plus its delta. */
+type Cands =
+  | { n: number; set: Set<number> }
+  | { n: number; sets: Set<number>[] }
+  | { n: number; col: NumColumn; lo: number; hi: number };
+
 /**
- * The keys that can satisfy some KEYWORD equality / $in among `must` (the smallest such set),
- * from the field's value index; null when there is none (a full scan is needed).
+ * The slots that can satisfy the most selective KEYWORD equality / $in or numeric range among
+ * `must` (sizes are known before any is listed); null when there is none (a full scan is
+ * needed). Candidates are a superset: the caller tests every predicate on each.
  */
-function candidates(must: Node[], idx: SearchIndex): string[] | null {
-  let best: string[] | null = null;
+function candidates(must: Node[], idx: SearchIndex): Cands | null {
+  let best: Cands | null = null;
   for (const c of must) {
     if (c.k !== 'leaf') continue;
-    const vm = idx.values[c.f];
-    if (vm === null) continue;
     const op = c.op;
-    let keys: string[];
-    if (op.o === 'eq' || op.o === 'smart') keys = [...(vm.get(op.v) ?? [])];
-    else if (op.o === 'in') { const u = new Set<string>(); for (const v of op.vs) for (const k of vm.get(v) ?? []) u.add(k); keys = [...u]; }
-    else continue;
-    if (best === null || keys.length < best.length) best = keys;
+    let cand: Cands | null = null;
+    const vm = idx.values[c.f];
+    const col = idx.columns[c.f];
+    if (vm !== null) {
+      if (op.o === 'eq' || op.o === 'smart') { const set = vm.get(op.v) ?? EMPTY; cand = { n: set.size, set }; }
+      else if (op.o === 'in') { const sets = op.vs.map((v) => vm.get(v) ?? EMPTY); cand = { n: sets.reduce((a, x) => a + x.size, 0), sets }; }
+    } else if (col !== null && (op.o === 'range' || op.o === 'eq' || op.o === 'smart')) {
+      const r = rangeOf(op, idx.def.fields[c.f]);
+      if (r === null) continue;
+      col.ready(idx, c.f);
+      const lo = col.bound(r[0], r[1]);
+      const hi = col.bound(r[2], r[3]); // inclusive: the first above; exclusive: the first at or above
+      cand = { n: Math.max(0, hi - lo) + col.delta.size, col, lo, hi };
+    }
+    if (cand !== null && (best === null || cand.n < best.n)) best = cand;
   }
   return best;
 }
 
+const EMPTY: Set<number> = new Set();
+
+/** [low, low exclusive, high, high inclusive] of a numeric condition; null if not numeric. */
+function rangeOf(op: Op, f: FieldDef): [number, boolean, number, boolean] | null {
+  const num = (v: Scalar | undefined) => (v === undefined ? undefined : typeof v === 'number' ? v : f.type === 'DATE' ? dateValue(v) : NaN);
+  if (op.o === 'eq' || op.o === 'smart') {
+    const x = num(op.v)!;
+    return Number.isNaN(x) ? null : [x, false, x, true];
+  }
+  if (op.o !== 'range') return null;
+  let lo = -Infinity;
+  let loEx = false;
+  let hi = Infinity;
+  let hiIn = true;
+  const gt = num(op.gt);
+  const gte = num(op.gte);
+  const lt = num(op.lt);
+  const lte = num(op.lte);
+  if ([gt, gte, lt, lte].some((x) => x !== undefined && Number.isNaN(x))) return null;
+  if (gt !== undefined && gt >= lo) { lo = gt; loEx = true; }
+  if (gte !== undefined && gte > lo) { lo = gte; loEx = false; }
+  if (lt !== undefined && lt <= hi) { hi = lt; hiIn = false; }
+  if (lte !== undefined && lte < hi) { hi = lte; hiIn = true; }
+  return [lo, loEx, hi, hiIn];
+}
+
+/**
+ * SEARCH.COUNT: the number of documents `n` matches. Non-text conditions alone are counted over
+ * their candidates without building a score map; anything else is evaluated.
+ */
+export function countMatches(n: Node, idx: SearchIndex): number {
+  const must = n.k === 'leaf' ? [n] : n.k === 'bool' && n.should.length === 0 && n.not.length === 0 ? n.must : null;
+  const preds: Pred[] = [];
+  for (const c of must ?? []) {
+    const p = c.k === 'leaf' ? leafPred(c.f, c.op, idx) : null;
+    if (p === null) return evaluate(n, idx).size;
+    preds.push(p);
+  }
+  if (must === null || preds.length === 0) return evaluate(n, idx).size;
+  const c = candidates(must, idx);
+  if (c === null) {
+    let k = 0;
+    const recs = idx.recAt;
+    outer: for (let s = 0; s < recs.length; s++) {
+      const rec = recs[s];
+      if (rec === undefined) continue;
+      for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+      k++;
+    }
+    return k;
+  }
+  if ('set' in c) {
+    let k = 0;
+    outer: for (const s of c.set) {
+      const rec = idx.recAt[s]!;
+      for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
+      k++;
+    }
+    return k;
+  }
+  // One range and nothing written since the column was sorted: the run is the answer.
+  if ('col' in c && preds.length === 1 && c.col.delta.size === 0 && c.col.single) return Math.max(0, c.hi - c.lo);
+  return filter(c, idx, preds, 1).size; // a slot may come up more than once here
+}
+
 /** The candidates satisfying all `preds`, each scored `score`. */
-function filter(keys: string[], idx: SearchIndex, preds: Pred[], score: number): Scores {
+function filter(c: Cands, idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
-  outer: for (const k of keys) {
-    const rec = idx.docs.get(k)!;
-    for (let i = 0; i < preds.length; i++) if (!preds[i](rec)) continue outer;
-    out.set(k, score);
+  const recs = idx.recAt;
+  const np = preds.length;
+  const test = (slot: number) => {
+    const rec = recs[slot];
+    if (rec === undefined) return;
+    for (let i = 0; i < np; i++) if (!preds[i](rec)) return;
+    out.set(slot, score);
+  };
+  if ('set' in c) for (const s of c.set) test(s);
+  else if ('sets' in c) for (const set of c.sets) for (const s of set) test(s);
+  else {
+    const slots = c.col.slots;
+    for (let i = c.lo; i < c.hi; i++) test(slots[i]);
+    for (const s of c.col.delta) test(s);
   }
   return out;
 }
@@ -338,14 +433,13 @@ type Pred = (rec: DocRec) => boolean;
 /** Every document satisfying all `preds`, each scored `score`. */
 function scan(idx: SearchIndex, preds: Pred[], score: number): Scores {
   const out: Scores = new Map();
-  const keys = idx.keyAt;
   const recs = idx.recAt;
   const np = preds.length;
   outer: for (let s = 0; s < recs.length; s++) {
     const rec = recs[s];
     if (rec === undefined) continue;
     for (let i = 0; i < np; i++) if (!preds[i](rec)) continue outer;
-    out.set(keys[s]!, score);
+    out.set(s, score);
   }
   return out;
 }
@@ -406,12 +500,18 @@ function bounded(terms: string[]): string[] {
 function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores {
   switch (op.o) {
     case 'smart': {
+      const quoted = quotedPhrase(String(op.v));
+      if (quoted !== null) return phrase(bounded(analyze(quoted, f.noTokenize, f.noStem)), 0, false, tf, idx);
       const terms = bounded(analyze(String(op.v), f.noTokenize, f.noStem));
       if (terms.length === 0) return new Map();
       if (terms.length === 1) return smartTerm(terms[0], tf, idx);
-      // Every word (each smartly matched) must occur; the exact phrase adds its score on top.
-      const m = intersectAll(terms.map((t) => smartTerm(t, tf, idx)));
-      for (const [k, s] of phrase(terms, 0, false, tf, idx)) { const t = m.get(k); if (t !== undefined) m.set(k, t + s); }
+      // Documents with any of the words (each smartly matched) match, their scores summed, so
+      // more words rank higher; the words in order within SMART_SLOP positions add a medium
+      // boost, adjacent (the exact phrase) the highest.
+      const m: Scores = new Map();
+      for (const t of terms) for (const [k, s] of smartTerm(t, tf, idx)) m.set(k, (m.get(k) ?? 0) + s);
+      for (const [k, s] of phrase(terms, SMART_SLOP, false, tf, idx)) m.set(k, (m.get(k) ?? 0) + SLOP_BOOST * s);
+      for (const [k, s] of phrase(terms, 0, false, tf, idx)) m.set(k, (m.get(k) ?? 0) + PHRASE_BOOST * s);
       return m;
     }
     case 'eq':
@@ -419,7 +519,8 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
     case 'ne': {
       const eq = exact(String(op.v), f, tf, idx);
       const out: Scores = new Map();
-      for (const k of idx.docs.keys()) if (!eq.has(k)) out.set(k, 1);
+      const recs = idx.recAt;
+      for (let s = 0; s < recs.length; s++) if (recs[s] !== undefined && !eq.has(s)) out.set(s, 1);
       return out;
     }
     case 'in': {
@@ -451,6 +552,12 @@ function evalText(f: FieldDef, tf: TextField, op: Op, idx: SearchIndex): Scores 
   }
 }
 
+/** A smart-matching value wrapped in double quotes forces an exact phrase: its inner text; else null. */
+function quotedPhrase(v: string): string | null {
+  const t = v.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : null;
+}
+
 /** $eq on TEXT: one word is a term query, several a phrase. */
 function exact(v: string, f: FieldDef, tf: TextField, idx: SearchIndex): Scores {
   const terms = bounded(analyze(v, f.noTokenize, f.noStem));
@@ -472,29 +579,52 @@ function intersectAll(parts: Scores[]): Scores {
 function addTerm(term: string, weight: number, tf: TextField, idx: SearchIndex, out: Scores): void {
   const p = tf.postings.get(term);
   if (p === undefined) return;
-  const n = Math.max(idx.docs.size, 1);
-  const df = p.size;
-  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  const avg = tf.totalLen / Math.max(tf.docs, 1) || 1;
-  const fi = idx.text.indexOf(tf);
-  for (const [key, pos] of p) {
-    const len = (idx.docs.get(key)!.vals[fi] as string[]).length;
-    const c = typeof pos === 'number' ? 1 : pos.length;
-    const s = weight * idf * (c * (K1 + 1)) / (c + K1 * (1 - B + B * len / avg));
-    const old = out.get(key);
-    if (old === undefined || s > old) out.set(key, s);
+  const bm = new Bm25(p.live, idx.docs.size, tf.totalLen);
+  const norms = tf.normIds;
+  const vers = idx.verAt;
+  const e = p.e;
+  for (let i = 0; i < p.n; i += 3) {
+    const slot = e[i];
+    if (vers[slot] !== e[i + 1]) continue; // stale: that document changed or left
+    const s = weight * bm.score(norms[slot], e[i + 2]);
+    const old = out.get(slot);
+    if (old === undefined || s > old) out.set(slot, s);
   }
+}
+
+/** The live slots of a posting. */
+function slotsOf(p: Posting, idx: SearchIndex): number[] {
+  const out: number[] = [];
+  const vers = idx.verAt;
+  const e = p.e;
+  for (let i = 0; i < p.n; i += 3) if (vers[e[i]] === e[i + 1]) out.push(e[i]);
+  return out;
 }
 
 /** Smart matching of one word: exact (boosted), one typo away, or a fuzzy prefix of a term. */
 function smartTerm(t: string, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   addTerm(t, EXACT_BOOST, tf, idx, out);
+  for (const term of smartExpansion(t, tf)) addTerm(term, 1, tf, idx, out);
+  return out;
+}
+
+/** MAX_EXPANSIONS query words' expansions are kept per field, until the vocabulary changes. */
+const MAX_EXPANSIONS = 4096;
+
+/** The other vocabulary terms smart matching accepts for `t`: one typo away, or a term that `t` (within one typo) begins. */
+function smartExpansion(t: string, tf: TextField): string[] {
+  if (tf.expansionsVersion !== tf.vocabVersion) { tf.expansions.clear(); tf.expansionsVersion = tf.vocabVersion; }
+  let terms = tf.expansions.get(t);
+  if (terms !== undefined) return terms;
+  terms = [];
   for (const term of tf.postings.keys()) {
     if (term === t) continue;
-    if (editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true))) addTerm(term, 1, tf, idx, out);
+    if (editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true))) terms.push(term);
   }
-  return out;
+  if (tf.expansions.size >= MAX_EXPANSIONS) tf.expansions.clear();
+  tf.expansions.set(t, terms);
+  return terms;
 }
 
 function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
@@ -512,36 +642,39 @@ function fuzzyTerm(t: string, d: number, trans: boolean, prefix: boolean, tf: Te
 function phrase(terms: string[], slop: number, prefix: boolean, tf: TextField, idx: SearchIndex): Scores {
   const out: Scores = new Map();
   if (terms.length === 0) return out;
-  const lists: Map<string, Positions>[] = [];
-  for (let i = 0; i < terms.length; i++) {
-    if (prefix && i === terms.length - 1) {
-      const merged = new Map<string, number[]>();
-      for (const [term, p] of tf.postings) {
-        if (!term.startsWith(terms[i])) continue;
-        for (const [k, pos] of p) { const m = merged.get(k); if (m === undefined) merged.set(k, [...positionList(pos)]); else m.push(...positionList(pos)); }
-      }
-      for (const pos of merged.values()) pos.sort((a, b) => a - b);
-      lists.push(merged);
-    } else {
-      const p = tf.postings.get(terms[i]);
-      if (p === undefined) return out;
-      lists.push(p);
-    }
-  }
   const fi = idx.text.indexOf(tf);
-  let smallest = lists[0];
-  for (const l of lists) if (l.size < smallest.size) smallest = l;
-  for (const key of smallest.keys()) {
-    const ps = lists.map((l) => l.get(key));
-    if (ps.some((p) => p === undefined)) continue;
-    if (!inOrder(ps.map((p) => positionList(p!)), slop)) continue;
+  const last = terms.length - 1;
+  // Candidates: the documents of the rarest exact term (or, for a lone prefix, of every term it begins).
+  let cands: number[];
+  let rarest: Posting | null = null;
+  for (let i = 0; i < terms.length; i++) {
+    if (prefix && i === last) continue;
+    const p = tf.postings.get(terms[i]);
+    if (p === undefined) return out;
+    if (rarest === null || p.live < rarest.live) rarest = p;
+  }
+  if (rarest !== null) {
+    cands = slotsOf(rarest, idx);
+  } else {
+    const u = new Set<number>();
+    for (const [term, p] of tf.postings) if (term.startsWith(terms[last])) for (const s of slotsOf(p, idx)) u.add(s);
+    cands = [...u];
+  }
+  const tests = terms.map((t, i) => (prefix && i === last ? (x: string) => x.startsWith(t) : (x: string) => x === t));
+  const termScore = new Map<string, Scores>();
+  for (const slot of cands) {
+    const seq = idx.recAt[slot]!.vals[fi] as string[];
+    const ps = tests.map((test) => positionsOf(seq, test));
+    if (ps.some((x) => x.length === 0)) continue;
+    if (!inOrder(ps, slop)) continue;
     let s = 0;
     for (let i = 0; i < terms.length; i++) {
-      const one: Scores = new Map();
-      if (!(prefix && i === terms.length - 1)) { addTerm(terms[i], 1, tf, idx, one); s += one.get(key) ?? 0; }
-      else s += 1 / Math.max(1, (idx.docs.get(key)!.vals[fi] as string[]).length);
+      if (prefix && i === last) { s += 1 / Math.max(1, tf.lens[slot]); continue; }
+      let one = termScore.get(terms[i]);
+      if (one === undefined) { one = new Map(); addTerm(terms[i], 1, tf, idx, one); termScore.set(terms[i], one); }
+      s += one.get(slot) ?? 0;
     }
-    out.set(key, s);
+    out.set(slot, s);
   }
   return out;
 }
@@ -596,8 +729,13 @@ export function matchedTerms(n: Node, idx: SearchIndex, out = new Map<number, Se
       const op = n.op;
       switch (op.o) {
         case 'smart':
+          if (quotedPhrase(String(op.v)) !== null) {
+            for (const t of analyze(quotedPhrase(String(op.v))!, f.noTokenize, f.noStem)) s.add(t);
+            break;
+          }
           for (const t of analyze(String(op.v), f.noTokenize, f.noStem)) {
-            vocab((term) => term === t || editDistance(t, term, 1, true) <= 1 || (term.length > t.length && fuzzyPrefix(t, term, 1, true)));
+            if (tf.postings.has(t)) s.add(t);
+            for (const term of smartExpansion(t, tf)) s.add(term);
           }
           break;
         case 'eq':

@@ -11,7 +11,11 @@ import type { Engine, KeyspaceListener } from '../engine.js';
 import { SearchIndex } from './index.js';
 import { defFromJson, type IndexDef } from './schema.js';
 
-/** Pending keys beyond which an index is rescanned whole instead (bounds the dirty set). */
+/**
+ * Pending keys beyond which an index is rescanned whole instead: this many, or the number of
+ * keys in the database if larger (the set holds keys that exist or were just written; a rescan
+ * of a large keyspace costs more than applying a burst of its size).
+ */
 const MAX_DIRTY = 65_536;
 const FILE = 'search-indexes.json';
 /** Background drain: wait this long after a write, then index for at most the budget per turn. */
@@ -83,7 +87,7 @@ export class SearchRegistry implements KeyspaceListener {
     for (const idx of this.indexes.values()) {
       if (idx.def.db !== db.index || idx.stale || !idx.covers(key)) continue;
       idx.dirty.add(key);
-      if (idx.dirty.size > MAX_DIRTY) { idx.stale = true; idx.dirty.clear(); }
+      if (idx.dirty.size > MAX_DIRTY && idx.dirty.size > db.loadedSize) { idx.stale = true; idx.dirty.clear(); }
       if (this.timer === null) this.schedule();
     }
   }

@@ -6,7 +6,7 @@ import type { Argv } from '../../resp/argv.js';
 
 export const FIELD_TYPES = ['TEXT', 'U64', 'I64', 'F64', 'BOOL', 'DATE', 'KEYWORD', 'FACET'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
-export const DATA_TYPES = ['JSON', 'HASH', 'STRING'] as const;
+export const DATA_TYPES = ['JSON', 'HASH', 'STRING', 'STREAM'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
 
 /** Languages of the reference; stemming is applied for English only (see analyze.ts). */
@@ -29,6 +29,7 @@ export interface FieldDef {
 export interface IndexDef {
   readonly name: string;
   readonly on: DataType;
+  /** The key prefixes; ON STREAM: the one stream key the index is bound to. */
   readonly prefixes: readonly string[];
   readonly language: string;
   readonly fields: readonly FieldDef[];
@@ -51,7 +52,7 @@ export class SchemaError extends Error {}
 
 const NUMERIC = new Set<FieldType>(['U64', 'I64', 'F64', 'DATE', 'BOOL', 'KEYWORD']);
 
-/** SEARCH.CREATE name [options in any order] SCHEMA field type [FAST|NOSTEM|NOTOKENIZE|FROM src]... */
+/** SEARCH.CREATE name [options in any order: ON JSON|HASH|STRING, or ON STREAM key; PREFIX...] SCHEMA field type [FAST|NOSTEM|NOTOKENIZE|FROM src]... */
 export function parseCreate(argv: Argv, db: number): CreateOptions {
   const name = argv.key(1);
   if (name.length === 0 || name.length > MAX_NAME) throw new SchemaError('ERR invalid index name');
@@ -60,14 +61,19 @@ export function parseCreate(argv: Argv, db: number): CreateOptions {
   let language = 'english';
   let skipInitialScan = false;
   let existsOk = false;
+  let stream: string | null = null;
   let i = 2;
   for (; i < argv.count; i++) {
     if (argv.is(i, 'SCHEMA')) break;
     if (argv.is(i, 'ON')) {
       if (i + 1 >= argv.count) throw new SchemaError('ERR syntax error: ON needs a data type');
       const t = argv.str(++i).toUpperCase();
-      if (!(DATA_TYPES as readonly string[]).includes(t)) throw new SchemaError(`ERR unsupported data type '${argv.str(i)}', expected JSON, HASH or STRING`);
+      if (!(DATA_TYPES as readonly string[]).includes(t)) throw new SchemaError(`ERR unsupported data type '${argv.str(i)}', expected JSON, HASH, STRING or STREAM`);
       on = t as DataType;
+      if (on === 'STREAM') {
+        if (i + 1 >= argv.count) throw new SchemaError('ERR syntax error: ON STREAM needs a stream key');
+        stream = argv.key(++i);
+      }
     } else if (argv.is(i, 'PREFIX')) {
       const n = i + 1 < argv.count ? argv.int(i + 1) : NaN;
       if (!(n >= 1) || n > MAX_PREFIXES) throw new SchemaError(`ERR PREFIX count must be between 1 and ${MAX_PREFIXES}`);
@@ -88,7 +94,11 @@ export function parseCreate(argv: Argv, db: number): CreateOptions {
       throw new SchemaError(`ERR syntax error near '${argv.str(i)}'`);
     }
   }
-  if (on === null) throw new SchemaError('ERR missing ON <JSON|HASH|STRING>');
+  if (on === null) throw new SchemaError('ERR missing ON <JSON|HASH|STRING|STREAM>');
+  if (on === 'STREAM') {
+    if (prefixes !== null) throw new SchemaError('ERR PREFIX is not supported for STREAM indexes');
+    prefixes = [stream!];
+  }
   if (prefixes === null) throw new SchemaError('ERR missing PREFIX');
   if (i >= argv.count) throw new SchemaError('ERR missing SCHEMA');
   const fields: FieldDef[] = [];
@@ -138,6 +148,7 @@ export function defFromJson(x: unknown): IndexDef | null {
   const o = x as Record<string, unknown>;
   if (typeof o.name !== 'string' || !(DATA_TYPES as readonly unknown[]).includes(o.on)) return null;
   if (!Array.isArray(o.prefixes) || !o.prefixes.every((p) => typeof p === 'string')) return null;
+  if (o.on === 'STREAM' && o.prefixes.length !== 1) return null;
   if (typeof o.language !== 'string' || typeof o.db !== 'number' || !Array.isArray(o.fields)) return null;
   const fields: FieldDef[] = [];
   for (const f of o.fields as Record<string, unknown>[]) {

@@ -7,7 +7,7 @@
  * the result combines with the relevance score by SCOREMODE (default multiply).
  */
 import type { Argv } from '../../resp/argv.js';
-import type { SearchIndex } from './index.js';
+import type { DocRec, SearchIndex } from './index.js';
 import { QueryError } from './query.js';
 
 const MODIFIERS: Record<string, (x: number) => number> = {
@@ -78,11 +78,10 @@ export function parseScoreFunc(argv: Argv, i: number, idx: SearchIndex): [ScoreF
 }
 
 /** The final score of a document with relevance `score`. */
-export function applyScoreFunc(sf: ScoreFunc, idx: SearchIndex, key: string, score: number): number {
-  const rec = idx.docs.get(key);
+export function applyScoreFunc(sf: ScoreFunc, rec: DocRec, score: number): number {
   let fn: number | null = null;
   for (const f of sf.fields) {
-    const v = rec?.vals[f.field]?.[0];
+    const v = rec.vals[f.field]?.[0];
     const x = typeof v === 'number' ? v : f.missing;
     if (x === null) continue;
     let y = f.modifier(f.factor * x);
