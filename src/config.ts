@@ -85,7 +85,7 @@ const OWN_OPTIONS: readonly OptionSpec[] = [
   { name: 'loglevel', env: 'LOGLEVEL', type: 'enum', def: 'notice', values: ['debug', 'verbose', 'notice', 'warning'], mutable: true, help: 'log verbosity' },
   { name: 'appendfsync', env: 'APPENDFSYNC', type: 'enum', def: 'everysec', values: ['everysec', 'always', 'no'], mutable: false, help: 'durability: always, everysec or no (memory only)' },
   { name: 'rdb-extended-types', env: 'RDB_EXTENDED_TYPES', type: 'enum', def: 'no', values: ['no', 'yes'], mutable: true, help: 'SYNC and --export-rdb also write JSON documents (RedisJSON form) and hashes with field TTLs (Redis 7.4 form) in an RDB 12 file; no: they are left out and any Redis 7.0 loads the file' },
-  { name: 'lmdb-check', env: 'LMDB_CHECK', type: 'enum', def: 'auto', values: ['auto', 'yes', 'no'], mutable: false, help: 'read every B-tree page of the LMDB files at start (damage is reported, never a crash): auto = files up to 1 GB, bigger ones after an unclean stop' },
+  { name: 'lmdb-check', env: 'LMDB_CHECK', type: 'enum', def: 'yes', values: ['yes', 'auto', 'no'], mutable: false, help: 'read every B-tree page of the LMDB files at start (damage is reported, never a crash): yes = every start; auto = files up to 1 GB, bigger ones after an unclean stop; no = never' },
   { name: 'hll-sparse-max-bytes', env: 'HLL_SPARSE_MAX_BYTES', type: 'bytes', def: '3000', min: 0, max: LONG_MAX, mutable: true, help: 'largest sparse HyperLogLog before it turns dense' },
   { name: 'busy-reply-threshold', env: 'BUSY_REPLY_THRESHOLD', type: 'int', def: '5000', min: 0, max: LONG_MAX, mutable: true, help: 'milliseconds before a long script makes others get BUSY' },
   // Collection encodings (OBJECT ENCODING); Redis's defaults and ranges.

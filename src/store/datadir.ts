@@ -213,11 +213,11 @@ function checkNamedRoots(fd: number, file: string, psize: number, pgno: bigint, 
 
 /**
  * `--lmdb-check`: whether a start reads every B-tree page of each LMDB file before mapping it
- * (lmdb-verify.ts). `auto` does it for files up to AUTO_MAX_BYTES, and for bigger ones only
+ * (lmdb-verify.ts). `yes` (the default) at every start; `auto` does it for files up to AUTO_MAX_BYTES, and for bigger ones only
  * after an unclean stop (journal files left in the data directory: a clean stop removes them).
  */
 export type LmdbCheckMode = 'auto' | 'yes' | 'no';
-let checkMode: LmdbCheckMode = 'auto';
+let checkMode: LmdbCheckMode = 'yes';
 /** Files `auto` checks at every start: up to ~2 s of CPU at this size (bench/lmdb-verify.mjs, bench/RESULTS-persist.md). */
 export const AUTO_MAX_BYTES = 1 << 30;
 
