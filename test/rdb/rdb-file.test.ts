@@ -341,6 +341,6 @@ describe('RDB files', () => {
     // And the live data went on: the writes are there.
     assert.equal(await o.get('k:0'), 'new');
     assert.equal(await o.get('after-flush'), '1');
-    assert.match(await o.info('stats'), /rdb_snapshot_keys_preserved:[1-9]/);
+    assert.match(await o.info('persistence'), /rdb_snapshot_keys_preserved:[1-9]/);
   });
 });

@@ -275,8 +275,9 @@ function sectionLines(eng: Engine, name: string): string[] {
     }
     case 'persistence':
       // The store's own lines (mode, last commit, errors, records written) when it is installed.
+      // Ours, last: keys a SYNC snapshot wrote ahead of its walk because a command was about to change them.
       if (eng.persistence !== null) {
-        L.push(...eng.persistence.info());
+        L.push(...eng.persistence.info(), `rdb_snapshot_keys_preserved:${syncStats.preserved}`);
         break;
       }
       L.push(
@@ -355,8 +356,6 @@ function sectionLines(eng: Engine, name: string): string[] {
         'io_threaded_writes_processed:0',
         `reply_buffer_shrinks:${st.replyBufferShrinks}`,
         `reply_buffer_expands:${st.replyBufferExpands}`,
-        // Ours: keys a SYNC snapshot wrote ahead of its walk because a command was about to change them.
-        `rdb_snapshot_keys_preserved:${syncStats.preserved}`,
       );
       break;
     }
