@@ -62,12 +62,10 @@ for (const mode of ['always', 'everysec'] as const) {
         if (mode === 'everysec') await new Promise((res) => setTimeout(res, 20));
       }
       if (mode === 'always') assert.ok(held >= 0, 'a write was held while its commit failed');
-      if (held >= 0) {
-        // The REST write sent with the held one was not acknowledged either (it waits for the
-        // same commit, or was refused once the failure was known).
-        const r = rests[held];
-        assert.ok(r.answer === null || r.answer !== '{"result":"OK"}', `REST write acknowledged while the disk refuses writes: ${r.answer}`);
-      }
+      // The REST write sent with the held one may still have been acknowledged: a 256 KB SET
+      // takes several reads, and the TCP connection yields between them (tcp/connection.ts), so
+      // the small REST write can commit in an earlier frame, before the disk fills. Whatever
+      // was acknowledged must survive the kill -9 below; that is the property checked.
       // Wait for the failure to be seen (everysec: the commit happens after the reply). PING
       // answers MISCONF once it is, as in Redis (a PING sent while the failing commit was
       // in flight gets its PONG when the failure is known: reads are not held by it).
