@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
+import { freePort } from './proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Item counts (BENCH_N, comma-separated: the curve over sizes, e.g. 1000000,4000000,10000000). */
@@ -111,16 +112,6 @@ function encode(argv) {
   return s;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 async function connect(port, proc) {
   const deadline = Date.now() + 15000;

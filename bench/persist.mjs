@@ -35,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { oursArgv } from './server-cmd.mjs';
+import { freePort } from './proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -83,16 +84,6 @@ process.on('SIGINT', () => {
   process.exit(130);
 });
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Resolves when `port` answers PING with +PONG; returns ms since `t0`. */
 async function waitReady(port, proc, t0, timeoutMs = 120000) {
