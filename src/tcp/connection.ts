@@ -1,8 +1,9 @@
 /**
  * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read.
  *
- * Backpressure: when socket.write() reports a full kernel buffer, reading is paused until
- * 'drain', so a client that does not read its replies stalls itself instead of growing our
+ * Replies go to the socket's handle directly when nothing is queued (direct-write.ts), else
+ * through socket.write. Backpressure: when a write reports a full kernel buffer, reading is
+ * paused until it drains, so a client that does not read its replies stalls itself instead of growing our
  * memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
  * limit of the client's class: over the hard limit, or over the soft limit for longer than its
  * time, the client is disconnected, as Redis's client-output-buffer-limit does.
@@ -80,7 +81,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     if (ka > 0) sock.setKeepAlive(true, ka * 1000);
     if (!ownRead) sock.on('data', (chunk: Buffer) => this.onData(chunk, chunk.length));
     const onDrain = () => this.onDrain();
-    this.out = (process.env.RS_IO_SOCKWRITE === undefined ? directSink(sock, onDrain) : null) ?? sock;
+    this.out = directSink(sock, onDrain) ?? sock;
     sock.on('drain', onDrain);
     sock.on('error', () => {});
     sock.on('close', () => this.closed());
