@@ -3,8 +3,8 @@
  *
  * Replies go to the socket's handle directly when nothing is queued (direct-write.ts), else
  * through socket.write. Backpressure: when a write reports a full kernel buffer, reading is
- * paused until it drains, so a client that does not read its replies stalls itself instead of growing our
- * memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
+ * paused until it drains, so a client that does not read its replies stalls itself instead of
+ * growing our memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
  * limit of the client's class: over the hard limit, or over the soft limit for longer than its
  * time, the client is disconnected, as Redis's client-output-buffer-limit does.
  *
