@@ -8,7 +8,8 @@
  *   node bench/io-ab.mjs                              # ours vs redis, GET and SET
  *   IOAB_VARIANTS='base:;nocb:RS_IO=nocb' IOAB_TESTS=get IOAB_ROUNDS=5 node bench/io-ab.mjs
  *
- * A variant is `name:ENV=v,ENV2=v[:distdir]`.
+ * A variant is `name:ENV=v,ENV2=v[:distdir]`. The test `evalsha` runs EVALSHA of a script with
+ * IOAB_CALLS (default 2) redis.call('GET') on one key (loaded on every server first).
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -64,6 +65,10 @@ for (const s of servers) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+const CALLS = Number(process.env.IOAB_CALLS ?? 2);
+const script = `local v ${Array.from({ length: CALLS }, () => "v = redis.call('GET', KEYS[1])").join(' ')} return v`;
+let sha = '';
+for (const s of servers) sha = spawnSync('redis-cli', ['-p', String(s.port), 'SCRIPT', 'LOAD', script], { encoding: 'utf8' }).stdout.trim();
 const res = {};
 for (let round = 0; round < ROUNDS; round++) {
   for (const t of TESTS) {
@@ -71,9 +76,10 @@ for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? servers : [...servers].reverse();
     for (const s of order) {
       const a = cpu(s.proc.pid);
-      const r = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(s.port), '-c', String(C), '-n', String(N), '-P', String(P), '-t', t, '-r', '100000', '--csv'], { encoding: 'utf8', timeout: 120000 });
+      const what = t === 'evalsha' ? ['EVALSHA', sha, '1', 'key:__rand_int__'] : ['-t', t];
+      const r = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(s.port), '-c', String(C), '-n', String(N), '-P', String(P), '-r', '100000', '--csv', ...what], { encoding: 'utf8', timeout: 120000 });
       const b = cpu(s.proc.pid);
-      const line = r.stdout.split('\n').find((l) => /^"[A-Z]/.test(l));
+      const line = r.stdout.split('\n').find((l) => /^"[A-Za-z]/.test(l) && !l.startsWith('"test"'));
       const rps = line ? Number(line.split(',')[1].replace(/"/g, '')) : NaN;
       const row = { rps, u: (b.u - a.u) / N * 1e6, s: (b.s - a.s) / N * 1e6 };
       (res[`${t} ${s.name}`] ??= []).push(row);
