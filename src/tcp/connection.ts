@@ -1,9 +1,10 @@
 /**
  * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read.
  *
- * Backpressure: when socket.write() reports a full kernel buffer, reading is paused until
- * 'drain', so a client that does not read its replies stalls itself instead of growing our
- * memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
+ * Replies go to the socket's handle directly when nothing is queued (direct-write.ts), else
+ * through socket.write. Backpressure: when a write reports a full kernel buffer, reading is
+ * paused until it drains, so a client that does not read its replies stalls itself instead of
+ * growing our memory. Output pushed without a request (pub/sub, MONITOR) is bounded by the output-buffer
  * limit of the client's class: over the hard limit, or over the soft limit for longer than its
  * time, the client is disconnected, as Redis's client-output-buffer-limit does.
  *
@@ -23,6 +24,8 @@ import type { QueuedReader } from '../engine/output-budget.js';
 import { execute } from '../engine/dispatch.js';
 import { parseBytes } from '../config.js';
 import { clientMemoryChanged } from '../engine/client-evict.js';
+import { directSink } from './direct-write.js';
+import type { ByteSink } from '../resp/writer.js';
 
 /** Commands one connection runs per event-loop turn before the others get theirs (yieldTurn). */
 const TURN_COMMANDS = 256;
@@ -33,6 +36,8 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   private readonly parser: RespParser;
   private readonly argv = new Argv();
   private readonly writer = new RespWriter();
+  /** Where replies go: the socket's handle directly (direct-write.ts), else the socket. */
+  private readonly out: ByteSink;
   private closing = false;
   private paused = false;
   private flushQueued = false;
@@ -75,7 +80,9 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     const ka = engine.cfgInt('tcp-keepalive');
     if (ka > 0) sock.setKeepAlive(true, ka * 1000);
     if (!ownRead) sock.on('data', (chunk: Buffer) => this.onData(chunk, chunk.length));
-    sock.on('drain', () => this.onDrain());
+    const onDrain = () => this.onDrain();
+    this.out = directSink(sock, onDrain) ?? sock;
+    sock.on('drain', onDrain);
     sock.on('error', () => {});
     sock.on('close', () => this.closed());
   }
@@ -270,7 +277,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     if (w.pending) {
       this.engine.stats.writesProcessed++;
       const before = RespWriter.totalOut;
-      const ok = w.flush(this.sock);
+      const ok = w.flush(this.out);
       noteReplyBytes(this.client, RespWriter.totalOut - before);
       if (!ok && !this.paused && !this.closing) {
         this.paused = true;
@@ -339,7 +346,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
   }
 
   outputBytes(): number {
-    return this.sock.writableLength + this.writer.pendingBytes;
+    return this.out.writableLength + this.writer.pendingBytes;
   }
 
   inputBytes(): number {
@@ -348,7 +355,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 
   bufferStats(): { qbufFree: number; obl: number; oll: number } {
     // Chunks the socket still holds count as reply-list entries too (sent in one write each).
-    const queued = this.sock.writableLength > 0 ? 1 : 0;
+    const queued = this.out.writableLength > 0 ? 1 : 0;
     return { qbufFree: this.parser.free, obl: this.writer.openBytes, oll: this.writer.queuedParts + queued };
   }
 

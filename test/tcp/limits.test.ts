@@ -177,6 +177,58 @@ describe('backpressure', () => {
   });
 });
 
+describe('replies through a full kernel buffer', () => {
+  it('a client that reads late gets every reply, complete and in order', async () => {
+    // Replies of 8 KB come from one slab region per read; with the client not reading, the
+    // kernel buffer fills and a write is left to libuv to finish (src/tcp/direct-write.ts):
+    // reading pauses, and once the client reads, everything arrives in order.
+    const ours = await startOurs(['--appendfsync', 'no']);
+    const sock = new net.Socket();
+    try {
+      const setup = await RawClient.connect(ours.port);
+      const vals: Buffer[] = [];
+      for (let i = 0; i < 10; i++) {
+        vals.push(Buffer.alloc(8000, 0x61 + i));
+        assert.equal((await setup.call('SET', `v${i}`, vals[i])).toString(), '+OK\r\n');
+      }
+      await new Promise<void>((resolve, reject) => sock.connect(ours.port, '127.0.0.1', resolve).once('error', reject));
+      sock.pause();
+      const rounds = 400;
+      const chunks: Buffer[] = [];
+      sock.on('data', (d: Buffer) => chunks.push(d));
+      // 400 pipelines of 10 GETs (80 KB of replies each, 32 MB in all), sent in pieces so that
+      // each read is one slab region.
+      for (let r = 0; r < rounds; r++) {
+        let cmd = '';
+        for (let i = 0; i < 10; i++) cmd += encode(['GET', `v${i}`]).toString('latin1');
+        sock.write(cmd);
+        await new Promise((res) => setTimeout(res, 3));
+      }
+      await new Promise((res) => setTimeout(res, 500));
+      // Another client is served meanwhile.
+      assert.equal((await setup.call('PING')).toString(), '+PONG\r\n');
+      sock.resume();
+      const one = Buffer.concat(vals.map((v) => Buffer.concat([Buffer.from('$8000\r\n'), v, Buffer.from('\r\n')])));
+      const want = one.length * rounds;
+      const deadline = Date.now() + 30000;
+      let got = 0;
+      while (got < want && Date.now() < deadline) {
+        await new Promise((res) => setTimeout(res, 20));
+        got = chunks.reduce((a, c) => a + c.length, 0);
+      }
+      const all = Buffer.concat(chunks);
+      assert.equal(all.length, want);
+      for (let r = 0; r < rounds; r++) {
+        assert.ok(all.subarray(r * one.length, (r + 1) * one.length).equals(one), `pipeline ${r} intact`);
+      }
+      setup.close();
+    } finally {
+      sock.destroy();
+      await ours.stop();
+    }
+  });
+});
+
 describe('process', () => {
   it('SIGTERM: replies already owed are delivered, then the server exits 0', async () => {
     const ours = await startOurs(['--appendfsync', 'no']);
