@@ -544,8 +544,10 @@ export class Db {
    * THE change hook for commands that changed a value in place (WATCH, dirty counter,
    * persistence, wake-ups, memory accounting): a collection is charged anew.
    */
-  modified(key: string): void {
-    const e = this.map.get(key);
+  modified(key: string, live?: Entry): void {
+    // `live`: the key's entry when the caller holds it (perf: no second table lookup); checked
+    // still to be in the table, else looked up as without it.
+    const e = live !== undefined && live.next !== REMOVED ? live : this.map.get(key);
     if (e !== undefined) {
       const v = e.v;
       if (typeof v === 'object' && !(v instanceof Uint8Array)) {
