@@ -7,22 +7,12 @@
  *   node bench/dispatch-ab.mjs /path/to/base/dist dist     # A = base, B = this tree
  *   DISPATCH_TESTS=hset,lpush DISPATCH_PIPES=16 AB_ROUNDS=15 node bench/dispatch-ab.mjs A B
  */
-import { EventEmitter } from 'node:events';
+import { FakeSock, TESTS, encode } from './dispatch-common.mjs';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const TESTS = {
-  get: () => ['GET', 'key:__rand_int__'],
-  set: () => ['SET', 'key:__rand_int__', 'xxx'],
-  incr: () => ['INCR', 'counter:__rand_int__'],
-  lpush: () => ['LPUSH', 'mylist', 'xxx'],
-  lpop: () => ['LPOP', 'mylist'],
-  sadd: () => ['SADD', 'myset', 'element:__rand_int__'],
-  hset: () => ['HSET', 'myhash', 'element:__rand_int__', 'xxx'],
-  zadd: () => ['ZADD', 'myzset', '0', 'element:__rand_int__'],
-};
 const names = (process.env.DISPATCH_TESTS ?? 'set,incr,lpush,lpop,sadd,hset,zadd,get').split(',');
 const pipes = (process.env.DISPATCH_PIPES ?? '16').split(',').map(Number);
 const OPS = Number(process.env.DISPATCH_OPS ?? 100000);
@@ -30,19 +20,6 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 11);
 const CONNS = 50;
 const [distA, distB] = process.argv.slice(2).map((d) => path.resolve(d));
 if (!distA || !distB) throw new Error('usage: dispatch-ab.mjs <distA> <distB>');
-
-function encode(args) {
-  let s = `*${args.length}\r\n`;
-  for (const a of args) s += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
-  return s;
-}
-
-class FakeSock extends EventEmitter {
-  constructor(i) { super(); this.remoteAddress = '127.0.0.1'; this.remotePort = 40000 + i; this.localAddress = '127.0.0.1'; this.localPort = 6379; this.destroyed = false; this.writableLength = 0; this.bytes = 0; }
-  setNoDelay() {} setKeepAlive() {} pause() {} resume() {} cork() {} uncork() {}
-  write(b) { this.bytes += b.length; return true; }
-  end() {} destroy() { this.destroyed = true; }
-}
 
 async function load(dist) {
   const imp = (f) => import(pathToFileURL(path.join(dist, f)).href);
