@@ -49,8 +49,10 @@ function run(side, name, pipe, ops) {
 
 const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 console.log(`# ${new Date().toISOString()} load ${os.loadavg()[0].toFixed(1)}; A=${distA} B=${distB}; ${ROUNDS} interleaved rounds of ${OPS} ops; median µs CPU per command`);
+// Every test warmed up on both sides before any is measured (the first test measured in a
+// fresh process otherwise pays for the JIT's work on code the later tests share).
+for (const pipe of pipes) for (const name of names) for (const s of sides) run(s, name, pipe, OPS / 2);
 for (const pipe of pipes) for (const name of names) {
-  for (const s of sides) run(s, name, pipe, OPS / 2); // warm-up
   const a = [], b = [];
   for (let i = 0; i < ROUNDS; i++) {
     if (i & 1) { b.push(run(sides[1], name, pipe, OPS)); a.push(run(sides[0], name, pipe, OPS)); }
