@@ -9,7 +9,7 @@
  *   npm run build && node bench/dispatch.mjs            # every test, PIPE=16 and 1
  *   DISPATCH_TESTS=hset,zadd DISPATCH_PIPES=16 node bench/dispatch.mjs
  */
-import { EventEmitter } from 'node:events';
+import { FakeSock, TESTS, encode } from './dispatch-common.mjs';
 import { loadConfig } from '../dist/config.js';
 import { createServer } from '../dist/app.js';
 import { Connection } from '../dist/tcp/connection.js';
@@ -17,18 +17,6 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const TESTS = {
-  get: (i) => ['GET', 'key:__rand_int__'],
-  set: (i) => ['SET', 'key:__rand_int__', 'xxx'],
-  incr: () => ['INCR', 'counter:__rand_int__'],
-  lpush: () => ['LPUSH', 'mylist', 'xxx'],
-  lpop: () => ['LPOP', 'mylist'],
-  sadd: () => ['SADD', 'myset', 'element:__rand_int__'],
-  hset: () => ['HSET', 'myhash', 'element:__rand_int__', 'xxx'],
-  zadd: () => ['ZADD', 'myzset', '0', 'element:__rand_int__'],
-  zrangews: () => ['ZRANGE', 'bench:zw', '0', '99', 'WITHSCORES'],
-  ping: () => ['PING'],
-};
 const SETUP = {
   zrangews: [['ZADD', 'bench:zw', ...Array.from({ length: 100 }, (_, i) => [String(i + 0.5), `member:${i}`]).flat()]],
 };
@@ -37,19 +25,6 @@ const pipes = (process.env.DISPATCH_PIPES ?? '16,1').split(',').map(Number);
 const OPS = Number(process.env.DISPATCH_OPS ?? 200000);
 const CONNS = 50;
 const RANDOM = Number(process.env.DISPATCH_RANDOM ?? 0);
-
-function encode(args) {
-  let s = `*${args.length}\r\n`;
-  for (const a of args) s += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
-  return s;
-}
-
-class FakeSock extends EventEmitter {
-  constructor(i) { super(); this.remoteAddress = '127.0.0.1'; this.remotePort = 40000 + i; this.localAddress = '127.0.0.1'; this.localPort = 6379; this.destroyed = false; this.writableLength = 0; this.bytes = 0; }
-  setNoDelay() {} setKeepAlive() {} pause() {} resume() {} cork() {} uncork() {}
-  write(b) { this.bytes += b.length; return true; }
-  end() {} destroy() { this.destroyed = true; }
-}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dispatch-'));
 const server = await createServer(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no', '--dir', dir]));

@@ -11,6 +11,7 @@
  *   npm run bench:tcp                          # defaults below
  *   BENCH_TESTS=set,get BENCH_PIPELINES=1 BENCH_ROUNDS=3 npm run bench:tcp
  *   BENCH_PROTOCOLS=3 npm run bench:tcp        # the RESP3 runs only
+ *   BENCH_PORT=21900 npm run bench:tcp         # ours on 21900, redis-server on 21901
  *   node bench/tcp.mjs --json results.json     # also write the raw figures
  *
  * Adding a command: append it to DEFAULT_TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
@@ -221,7 +222,9 @@ async function main() {
   }
   const dirOurs = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ours-'));
   const dirRedis = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
-  const [pOurs, pRedis] = [await freePort(), await freePort()];
+  // BENCH_PORT: fixed ports (it and the next) on a machine where runs are given a port range.
+  const base = Number(process.env.BENCH_PORT ?? 0);
+  const [pOurs, pRedis] = base > 0 ? [base, base + 1] : [await freePort(), await freePort()];
   const ours = await start('ours', process.execPath, oursArgv(['--port', String(pOurs), '--http-port', '-1', '--appendfsync', APPENDFSYNC, '--dir', dirOurs]));
   // Like for like: with persistence on, Redis keeps an AOF with the same fsync policy.
   const redisPersist = APPENDFSYNC === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', APPENDFSYNC];

@@ -103,6 +103,14 @@ function chargeOf(v: Stored): number {
   return stringCharge(v);
 }
 
+/**
+ * perf: true when overwriting `a` with `b` cannot change the charge: two integers, or two
+ * compact strings of one length (SET over a value of the same size, the common overwrite).
+ */
+function sameCharge(a: Stored, b: Stored): boolean {
+  return typeof a === 'string' ? typeof b === 'string' && a.length === b.length : typeof a === 'number' && typeof b === 'number';
+}
+
 /** Charge a value anew (collections: estimated now and remembered). */
 function newCharge(v: Stored): number {
   if (typeof v === 'object' && !(v instanceof Uint8Array)) return rechargeValue(v);
@@ -343,8 +351,10 @@ export class Db {
       // perf: the Entry is reused on overwrite (no new object, no Map insertion).
       const old = e.v;
       if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
-      this.mem -= chargeOf(old);
-      this.mem += newCharge(value);
+      if (!sameCharge(old, value)) {
+        this.mem -= chargeOf(old);
+        this.mem += newCharge(value);
+      }
       e.v = value;
       e.bits = this.stamp(e); // LRU refreshed (or LFU counter bumped), encoding hint cleared
       if (!keepTtl && e.exp !== 0) {
@@ -382,8 +392,10 @@ export class Db {
   setStored(e: Entry, value: Stored): void {
     const old = e.v;
     if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
-    this.mem -= chargeOf(old);
-    this.mem += newCharge(value);
+    if (!sameCharge(old, value)) {
+      this.mem -= chargeOf(old);
+      this.mem += newCharge(value);
+    }
     e.v = value;
   }
 
@@ -544,8 +556,10 @@ export class Db {
    * THE change hook for commands that changed a value in place (WATCH, dirty counter,
    * persistence, wake-ups, memory accounting): a collection is charged anew.
    */
-  modified(key: string): void {
-    const e = this.map.get(key);
+  modified(key: string, live?: Entry): void {
+    // `live`: the key's entry when the caller holds it (perf: no second table lookup); checked
+    // still to be in the table, else looked up as without it.
+    const e = live !== undefined && live.next !== REMOVED ? live : this.map.get(key);
     if (e !== undefined) {
       const v = e.v;
       if (typeof v === 'object' && !(v instanceof Uint8Array)) {

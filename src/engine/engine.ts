@@ -277,6 +277,8 @@ export class Engine {
    * disk, and the engine thread may be inside the script).
    */
   shutdown: ((now?: boolean) => void) | null = null;
+  /** Counts option changes (applyConfig): hot paths cache what they derive from options by it. */
+  cfgGen = 0;
   /** Called with the new value when CONFIG SET changes an option (the REST layer revokes its tokens on requirepass). */
   readonly configListeners: ((name: string, value: string) => void)[] = [];
   /** Installed by the application (app.ts); null only before start-up finishes. */
@@ -332,6 +334,7 @@ export class Engine {
   /** Store a validated option value and apply its side effects (the one place for both). */
   applyConfig(name: string, value: string): void {
     this.config.set(name, value);
+    this.cfgGen++;
     if (name === 'notify-keyspace-events') this.notifyFlags = notifyFlagsOf(value);
     if (name.startsWith('maxmemory') || name.startsWith('lfu-')) this.memoryConfig();
     if (name === 'acllog-max-len') this.acl.logMaxLen = Number(value);

@@ -119,9 +119,23 @@ export function usageCharge(v: Stored, n: number): number {
 
 /** Average element cost, re-sampled when the size moved by more than 1/8 since last time. */
 function avgOf(_v: TypedValue, count: number, n: number, fresh: boolean, sample: (n: number) => number): number {
+  const a = cachedAvg(count, fresh);
+  return a >= 0 ? a : keepAvg(count, count === 0 ? 0 : sample(Math.min(n, count)));
+}
+
+/**
+ * avgOf in two halves, for the hot recharges (hash, set) that then build no sampling closure
+ * per write: the remembered average while still valid, else -1.
+ */
+function cachedAvg(count: number, fresh: boolean): number {
   const s = current;
   if (!fresh && s !== null && s.memN >= 0 && Math.abs(count - s.memN) * 8 <= s.memN) return s.memAvg / 16;
-  const avg = count === 0 ? 0 : sample(Math.min(n, count));
+  return -1;
+}
+
+/** Remember a freshly sampled average (see cachedAvg); returns it. */
+function keepAvg(count: number, avg: number): number {
+  const s = current;
   if (s !== null) {
     s.memN = count;
     s.memAvg = Math.round(avg * 16);
@@ -164,26 +178,30 @@ function setCharge(s: SetValue, n: number, fresh: boolean): number {
     });
     return ROBJ + mallocSize(7 + Math.round(count * avg));
   }
-  const avg = avgOf(s, count, n, fresh, (k) => {
+  let avg = cachedAvg(count, fresh);
+  if (avg < 0) {
     let t = 0;
+    const k = Math.min(n, count);
     for (let i = 0; i < k; i++) t += sdsSize(s.random().length);
-    return t / k;
-  });
+    avg = keepAvg(count, count === 0 ? 0 : t / k);
+  }
   return ROBJ + dictCharge(count, avg);
 }
 
 function hashCharge(h: HashValue, n: number, fresh: boolean): number {
   const count = h.size;
   const lp = h.isListpack;
-  const avg = avgOf(h, count, n, fresh, (k) => {
+  let avg = cachedAvg(count, fresh);
+  if (avg < 0) {
     let t = 0;
+    const k = Math.min(n, count);
     for (let i = 0; i < k; i++) {
       const f = h.randomField();
       const v = h.get(f) ?? '';
       t += lp ? lpEntry(f) + lpEntry(v) : sdsSize(f.length) + sdsSize(v.length);
     }
-    return t / k;
-  });
+    avg = keepAvg(count, count === 0 ? 0 : t / k);
+  }
   if (lp) return ROBJ + mallocSize(7 + Math.round(count * avg));
   return ROBJ + dictCharge(count, avg);
 }

@@ -106,7 +106,8 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
     return;
   }
   const key = argv.key(1);
-  let h = writeHash(c, key);
+  const e = lookupWrite(c, key);
+  let h = e === undefined ? undefined : e.value instanceof HashValue ? expireFields(c, key, e.value) : null;
   if (h === null) {
     out.error(E.WRONGTYPE);
     return;
@@ -121,7 +122,7 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
     if (h.set(argv.key(i), argv.key(i + 1), lim)) created++;
   }
   if (isNew) c.db.add(key, h);
-  else c.db.modified(key);
+  else c.db.modified(key, e);
   keyEvent(c, N.HASH, 'hset', key);
   if (name === 'hset') out.int(created);
   else out.ok();

@@ -10,6 +10,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
 import type { Client } from '../client.js';
+import type { Entry } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { BIG_ELEMENT, ListValue, elemEquals, type Elem } from '../ds/list.js';
@@ -59,14 +60,14 @@ function writeList(c: Client, key: string): ListValue | undefined | null {
 }
 
 /** After removing elements: delete the emptied key, or signal and maybe shrink the encoding. */
-function afterRemoval(c: Client, key: string, l: ListValue): void {
+function afterRemoval(c: Client, key: string, l: ListValue, e?: Entry): void {
   if (l.length === 0) {
     c.db.delete(key);
     keyEvent(c, N.GENERIC, 'del', key);
     return;
   }
   l.shrinkCheck(listFill(c.engine));
-  c.db.modified(key);
+  c.db.modified(key, e);
 }
 
 /** Sum of the raw lengths of arguments [from, to) (listTypeTryConvertListpack's add_bytes). */
@@ -86,7 +87,8 @@ function position(argv: Argv, i: number): number {
 // LPUSH key element [element ...]   RPUSH   LPUSHX   RPUSHX
 function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyIfExists: boolean): void {
   const key = argv.key(1);
-  let l = writeList(c, key);
+  const e = lookupWrite(c, key);
+  let l = e === undefined ? undefined : e.value instanceof ListValue ? e.value : null;
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) {
     if (onlyIfExists) return out.int(0);
@@ -97,7 +99,7 @@ function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyI
   } else {
     l.growCheck(argBytes(argv, 2, argv.count), argv.count - 2, listFill(c.engine));
     pushAll(l, argv, where);
-    c.db.modified(key);
+    c.db.modified(key, e);
   }
   keyEvent(c, N.LIST, where === HEAD ? 'lpush' : 'rpush', key);
   out.int(l.length);
@@ -131,7 +133,8 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void 
     if (count !== count || count < 0) return out.error(OUT_OF_RANGE_POSITIVE);
   }
   const key = argv.key(1);
-  const l = writeList(c, key);
+  const e = lookupWrite(c, key);
+  const l = e === undefined ? undefined : e.value instanceof ListValue ? e.value : null;
   if (l === null) return out.error(E.WRONGTYPE);
   if (l === undefined) return hasCount ? out.nilArray() : out.nil();
   if (hasCount && count === 0) return out.array(0);
@@ -143,7 +146,7 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, where: number): void 
     for (let i = 0; i < n; i++) bulkElem(out, where === HEAD ? l.popHead() : l.popTail());
   }
   keyEvent(c, N.LIST, where === HEAD ? 'lpop' : 'rpop', key);
-  afterRemoval(c, key, l);
+  afterRemoval(c, key, l, e);
 }
 
 function lpopCommand(c: Client, argv: Argv, out: ReplySink): void {

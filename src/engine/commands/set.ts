@@ -47,7 +47,8 @@ function replyMembers(out: ReplySink, s: SetValue, asSet = true): void {
 // SADD key member [member ...]
 function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = argv.key(1);
-  let s = writeSet(c, key);
+  const e = lookupWrite(c, key);
+  let s = e === undefined ? undefined : e.value instanceof SetValue ? e.value : null;
   if (s === null) return out.error(E.WRONGTYPE);
   const lim = setLimits(c.engine);
   const isNew = s === undefined;
@@ -56,7 +57,7 @@ function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let added = 0;
   for (let i = 2; i < argv.count; i++) if (s.add(argv.key(i), lim)) added++;
   if (isNew) c.db.add(key, s);
-  else if (added > 0) c.db.modified(key);
+  else if (added > 0) c.db.modified(key, e);
   if (added > 0) keyEvent(c, N.SET, 'sadd', key);
   out.int(added);
 }

@@ -50,20 +50,27 @@ export const OUT_OF_RANGE_POSITIVE = 'ERR value is out of range, must be positiv
 
 // ---------------------------------------------------------------- encoding limits (cached)
 
-let hashRaw: [string | undefined, string | undefined] = [undefined, undefined];
+// perf: each write of a collection reads its limits; looking the options up (two Map lookups
+// of string keys) cost ~3% of an LPUSH. They are re-read only when some option changed
+// (Engine.cfgGen counts CONFIG SETs) or another engine asks (tests run several).
+let hashEng: Engine | null = null;
+let hashGen = -1;
 let hashLim: HashLimits = { maxEntries: 512, maxValue: 64 };
 
 export function hashLimits(eng: Engine): HashLimits {
-  const a = eng.config.get('hash-max-listpack-entries');
-  const b = eng.config.get('hash-max-listpack-value');
-  if (a !== hashRaw[0] || b !== hashRaw[1]) {
-    hashRaw = [a, b];
-    hashLim = { maxEntries: Number(a ?? 512), maxValue: Number(b ?? 64) };
+  if (eng !== hashEng || eng.cfgGen !== hashGen) {
+    hashEng = eng;
+    hashGen = eng.cfgGen;
+    hashLim = {
+      maxEntries: Number(eng.config.get('hash-max-listpack-entries') ?? 512),
+      maxValue: Number(eng.config.get('hash-max-listpack-value') ?? 64),
+    };
   }
   return hashLim;
 }
 
-let setRaw: [string | undefined, string | undefined, string | undefined] = [undefined, undefined, undefined];
+let setEng: Engine | null = null;
+let setGen = -1;
 let setLim: SetLimits = { maxIntset: 512, maxEntries: 0, maxValue: 0 };
 
 /**
@@ -71,23 +78,24 @@ let setLim: SetLimits = { maxIntset: 512, maxEntries: 0, maxValue: 0 };
  * sets and their set-max-listpack-* options came with 7.2).
  */
 export function setLimits(eng: Engine): SetLimits {
-  const a = eng.config.get('set-max-intset-entries');
-  if (a !== setRaw[0]) {
-    setRaw = [a, undefined, undefined];
-    setLim = { maxIntset: Number(a ?? 512), maxEntries: 0, maxValue: 0 };
+  if (eng !== setEng || eng.cfgGen !== setGen) {
+    setEng = eng;
+    setGen = eng.cfgGen;
+    setLim = { maxIntset: Number(eng.config.get('set-max-intset-entries') ?? 512), maxEntries: 0, maxValue: 0 };
   }
   return setLim;
 }
 
-let fillRaw: string | undefined;
+let fillEng: Engine | null = null;
+let fillGen = -1;
 let fill = -2;
 
 /** list-max-listpack-size */
 export function listFill(eng: Engine): number {
-  const a = eng.config.get('list-max-listpack-size');
-  if (a !== fillRaw) {
-    fillRaw = a;
-    fill = Number(a ?? -2);
+  if (eng !== fillEng || eng.cfgGen !== fillGen) {
+    fillEng = eng;
+    fillGen = eng.cfgGen;
+    fill = Number(eng.config.get('list-max-listpack-size') ?? -2);
   }
   return fill;
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/**
+ * A/B form of bench/dispatch.mjs: two builds (dist directories) loaded into ONE process, their
+ * rounds interleaved (A, B, A, B...), so that the load of a shared machine falls on both alike.
+ * Prints the median µs CPU per command of each and the ratio B/A.
+ *
+ *   node bench/dispatch-ab.mjs /path/to/base/dist dist     # A = base, B = this tree
+ *   DISPATCH_TESTS=hset,lpush DISPATCH_PIPES=16 AB_ROUNDS=15 node bench/dispatch-ab.mjs A B
+ */
+import { FakeSock, TESTS, encode } from './dispatch-common.mjs';
+import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const names = (process.env.DISPATCH_TESTS ?? 'set,incr,lpush,lpop,sadd,hset,zadd,get').split(',');
+const pipes = (process.env.DISPATCH_PIPES ?? '16').split(',').map(Number);
+const OPS = Number(process.env.DISPATCH_OPS ?? 100000);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 11);
+const CONNS = 50;
+const [distA, distB] = process.argv.slice(2).map((d) => path.resolve(d));
+if (!distA || !distB) throw new Error('usage: dispatch-ab.mjs <distA> <distB>');
+
+async function load(dist) {
+  const imp = (f) => import(pathToFileURL(path.join(dist, f)).href);
+  const { loadConfig } = await imp('config.js');
+  const { createServer } = await imp('app.js');
+  const { Connection } = await imp('tcp/connection.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dispatch-ab-'));
+  const server = await createServer(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no', '--dir', dir]));
+  const conns = Array.from({ length: CONNS }, (_, i) => new Connection(new FakeSock(i), server.engine, () => {}, true));
+  return { server, conns, dir };
+}
+
+const sides = [await load(distA), await load(distB)];
+const buf = Buffer.allocUnsafe(64 * 1024);
+
+function run(side, name, pipe, ops) {
+  const b = Buffer.from(Array.from({ length: pipe }, () => encode(TESTS[name]().map((a) => a.replace('__rand_int__', '000000000000')))).join(''));
+  const rounds = Math.ceil(ops / pipe);
+  const c0 = process.cpuUsage();
+  for (let r = 0; r < rounds; r++) {
+    b.copy(buf, 0);
+    side.conns[r % CONNS].onRead(b.length, buf);
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / (rounds * pipe);
+}
+
+const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
+console.log(`# ${new Date().toISOString()} load ${os.loadavg()[0].toFixed(1)}; A=${distA} B=${distB}; ${ROUNDS} interleaved rounds of ${OPS} ops; median µs CPU per command`);
+// Every test warmed up on both sides before any is measured (the first test measured in a
+// fresh process otherwise pays for the JIT's work on code the later tests share).
+for (const pipe of pipes) for (const name of names) for (const s of sides) run(s, name, pipe, OPS / 2);
+for (const pipe of pipes) for (const name of names) {
+  const a = [], b = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    if (i & 1) { b.push(run(sides[1], name, pipe, OPS)); a.push(run(sides[0], name, pipe, OPS)); }
+    else { a.push(run(sides[0], name, pipe, OPS)); b.push(run(sides[1], name, pipe, OPS)); }
+  }
+  console.log(`${name.padStart(8)} -P ${String(pipe).padStart(2)}  A ${med(a).toFixed(3)}  B ${med(b).toFixed(3)}  B/A ${(med(b) / med(a)).toFixed(3)}`);
+}
+for (const s of sides) { await s.server.stop(); fs.rmSync(s.dir, { recursive: true, force: true }); }
+process.exit(0);
