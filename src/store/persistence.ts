@@ -65,7 +65,7 @@ const EVERYSEC_BATCH_MS = 100;
  * other client. A batch is still whole turns (at least one turn's changes, however many), so
  * a transaction (MULTI, a script) stays in one frame.
  */
-const EVERYSEC_BATCH_KEYS = 4096;
+const EVERYSEC_BATCH_KEYS = Number(process.env.REDSTASH_BATCH_KEYS ?? 1024); // REDSTASH_BATCH_KEYS: A/B runs
 /** REDSTASH_TRACE_STALLS=<ms>: log every store turn (batch encoding, apply queueing) at least that long. */
 const TRACE_STALLS = Number(process.env.REDSTASH_TRACE_STALLS ?? 0) || 0;
 /**
@@ -89,11 +89,15 @@ const APPLY_CHUNK = 2 * 1024 * 1024;
 /**
  * ...and within APPLY_TURN_MS: the chunk follows the cost per byte the last queueing turns
  * measured (25-70 ms per MB on a quiet machine, several times that on a loaded one), down to
- * APPLY_CHUNK_MIN, so that the applier never holds the event loop much longer than a GC step
- * (issue 21: another client's PING max <= 50 ms during a bulk load).
+ * APPLY_CHUNK_MIN (0: one frame, the atomic unit, never split), so that the applier never holds
+ * the event loop much longer than a GC step (issue 21: another client's PING max <= 50 ms during
+ * a bulk load). The first transaction is small too: a 2 MB one before anything was measured
+ * took 150-350 ms at load 5-8. 5 ms turns with 1,024-key batches (frames of ~40 KB) against
+ * 20 ms and a 512 KB floor: PING p99 during a 2M-key everysec --pipe 121-221 ms vs 235-664 ms,
+ * same load time (bench/RESULTS-persist.md).
  */
-const APPLY_TURN_MS = Number(process.env.REDSTASH_APPLY_TURN_MS ?? 20); // 0: a fixed APPLY_CHUNK (A/B runs)
-const APPLY_CHUNK_MIN = 512 * 1024;
+const APPLY_TURN_MS = Number(process.env.REDSTASH_APPLY_TURN_MS ?? 5); // 0: a fixed APPLY_CHUNK (A/B runs)
+const APPLY_CHUNK_MIN = Number(process.env.REDSTASH_APPLY_CHUNK_MIN ?? 0);
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -993,7 +997,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   /** Bytes per apply transaction now (APPLY_TURN_MS). */
-  private applyChunk = APPLY_CHUNK;
+  private applyChunk = APPLY_TURN_MS > 0 ? APPLY_CHUNK_MIN : APPLY_CHUNK;
 
   /** Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS (halfway, to smooth a GC pause out). */
   private sizeApplyChunk(bytes: number, ms: number): void {
@@ -1039,7 +1043,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         console.error('persistence: cannot queue journal frames:', err);
       }
     });
-    if (bytes >= 64 * 1024 && APPLY_TURN_MS > 0) this.sizeApplyChunk(bytes, performance.now() - t0);
+    if (bytes >= 16 * 1024 && APPLY_TURN_MS > 0) this.sizeApplyChunk(bytes, performance.now() - t0);
     if (TRACE_STALLS > 0) traceStall('apply', t0, bytes);
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
