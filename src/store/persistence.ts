@@ -756,7 +756,11 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.inflight = b;
     if (b.userData) this.lastDataSeq = b.seq;
     const j = this.journal;
-    if (j.size >= ROTATE_BYTES && this.applyError === null) j.rotate();
+    if (j.size >= ROTATE_BYTES && this.applyError === null) {
+      const tr = TRACE_STALLS > 0 ? performance.now() : 0;
+      j.rotate();
+      if (TRACE_STALLS > 0) traceStall('rotate', tr, j.size);
+    }
     const frame = this.frame.finish(this.jseq + 1);
     const err = j.append(frame);
     if (TRACE_STALLS > 0) traceStall('batch', t0, frame.length);
