@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { oursArgv } from './server-cmd.mjs';
+import { NODE_FLAGS, oursArgv } from './server-cmd.mjs';
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,6 +25,10 @@ const ROUNDS = Number(arg('rounds', '2'));
 const FSYNC = arg('fsync', 'no');
 const WHO = arg('servers', 'ours,redis').split(',');
 const BASE_PORT = Number(arg('port', process.env.FAIR_PORT ?? '0'));
+// --log FILE: our server's stderr goes there (with REDSTASH_TRACE_STALLS, NODE_OPTIONS=--trace-gc...).
+const LOG = arg('log', '');
+// --node-flags '--cpu-prof --cpu-prof-dir=/tmp/x': extra Node flags for our server (after npm start's: they win).
+const EXTRA = arg('node-flags', '').split(/\s+/).filter(Boolean);
 
 const cmdFile = path.join(os.tmpdir(), `fairness-${N}.resp`);
 if (!fs.existsSync(cmdFile)) {
@@ -38,6 +42,16 @@ if (!fs.existsSync(cmdFile)) {
   }
   fs.writeSync(fd, s);
   fs.closeSync(fd);
+}
+
+/** The server's user + system CPU seconds so far (Linux /proc; NaN elsewhere). */
+function cpuSeconds(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 function freePort() {
@@ -58,7 +72,8 @@ async function round(who) {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fair-'));
   const proc = who === 'ours'
-    ? spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '-1', '--appendfsync', FSYNC, '--dir', dir]), { stdio: 'ignore' })
+    ? spawn(process.execPath, oursArgv(['--port', String(port), '--http-port', '-1', '--appendfsync', FSYNC, '--dir', dir]).toSpliced(NODE_FLAGS.length, 0, ...EXTRA),
+      { stdio: LOG ? ['ignore', fs.openSync(LOG, 'a'), fs.openSync(LOG, 'a')] : 'ignore' })
     : spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir,
       ...(FSYNC === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', FSYNC])], { stdio: 'ignore' });
   try {
@@ -79,12 +94,13 @@ async function round(who) {
     await new Promise((r) => pipe.on('exit', r));
     clearTimeout(killer);
     const loadS = (performance.now() - t0) / 1000;
+    const cpuS = cpuSeconds(proc.pid);
     clearTimeout(timer);
     sock.destroy();
     const s = [...lat].sort((a, b) => a - b);
     const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
     const replies = /replies: (\d+)/.exec(out)?.[1];
-    return { who, loadS, pings: s.length, p50: q(0.5), p99: q(0.99), max: s[s.length - 1], replies };
+    return { who, loadS, cpuS, pings: s.length, p50: q(0.5), p99: q(0.99), max: s[s.length - 1], replies };
   } finally {
     proc.kill('SIGTERM');
     await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
@@ -93,11 +109,11 @@ async function round(who) {
 }
 
 console.log(`# ${new Date().toISOString()} N=${N} fsync=${FSYNC} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log('server  load s   pings  p50 ms  p99 ms  max ms  replies');
+console.log('server  load s   CPU s   pings  p50 ms  p99 ms  max ms  replies');
 for (let r = 0; r < ROUNDS; r++) {
   for (const who of r % 2 === 0 ? WHO : [...WHO].reverse()) {
     const x = await round(who);
-    console.log(`${x.who.padEnd(6)} ${x.loadS.toFixed(1).padStart(7)} ${String(x.pings).padStart(7)} ${x.p50.toFixed(1).padStart(7)} ${x.p99.toFixed(1).padStart(7)} ${x.max.toFixed(1).padStart(7)}  ${x.replies}`);
+    console.log(`${x.who.padEnd(6)} ${x.loadS.toFixed(1).padStart(7)} ${x.cpuS.toFixed(1).padStart(7)} ${String(x.pings).padStart(7)} ${x.p50.toFixed(1).padStart(7)} ${x.p99.toFixed(1).padStart(7)} ${x.max.toFixed(1).padStart(7)}  ${x.replies}`);
   }
 }
 console.log(`# load after: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
