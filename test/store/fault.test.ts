@@ -111,3 +111,38 @@ for (const mode of ['always', 'everysec'] as const) {
     });
   });
 }
+
+// A write acknowledged while the disk is full must already be durable: kill -9 before space is
+// back, restart without the limit, and every acknowledged write (TCP and REST) is there.
+describe('disk full, appendfsync always, kill -9 before space is back', { skip: !hasPrlimit && 'prlimit not installed' }, () => {
+  it('nothing acknowledged is lost', { timeout: 60_000 }, async () => {
+    const dir = path.join(tmp, 'always-kill');
+    fs.mkdirSync(dir);
+    let proc = await startOurs(['--appendfsync', 'always', '--token', 'fault-token'], {}, { dir, wrap: ['prlimit', `--fsize=${LIMIT}:unlimited`] });
+    const a = await RawClient.connect(proc.port);
+    const big = Buffer.alloc(256 * 1024, 0x61);
+    const acked: string[] = [];
+    const restAcked: string[] = [];
+    const rests: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      a.write(encode(['SET', `big${i}`, big]));
+      rests.push(fetch(`http://127.0.0.1:${proc.httpPort}/set/rest${i}/v${i}`, { method: 'POST', headers: { authorization: 'Bearer fault-token' } })
+        .then(async (r) => { if ((await r.text()) === '{"result":"OK"}') restAcked.push(`rest${i}`); }, () => {}));
+      const r = await Promise.race([a.next(60_000), new Promise<null>((res) => setTimeout(() => res(null), 2500))]);
+      if (r === null || !r.toString().startsWith('+OK')) break;
+      acked.push(`big${i}`);
+    }
+    // Give answers already owed time to arrive, then kill while the disk still refuses writes.
+    await Promise.race([Promise.all(rests), new Promise((res) => setTimeout(res, 1000))]);
+    const ackedAtKill = [...restAcked];
+    a.close();
+    await proc.stop('SIGKILL');
+    proc = await startOurs(['--appendfsync', 'always'], {}, { dir });
+    const c = await RawClient.connect(proc.port);
+    assert.ok(acked.length > 0);
+    for (const k of acked) assert.equal((await c.call('GET', k)).length, big.length + 11, `${k} survived`);
+    for (const k of ackedAtKill) assert.equal((await c.call('GET', k)).toString(), `$${k.length - 3}\r\nv${k.slice(4)}\r\n`, `${k} survived`);
+    c.close();
+    await proc.stop('SIGTERM');
+  });
+});
