@@ -71,8 +71,8 @@ class DirectSink implements ByteSink {
 
   write(b: Buffer): boolean {
     const s = this.sock;
-    const h = (s as unknown as { _handle: Handle | null })._handle;
-    if (h === null || this.inflight !== 0 || s.writableLength !== 0 || s.writableCorked !== 0 || s.destroyed || s.writableEnded) {
+    const h = (s as unknown as { _handle?: Handle | null })._handle;
+    if (h == null || this.inflight !== 0 || s.writableLength !== 0 || s.writableCorked !== 0 || s.destroyed || s.writableEnded) {
       return s.write(b);
     }
     const req = this.req;
@@ -105,7 +105,7 @@ class DirectSink implements ByteSink {
 /** A ByteSink writing `sock`'s output through its handle (null: not possible here). */
 export function directSink(sock: Socket, onDrain: () => void): ByteSink | null {
   const sw = streamWrap();
-  const h = (sock as unknown as { _handle: Partial<Handle> | null })._handle;
-  if (sw === null || h === null || typeof h.writeBuffer !== 'function') return null;
+  const h = (sock as unknown as { _handle?: Partial<Handle> | null })._handle;
+  if (sw === null || h == null || typeof h.writeBuffer !== 'function') return null;
   return new DirectSink(sock, sw, onDrain);
 }
