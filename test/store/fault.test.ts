@@ -30,10 +30,12 @@ const MISCONF = /^-MISCONF Errors writing to the AOF file: (File too large|No sp
 
 for (const mode of ['always', 'everysec'] as const) {
   describe(`disk full, appendfsync ${mode}`, { skip: !hasPrlimit && 'prlimit not installed' }, () => {
-    it('refuses writes with MISCONF, serves reads, resumes when space is back, corrupts nothing', { timeout: 60_000 }, async () => {
+    it('refuses writes with MISCONF, serves reads, resumes when space is back, corrupts nothing', { timeout: 60_000 }, async (t) => {
       const dir = path.join(tmp, mode);
       fs.mkdirSync(dir);
       let proc = await startOurs(['--appendfsync', mode, '--token', 'fault-token'], {}, { dir, wrap: ['prlimit', `--fsize=${LIMIT}:unlimited`] });
+      // A failed assertion must not leave the server running (stop is a no-op once it exited).
+      t.after(() => proc.stop('SIGKILL'));
       const a = await RawClient.connect(proc.port);
       const b = await RawClient.connect(proc.port);
       const big = Buffer.alloc(256 * 1024, 0x61);
@@ -115,10 +117,11 @@ for (const mode of ['always', 'everysec'] as const) {
 // A write acknowledged while the disk is full must already be durable: kill -9 before space is
 // back, restart without the limit, and every acknowledged write (TCP and REST) is there.
 describe('disk full, appendfsync always, kill -9 before space is back', { skip: !hasPrlimit && 'prlimit not installed' }, () => {
-  it('nothing acknowledged is lost', { timeout: 60_000 }, async () => {
+  it('nothing acknowledged is lost', { timeout: 60_000 }, async (t) => {
     const dir = path.join(tmp, 'always-kill');
     fs.mkdirSync(dir);
     let proc = await startOurs(['--appendfsync', 'always', '--token', 'fault-token'], {}, { dir, wrap: ['prlimit', `--fsize=${LIMIT}:unlimited`] });
+    t.after(() => proc.stop('SIGKILL'));
     const a = await RawClient.connect(proc.port);
     const big = Buffer.alloc(256 * 1024, 0x61);
     const acked: string[] = [];
