@@ -3,22 +3,17 @@
  * servers (a query buffer left holding most of a big command, a MULTI queue growing, CLIENT
  * NO-EVICT) must close the same connections and count them alike in INFO evicted_clients.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { encodeCmd } from '../diff/harness.js';
 
 let ours: Proc;
 let redis: Proc;
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,10 +7,10 @@
  * (count, reason, context, object, username). COMMAND GETKEYSANDFLAGS of every call must match
  * too: it is the key extraction the ACL checks use.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { aclLogEntries } from './harness.js';
 import { KEY_SPECS } from '../../dist/engine/keyspecs.js';
@@ -140,12 +140,7 @@ const USERS: Array<[name: string, rules: string[], prefixes: string[]]> = [
 const LIB = "#!lua name=acltest\nredis.register_function('call', function(keys, args) return redis.pcall(unpack(args)) end)\n"
   + "redis.register_function('noop', function(keys, args) return 1 end)";
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 /** Every row of our table that has keys, as a minimal call from Redis's documentation. */
 async function keyedCalls(): Promise<{ calls: Call[]; nondeterministic: Set<string> }> {

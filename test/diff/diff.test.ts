@@ -4,12 +4,12 @@
  * The whole corpus runs twice: over RESP2 connections, then over connections that sent
  * HELLO 3 first (RESP3 replies compared byte for byte too). DIFF_RESP=2 or 3 runs one pass.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { runScript, type Script } from './harness.js';
 
@@ -24,12 +24,7 @@ const HELLO3 = { cmd: ['HELLO', '3'], compare: 'hello' as const };
 let ours: Proc;
 let redis: Proc;
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 for (const proto of protocols) for (const file of files) {
   const name = file.replace(/\.js$/, '');

@@ -9,12 +9,12 @@
  * attributed to the step that caused it (a mismatch names its step). Events of active expiry
  * depend on timing: `expired` events are compared per script, not per step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { arrayElements, encodeCmd, type Script, type StepObject } from './harness.js';
 
@@ -30,12 +30,7 @@ const CLASSES = process.env.EVENT_CLASSES ?? 'KEAnm';
 let ours: Proc;
 let redis: Proc;
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 /** One server's side of a replay: the script's connection, a subscriber and a marker publisher. */
 class Side {

@@ -15,9 +15,9 @@
  * GEO_SEED=<n> replays a run; the seed is printed on failure. GEO_QUERIES sets the count,
  * GEO_DEBUG=1 lists the stored distances that differ in the last place.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { arrayElements } from './harness.js';
 
@@ -163,12 +163,7 @@ function randomQuery(sets: Dataset[]): string[][] {
 
 let ours: Proc;
 let redis: Proc;
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 test(`random GEOSEARCH queries match redis-server (seed ${SEED})`, { timeout: 120_000 }, async () => {
   const a = await RawClient.connect(ours.port);

@@ -5,9 +5,9 @@
  * byte for byte (a sorted set's order is fully specified). Only ZRANDMEMBER, whose answer is
  * random, is compared by its shape. Reproduce a failure with RANDOM_SEED=<printed seed>.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 import { rng } from '../helpers/rng.js';
 
@@ -155,12 +155,7 @@ function bigGenerator(r: () => number, size: number) {
 describe('randomized differential: sorted sets', () => {
   let ours: Proc;
   let redis: Proc;
-  before(async () => {
-    [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-  });
-  after(async () => {
-    await Promise.all([ours?.stop(), redis?.stop()]);
-  });
+  withBothServers((o, r) => { ours = o; redis = r; });
 
   it(`${OPS} random operations give the same replies (seed ${SEED})`, async () => {
     const [a, b] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);

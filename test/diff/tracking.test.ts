@@ -10,10 +10,10 @@
  * Connection ids differ between the servers: `$1`... in a command stand for the id of
  * connection 1..., and ids in transcripts are masked back the same way.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { encode, replyLength } from '../helpers/resp-client.js';
 
 interface Step {
@@ -87,12 +87,7 @@ let ours: Proc;
 let redis: Proc;
 let syncSeq = 0;
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 async function setup(port: number, protos: (2 | 3)[]): Promise<Conn[]> {
   const conns: Conn[] = [];

@@ -8,6 +8,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const MAIN = path.join(ROOT, 'dist', 'main.js');
@@ -151,4 +152,19 @@ export async function startRedis(args: string[] = []): Promise<Proc> {
       return code;
     },
   };
+}
+
+/**
+ * The differential tests' set-up: ours (no fsync) and a redis-server started before the
+ * file's tests and stopped after them; `use` receives both once they answer.
+ */
+export function withBothServers(use: (ours: Proc, redis: Proc) => void, oursArgs = ['--appendfsync', 'no'], redisArgs: string[] = []): void {
+  const procs: Proc[] = [];
+  // Each one is kept as soon as it runs, so a failed start of the other still stops it.
+  const keep = (p: Proc): Proc => { procs.push(p); return p; };
+  before(async () => {
+    const [ours, redis] = await Promise.all([startOurs(oursArgs).then(keep), startRedis(redisArgs).then(keep)]);
+    use(ours, redis);
+  });
+  after(async () => { await Promise.all(procs.map((p) => p.stop())); });
 }

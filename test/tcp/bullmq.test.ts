@@ -4,20 +4,15 @@
  * must be the same (job counts, states, return values, a failure and its retry, priorities,
  * delayed jobs promoted, a flow's parent getting its children's values).
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Queue, Worker, FlowProducer, type Job } from 'bullmq';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 
 let ours: Proc;
 let redis: Proc;
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 
 /** Wait until `done()` holds (polling), at most 20 s. */
 async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -3,10 +3,10 @@
  * a real redis-server and their outputs compared: plain commands, commands read from stdin,
  * -x (last argument from stdin), and --pipe mass insertion of 100,000 SET commands.
  */
-import { describe, it, before, after, beforeEach } from 'node:test';
+import { describe, it, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc, withBothServers } from '../helpers/server.js';
 import { RawClient } from '../helpers/resp-client.js';
 
 interface Run {
@@ -38,12 +38,7 @@ async function both(args: string[], input?: Buffer | string): Promise<[Run, Run]
   return Promise.all([cli(ours.port, args, input), cli(redis.port, args, input)]);
 }
 
-before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis()]);
-});
-after(async () => {
-  await Promise.all([ours?.stop(), redis?.stop()]);
-});
+withBothServers((o, r) => { ours = o; redis = r; });
 beforeEach(async () => {
   await both(['FLUSHALL']);
 });
