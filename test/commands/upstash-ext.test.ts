@@ -1,7 +1,8 @@
 /**
  * Upstash's additions to Redis 7 that @upstash/redis exposes: BITOP DIFF/DIFF1/ANDOR/ONE
  * (Redis 8.2's operators) checked bit by bit against a model over random strings, and SCAN
- * ... WITHTYPE. Over TCP (ioredis) and over REST with the unmodified SDK.
+ * ... WITHTYPE. Over TCP (ioredis) and over REST with the unmodified SDK; MEMORY USAGE over REST
+ * (the SDK has no helper for it: plain fetch, as Upstash's REST docs show).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { Redis as IORedis } from 'ioredis';
 import { Redis } from '@upstash/redis';
 import { startOurs, type Proc } from '../helpers/server.js';
 import { rng } from '../helpers/rng.js';
-import { TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
+import { Rest, TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 let srv: Proc;
 let r: IORedis;
@@ -125,5 +126,27 @@ describe('SCAN WITHTYPE', () => {
     assert.equal(byKey.l, 'list');
     assert.equal(byKey.z, 'zset');
     assert.equal(byKey.st, 'stream');
+  });
+});
+
+describe('MEMORY USAGE over REST', () => {
+  it('answers as over TCP, in the path, body and pipeline forms; a missing key is null', async () => {
+    await r.flushdb();
+    await r.set('m:s', 'x'.repeat(100));
+    await r.rpush('m:l', 'a', 'b', 'c');
+    const rest = new Rest(`http://127.0.0.1:${srv.httpPort}`);
+    for (const key of ['m:s', 'm:l']) {
+      const tcp = await r.call('MEMORY', 'USAGE', key) as number;
+      assert.ok(tcp > 0);
+      assert.deepEqual((await rest.cmd(['MEMORY', 'USAGE', key])).json, { result: tcp });
+      assert.deepEqual((await rest.get(`/memory/usage/${encodeURIComponent(key)}`)).json, { result: tcp });
+      assert.deepEqual((await rest.cmd(['MEMORY', 'USAGE', key, 'SAMPLES', '0'])).json, { result: tcp });
+    }
+    assert.deepEqual((await rest.cmd(['MEMORY', 'USAGE', 'm:none'])).json, { result: null });
+    assert.deepEqual((await rest.pipeline([['MEMORY', 'USAGE', 'm:s'], ['MEMORY', 'USAGE', 'm:none']])).json,
+      [{ result: await r.call('MEMORY', 'USAGE', 'm:s') }, { result: null }]);
+    const bad = await rest.cmd(['MEMORY', 'USAGE', 'm:s', 'SAMPLES']);
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.error, /^ERR syntax error/);
   });
 });
