@@ -1,0 +1,178 @@
+/**
+ * SEARCH.* with the indexes in the search worker thread: requests answered asynchronously keep
+ * each connection's reply order and see every write sent before them (pipelines); inside
+ * MULTI/EXEC, EVAL and FCALL they answer in their turn; a document whose key expired without
+ * a write leaves the results; a client gone while waiting does not disturb the others;
+ * SKIPINITIALSCAN on a stream index.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis as IORedis } from 'ioredis';
+import { startOurs, type Proc } from '../helpers/server.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SEARCH.* through the search worker', () => {
+  let srv: Proc;
+  let io: IORedis;
+  before(async () => {
+    srv = await startOurs(['--enable-debug-command', 'yes']);
+    io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+    await io.call('SEARCH.CREATE', 'w', 'ON', 'HASH', 'PREFIX', '1', 'w:', 'SCHEMA', 'tag', 'KEYWORD', 'n', 'U64', 'FAST', 'body', 'TEXT');
+  });
+  after(async () => {
+    io?.disconnect();
+    await srv?.stop();
+  });
+
+  it('a pipeline: each request sees the writes before it, replies in order', async () => {
+    const p = io.pipeline();
+    for (let i = 0; i < 50; i++) p.hset(`w:p${i}`, 'tag', 'pipe', 'n', String(i));
+    p.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'pipe' }));
+    p.set('plain', 'x');
+    p.get('plain');
+    p.hset('w:p50', 'tag', 'pipe', 'n', '50');
+    p.call('SEARCH.QUERY', 'w', JSON.stringify({ tag: 'pipe', n: { $gte: 49 } }), 'NOCONTENT', 'ORDERBY', 'n', 'ASC');
+    p.del('w:p0', 'w:p1');
+    p.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'pipe' }));
+    p.call('SEARCH.AGGREGATE', 'w', JSON.stringify({ tag: 'pipe' }), JSON.stringify({ s: { $stats: { field: 'n' } } }));
+    p.call('SEARCH.WAITINDEXING', 'w');
+    p.echo('last');
+    const r = (await p.exec())!.map(([err, v]) => { assert.equal(err, null); return v; });
+    const tail = r.slice(50);
+    assert.equal(tail[0], 50);
+    assert.equal(tail[1], 'OK');
+    assert.equal(tail[2], 'x');
+    assert.equal(tail[3], 2);
+    assert.deepEqual((tail[4] as string[][]).map((h) => h[0]), ['w:p49', 'w:p50']);
+    assert.equal(tail[5], 2);
+    assert.equal(tail[6], 49);
+    assert.deepEqual(tail[7], ['s', ['count', 49, 'min', '2', 'max', '50', 'avg', '26', 'sum', '1274']].flat(0));
+    assert.equal(tail[8], 1);
+    assert.equal(tail[9], 'last');
+  });
+
+  it('inside MULTI/EXEC: the queued writes before a query are visible to it', async () => {
+    const r = await io.multi()
+      .hset('w:m1', 'tag', 'multi', 'body', 'hello world')
+      .call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'multi' }))
+      .hset('w:m2', 'tag', 'multi', 'body', 'hello there')
+      .call('SEARCH.QUERY', 'w', JSON.stringify({ body: 'hello' }), 'NOCONTENT')
+      .call('SEARCH.WAITINDEXING', 'w')
+      .call('SEARCH.QUERY', 'nosuchindex', '{}')
+      .call('SEARCH.COUNT', 'w', '{"n": {"$bad": 1}}')
+      .exec();
+    assert.equal(r![0][1], 2);
+    assert.equal(r![1][1], 1);
+    assert.equal(r![2][1], 2);
+    assert.deepEqual((r![3][1] as string[][]).map((h) => h[0]).sort(), ['w:m1', 'w:m2']);
+    assert.equal(r![4][1], 1);
+    assert.equal(r![5][1], null);
+    assert.match(String(r![6][0]), /ERR/);
+  });
+
+  it('inside EVAL and FCALL', async () => {
+    const n = await io.eval(
+      "redis.call('HSET', KEYS[1], 'tag', 'lua', 'n', '7'); return redis.call('SEARCH.COUNT', 'w', ARGV[1])",
+      1, 'w:lua', JSON.stringify({ tag: 'lua' }));
+    assert.equal(n, 1);
+    const q = (await io.eval("return redis.call('SEARCH.QUERY', 'w', ARGV[1], 'SELECT', '1', 'n')", 0, JSON.stringify({ tag: 'lua' }))) as any[];
+    assert.deepEqual(q, [['w:lua', q[0][1], [['n', '7']]]]);
+    await io.call('FUNCTION', 'LOAD', 'REPLACE', "#!lua name=searchlib\nredis.register_function('scount', function(keys, args) redis.call('HSET', keys[1], 'tag', 'fn'); return redis.call('SEARCH.COUNT', 'w', args[1]) end)");
+    assert.equal(await io.call('FCALL', 'scount', '1', 'w:fn', JSON.stringify({ tag: 'fn' })), 1);
+    const err = await io.eval("return redis.pcall('SEARCH.QUERY', 'w', 'not json')", 0).catch((e) => e);
+    assert.match(String((err as any)?.message ?? err), /ERR/);
+  });
+
+  it('a key that expired without a write leaves the results (active expiry off)', async () => {
+    await io.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0');
+    try {
+      await io.hset('w:exp', 'tag', 'expiring');
+      await io.pexpire('w:exp', 80);
+      assert.equal(await io.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'expiring' })), 1);
+      await sleep(200);
+      assert.equal(await io.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'expiring' })), 0);
+      assert.deepEqual(await io.call('SEARCH.QUERY', 'w', JSON.stringify({ tag: 'expiring' })), []);
+    } finally {
+      await io.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1');
+    }
+  });
+
+  it('a client that disconnects while its query waits does not disturb the others', async () => {
+    const gone = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 0 });
+    await gone.ping();
+    void gone.call('SEARCH.QUERY', 'w', '{}', 'LIMIT', '100').catch(() => {});
+    gone.disconnect();
+    assert.equal(await io.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'pipe' })), 49);
+    assert.equal(await io.ping(), 'PONG');
+  });
+
+  it('DROP and re-create under the same name, REINDEX, FLUSHALL', async () => {
+    await io.hset('x:1', 'v', 'one');
+    await io.call('SEARCH.CREATE', 'x', 'ON', 'HASH', 'PREFIX', '1', 'x:', 'SCHEMA', 'v', 'KEYWORD');
+    assert.equal(await io.call('SEARCH.COUNT', 'x', '{}'), 1);
+    assert.equal(await io.call('SEARCH.DROP', 'x'), 1);
+    await io.hset('x:2', 'v', 'two');
+    await io.call('SEARCH.CREATE', 'x', 'SKIPINITIALSCAN', 'ON', 'HASH', 'PREFIX', '1', 'x:', 'SCHEMA', 'v', 'KEYWORD');
+    assert.equal(await io.call('SEARCH.COUNT', 'x', '{}'), 0);
+    assert.equal(await io.call('SEARCH.REINDEX', 'x'), 1);
+    assert.equal(await io.call('SEARCH.COUNT', 'x', '{}'), 2);
+    await io.flushall();
+    assert.equal(await io.call('SEARCH.COUNT', 'x', '{}'), 0);
+    await io.hset('x:3', 'v', 'three');
+    assert.equal(await io.call('SEARCH.COUNT', 'x', '{"v": "three"}'), 1);
+  });
+});
+
+describe('SEARCH.CREATE ... ON STREAM SKIPINITIALSCAN', () => {
+  let srv: Proc;
+  let io: IORedis;
+  before(async () => {
+    srv = await startOurs();
+    io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  });
+  after(async () => {
+    io?.disconnect();
+    await srv?.stop();
+  });
+
+  const ids = async (filter: object = {}) => {
+    const r = (await io.call('SEARCH.QUERY', 'ev', JSON.stringify(filter), 'NOCONTENT', 'LIMIT', '1000')) as [string, string][];
+    return r.map((x) => x[0]).sort();
+  };
+
+  it('entries present at creation are not indexed, later ones are; trims and deletions of either kind', async () => {
+    for (let i = 1; i <= 5; i++) await io.xadd('events', `${i}-0`, 'msg', `old ${i}`);
+    await io.call('SEARCH.CREATE', 'ev', 'ON', 'STREAM', 'events', 'SKIPINITIALSCAN', 'SCHEMA', 'msg', 'TEXT');
+    assert.deepEqual(await ids(), []);
+    await io.xadd('events', '6-0', 'msg', 'new 6');
+    await io.xadd('events', '7-0', 'msg', 'new 7');
+    assert.deepEqual(await ids(), ['6-0', '7-0']);
+    assert.deepEqual(await ids({ msg: 'old' }), []);
+    // Deleting a skipped entry, then an indexed one.
+    await io.xdel('events', '2-0');
+    assert.deepEqual(await ids(), ['6-0', '7-0']);
+    await io.xdel('events', '7-0');
+    assert.deepEqual(await ids(), ['6-0']);
+    await io.xadd('events', '8-0', 'msg', 'new 8');
+    // A trim that takes every skipped entry and the oldest document.
+    await io.xtrim('events', 'MAXLEN', 1);
+    assert.deepEqual(await ids(), ['8-0']);
+    await io.xadd('events', '9-0', 'msg', 'new 9');
+    assert.deepEqual(await ids(), ['8-0', '9-0']);
+    // REINDEX takes everything in the stream.
+    await io.xadd('events', '10-0', 'msg', 'newer');
+    assert.equal(await io.call('SEARCH.REINDEX', 'ev'), 1);
+    assert.deepEqual(await ids(), ['10-0', '8-0', '9-0']);
+  });
+
+  it('a stream replaced after creation is indexed whole', async () => {
+    await io.xadd('other', '1-0', 'msg', 'before');
+    await io.call('SEARCH.CREATE', 'ev2', 'ON', 'STREAM', 'other', 'SKIPINITIALSCAN', 'SCHEMA', 'msg', 'TEXT');
+    assert.equal(await io.call('SEARCH.COUNT', 'ev2', '{}'), 0);
+    await io.del('other');
+    await io.xadd('other', '1-0', 'msg', 'again');
+    await io.xadd('other', '2-0', 'msg', 'more');
+    assert.equal(await io.call('SEARCH.COUNT', 'ev2', '{}'), 2);
+  });
+});
