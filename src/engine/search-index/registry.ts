@@ -69,8 +69,13 @@ export class SearchRegistry implements KeyspaceListener {
       this.eng.addListener(this);
     }
     this.post({ t: 'create', id: feed.id, def });
-    if (scan) feed.stale = true;
-    else feed.skipExisting(this.eng.dbs[def.db]);
+    const db = this.eng.dbs[def.db];
+    if (scan) {
+      feed.scan(db, this.eng.now, this.batch);
+      this.schedule();
+    } else {
+      feed.skipExisting(db);
+    }
     this.save();
     return feed;
   }
@@ -220,11 +225,15 @@ export class SearchRegistry implements KeyspaceListener {
       if (feed.def.db !== db.index || feed.stale || !feed.covers(key)) continue;
       feed.dirty.add(key);
       if (feed.dirty.size > MAX_DIRTY && feed.dirty.size > db.loadedSize) { feed.stale = true; feed.dirty.clear(); }
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flushNow).unref();
-      }
+      this.schedule();
     }
+  }
+
+  /** Post the batch at the end of this turn of the event loop. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flushNow).unref();
   }
 
   /** DEBUG RELOAD: the keyspace came back without change signals; rebuild on next use. */
