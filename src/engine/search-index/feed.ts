@@ -15,6 +15,7 @@
  */
 import type { Db, Entry } from '../db.js';
 import { T } from '../db.js';
+import { REMOVED } from '../keytable.js';
 import { JFloat, type JValue, serialize } from '../ds/json.js';
 import type { HashValue } from '../ds/hash.js';
 import type { JsonDoc } from '../ds/json.js';
@@ -52,6 +53,22 @@ export class Batch {
   text(s: string, enc: 'utf8' | 'latin1' | 'utf16le'): void {
     const max = enc === 'latin1' ? s.length : s.length * 3;
     this.room(4 + max);
+    if (s.length <= 256 && enc !== 'utf16le') {
+      // Short text copied here when it is ASCII: cheaper than a call into the runtime.
+      const buf = this.buf;
+      const at = this.n + 4;
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at + i] = c;
+      }
+      if (i === s.length) {
+        buf.writeUInt32LE(i, this.n);
+        this.n = at + i;
+        return;
+      }
+    }
     const k = this.buf.write(s, this.n + 4, enc);
     this.buf.writeUInt32LE(k, this.n);
     this.n += 4 + k;
@@ -75,8 +92,11 @@ export class Batch {
 
 /** The engine-side state of one index. */
 export class Feed {
-  /** Keys written since the last batch. */
-  readonly dirty = new Set<string>();
+  /**
+   * Keys written since the last batch, with their entry when the change signal had it (read at
+   * flush time unless it left the table since: no second lookup of the key).
+   */
+  readonly dirty = new Map<string, Entry | undefined>();
   /** The whole keyspace must be sent again before the next use (start-up, SWAPDB, REINDEX). */
   stale = false;
   /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
@@ -142,7 +162,7 @@ export class Feed {
       this.syncStream(db, now, out);
       return;
     }
-    for (const key of this.dirty) this.encode(key, db.peek(key), now, out);
+    for (const [key, e] of this.dirty) this.encode(key, e === undefined || e.next === REMOVED ? db.peek(key) : e, now, out);
     this.dirty.clear();
   }
 

@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
-import type { Db } from '../db.js';
+import type { Db, Entry } from '../db.js';
 import type { Engine, KeyspaceListener } from '../engine.js';
 import type { Argv } from '../../resp/argv.js';
 import { Batch, Feed } from './feed.js';
@@ -220,10 +220,10 @@ export class SearchRegistry implements KeyspaceListener {
 
   // ---------------------------------------------------------------- keyspace listener
 
-  keyChanged(db: Db, key: string): void {
+  keyChanged(db: Db, key: string, e?: Entry): void {
     for (const feed of this.indexes.values()) {
       if (feed.def.db !== db.index || feed.stale || !feed.covers(key)) continue;
-      feed.dirty.add(key);
+      feed.dirty.set(key, e);
       if (feed.dirty.size > MAX_DIRTY && feed.dirty.size > db.loadedSize) { feed.stale = true; feed.dirty.clear(); }
       this.schedule();
     }
