@@ -9,6 +9,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis as IORedis } from 'ioredis';
 import { startOurs, type Proc } from '../helpers/server.js';
+import { Rest, RO_TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,7 +17,7 @@ describe('SEARCH.* through the search worker', () => {
   let srv: Proc;
   let io: IORedis;
   before(async () => {
-    srv = await startOurs(['--enable-debug-command', 'yes']);
+    srv = await startOurs(['--enable-debug-command', 'yes', ...TOKEN_ARGS]);
     io = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
     await io.call('SEARCH.CREATE', 'w', 'ON', 'HASH', 'PREFIX', '1', 'w:', 'SCHEMA', 'tag', 'KEYWORD', 'n', 'U64', 'FAST', 'body', 'TEXT');
   });
@@ -105,6 +106,31 @@ describe('SEARCH.* through the search worker', () => {
     gone.disconnect();
     assert.equal(await io.call('SEARCH.COUNT', 'w', JSON.stringify({ tag: 'pipe' })), 49);
     assert.equal(await io.ping(), 'PONG');
+  });
+
+  it('over REST: single commands (answered when the worker is), pipelines, transactions, the read-only token, errors', async () => {
+    const rest = new Rest(`http://127.0.0.1:${srv.httpPort}`);
+    const ro = new Rest(`http://127.0.0.1:${srv.httpPort}`, RO_TOKEN);
+    assert.deepEqual((await rest.cmd(['HSET', 'w:r1', 'tag', 'rest', 'n', '5'])).json, { result: 2 });
+    assert.deepEqual((await rest.cmd(['SEARCH.COUNT', 'w', '{"tag": "rest"}'])).json, { result: 1 });
+    assert.deepEqual((await ro.cmd(['SEARCH.QUERY', 'w', '{"tag": "rest"}', 'SELECT', '1', 'n'])).json.result.map((h: any[]) => [h[0], h[2]]), [['w:r1', [['n', '5']]]]);
+    assert.deepEqual((await rest.cmd(['SEARCH.AGGREGATE', 'w', '{"tag": "rest"}', '{"s": {"$stats": {"field": "n"}}}'])).json.result[0], 's');
+    assert.deepEqual((await rest.cmd(['SEARCH.WAITINDEXING', 'w'])).json, { result: 1 });
+    assert.deepEqual((await rest.cmd(['SEARCH.WAITINDEXING', 'nosuch'])).json, { result: 0 });
+    assert.deepEqual((await rest.cmd(['SEARCH.QUERY', 'nosuch', '{}'])).json, { result: null });
+    const bad = await rest.cmd(['SEARCH.QUERY', 'w', 'not json']);
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.error, /ERR/);
+    const arity = await rest.cmd(['SEARCH.COUNT', 'w']);
+    assert.match(arity.json.error, /wrong number of arguments/);
+    // Many at once: each answered with its own result.
+    const many = await Promise.all(Array.from({ length: 20 }, (_, i) => rest.cmd(['SEARCH.COUNT', 'w', JSON.stringify({ n: { $gte: i } })])));
+    for (const r of many) assert.equal(typeof r.json.result, 'number');
+    assert.equal(many[0].json.result >= many[19].json.result, true);
+    const pipe = await rest.pipeline([['HSET', 'w:r2', 'tag', 'rest'], ['SEARCH.COUNT', 'w', '{"tag": "rest"}'], ['GET', 'plain']]);
+    assert.deepEqual(pipe.json, [{ result: 1 }, { result: 2 }, { result: 'x' }]);
+    const tx = await rest.multi([['HSET', 'w:r3', 'tag', 'rest'], ['SEARCH.COUNT', 'w', '{"tag": "rest"}']]);
+    assert.deepEqual(tx.json, [{ result: 1 }, { result: 3 }]);
   });
 
   it('DROP and re-create under the same name, REINDEX, FLUSHALL', async () => {

@@ -9,7 +9,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
-import { family, row } from '../command.js';
+import { family, type Prefetch, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
 import { mark, type Highlight } from '../search-index/highlight.js';
@@ -122,8 +122,11 @@ function ask(c: Client, argv: Argv, kind: Kind, none: () => void, write: (feed: 
   if (rebuild) reg.rebuild(feed);
   const args = kind === 'wait' ? null : argv;
   if (c.transport.kind !== 'tcp' || c.engine.inExec) {
-    // The command completes in its turn (EXEC, a script, a REST request).
-    write(feed, reg.requestSync(feed, kind, args));
+    // The command completes in its turn (EXEC, a script, a REST request): with the answer
+    // fetched ahead for this REST request, or waiting for the worker.
+    const pre = prefetched;
+    prefetched = null;
+    write(feed, pre !== null && pre.feed === feed && pre.kind === kind && !c.engine.inExec ? pre.r : reg.requestSync(feed, kind, args));
     return;
   }
   c.blocked = true;
@@ -134,6 +137,30 @@ function ask(c: Client, argv: Argv, kind: Kind, none: () => void, write: (feed: 
     c.transport.requestFlush();
     c.transport.resume();
   });
+}
+
+/** The worker's answer for the REST request being executed (see prefetchFor). */
+let prefetched: { feed: Feed; kind: Kind; r: Result } | null = null;
+
+const ARITY_OK: Record<Kind, (n: number) => boolean> = { wait: (n) => n === 2, query: (n) => n >= 3, count: (n) => n === 3, aggregate: (n) => n === 4 };
+
+/** REST: send the request to the worker first, execute the command once it answered. */
+function prefetchFor(kind: Kind): Prefetch {
+  return (c, argv, ready) => {
+    if (!ARITY_OK[kind](argv.count)) return false; // the handler gives the arity error
+    const reg = registryOf(c.engine);
+    const feed = reg.resolve(argv.key(1));
+    if (feed === undefined) return false;
+    reg.request(feed, kind, kind === 'wait' ? null : argv, (r) => {
+      prefetched = { feed, kind, r };
+      try {
+        ready();
+      } finally {
+        prefetched = null;
+      }
+    });
+    return true;
+  };
 }
 
 /** A worker reply that is an error: written; true. */
@@ -277,12 +304,12 @@ export default family('search', [], [
   row('search.create',          -4,  F.WRITE,                [0, 0, 0],  createCommand),
   row('search.drop',             2,  F.WRITE,                [0, 0, 0],  dropCommand),
   row('search.describe',         2,  F.READONLY,             [0, 0, 0],  describeCommand),
-  row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand),
+  row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand, { prefetch: prefetchFor('wait') }),
   row('search.reindex',          2,  F.WRITE,                [0, 0, 0],  reindexCommand),
   row('search.listindexes',     -1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
-  row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand),
-  row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand),
-  row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand),
+  row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand, { prefetch: prefetchFor('query') }),
+  row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand, { prefetch: prefetchFor('count') }),
+  row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand, { prefetch: prefetchFor('aggregate') }),
   row('search.aliasadd',         3,  F.WRITE,                [0, 0, 0],  aliasAddCommand),
   row('search.aliasdel',         2,  F.WRITE,                [0, 0, 0],  aliasDelCommand),
   row('search.listaliases',      1,  F.READONLY,             [0, 0, 0],  listAliasesCommand),

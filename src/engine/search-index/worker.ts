@@ -61,7 +61,13 @@ parentPort!.on('message', (m: ToWorker) => {
           argv.reset(Buffer.from(m.args.buf.buffer, m.args.buf.byteOffset, m.args.buf.byteLength));
           for (let i = 0; i < m.args.count; i++) argv.push(m.args.start[i], m.args.end[i]);
         }
-        r = run(m.kind, idx, argv);
+        try {
+          r = run(m.kind, idx, argv);
+        } catch (err) {
+          // A bug, not the client's input (run() turns those into errors): keep serving.
+          console.error('search worker:', err);
+          r = { err: 'ERR internal error in the search worker' };
+        }
       }
       const reply: FromWorker = { rid: m.rid, r };
       if (m.sync) {
