@@ -133,6 +133,47 @@ describe('SEARCH.* through the search worker', () => {
     assert.deepEqual(tx.json, [{ result: 1 }, { result: 3 }]);
   });
 
+  it('MOVE, SWAPDB, DUMP/RESTORE, eviction: the index follows the keyspace', async () => {
+    await io.call('SEARCH.CREATE', 'k', 'ON', 'HASH', 'PREFIX', '1', 'k:', 'SCHEMA', 'tag', 'KEYWORD');
+    const count = async () => Number(await io.call('SEARCH.COUNT', 'k', '{}'));
+    const keys = async () => { const [, ks] = await io.scan(0, 'MATCH', 'k:*', 'COUNT', 100000); return ks.length; };
+    await io.hset('k:1', 'tag', 'a');
+    await io.hset('k:2', 'tag', 'a');
+    assert.equal(await count(), 2);
+    await io.move('k:1', 1);
+    assert.equal(await count(), 1);
+    await io.select(1);
+    await io.move('k:1', 0);
+    await io.select(0);
+    assert.equal(await count(), 2);
+    const dump = await io.dumpBuffer('k:2');
+    await io.del('k:2');
+    assert.equal(await count(), 1);
+    await io.restore('k:3', 0, dump);
+    assert.equal(await io.call('SEARCH.COUNT', 'k', '{"tag": "a"}'), 2);
+    // SWAPDB: the index covers db 0, whatever is in it now.
+    await io.swapdb(0, 1);
+    assert.equal(await count(), 0);
+    await io.swapdb(0, 1);
+    assert.equal(await count(), 2);
+    // Eviction: the documents are the keys that remain.
+    const used = Number(/used_memory:(\d+)/.exec(await io.info('memory'))![1]);
+    await io.config('SET', 'maxmemory-policy', 'allkeys-random');
+    await io.config('SET', 'maxmemory', String(used + 2_000_000));
+    try {
+      for (let b = 0; b < 40; b++) {
+        const p = io.pipeline();
+        for (let i = 0; i < 500; i++) p.hset(`k:e${b}:${i}`, 'tag', 'e', 'pad', 'x'.repeat(200));
+        await p.exec();
+      }
+    } finally {
+      await io.config('SET', 'maxmemory', '0');
+    }
+    const evicted = Number(/evicted_keys:(\d+)/.exec(await io.info('stats'))![1]);
+    assert.ok(evicted > 0, 'some keys were evicted');
+    assert.equal(await count(), await keys());
+  });
+
   it('DROP and re-create under the same name, REINDEX, FLUSHALL', async () => {
     await io.hset('x:1', 'v', 'one');
     await io.call('SEARCH.CREATE', 'x', 'ON', 'HASH', 'PREFIX', '1', 'x:', 'SCHEMA', 'v', 'KEYWORD');
