@@ -53,6 +53,30 @@ describe('SEARCH.* through the search worker', () => {
     assert.equal(tail[9], 'last');
   });
 
+  it('other clients are served while a request waits for the worker', async () => {
+    // 20,000 documents, then an index over them (its initial scan goes to the worker in one
+    // batch) and WAITINDEXING: it waits while the worker indexes them; a PING sent on another
+    // connection after it is answered first.
+    const other = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+    try {
+      const p = io.pipeline();
+      const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma';
+      for (let i = 0; i < 20_000; i++) p.hset(`big:${i}`, 'body', `${text} w${i}`, 'n', String(i));
+      await p.exec();
+      await other.call('SEARCH.CREATE', 'big', 'ON', 'HASH', 'PREFIX', '1', 'big:', 'SCHEMA', 'body', 'TEXT', 'n', 'U64');
+      const order: string[] = [];
+      const waited = other.call('SEARCH.WAITINDEXING', 'big').then(() => order.push('wait'));
+      await sleep(1);
+      await io.ping().then(() => order.push('ping'));
+      await waited;
+      assert.deepEqual(order, ['ping', 'wait']);
+      assert.equal(await io.call('SEARCH.COUNT', 'big', '{"n": 19999}'), 1);
+      assert.equal(await io.call('SEARCH.DROP', 'big'), 1);
+    } finally {
+      other.disconnect();
+    }
+  });
+
   it('inside MULTI/EXEC: the queued writes before a query are visible to it', async () => {
     const r = await io.multi()
       .hset('w:m1', 'tag', 'multi', 'body', 'hello world')
