@@ -14,7 +14,7 @@ import { words, CATEGORIES } from './corpus.mjs';
 
 const N = Number(process.env.BENCH_DOCS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const { DIST, engine, client, execute, NULL_SINK, Argv } = await inProcess();
+const { DIST, engine, client, execute, NULL_SINK, Argv } = await inProcess(process.env.BENCH_DIST); // another build: before/after
 const { registryOf } = await import(`${DIST}/engine/search-index/registry.js`);
 
 function mainCpuUs() {
@@ -53,14 +53,14 @@ const ratios = rows.map(([p, i]) => i / p);
 console.log(`median: plain ${med(rows.map((x) => x[0])).toFixed(2)} us, indexed ${med(rows.map((x) => x[1])).toFixed(2)} us, ratio ${med(ratios).toFixed(2)}, encoding ${med(rows.map((x) => x[2])).toFixed(2)} us per write; load ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 run('SEARCH.WAITINDEXING', 'docs');
 
-// The encoding alone, the worker idle: every document's record written into a batch, 5 times.
+// The encoding alone, the worker idle: every document's record written into a batch, 10 times.
 const { Batch } = await import(`${DIST}/engine/search-index/feed.js`);
 const feed = reg.indexes.get('docs');
 const db = engine.dbs[0];
 const ents = Array.from({ length: N }, (_, i) => [`doc:${i}`, db.peek(`doc:${i}`)]);
 const b = new Batch();
 const enc = [];
-for (let r = 0; r < 5; r++) {
+for (let r = 0; r < 10; r++) {
   const u = process.cpuUsage();
   for (let i = 0; i < N; i++) {
     feed.encode(ents[i][0], ents[i][1], 0, b);
@@ -69,5 +69,5 @@ for (let r = 0; r < 5; r++) {
   const d = process.cpuUsage(u);
   enc.push((d.user + d.system) / N);
 }
-console.log(`encoding alone: ${enc.map((x) => x.toFixed(2)).join(' ')} us per document (median ${med(enc).toFixed(2)})`);
+console.log(`encoding alone: ${enc.map((x) => x.toFixed(2)).join(' ')} us per document (median ${med(enc).toFixed(2)}, min ${Math.min(...enc).toFixed(2)})`);
 process.exit(0);
