@@ -22,6 +22,9 @@ import type { JsonDoc } from '../ds/json.js';
 import { formatId, ID_MAX, ID_MIN, type Stream, type StreamId } from '../ds/stream.js';
 import type { IndexDef } from './schema.js';
 
+/** A scan posts its batch whenever it grows past this. */
+const SPILL_BYTES = 8 << 20;
+
 export const OP_PUT = 1;
 export const OP_DEL = 2;
 export const OP_RAW = 3;
@@ -53,7 +56,7 @@ export class Batch {
   text(s: string, enc: 'utf8' | 'latin1' | 'utf16le'): void {
     const max = enc === 'latin1' ? s.length : s.length * 3;
     this.room(4 + max);
-    if (s.length <= 256 && enc !== 'utf16le') {
+    if (s.length <= 48 && enc !== 'utf16le') {
       // Short text copied here when it is ASCII: cheaper than a call into the runtime.
       const buf = this.buf;
       const at = this.n + 4;
@@ -84,7 +87,8 @@ export class Batch {
   /** The bytes so far (an ArrayBuffer to transfer, and its used length); starts a new buffer. */
   take(): { ab: ArrayBuffer; len: number } {
     const out = { ab: this.buf.buffer as ArrayBuffer, len: this.n };
-    this.buf = Buffer.allocUnsafeSlow(1 << 16);
+    // The next batch is likely as large (a burst, a scan): start near its size, up to 1 MB.
+    this.buf = Buffer.allocUnsafeSlow(Math.min(this.buf.length, 1 << 20));
     this.n = 0;
     return out;
   }
@@ -166,12 +170,20 @@ export class Feed {
     this.dirty.clear();
   }
 
-  /** Encode every covered key of the database (after the worker's copy was cleared). */
-  scan(db: Db, now: number, out: Batch): void {
+  /**
+   * Encode every covered key of the database (after the worker's copy was cleared); `spill`
+   * posts the batch whenever it passes SPILL_BYTES (the worker starts meanwhile, and a large
+   * keyspace is never held twice in one buffer).
+   */
+  scan(db: Db, now: number, out: Batch, spill: () => void): void {
     this.dirty.clear();
     this.reset();
     if (this.def.on === 'STREAM') { this.syncStream(db, now, out); return; }
-    for (const e of db.entries()) if (this.covers(e.key)) this.encode(e.key, e, now, out);
+    for (const e of db.entries()) {
+      if (!this.covers(e.key)) continue;
+      this.encode(e.key, e, now, out);
+      if (out.n > SPILL_BYTES) spill();
+    }
   }
 
   /** One key's record: its schema leaves, or a removal when it is gone or not a document. */

@@ -48,6 +48,7 @@ export class SearchRegistry implements KeyspaceListener {
   private readonly batch = new Batch();
   private scheduled = false;
   private readonly flushNow = (): void => { this.scheduled = false; this.flush(); };
+  private readonly spill = (): void => this.flush();
 
   constructor(private readonly eng: Engine) {
     const mode = eng.config.get('appendfsync');
@@ -71,7 +72,7 @@ export class SearchRegistry implements KeyspaceListener {
     this.post({ t: 'create', id: feed.id, def });
     const db = this.eng.dbs[def.db];
     if (scan) {
-      feed.scan(db, this.eng.now, this.batch);
+      feed.scan(db, this.eng.now, this.batch, this.spill);
       this.schedule();
     } else {
       feed.skipExisting(db);
@@ -147,7 +148,7 @@ export class SearchRegistry implements KeyspaceListener {
       this.flush();
       this.post({ t: 'clear', id: feed.id });
       feed.stale = false;
-      feed.scan(db, this.eng.now, this.batch);
+      feed.scan(db, this.eng.now, this.batch, this.spill);
     } else if (feed.def.on === 'STREAM') {
       // Always: a cheap check that also sees a TTL that ran out without a write.
       feed.flush(db, this.eng.now, this.batch);
