@@ -267,3 +267,50 @@ describe('SEARCH.CREATE ... ON STREAM SKIPINITIALSCAN', () => {
     assert.equal(await io.call('SEARCH.COUNT', 'ev2', '{}'), 2);
   });
 });
+
+describe('the search worker thread stops', () => {
+  it('waiting requests get an error, the next one starts a new worker that rebuilds the index', async () => {
+    const { Engine } = await import('../../dist/engine/engine.js');
+    const { Client } = await import('../../dist/engine/client.js');
+    const { execute } = await import('../../dist/engine/dispatch.js');
+    const { FAMILIES } = await import('../../dist/engine/commands/index.js');
+    const { loadConfig } = await import('../../dist/config.js');
+    const { Argv } = await import('../../dist/resp/argv.js');
+    const { Resp2Shapes } = await import('../../dist/resp/reply-sink.js');
+    const { registryOf } = await import('../../dist/engine/search-index/registry.js');
+    class Capture extends Resp2Shapes {
+      text = '';
+      ok(): void { this.text += '+OK\r\n'; }
+      simple(s: string): void { this.text += `+${s}\r\n`; }
+      error(msg: string): void { this.text += `-${msg}\r\n`; }
+      int(n: number | bigint): void { this.text += `:${n}\r\n`; }
+      bulk(v: Buffer): void { this.text += `$${v.length}\r\n${v.toString('latin1')}\r\n`; }
+      bulkLatin1(s: string): void { this.text += `$${s.length}\r\n${s}\r\n`; }
+      bulkText(s: string): void { this.bulk(Buffer.from(s)); }
+      nil(): void { this.text += '$-1\r\n'; }
+      array(n: number): void { this.text += `*${n}\r\n`; }
+      nilArray(): void { this.text += '*-1\r\n'; }
+    }
+    const eng = new Engine(loadConfig(['--appendfsync', 'no'], {}), FAMILIES);
+    const out = new Capture();
+    const transport = { kind: 'internal' as const, close() {}, requestFlush() {}, resume() {}, outputBytes: () => 0, inputBytes: () => 0 };
+    const c = new Client(eng, transport, out, '', '');
+    const run = (...args: string[]): string => { out.text = ''; execute(c, Argv.of(args), out); return out.text; };
+    assert.equal(run('HSET', 'h:1', 'tag', 'a'), ':1\r\n');
+    assert.equal(run('SEARCH.CREATE', 'i', 'ON', 'HASH', 'PREFIX', '1', 'h:', 'SCHEMA', 'tag', 'KEYWORD'), ':1\r\n');
+    assert.equal(run('SEARCH.COUNT', 'i', '{}'), ':1\r\n'); // internal client: a synchronous request
+    const reg = registryOf(eng) as any;
+    const w = reg.worker;
+    // An asynchronous request in flight when the thread goes.
+    let answer: unknown = null;
+    reg.request(reg.resolve('i'), 'wait', null, (r: unknown) => { answer = r; });
+    await w.terminate();
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(answer, { err: 'ERR search worker stopped' });
+    assert.equal(reg.worker, null);
+    // Writes while no worker runs are taken by the rebuild.
+    assert.equal(run('HSET', 'h:2', 'tag', 'a'), ':1\r\n');
+    assert.equal(run('SEARCH.COUNT', 'i', '{"tag": "a"}'), ':2\r\n');
+    await reg.worker.terminate();
+  });
+});

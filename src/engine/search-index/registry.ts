@@ -43,7 +43,8 @@ export class SearchRegistry implements KeyspaceListener {
   private nextRid = 1;
   private worker: Worker | null = null;
   private syncPort: MessagePort | null = null;
-  private readonly cell = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: the worker answered a synchronous request; [1]: the worker thread has exited. */
+  private readonly cell = new Int32Array(new SharedArrayBuffer(8));
   private readonly pending = new Map<number, (r: Result) => void>();
   private readonly batch = new Batch();
   private scheduled = false;
@@ -135,6 +136,7 @@ export class SearchRegistry implements KeyspaceListener {
         if (reply.rid === rid) return reply.r;
         continue; // an answer to a request abandoned after a timeout
       }
+      if (Atomics.load(this.cell, 1) === 1) return { err: 'ERR search worker stopped' };
       const left = deadline - Date.now();
       if (left <= 0) return { err: 'ERR search worker did not answer in time' };
       Atomics.wait(this.cell, 0, 0, left);
@@ -170,6 +172,7 @@ export class SearchRegistry implements KeyspaceListener {
   private ensureWorker(): Worker {
     if (this.worker !== null) return this.worker;
     const ch = new MessageChannel();
+    Atomics.store(this.cell, 1, 0);
     const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { syncPort: ch.port2, cell: this.cell }, transferList: [ch.port2] });
     w.unref();
     w.on('message', (m: FromWorker) => {

@@ -28,6 +28,13 @@ export interface ArgvData { buf: Uint8Array; start: Int32Array; end: Int32Array;
 export interface FromWorker { rid: number; r: Result }
 
 const { syncPort, cell } = workerData as { syncPort: MessagePort; cell: Int32Array };
+// A thread that dies (an error, out of memory) wakes an engine thread waiting for it.
+process.on('exit', () => {
+  Atomics.store(cell, 1, 1);
+  Atomics.store(cell, 0, 1);
+  Atomics.notify(cell, 0);
+});
+
 const indexes = new Map<number, SearchIndex>();
 /** Per index: the dotted paths of its fields (for STRING documents, parsed here). */
 const paths = new Map<number, string[][]>();
