@@ -301,7 +301,9 @@ describe('the search worker thread stops', () => {
     assert.equal(run('SEARCH.COUNT', 'i', '{}'), ':1\r\n'); // internal client: a synchronous request
     const reg = registryOf(eng) as any;
     const w = reg.worker;
-    // An asynchronous request in flight when the thread goes.
+    // An asynchronous request in flight when the thread goes (behind 30,000 documents to
+    // index, so that the worker is still busy when it is stopped).
+    for (let i = 0; i < 30_000; i++) run('HSET', `h:x${i}`, 'tag', 'x', 'pad', 'some words to index here');
     let answer: unknown = null;
     reg.request(reg.resolve('i'), 'wait', null, (r: unknown) => { answer = r; });
     await w.terminate();
