@@ -276,26 +276,13 @@ describe('the search worker thread stops', () => {
     const { FAMILIES } = await import('../../dist/engine/commands/index.js');
     const { loadConfig } = await import('../../dist/config.js');
     const { Argv } = await import('../../dist/resp/argv.js');
-    const { Resp2Shapes } = await import('../../dist/resp/reply-sink.js');
+    const { RespWriter } = await import('../../dist/resp/writer.js');
     const { registryOf } = await import('../../dist/engine/search-index/registry.js');
-    class Capture extends Resp2Shapes {
-      text = '';
-      ok(): void { this.text += '+OK\r\n'; }
-      simple(s: string): void { this.text += `+${s}\r\n`; }
-      error(msg: string): void { this.text += `-${msg}\r\n`; }
-      int(n: number | bigint): void { this.text += `:${n}\r\n`; }
-      bulk(v: Buffer): void { this.text += `$${v.length}\r\n${v.toString('latin1')}\r\n`; }
-      bulkLatin1(s: string): void { this.text += `$${s.length}\r\n${s}\r\n`; }
-      bulkText(s: string): void { this.bulk(Buffer.from(s)); }
-      nil(): void { this.text += '$-1\r\n'; }
-      array(n: number): void { this.text += `*${n}\r\n`; }
-      nilArray(): void { this.text += '*-1\r\n'; }
-    }
     const eng = new Engine(loadConfig(['--appendfsync', 'no'], {}), FAMILIES);
-    const out = new Capture();
+    const out = new RespWriter();
     const transport = { kind: 'internal' as const, close() {}, requestFlush() {}, resume() {}, outputBytes: () => 0, inputBytes: () => 0 };
     const c = new Client(eng, transport, out, '', '');
-    const run = (...args: string[]): string => { out.text = ''; execute(c, Argv.of(args), out); return out.text; };
+    const run = (...args: string[]): string => { execute(c, Argv.of(args), out); return out.take().toString('latin1'); };
     assert.equal(run('HSET', 'h:1', 'tag', 'a'), ':1\r\n');
     assert.equal(run('SEARCH.CREATE', 'i', 'ON', 'HASH', 'PREFIX', '1', 'h:', 'SCHEMA', 'tag', 'KEYWORD'), ':1\r\n');
     assert.equal(run('SEARCH.COUNT', 'i', '{}'), ':1\r\n'); // internal client: a synchronous request
