@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * Would SEARCH.QUERY/COUNT/AGGREGATE gain from running in the piscina pool? Measures, on one
- * in-memory SEARCH.* index of N JSON documents (the shape of bench/redis-search.mjs):
- *   - in-thread query time (evaluate + rank) of the benchmark's query shapes;
- *   - what a worker would need: the cost on the engine thread of serializing a snapshot of the
- *     index's documents (v8.serialize, what postMessage does), and of shipping one changed
- *     document (to keep a worker-side copy in step), next to the in-thread indexing of one;
- *   - a piscina round trip of an empty task (the floor of any query sent to the pool).
+ * What keeping SEARCH.* indexes in a worker costs. Measures, on one in-memory SEARCH.* index of
+ * N JSON documents (the shape of bench/redis-search.mjs):
+ *   - query time (evaluate + rank) of the benchmark's query shapes, in this thread;
+ *   - ways to ship documents to a worker, on the sending thread: a snapshot of the index's
+ *     documents (v8.serialize, what postMessage does), one changed document's values by
+ *     v8.serialize per document (what the first measurement did), and the compact encoding the
+ *     engine now uses (feed.ts: the raw leaves appended to one batch buffer per turn);
+ *   - indexing one document (what the worker does per changed document);
+ *   - a piscina round trip of an empty task (the floor of any query sent to a pool).
  *
  *   npm run build && BENCH_DOCS=100000 node bench/redis-search-offload.mjs
  */
@@ -16,6 +18,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { Piscina } from 'piscina';
 import { SearchIndex } from '../dist/engine/search-index/index.js';
+import { Batch, writeLeaves } from '../dist/engine/search-index/feed.js';
 import { evaluate, parseQuery, countMatches } from '../dist/engine/search-index/query.js';
 import { words, VOCAB, CATEGORIES } from './corpus.mjs';
 
@@ -23,13 +26,14 @@ const N = Number(process.env.BENCH_DOCS ?? 100_000);
 const Q = Number(process.env.BENCH_QUERIES ?? 200);
 const f = (name, type, fast = false) => ({ name, type, fast, noStem: false, noTokenize: false, from: null });
 const def = { name: 'docs', on: 'STRING', prefixes: ['doc:'], language: 'english', db: 0, fields: [f('title', 'TEXT'), f('body', 'TEXT'), f('category', 'KEYWORD'), f('price', 'U64', true)] };
-const entry = (i) => ({ type: 0, isString: true, exp: 0, value: Buffer.from(JSON.stringify({ title: words(3), body: words(10), category: CATEGORIES[i % 10], price: i % 500 })) });
+/** The raw leaves of a document per schema field (what the worker receives). */
+const leavesOf = (i) => [[words(3)], [words(10)], [CATEGORIES[i % 10]], [i % 500]];
 const pct = (xs, p) => xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 const idx = new SearchIndex(def);
-const ents = Array.from({ length: N }, (_, i) => entry(i));
+const ents = Array.from({ length: N }, (_, i) => leavesOf(i));
 let t = performance.now();
-for (let i = 0; i < N; i++) idx.apply(`doc:${i}`, ents[i], 0);
+for (let i = 0; i < N; i++) idx.putLeaves(`doc:${i}`, ents[i], 0);
 const indexUs = (performance.now() - t) / N * 1000;
 
 const shapes = {
@@ -56,6 +60,17 @@ t = performance.now();
 let bytes = 0;
 for (let i = 0; i < N; i++) bytes += v8.serialize([idx.keyAt[i], idx.recAt[i].vals]).length;
 const shipUs = (performance.now() - t) / N * 1000;
+// The compact encoding: key and raw leaves appended to one buffer (posted once per turn).
+const batch = new Batch();
+t = performance.now();
+let cbytes = 0;
+for (let i = 0; i < N; i++) {
+  batch.u8(1); batch.u32(1); batch.text(`doc:${i}`, 'latin1'); batch.f64(0); batch.u32(4);
+  for (const ls of ents[i]) writeLeaves(ls, batch);
+  if (batch.n > 1 << 20) { cbytes += batch.n; batch.n = 0; }
+}
+cbytes += batch.n;
+const compactUs = (performance.now() - t) / N * 1000;
 
 const noop = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-offload-')), 'noop.mjs');
 fs.writeFileSync(noop, 'export default () => 0;\n');
@@ -69,5 +84,6 @@ fs.rmSync(path.dirname(noop), { recursive: true, force: true });
 console.log(`${N} documents; in-thread indexing ${indexUs.toFixed(1)} us per document`);
 for (const l of lines) console.log(l);
 console.log(`snapshot of the documents for a worker: ${(snap.length / 1e6).toFixed(1)} MB, ${snapMs.toFixed(0)} ms to serialize on the engine thread (the worker then re-indexes all of them)`);
-console.log(`shipping one changed document to a worker: ${shipUs.toFixed(1)} us serialize on the engine thread, ${(bytes / N).toFixed(0)} bytes`);
+console.log(`shipping one changed document to a worker, v8.serialize per document: ${shipUs.toFixed(1)} us on the engine thread, ${(bytes / N).toFixed(0)} bytes`);
+console.log(`shipping one changed document to a worker, compact batch encoding: ${compactUs.toFixed(2)} us on the engine thread, ${(cbytes / N).toFixed(0)} bytes`);
 console.log(`piscina round trip of an empty task: p50 ${pct(rt, 0.5).toFixed(3)} ms, p99 ${pct(rt, 0.99).toFixed(3)} ms`);

@@ -5,7 +5,8 @@
  *      an indexed prefix: wall time and server CPU (utime+stime from /proc) per write;
  *   2. catching up: SEARCH.WAITINDEXING after those writes (the batched indexing work);
  *   3. query latency p50/p99 (sequential, one connection): a selective filter, a single-word
- *      full-text query, a two-word full-text query, COUNT of a range.
+ *      full-text query, a two-word full-text query, COUNT of a range; with the CPU per request
+ *      of the engine thread and of the whole process (the queries run in the search worker).
  *
  *   BENCH_DOCS=100000 BENCH_QUERIES=200 node bench/redis-search.mjs
  */
@@ -53,15 +54,21 @@ async function writes(io, pid, prefix, index) {
   return w;
 }
 
-async function latency(io, args) {
+/** Sequential requests: sorted latencies, and the engine thread's and the process's CPU per request (ms). */
+async function latency(io, pid, args) {
   const xs = [];
+  const m0 = cpuMs(pid, true);
+  const c0 = cpuMs(pid);
   for (let i = 0; i < QUERIES; i++) {
     const a = typeof args === 'function' ? args(i) : args;
     const t = performance.now();
     await io.call(...a);
     xs.push(performance.now() - t);
   }
-  return xs.sort((a, b) => a - b);
+  xs.sort((a, b) => a - b);
+  xs.main = (cpuMs(pid, true) - m0) / QUERIES;
+  xs.cpu = (cpuMs(pid) - c0) / QUERIES;
+  return xs;
 }
 
 async function main() {
@@ -86,8 +93,8 @@ async function main() {
       'count range': (i) => ['SEARCH.COUNT', 'docs', JSON.stringify({ price: { $gte: i % 400, $lt: (i % 400) + 50 } })],
     };
     for (const [name, f] of Object.entries(shapes)) {
-      const xs = await latency(io, f);
-      console.log(`${name.padEnd(18)} p50 ${pct(xs, 0.5).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(2).padStart(7)} ms`);
+      const xs = await latency(io, srv.pid, f);
+      console.log(`${name.padEnd(18)} p50 ${pct(xs, 0.5).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(2).padStart(7)} ms   CPU per request: engine thread ${xs.main.toFixed(2)} ms, process ${xs.cpu.toFixed(2)} ms`);
     }
   } finally {
     io.disconnect();

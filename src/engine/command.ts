@@ -15,6 +15,13 @@ export type Keys = readonly [first: number, last: number, step: number];
 /** Synchronous: no Promise per command on the hot path. */
 export type Handler = (c: Client, argv: Argv, out: ReplySink) => void;
 
+/**
+ * For a transport that cannot hold a command's reply (REST): start the command's slow part
+ * elsewhere (a worker thread); `ready` is called once the handler can run without waiting.
+ * False: nothing was started, run the handler now. argv is borrowed (copy what is kept).
+ */
+export type Prefetch = (c: Client, argv: Argv, ready: () => void) => boolean;
+
 export interface CommandDef {
   /** Lower-case wire name; "parent|sub" for subcommands. */
   readonly name: string;
@@ -37,6 +44,8 @@ export interface CommandDef {
   id: number;
   /** Redis 7 key specs, attached by the registry from keyspecs.ts. */
   keySpecs: readonly KeySpec[];
+  /** See Prefetch (REST only). */
+  readonly prefetch?: Prefetch;
   /** How keys are found (keys.ts KEY_MODE bits), derived by the registry from specs and getKeys. */
   keyMode: number;
 }
@@ -46,6 +55,7 @@ export interface RowOptions {
   categories?: readonly AclCategory[];
   /** An admin command that scripts may call (Redis's PFDEBUG, PFSELFTEST): no implied noscript. */
   scriptable?: boolean;
+  prefetch?: Prefetch;
 }
 
 /**
@@ -57,6 +67,7 @@ function makeDef(d: CommandDef): CommandDef {
   return {
     name: d.name, arity: d.arity, flags: d.flags, keys: d.keys, handler: d.handler,
     categories: d.categories, getKeys: d.getKeys, subcommands: d.subcommands, id: d.id, keySpecs: d.keySpecs, keyMode: d.keyMode,
+    prefetch: d.prefetch,
   };
 }
 
@@ -69,6 +80,7 @@ export function row(
   return makeDef({
     name, arity, flags: opts.scriptable ? flags : impliedFlags(flags), keys, handler,
     categories: opts.categories ?? [], getKeys: opts.getKeys, subcommands: undefined, id: -1, keySpecs: NO_SPECS, keyMode: 0,
+    prefetch: opts.prefetch,
   });
 }
 

@@ -37,7 +37,7 @@ import type { Transport } from '../engine/client.js';
 import { discardTransaction } from '../engine/commands/transactions.js';
 import { clientInfo } from '../engine/commands/client.js';
 import type { AclDenial, AclUser } from '../engine/acl.js';
-import type { CommandDef } from '../engine/command.js';
+import type { CommandDef, Prefetch } from '../engine/command.js';
 import { afterPause, pauseCovers } from '../engine/pause.js';
 import { JsonWriter } from './json-writer.js';
 import { CommandList, decodePath, decodeQuery, queryToken } from './parse.js';
@@ -622,6 +622,32 @@ export class HttpServer {
     });
   }
 
+  /** True while a request whose prefetch completed runs (it must not start another). */
+  private prefetched = false;
+
+  /** Start `pf`; when it is ready, `run` executes the request (with its own copy of argv). */
+  private prefetch(res: HttpResponse, argv: Argv, pf: Prefetch, run: (copy: Argv) => void): boolean {
+    const copy = argv.clone();
+    const waiting = { aborted: false };
+    const cors = this.cors;
+    const started = pf(this.client, copy, () => {
+      if (waiting.aborted) return;
+      res.cork(() => {
+        this.cors = cors;
+        this.prefetched = true;
+        try {
+          run(copy);
+        } catch (err) {
+          this.internalError(res, err);
+        } finally {
+          this.prefetched = false;
+        }
+      });
+    });
+    if (started) res.onAborted(() => { waiting.aborted = true; });
+    return started;
+  }
+
   /** @internal The shared buffer for a body read in one chunk (used synchronously only). */
   bodyScratch(n: number): Buffer {
     if (this.body.length < n) this.body = Buffer.allocUnsafe(Math.max(n, 2 * this.body.length));
@@ -636,6 +662,12 @@ export class HttpServer {
   // ---------------------------------------------------------------- execution
 
   private single(res: HttpResponse, argv: Argv, access: AccessKind, base64: boolean, resp2: boolean, head: boolean): void {
+    // A command whose slow part runs elsewhere (SEARCH.* in the search worker): started now,
+    // answered when ready, so that the engine thread does not wait for it.
+    if (!this.prefetched && argv.count > 0 && (argv.buf[argv.start[0]] | 0x20) === 0x73) {
+      const pf = this.engine.registry.lookup(argv)?.prefetch;
+      if (pf !== undefined && this.prefetch(res, argv, pf, (copy) => this.single(res, copy, access, base64, resp2, head))) return;
+    }
     if (this.engine.pauseUntil !== 0) {
       const def = this.engine.registry.lookup(argv);
       if (def !== undefined && pauseCovers(this.engine, def)) {

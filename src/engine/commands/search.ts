@@ -1,31 +1,28 @@
 /**
  * Upstash Redis Search: the SEARCH.* commands (not RediSearch's FT.*). Indexes are views of
  * the keys under their prefixes, kept in sync through the keyspace change hook; the index
- * machinery lives in ../search-index/.
+ * machinery lives in ../search-index/. Queries, counts, aggregations and WAITINDEXING run in
+ * the search worker thread: the client waits (as in a blocking command) while others are
+ * served; inside MULTI/EXEC, scripts and REST the engine thread waits for the answer.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import type { Client } from '../client.js';
 import { F } from '../flags.js';
-import { family, row } from '../command.js';
+import { family, type Prefetch, row } from '../command.js';
 import { parseCreate, sameDefinition, SchemaError } from '../search-index/schema.js';
 import { registryOf } from '../search-index/registry.js';
-import { countMatches, evaluate, matchedTerms, parseQuery, QueryError, type Node, type Scores } from '../search-index/query.js';
-import { applyScoreFunc, parseScoreFunc, type ScoreFunc } from '../search-index/scorefunc.js';
-import { mark, parseHighlight, type Highlight } from '../search-index/highlight.js';
-import type { DocRec, SearchIndex } from '../search-index/index.js';
-import { aggregate, parseAggregations, writeRV } from '../search-index/aggregate.js';
+import { mark, type Highlight } from '../search-index/highlight.js';
+import type { Feed } from '../search-index/feed.js';
+import type { Kind, Result } from '../search-index/exec.js';
+import { type RV, writeRV } from '../search-index/aggregate.js';
 import { globMatch } from '../glob.js';
 
-const MAX_LIMIT = 1000;
 /** Indexes per server: every write under a prefix is checked against each of them. */
 const MAX_INDEXES = 1000;
-const DEFAULT_LIMIT = 10;
-/** OFFSET beyond this is refused: every skipped result is still ranked. */
-const MAX_OFFSET = 100_000;
 
 function fail(out: ReplySink, err: unknown): void {
-  if (err instanceof SchemaError || err instanceof QueryError) out.error(err.message);
+  if (err instanceof SchemaError) out.error(err.message);
   else throw err;
 }
 
@@ -111,27 +108,76 @@ function describeCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
 }
 
-/** Bring the named index up to date (`rebuild`: from the whole keyspace): 1, or 0 if none. */
-function catchUp(c: Client, argv: Argv, out: ReplySink, rebuild: boolean): void {
+/**
+ * Send a request about the index argv[1] names (or aliases) to the search worker and reply with
+ * `write` once answered; `none` replies when there is no such index.
+ */
+function ask(c: Client, argv: Argv, kind: Kind, none: () => void, write: (feed: Feed, r: Result) => void, rebuild = false): void {
   const reg = registryOf(c.engine);
-  const idx = reg.resolve(argv.key(1));
-  if (idx === undefined) {
-    out.int(0);
+  const feed = reg.resolve(argv.key(1));
+  if (feed === undefined) {
+    none();
     return;
   }
-  if (rebuild) idx.stale = true;
-  reg.ready(idx);
-  out.int(1);
+  if (rebuild) reg.rebuild(feed);
+  const args = kind === 'wait' ? null : argv;
+  if (c.transport.kind !== 'tcp' || c.engine.inExec) {
+    // The command completes in its turn (EXEC, a script, a REST request): with the answer
+    // fetched ahead for this REST request, or waiting for the worker.
+    const pre = prefetched;
+    prefetched = null;
+    write(feed, pre !== null && pre.feed === feed && pre.kind === kind && !c.engine.inExec ? pre.r : reg.requestSync(feed, kind, args));
+    return;
+  }
+  c.blocked = true;
+  reg.request(feed, kind, args, (r) => {
+    c.blocked = false;
+    if (c.closed) return;
+    write(feed, r);
+    c.transport.requestFlush();
+    c.transport.resume();
+  });
+}
+
+/** The worker's answer for the REST request being executed (see prefetchFor). */
+let prefetched: { feed: Feed; kind: Kind; r: Result } | null = null;
+
+const ARITY_OK: Record<Kind, (n: number) => boolean> = { wait: (n) => n === 2, query: (n) => n >= 3, count: (n) => n === 3, aggregate: (n) => n === 4 };
+
+/** REST: send the request to the worker first, execute the command once it answered. */
+function prefetchFor(kind: Kind): Prefetch {
+  return (c, argv, ready) => {
+    if (!ARITY_OK[kind](argv.count)) return false; // the handler gives the arity error
+    const reg = registryOf(c.engine);
+    const feed = reg.resolve(argv.key(1));
+    if (feed === undefined) return false;
+    reg.request(feed, kind, kind === 'wait' ? null : argv, (r) => {
+      prefetched = { feed, kind, r };
+      try {
+        ready();
+      } finally {
+        prefetched = null;
+      }
+    });
+    return true;
+  };
+}
+
+/** A worker reply that is an error: written; true. */
+function isError(out: ReplySink, r: Result): boolean {
+  if (!('err' in r)) return false;
+  out.error(r.err);
+  return true;
 }
 
 // SEARCH.WAITINDEXING name|alias: every write acknowledged before it becomes visible.
 function waitIndexingCommand(c: Client, argv: Argv, out: ReplySink): void {
-  catchUp(c, argv, out, false);
+  ask(c, argv, 'wait', () => out.int(0), (_f, r) => { if (!isError(out, r)) out.int(1); });
 }
 
 // SEARCH.REINDEX name|alias: rebuild the contents from the keyspace.
 function reindexCommand(c: Client, argv: Argv, out: ReplySink): void {
-  catchUp(c, argv, out, true);
+  ask(c, argv, 'wait', () => out.int(0), (_f, r) => { if (!isError(out, r)) out.int(1); }, true);
 }
 
 // SEARCH.LISTINDEXES [MATCH pattern] [LIMIT n] [OFFSET n]: [[name, n, type, t]...] sorted by name.
@@ -184,160 +230,34 @@ function listAliasesCommand(c: Client, _argv: Argv, out: ReplySink): void {
   }
 }
 
-interface QueryOptions {
-  limit: number;
-  offset: number;
-  noContent: boolean;
-  select: string[] | null;
-  orderBy: { field: number; desc: boolean } | null;
-  scoreFunc: ScoreFunc | null;
-  highlight: Highlight | null;
-}
-
-function parseOptions(argv: Argv, from: number, idx: SearchIndex): QueryOptions {
-  const o: QueryOptions = { limit: DEFAULT_LIMIT, offset: 0, noContent: false, select: null, orderBy: null, scoreFunc: null, highlight: null };
-  const need = (i: number, what: string) => {
-    if (i >= argv.count) throw new QueryError(`ERR syntax error: ${what} needs a value`);
-  };
-  for (let i = from; i < argv.count; i++) {
-    if (argv.is(i, 'LIMIT')) {
-      need(i + 1, 'LIMIT');
-      const n = argv.int(++i);
-      if (!(n >= 1 && n <= MAX_LIMIT)) throw new QueryError('ERR limit should be a positive number less than 1000');
-      o.limit = n;
-    } else if (argv.is(i, 'OFFSET')) {
-      need(i + 1, 'OFFSET');
-      const n = argv.int(++i);
-      if (!(n >= 0 && n <= MAX_OFFSET)) throw new QueryError(`ERR offset should be a non-negative number at most ${MAX_OFFSET}`);
-      o.offset = n;
-    } else if (argv.is(i, 'NOCONTENT')) {
-      o.noContent = true;
-    } else if (argv.is(i, 'SELECT')) {
-      need(i + 1, 'SELECT');
-      const n = argv.int(++i);
-      if (!(n >= 0) || i + n >= argv.count) throw new QueryError('ERR syntax error: SELECT count does not match the fields given');
-      o.select = [];
-      for (let k = 0; k < n; k++) o.select.push(argv.str(++i));
-    } else if (argv.is(i, 'ORDERBY')) {
-      need(i + 1, 'ORDERBY');
-      const name = argv.str(++i);
-      const fi = idx.byName.get(name);
-      if (fi === undefined) throw new QueryError(`ERR Unknown field: ${name}`);
-      if (!idx.def.fields[fi].fast) throw new QueryError(`ERR ORDERBY field '${name}' is not FAST`);
-      let desc = false;
-      if (i + 1 < argv.count && (argv.is(i + 1, 'ASC') || argv.is(i + 1, 'DESC'))) desc = argv.is(++i, 'DESC');
-      o.orderBy = { field: fi, desc };
-    } else if (argv.is(i, 'SCOREFUNC')) {
-      const [sf, next] = parseScoreFunc(argv, i + 1, idx);
-      o.scoreFunc = sf;
-      i = next - 1;
-    } else if (argv.is(i, 'HIGHLIGHT')) {
-      const [h, next] = parseHighlight(argv, i + 1, idx);
-      o.highlight = h;
-      i = next - 1;
-    } else {
-      throw new QueryError(`ERR syntax error near '${argv.str(i)}'`);
-    }
-  }
-  if (o.noContent && (o.select !== null || o.highlight !== null)) throw new QueryError('ERR NOCONTENT cannot be combined with SELECT or HIGHLIGHT');
-  if (o.scoreFunc !== null && o.orderBy !== null) throw new QueryError('ERR SCOREFUNC cannot be combined with ORDERBY');
-  return o;
-}
-
-/** A match: key, score, slot. */
-type Hit = [string, number, number];
-
-/** The matching keys in reply order, offset and limit applied. */
-function rank(scores: Scores, idx: SearchIndex, o: QueryOptions): Hit[] {
-  const sf = o.scoreFunc;
-  const ob = o.orderBy;
-  let cmp: (a: Hit, b: Hit) => number;
-  const byScore = (a: Hit, b: Hit) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-  if (ob === null) {
-    cmp = byScore;
-  } else {
-    const fi = ob.field;
-    const recs = idx.recAt;
-    const dir = ob.desc ? -1 : 1;
-    cmp = (a, b) => {
-      const x = recs[a[2]]!.vals[fi]?.[0];
-      const y = recs[b[2]]!.vals[fi]?.[0];
-      if (x === undefined || y === undefined) {
-        if (x !== y) return x === undefined ? 1 : -1; // documents without the field last
-      } else if (x !== y) {
-        return (x < y ? -1 : 1) * dir;
-      }
-      return byScore(a, b);
-    };
-  }
-  // The best offset+limit only: a bounded heap whose root is the worst kept (O(n log k)).
-  const k = o.offset + o.limit;
-  const heap: Hit[] = [];
-  for (let [slot, score] of scores) {
-    if (sf !== null) score = applyScoreFunc(sf, idx.recAt[slot]!, score);
-    const h: Hit = [idx.keyAt[slot]!, score, slot];
-    if (heap.length < k) {
-      heap.push(h);
-      for (let i = heap.length - 1; i > 0;) {
-        const p = (i - 1) >> 1;
-        if (cmp(heap[i], heap[p]) <= 0) break;
-        [heap[i], heap[p]] = [heap[p], heap[i]];
-        i = p;
-      }
-    } else if (cmp(h, heap[0]) < 0) {
-      heap[0] = h;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && cmp(heap[l], heap[m]) > 0) m = l;
-        if (r < heap.length && cmp(heap[r], heap[m]) > 0) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m], heap[i]];
-        i = m;
-      }
-    }
-  }
-  return heap.sort(cmp).slice(o.offset);
-}
-
 // SEARCH.QUERY name|alias filter [LIMIT n] [OFFSET n] [NOCONTENT] [SELECT n f...] [ORDERBY f [ASC|DESC]]
 function queryCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const idx = readyIndex(c, argv, out);
-  if (idx === undefined) return;
-  let hits: Hit[];
-  let o: QueryOptions;
-  let q: Node;
-  try {
-    q = parseQuery(argv.str(2), idx);
-    o = parseOptions(argv, 3, idx);
-    hits = rank(evaluate(q, idx), idx, o);
-  } catch (err) {
-    fail(out, err);
-    return;
-  }
-  const db = c.engine.dbs[idx.def.db];
-  const hl = o.highlight;
-  const terms = hl === null ? null : matchedTerms(q, idx);
-  out.array(hits.length);
-  for (const [key, score] of hits) {
-    out.array(o.noContent ? 2 : 3);
-    out.bulkLatin1(idx.replyKey(key));
-    out.bulkText(String(score));
-    if (o.noContent) continue;
-    const pairs = idx.content(db, key, o.select);
-    if (hl !== null) highlightPairs(pairs, idx, hl, terms!);
-    out.array(pairs.length);
-    for (const [f, v] of pairs) {
-      out.array(2);
-      out.bulkText(f);
-      out.bulkText(v);
+  ask(c, argv, 'query', () => out.nil(), (feed, res) => {
+    if (isError(out, res)) return;
+    const r = res as Extract<Result, { keys: string[] }>;
+    const db = c.engine.dbs[feed.def.db];
+    const hl = r.highlight;
+    out.array(r.keys.length);
+    for (let i = 0; i < r.keys.length; i++) {
+      const key = r.keys[i];
+      out.array(r.noContent ? 2 : 3);
+      out.bulkLatin1(feed.replyKey(key));
+      out.bulkText(String(r.scores[i]));
+      if (r.noContent) continue;
+      const pairs = feed.content(db, key, r.select);
+      if (hl !== null) highlightPairs(pairs, feed, hl, r.terms!);
+      out.array(pairs.length);
+      for (const [f, v] of pairs) {
+        out.array(2);
+        out.bulkText(f);
+        out.bulkText(v);
+      }
     }
-  }
+  });
 }
 
 /** Mark the matched words of the highlighted fields in reply pairs (JSON values are re-serialized). */
-function highlightPairs(pairs: [string, string][], idx: SearchIndex, h: Highlight, terms: Map<number, Set<string>>): void {
+function highlightPairs(pairs: [string, string][], idx: Feed, h: Highlight, terms: Map<number, Set<string>>): void {
   const json = idx.def.on !== 'HASH' && idx.def.on !== 'STREAM';
   for (const p of pairs) {
     for (const fi of h.fields) {
@@ -369,41 +289,14 @@ function editAt(root: unknown, path: string[], edit: (v: unknown) => unknown): u
   return o;
 }
 
-/** The index argv[1] names (or aliases), caught up with every write; replies null when none. */
-function readyIndex(c: Client, argv: Argv, out: ReplySink): SearchIndex | undefined {
-  const reg = registryOf(c.engine);
-  const found = reg.resolve(argv.key(1));
-  if (found === undefined) {
-    out.nil();
-    return undefined;
-  }
-  return reg.ready(found);
-}
-
 // SEARCH.COUNT name|alias filter
 function countCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const idx = readyIndex(c, argv, out);
-  if (idx === undefined) return;
-  try {
-    out.int(countMatches(parseQuery(argv.str(2), idx), idx));
-  } catch (err) {
-    fail(out, err);
-  }
+  ask(c, argv, 'count', () => out.nil(), (_f, r) => { if (!isError(out, r)) out.int((r as { n: number }).n); });
 }
 
 // SEARCH.AGGREGATE name|alias filter aggregations
 function aggregateCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const idx = readyIndex(c, argv, out);
-  if (idx === undefined) return;
-  try {
-    const q = parseQuery(argv.str(2), idx);
-    const aggs = parseAggregations(argv.str(3), idx);
-    const docs: DocRec[] = [];
-    for (const s of evaluate(q, idx).keys()) docs.push(idx.recAt[s]!);
-    writeRV(out, aggregate(aggs, docs));
-  } catch (err) {
-    fail(out, err);
-  }
+  ask(c, argv, 'aggregate', () => out.nil(), (_f, r) => { if (!isError(out, r)) writeRV(out, (r as { rv: RV[] }).rv); });
 }
 
 export default family('search', [], [
@@ -411,12 +304,12 @@ export default family('search', [], [
   row('search.create',          -4,  F.WRITE,                [0, 0, 0],  createCommand),
   row('search.drop',             2,  F.WRITE,                [0, 0, 0],  dropCommand),
   row('search.describe',         2,  F.READONLY,             [0, 0, 0],  describeCommand),
-  row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand),
+  row('search.waitindexing',     2,  F.READONLY,             [0, 0, 0],  waitIndexingCommand, { prefetch: prefetchFor('wait') }),
   row('search.reindex',          2,  F.WRITE,                [0, 0, 0],  reindexCommand),
   row('search.listindexes',     -1,  F.READONLY,             [0, 0, 0],  listIndexesCommand),
-  row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand),
-  row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand),
-  row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand),
+  row('search.query',           -3,  F.READONLY,             [0, 0, 0],  queryCommand, { prefetch: prefetchFor('query') }),
+  row('search.count',            3,  F.READONLY,             [0, 0, 0],  countCommand, { prefetch: prefetchFor('count') }),
+  row('search.aggregate',        4,  F.READONLY,             [0, 0, 0],  aggregateCommand, { prefetch: prefetchFor('aggregate') }),
   row('search.aliasadd',         3,  F.WRITE,                [0, 0, 0],  aliasAddCommand),
   row('search.aliasdel',         2,  F.WRITE,                [0, 0, 0],  aliasDelCommand),
   row('search.listaliases',      1,  F.READONLY,             [0, 0, 0],  listAliasesCommand),

@@ -7,22 +7,15 @@
  * (value -> slots) per KEYWORD field; a sorted column per numeric/DATE field for ranges. Other
  * conditions test the per-document values.
  *
- * Keeping it in sync is lazy and batched: a write only records its key in `dirty` (one Set
- * insertion on the write path); queries, COUNT and WAITINDEXING first apply the pending keys by
- * reading their current values. A key that vanished, expired or changed type leaves the index.
+ * The index lives in the search worker thread (worker.ts), which receives the schema values of
+ * changed documents in batches from the engine thread (feed.ts) and answers queries; this class
+ * knows nothing of the keyspace. A document may carry an expiry time: queries first drop the
+ * documents whose time has passed without a write (`purge`).
  *
- * ON STREAM: the index is bound to one stream key and each entry is a document, keyed by its
- * entry id. Entries never change, and XADD only appends ids above the last one: a write to the
- * stream indexes the entries after the last one taken, and removes entries only when the count
- * of documents exceeds the stream's length (XDEL, XTRIM). Another stream object under the key
- * (DEL and XADD, RENAME, RESTORE) is indexed afresh.
+ * ON STREAM: each entry of the stream is a document keyed by its entry id (the engine side
+ * works out which entries arrived or left).
  */
-import type { Db, Entry } from '../db.js';
-import { T } from '../db.js';
-import { JFloat, type JValue, serialize } from '../ds/json.js';
-import type { HashValue } from '../ds/hash.js';
-import type { JsonDoc } from '../ds/json.js';
-import { formatId, ID_MAX, ID_MIN, type Stream, type StreamId } from '../ds/stream.js';
+import { JFloat } from '../ds/json.js';
 import { analyze } from './analyze.js';
 import { fieldnormId } from './bm25.js';
 import type { FieldDef, FieldType, IndexDef } from './schema.js';
@@ -184,10 +177,9 @@ export class SearchIndex {
   readonly verAt: number[] = [];
   private version = 0;
   private readonly free: number[] = [];
-  /** Keys written since the index last caught up. */
-  readonly dirty = new Set<string>();
-  /** The whole keyspace must be rescanned before the next use (start-up, SWAPDB). */
-  stale = false;
+  /** Expiry time (ms) of the documents that have one, and the earliest of them. */
+  private readonly expOf = new Map<string, number>();
+  private minExp = Infinity;
   readonly text: (TextField | null)[];
   /** KEYWORD fields: value -> slots (equality and $in find their candidates here). */
   readonly values: (Map<string | number | boolean, Set<number>> | null)[];
@@ -195,78 +187,17 @@ export class SearchIndex {
   readonly columns: (NumColumn | null)[];
   /** Field name -> position in def.fields. */
   readonly byName = new Map<string, number>();
-  /** Hash field names as keyspace strings (latin1 bytes of the UTF-8 name). */
-  private readonly hashNames: string[];
-  private readonly paths: string[][];
-  /** ON STREAM: field names as bytes, the stream object indexed and the last entry id taken from it. */
-  private readonly fieldBufs: Buffer[];
-  private stream: Stream | null = null;
-  private streamLast: StreamId = ID_MIN;
-
   constructor(readonly def: IndexDef) {
     this.text = def.fields.map((f) => (f.type === 'TEXT' ? new TextField() : null));
     this.values = def.fields.map((f) => (f.type === 'KEYWORD' ? new Map() : null));
     this.columns = def.fields.map((f) => (NUMERIC_TYPES.has(f.type) ? new NumColumn() : null));
     def.fields.forEach((f, i) => this.byName.set(f.name, i));
-    this.hashNames = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8').toString('latin1'));
-    this.paths = def.fields.map((f) => (f.from ?? f.name).split('.'));
-    this.fieldBufs = def.fields.map((f) => Buffer.from(f.from ?? f.name, 'utf8'));
-  }
-
-  /** A document's name in replies: the key, or for a stream its entry id as text. */
-  replyKey(key: string): string {
-    return this.def.on === 'STREAM' ? formatId(key) : key;
-  }
-
-  /** True if `key` lies under one of the prefixes. */
-  covers(key: string): boolean {
-    const ps = this.def.prefixes;
-    if (this.def.on === 'STREAM') return key === ps[0];
-    for (let i = 0; i < ps.length; i++) if (key.startsWith(ps[i])) return true;
-    return false;
-  }
-
-  /** Apply pending changes (and a full rescan if stale) so that queries see every write. */
-  catchUp(db: Db, now: number): void {
-    if (this.def.on === 'STREAM') {
-      // Always: a cheap check (one lookup, a walk from the last entry taken) that also sees a
-      // TTL that ran out without a write.
-      if (this.stale) { this.stale = false; this.clear(); } // REINDEX, SWAPDB, start-up
-      this.dirty.clear();
-      this.syncStream(db, now);
-      return;
-    }
-    if (this.stale) {
-      this.stale = false;
-      this.dirty.clear();
-      this.clear();
-      for (const e of db.entries()) if (this.covers(e.key)) this.apply(e.key, e, now);
-      return;
-    }
-    if (this.dirty.size === 0) return;
-    for (const key of this.dirty) this.apply(key, db.peek(key), now);
-    this.dirty.clear();
-  }
-
-  /**
-   * Apply pending keys until `deadline` (performance.now() ms): the background drain, so that
-   * indexing work is spread over idle time instead of landing on the next query. True when done.
-   */
-  catchUpSome(db: Db, now: number, deadline: number): boolean {
-    if (this.def.on === 'STREAM') { this.catchUp(db, now); return true; }
-    let n = 0;
-    for (const key of this.dirty) {
-      this.apply(key, db.peek(key), now);
-      this.dirty.delete(key);
-      if ((++n & 63) === 0 && performance.now() > deadline) return this.dirty.size === 0;
-    }
-    return true;
   }
 
   clear(): void {
-    this.stream = null;
-    this.streamLast = ID_MIN;
     this.docs.clear();
+    this.expOf.clear();
+    this.minExp = Infinity;
     this.keyAt.length = 0;
     this.recAt.length = 0;
     this.verAt.length = 0;
@@ -276,33 +207,41 @@ export class SearchIndex {
     for (const c of this.columns) c?.clear();
   }
 
-  /** Re-read one key (undefined: gone). A changed document keeps its slot. */
-  apply(key: string, e: Entry | undefined, now: number): void {
-    this.put(key, e === undefined || (e.exp !== 0 && e.exp < now) ? null : this.extract(e));
+  /**
+   * Enter or replace (same slot) the document of `key` from the raw values of its schema fields
+   * (per field, the leaves found; null: not a document of this index), or remove it (null).
+   * `exp`: its expiry time in ms, 0 for none.
+   */
+  putLeaves(key: string, leaves: (unknown[] | undefined)[] | null, exp: number): void {
+    if (leaves === null) {
+      this.put(key, null);
+      if (this.expOf.size !== 0) this.expOf.delete(key);
+      return;
+    }
+    const fields = this.def.fields;
+    const vals: DocRec['vals'] = new Array(fields.length);
+    for (let f = 0; f < fields.length; f++) {
+      const ls = leaves[f];
+      if (ls !== undefined && ls.length > 0) vals[f] = convert(fields[f], ls);
+    }
+    this.put(key, { vals, slot: -1 });
+    if (exp !== 0) {
+      this.expOf.set(key, exp);
+      if (exp < this.minExp) this.minExp = exp;
+    } else if (this.expOf.size !== 0) {
+      this.expOf.delete(key);
+    }
   }
 
-  /** Bring a stream index in line with the stream now under its key. */
-  private syncStream(db: Db, now: number): void {
-    const e = db.peek(this.def.prefixes[0]);
-    const s = e === undefined || e.type !== T.STREAM || (e.exp !== 0 && e.exp < now) ? null : (e.v as Stream);
-    if (s !== this.stream) { this.clear(); this.stream = s; }
-    if (s === null) return;
-    const last = this.streamLast;
-    s.forRange(last, ID_MAX, false, (id, fv) => {
-      if (id !== last) { this.put(id, this.extractEntry(fv)); this.streamLast = id; }
-      return true;
-    });
-    // Every entry is a document: more documents than entries means some were deleted or
-    // trimmed. Documents were entered in id order, so a trim (the oldest entries) is found in
-    // as many steps as it removed.
-    let gone = this.docs.size - s.length;
-    if (gone > 0) {
-      for (const id of this.docs.keys()) {
-        if (s.get(id) !== null) continue;
-        this.put(id, null);
-        if (--gone === 0) break;
-      }
+  /** Drop the documents whose expiry time passed (a key that expired without a write yet). */
+  purge(now: number): void {
+    if (now <= this.minExp) return;
+    let min = Infinity;
+    for (const [key, exp] of this.expOf) {
+      if (exp < now) { this.expOf.delete(key); this.put(key, null); }
+      else if (exp < min) min = exp;
     }
+    this.minExp = min;
   }
 
   /** Enter, replace (same slot) or remove (null) the document of `key`. */
@@ -397,112 +336,6 @@ export class SearchIndex {
     }
   }
 
-  /** The schema values of a stream entry's field-value pairs (a field given twice: both values). */
-  private extractEntry(fv: readonly Buffer[]): DocRec {
-    const fields = this.def.fields;
-    const vals: DocRec['vals'] = new Array(fields.length);
-    for (let f = 0; f < fields.length; f++) {
-      let leaves: string[] | null = null;
-      for (let i = 0; i + 1 < fv.length; i += 2) {
-        if (fv[i].equals(this.fieldBufs[f])) (leaves ??= []).push(fv[i + 1].toString('utf8'));
-      }
-      if (leaves !== null) vals[f] = convert(fields[f], leaves);
-    }
-    return { vals, slot: -1 };
-  }
-
-  /** The schema values of an entry, or null when it is not a document of this index. */
-  private extract(e: Entry): DocRec | null {
-    const fields = this.def.fields;
-    const vals: DocRec['vals'] = new Array(fields.length);
-    const on = this.def.on;
-    if (on === 'HASH') {
-      if (e.type !== T.HASH) return null;
-      const h = e.v as HashValue;
-      for (let f = 0; f < fields.length; f++) {
-        const raw = h.get(this.hashNames[f]);
-        if (raw !== undefined) vals[f] = convert(fields[f], [Buffer.from(raw, 'latin1').toString('utf8')]);
-      }
-      return { vals, slot: -1 };
-    }
-    let root: unknown;
-    if (on === 'JSON') {
-      if (e.type !== T.JSON) return null;
-      root = (e.v as JsonDoc).root;
-    } else {
-      if (!e.isString) return null;
-      try {
-        root = JSON.parse((e.value as Buffer).toString('utf8'));
-      } catch {
-        return null;
-      }
-    }
-    for (let f = 0; f < fields.length; f++) {
-      const leaves: unknown[] = [];
-      collect(root, this.paths[f], 0, leaves);
-      if (leaves.length > 0) vals[f] = convert(fields[f], leaves);
-    }
-    return { vals, slot: -1 };
-  }
-
-  /** A document's content for replies: [[field, value]...] (JSON: one "$" pair). */
-  content(db: Db, key: string, select: readonly string[] | null): [string, string][] {
-    if (this.def.on === 'STREAM') {
-      const e = db.peek(this.def.prefixes[0]);
-      const fv = e !== undefined && e.type === T.STREAM ? (e.v as Stream).get(key) : null;
-      if (fv === null) return [];
-      const out: [string, string][] = [];
-      for (let i = 0; i + 1 < fv.length; i += 2) {
-        const name = fv[i].toString('utf8');
-        if (select === null || select.includes(name)) out.push([name, fv[i + 1].toString('utf8')]);
-      }
-      return out;
-    }
-    const e = db.peek(key);
-    if (e === undefined) return [];
-    if (this.def.on === 'HASH') {
-      if (e.type !== T.HASH) return [];
-      const h = e.v as HashValue;
-      const out: [string, string][] = [];
-      if (select === null) {
-        h.forEach((v, f) => out.push([Buffer.from(f, 'latin1').toString('utf8'), Buffer.from(v, 'latin1').toString('utf8')]));
-      } else {
-        for (const name of select) {
-          const v = h.get(Buffer.from(name, 'utf8').toString('latin1'));
-          if (v !== undefined) out.push([name, Buffer.from(v, 'latin1').toString('utf8')]);
-        }
-      }
-      return out;
-    }
-    let root: unknown;
-    if (this.def.on === 'JSON') {
-      if (e.type !== T.JSON) return [];
-      root = (e.v as JsonDoc).root;
-      if (select === null) return [['$', serialize(root as JValue)]];
-    } else {
-      if (!e.isString) return [];
-      const text = (e.value as Buffer).toString('utf8');
-      if (select === null) return [['$', text]];
-      try { root = JSON.parse(text); } catch { return []; }
-    }
-    const out: [string, string][] = [];
-    for (const name of select) {
-      const v = walk(root, name.split('.'));
-      if (v !== undefined) out.push([name, this.def.on === 'JSON' ? serialize(v as JValue) : JSON.stringify(v)]);
-    }
-    return out;
-  }
-}
-
-/** The value at a dotted path (no array fan-out), for SELECT. */
-function walk(v: unknown, path: string[]): unknown {
-  for (const seg of path) {
-    if (v instanceof Map) v = v.get(seg);
-    else if (typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JFloat)) v = (v as Record<string, unknown>)[seg];
-    else return undefined;
-    if (v === undefined) return undefined;
-  }
-  return v;
 }
 
 /** True if terms[i] already occurred before position i (documents are short: a scan). */
@@ -510,23 +343,6 @@ function seenBefore(terms: readonly string[], i: number): boolean {
   const t = terms[i];
   for (let j = 0; j < i; j++) if (terms[j] === t) return true;
   return false;
-}
-
-/** Leaves at a dotted path; arrays on the way and at the end fan out (multi-valued fields). */
-function collect(v: unknown, path: string[], i: number, out: unknown[]): void {
-  if (out.length >= 10_000) return;
-  if (Array.isArray(v)) {
-    for (const x of v) collect(x, path, i, out);
-    return;
-  }
-  if (i === path.length) {
-    if (v !== null && v !== undefined && !(v instanceof Map) && (typeof v !== 'object' || v instanceof JFloat)) out.push(v);
-    return;
-  }
-  let next: unknown;
-  if (v instanceof Map) next = v.get(path[i]);
-  else if (typeof v === 'object' && v !== null && !(v instanceof JFloat)) next = (v as Record<string, unknown>)[path[i]];
-  if (next !== undefined) collect(next, path, i + 1, out);
 }
 
 function num(v: unknown): number {
