@@ -412,14 +412,23 @@ export class KeyTable {
   someEntries(n: number, out: Entry[]): number {
     if (this.count === 0 || n <= 0) return 0;
     if (this.rehashIdx >= 0) this.rehashStep();
-    const tables = this.t1 === null ? [this.t0] : [this.t0, this.t1];
-    const big = tables[tables.length - 1];
+    // perf: the two tables by name, no array of them per call (one call per eviction).
+    const t0 = this.t0;
+    const t1 = this.t1;
+    const big = t1 === null ? t0 : t1;
     let i = Math.floor(Math.random() * big.length);
     let added = 0;
     for (let steps = 0; steps < n * 10 && added < n; steps++, i++) {
-      for (const t of tables) {
-        if (t === this.t0 && this.rehashIdx >= 0 && (i & (t.length - 1)) < this.rehashIdx) continue; // already moved
-        for (let e = t[i & (t.length - 1)]; e !== undefined && added < n; e = e.next) {
+      // Buckets of t0 under rehashIdx have already moved to t1.
+      const b = i & (t0.length - 1);
+      if (this.rehashIdx < 0 || b >= this.rehashIdx) {
+        for (let e = t0[b]; e !== undefined && added < n; e = e.next) {
+          out.push(e);
+          added++;
+        }
+      }
+      if (t1 !== null) {
+        for (let e = t1[i & (t1.length - 1)]; e !== undefined && added < n; e = e.next) {
           out.push(e);
           added++;
         }
