@@ -12,7 +12,10 @@ const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'
 /** The flags between `node` and `dist/main.js` in the start script. */
 export const NODE_FLAGS = start.split(/\s+/).filter((a) => a.startsWith('--'));
 
-/** argv for process.execPath: Node flags, dist/main.js, then the server's own arguments. */
+/** The build to run: `dist`, or BENCH_DIST (another build, for a before/after in one run). */
+const DIST = process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST) : path.join(ROOT, 'dist');
+
+/** argv for process.execPath: Node flags, <build>/main.js, then the server's own arguments. */
 export function oursArgv(args) {
-  return [...NODE_FLAGS, path.join(ROOT, 'dist', 'main.js'), ...args];
+  return [...NODE_FLAGS, path.join(DIST, 'main.js'), ...args];
 }

@@ -124,7 +124,7 @@ const LRU_BASE = Math.floor(Date.now() / 1000) - 86400;
 const EXP_SPLIT = 1073741824;
 
 /**
- * A key and its value. A key without a TTL is an Entry (four fields: 56 bytes); a key that gets
+ * A key and its value. A key without a TTL is an Entry (five fields: 64 bytes); a key that gets
  * a TTL has its Entry replaced, in place in the KeyTable, by a TimedEntry, which adds the expiry
  * (Db.setExpire returns the live entry). memory: every key has one, and an expiry field on every
  * Entry cost 8 bytes per key, TTL or not.
@@ -137,6 +137,12 @@ export class Entry {
   bits: number;
   /** The next entry of the same KeyTable bucket (keytable.ts owns this field). */
   next: Entry | undefined = undefined;
+  /**
+   * The key's hash as an int32 (keytable.ts sets it on insert). perf: a lookup rejects the other
+   * keys of its chain without reading their strings (a cache miss each), and rehashing and
+   * removal never hash a key again. 8 bytes per key.
+   */
+  hash = 0;
   constructor(readonly key: string, public v: Stored, bits: number) {
     this.bits = bits;
   }

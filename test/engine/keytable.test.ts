@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KeyTable, REMOVED } from '../../dist/engine/keytable.js';
+import { KeyTable, REMOVED, hashKey } from '../../dist/engine/keytable.js';
 import { Entry } from '../../dist/engine/db.js';
 import { rng } from '../helpers/rng.js';
 
@@ -57,6 +57,47 @@ test('KeyTable: keys with equal hashes in a bucket chain, and the empty key', ()
   for (const k of keys) assert.equal(t.get(k)?.key, k);
   assert.equal(t.get('zz'), undefined);
   assert.equal(t.size, keys.length);
+});
+
+test('KeyTable: two keys with the same 32-bit hash stay apart (the entry keeps its hash; strings decide)', () => {
+  // The hash is seeded per process: find a colliding pair now (birthday bound: ~77k keys for
+  // even odds; 2M gives certainty in practice).
+  const seen = new Map<number, string>();
+  let pair: [string, string] | null = null;
+  for (let i = 0; i < 2_000_000 && pair === null; i++) {
+    const k = 'c' + i;
+    const h = hashKey(k);
+    const other = seen.get(h);
+    if (other !== undefined) pair = [other, k];
+    else seen.set(h, k);
+  }
+  assert.ok(pair !== null, 'no 32-bit collision among 2M keys');
+  const [a, b] = pair;
+  assert.equal(hashKey(a), hashKey(b));
+  const t = new KeyTable();
+  const ea = entry(a);
+  t.insert(ea);
+  assert.equal(t.get(b), undefined);
+  const eb = entry(b);
+  t.insert(eb);
+  assert.equal(t.get(a), ea);
+  assert.equal(t.get(b), eb);
+  // Through a rehash (growth) and back.
+  for (let i = 0; i < 5000; i++) t.insert(entry('g' + i));
+  t.cron(Date.now() + 1000);
+  assert.equal(t.get(a), ea);
+  assert.equal(t.get(b), eb);
+  const nb = entry(b);
+  t.replace(eb, nb);
+  assert.equal(t.get(b), nb);
+  assert.equal(t.get(a), ea);
+  t.remove(ea);
+  assert.equal(t.get(a), undefined);
+  assert.equal(t.get(b), nb);
+  for (let i = 0; i < 5000; i++) t.remove(t.get('g' + i)!);
+  t.cron(Date.now() + 1000);
+  assert.equal(t.get(b), nb);
+  assert.equal(t.size, 1);
 });
 
 test('KeyTable: a SCAN returns every key present from start to end, while keys come and go and the table resizes', () => {
