@@ -13,30 +13,45 @@ export type Ser =
   | Buffer | number | boolean | null | typeof LUA_NULL
   | { t: [Ser, Ser][] } | { x: string } | { deep: true };
 
-export function parseSer(b: Buffer): Ser[] {
+/**
+ * The values serialised in b. `num(k)` gives the k-th number (from 1) of the 'd' tokens: the
+ * serialiser's table of numbers (prelude.ts ser_any), read in place by the caller.
+ */
+export function parseSer(b: Buffer, num: ((k: number) => number) | null = null): Ser[] {
   const out: Ser[] = [];
-  const st = { p: 0 };
+  const st: ParseState = { p: 0, k: 0, num };
   while (st.p < b.length) out.push(parseOne(b, st));
   return out;
 }
 
-function readNum(b: Buffer, st: { p: number }, end: number): string {
+interface ParseState {
+  p: number;
+  /** 'd' tokens read so far. */
+  k: number;
+  num: ((k: number) => number) | null;
+}
+
+function readNum(b: Buffer, st: ParseState, end: number): string {
   const i = b.indexOf(end, st.p);
   const s = b.toString('latin1', st.p, i);
   st.p = i + 1;
   return s;
 }
 
-function parseOne(b: Buffer, st: { p: number }): Ser {
+function parseOne(b: Buffer, st: ParseState): Ser {
   const c = b[st.p++];
   switch (c) {
     case 0x73: { // s
-      const n = Number(readNum(b, st, 0x3a));
+      const n = readLen(b, st);
       const v = b.subarray(st.p, st.p + n);
       st.p += n;
       return v;
     }
     case 0x6e: return Number(readNum(b, st, 0x3b)); // n
+    case 0x64: { // d
+      if (st.num === null) throw new Error(`bad serialised value at ${st.p - 1}`);
+      return st.num(++st.k);
+    }
     case 0x54: return true;
     case 0x46: return false;
     case 0x4e: return null;
@@ -44,7 +59,7 @@ function parseOne(b: Buffer, st: { p: number }): Ser {
     case 0x44: return { deep: true };
     case 0x78: return { x: readNum(b, st, 0x3b) };
     case 0x74: { // t
-      const n = Number(readNum(b, st, 0x3b));
+      const n = readLen(b, st);
       const pairs: [Ser, Ser][] = [];
       for (let i = 0; i < n; i++) {
         const k = parseOne(b, st);
@@ -56,11 +71,23 @@ function parseOne(b: Buffer, st: { p: number }): Ser {
   }
 }
 
+/** The decimal count before ':' or ';' at st.p (a length or an element count). */
+function readLen(b: Buffer, st: ParseState): number {
+  let n = 0;
+  let p = st.p;
+  for (let c = b[p]; c >= 0x30 && c <= 0x39; c = b[++p]) n = n * 10 + (c - 0x30);
+  if (p === st.p || p >= b.length) throw new Error(`bad serialised value at ${st.p}`);
+  st.p = p + 1;
+  return n;
+}
+
 /** C's "%.14g" (Lua's number format, cjson's default precision). */
 export function fmtG(n: number, prec = 14): string {
   if (Number.isNaN(n)) return n > 0 ? 'nan' : '-nan';
   if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
   if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  // perf: an integer of at most prec digits is printed as its digits (no exponent, no rounding).
+  if (prec <= 15 && Number.isInteger(n) && Math.abs(n) < 10 ** prec) return String(n);
   const exp = Math.floor(Math.log10(Math.abs(n)));
   let e = Number(n.toExponential(prec - 1).split('e')[1]);
   if (Number.isNaN(e)) e = exp;
@@ -116,44 +143,43 @@ for (let i = 0; i < 32; i++) ESC[i] = `\\u${i.toString(16).padStart(4, '0')}`;
 ESC[8] = '\\b'; ESC[9] = '\\t'; ESC[10] = '\\n'; ESC[12] = '\\f'; ESC[13] = '\\r';
 ESC[34] = '\\"'; ESC[47] = '\\/'; ESC[92] = '\\\\'; ESC[127] = '\\u007f';
 
-function jsonString(s: Buffer, out: Buffer[]): void {
+// perf: the encoder builds latin1 text (one char per byte: the output's exact bytes), one
+// Buffer at the end.
+
+function jsonString(s: Buffer): string {
   let start = 0;
-  const parts: Buffer[] = [Buffer.from('"')];
+  let r = '"';
   for (let i = 0; i < s.length; i++) {
     const e = ESC[s[i]];
     if (e !== null) {
-      if (i > start) parts.push(s.subarray(start, i));
-      parts.push(Buffer.from(e, 'latin1'));
+      if (i > start) r += s.latin1Slice(start, i);
+      r += e;
       start = i + 1;
     }
   }
-  if (start < s.length) parts.push(s.subarray(start));
-  parts.push(Buffer.from('"'));
-  out.push(...parts);
+  if (start < s.length) r += s.latin1Slice(start, s.length);
+  return r + '"';
 }
 
-function jsonNumber(n: number, out: Buffer[]): void {
+function jsonNumber(n: number): string {
   if (!Number.isFinite(n)) {
     if (jsonCfg.encodeInvalid === 0) throw new JsonError('Cannot serialise number: must not be NaN or Inf');
-    if (jsonCfg.encodeInvalid === 'null') {
-      out.push(Buffer.from('null'));
-      return;
-    }
+    if (jsonCfg.encodeInvalid === 'null') return 'null';
   }
-  out.push(Buffer.from(fmtG(n, jsonCfg.precision), 'latin1'));
+  return fmtG(n, jsonCfg.precision);
 }
 
-function jsonValue(v: Ser, out: Buffer[], depth: number): void {
-  if (v === null || v === LUA_NULL) out.push(Buffer.from('null'));
-  else if (typeof v === 'boolean') out.push(Buffer.from(v ? 'true' : 'false'));
-  else if (typeof v === 'number') jsonNumber(v, out);
-  else if (Buffer.isBuffer(v)) jsonString(v, out);
-  else if ('t' in v) jsonTable(v.t, out, depth + 1);
-  else if ('deep' in v) throw new JsonError(`Cannot serialise, excessive nesting (${jsonCfg.encodeMaxDepth + 1})`);
-  else throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
+function jsonValue(v: Ser, depth: number): string {
+  if (v === null || v === LUA_NULL) return 'null';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') return jsonNumber(v);
+  if (Buffer.isBuffer(v)) return jsonString(v);
+  if ('t' in v) return jsonTable(v.t, depth + 1);
+  if ('deep' in v) throw new JsonError(`Cannot serialise, excessive nesting (${jsonCfg.encodeMaxDepth + 1})`);
+  throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
 }
 
-function jsonTable(pairs: [Ser, Ser][], out: Buffer[], depth: number): void {
+function jsonTable(pairs: [Ser, Ser][], depth: number): string {
   if (depth > jsonCfg.encodeMaxDepth) throw new JsonError(`Cannot serialise, excessive nesting (${depth})`);
   // lua_array_length: every key a positive integer -> array of length max.
   let max = 0;
@@ -173,41 +199,36 @@ function jsonTable(pairs: [Ser, Ser][], out: Buffer[], depth: number): void {
   if (isArray && max > 0) {
     const byIndex = new Map<number, Ser>();
     for (const [k, x] of pairs) byIndex.set(k as number, x);
-    out.push(Buffer.from('['));
+    let r = '[';
     for (let i = 1; i <= max; i++) {
-      if (i > 1) out.push(Buffer.from(','));
-      jsonValue(byIndex.has(i) ? byIndex.get(i)! : null, out, depth);
+      if (i > 1) r += ',';
+      r += jsonValue(byIndex.has(i) ? byIndex.get(i)! : null, depth);
     }
-    out.push(Buffer.from(']'));
-    return;
+    return r + ']';
   }
-  out.push(Buffer.from('{'));
+  let r = '{';
   let first = true;
   for (const [k, x] of pairs) {
-    if (!first) out.push(Buffer.from(','));
+    if (!first) r += ',';
     first = false;
-    if (typeof k === 'number') {
-      out.push(Buffer.from('"'));
-      jsonNumber(k, out);
-      out.push(Buffer.from('"'));
-    } else if (Buffer.isBuffer(k)) jsonString(k, out);
+    if (typeof k === 'number') r += '"' + jsonNumber(k) + '"';
+    else if (Buffer.isBuffer(k)) r += jsonString(k);
     else throw new JsonError(`Cannot serialise ${typeName(k)}: table key must be a number or string`);
-    out.push(Buffer.from(':'));
-    jsonValue(x, out, depth);
+    r += ':' + jsonValue(x, depth);
   }
-  out.push(Buffer.from('}'));
+  return r + '}';
 }
 
 /** cjson.encode: [true, json] or [false, message]. */
 export function jsonEncode(v: Ser): LuaValue[] {
-  const out: Buffer[] = [];
+  let text: string;
   try {
-    jsonValue(v, out, 0);
+    text = jsonValue(v, 0);
   } catch (e) {
     if (e instanceof JsonError) return [false, Buffer.from(e.message, 'latin1')];
     throw e;
   }
-  return [true, Buffer.concat(out)];
+  return [true, Buffer.from(text, 'latin1')];
 }
 
 const T = {

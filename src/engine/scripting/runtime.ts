@@ -22,7 +22,7 @@ import { Argv } from '../../resp/argv.js';
 import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -65,12 +65,19 @@ export interface RunResult {
 
 const EMPTY = Buffer.alloc(0);
 
+/** cmsgpack's offset and limit as they were read from %.17g text: inf and nan became NaN. */
+function finiteOrNaN(x: number): number {
+  return Number.isFinite(x) ? x : NaN;
+}
+
 /** Redis's LOAD_TIMEOUT_MS: FUNCTION LOAD stops library code running longer. */
 const LOAD_TIMEOUT_MS = 500;
 /**
  * KEYS and ARGV go onto the Lua stack one by one (no chunk to build) when there are at most this
- * many, short and free of NUL bytes: a C caller may use 20 slots without lua_checkstack, which
- * lua-wasm-bindings does not export; the runner, its 4 fixed arguments and the values fit.
+ * many and short (NULs included: vm.pushBytesNul). lua-wasm-bindings exports no lua_checkstack:
+ * a run starts at the bottom of the main state's stack, which Lua 5.1 never makes smaller than
+ * BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed arguments, the values and a join of
+ * JOIN_PARTS parts use at most 4 + 12 + 1 + 8 = 25.
  */
 const FAST_ARGS = 12;
 const FAST_ARG_LEN = 512;
@@ -124,12 +131,12 @@ export class LuaRuntime {
       vm.pushString(why);
       return 1;
     });
-    add('json_encode', () => this.pushResult(jsonEncode(parseSer(Buffer.from(vm.bytes(1)))[0] ?? null)));
+    add('json_encode', () => this.pushResult(jsonEncode(this.ser(1)[0] ?? null)));
     add('json_decode', () => this.pushResult(jsonDecode(Buffer.from(vm.bytes(1)))));
-    add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
-    add('mp_pack', () => this.pushResult(mpPack(parseSer(Buffer.from(vm.bytes(1))))));
-    add('mp_unpack', () => this.pushResult(mpUnpack(Buffer.from(vm.bytes(1)), vm.latin1(2), Number(vm.latin1(3)), Number(vm.latin1(4)))));
-    add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
+    add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
+    add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
+    add('mp_unpack', () => this.pushResult(mpUnpack(this.arg(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
+    add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), this.ser(2))));
     add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), Buffer.from(vm.bytes(2)), Number(vm.latin1(3)))));
     add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));
     add('bit', (L) => {
@@ -139,7 +146,7 @@ export class LuaRuntime {
       vm.pushString(bitOp(vm.latin1(1), nums));
       return 1;
     });
-    spec.push(`version=${version};`, `version_num=${versionNum};`);
+    spec.push(`version=${version};`, `version_num=${versionNum};`, `direct=${vm.direct ? 1 : 0};`);
     this.spec = spec.join('');
     this.startPrelude();
     const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
@@ -178,6 +185,27 @@ export class LuaRuntime {
     this.name = '';
     this.startPrelude();
     this.setRandState(rand);
+  }
+
+  /** String argument i of a bridge: a copy (the heap may move while the bridge runs). */
+  private arg(i: number): Buffer {
+    const b = this.vm.bytes(i);
+    return Buffer.from(b.buffer, b.byteOffset, b.length);
+  }
+
+  /** Number argument i of a bridge (a number, or with !vm.direct its %.17g text). */
+  private numArg(i: number): number {
+    const vm = this.vm;
+    return vm.M._lua_type(vm.L, i) === LUA_TNUMBER ? vm.numberArg(i) : Number(vm.latin1(i));
+  }
+
+  /**
+   * The values prelude.ts's serialise_any passed as arguments i (the serialised text) and
+   * i + 1 (the table of its numbers).
+   */
+  private ser(i: number): Ser[] {
+    const vm = this.vm;
+    return parseSer(this.arg(i), vm.direct ? (k) => vm.tableNumber(i + 1, k) : null);
   }
 
   /** (nil, 'k'): the prelude stops the script as the count hook does. */
@@ -403,7 +431,7 @@ export class LuaRuntime {
     const count = argv.count - first;
     let fast = count <= FAST_ARGS;
     for (let i = first; fast && i < argv.count; i++) {
-      fast = argv.len(i) <= FAST_ARG_LEN && noNulIn(argv.buf, argv.start[i], argv.end[i]);
+      fast = argv.len(i) <= FAST_ARG_LEN;
     }
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
     M._lua_getfield(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
@@ -417,7 +445,7 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+      for (let i = first; i < argv.count; i++) vm.pushBytesNul(argv.buf, argv.start[i], argv.end[i]);
     } else {
       const keys: Uint8Array[] = [];
       const args: Uint8Array[] = [];
@@ -575,11 +603,6 @@ export class LuaRuntime {
 
 function noNul(b: Uint8Array): boolean {
   for (let i = 0; i < b.length; i++) if (b[i] === 0) return false;
-  return true;
-}
-
-function noNulIn(b: Uint8Array, s: number, e: number): boolean {
-  for (let i = s; i < e; i++) if (b[i] === 0) return false;
   return true;
 }
 

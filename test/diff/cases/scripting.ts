@@ -262,6 +262,25 @@ const scripts: Script[] = [
     "return type(cjson.null)",
     "return cjson.decode('\"a\\\\/b\\\\n\"')",
   ])] },
+  // KEYS / ARGV holding NUL bytes go onto the stack in parts joined by NUL (runtime.ts);
+  // numbers reach cjson / cmsgpack / struct without a text conversion (prelude.ts ser_any).
+  { name: "arguments with NUL bytes, numbers into cjson / cmsgpack / struct", steps: [
+    ['EVAL', 'return {#KEYS[1], KEYS[1], #ARGV[1], ARGV[1], ARGV[2], ARGV[3]}', '1', Buffer.from('k\0ey'),
+      Buffer.from('\0a\0\0b\0c\0d\0e\0f\0g\0h\0i\0j\0k\0'), Buffer.alloc(20), Buffer.from('x\0')],
+    ['EVAL', 'return redis.call("SET", KEYS[1], ARGV[1])', '1', Buffer.from('n\0k'), Buffer.from('v\0\0w')],
+    ['GET', Buffer.from('n\0k')],
+    ['EVAL', 'return cmsgpack.unpack(ARGV[1])', '0', Buffer.from([0x93, 0x00, 0xa3, 0x61, 0x00, 0x62, 0xcb, 0x42, 0x78, 0xc1, 0x2a, 0x5f, 0x80, 0x00, 0x00])],
+    ...evals(['0'], [
+      "return cjson.encode({1700000000000, 1e14, 99999999999999, 123456789012346, -0.5, 2^53, -2^63, 1e-5, 0.1 + 0.2})",
+      "return cjson.encode({a = {b = 3, c = {4.25, -7}}, [5] = 6})",
+      "cjson.encode_invalid_numbers(true) local r = cjson.encode({math.huge, -math.huge}) cjson.encode_invalid_numbers(false) return r",
+      "cjson.encode_number_precision(3) local r = cjson.encode({999, 1000, 12345, 0.5}) cjson.encode_number_precision(14) return r",
+      "return cmsgpack.pack(1700000000000, -0.0, 2^53 + 2, math.huge, -math.huge, {1.5, {2, 3}})",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 1)}",
+      "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 1.9)}",
+      "return struct.pack('>dIh', 1700000000000.5, 4000000000, -2)",
+    ]),
+  ] },
   { name: "cmsgpack", steps: [['SET', 's', 'a'], ...evals(["1", "k", "arg1"], [
     "return cmsgpack.pack({1,2,3}, 'abc', 1.5, -1, 300, true, nil)",
     "return {cmsgpack.unpack(cmsgpack.pack({a=1}, 'x', 70000))}",
