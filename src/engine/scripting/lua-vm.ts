@@ -59,12 +59,13 @@ export const LUA_TSTRING = 4;
 export const LUA_NULL: unique symbol = Symbol('lua-null');
 
 /**
- * A value tree pushed into Lua: Uint8Array = string, number, boolean, null = nil, LUA_NULL =
+ * A value tree pushed into Lua: Uint8Array = string, a JS string = the string of its latin1
+ * bytes (one byte per char: replies the commands give as text), number, boolean, null = nil, LUA_NULL =
  * the first parameter of the chunk (cjson.null), arrays = sequences, {err}/{ok} = Redis error
  * and status tables, {h: [k, v, k, v...]} = a table with the given pairs.
  */
 export type LuaValue =
-  | Uint8Array | number | boolean | null | typeof LUA_NULL | LuaValue[]
+  | Uint8Array | string | number | boolean | null | typeof LUA_NULL | LuaValue[]
   | { err: Uint8Array } | { ok: Uint8Array } | { h: LuaValue[] };
 
 /** A JS function called from Lua: gets the state, returns the number of results it pushed. */
@@ -132,6 +133,7 @@ export class LuaVM {
     this.packKey = this.cstr('__pack');
     this.hpackKey = this.cstr('__hpack');
     this.nuljoinKey = this.cstr('__nuljoin');
+    this.appendKey = this.cstr('__append');
   }
 
   // ---------------------------------------------------------------- numbers through memory
@@ -241,6 +243,19 @@ export class LuaVM {
     if (p === 0) return new Uint8Array(0);
     const n = this.M.HEAPU32[this.lenp >> 2];
     return this.u8.slice(p, p + n);
+  }
+
+  /**
+   * bytes(i) as a Buffer for use on this thread (perf: small ones come from Node's pool, so
+   * never post one to another thread: its whole pool would be copied).
+   */
+  buf(i: number): Buffer {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    if (p === 0) return Buffer.alloc(0);
+    const n = this.M.HEAPU32[this.lenp >> 2];
+    const b = Buffer.allocUnsafe(n);
+    this.heapBuffer().copy(b, 0, p, p + n);
+    return b;
   }
 
   /**
@@ -490,14 +505,24 @@ export class LuaVM {
   private pushSmall(v: LuaValue): void {
     const M = this.M;
     if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
+    else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
     else if (typeof v === 'boolean') M._lua_getfield(this.L, LUA_REGISTRYINDEX, v ? this.trueKey : this.falseKey);
     else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
     else if (v === null) M._lua_settop(this.L, M._lua_gettop(this.L) + 1);
     else if (Array.isArray(v)) {
       M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
-      for (let i = 0; i < v.length; i++) this.pushSmall(v[i]);
-      M._lua_call(this.L, v.length, 1);
+      const first = Math.min(v.length, SMALL_ELEMS);
+      for (let i = 0; i < first; i++) this.pushSmall(v[i]);
+      M._lua_call(this.L, first, 1);
+      // A longer array of scalars (smallOne): the rest appended SMALL_ELEMS at a time.
+      for (let i = first; i < v.length; i += SMALL_ELEMS) {
+        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.appendKey);
+        M._lua_insert(this.L, -2);
+        const end = Math.min(v.length, i + SMALL_ELEMS);
+        for (let j = i; j < end; j++) this.pushSmall(v[j]);
+        M._lua_call(this.L, 1 + end - i, 1);
+      }
     } else {
       const kv = (v as { h: LuaValue[] }).h;
       const seq = isSequence(kv);
@@ -514,6 +539,7 @@ export class LuaVM {
   private packKey = 0;
   private hpackKey = 0;
   private nuljoinKey = 0;
+  private appendKey = 0;
 
   private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
@@ -581,6 +607,11 @@ export class LuaVM {
 const PACKERS = `R.__true = true
 R.__false = false
 R.__pack = function(...) return { ... } end
+R.__append = function(t, ...)
+  local a, n = { ... }, #t
+  for i = 1, #a do t[n + i] = a[i] end
+  return t
+end
 do
   local concat, NUL = table.concat, string.char(0)
   R.__nuljoin = function(...) return concat({ ... }, NUL) end
@@ -602,6 +633,12 @@ export const JOIN_PARTS = 8;
 const SMALL_SLOTS = 16;
 /** Elements of one table built by pushSmall (a Lua call's arguments). */
 const SMALL_ELEMS = 12;
+/**
+ * Elements of an array of scalars (no nil: appended in order, every key lands in the array
+ * part, as the chunk's SETLIST puts them) built by __pack then __append (perf: HGETALL of a
+ * BullMQ job is ~30 elements).
+ */
+const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
 const SMALL_STR = 4096;
 
@@ -629,6 +666,7 @@ function smallOne(v: LuaValue, room: number): number {
     for (let i = 0; i < v.length; i++) if (v[i] === 0) return -1;
     return 1;
   }
+  if (typeof v === 'string') return v.length > SMALL_STR || v.indexOf('\0') >= 0 ? -1 : 1;
   if (typeof v === 'number' || typeof v === 'boolean' || v === LUA_NULL) return 1;
   if (v === null) return 1;
   let kv: LuaValue[];
@@ -638,14 +676,23 @@ function smallOne(v: LuaValue, room: number): number {
     kv = v.h;
     hash = true;
   } else return -1;
-  if (kv.length > SMALL_ELEMS) return -1;
+  if (kv.length > SMALL_ELEMS) {
+    if (hash || kv.length > SMALL_ARRAY || room < 2 + SMALL_ELEMS) return -1;
+    for (let i = 0; i < kv.length; i++) {
+      const e = kv[i];
+      if (e === null || (typeof e === 'object' && !(e instanceof Uint8Array))) return -1;
+      if ((typeof e === 'string' || e instanceof Uint8Array) && smallOne(e, 1) < 0) return -1;
+    }
+    // The table and __append under the last SMALL_ELEMS elements.
+    return 2 + SMALL_ELEMS;
+  }
   // Keys 1..n (cmsgpack's arrays): packed as an array of the values.
   const seq = hash && isSequence(kv);
   // The packer, then each element (the ones before it are done: one slot each).
   let peak = 1;
   for (let i = seq ? 1 : 0, done = 0; i < kv.length; i += seq ? 2 : 1, done++) {
     const e = kv[i];
-    if (hash && !seq && i % 2 === 0 && !(e instanceof Uint8Array)) return -1;
+    if (hash && !seq && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
     const p = smallOne(e, room - 1 - done);
     if (p < 0) return -1;
     if (1 + done + p > peak) peak = 1 + done + p;
@@ -864,6 +911,7 @@ class ChunkBuilder {
    * nest 4000 levels deep: cmsgpack).
    */
   emit(v: LuaValue, reg: number): void {
+    if (typeof v === 'string') v = Buffer.from(v, 'latin1');
     if (reg >= SPILL_AT && typeof v === 'object' && v !== null && !(v instanceof Uint8Array)) {
       this.spill(v, reg);
       return;

@@ -49,6 +49,7 @@ local function header_memo(prefix, suffix)
   end })
 end
 local S_HDR, A_HDR, T_HDR = header_memo('s', ':'), header_memo('a', ';'), header_memo('t', ';')
+local N_HDR = header_memo('n', ';')
 
 -- ------------------------------------------------------------------ errors
 
@@ -118,7 +119,10 @@ local function ser_resp(v, out, n, d)
   if t == 'string' then
     out[n + 1] = S_HDR[#v]; out[n + 2] = v; return n + 2
   elseif t == 'number' then
-    out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
+    -- (v + 0: -0 is written as 0, which it becomes anyway as an integer reply.)
+    if v >= 0 and v < 4096 and v == floor(v) then out[n + 1] = N_HDR[v + 0]
+    else out[n + 1] = 'n' .. sformat('%.17g', v) .. ';' end
+    return n + 1
   elseif t == 'boolean' then
     if resp == 3 then out[n + 1] = v and 't' or 'f' else out[n + 1] = v and 'T' or 'F' end
     return n + 1

@@ -120,7 +120,7 @@ export class LuaRuntime {
       return 1;
     });
     add('log', () => {
-      host.log(Number(vm.latin1(1)), Buffer.from(vm.bytes(2)).toString('latin1'));
+      host.log(Number(vm.latin1(1)), vm.latin1(2));
       return 0;
     });
     add('check', () => {
@@ -132,12 +132,12 @@ export class LuaRuntime {
       return 1;
     });
     add('json_encode', () => this.pushResult(jsonEncode(this.ser(1)[0] ?? null)));
-    add('json_decode', () => this.pushResult(jsonDecode(Buffer.from(vm.bytes(1)))));
+    add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
     add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
     add('mp_unpack', () => this.pushResult(mpUnpack(this.arg(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
     add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), this.ser(2))));
-    add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), Buffer.from(vm.bytes(2)), Number(vm.latin1(3)))));
+    add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), vm.buf(2), Number(vm.latin1(3)))));
     add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));
     add('bit', (L) => {
       const n = M._lua_gettop(L);
@@ -189,8 +189,7 @@ export class LuaRuntime {
 
   /** String argument i of a bridge: a copy (the heap may move while the bridge runs). */
   private arg(i: number): Buffer {
-    const b = this.vm.bytes(i);
-    return Buffer.from(b.buffer, b.byteOffset, b.length);
+    return this.vm.buf(i);
   }
 
   /** Number argument i of a bridge (a number, or with !vm.direct its %.17g text). */

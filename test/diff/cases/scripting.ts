@@ -281,6 +281,25 @@ const scripts: Script[] = [
       "return struct.pack('>dIh', 1700000000000.5, 4000000000, -2)",
     ]),
   ] },
+  // Array replies of up to 256 scalars are built on the stack (lua-vm.ts pushSmall), text
+  // replies without a Buffer; longer ones, and elements holding NUL, by a chunk.
+  { name: "array replies into Lua: long, text, NUL bytes, RESP3", steps: [
+    ['HSET', 'jh', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, `v${i}`.repeat(i + 1)]).flat()],
+    ['RPUSH', 'jl', ...Array.from({ length: 30 }, (_, i) => `e${i}`), Buffer.from('n\0ul'), 'x'.repeat(600), '', '12'],
+    ['RPUSH', 'jbig', ...Array.from({ length: 300 }, (_, i) => `${i}`)],
+    ['ZADD', 'jz', ...Array.from({ length: 20 }, (_, i) => [`${i / 4}`, `m${i}`]).flat()],
+    ...evals(['0'], [
+      "local t = redis.call('HGETALL', 'jh') local r = {} for k, v in pairs(t) do r[#r + 1] = k end return {#t, t[1], t[#t], #r, r[40], table.concat(t, ',', 1, 6)}",
+      "local t = redis.call('LRANGE', 'jl', 0, -1) return {#t, t[31], #t[32], t[33], t[34], type(t[34])}",
+      "local t = redis.call('LRANGE', 'jl', 0, 29) local n = 0 for i, v in ipairs(t) do n = n + #v end return {#t, n, t[13], t[30]}",
+      "local t = redis.call('LRANGE', 'jbig', 0, -1) return {#t, t[1], t[256], t[257], t[300]}",
+      "local t = redis.call('LRANGE', 'jbig', 0, 255) return {#t, t[256]}",
+      "local t = redis.call('ZRANGE', 'jz', 0, -1, 'WITHSCORES') return {#t, t[2], t[40], t[39]}",
+      "local t = redis.call('HMGET', 'jh', 'f1', 'nosuch', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'f10', 'f11', 'f12', 'f13') return {#t, tostring(t[2]), t[14]}",
+      "redis.setresp(3) local m = redis.call('HGETALL', 'jh') local n = 0 for k, v in pairs(m.map) do n = n + 1 end return {n, m.map.f19}",
+      "redis.setresp(3) local t = redis.call('SMEMBERS', 'nosuch') return type(t.set)",
+    ]),
+  ] },
   { name: "cmsgpack", steps: [['SET', 's', 'a'], ...evals(["1", "k", "arg1"], [
     "return cmsgpack.pack({1,2,3}, 'abc', 1.5, -1, 300, true, nil)",
     "return {cmsgpack.unpack(cmsgpack.pack({a=1}, 'x', 70000))}",
