@@ -45,6 +45,7 @@ interface LuaModule {
   _lua_gettable(L: number, i: number): void;
   _lua_setfield(L: number, i: number, k: number): void;
   _lua_insert(L: number, i: number): void;
+  _lua_replace(L: number, i: number): void;
   _lua_close(L: number): void;
 }
 

@@ -281,6 +281,21 @@ const scripts: Script[] = [
       "return struct.pack('>dIh', 1700000000000.5, 4000000000, -2)",
     ]),
   ] },
+  // Integer arguments of redis.call become their digits in the bridge (runtime.ts intArg);
+  // other numbers and types go through the prelude's gencall, as before.
+  { name: "redis.call with number arguments", steps: evals(['0'], [
+    "redis.call('SET', 'na', 0) redis.call('APPEND', 'na', -12) redis.call('APPEND', 'na', 2^53 - 1) redis.call('APPEND', 'na', -(2^53 - 1)) return redis.call('GET', 'na')",
+    "redis.call('SET', 'nb', 2^53) redis.call('APPEND', 'nb', 2^53 + 2) redis.call('APPEND', 'nb', 1e16) redis.call('APPEND', 'nb', 1e17) return redis.call('GET', 'nb')",
+    "redis.call('SET', 'nc', -0) redis.call('APPEND', 'nc', 0.1) redis.call('APPEND', 'nc', 1/3) redis.call('APPEND', 'nc', -2.5) return redis.call('GET', 'nc')",
+    "redis.call('SET', 'nd', 1/0) redis.call('APPEND', 'nd', -1/0) return redis.call('GET', 'nd')",
+    "return redis.call('ZADD', 'nz', 1700000000000, 'a', 0, 'b', -3, 'c')",
+    "return redis.call('ZRANGE', 'nz', 0, -1, 'WITHSCORES')",
+    "return redis.call('INCRBY', 'ni', 5)",
+    "return redis.pcall('SET', 'ne', 1, true)",
+    "return redis.pcall('SET', 'ne', {}, 1)",
+    "return redis.call('EXPIRE', 'nz', 100, 'NX')",
+    "return redis.call('LRANGE', 'nolist', 0, -1)",
+  ]) },
   // Array replies of up to 256 scalars are built on the stack (lua-vm.ts pushSmall), text
   // replies without a Buffer; longer ones, and elements holding NUL, by a chunk.
   { name: "array replies into Lua: long, text, NUL bytes, RESP3", steps: [
