@@ -239,6 +239,18 @@ const T = {
 
 interface Tok { type: string; index: number; value?: LuaValue; err?: string }
 
+/** Token types of the one-byte tokens, by byte. */
+const SINGLE: (string | null)[] = new Array(256).fill(null);
+SINGLE[0x7b] = T.OBJ_BEGIN; SINGLE[0x7d] = T.OBJ_END; SINGLE[0x5b] = T.ARR_BEGIN;
+SINGLE[0x5d] = T.ARR_END; SINGLE[0x3a] = T.COLON; SINGLE[0x2c] = T.COMMA;
+/** The byte of each one-letter escape (\" \\ \/ \b \f \n \r \t), -1 for others. */
+const ESCAPED: number[] = new Array(256).fill(-1);
+ESCAPED[0x22] = 0x22; ESCAPED[0x5c] = 0x5c; ESCAPED[0x2f] = 0x2f; ESCAPED[0x62] = 8;
+ESCAPED[0x66] = 12; ESCAPED[0x6e] = 10; ESCAPED[0x72] = 13; ESCAPED[0x74] = 9;
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+const NULL_WORD = Buffer.from('null');
+
 class JsonParser {
   p = 0;
   depth = 0;
@@ -255,26 +267,26 @@ class JsonParser {
     const index = this.p;
     if (this.p >= s.length) return { type: T.END, index };
     const c = s[this.p];
-    const single: Record<number, string> = { 0x7b: T.OBJ_BEGIN, 0x7d: T.OBJ_END, 0x5b: T.ARR_BEGIN, 0x5d: T.ARR_END, 0x3a: T.COLON, 0x2c: T.COMMA };
-    if (single[c] !== undefined) {
+    const single = SINGLE[c];
+    if (single !== null) {
       this.p++;
-      return { type: single[c], index };
+      return { type: single, index };
     }
     if (c === 0x22) return this.string(index);
     if (c === 0x2d || (c >= 0x30 && c <= 0x39) || (jsonCfg.decodeInvalid && (c === 0x69 || c === 0x49 || c === 0x6e || c === 0x4e) && this.isNumLike())) return this.number(index);
-    if (s.toString('latin1', this.p, this.p + 4) === 'true') {
-      this.p += 4;
-      return { type: T.BOOLEAN, index, value: true };
-    }
-    if (s.toString('latin1', this.p, this.p + 5) === 'false') {
-      this.p += 5;
-      return { type: T.BOOLEAN, index, value: false };
-    }
-    if (s.toString('latin1', this.p, this.p + 4) === 'null') {
-      this.p += 4;
-      return { type: T.NULL, index, value: LUA_NULL };
-    }
+    if (this.word(TRUE)) return { type: T.BOOLEAN, index, value: true };
+    if (this.word(FALSE)) return { type: T.BOOLEAN, index, value: false };
+    if (this.word(NULL_WORD)) return { type: T.NULL, index, value: LUA_NULL };
     return { type: T.ERROR, index, err: 'invalid token' };
+  }
+
+  /** The bytes at p are w: skip them. */
+  private word(w: Buffer): boolean {
+    const s = this.s;
+    if (this.p + w.length > s.length) return false;
+    for (let i = 0; i < w.length; i++) if (s[this.p + i] !== w[i]) return false;
+    this.p += w.length;
+    return true;
   }
 
   private isNumLike(): boolean {
@@ -284,6 +296,29 @@ class JsonParser {
 
   private number(index: number): Tok {
     const s = this.s;
+    // perf: a plain decimal ([-]digits[.digits][e[+-]digits], not 0x...) read without the
+    // regular expression below, which accepts the same text for it.
+    let q = this.p;
+    if (s[q] === 0x2d) q++;
+    if (q < s.length && s[q] >= 0x30 && s[q] <= 0x39 && !(s[q] === 0x30 && (s[q + 1] === 0x78 || s[q + 1] === 0x58))) {
+      while (q < s.length && s[q] >= 0x30 && s[q] <= 0x39) q++;
+      if (s[q] === 0x2e) {
+        q++;
+        while (q < s.length && s[q] >= 0x30 && s[q] <= 0x39) q++;
+      }
+      if (s[q] === 0x65 || s[q] === 0x45) {
+        let e = q + 1;
+        if (s[e] === 0x2b || s[e] === 0x2d) e++;
+        if (e < s.length && s[e] >= 0x30 && s[e] <= 0x39) {
+          while (e < s.length && s[e] >= 0x30 && s[e] <= 0x39) e++;
+          q = e;
+        }
+      }
+      const v = Number(s.latin1Slice(this.p, q));
+      if (!jsonCfg.decodeInvalid && !Number.isFinite(v)) return { type: T.ERROR, index, err: 'invalid number' };
+      this.p = q;
+      return { type: T.NUMBER, index, value: v };
+    }
     const rest = s.toString('latin1', this.p, Math.min(s.length, this.p + 400));
     const m = /^[-+]?(?:0[xX][0-9a-fA-F]+|(?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?:[nN][aA][nN])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)/.exec(rest);
     if (m === null) return { type: T.ERROR, index, err: 'invalid number' };
@@ -301,6 +336,17 @@ class JsonParser {
 
   private string(index: number): Tok {
     const s = this.s;
+    // perf: no escape before the closing quote: the bytes as they are (a view of the input,
+    // which the caller pushes into Lua before it goes).
+    const close = s.indexOf(0x22, this.p + 1);
+    if (close >= 0) {
+      const slash = s.indexOf(0x5c, this.p + 1);
+      if (slash < 0 || slash > close) {
+        const value = s.subarray(this.p + 1, close);
+        this.p = close + 1;
+        return { type: T.STRING, index, value };
+      }
+    }
     this.p++;
     const out: number[] = [];
     for (;;) {
@@ -314,9 +360,9 @@ class JsonParser {
       const at = this.p - 1;
       if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
       const e = s[this.p++];
-      const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
-      if (simple[e] !== undefined) {
-        out.push(simple[e]);
+      const simple = ESCAPED[e];
+      if (simple >= 0) {
+        out.push(simple);
         continue;
       }
       if (e !== 0x75) return { type: T.ERROR, index: at, err: 'invalid escape code' };

@@ -135,6 +135,7 @@ export class LuaVM {
     this.hpackKey = this.cstr('__hpack');
     this.nuljoinKey = this.cstr('__nuljoin');
     this.appendKey = this.cstr('__append');
+    this.hsetKey = this.cstr('__hset');
   }
 
   // ---------------------------------------------------------------- numbers through memory
@@ -528,8 +529,22 @@ export class LuaVM {
       const kv = (v as { h: LuaValue[] }).h;
       const seq = isSequence(kv);
       M._lua_getfield(this.L, LUA_REGISTRYINDEX, seq ? this.packKey : this.hpackKey);
-      for (let i = seq ? 1 : 0; i < kv.length; i += seq ? 2 : 1) this.pushSmall(kv[i]);
-      M._lua_call(this.L, seq ? kv.length >> 1 : kv.length, 1);
+      if (seq || kv.length <= SMALL_ELEMS) {
+        for (let i = seq ? 1 : 0; i < kv.length; i += seq ? 2 : 1) this.pushSmall(kv[i]);
+        M._lua_call(this.L, seq ? kv.length >> 1 : kv.length, 1);
+        return;
+      }
+      // More pairs (smallOne: scalars): the first SMALL_ELEMS / 2 by __hpack, the rest set by
+      // __hset in the same order.
+      for (let i = 0; i < SMALL_ELEMS; i++) this.pushSmall(kv[i]);
+      M._lua_call(this.L, SMALL_ELEMS, 1);
+      for (let i = SMALL_ELEMS; i < kv.length; i += SMALL_ELEMS) {
+        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.hsetKey);
+        M._lua_insert(this.L, -2);
+        const end = Math.min(kv.length, i + SMALL_ELEMS);
+        for (let j = i; j < end; j++) this.pushSmall(kv[j]);
+        M._lua_call(this.L, 1 + end - i, 1);
+      }
     }
   }
 
@@ -541,6 +556,7 @@ export class LuaVM {
   private hpackKey = 0;
   private nuljoinKey = 0;
   private appendKey = 0;
+  private hsetKey = 0;
 
   private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
@@ -608,6 +624,11 @@ export class LuaVM {
 const PACKERS = `R.__true = true
 R.__false = false
 R.__pack = function(...) return { ... } end
+R.__hset = function(t, ...)
+  local a = { ... }
+  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
+  return t
+end
 R.__append = function(t, ...)
   local a, n = { ... }, #t
   for i = 1, #a do t[n + i] = a[i] end
@@ -636,8 +657,9 @@ const SMALL_SLOTS = 16;
 const SMALL_ELEMS = 12;
 /**
  * Elements of an array of scalars (no nil: appended in order, every key lands in the array
- * part, as the chunk's SETLIST puts them) built by __pack then __append (perf: HGETALL of a
- * BullMQ job is ~30 elements).
+ * part, as the chunk's SETLIST puts them) built by __pack then __append, or of a {h} table of
+ * scalars with string keys built by __hpack then __hset (filled in order from empty, as Redis
+ * fills them). perf: HGETALL of a BullMQ job is ~30 elements, its decoded options ~10 pairs.
  */
 const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
@@ -678,13 +700,16 @@ function smallOne(v: LuaValue, room: number): number {
     hash = true;
   } else return -1;
   if (kv.length > SMALL_ELEMS) {
-    if (hash || kv.length > SMALL_ARRAY || room < 2 + SMALL_ELEMS) return -1;
+    if (kv.length > SMALL_ARRAY || room < 2 + SMALL_ELEMS) return -1;
+    // Scalars only; an array without nil (holes: see above), a table with string keys.
+    if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
     for (let i = 0; i < kv.length; i++) {
       const e = kv[i];
-      if (e === null || (typeof e === 'object' && !(e instanceof Uint8Array))) return -1;
+      if (hash && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
+      if ((e === null && !hash) || (typeof e === 'object' && e !== null && !(e instanceof Uint8Array))) return -1;
       if ((typeof e === 'string' || e instanceof Uint8Array) && smallOne(e, 1) < 0) return -1;
     }
-    // The table and __append under the last SMALL_ELEMS elements.
+    // The table and __append / __hset under the last SMALL_ELEMS elements.
     return 2 + SMALL_ELEMS;
   }
   // Keys 1..n (cmsgpack's arrays): packed as an array of the values.
@@ -952,7 +977,10 @@ class ChunkBuilder {
     else {
       const kv = v.h;
       this.use(reg + 2);
-      this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
+      // Not pre-sized: filled pair by pair from empty, as Redis's lua_newtable + lua_settable
+      // (cjson, cmsgpack, RESP3 maps) do, the table grows the same way and pairs() gives the
+      // same order.
+      this.op(OP_NEWTABLE, reg, 0, 0);
       for (let i = 0; i + 1 < kv.length; i += 2) {
         this.emit(kv[i], reg + 1);
         this.emit(kv[i + 1], reg + 2);

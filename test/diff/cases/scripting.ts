@@ -281,6 +281,29 @@ const scripts: Script[] = [
       "return struct.pack('>dIh', 1700000000000.5, 4000000000, -2)",
     ]),
   ] },
+  // cjson.decode: numbers, strings with and without escapes, literals; key order of larger
+  // objects as Lua's table growth gives it (re-encoded, and walked with pairs).
+  { name: "cjson.decode: values, escapes, key order", steps: [
+    ...evals(['0', '{"attempts":3,"delay":0,"timestamp":1700000000000,"backoff":{"type":"fixed","delay":1000},"removeOnComplete":true,"removeOnFail":false,"jobId":"123","priority":0,"x":null,"e":1.5e3,"n":-0.25,"s":"a\\"b\\\\c\\u00e9\\n"}'], [
+      "return cjson.encode(cjson.decode(ARGV[1]))",
+      "local o = cjson.decode(ARGV[1]) local r = {} for k, v in pairs(o) do r[#r + 1] = k end return r",
+      "local o = cjson.decode(ARGV[1]) return {o.attempts, o.timestamp, o.backoff.delay, tostring(o.removeOnComplete), tostring(o.removeOnFail), o.jobId, tostring(o.x == cjson.null), o.e, tostring(o.n), o.s}",
+    ]),
+    ...evals(['0'], [
+      "return cjson.encode(cjson.decode('[1, -2, 3.25, 1e2, -0, 0.5e-3, 12345678901234567890, true, false, null, \"\", \"x\"]'))",
+      "return cjson.encode(cjson.decode('{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"j\":10,\"k\":11,\"l\":12,\"m\":13}'))",
+      "return cjson.decode('-')",
+      "return cjson.decode('-.5')",
+      "return cjson.decode('0x10')",
+      "return cjson.decode('1e999')",
+      "return cjson.decode('[1,')",
+      "return cjson.decode('tru')",
+      "return cjson.decode('\"abc')",
+      "return cjson.decode('\"a\\\\qb\"')",
+      "return cjson.decode('1.e5')",
+      "return cjson.decode('007')",
+    ]),
+  ] },
   // Integer arguments of redis.call become their digits in the bridge (runtime.ts intArg);
   // other numbers and types go through the prelude's gencall, as before.
   { name: "redis.call with number arguments", steps: evals(['0'], [
