@@ -513,38 +513,33 @@ export class LuaVM {
     else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
     else if (v === null) M._lua_settop(this.L, M._lua_gettop(this.L) + 1);
     else if (Array.isArray(v)) {
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
-      const first = Math.min(v.length, SMALL_ELEMS);
-      for (let i = 0; i < first; i++) this.pushSmall(v[i]);
-      M._lua_call(this.L, first, 1);
-      // A longer array of scalars (smallOne): the rest appended SMALL_ELEMS at a time.
-      for (let i = first; i < v.length; i += SMALL_ELEMS) {
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.appendKey);
-        M._lua_insert(this.L, -2);
-        const end = Math.min(v.length, i + SMALL_ELEMS);
-        for (let j = i; j < end; j++) this.pushSmall(v[j]);
-        M._lua_call(this.L, 1 + end - i, 1);
-      }
+      // A longer array of scalars (smallOne): __pack of the first SMALL_ELEMS, then __append.
+      this.packInGroups(v, this.packKey, this.appendKey);
     } else {
       const kv = (v as { h: LuaValue[] }).h;
-      const seq = isSequence(kv);
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, seq ? this.packKey : this.hpackKey);
-      if (seq || kv.length <= SMALL_ELEMS) {
-        for (let i = seq ? 1 : 0; i < kv.length; i += seq ? 2 : 1) this.pushSmall(kv[i]);
-        M._lua_call(this.L, seq ? kv.length >> 1 : kv.length, 1);
+      if (isSequence(kv)) {
+        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
+        for (let i = 1; i < kv.length; i += 2) this.pushSmall(kv[i]);
+        M._lua_call(this.L, kv.length >> 1, 1);
         return;
       }
-      // More pairs (smallOne: scalars): the first SMALL_ELEMS / 2 by __hpack, the rest set by
-      // __hset in the same order.
-      for (let i = 0; i < SMALL_ELEMS; i++) this.pushSmall(kv[i]);
-      M._lua_call(this.L, SMALL_ELEMS, 1);
-      for (let i = SMALL_ELEMS; i < kv.length; i += SMALL_ELEMS) {
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.hsetKey);
-        M._lua_insert(this.L, -2);
-        const end = Math.min(kv.length, i + SMALL_ELEMS);
-        for (let j = i; j < end; j++) this.pushSmall(kv[j]);
-        M._lua_call(this.L, 1 + end - i, 1);
-      }
+      // More than SMALL_ELEMS / 2 pairs (smallOne: scalars): __hpack, then __hset, in order.
+      this.packInGroups(kv, this.hpackKey, this.hsetKey);
+    }
+  }
+
+  /**
+   * Push the table built from elems: registry function `first` called on the first
+   * SMALL_ELEMS, then `more` (t, ...) -> t on each further SMALL_ELEMS (pairs stay whole).
+   */
+  private packInGroups(elems: LuaValue[], first: number, more: number): void {
+    const M = this.M;
+    for (let i = 0; i === 0 || i < elems.length; i += SMALL_ELEMS) {
+      M._lua_getfield(this.L, LUA_REGISTRYINDEX, i === 0 ? first : more);
+      if (i !== 0) M._lua_insert(this.L, -2);
+      const end = Math.min(elems.length, i + SMALL_ELEMS);
+      for (let j = i; j < end; j++) this.pushSmall(elems[j]);
+      M._lua_call(this.L, (i === 0 ? 0 : 1) + end - i, 1);
     }
   }
 
