@@ -127,57 +127,62 @@ local function ser_resp(v, out, n, d)
     if resp == 3 then out[n + 1] = v and 't' or 'f' else out[n + 1] = v and 'T' or 'F' end
     return n + 1
   elseif t == 'table' then
-    local e = rawget(v, 'err')
-    if type(e) == 'string' then
-      out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
-    end
-    local o = rawget(v, 'ok')
-    if type(o) == 'string' then
-      out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
-    end
-    local dbl = rawget(v, 'double')
-    if type(dbl) == 'number' then
-      out[n + 1] = 'D' .. sformat('%.17g', dbl) .. ';'; return n + 1
-    end
-    local bn = rawget(v, 'big_number')
-    if type(bn) == 'string' then
-      out[n + 1] = 'B' .. #bn .. ':'; out[n + 2] = bn; return n + 2
-    end
-    local vs = rawget(v, 'verbatim_string')
-    if type(vs) == 'table' then
-      local f, s = rawget(vs, 'format'), rawget(vs, 'string')
-      if type(f) == 'string' and type(s) == 'string' then
-        out[n + 1] = 'V' .. #f .. ':'; out[n + 2] = f; out[n + 3] = #s .. ':'; out[n + 4] = s; return n + 4
+    -- perf: a table whose keys are all 1..#v (next finds nothing after #v) has none of the
+    -- fields below: it is an array, without their seven lookups.
+    local len = #v
+    if next(v, len ~= 0 and len or nil) ~= nil then
+      local e = rawget(v, 'err')
+      if type(e) == 'string' then
+        out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
       end
-    end
-    local m = rawget(v, 'map')
-    if type(m) == 'table' then
-      local hdr = n + 1
-      n = hdr
-      local c = 0
-      local k, x = next(m)
-      while k ~= nil do
-        n = ser_resp(k, out, n, d + 1)
-        n = ser_resp(x, out, n, d + 1)
-        c = c + 1
-        k, x = next(m, k)
+      local o = rawget(v, 'ok')
+      if type(o) == 'string' then
+        out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
       end
-      out[hdr] = 'M' .. c .. ';'
-      return n
-    end
-    local st = rawget(v, 'set')
-    if type(st) == 'table' then
-      local hdr = n + 1
-      n = hdr
-      local c = 0
-      local k = next(st)
-      while k ~= nil do
-        n = ser_resp(k, out, n, d + 1)
-        c = c + 1
-        k = next(st, k)
+      local dbl = rawget(v, 'double')
+      if type(dbl) == 'number' then
+        out[n + 1] = 'D' .. sformat('%.17g', dbl) .. ';'; return n + 1
       end
-      out[hdr] = 'S' .. c .. ';'
-      return n
+      local bn = rawget(v, 'big_number')
+      if type(bn) == 'string' then
+        out[n + 1] = 'B' .. #bn .. ':'; out[n + 2] = bn; return n + 2
+      end
+      local vs = rawget(v, 'verbatim_string')
+      if type(vs) == 'table' then
+        local f, s = rawget(vs, 'format'), rawget(vs, 'string')
+        if type(f) == 'string' and type(s) == 'string' then
+          out[n + 1] = 'V' .. #f .. ':'; out[n + 2] = f; out[n + 3] = #s .. ':'; out[n + 4] = s; return n + 4
+        end
+      end
+      local m = rawget(v, 'map')
+      if type(m) == 'table' then
+        local hdr = n + 1
+        n = hdr
+        local c = 0
+        local k, x = next(m)
+        while k ~= nil do
+          n = ser_resp(k, out, n, d + 1)
+          n = ser_resp(x, out, n, d + 1)
+          c = c + 1
+          k, x = next(m, k)
+        end
+        out[hdr] = 'M' .. c .. ';'
+        return n
+      end
+      local st = rawget(v, 'set')
+      if type(st) == 'table' then
+        local hdr = n + 1
+        n = hdr
+        local c = 0
+        local k = next(st)
+        while k ~= nil do
+          n = ser_resp(k, out, n, d + 1)
+          c = c + 1
+          k = next(st, k)
+        end
+        out[hdr] = 'S' .. c .. ';'
+        return n
+      end
     end
     local hdr = n + 1
     n = hdr

@@ -304,6 +304,21 @@ const scripts: Script[] = [
       "return cjson.decode('007')",
     ]),
   ] },
+  // Script results that are tables: plain arrays (prelude.ts skips the field lookups when
+  // every key is in 1..#t) and tables mixing array elements with Redis's reply fields.
+  { name: "table results: arrays, holes, reply fields beside elements", steps: evals(['0'], [
+    "return {1, 2, err = 'My Error'}",
+    "return {ok = 'fine', 1, 2}",
+    "return {1, nil, 3}",
+    "return {[2] = 2}",
+    "return {[1] = 1, [2] = 2, [4] = 4}",
+    "local t = {1, 2, 3} t[2] = nil return t",
+    "return setmetatable({1, 2}, { __index = function() return 9 end })",
+    "return {1, {2, {3, {}}}, 'x', {}}",
+    "return {1, 2, double = 1.5}",
+    "return {map = {a = 1}, 5}",
+    "return {'a', set = {b = true}}",
+  ]) },
   // Integer arguments of redis.call become their digits in the bridge (runtime.ts intArg);
   // other numbers and types go through the prelude's gencall, as before.
   { name: "redis.call with number arguments", steps: evals(['0'], [
