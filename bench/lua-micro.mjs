@@ -12,12 +12,11 @@
  */
 import { createHash } from 'node:crypto';
 import { script } from './evalsha.mjs';
+import { pathToFileURL } from 'node:url';
 import { inProcess, cpuMicros } from './inproc.mjs';
 
 const N = Number(process.env.LUA_N ?? 20000);
 const ROUNDS = Number(process.env.LUA_ROUNDS ?? 5);
-// A TCP client: scripts of other transports (REST, MULTI) are never moved to the worker.
-const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(process.argv[2], 'tcp');
 
 const sha = (body) => createHash('sha1').update(body).digest('hex');
 // BullMQ's Queue.add script, with the arguments BullMQ 6.7.0 sends (captured with MONITOR):
@@ -34,25 +33,39 @@ const TESTS = {
   // The commands of one cycle of the scripts, called directly (per command: divide by 4).
   direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
 };
-for (const b of Object.values(bodies)) execute(client, Argv.of(['SCRIPT', 'LOAD', b].map((s) => Buffer.from(s))), NULL_SINK);
-const names = (process.env.LUA_TESTS ?? Object.keys(TESTS).join(',')).split(',').filter(Boolean);
 
-const results = new Map();
-for (let round = 0; round < ROUNDS; round++) {
-  for (const name of names) {
-    const argvs = TESTS[name].map((w) => Argv.of(w.map((s) => (Buffer.isBuffer(s) ? s : Buffer.from(s)))));
-    const t0 = cpuMicros();
-    for (let i = 0; i < N; i++) for (const a of argvs) execute(client, a, NULL_SINK);
-    const ns = ((cpuMicros() - t0) * 1000) / N;
-    if (!results.has(name)) results.set(name, []);
-    results.get(name).push(ns);
-  }
+/** An engine of build `dist` with the scripts loaded; argvsOf(test) gives a test's commands. */
+export async function setup(dist) {
+  const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(dist, 'tcp');
+  for (const b of Object.values(bodies)) execute(client, Argv.of(['SCRIPT', 'LOAD', b].map((s) => Buffer.from(s))), NULL_SINK);
+  const argvsOf = (name) => TESTS[name].map((w) => Argv.of(w.map((s) => (Buffer.isBuffer(s) ? s : Buffer.from(s)))));
+  return { DIST, client, execute, NULL_SINK, argvsOf };
 }
-const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-console.log(`# ${DIST}  N=${N} x ${ROUNDS} rounds, CPU ns per op (median, min)`);
-for (const [name, xs] of results) console.log(`${name.padEnd(9)} ${med(xs).toFixed(0).padStart(8)} ${Math.min(...xs).toFixed(0).padStart(8)}`);
-const m = (k) => (results.has(k) ? med(results.get(k)) : NaN);
-const direct = m('direct4') / 4;
-for (const n of [2, 10, 50]) {
-  if (results.has(`calls${n}`)) console.log(`per redis.call (calls${n}): ${((m(`calls${n}`) - m('return1')) / n).toFixed(0)} ns, of which the command ${direct.toFixed(0)} ns`);
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+
+async function main() {
+  // A TCP client: scripts of other transports (REST, MULTI) are never moved to the worker.
+  const { DIST, client, execute, NULL_SINK, argvsOf } = await setup(process.argv[2]);
+  const names = (process.env.LUA_TESTS ?? Object.keys(TESTS).join(',')).split(',').filter(Boolean);
+
+  const results = new Map();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      const argvs = argvsOf(name);
+      const t0 = cpuMicros();
+      for (let i = 0; i < N; i++) for (const a of argvs) execute(client, a, NULL_SINK);
+      const ns = ((cpuMicros() - t0) * 1000) / N;
+      if (!results.has(name)) results.set(name, []);
+      results.get(name).push(ns);
+    }
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  console.log(`# ${DIST}  N=${N} x ${ROUNDS} rounds, CPU ns per op (median, min)`);
+  for (const [name, xs] of results) console.log(`${name.padEnd(9)} ${med(xs).toFixed(0).padStart(8)} ${Math.min(...xs).toFixed(0).padStart(8)}`);
+  const m = (k) => (results.has(k) ? med(results.get(k)) : NaN);
+  const direct = m('direct4') / 4;
+  for (const n of [2, 10, 50]) {
+    if (results.has(`calls${n}`)) console.log(`per redis.call (calls${n}): ${((m(`calls${n}`) - m('return1')) / n).toFixed(0)} ns, of which the command ${direct.toFixed(0)} ns`);
+  }
 }

@@ -559,8 +559,13 @@ class LuaTreeSink extends LuaSink {
   int(n: number | bigint): void { this.put(Number(n)); }
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
   bulkLatin1(s: string): void {
-    if (this.open.length === 0 && s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
-    else this.put(Buffer.from(s, 'latin1'));
+    if (this.open.length === 0) {
+      if (s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
+      else this.put(Buffer.from(s, 'latin1'));
+    } else {
+      // perf: inside an array (HGETALL, HMGET...), the text itself (vm.pushLatin1, no Buffer).
+      this.put(s);
+    }
   }
 
   /**

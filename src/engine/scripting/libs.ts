@@ -13,30 +13,45 @@ export type Ser =
   | Buffer | number | boolean | null | typeof LUA_NULL
   | { t: [Ser, Ser][] } | { x: string } | { deep: true };
 
-export function parseSer(b: Buffer): Ser[] {
+/**
+ * The values serialised in b. `num(k)` gives the k-th number (from 1) of the 'd' tokens: the
+ * serialiser's table of numbers (prelude.ts ser_any), read in place by the caller.
+ */
+export function parseSer(b: Buffer, num: ((k: number) => number) | null = null): Ser[] {
   const out: Ser[] = [];
-  const st = { p: 0 };
+  const st: ParseState = { p: 0, k: 0, num };
   while (st.p < b.length) out.push(parseOne(b, st));
   return out;
 }
 
-function readNum(b: Buffer, st: { p: number }, end: number): string {
+interface ParseState {
+  p: number;
+  /** 'd' tokens read so far. */
+  k: number;
+  num: ((k: number) => number) | null;
+}
+
+function readNum(b: Buffer, st: ParseState, end: number): string {
   const i = b.indexOf(end, st.p);
   const s = b.toString('latin1', st.p, i);
   st.p = i + 1;
   return s;
 }
 
-function parseOne(b: Buffer, st: { p: number }): Ser {
+function parseOne(b: Buffer, st: ParseState): Ser {
   const c = b[st.p++];
   switch (c) {
     case 0x73: { // s
-      const n = Number(readNum(b, st, 0x3a));
+      const n = readLen(b, st);
       const v = b.subarray(st.p, st.p + n);
       st.p += n;
       return v;
     }
     case 0x6e: return Number(readNum(b, st, 0x3b)); // n
+    case 0x64: { // d
+      if (st.num === null) throw new Error(`bad serialised value at ${st.p - 1}`);
+      return st.num(++st.k);
+    }
     case 0x54: return true;
     case 0x46: return false;
     case 0x4e: return null;
@@ -44,7 +59,7 @@ function parseOne(b: Buffer, st: { p: number }): Ser {
     case 0x44: return { deep: true };
     case 0x78: return { x: readNum(b, st, 0x3b) };
     case 0x74: { // t
-      const n = Number(readNum(b, st, 0x3b));
+      const n = readLen(b, st);
       const pairs: [Ser, Ser][] = [];
       for (let i = 0; i < n; i++) {
         const k = parseOne(b, st);
@@ -56,11 +71,23 @@ function parseOne(b: Buffer, st: { p: number }): Ser {
   }
 }
 
+/** The decimal count before ':' or ';' at st.p (a length or an element count). */
+function readLen(b: Buffer, st: ParseState): number {
+  let n = 0;
+  let p = st.p;
+  for (let c = b[p]; c >= 0x30 && c <= 0x39; c = b[++p]) n = n * 10 + (c - 0x30);
+  if (p === st.p || p >= b.length) throw new Error(`bad serialised value at ${st.p}`);
+  st.p = p + 1;
+  return n;
+}
+
 /** C's "%.14g" (Lua's number format, cjson's default precision). */
 export function fmtG(n: number, prec = 14): string {
   if (Number.isNaN(n)) return n > 0 ? 'nan' : '-nan';
   if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
   if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  // perf: an integer of at most prec digits is printed as its digits (no exponent, no rounding).
+  if (prec <= 15 && Number.isInteger(n) && Math.abs(n) < 10 ** prec) return String(n);
   const exp = Math.floor(Math.log10(Math.abs(n)));
   let e = Number(n.toExponential(prec - 1).split('e')[1]);
   if (Number.isNaN(e)) e = exp;
@@ -116,44 +143,43 @@ for (let i = 0; i < 32; i++) ESC[i] = `\\u${i.toString(16).padStart(4, '0')}`;
 ESC[8] = '\\b'; ESC[9] = '\\t'; ESC[10] = '\\n'; ESC[12] = '\\f'; ESC[13] = '\\r';
 ESC[34] = '\\"'; ESC[47] = '\\/'; ESC[92] = '\\\\'; ESC[127] = '\\u007f';
 
-function jsonString(s: Buffer, out: Buffer[]): void {
+// perf: the encoder builds latin1 text (one char per byte: the output's exact bytes), one
+// Buffer at the end.
+
+function jsonString(s: Buffer): string {
   let start = 0;
-  const parts: Buffer[] = [Buffer.from('"')];
+  let r = '"';
   for (let i = 0; i < s.length; i++) {
     const e = ESC[s[i]];
     if (e !== null) {
-      if (i > start) parts.push(s.subarray(start, i));
-      parts.push(Buffer.from(e, 'latin1'));
+      if (i > start) r += s.latin1Slice(start, i);
+      r += e;
       start = i + 1;
     }
   }
-  if (start < s.length) parts.push(s.subarray(start));
-  parts.push(Buffer.from('"'));
-  out.push(...parts);
+  if (start < s.length) r += s.latin1Slice(start, s.length);
+  return r + '"';
 }
 
-function jsonNumber(n: number, out: Buffer[]): void {
+function jsonNumber(n: number): string {
   if (!Number.isFinite(n)) {
     if (jsonCfg.encodeInvalid === 0) throw new JsonError('Cannot serialise number: must not be NaN or Inf');
-    if (jsonCfg.encodeInvalid === 'null') {
-      out.push(Buffer.from('null'));
-      return;
-    }
+    if (jsonCfg.encodeInvalid === 'null') return 'null';
   }
-  out.push(Buffer.from(fmtG(n, jsonCfg.precision), 'latin1'));
+  return fmtG(n, jsonCfg.precision);
 }
 
-function jsonValue(v: Ser, out: Buffer[], depth: number): void {
-  if (v === null || v === LUA_NULL) out.push(Buffer.from('null'));
-  else if (typeof v === 'boolean') out.push(Buffer.from(v ? 'true' : 'false'));
-  else if (typeof v === 'number') jsonNumber(v, out);
-  else if (Buffer.isBuffer(v)) jsonString(v, out);
-  else if ('t' in v) jsonTable(v.t, out, depth + 1);
-  else if ('deep' in v) throw new JsonError(`Cannot serialise, excessive nesting (${jsonCfg.encodeMaxDepth + 1})`);
-  else throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
+function jsonValue(v: Ser, depth: number): string {
+  if (v === null || v === LUA_NULL) return 'null';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') return jsonNumber(v);
+  if (Buffer.isBuffer(v)) return jsonString(v);
+  if ('t' in v) return jsonTable(v.t, depth + 1);
+  if ('deep' in v) throw new JsonError(`Cannot serialise, excessive nesting (${jsonCfg.encodeMaxDepth + 1})`);
+  throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
 }
 
-function jsonTable(pairs: [Ser, Ser][], out: Buffer[], depth: number): void {
+function jsonTable(pairs: [Ser, Ser][], depth: number): string {
   if (depth > jsonCfg.encodeMaxDepth) throw new JsonError(`Cannot serialise, excessive nesting (${depth})`);
   // lua_array_length: every key a positive integer -> array of length max.
   let max = 0;
@@ -173,41 +199,36 @@ function jsonTable(pairs: [Ser, Ser][], out: Buffer[], depth: number): void {
   if (isArray && max > 0) {
     const byIndex = new Map<number, Ser>();
     for (const [k, x] of pairs) byIndex.set(k as number, x);
-    out.push(Buffer.from('['));
+    let r = '[';
     for (let i = 1; i <= max; i++) {
-      if (i > 1) out.push(Buffer.from(','));
-      jsonValue(byIndex.has(i) ? byIndex.get(i)! : null, out, depth);
+      if (i > 1) r += ',';
+      r += jsonValue(byIndex.has(i) ? byIndex.get(i)! : null, depth);
     }
-    out.push(Buffer.from(']'));
-    return;
+    return r + ']';
   }
-  out.push(Buffer.from('{'));
+  let r = '{';
   let first = true;
   for (const [k, x] of pairs) {
-    if (!first) out.push(Buffer.from(','));
+    if (!first) r += ',';
     first = false;
-    if (typeof k === 'number') {
-      out.push(Buffer.from('"'));
-      jsonNumber(k, out);
-      out.push(Buffer.from('"'));
-    } else if (Buffer.isBuffer(k)) jsonString(k, out);
+    if (typeof k === 'number') r += '"' + jsonNumber(k) + '"';
+    else if (Buffer.isBuffer(k)) r += jsonString(k);
     else throw new JsonError(`Cannot serialise ${typeName(k)}: table key must be a number or string`);
-    out.push(Buffer.from(':'));
-    jsonValue(x, out, depth);
+    r += ':' + jsonValue(x, depth);
   }
-  out.push(Buffer.from('}'));
+  return r + '}';
 }
 
 /** cjson.encode: [true, json] or [false, message]. */
 export function jsonEncode(v: Ser): LuaValue[] {
-  const out: Buffer[] = [];
+  let text: string;
   try {
-    jsonValue(v, out, 0);
+    text = jsonValue(v, 0);
   } catch (e) {
     if (e instanceof JsonError) return [false, Buffer.from(e.message, 'latin1')];
     throw e;
   }
-  return [true, Buffer.concat(out)];
+  return [true, Buffer.from(text, 'latin1')];
 }
 
 const T = {
@@ -217,6 +238,18 @@ const T = {
 } as const;
 
 interface Tok { type: string; index: number; value?: LuaValue; err?: string }
+
+/** Token types of the one-byte tokens, by byte. */
+const SINGLE: (string | null)[] = new Array(256).fill(null);
+SINGLE[0x7b] = T.OBJ_BEGIN; SINGLE[0x7d] = T.OBJ_END; SINGLE[0x5b] = T.ARR_BEGIN;
+SINGLE[0x5d] = T.ARR_END; SINGLE[0x3a] = T.COLON; SINGLE[0x2c] = T.COMMA;
+/** The byte of each one-letter escape (\" \\ \/ \b \f \n \r \t), -1 for others. */
+const ESCAPED: number[] = new Array(256).fill(-1);
+ESCAPED[0x22] = 0x22; ESCAPED[0x5c] = 0x5c; ESCAPED[0x2f] = 0x2f; ESCAPED[0x62] = 8;
+ESCAPED[0x66] = 12; ESCAPED[0x6e] = 10; ESCAPED[0x72] = 13; ESCAPED[0x74] = 9;
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+const NULL_WORD = Buffer.from('null');
 
 class JsonParser {
   p = 0;
@@ -234,26 +267,26 @@ class JsonParser {
     const index = this.p;
     if (this.p >= s.length) return { type: T.END, index };
     const c = s[this.p];
-    const single: Record<number, string> = { 0x7b: T.OBJ_BEGIN, 0x7d: T.OBJ_END, 0x5b: T.ARR_BEGIN, 0x5d: T.ARR_END, 0x3a: T.COLON, 0x2c: T.COMMA };
-    if (single[c] !== undefined) {
+    const single = SINGLE[c];
+    if (single !== null) {
       this.p++;
-      return { type: single[c], index };
+      return { type: single, index };
     }
     if (c === 0x22) return this.string(index);
     if (c === 0x2d || (c >= 0x30 && c <= 0x39) || (jsonCfg.decodeInvalid && (c === 0x69 || c === 0x49 || c === 0x6e || c === 0x4e) && this.isNumLike())) return this.number(index);
-    if (s.toString('latin1', this.p, this.p + 4) === 'true') {
-      this.p += 4;
-      return { type: T.BOOLEAN, index, value: true };
-    }
-    if (s.toString('latin1', this.p, this.p + 5) === 'false') {
-      this.p += 5;
-      return { type: T.BOOLEAN, index, value: false };
-    }
-    if (s.toString('latin1', this.p, this.p + 4) === 'null') {
-      this.p += 4;
-      return { type: T.NULL, index, value: LUA_NULL };
-    }
+    if (this.word(TRUE)) return { type: T.BOOLEAN, index, value: true };
+    if (this.word(FALSE)) return { type: T.BOOLEAN, index, value: false };
+    if (this.word(NULL_WORD)) return { type: T.NULL, index, value: LUA_NULL };
     return { type: T.ERROR, index, err: 'invalid token' };
+  }
+
+  /** The bytes at p are w: skip them. */
+  private word(w: Buffer): boolean {
+    const s = this.s;
+    if (this.p + w.length > s.length) return false;
+    for (let i = 0; i < w.length; i++) if (s[this.p + i] !== w[i]) return false;
+    this.p += w.length;
+    return true;
   }
 
   private isNumLike(): boolean {
@@ -263,6 +296,29 @@ class JsonParser {
 
   private number(index: number): Tok {
     const s = this.s;
+    // perf: a plain decimal ([-]digits[.digits][e[+-]digits], not 0x...) read without the
+    // regular expression below, which accepts the same text for it.
+    let q = this.p;
+    if (s[q] === 0x2d) q++;
+    if (q < s.length && s[q] >= 0x30 && s[q] <= 0x39 && !(s[q] === 0x30 && (s[q + 1] === 0x78 || s[q + 1] === 0x58))) {
+      while (q < s.length && s[q] >= 0x30 && s[q] <= 0x39) q++;
+      if (s[q] === 0x2e) {
+        q++;
+        while (q < s.length && s[q] >= 0x30 && s[q] <= 0x39) q++;
+      }
+      if (s[q] === 0x65 || s[q] === 0x45) {
+        let e = q + 1;
+        if (s[e] === 0x2b || s[e] === 0x2d) e++;
+        if (e < s.length && s[e] >= 0x30 && s[e] <= 0x39) {
+          while (e < s.length && s[e] >= 0x30 && s[e] <= 0x39) e++;
+          q = e;
+        }
+      }
+      const v = Number(s.latin1Slice(this.p, q));
+      if (!jsonCfg.decodeInvalid && !Number.isFinite(v)) return { type: T.ERROR, index, err: 'invalid number' };
+      this.p = q;
+      return { type: T.NUMBER, index, value: v };
+    }
     const rest = s.toString('latin1', this.p, Math.min(s.length, this.p + 400));
     const m = /^[-+]?(?:0[xX][0-9a-fA-F]+|(?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?:[nN][aA][nN])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)/.exec(rest);
     if (m === null) return { type: T.ERROR, index, err: 'invalid number' };
@@ -280,6 +336,17 @@ class JsonParser {
 
   private string(index: number): Tok {
     const s = this.s;
+    // perf: no escape before the closing quote: the bytes as they are (a view of the input,
+    // which the caller pushes into Lua before it goes).
+    const close = s.indexOf(0x22, this.p + 1);
+    if (close >= 0) {
+      const slash = s.indexOf(0x5c, this.p + 1);
+      if (slash < 0 || slash > close) {
+        const value = s.subarray(this.p + 1, close);
+        this.p = close + 1;
+        return { type: T.STRING, index, value };
+      }
+    }
     this.p++;
     const out: number[] = [];
     for (;;) {
@@ -293,9 +360,9 @@ class JsonParser {
       const at = this.p - 1;
       if (this.p >= s.length) return { type: T.ERROR, index: this.p, err: 'unexpected end of string' };
       const e = s[this.p++];
-      const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
-      if (simple[e] !== undefined) {
-        out.push(simple[e]);
+      const simple = ESCAPED[e];
+      if (simple >= 0) {
+        out.push(simple);
         continue;
       }
       if (e !== 0x75) return { type: T.ERROR, index: at, err: 'invalid escape code' };

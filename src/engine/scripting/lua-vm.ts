@@ -42,8 +42,10 @@ interface LuaModule {
   _lua_pushstring(L: number, p: number): void;
   _lua_pushvalue(L: number, i: number): void;
   _lua_getfield(L: number, i: number, k: number): void;
+  _lua_gettable(L: number, i: number): void;
   _lua_setfield(L: number, i: number, k: number): void;
   _lua_insert(L: number, i: number): void;
+  _lua_replace(L: number, i: number): void;
   _lua_close(L: number): void;
 }
 
@@ -58,12 +60,13 @@ export const LUA_TSTRING = 4;
 export const LUA_NULL: unique symbol = Symbol('lua-null');
 
 /**
- * A value tree pushed into Lua: Uint8Array = string, number, boolean, null = nil, LUA_NULL =
+ * A value tree pushed into Lua: Uint8Array = string, a JS string = the string of its latin1
+ * bytes (one byte per char: replies the commands give as text), number, boolean, null = nil, LUA_NULL =
  * the first parameter of the chunk (cjson.null), arrays = sequences, {err}/{ok} = Redis error
  * and status tables, {h: [k, v, k, v...]} = a table with the given pairs.
  */
 export type LuaValue =
-  | Uint8Array | number | boolean | null | typeof LUA_NULL | LuaValue[]
+  | Uint8Array | string | number | boolean | null | typeof LUA_NULL | LuaValue[]
   | { err: Uint8Array } | { ok: Uint8Array } | { h: LuaValue[] };
 
 /** A JS function called from Lua: gets the state, returns the number of results it pushed. */
@@ -130,6 +133,9 @@ export class LuaVM {
     this.nullKey = this.cstr('__null');
     this.packKey = this.cstr('__pack');
     this.hpackKey = this.cstr('__hpack');
+    this.nuljoinKey = this.cstr('__nuljoin');
+    this.appendKey = this.cstr('__append');
+    this.hsetKey = this.cstr('__hset');
   }
 
   // ---------------------------------------------------------------- numbers through memory
@@ -178,6 +184,28 @@ export class LuaVM {
     return this.heapF64[(this.M.HEAPU32[(this.L + 8) >> 2] + i * 16) >> 3];
   }
 
+  /**
+   * t[k] where t is the table at stack index t (> 0) and t[k] a number (only when `direct`):
+   * the serialiser's numbers (prelude.ts ser_any) read without a text conversion.
+   */
+  tableNumber(t: number, k: number): number {
+    const M = this.M;
+    this.pushNumber(k);
+    M._lua_gettable(this.L, t);
+    const x = this.numberAt(-1);
+    M._lua_settop(this.L, -2);
+    return x;
+  }
+
+  /** The number at stack index i (> 0; only when `direct`; the value must be a number). */
+  numberArg(i: number): number {
+    const M = this.M;
+    M._lua_pushvalue(this.L, i);
+    const x = this.numberAt(-1);
+    M._lua_settop(this.L, -2);
+    return x;
+  }
+
   // ---------------------------------------------------------------- memory helpers
 
   private get u8(): Uint8Array {
@@ -220,6 +248,19 @@ export class LuaVM {
   }
 
   /**
+   * bytes(i) as a Buffer for use on this thread (perf: small ones come from Node's pool, so
+   * never post one to another thread: its whole pool would be copied).
+   */
+  buf(i: number): Buffer {
+    const p = this.M._lua_tolstring(this.L, i, this.lenp);
+    if (p === 0) return Buffer.alloc(0);
+    const n = this.M.HEAPU32[this.lenp >> 2];
+    const b = Buffer.allocUnsafe(n);
+    this.heapBuffer().copy(b, 0, p, p + n);
+    return b;
+  }
+
+  /**
    * The string (or number, converted by Lua) at stack index i, in place: its offset in the heap
    * (see heap()); its length is then in strLen. Valid while the value stays on the stack.
    */
@@ -252,6 +293,40 @@ export class LuaVM {
     else u8.set(src.subarray(s, e), p);
     u8[p + e - s] = 0;
     this.M._lua_pushstring(this.L, p);
+  }
+
+  /**
+   * Push bytes src[s, e) that may hold NULs: the parts between them pushed as they are and
+   * joined by the registry's __nuljoin, at most JOIN_PARTS at a time (so the stack needs
+   * JOIN_PARTS + 1 free slots). perf: a chunk (pushValues) costs 3 to 4 µs; BullMQ's packed
+   * arguments hold a few NULs each.
+   */
+  pushBytesNul(src: Uint8Array, s: number, e: number): void {
+    const M = this.M;
+    let i = src.indexOf(0, s);
+    if (i < 0 || i >= e) {
+      this.pushBytes(src, s, e);
+      return;
+    }
+    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
+    let parts = 0;
+    let from = s;
+    for (;;) {
+      const end = i < 0 || i >= e ? e : i;
+      this.pushBytes(src, from, end);
+      parts++;
+      if (end === e) break;
+      from = end + 1;
+      i = src.indexOf(0, from);
+      if (parts === JOIN_PARTS) {
+        // Join what is there; the result is the first part of the next join.
+        M._lua_call(this.L, parts, 1);
+        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
+        M._lua_insert(this.L, -2);
+        parts = 1;
+      }
+    }
+    M._lua_call(this.L, parts, 1);
   }
 
   /** Push latin1 text holding no NUL (one byte per char). */
@@ -432,20 +507,39 @@ export class LuaVM {
   private pushSmall(v: LuaValue): void {
     const M = this.M;
     if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
+    else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
     else if (typeof v === 'boolean') M._lua_getfield(this.L, LUA_REGISTRYINDEX, v ? this.trueKey : this.falseKey);
     else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
     else if (v === null) M._lua_settop(this.L, M._lua_gettop(this.L) + 1);
     else if (Array.isArray(v)) {
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
-      for (let i = 0; i < v.length; i++) this.pushSmall(v[i]);
-      M._lua_call(this.L, v.length, 1);
+      // A longer array of scalars (smallOne): __pack of the first SMALL_ELEMS, then __append.
+      this.packInGroups(v, this.packKey, this.appendKey);
     } else {
       const kv = (v as { h: LuaValue[] }).h;
-      const seq = isSequence(kv);
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, seq ? this.packKey : this.hpackKey);
-      for (let i = seq ? 1 : 0; i < kv.length; i += seq ? 2 : 1) this.pushSmall(kv[i]);
-      M._lua_call(this.L, seq ? kv.length >> 1 : kv.length, 1);
+      if (isSequence(kv)) {
+        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
+        for (let i = 1; i < kv.length; i += 2) this.pushSmall(kv[i]);
+        M._lua_call(this.L, kv.length >> 1, 1);
+        return;
+      }
+      // More than SMALL_ELEMS / 2 pairs (smallOne: scalars): __hpack, then __hset, in order.
+      this.packInGroups(kv, this.hpackKey, this.hsetKey);
+    }
+  }
+
+  /**
+   * Push the table built from elems: registry function `first` called on the first
+   * SMALL_ELEMS, then `more` (t, ...) -> t on each further SMALL_ELEMS (pairs stay whole).
+   */
+  private packInGroups(elems: LuaValue[], first: number, more: number): void {
+    const M = this.M;
+    for (let i = 0; i === 0 || i < elems.length; i += SMALL_ELEMS) {
+      M._lua_getfield(this.L, LUA_REGISTRYINDEX, i === 0 ? first : more);
+      if (i !== 0) M._lua_insert(this.L, -2);
+      const end = Math.min(elems.length, i + SMALL_ELEMS);
+      for (let j = i; j < end; j++) this.pushSmall(elems[j]);
+      M._lua_call(this.L, (i === 0 ? 0 : 1) + end - i, 1);
     }
   }
 
@@ -455,6 +549,9 @@ export class LuaVM {
   private nullKey = 0;
   private packKey = 0;
   private hpackKey = 0;
+  private nuljoinKey = 0;
+  private appendKey = 0;
+  private hsetKey = 0;
 
   private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
@@ -522,11 +619,28 @@ export class LuaVM {
 const PACKERS = `R.__true = true
 R.__false = false
 R.__pack = function(...) return { ... } end
+R.__hset = function(t, ...)
+  local a = { ... }
+  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
+  return t
+end
+R.__append = function(t, ...)
+  local a, n = { ... }, #t
+  for i = 1, #a do t[n + i] = a[i] end
+  return t
+end
+do
+  local concat, NUL = table.concat, string.char(0)
+  R.__nuljoin = function(...) return concat({ ... }, NUL) end
+end
 R.__hpack = function(...)
   local a, t = { ... }, {}
   for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
   return t
 end`;
+
+/** Parts of a string joined by one call of __nuljoin (pushBytesNul). */
+export const JOIN_PARTS = 8;
 
 /**
  * Stack slots a bridge may fill above its arguments without lua_checkstack (which the module
@@ -536,6 +650,13 @@ end`;
 const SMALL_SLOTS = 16;
 /** Elements of one table built by pushSmall (a Lua call's arguments). */
 const SMALL_ELEMS = 12;
+/**
+ * Elements of an array of scalars (no nil: appended in order, every key lands in the array
+ * part, as the chunk's SETLIST puts them) built by __pack then __append, or of a {h} table of
+ * scalars with string keys built by __hpack then __hset (filled in order from empty, as Redis
+ * fills them). perf: HGETALL of a BullMQ job is ~30 elements, its decoded options ~10 pairs.
+ */
+const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
 const SMALL_STR = 4096;
 
@@ -563,6 +684,7 @@ function smallOne(v: LuaValue, room: number): number {
     for (let i = 0; i < v.length; i++) if (v[i] === 0) return -1;
     return 1;
   }
+  if (typeof v === 'string') return v.length > SMALL_STR || v.indexOf('\0') >= 0 ? -1 : 1;
   if (typeof v === 'number' || typeof v === 'boolean' || v === LUA_NULL) return 1;
   if (v === null) return 1;
   let kv: LuaValue[];
@@ -572,14 +694,26 @@ function smallOne(v: LuaValue, room: number): number {
     kv = v.h;
     hash = true;
   } else return -1;
-  if (kv.length > SMALL_ELEMS) return -1;
+  if (kv.length > SMALL_ELEMS) {
+    if (kv.length > SMALL_ARRAY || room < 2 + SMALL_ELEMS) return -1;
+    // Scalars only; an array without nil (holes: see above), a table with string keys.
+    if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
+    for (let i = 0; i < kv.length; i++) {
+      const e = kv[i];
+      if (hash && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
+      if ((e === null && !hash) || (typeof e === 'object' && e !== null && !(e instanceof Uint8Array))) return -1;
+      if ((typeof e === 'string' || e instanceof Uint8Array) && smallOne(e, 1) < 0) return -1;
+    }
+    // The table and __append / __hset under the last SMALL_ELEMS elements.
+    return 2 + SMALL_ELEMS;
+  }
   // Keys 1..n (cmsgpack's arrays): packed as an array of the values.
   const seq = hash && isSequence(kv);
   // The packer, then each element (the ones before it are done: one slot each).
   let peak = 1;
   for (let i = seq ? 1 : 0, done = 0; i < kv.length; i += seq ? 2 : 1, done++) {
     const e = kv[i];
-    if (hash && !seq && i % 2 === 0 && !(e instanceof Uint8Array)) return -1;
+    if (hash && !seq && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
     const p = smallOne(e, room - 1 - done);
     if (p < 0) return -1;
     if (1 + done + p > peak) peak = 1 + done + p;
@@ -798,6 +932,7 @@ class ChunkBuilder {
    * nest 4000 levels deep: cmsgpack).
    */
   emit(v: LuaValue, reg: number): void {
+    if (typeof v === 'string') v = Buffer.from(v, 'latin1');
     if (reg >= SPILL_AT && typeof v === 'object' && v !== null && !(v instanceof Uint8Array)) {
       this.spill(v, reg);
       return;
@@ -837,7 +972,10 @@ class ChunkBuilder {
     else {
       const kv = v.h;
       this.use(reg + 2);
-      this.op(OP_NEWTABLE, reg, 0, int2fb(kv.length >> 1));
+      // Not pre-sized: filled pair by pair from empty, as Redis's lua_newtable + lua_settable
+      // (cjson, cmsgpack, RESP3 maps) do, the table grows the same way and pairs() gives the
+      // same order.
+      this.op(OP_NEWTABLE, reg, 0, 0);
       for (let i = 0; i + 1 < kv.length; i += 2) {
         this.emit(kv[i], reg + 1);
         this.emit(kv[i + 1], reg + 2);

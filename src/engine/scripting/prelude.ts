@@ -37,6 +37,20 @@ local collectgarbage = collectgarbage
 local VIEW, SHOWN = {}, {}
 local RUNTIME = '=redis'
 
+-- perf: a number turned into text costs ~0.5 us in this build of Lua (musl's printf with
+-- software long doubles in WebAssembly), more than the rest of a serialised element: the
+-- length and count headers of the serialised forms below are made once per value and kept
+-- (below 4096; larger ones are made each time).
+local function header_memo(prefix, suffix)
+  return setmetatable({}, { __index = function(t, n)
+    local h = prefix .. n .. suffix
+    if n < 4096 then rawset(t, n, h) end
+    return h
+  end })
+end
+local S_HDR, A_HDR, T_HDR = header_memo('s', ':'), header_memo('a', ';'), header_memo('t', ';')
+local N_HDR = header_memo('n', ';')
+
 -- ------------------------------------------------------------------ errors
 
 -- sdstrim(s, "\r\n"): both ends.
@@ -103,64 +117,72 @@ local function ser_resp(v, out, n, d)
   end
   local t = type(v)
   if t == 'string' then
-    out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
+    out[n + 1] = S_HDR[#v]; out[n + 2] = v; return n + 2
   elseif t == 'number' then
-    out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
+    -- (v + 0: -0 is written as 0, which it becomes anyway as an integer reply.)
+    if v >= 0 and v < 4096 and v == floor(v) then out[n + 1] = N_HDR[v + 0]
+    else out[n + 1] = 'n' .. sformat('%.17g', v) .. ';' end
+    return n + 1
   elseif t == 'boolean' then
     if resp == 3 then out[n + 1] = v and 't' or 'f' else out[n + 1] = v and 'T' or 'F' end
     return n + 1
   elseif t == 'table' then
-    local e = rawget(v, 'err')
-    if type(e) == 'string' then
-      out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
-    end
-    local o = rawget(v, 'ok')
-    if type(o) == 'string' then
-      out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
-    end
-    local dbl = rawget(v, 'double')
-    if type(dbl) == 'number' then
-      out[n + 1] = 'D' .. sformat('%.17g', dbl) .. ';'; return n + 1
-    end
-    local bn = rawget(v, 'big_number')
-    if type(bn) == 'string' then
-      out[n + 1] = 'B' .. #bn .. ':'; out[n + 2] = bn; return n + 2
-    end
-    local vs = rawget(v, 'verbatim_string')
-    if type(vs) == 'table' then
-      local f, s = rawget(vs, 'format'), rawget(vs, 'string')
-      if type(f) == 'string' and type(s) == 'string' then
-        out[n + 1] = 'V' .. #f .. ':'; out[n + 2] = f; out[n + 3] = #s .. ':'; out[n + 4] = s; return n + 4
+    -- perf: a table whose keys are all 1..#v (next finds nothing after #v) has none of the
+    -- fields below: it is an array, without their seven lookups.
+    local len = #v
+    if next(v, len ~= 0 and len or nil) ~= nil then
+      local e = rawget(v, 'err')
+      if type(e) == 'string' then
+        out[n + 1] = (rawget(v, 'ignore_err_stats_update') and 'E' or 'e') .. #e .. ':'; out[n + 2] = e; return n + 2
       end
-    end
-    local m = rawget(v, 'map')
-    if type(m) == 'table' then
-      local hdr = n + 1
-      n = hdr
-      local c = 0
-      local k, x = next(m)
-      while k ~= nil do
-        n = ser_resp(k, out, n, d + 1)
-        n = ser_resp(x, out, n, d + 1)
-        c = c + 1
-        k, x = next(m, k)
+      local o = rawget(v, 'ok')
+      if type(o) == 'string' then
+        out[n + 1] = 'o' .. #o .. ':'; out[n + 2] = o; return n + 2
       end
-      out[hdr] = 'M' .. c .. ';'
-      return n
-    end
-    local st = rawget(v, 'set')
-    if type(st) == 'table' then
-      local hdr = n + 1
-      n = hdr
-      local c = 0
-      local k = next(st)
-      while k ~= nil do
-        n = ser_resp(k, out, n, d + 1)
-        c = c + 1
-        k = next(st, k)
+      local dbl = rawget(v, 'double')
+      if type(dbl) == 'number' then
+        out[n + 1] = 'D' .. sformat('%.17g', dbl) .. ';'; return n + 1
       end
-      out[hdr] = 'S' .. c .. ';'
-      return n
+      local bn = rawget(v, 'big_number')
+      if type(bn) == 'string' then
+        out[n + 1] = 'B' .. #bn .. ':'; out[n + 2] = bn; return n + 2
+      end
+      local vs = rawget(v, 'verbatim_string')
+      if type(vs) == 'table' then
+        local f, s = rawget(vs, 'format'), rawget(vs, 'string')
+        if type(f) == 'string' and type(s) == 'string' then
+          out[n + 1] = 'V' .. #f .. ':'; out[n + 2] = f; out[n + 3] = #s .. ':'; out[n + 4] = s; return n + 4
+        end
+      end
+      local m = rawget(v, 'map')
+      if type(m) == 'table' then
+        local hdr = n + 1
+        n = hdr
+        local c = 0
+        local k, x = next(m)
+        while k ~= nil do
+          n = ser_resp(k, out, n, d + 1)
+          n = ser_resp(x, out, n, d + 1)
+          c = c + 1
+          k, x = next(m, k)
+        end
+        out[hdr] = 'M' .. c .. ';'
+        return n
+      end
+      local st = rawget(v, 'set')
+      if type(st) == 'table' then
+        local hdr = n + 1
+        n = hdr
+        local c = 0
+        local k = next(st)
+        while k ~= nil do
+          n = ser_resp(k, out, n, d + 1)
+          c = c + 1
+          k = next(st, k)
+        end
+        out[hdr] = 'S' .. c .. ';'
+        return n
+      end
     end
     local hdr = n + 1
     n = hdr
@@ -171,7 +193,7 @@ local function ser_resp(v, out, n, d)
       n = ser_resp(x, out, n, d + 1)
       j = j + 1
     end
-    out[hdr] = 'a' .. (j - 1) .. ';'
+    out[hdr] = A_HDR[j - 1]
     return n
   else
     out[n + 1] = 'N'; return n + 1
@@ -179,11 +201,21 @@ local function ser_resp(v, out, n, d)
 end
 
 
+-- perf: numbers (when runtime.ts reads them in place: B.direct) go out as 'd', their values
+-- in NUMS, in order, read by JS from the table (no text conversion either way, exact).
+local DIRECT = B.direct == '1'
+local NUMS, nnum = {}, 0
+
 local function ser_any(v, out, n, depth)
   local t = type(v)
   if t == 'string' then
-    out[n + 1] = 's' .. #v .. ':'; out[n + 2] = v; return n + 2
+    out[n + 1] = S_HDR[#v]; out[n + 2] = v; return n + 2
   elseif t == 'number' then
+    if DIRECT then
+      nnum = nnum + 1
+      NUMS[nnum] = v
+      out[n + 1] = 'd'; return n + 1
+    end
     out[n + 1] = 'n' .. sformat('%.17g', v) .. ';'; return n + 1
   elseif t == 'boolean' then
     out[n + 1] = v and 'T' or 'F'; return n + 1
@@ -202,17 +234,21 @@ local function ser_any(v, out, n, depth)
       n = ser_any(x, out, n, depth + 1)
       c = c + 1
     end
-    out[hdr] = 't' .. c .. ';'
+    out[hdr] = T_HDR[c]
     return n
   else
     out[n + 1] = 'x' .. t .. ';'; return n + 1
   end
 end
 
+-- The serialised values and the table of their numbers (see ser_any).
 local function serialise_any(...)
   local out, n = {}, 0
+  nnum = 0
+  -- (A large table of numbers is not kept from one call to the next.)
+  if NUMS[257] ~= nil then NUMS = {} end
   for i = 1, select('#', ...) do n = ser_any((select(i, ...)), out, n, 1) end
-  return tconcat(out, '', 1, n)
+  return tconcat(out, '', 1, n), NUMS
 end
 
 -- ------------------------------------------------------------------ the redis table
@@ -587,7 +623,10 @@ end
 local function mp_unpacker(name, mode)
   return function(s, a, b)
     if type(s) ~= 'string' then error("bad argument #1 to '" .. name .. "' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
-    local r = { mp_unpack(s, mode, sformat('%.17g', tonumber(a) or 0), sformat('%.17g', tonumber(b) or 0)) }
+    -- (Numbers go as they are: runtime.ts reads them in place, or as text without B.direct.)
+    a, b = tonumber(a) or 0, tonumber(b) or 0
+    if not DIRECT then a, b = sformat('%.17g', a), sformat('%.17g', b) end
+    local r = { mp_unpack(s, mode, a, b) }
     if not r[1] then error(r[2], 2) end
     return unpack(r, 3, r[2] + 2)
   end

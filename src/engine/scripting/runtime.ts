@@ -22,7 +22,7 @@ import { Argv } from '../../resp/argv.js';
 import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -65,12 +65,19 @@ export interface RunResult {
 
 const EMPTY = Buffer.alloc(0);
 
+/** cmsgpack's offset and limit as they were read from %.17g text: inf and nan became NaN. */
+function finiteOrNaN(x: number): number {
+  return Number.isFinite(x) ? x : NaN;
+}
+
 /** Redis's LOAD_TIMEOUT_MS: FUNCTION LOAD stops library code running longer. */
 const LOAD_TIMEOUT_MS = 500;
 /**
  * KEYS and ARGV go onto the Lua stack one by one (no chunk to build) when there are at most this
- * many, short and free of NUL bytes: a C caller may use 20 slots without lua_checkstack, which
- * lua-wasm-bindings does not export; the runner, its 4 fixed arguments and the values fit.
+ * many and short (NULs included: vm.pushBytesNul). lua-wasm-bindings exports no lua_checkstack:
+ * a run starts at the bottom of the main state's stack, which Lua 5.1 never makes smaller than
+ * BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed arguments, the values and a join of
+ * JOIN_PARTS parts use at most 4 + 12 + 1 + 8 = 25.
  */
 const FAST_ARGS = 12;
 const FAST_ARG_LEN = 512;
@@ -96,7 +103,9 @@ export class LuaRuntime {
       // kill (or the time to move) late.
       if (host.check(true) !== null) return this.stop(M._lua_gettop(L));
       const n = M._lua_gettop(L);
-      for (let i = 1; i <= n; i++) if (M._lua_type(L, i) !== LUA_TSTRING) return this.convert(n);
+      for (let i = 1; i <= n; i++) {
+        if (M._lua_type(L, i) !== LUA_TSTRING && !this.intArg(i)) return this.convert(n);
+      }
       if (n === 0) return this.convert(0);
       return host.call(this, n);
     });
@@ -113,7 +122,7 @@ export class LuaRuntime {
       return 1;
     });
     add('log', () => {
-      host.log(Number(vm.latin1(1)), Buffer.from(vm.bytes(2)).toString('latin1'));
+      host.log(Number(vm.latin1(1)), vm.latin1(2));
       return 0;
     });
     add('check', () => {
@@ -124,13 +133,13 @@ export class LuaRuntime {
       vm.pushString(why);
       return 1;
     });
-    add('json_encode', () => this.pushResult(jsonEncode(parseSer(Buffer.from(vm.bytes(1)))[0] ?? null)));
-    add('json_decode', () => this.pushResult(jsonDecode(Buffer.from(vm.bytes(1)))));
-    add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
-    add('mp_pack', () => this.pushResult(mpPack(parseSer(Buffer.from(vm.bytes(1))))));
-    add('mp_unpack', () => this.pushResult(mpUnpack(Buffer.from(vm.bytes(1)), vm.latin1(2), Number(vm.latin1(3)), Number(vm.latin1(4)))));
-    add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), parseSer(Buffer.from(vm.bytes(2))))));
-    add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), Buffer.from(vm.bytes(2)), Number(vm.latin1(3)))));
+    add('json_encode', () => this.pushResult(jsonEncode(this.ser(1)[0] ?? null)));
+    add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
+    add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
+    add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
+    add('mp_unpack', () => this.pushResult(mpUnpack(this.arg(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
+    add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), this.ser(2))));
+    add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), vm.buf(2), Number(vm.latin1(3)))));
     add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));
     add('bit', (L) => {
       const n = M._lua_gettop(L);
@@ -139,7 +148,7 @@ export class LuaRuntime {
       vm.pushString(bitOp(vm.latin1(1), nums));
       return 1;
     });
-    spec.push(`version=${version};`, `version_num=${versionNum};`);
+    spec.push(`version=${version};`, `version_num=${versionNum};`, `direct=${vm.direct ? 1 : 0};`);
     this.spec = spec.join('');
     this.startPrelude();
     const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
@@ -178,6 +187,44 @@ export class LuaRuntime {
     this.name = '';
     this.startPrelude();
     this.setRandState(rand);
+  }
+
+  /** String argument i of a bridge: a copy (the heap may move while the bridge runs). */
+  private arg(i: number): Buffer {
+    return this.vm.buf(i);
+  }
+
+  /** Number argument i of a bridge (a number, or with !vm.direct its %.17g text). */
+  private numArg(i: number): number {
+    const vm = this.vm;
+    return vm.M._lua_type(vm.L, i) === LUA_TNUMBER ? vm.numberArg(i) : Number(vm.latin1(i));
+  }
+
+  /**
+   * The values prelude.ts's serialise_any passed as arguments i (the serialised text) and
+   * i + 1 (the table of its numbers).
+   */
+  private ser(i: number): Ser[] {
+    const vm = this.vm;
+    return parseSer(this.arg(i), vm.direct ? (k) => vm.tableNumber(i + 1, k) : null);
+  }
+
+  /**
+   * perf: a redis.call argument that is an integer (BullMQ passes scores, counts, MAXLEN...)
+   * becomes its text here, in its stack slot: what the prelude's gencall would make of it
+   * (Redis's "%.17g", which for a safe integer is its digits), without a second call through
+   * Lua and a printf in wasm (~2 µs). Other numbers (fractions, -0, beyond 2^53) and other
+   * types still go to gencall. False when argument i is not such an integer.
+   */
+  private intArg(i: number): boolean {
+    const vm = this.vm;
+    const M = vm.M;
+    if (!vm.direct || M._lua_type(vm.L, i) !== LUA_TNUMBER) return false;
+    const x = vm.numberArg(i);
+    if (!Number.isSafeInteger(x) || Object.is(x, -0)) return false;
+    vm.pushLatin1(String(x));
+    M._lua_replace(vm.L, i);
+    return true;
   }
 
   /** (nil, 'k'): the prelude stops the script as the count hook does. */
@@ -403,7 +450,7 @@ export class LuaRuntime {
     const count = argv.count - first;
     let fast = count <= FAST_ARGS;
     for (let i = first; fast && i < argv.count; i++) {
-      fast = argv.len(i) <= FAST_ARG_LEN && noNulIn(argv.buf, argv.start[i], argv.end[i]);
+      fast = argv.len(i) <= FAST_ARG_LEN;
     }
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
     M._lua_getfield(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
@@ -417,7 +464,7 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+      for (let i = first; i < argv.count; i++) vm.pushBytesNul(argv.buf, argv.start[i], argv.end[i]);
     } else {
       const keys: Uint8Array[] = [];
       const args: Uint8Array[] = [];
@@ -575,11 +622,6 @@ export class LuaRuntime {
 
 function noNul(b: Uint8Array): boolean {
   for (let i = 0; i < b.length; i++) if (b[i] === 0) return false;
-  return true;
-}
-
-function noNulIn(b: Uint8Array, s: number, e: number): boolean {
-  for (let i = s; i < e; i++) if (b[i] === 0) return false;
   return true;
 }
 

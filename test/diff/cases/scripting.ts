@@ -262,6 +262,97 @@ const scripts: Script[] = [
     "return type(cjson.null)",
     "return cjson.decode('\"a\\\\/b\\\\n\"')",
   ])] },
+  // KEYS / ARGV holding NUL bytes go onto the stack in parts joined by NUL (runtime.ts);
+  // numbers reach cjson / cmsgpack / struct without a text conversion (prelude.ts ser_any).
+  { name: "arguments with NUL bytes, numbers into cjson / cmsgpack / struct", steps: [
+    ['EVAL', 'return {#KEYS[1], KEYS[1], #ARGV[1], ARGV[1], ARGV[2], ARGV[3]}', '1', Buffer.from('k\0ey'),
+      Buffer.from('\0a\0\0b\0c\0d\0e\0f\0g\0h\0i\0j\0k\0'), Buffer.alloc(20), Buffer.from('x\0')],
+    ['EVAL', 'return redis.call("SET", KEYS[1], ARGV[1])', '1', Buffer.from('n\0k'), Buffer.from('v\0\0w')],
+    ['GET', Buffer.from('n\0k')],
+    ['EVAL', 'return cmsgpack.unpack(ARGV[1])', '0', Buffer.from([0x93, 0x00, 0xa3, 0x61, 0x00, 0x62, 0xcb, 0x42, 0x78, 0xc1, 0x2a, 0x5f, 0x80, 0x00, 0x00])],
+    ...evals(['0'], [
+      "return cjson.encode({1700000000000, 1e14, 99999999999999, 123456789012346, -0.5, 2^53, -2^63, 1e-5, 0.1 + 0.2})",
+      "return cjson.encode({a = {b = 3, c = {4.25, -7}}, [5] = 6})",
+      "cjson.encode_invalid_numbers(true) local r = cjson.encode({math.huge, -math.huge}) cjson.encode_invalid_numbers(false) return r",
+      "cjson.encode_number_precision(3) local r = cjson.encode({999, 1000, 12345, 0.5}) cjson.encode_number_precision(14) return r",
+      "return cmsgpack.pack(1700000000000, -0.0, 2^53 + 2, math.huge, -math.huge, {1.5, {2, 3}})",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 1)}",
+      "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 1.9)}",
+      "return struct.pack('>dIh', 1700000000000.5, 4000000000, -2)",
+    ]),
+  ] },
+  // cjson.decode: numbers, strings with and without escapes, literals; key order of larger
+  // objects as Lua's table growth gives it (re-encoded, and walked with pairs).
+  { name: "cjson.decode: values, escapes, key order", steps: [
+    ...evals(['0', '{"attempts":3,"delay":0,"timestamp":1700000000000,"backoff":{"type":"fixed","delay":1000},"removeOnComplete":true,"removeOnFail":false,"jobId":"123","priority":0,"x":null,"e":1.5e3,"n":-0.25,"s":"a\\"b\\\\c\\u00e9\\n"}'], [
+      "return cjson.encode(cjson.decode(ARGV[1]))",
+      "local o = cjson.decode(ARGV[1]) local r = {} for k, v in pairs(o) do r[#r + 1] = k end return r",
+      "local o = cjson.decode(ARGV[1]) return {o.attempts, o.timestamp, o.backoff.delay, tostring(o.removeOnComplete), tostring(o.removeOnFail), o.jobId, tostring(o.x == cjson.null), o.e, tostring(o.n), o.s}",
+    ]),
+    ...evals(['0'], [
+      "return cjson.encode(cjson.decode('[1, -2, 3.25, 1e2, -0, 0.5e-3, 12345678901234567890, true, false, null, \"\", \"x\"]'))",
+      "return cjson.encode(cjson.decode('{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"j\":10,\"k\":11,\"l\":12,\"m\":13}'))",
+      "return cjson.decode('-')",
+      "return cjson.decode('-.5')",
+      "return cjson.decode('0x10')",
+      "return cjson.decode('1e999')",
+      "return cjson.decode('[1,')",
+      "return cjson.decode('tru')",
+      "return cjson.decode('\"abc')",
+      "return cjson.decode('\"a\\\\qb\"')",
+      "return cjson.decode('1.e5')",
+      "return cjson.decode('007')",
+    ]),
+  ] },
+  // Script results that are tables: plain arrays (prelude.ts skips the field lookups when
+  // every key is in 1..#t) and tables mixing array elements with Redis's reply fields.
+  { name: "table results: arrays, holes, reply fields beside elements", steps: evals(['0'], [
+    "return {1, 2, err = 'My Error'}",
+    "return {ok = 'fine', 1, 2}",
+    "return {1, nil, 3}",
+    "return {[2] = 2}",
+    "return {[1] = 1, [2] = 2, [4] = 4}",
+    "local t = {1, 2, 3} t[2] = nil return t",
+    "return setmetatable({1, 2}, { __index = function() return 9 end })",
+    "return {1, {2, {3, {}}}, 'x', {}}",
+    "return {1, 2, double = 1.5}",
+    "return {map = {a = 1}, 5}",
+    "return {'a', set = {b = true}}",
+  ]) },
+  // Integer arguments of redis.call become their digits in the bridge (runtime.ts intArg);
+  // other numbers and types go through the prelude's gencall, as before.
+  { name: "redis.call with number arguments", steps: evals(['0'], [
+    "redis.call('SET', 'na', 0) redis.call('APPEND', 'na', -12) redis.call('APPEND', 'na', 2^53 - 1) redis.call('APPEND', 'na', -(2^53 - 1)) return redis.call('GET', 'na')",
+    "redis.call('SET', 'nb', 2^53) redis.call('APPEND', 'nb', 2^53 + 2) redis.call('APPEND', 'nb', 1e16) redis.call('APPEND', 'nb', 1e17) return redis.call('GET', 'nb')",
+    "redis.call('SET', 'nc', -0) redis.call('APPEND', 'nc', 0.1) redis.call('APPEND', 'nc', 1/3) redis.call('APPEND', 'nc', -2.5) return redis.call('GET', 'nc')",
+    "redis.call('SET', 'nd', 1/0) redis.call('APPEND', 'nd', -1/0) return redis.call('GET', 'nd')",
+    "return redis.call('ZADD', 'nz', 1700000000000, 'a', 0, 'b', -3, 'c')",
+    "return redis.call('ZRANGE', 'nz', 0, -1, 'WITHSCORES')",
+    "return redis.call('INCRBY', 'ni', 5)",
+    "return redis.pcall('SET', 'ne', 1, true)",
+    "return redis.pcall('SET', 'ne', {}, 1)",
+    "return redis.call('EXPIRE', 'nz', 100, 'NX')",
+    "return redis.call('LRANGE', 'nolist', 0, -1)",
+  ]) },
+  // Array replies of up to 256 scalars are built on the stack (lua-vm.ts pushSmall), text
+  // replies without a Buffer; longer ones, and elements holding NUL, by a chunk.
+  { name: "array replies into Lua: long, text, NUL bytes, RESP3", steps: [
+    ['HSET', 'jh', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, `v${i}`.repeat(i + 1)]).flat()],
+    ['RPUSH', 'jl', ...Array.from({ length: 30 }, (_, i) => `e${i}`), Buffer.from('n\0ul'), 'x'.repeat(600), '', '12'],
+    ['RPUSH', 'jbig', ...Array.from({ length: 300 }, (_, i) => `${i}`)],
+    ['ZADD', 'jz', ...Array.from({ length: 20 }, (_, i) => [`${i / 4}`, `m${i}`]).flat()],
+    ...evals(['0'], [
+      "local t = redis.call('HGETALL', 'jh') local r = {} for k, v in pairs(t) do r[#r + 1] = k end return {#t, t[1], t[#t], #r, r[40], table.concat(t, ',', 1, 6)}",
+      "local t = redis.call('LRANGE', 'jl', 0, -1) return {#t, t[31], #t[32], t[33], t[34], type(t[34])}",
+      "local t = redis.call('LRANGE', 'jl', 0, 29) local n = 0 for i, v in ipairs(t) do n = n + #v end return {#t, n, t[13], t[30]}",
+      "local t = redis.call('LRANGE', 'jbig', 0, -1) return {#t, t[1], t[256], t[257], t[300]}",
+      "local t = redis.call('LRANGE', 'jbig', 0, 255) return {#t, t[256]}",
+      "local t = redis.call('ZRANGE', 'jz', 0, -1, 'WITHSCORES') return {#t, t[2], t[40], t[39]}",
+      "local t = redis.call('HMGET', 'jh', 'f1', 'nosuch', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'f10', 'f11', 'f12', 'f13') return {#t, tostring(t[2]), t[14]}",
+      "redis.setresp(3) local m = redis.call('HGETALL', 'jh') local n = 0 for k, v in pairs(m.map) do n = n + 1 end return {n, m.map.f19}",
+      "redis.setresp(3) local t = redis.call('SMEMBERS', 'nosuch') return type(t.set)",
+    ]),
+  ] },
   { name: "cmsgpack", steps: [['SET', 's', 'a'], ...evals(["1", "k", "arg1"], [
     "return cmsgpack.pack({1,2,3}, 'abc', 1.5, -1, 300, true, nil)",
     "return {cmsgpack.unpack(cmsgpack.pack({a=1}, 'x', 70000))}",
