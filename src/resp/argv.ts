@@ -70,22 +70,7 @@ export class Argv {
 
   /** The argument as a keyspace key: latin1, one char per byte (exact). */
   key(i: number): string {
-    const s = this.start[i];
-    const n = this.end[i] - s;
-    if (i >= RECENT_ARGS || n > SHORT) return latin1(this.buf, s, this.end[i]);
-    // perf: a pipeline repeats its keys (LPUSH to one queue, HSET of one hash, INCR of one
-    // counter): the string made for the same position last time is reused when its bytes
-    // match, which saves making it and V8's hashing it again at the Map lookup (it keeps its
-    // hash). A miss costs a comparison that usually stops at the length or the first bytes.
-    const last = RECENT[i];
-    const b = this.buf;
-    // The last byte first: where keys differ (key:<n>, element:<n>), it usually does.
-    if (last.length === n && n !== 0 && b[s + n - 1] === last.charCodeAt(n - 1)) {
-      let j = 0;
-      while (j < n && b[s + j] === last.charCodeAt(j)) j++;
-      if (j === n) return last;
-    }
-    return (RECENT[i] = MAKERS[n](b, s));
+    return latin1(this.buf, this.start[i], this.end[i]);
   }
 
   /** UTF-8 text (for option names in messages, config values...). Allocates. */
@@ -184,10 +169,6 @@ for (let n = 0; n <= SHORT; n++) {
   const args = Array.from({ length: n }, (_, i) => `b[s + ${i}]`).join(', ');
   MAKERS.push(new Function('fc', `return function latin1_${n}(b, s) { return fc(${args}); };`)(String.fromCharCode) as Maker);
 }
-
-/** Argument positions whose last string key() keeps (the key and the first field/member/value). */
-const RECENT_ARGS = 4;
-const RECENT: string[] = ['', '', '', ''];
 
 /** The bytes b[s, e) as a latin1 string (one char per byte: exact and reversible). */
 export function latin1(b: Buffer, s: number, e: number): string {
