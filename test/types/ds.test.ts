@@ -232,6 +232,55 @@ describe('ListValue', () => {
     }
   });
 
+  it('long lists: head pushes (room below the first chunk), queues both ways, middle edits between them', () => {
+    const r = rng(21);
+    const l = new ListValue();
+    const model: string[] = [];
+    const check = (what: string) => {
+      assert.equal(l.length, model.length, what);
+      for (let i = 0; i < model.length; i += 97) assert.equal(l.get(i), model[i], `${what} index ${i}`);
+      if (model.length) assert.equal(l.get(model.length - 1), model[model.length - 1], what);
+      const fwd: string[] = [];
+      if (model.length) l.scan(0, model.length - 1, (e) => { fwd.push(e as string); });
+      assert.deepEqual(fwd, model, what);
+    };
+    // LPUSH only: thousands of chunks, the room below them regrown many times.
+    for (let i = 0; i < 60000; i++) { l.pushHead(`h${i}`); model.unshift(`h${i}`); }
+    check('after head pushes');
+    // Middle edits (they compact the chunks) between head pushes.
+    for (let k = 0; k < 50; k++) {
+      const i = Math.floor(r() * model.length);
+      l.insert(i, `i${k}`); model.splice(i, 0, `i${k}`);
+      for (let j = 0; j < 200; j++) { l.pushHead(`p${k}.${j}`); model.unshift(`p${k}.${j}`); }
+      const d = Math.floor(r() * model.length);
+      l.removeAt(d); model.splice(d, 1);
+      l.set(k, `s${k}`); model[k] = `s${k}`;
+    }
+    check('after middle edits');
+    // RPUSH + LPOP (the free slots below the first chunk are given back), LPUSH + RPOP.
+    for (let i = 0; i < 80000; i++) {
+      l.pushTail(`t${i}`); model.push(`t${i}`);
+      assert.equal(l.popHead(), model.shift());
+      if (i % 10000 === 0) check(`queue tail->head ${i}`);
+    }
+    for (let i = 0; i < 80000; i++) {
+      l.pushHead(`q${i}`); model.unshift(`q${i}`);
+      assert.equal(l.popTail(), model.pop());
+    }
+    check('queue head->tail');
+    assert.equal(l.removeEqual('q79999', b('q79999'), 0), 1);
+    model.splice(model.indexOf('q79999'), 1);
+    check('after LREM');
+    const c = l.clone();
+    assert.equal(c.length, l.length);
+    assert.equal(c.get(0), model[0]);
+    // Drained from both ends, then used again.
+    while (model.length) { assert.equal(l.popHead(), model.shift()); if (model.length) assert.equal(l.popTail(), model.pop()); }
+    assert.equal(l.length, 0);
+    for (let i = 0; i < 1000; i++) { l.pushHead(`z${i}`); model.unshift(`z${i}`); }
+    check('refilled');
+  });
+
   it('big elements stay Buffers; pushes and pops alternating at chunk boundaries', () => {
     const l = new ListValue();
     const big = Buffer.alloc(20000, 0x61);

@@ -241,7 +241,13 @@ export class ListValue implements TypedValue {
   /** Positions held on disk after the last write: [diskLo, diskHi). Owned by the codec. */
   diskLo = 0;
   diskHi = 0;
+  /**
+   * The chunks are chunks[h .. chunks.length): room is kept below h so that a new head chunk
+   * is a store, not an unshift (which moves every chunk: O(N/128) per LPUSH on a long list).
+   * Operations in the middle (LSET, LINSERT, LREM...) first compact() to h = 0.
+   */
   private chunks: Chunk[] = [];
+  private h = 0;
   length = 0;
   /** Bytes of these elements as one listpack (lpBytes). */
   lpBytes = LP_HDR;
@@ -268,7 +274,9 @@ export class ListValue implements TypedValue {
 
   clone(): ListValue {
     const l = new ListValue();
-    for (const c of this.chunks) {
+    const cs = this.chunks;
+    for (let k = this.h; k < cs.length; k++) {
+      const c = cs[k];
       const d = new Chunk(c.a === null ? null : c.a.slice(c.lo, c.lo + c.n));
       d.p = c.p;
       d.n = c.n;
@@ -299,30 +307,43 @@ export class ListValue implements TypedValue {
   /** Find index i (0 <= i < length): sets locC / locJ. Walks from the nearer end. */
   private locate(i: number): void {
     const cs = this.chunks;
+    const h = this.h;
     if (i < this.length - i) {
-      let c = 0;
+      let c = h;
       while (i >= cs[c].n) i -= cs[c++].n;
-      this.locC = c;
+      this.locC = c - h;
       this.locJ = i;
     } else {
       let c = cs.length - 1;
       let k = this.length - 1 - i;
       while (k >= cs[c].n) k -= cs[c--].n;
-      this.locC = c;
+      this.locC = c - h;
       this.locJ = cs[c].n - 1 - k;
     }
+  }
+
+  /** Move the chunks down to index 0 (before the operations that index chunks directly). */
+  private compact(): Chunk[] {
+    const cs = this.chunks;
+    const h = this.h;
+    if (h > 0) {
+      cs.copyWithin(0, h);
+      cs.length -= h;
+      this.h = 0;
+    }
+    return cs;
   }
 
   /** Element at index 0..length-1. */
   get(i: number): Elem {
     const cs = this.chunks;
-    const first = cs[0];
+    const first = cs[this.h];
     if (i < first.n) return first.a![first.lo + i];
     const last = cs[cs.length - 1];
     const fromEnd = this.length - 1 - i;
     if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
     this.locate(i);
-    const c = cs[this.locC];
+    const c = cs[this.h + this.locC];
     return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(text(c), this.locJ);
   }
 
@@ -334,7 +355,8 @@ export class ListValue implements TypedValue {
     if (from < 0 || from >= this.length) return -1;
     this.locate(from);
     const cs = this.chunks;
-    let c = this.locC;
+    const h = this.h;
+    let c = h + this.locC;
     let j = this.locJ;
     let i = from;
     if (from <= to) {
@@ -365,7 +387,7 @@ export class ListValue implements TypedValue {
       }
       return -1;
     }
-    for (; c >= 0; c--) {
+    for (; c >= h; c--) {
       const ch = cs[c];
       // Backwards through a packed chunk: decode it into a temporary array (not kept).
       const a = ch.a !== null ? ch.a : decodeAll(text(ch), ch.n);
@@ -404,21 +426,22 @@ export class ListValue implements TypedValue {
   /** Pack chunk c if it is open, interior and at least two chunks from either end. */
   private settle(c: number): void {
     const cs = this.chunks;
-    if (c >= 2 && c <= cs.length - 3 && cs[c].a !== null) pack(cs[c]);
+    const k = this.h + c;
+    if (c >= 2 && k <= cs.length - 3 && cs[k].a !== null) pack(cs[k]);
   }
 
   /** After the end chunks changed: make sure both ends are open. */
   private openEnds(): void {
     const cs = this.chunks;
-    if (cs.length === 0) return;
-    if (cs[0].a === null) unpack(cs[0]);
+    if (cs.length === this.h) return;
+    if (cs[this.h].a === null) unpack(cs[this.h]);
     const last = cs[cs.length - 1];
     if (last.a === null) unpack(last);
   }
 
   /** Chunk c was changed in the middle of the list: split it if too big, repack if interior. */
   private reshape(c: number): void {
-    const cs = this.chunks;
+    const cs = this.compact();
     const ch = cs[c];
     if (ch.n === 0) {
       cs.splice(c, 1);
@@ -446,11 +469,11 @@ export class ListValue implements TypedValue {
 
   pushTail(v: Elem): void {
     const cs = this.chunks;
-    let t = cs.length === 0 ? undefined : cs[cs.length - 1];
+    let t = cs.length === this.h ? undefined : cs[cs.length - 1];
     if (t === undefined || t.n >= CHUNK_MAX || (t.bytes + v.length > CHUNK_BYTES && t.n > 0)) {
       t = new Chunk([]);
       cs.push(t);
-      this.settle(cs.length - 3);
+      this.settle(cs.length - this.h - 3);
     }
     t.a![t.lo + t.n] = v;
     t.n++;
@@ -462,10 +485,11 @@ export class ListValue implements TypedValue {
 
   pushHead(v: Elem): void {
     const cs = this.chunks;
-    let h = cs.length === 0 ? undefined : cs[0];
+    let h = cs.length === this.h ? undefined : cs[this.h];
     if (h === undefined || h.lo === 0 || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
       h = new Chunk(new Array<Elem>(CHUNK_MAX), CHUNK_MAX);
-      cs.unshift(h);
+      if (this.h === 0) this.frontRoom();
+      this.chunks[--this.h] = h;
       this.settle(2);
     }
     h.a![--h.lo] = v;
@@ -477,18 +501,37 @@ export class ListValue implements TypedValue {
     if (this.sid !== 0) this.mark(this.pos, 1);
   }
 
+  /** Room below the first chunk: as many free slots as there are chunks (at least 8). */
+  private frontRoom(): void {
+    const cs = this.chunks;
+    const n = cs.length;
+    const room = Math.max(8, n);
+    const next = new Array<Chunk>(room + n);
+    for (let k = 0; k < n; k++) next[room + k] = cs[k];
+    this.chunks = next;
+    this.h = room;
+  }
+
   popHead(): Elem {
     if (this.sid !== 0) this.mark(this.pos, 1);
     this.pos++;
     const cs = this.chunks;
-    const h = cs[0];
+    const h = cs[this.h];
     const v = h.a![h.lo]!;
     h.a![h.lo++] = undefined!;
     h.n--;
     h.bytes -= v.length;
     if (h.n === 0) {
-      cs.shift();
-      if (cs.length > 0 && cs[0].a === null) unpack(cs[0]);
+      cs[this.h++] = undefined!;
+      if (this.h === cs.length) {
+        cs.length = 0;
+        this.h = 0;
+      } else {
+        // A queue (RPUSH + LPOP) leaves free slots below h: give them back once they are most.
+        if (this.h > 64 && this.h * 2 > cs.length) this.compact();
+        const first = this.chunks[this.h];
+        if (first.a === null) unpack(first);
+      }
     }
     this.length--;
     this.lpBytes -= lpEntrySize(v);
@@ -508,7 +551,12 @@ export class ListValue implements TypedValue {
     t.bytes -= v.length;
     if (t.n === 0) {
       cs.pop();
-      if (cs.length > 0 && cs[cs.length - 1].a === null) unpack(cs[cs.length - 1]);
+      if (cs.length === this.h) {
+        cs.length = 0;
+        this.h = 0;
+      } else if (cs[cs.length - 1].a === null) {
+        unpack(cs[cs.length - 1]);
+      }
     }
     this.length--;
     this.lpBytes -= lpEntrySize(v);
@@ -517,6 +565,7 @@ export class ListValue implements TypedValue {
 
   /** Replace the element at index i. */
   set(i: number, v: Elem): void {
+    this.compact();
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
@@ -541,6 +590,7 @@ export class ListValue implements TypedValue {
       this.mark(this.pos + i, this.length + 1 - i);
     }
     // Insert before the element now at i, in its chunk.
+    this.compact();
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
@@ -560,6 +610,7 @@ export class ListValue implements TypedValue {
     } else if (this.sid !== 0) {
       this.mark(this.pos + i, this.length - i);
     }
+    this.compact();
     this.locate(i);
     const c = this.locC;
     const ch = this.chunks[c];
@@ -585,7 +636,7 @@ export class ListValue implements TypedValue {
   removeEqual(s: string | null, b: Uint8Array, count: number): number {
     const n = this.length;
     const limit = count === 0 ? Infinity : Math.abs(count);
-    const cs = this.chunks;
+    const cs = this.compact();
     let removed = 0;
     let bytes = 0;
     // Index of the first removed element in scan order (head side or tail side).
