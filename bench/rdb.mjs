@@ -3,6 +3,8 @@
 //   N=200000 ROUNDS=1 node bench/rdb.mjs    (smaller / quicker)
 //   PARTS=dump ROUNDS=5 node bench/rdb.mjs  (only DUMP/RESTORE, on empty servers; PARTS is a
 //                                            comma list of import, rdb, dump)
+//   RDB_FILE=/tmp/x.rdb                     (reuse a dataset file; made and kept there if missing)
+//   PORT_BASE=7200                          (ports from there up instead of spare ones)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,7 +24,9 @@ const OURS_ARGS = (process.env.OURS_ARGS ?? '').split(' ').filter(Boolean);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-bench-rdb-'));
 const started = [];
 
+let nextPort = Number(process.env.PORT_BASE ?? 0);
 function freePort() {
+  if (nextPort > 0) return Promise.resolve(nextPort++);
   return new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
 }
 async function waitPing(port, proc, deadlineMs = 600_000) {
@@ -91,6 +95,8 @@ async function stop(p) {
 
 // ---------------------------------------------------------------- dataset
 async function makeDataset() {
+  const keep = process.env.RDB_FILE;
+  if (keep && fs.existsSync(keep)) return keep;
   const port = await freePort();
   const dir = path.join(tmp, 'src');
   fs.mkdirSync(dir);
@@ -114,6 +120,7 @@ async function makeDataset() {
   fs.rmSync(proto);
   await cmd(port, ['SAVE']);
   await stop(r.proc);
+  if (keep) { fs.copyFileSync(path.join(dir, 'bench.rdb'), keep); return keep; }
   return path.join(dir, 'bench.rdb');
 }
 

@@ -661,7 +661,8 @@ export class Db {
     }
     this.eng.dirty += keys.length;
     this.eng.changed();
-    if (keys.length > 0) this.eng.onKeysAdded(this, out.map((e) => e.key));
+    // The keys as given (each entry holds that very string); a key given twice is listed twice.
+    if (keys.length > 0) this.eng.onKeysAdded(this, keys);
     return out;
   }
 

@@ -37,9 +37,12 @@ export class RdbKeys {
   readonly idle = new Map<number, number>();
   /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
   readonly freq = new Map<number, number>();
+  /** Keys per db index. */
+  readonly perDb: number[] = [];
 
   push(db: number, key: string, value: Stored, exp: number, idle: number, freq = -1): void {
     const i = this.length++;
+    this.perDb[db] = (this.perDb[db] ?? 0) + 1;
     this.db.push(db);
     this.key.push(key);
     this.value.push(value);

@@ -221,71 +221,80 @@ export function elemText(e: LpElem): string {
  * bytes present: at most one element per 2 bytes.
  */
 export function lpDecode(b: Buffer): LpElem[] {
-  return decode(b, false);
+  const out: LpElem[] = [];
+  lpDecodeInto(b, 0, b.length, false, out);
+  return out;
 }
 
 /** lpDecode with every element as text (integers in decimal): what hashes, sets and lists keep. */
 export function lpDecodeText(b: Buffer): string[] {
-  return decode(b, true) as string[];
+  const out: string[] = [];
+  lpDecodeInto(b, 0, b.length, true, out);
+  return out;
 }
 
-function decode(b: Buffer, text: boolean): LpElem[] {
-  const n = b.length;
+/**
+ * lpDecode of the listpack at b[s, e) into `out` from index 0 (elements as text if `text`);
+ * returns the element count. `out` is the caller's reused scratch: slots past the count are
+ * stale (perf: no array per value in an import of a million keys).
+ */
+export function lpDecodeInto(b: Buffer, s: number, e: number, text: boolean, out: LpElem[]): number {
+  const n = e - s;
   if (n < 7) throw new RdbError('listpack too short');
-  if (b.readUInt32LE(0) !== n) throw new RdbError('listpack length mismatch');
-  if (b[n - 1] !== 0xff) throw new RdbError('listpack not terminated');
-  const declared = b.readUInt16LE(4);
+  if (b.readUInt32LE(s) !== n) throw new RdbError('listpack length mismatch');
+  if (b[e - 1] !== 0xff) throw new RdbError('listpack not terminated');
+  const declared = b.readUInt16LE(s + 4);
   // perf: one native latin1 conversion of the whole listpack, then substrings (a native call
   // per element cost more than the rest of the decoding).
-  const all = b.latin1Slice(0, n);
-  const out: LpElem[] = [];
-  let p = 6;
-  const end = n - 1;
+  const all = b.latin1Slice(s, e);
+  let k = 0;
+  let p = s + 6;
+  const end = e - 1;
   while (p < end) {
     const c = b[p];
     let l: number; // encoding + data bytes
     if (c < 0x80) {
-      out.push(text ? SMALL[c] : c);
+      out[k++] = text ? SMALL[c] : c;
       l = 1;
     } else if (c < 0xc0) {
       const len = c & 0x3f;
       l = 1 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 1, p + l));
+      out[k++] = all.substring(p + 1 - s, p + l - s);
     } else if (c < 0xe0) {
       if (p + 2 > end) throw new RdbError('listpack int out of range');
       let v = ((c & 0x1f) << 8) | b[p + 1];
       if (v >= 4096) v -= 8192;
-      out.push(text ? String(v) : v);
+      out[k++] = text ? String(v) : v;
       l = 2;
     } else if (c < 0xf0) {
       if (p + 2 > end) throw new RdbError('listpack string out of range');
       const len = ((c & 0x0f) << 8) | b[p + 1];
       l = 2 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 2, p + l));
+      out[k++] = all.substring(p + 2 - s, p + l - s);
     } else if (c === 0xf0) {
       if (p + 5 > end) throw new RdbError('listpack string out of range');
       const len = b.readUInt32LE(p + 1);
       l = 5 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 5, p + l));
+      out[k++] = all.substring(p + 5 - s, p + l - s);
     } else if (c === 0xf1) {
       if (p + 3 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readInt16LE(p + 1)) : b.readInt16LE(p + 1));
+      out[k++] = text ? String(b.readInt16LE(p + 1)) : b.readInt16LE(p + 1);
       l = 3;
     } else if (c === 0xf2) {
       if (p + 4 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readIntLE(p + 1, 3)) : b.readIntLE(p + 1, 3));
+      out[k++] = text ? String(b.readIntLE(p + 1, 3)) : b.readIntLE(p + 1, 3);
       l = 4;
     } else if (c === 0xf3) {
       if (p + 5 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readInt32LE(p + 1)) : b.readInt32LE(p + 1));
+      out[k++] = text ? String(b.readInt32LE(p + 1)) : b.readInt32LE(p + 1);
       l = 5;
     } else if (c === 0xf4) {
       if (p + 9 > end) throw new RdbError('listpack int out of range');
       const v = b.readBigInt64LE(p + 1);
-      out.push(text ? String(v) : v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+      out[k++] = text ? String(v) : v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
       l = 9;
     } else {
       throw new RdbError('listpack bad encoding');
@@ -304,6 +313,6 @@ function decode(b: Buffer, text: boolean): LpElem[] {
     p += bl;
   }
   if (p !== end) throw new RdbError('listpack overrun');
-  if (declared !== 65535 && declared !== out.length) throw new RdbError('listpack count mismatch');
-  return out;
+  if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');
+  return k;
 }
