@@ -480,7 +480,17 @@ export class Db {
     this.signal(e.key);
   }
 
+  /**
+   * `e` (a live entry of this db) is about to change or go away outside a command's own
+   * beforeWrite (expiry, eviction, a deferred deletion, a field-expiry sweep): an RDB snapshot
+   * being produced saves it first.
+   */
+  aboutToChange(e: Entry): void {
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
+  }
+
   private remove(e: Entry): void {
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
     this.mem -= keyCharge(e.key) + chargeOf(v);
@@ -591,7 +601,10 @@ export class Db {
     for (const [key, set] of this.watchers) {
       if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
     }
-    this.map.clear();
+    // While an RDB snapshot is produced it keeps walking the old table (its keys as they were):
+    // a fresh one replaces it, in O(1) (rdb/file.ts).
+    if (this.eng.beforeKeyChange !== null) this.map = new KeyTable();
+    else this.map.clear();
     this.expires = 0;
     this.mem = 0;
     this.heapExp = [];

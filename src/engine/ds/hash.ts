@@ -200,6 +200,11 @@ export class HashValue implements StoredValue {
     return true;
   }
 
+  /** Some field may have expired by `now` (purgeExpired would delete something). */
+  mayExpire(now: number): boolean {
+    return this.ttl !== null && this.minExp < now;
+  }
+
   /**
    * Delete every field whose expiry has passed (a field expires when its time is strictly
    * before `now`, as Redis's hashTypeIsExpired). Returns the number of fields deleted.
@@ -451,6 +456,7 @@ export function sweepFields(): void {
     volatileHashes.delete(h);
     const e = at.db.map.get(at.key);
     if (e === undefined || e.value !== h) continue;
+    if (h.mayExpire(now)) at.db.aboutToChange(e);
     if (h.purgeExpired(now) > 0) {
       at.db.event(N.HASH, 'hexpired', at.key);
       if (h.size === 0) at.db.delete(at.key);
