@@ -195,12 +195,17 @@ export class LpWriter {
 
   /** The finished listpack: a view of the internal buffer, valid until the next start(). */
   finish(): Buffer {
+    return this.buf.subarray(0, this.finishLength());
+  }
+
+  /** finish() without the view: the listpack is buf[0, returned length) (perf: no Buffer per value). */
+  finishLength(): number {
     this.room(1);
     const b = this.buf;
     b[this.pos++] = 0xff;
     b.writeUInt32LE(this.pos, 0);
     b.writeUInt16LE(this.count < 65535 ? this.count : 65535, 4);
-    return b.subarray(0, this.pos);
+    return this.pos;
   }
 }
 

@@ -92,7 +92,19 @@ export class ZSet implements StoredValue {
     }
     if (dict.size !== n) return null;
     z.pending = { scores, members };
+    for (let k = 1; k < n; k++) {
+      const a = scores[k - 1], b = scores[k];
+      if (!(a < b || (a === b && members[k - 1] < members[k]))) {
+        z.buildList(); // not in order: `pending` is only ever sorted (loadedPairs)
+        break;
+      }
+    }
     return z;
+  }
+
+  /** The pairs in order while the tree is not built yet (a loaded set nobody used): DUMP, RDB. */
+  get loadedPairs(): { readonly scores: Float64Array; readonly members: readonly string[] } | null {
+    return this.pending;
   }
 
   score(member: string): number | undefined {
