@@ -6,7 +6,7 @@ import { inProcess, cpuMicros } from './inproc.mjs';
 
 const file = process.argv[2];
 const rounds = Number(process.argv[3] ?? 1);
-const { DIST, engine } = await inProcess();
+const { DIST, engine } = await inProcess(process.env.DIST);
 const { importRdb } = await import(`${DIST}/rdb/cli.js`);
 let gcMs = 0;
 new PerformanceObserver((l) => { for (const e of l.getEntries()) gcMs += e.duration; }).observe({ entryTypes: ['gc'] });

@@ -3,6 +3,8 @@
 //   N=200000 ROUNDS=1 node bench/rdb.mjs    (smaller / quicker)
 //   PARTS=dump ROUNDS=5 node bench/rdb.mjs  (only DUMP/RESTORE, on empty servers; PARTS is a
 //                                            comma list of import, rdb, dump)
+//   PARTS=...,flush                         (last, destroys ours' dataset: FLUSHALL during a
+//                                            redis-cli --rdb, its latency and the file's size)
 //   RDB_FILE=/tmp/x.rdb                     (reuse a dataset file; made and kept there if missing)
 //   PORT_BASE=7200                          (ports from there up instead of spare ones)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
@@ -234,6 +236,25 @@ async function pingDuringRdb(port) {
   return { worst, p99: lat[Math.floor(lat.length * 0.99)], pings: lat.length, secs, size };
 }
 
+// ---------------------------------------------------------------- 4. FLUSHALL during redis-cli --rdb
+async function flushDuringRdb(port) {
+  const file = path.join(tmp, `flush-${Math.random()}.rdb`);
+  const cli = spawn('redis-cli', ['-p', String(port), '--rdb', file], { stdio: 'ignore' });
+  const done = new Promise((r) => cli.once('exit', r));
+  // Once part of the file is out.
+  for (let i = 0; i < 2000 && !(fs.existsSync(file) && fs.statSync(file).size > 4 * 1024 * 1024); i++) await new Promise((r) => setTimeout(r, 5));
+  const at = fs.existsSync(file) ? fs.statSync(file).size : 0;
+  const t0 = performance.now();
+  const reply = await cmd(port, ['FLUSHALL']);
+  const ms = performance.now() - t0;
+  await done;
+  const size = fs.statSync(file).size;
+  fs.rmSync(file);
+  const info = await cmd(port, ['INFO', 'persistence']);
+  const atOnce = (/rdb_snapshot_completed_at_once:(\d+)/.exec(info) ?? [])[1];
+  return { ms, reply: reply.trim(), at, size, atOnce };
+}
+
 // ---------------------------------------------------------------- main
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 try {
@@ -280,6 +301,10 @@ try {
       const pr = await pingDuringRdb(rport);
       console.log(`| redis | ${fmt(pr.secs, 2)} s | ${fmt(pr.size)} | ${pr.pings} | ${fmt(pr.p99, 2)} ms | ${fmt(pr.worst, 2)} ms |`);
     }
+  }
+  if (PARTS.has('flush')) {
+    const f = await flushDuringRdb(ours.port);
+    console.log(`\nFLUSHALL during ours' redis-cli --rdb (sent at ${fmt(f.at)} bytes of the file): reply ${f.reply} in ${fmt(f.ms, 2)} ms; file ${fmt(f.size)} bytes; rdb_snapshot_completed_at_once:${f.atOnce}`);
   }
   if (PARTS.has('dump')) {
     console.log(`\n| command (${CLIENTS} clients, -P 1, ${fmt(OPS)} ops) | ours ops/s | redis ops/s | ours/redis | ours CPU µs/op | redis CPU µs/op | CPU ratio |`);
