@@ -660,17 +660,18 @@ export class Db {
    * Keys of an RDB import (before any client is served): each replaces any key of that name;
    * one bulk change notice at the end instead of one per key (perf: persistence's per-key
    * bookkeeping of a million keys cost more than the import). `exp`: absolute ms, 0 = none.
-   * Returns the entries, in order.
+   * Returns the entries, in order, if `entries` (else null: perf, an array of a million).
    */
-  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>): Entry[] {
+  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>, entries = true): Entry[] | null {
     if (this.loader !== null) this.loader.finish();
-    const out: Entry[] = new Array(keys.length);
+    const out: Entry[] | null = entries ? new Array(keys.length) : null;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
       const old = this.map.get(key);
       if (old !== undefined) this.remove(old);
       const v = values[i];
-      out[i] = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+      const e = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+      if (out !== null) out[i] = e;
     }
     this.eng.dirty += keys.length;
     this.eng.changed();

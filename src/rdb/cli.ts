@@ -67,16 +67,15 @@ export function importRdb(eng: Engine, path: string): string {
     // perf: one db (the usual file) takes the columns as they are; several are split by index.
     const idx = used.length === 1 ? null : k.db.flatMap((d, i) => (d === dbi ? [i] : []));
     const at = (j: number): number => (idx === null ? j : idx[j]);
-    const entries = db.importKeys(
-      idx === null ? k.key : idx.map((i) => k.key[i]),
-      idx === null ? k.value : idx.map((i) => k.value[i]),
-      idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
-    );
-    for (let j = 0; j < entries.length; j++) {
-      const v = entries[j].v;
-      if (v instanceof HashValue && v.volatile) trackVolatile(db, entries[j].key, v);
+    const keys = idx === null ? k.key : idx.map((i) => k.key[i]);
+    const values = idx === null ? k.value : idx.map((i) => k.value[i]);
+    const lru = k.idle.size > 0 || k.freq.size > 0;
+    const entries = db.importKeys(keys, values, idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]), lru);
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j];
+      if (v instanceof HashValue && v.volatile) trackVolatile(db, keys[j], v);
     }
-    for (let j = 0; (k.idle.size > 0 || k.freq.size > 0) && j < entries.length; j++) {
+    for (let j = 0; entries !== null && j < entries.length; j++) {
       const idle = k.idle.get(at(j)) ?? -1;
       const freq = k.freq.get(at(j)) ?? -1;
       if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j], freq, idle);
