@@ -191,13 +191,13 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
       // perf: a set loaded and not used since is written without building its tree.
       const { scores, members } = loaded;
       for (let i = 0; i < members.length; i++) {
-        lp.str(members[i]);
-        lp.str(d2string(scores[i]));
+        lp.text(members[i]);
+        lp.text(d2string(scores[i]));
       }
     } else {
       for (let c = z.tree.first(); c !== null; c = c.next()) {
-        lp.str(c.member);
-        lp.str(d2string(c.score));
+        lp.text(c.member);
+        lp.text(d2string(c.score));
       }
     }
     const n = lp.finishLength();
@@ -219,8 +219,8 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
 
 /** perf: one function for every listpack hash (a closure per DUMP/RDB key was garbage). */
 const packPair = (v: string, f: string): void => {
-  lp.str(f);
-  lp.str(v);
+  lp.text(f);
+  lp.text(v);
 };
 
 function writeHash(w: RdbWriter, h: HashValue, key?: string): void {

@@ -188,6 +188,63 @@ export class LpWriter {
     this.count++;
   }
 
+  /**
+   * str() of a latin1 string (hash fields and values, set and zset members): perf, a
+   * monomorphic path (str() sees strings and Buffers) with the integer test inlined.
+   */
+  text(v: string): void {
+    const n = v.length;
+    // Canonical decimal integers of up to 15 digits are safe numbers: the integer encoding.
+    if (n > 0 && n <= 16) {
+      let p = v.charCodeAt(0) === 45 ? 1 : 0;
+      const c0 = p < n ? v.charCodeAt(p) : 0;
+      if (c0 >= 49 && c0 <= 57 && n - p <= 15) {
+        let x = c0 - 48;
+        for (p++; p < n; p++) {
+          const c = v.charCodeAt(p);
+          if (c < 48 || c > 57) break;
+          x = x * 10 + (c - 48);
+        }
+        if (p === n) {
+          this.int(v.charCodeAt(0) === 45 ? -x : x);
+          return;
+        }
+      } else if (c0 === 48 && n === 1) {
+        this.int(0);
+        return;
+      }
+      if (n - (v.charCodeAt(0) === 45 ? 1 : 0) > 15) {
+        this.str(v); // 16 digits: maybe beyond 2^53, the general path decides
+        return;
+      }
+    } else if (n > 16 && n <= 20) {
+      this.str(v);
+      return;
+    }
+    this.room(n + 10);
+    const b = this.buf;
+    let p = this.pos;
+    let h: number;
+    if (n < 64) {
+      b[p] = 0x80 | n;
+      h = 1;
+    } else if (n < 4096) {
+      b[p] = 0xe0 | (n >>> 8);
+      b[p + 1] = n & 0xff;
+      h = 2;
+    } else {
+      b[p] = 0xf0;
+      b.writeUInt32LE(n, p + 1);
+      h = 5;
+    }
+    p += h;
+    if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
+    else p += b.latin1Write(v, p);
+    this.pos = p;
+    this.backlen(h + n);
+    this.count++;
+  }
+
   /** Listpack bytes so far as they would be once finished (for node size rules). */
   get bytes(): number {
     return this.pos + 1;
