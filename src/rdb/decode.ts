@@ -201,6 +201,9 @@ function buildSet(members: readonly string[], lim: DecodeLimits, n = members.len
 function buildHash(pairs: readonly string[], lim: DecodeLimits, n = pairs.length): HashValue {
   if (n === 0) bad('empty hash');
   if (n % 2 !== 0) bad('odd hash element count');
+  const fast = HashValue.fromPairs(pairs, n, lim.hash);
+  if (fast === null) bad('duplicate hash field');
+  if (fast !== undefined) return fast;
   const h = new HashValue();
   h.convertForCount(n / 2, lim.hash);
   for (let i = 0; i < n; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
