@@ -157,10 +157,23 @@ export class LpWriter {
       this.int(iv);
       return;
     }
+    if (typeof v === 'string') {
+      this.rawText(v);
+      return;
+    }
     const n = v.length;
+    const h = this.strHeader(n);
+    this.buf.set(v, this.pos);
+    this.pos += n;
+    this.backlen(h + n);
+    this.count++;
+  }
+
+  /** Room for a string element of n bytes, and its header written: returns the header's size. */
+  private strHeader(n: number): number {
     this.room(n + 10);
     const b = this.buf;
-    let p = this.pos;
+    const p = this.pos;
     let h: number;
     if (n < 64) {
       b[p] = 0x80 | n;
@@ -174,15 +187,19 @@ export class LpWriter {
       b.writeUInt32LE(n, p + 1);
       h = 5;
     }
-    p += h;
-    if (typeof v === 'string') {
-      // perf: a char loop beats latin1Write's native call for short strings.
-      if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
-      else p += b.latin1Write(v, p);
-    } else {
-      b.set(v, p);
-      p += n;
-    }
+    this.pos = p + h;
+    return h;
+  }
+
+  /** A string element from a latin1 string, as a string (the caller did the integer test). */
+  private rawText(v: string): void {
+    const n = v.length;
+    const h = this.strHeader(n);
+    const b = this.buf;
+    let p = this.pos;
+    // perf: a char loop beats latin1Write's native call for short strings.
+    if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
+    else p += b.latin1Write(v, p);
     this.pos = p;
     this.backlen(h + n);
     this.count++;
@@ -221,28 +238,7 @@ export class LpWriter {
       this.str(v);
       return;
     }
-    this.room(n + 10);
-    const b = this.buf;
-    let p = this.pos;
-    let h: number;
-    if (n < 64) {
-      b[p] = 0x80 | n;
-      h = 1;
-    } else if (n < 4096) {
-      b[p] = 0xe0 | (n >>> 8);
-      b[p + 1] = n & 0xff;
-      h = 2;
-    } else {
-      b[p] = 0xf0;
-      b.writeUInt32LE(n, p + 1);
-      h = 5;
-    }
-    p += h;
-    if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
-    else p += b.latin1Write(v, p);
-    this.pos = p;
-    this.backlen(h + n);
-    this.count++;
+    this.rawText(v);
   }
 
   /** Listpack bytes so far as they would be once finished (for node size rules). */

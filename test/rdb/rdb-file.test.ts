@@ -36,6 +36,29 @@ function cliRdb(port: number, file: string): void {
   execFileSync('redis-cli', ['-p', String(port), '--rdb', file], { stdio: 'pipe' });
 }
 
+/**
+ * SYNC from a raw socket, paused once the EOF-mark header came (the snapshot exists): the
+ * caller writes meanwhile, then resumes the socket and awaits `closed`.
+ */
+async function pausedSync(port: number): Promise<{ s: import('node:net').Socket; chunks: Buffer[]; closed: Promise<void> }> {
+  const net = await import('node:net');
+  const s = net.connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
+  const started = new Promise<void>((resolve) => {
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      total += d.length;
+      if (total >= 46) resolve();
+    });
+  });
+  s.write('SYNC\r\n');
+  await started;
+  s.pause();
+  return { s, chunks, closed };
+}
+
 const LIB = "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return args[1] end)";
 
 async function fill(c: Redis): Promise<void> {
@@ -284,21 +307,7 @@ describe('RDB files', () => {
     for (let i = 0; i < 100; i++) await o.set(`d3:${i}`, `three${i}`);
     await o.select(0);
     // SYNC from a raw socket; the writes go out once the snapshot exists (its EOF mark came).
-    const net = await import('node:net');
-    const s = net.connect(ours.port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
-    const started = new Promise<void>((resolve) => {
-      s.on('data', (d: Buffer) => {
-        chunks.push(d);
-        total += d.length;
-        if (total >= 46) resolve();
-      });
-    });
-    s.write('SYNC\r\n');
-    await started;
-    s.pause();
+    const { s, chunks, closed } = await pausedSync(ours.port);
     const w = client(ours.port);
     const p = w.pipeline();
     for (let j = 0; j < N; j += 7) p.set(`k:${j}`, 'new');
@@ -373,21 +382,7 @@ describe('RDB files', () => {
     await p0.exec();
     const before = await o.info('persistence');
     const atOnce = Number(/rdb_snapshot_completed_at_once:(\d+)/.exec(before)![1]);
-    const net = await import('node:net');
-    const s = net.connect(ours.port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
-    const started = new Promise<void>((resolve) => {
-      s.on('data', (d: Buffer) => {
-        chunks.push(d);
-        total += d.length;
-        if (total >= 46) resolve();
-      });
-    });
-    s.write('SYNC\r\n');
-    await started;
-    s.pause();
+    const { s, chunks, closed } = await pausedSync(ours.port);
     const w = client(ours.port);
     // Expiry: active (the cycle) and lazy (a read); MIGRATE deletes its source key once the
     // target answered; eviction removes random keys.
