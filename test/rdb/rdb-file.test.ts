@@ -36,6 +36,21 @@ function cliRdb(port: number, file: string): void {
   execFileSync('redis-cli', ['-p', String(port), '--rdb', file], { stdio: 'pipe' });
 }
 
+/** Keys k:0..k:n-1 with 400 incompressible bytes each; returns their values. */
+async function fillIncompressible(o: Redis, n: number): Promise<string[]> {
+  const { randomBytes } = await import('node:crypto');
+  const vals: string[] = [];
+  for (let i = 0; i < n; i += 1000) {
+    const p = o.pipeline();
+    for (let j = i; j < i + 1000 && j < n; j++) {
+      vals.push(randomBytes(300).toString('base64'));
+      p.set(`k:${j}`, vals[j]);
+    }
+    await p.exec();
+  }
+  return vals;
+}
+
 /**
  * SYNC from a raw socket, paused once the EOF-mark header came (the snapshot exists): the
  * caller writes meanwhile, then resumes the socket and awaits `closed`.
@@ -292,16 +307,7 @@ describe('RDB files', () => {
     // More incompressible bytes than the socket buffers and our output limit (8 MB) hold, so
     // that the snapshot cannot finish while its reader is paused below.
     const N = 60000;
-    const { randomBytes } = await import('node:crypto');
-    const vals: string[] = [];
-    for (let i = 0; i < N; i += 1000) {
-      const p = o.pipeline();
-      for (let j = i; j < i + 1000; j++) {
-        vals.push(randomBytes(300).toString('base64'));
-        p.set(`k:${j}`, vals[j]);
-      }
-      await p.exec();
-    }
+    const vals = await fillIncompressible(o, N);
     for (let i = 0; i < 100; i++) await o.hset(`h:${i}`, 'f', 'old', 'g', String(i));
     await o.select(3);
     for (let i = 0; i < 100; i++) await o.set(`d3:${i}`, `three${i}`);
@@ -361,16 +367,7 @@ describe('RDB files', () => {
     const o = client(ours.port);
     // More incompressible bytes than the socket buffers and our output limit hold (see above).
     const N = 60000;
-    const { randomBytes } = await import('node:crypto');
-    const vals: string[] = [];
-    for (let i = 0; i < N; i += 1000) {
-      const p = o.pipeline();
-      for (let j = i; j < i + 1000; j++) {
-        vals.push(randomBytes(300).toString('base64'));
-        p.set(`k:${j}`, vals[j]);
-      }
-      await p.exec();
-    }
+    const vals = await fillIncompressible(o, N);
     const E = 200;
     const p0 = o.pipeline();
     for (let i = 0; i < E; i++) p0.set(`e:${i}`, `exp${i}`, 'PX', 400);
