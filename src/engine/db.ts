@@ -486,7 +486,17 @@ export class Db {
     this.signal(e.key);
   }
 
+  /**
+   * `e` (a live entry of this db) is about to change or go away outside a command's own
+   * beforeWrite (expiry, eviction, a deferred deletion, a field-expiry sweep): an RDB snapshot
+   * being produced saves it first.
+   */
+  aboutToChange(e: Entry): void {
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
+  }
+
   private remove(e: Entry): void {
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
     this.mem -= keyCharge(e.key) + chargeOf(v);
@@ -597,7 +607,10 @@ export class Db {
     for (const [key, set] of this.watchers) {
       if (this.map.has(key)) for (const c of set) c.dirtyCas = true;
     }
-    this.map.clear();
+    // While an RDB snapshot is produced it keeps walking the old table (its keys as they were):
+    // a fresh one replaces it, in O(1) (rdb/file.ts).
+    if (this.eng.beforeKeyChange !== null) this.map = new KeyTable();
+    else this.map.clear();
     this.expires = 0;
     this.mem = 0;
     this.heapExp = [];
@@ -653,21 +666,23 @@ export class Db {
    * Keys of an RDB import (before any client is served): each replaces any key of that name;
    * one bulk change notice at the end instead of one per key (perf: persistence's per-key
    * bookkeeping of a million keys cost more than the import). `exp`: absolute ms, 0 = none.
-   * Returns the entries, in order.
+   * Returns the entries, in order, if `entries` (else null: perf, an array of a million).
    */
-  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>): Entry[] {
+  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>, entries = true): Entry[] | null {
     if (this.loader !== null) this.loader.finish();
-    const out: Entry[] = new Array(keys.length);
+    const out: Entry[] | null = entries ? new Array(keys.length) : null;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
       const old = this.map.get(key);
       if (old !== undefined) this.remove(old);
       const v = values[i];
-      out[i] = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+      const e = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+      if (out !== null) out[i] = e;
     }
     this.eng.dirty += keys.length;
     this.eng.changed();
-    if (keys.length > 0) this.eng.onKeysAdded(this, out.map((e) => e.key));
+    // The keys as given (each entry holds that very string); a key given twice is listed twice.
+    if (keys.length > 0) this.eng.onKeysAdded(this, keys);
     return out;
   }
 

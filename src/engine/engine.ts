@@ -244,6 +244,11 @@ export class Engine {
    * them); null otherwise, so it costs one test per command.
    */
   beforeWrite: ((c: Client, def: CommandDef, argv: Argv) => void) | null = null;
+  /**
+   * Set with beforeWrite: called before a key changes or goes away other than by the command
+   * being run (expiry, eviction, MIGRATE's later deletion, field expiry; Db.aboutToChange).
+   */
+  beforeKeyChange: ((db: Db, e: Entry) => void) | null = null;
   /** notify-keyspace-events as flags (notify.ts N.*): 0 = off, one bit test per event. */
   notifyFlags = 0;
   /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */

@@ -59,28 +59,25 @@ export function importRdb(eng: Engine, path: string): string {
   }
   // Size empty tables for what comes (no incremental rehashing during the import).
   const k = parsed.keys;
-  const perDb = new Map<number, number[]>();
-  for (let i = 0; i < k.length; i++) {
-    let idx = perDb.get(k.db[i]);
-    if (idx === undefined) perDb.set(k.db[i], (idx = []));
-    idx.push(i);
-  }
-  for (const [dbi, idx] of perDb) {
+  const used: number[] = [];
+  for (let dbi = 0; dbi < k.perDb.length; dbi++) if ((k.perDb[dbi] ?? 0) > 0) used.push(dbi);
+  for (const dbi of used) {
     const db = eng.dbs[dbi];
-    db.map.reserve(idx.length);
-    const single = perDb.size === 1;
-    const entries = db.importKeys(
-      single ? k.key : idx.map((i) => k.key[i]),
-      single ? k.value : idx.map((i) => k.value[i]),
-      single ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]),
-    );
-    for (let j = 0; j < idx.length; j++) {
-      const v = entries[j].v;
-      if (v instanceof HashValue && v.volatile) trackVolatile(db, entries[j].key, v);
+    db.map.reserve(k.perDb[dbi]);
+    // perf: one db (the usual file) takes the columns as they are; several are split by index.
+    const idx = used.length === 1 ? null : k.db.flatMap((d, i) => (d === dbi ? [i] : []));
+    const at = (j: number): number => (idx === null ? j : idx[j]);
+    const keys = idx === null ? k.key : idx.map((i) => k.key[i]);
+    const values = idx === null ? k.value : idx.map((i) => k.value[i]);
+    const lru = k.idle.size > 0 || k.freq.size > 0;
+    const entries = db.importKeys(keys, values, idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]), lru);
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j];
+      if (v instanceof HashValue && v.volatile) trackVolatile(db, keys[j], v);
     }
-    for (let j = 0; (k.idle.size > 0 || k.freq.size > 0) && j < idx.length; j++) {
-      const idle = k.idle.get(idx[j]) ?? -1;
-      const freq = k.freq.get(idx[j]) ?? -1;
+    for (let j = 0; entries !== null && j < entries.length; j++) {
+      const idle = k.idle.get(at(j)) ?? -1;
+      const freq = k.freq.get(at(j)) ?? -1;
       if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j], freq, idle);
     }
   }

@@ -22,7 +22,7 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode, lpDecodeText } from './listpack.js';
+import { type LpElem, elemText, lpDecode, lpDecodeInto } from './listpack.js';
 import { RdbReader, strtod } from './reader.js';
 import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
 import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
@@ -173,9 +173,16 @@ export function intsetDecode(b: Buffer): string[] {
 
 // ---------------------------------------------------------------- builders
 
-function buildList(elems: Iterable<string | Buffer>, lim: DecodeLimits): ListValue {
+/**
+ * Reused scratch for the elements of one listpack/ziplist value (perf: an import of a million
+ * keys made an array per collection; values are built from it before the next decode).
+ */
+const SCRATCH: LpElem[] = [];
+
+function buildList(elems: ReadonlyArray<string | Buffer>, lim: DecodeLimits, n = elems.length): ListValue {
   const l = new ListValue();
-  for (const e of elems) {
+  for (let i = 0; i < n; i++) {
+    const e = elems[i];
     const el = typeof e === 'string' ? elemFromStr(e) : elemOf(e);
     l.growCheck(el.length, 1, lim.listFill);
     l.pushTail(el);
@@ -184,20 +191,63 @@ function buildList(elems: Iterable<string | Buffer>, lim: DecodeLimits): ListVal
   return l;
 }
 
-function buildSet(members: string[], lim: DecodeLimits): SetValue {
-  if (members.length === 0) bad('empty set');
-  const s = SetValue.create(members[0], members.length, lim.set);
-  for (const m of members) if (!s.add(m, lim.set)) bad('duplicate set member');
+function buildSet(members: readonly string[], lim: DecodeLimits, n = members.length): SetValue {
+  if (n === 0) bad('empty set');
+  const s = SetValue.create(members[0], n, lim.set);
+  for (let i = 0; i < n; i++) if (!s.add(members[i], lim.set)) bad('duplicate set member');
   return s;
 }
 
-function buildHash(pairs: string[], lim: DecodeLimits): HashValue {
-  if (pairs.length === 0) bad('empty hash');
-  if (pairs.length % 2 !== 0) bad('odd hash element count');
+function buildHash(pairs: readonly string[], lim: DecodeLimits, n = pairs.length): HashValue {
+  if (n === 0) bad('empty hash');
+  if (n % 2 !== 0) bad('odd hash element count');
+  const fast = HashValue.fromPairs(pairs, n, lim.hash);
+  if (fast === null) bad('duplicate hash field');
+  if (fast !== undefined) return fast;
   const h = new HashValue();
-  h.convertForCount(pairs.length / 2, lim.hash);
-  for (let i = 0; i < pairs.length; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
+  h.convertForCount(n / 2, lim.hash);
+  for (let i = 0; i < n; i += 2) if (!h.set(pairs[i], pairs[i + 1], lim.hash)) bad('duplicate hash field');
   return h;
+}
+
+/**
+ * Memory accounting of a value loaded from a listpack/intset of `bytes` bytes that kept that
+ * encoding here: the exact size per element (memory.ts's sampled average, x16), so that the
+ * keyspace's first charge reads it instead of sampling (perf: sampling made ~600 bytes of
+ * garbage per small hash; the bytes Redis holds are known exactly here).
+ */
+function precharge(v: { memN: number; memAvg: number }, count: number, perElement: number): void {
+  v.memN = count;
+  v.memAvg = Math.round(perElement * 16);
+}
+
+/** A listpack hash / set / zset kept as listpack here: its element cost from the listpack's bytes. */
+function lpPrecharge(v: { memN: number; memAvg: number }, count: number, bytes: number): void {
+  precharge(v, count, (bytes - 7) / count);
+}
+
+/** An intset value of `count` members, each `width` bytes, straight into a SetValue (no text). */
+function intsetValue(b: Buffer, s: number, e: number, lim: DecodeLimits): SetValue | null {
+  if (e - s < 8) bad('intset too short');
+  const width = b.readUInt32LE(s);
+  const count = b.readUInt32LE(s + 4);
+  if (width !== 2 && width !== 4 && width !== 8) bad('intset bad encoding');
+  if (8 + count * width !== e - s) bad('intset length mismatch');
+  if (count === 0) bad('empty intset');
+  if (count > lim.set.maxIntset || width === 8) return null; // the general path
+  const ints = new BigInt64Array(count);
+  const half = new Int32Array(ints.buffer, ints.byteOffset, 2 * count);
+  let prev = -Infinity;
+  for (let i = 0, o = s + 8; i < count; i++, o += width) {
+    const v = width === 2 ? b.readInt16LE(o) : b.readInt32LE(o);
+    if (v <= prev) bad('intset not sorted');
+    prev = v;
+    half[2 * i] = v; // little-endian int64: low word, then the sign
+    half[2 * i + 1] = v < 0 ? -1 : 0;
+  }
+  const set = SetValue.fromSortedInts(ints, count);
+  precharge(set, count, width);
+  return set;
 }
 
 /** EB_EXPIRE_TIME_MAX: the largest field expiry (ms) Redis 7.4 accepts. */
@@ -253,6 +303,24 @@ function buildZset(members: string[], scores: number[]): ZSet {
     pairs.push([members[i], s]);
   }
   return ZSet.from(pairs);
+}
+
+/** A sorted set from the first `n` elements of a listpack: member, score, member, score... */
+function zsetFromListpack(el: readonly LpElem[], n: number): ZSet {
+  if (n === 0) bad('empty sorted set');
+  if (n % 2 !== 0) bad('odd sorted set element count');
+  const count = n / 2;
+  const members: string[] = new Array(count);
+  const scores = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    members[i] = elemText(el[2 * i]);
+    const s = el[2 * i + 1];
+    const v = typeof s === 'string' ? strtod(s) : Number(s);
+    if (v === null) bad('bad sorted set score');
+    if (v !== v) bad('sorted set NaN score');
+    scores[i] = v;
+  }
+  return ZSet.fromLoaded(members, scores, count) ?? bad('duplicate sorted set member');
 }
 
 /** Pairs from a ziplist/listpack of member, score, member, score... */
@@ -504,21 +572,45 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       return buildHash(zipmapDecode(r.string()), lim);
     case RDB_TYPE.LIST_ZIPLIST:
       return buildList(zlDecode(r.string()).map(elemText), lim);
-    case RDB_TYPE.SET_INTSET:
-      return buildSet(intsetDecode(r.string()), lim);
-    case RDB_TYPE.SET_LISTPACK:
-      return buildSet(lpDecodeText(r.string()), lim);
+    case RDB_TYPE.SET_INTSET: {
+      const b = r.span();
+      return intsetValue(b, r.s0, r.s1, lim) ?? buildSet(intsetDecode(b.subarray(r.s0, r.s1)), lim);
+    }
+    case RDB_TYPE.SET_LISTPACK: {
+      const b = r.span();
+      const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
+      const set = buildSet(SCRATCH as string[], lim, n);
+      if (set.isListpack) lpPrecharge(set, n, r.s1 - r.s0);
+      return set;
+    }
     case RDB_TYPE.ZSET_ZIPLIST:
       return zsetFromPacked(zlDecode(r.string()));
-    case RDB_TYPE.ZSET_LISTPACK:
-      return zsetFromPacked(lpDecode(r.string()));
+    case RDB_TYPE.ZSET_LISTPACK: {
+      const b = r.span();
+      const n = lpDecodeInto(b, r.s0, r.s1, false, SCRATCH);
+      const z = zsetFromListpack(SCRATCH, n);
+      if (z.encoding() === 'listpack') lpPrecharge(z, n / 2, r.s1 - r.s0);
+      return z;
+    }
     case RDB_TYPE.HASH_ZIPLIST:
       return buildHash(zlDecode(r.string()).map(elemText), lim);
-    case RDB_TYPE.HASH_LISTPACK:
-      return buildHash(lpDecodeText(r.string()), lim);
+    case RDB_TYPE.HASH_LISTPACK: {
+      const b = r.span();
+      const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
+      const h = buildHash(SCRATCH as string[], lim, n);
+      if (h.isListpack) lpPrecharge(h, n / 2, r.s1 - r.s0);
+      return h;
+    }
     case RDB_TYPE.LIST_QUICKLIST:
     case RDB_TYPE.LIST_QUICKLIST_2: {
       const nodes = r.len();
+      if (nodes === 1 && type === RDB_TYPE.LIST_QUICKLIST_2 && r.p < r.end && r.b[r.p] === 2) {
+        // perf: the usual small list (one listpack node), without the array of all elements.
+        r.p++;
+        const b = r.span();
+        const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
+        return buildList(SCRATCH as string[], lim, n);
+      }
       const out: string[] = [];
       for (let i = 0; i < nodes; i++) {
         let container = 2;
@@ -526,17 +618,18 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
           container = r.len();
           if (container !== 1 && container !== 2) bad('bad quicklist container');
         }
-        const b = r.string();
         if (container === 1) {
-          out.push(b.latin1Slice(0, b.length));
+          out.push(r.latin1());
           continue;
         }
         if (type === RDB_TYPE.LIST_QUICKLIST) {
-          const el = zlDecode(b);
+          const el = zlDecode(r.string());
           if (el.length === 0) bad('empty ziplist in quicklist');
           for (const e of el) out.push(elemText(e));
         } else {
-          for (const e of lpDecodeText(b)) out.push(e);
+          const b = r.span();
+          const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
+          for (let k = 0; k < n; k++) out.push(SCRATCH[k] as string);
         }
       }
       return buildList(out, lim);

@@ -90,22 +90,40 @@ function allowInsert(nodeSz: number, count: number, fill: number, elemSz: number
   return count < fill;
 }
 
+/** writeList's walk state (perf: one module-level callback instead of a closure per list). */
+let listNodes: Buffer[] | null = null;
+let listCount = 0;
+let listFill = 0;
+
+function packListElem(e: string | Buffer): void {
+  if (listCount > 0 && !allowInsert(lp.bytes, listCount, listFill, e.length)) {
+    (listNodes ??= []).push(Buffer.from(lp.finish()));
+    lp.start();
+    listCount = 0;
+  }
+  lp.str(e);
+  listCount++;
+}
+
 function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions, key?: string): void {
   typeAndKey(w, RDB_TYPE.LIST_QUICKLIST_2, key);
   // Node boundaries first (a listpack per node), then the node count, then the nodes.
-  const nodes: Buffer[] = [];
+  listNodes = null;
+  listCount = 0;
+  listFill = opt.listFill;
   lp.start();
-  let count = 0;
-  l.scan(0, l.length - 1, (e) => {
-    if (count > 0 && !allowInsert(lp.bytes, count, opt.listFill, e.length)) {
-      nodes.push(Buffer.from(lp.finish()));
-      lp.start();
-      count = 0;
-    }
-    lp.str(e);
-    count++;
-  });
-  if (count > 0) nodes.push(Buffer.from(lp.finish()));
+  l.scan(0, l.length - 1, packListElem);
+  let nodes = listNodes as Buffer[] | null;
+  listNodes = null;
+  if (nodes === null && listCount > 0) {
+    // perf: one node (the usual small list), written from the packer as it is.
+    w.len(1);
+    w.len(2); // QUICKLIST_NODE_CONTAINER_PACKED
+    w.string(lp.buf, lp.finishLength());
+    return;
+  }
+  nodes ??= [];
+  if (listCount > 0) nodes.push(Buffer.from(lp.finish()));
   w.len(nodes.length);
   for (const n of nodes) {
     w.len(2); // QUICKLIST_NODE_CONTAINER_PACKED
@@ -160,23 +178,34 @@ export function d2string(v: number): string {
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  if (Number.isSafeInteger(v)) return String(v); // perf: the same digits, without a BigInt
   if (v >= -HALF_LLONG && v <= HALF_LLONG && Number.isInteger(v)) return BigInt(v).toString();
   return formatDouble17g(v);
 }
 
 function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
-  const t = z.tree;
   if (z.encoding() === 'listpack') {
     lp.start();
-    for (let c = t.first(); c !== null; c = c.next()) {
-      lp.str(c.member);
-      lp.str(d2string(c.score));
+    const loaded = z.loadedPairs;
+    if (loaded !== null) {
+      // perf: a set loaded and not used since is written without building its tree.
+      const { scores, members } = loaded;
+      for (let i = 0; i < members.length; i++) {
+        lp.text(members[i]);
+        lp.text(d2string(scores[i]));
+      }
+    } else {
+      for (let c = z.tree.first(); c !== null; c = c.next()) {
+        lp.text(c.member);
+        lp.text(d2string(c.score));
+      }
     }
-    const body = lp.finish();
+    const n = lp.finishLength();
     typeAndKey(w, RDB_TYPE.ZSET_LISTPACK, key);
-    w.string(body);
+    w.string(lp.buf, n);
     return;
   }
+  const t = z.tree;
   typeAndKey(w, RDB_TYPE.ZSET_2, key);
   w.len(z.size);
   // rdbSaveObject walks the skiplist from the tail (highest) to the head.
@@ -188,17 +217,20 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
 
 // ---------------------------------------------------------------- hashes
 
+/** perf: one function for every listpack hash (a closure per DUMP/RDB key was garbage). */
+const packPair = (v: string, f: string): void => {
+  lp.text(f);
+  lp.text(v);
+};
+
 function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
   if (h.volatile) return writeHashWithTtls(w, h, key);
   if (h.isListpack) {
     lp.start();
-    h.forEach((v, f) => {
-      lp.str(f);
-      lp.str(v);
-    });
-    const body = lp.finish();
+    h.forEach(packPair);
+    const n = lp.finishLength();
     typeAndKey(w, RDB_TYPE.HASH_LISTPACK, key);
-    w.string(body);
+    w.string(lp.buf, n);
     return;
   }
   typeAndKey(w, RDB_TYPE.HASH, key);

@@ -13,6 +13,7 @@ import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
 import { commandKeys } from '../engine/keys.js';
+import type { KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
 import { readValue, type DecodeLimits } from './decode.js';
@@ -28,21 +29,51 @@ import { scripting } from '../engine/scripting/host.js';
  */
 export class RdbKeys {
   length = 0;
-  readonly db: number[] = [];
-  readonly key: string[] = [];
-  readonly value: Stored[] = [];
+  db: number[] = [];
+  key: string[] = [];
+  value: Stored[] = [];
   /** Absolute expiry (ms), 0 = none. */
   exp = new Float64Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
   readonly idle = new Map<number, number>();
   /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
   readonly freq = new Map<number, number>();
+  /** Keys per db index. */
+  readonly perDb: number[] = [];
+
+  /**
+   * Room for `n` more keys (RESIZEDB's count, bounded by the caller by the bytes left): perf,
+   * the columns of a million keys grown by doubling were garbage the size of the columns.
+   */
+  reserve(n: number): void {
+    const want = this.length + n;
+    if (want <= this.key.length) return;
+    const grow = <T>(a: T[]): T[] => {
+      const b = new Array<T>(want);
+      for (let i = 0; i < this.length; i++) b[i] = a[i];
+      return b;
+    };
+    this.db = grow(this.db);
+    this.key = grow(this.key);
+    this.value = grow(this.value);
+    if (want > this.exp.length) {
+      const e = new Float64Array(want);
+      e.set(this.exp.subarray(0, this.length));
+      this.exp = e;
+    }
+  }
+
+  /** Drop the room reserved and not used (a RESIZEDB hint above the keys that came). */
+  trim(): void {
+    this.db.length = this.key.length = this.value.length = this.length;
+  }
 
   push(db: number, key: string, value: Stored, exp: number, idle: number, freq = -1): void {
     const i = this.length++;
-    this.db.push(db);
-    this.key.push(key);
-    this.value.push(value);
+    this.perDb[db] = (this.perDb[db] ?? 0) + 1;
+    this.db[i] = db;
+    this.key[i] = key;
+    this.value[i] = value;
     if (i === this.exp.length) {
       const e = new Float64Array(this.exp.length * 2);
       e.set(this.exp);
@@ -92,6 +123,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         r.p += 8;
       }
       if (r.p !== b.length) r.fail('data after the end of the RDB');
+      out.keys.trim();
       return out;
     }
     switch (op) {
@@ -100,10 +132,13 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         out.aux.set(k, r.latin1());
         continue;
       }
-      case RDB_OP.RESIZEDB:
+      case RDB_OP.RESIZEDB: {
+        const n = r.len();
         r.len();
-        r.len();
+        // A key takes at least 3 bytes: the hint cannot make us allocate past the file.
+        out.keys.reserve(Math.min(n, Math.floor((b.length - r.p) / 3)));
         continue;
+      }
       case RDB_OP.SELECTDB:
         db = r.len();
         if (db >= dbCount) {
@@ -154,7 +189,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   }
 }
 
-/** The snapshots being produced, per engine (their beforeWrite hook). */
+/** The snapshots being produced, per engine (their beforeWrite / beforeKeyChange hooks). */
 const active = new Map<Engine, Set<RdbSnapshot>>();
 
 function hookFor(eng: Engine): (c: Client, def: CommandDef, argv: Argv) => void {
@@ -164,27 +199,48 @@ function hookFor(eng: Engine): (c: Client, def: CommandDef, argv: Argv) => void 
   };
 }
 
-/** Write commands whose effect reaches beyond the keys they name (another db, every key). */
-const WHOLE = new Set(['move', 'copy', 'swapdb', 'flushdb', 'flushall']);
+function changeHookFor(eng: Engine): (db: Db, e: Entry) => void {
+  return (db, e) => {
+    const set = active.get(eng);
+    if (set !== undefined) for (const s of set) s.beforeKeyChange(db, e);
+  };
+}
+
+/**
+ * Keyless write commands that change no key of the file: functions are taken when the
+ * snapshot starts, search indexes are not in it, FLUSHALL/FLUSHDB/SWAPDB move whole tables
+ * (the snapshot follows its tables, see RdbSnapshot). Any other keyless write completes the
+ * file first.
+ */
+const KEYLESS_SAFE = new Set(['flushall', 'flushdb', 'swapdb', 'function|load', 'function|delete', 'function|flush', 'function|restore']);
 
 /** Bytes per chunk at most (and time, see next()): what one event-loop turn produces. */
 const CHUNK_BYTES = 256 * 1024;
+
+/** Keys a walk step takes from the table at a time. */
+const STEP_KEYS = 64;
 
 /**
  * An RDB file of the whole dataset as it was when the snapshot was created, produced a chunk
  * at a time (`next`), each chunk within a small time budget so that the server keeps serving
  * between chunks.
  *
- * One point in time while writes continue (copy-on-write at key granularity): until the file
- * is complete, every write command calls `beforeWrite` first (Engine.beforeWrite, from
- * dispatch's call(): clients, EXEC, scripts, REST). Each key it names that the walk has not
- * written yet is written at once, in its state before the command, and is skipped when the
- * walk reaches it; a key that did not exist is only marked, so a key created later is not
- * written. A write command whose reach the key specs do not tell (FLUSHALL, SWAPDB, MOVE,
- * COPY, keyless writes) first completes the whole file. The RDB format does not order keys,
- * so keys written early only need their SELECTDB. Not covered: keys removed by expiry or
- * eviction while the file is produced (Redis's fork would still hold them), and MIGRATE's
- * deletion of the source key after the target answered.
+ * One point in time while writes continue (copy-on-write at key granularity):
+ *  - The snapshot walks the key tables (KeyTable objects) the dbs had when it started, by
+ *    identity: SWAPDB exchanges tables between dbs, and the walk writes each under the db
+ *    index it had; FLUSHALL/FLUSHDB give the db a fresh table (Db.flush) and leave the old one,
+ *    whose entries nothing else reaches any more, to the walk. Both cost O(1).
+ *  - Until the file is complete, every write command calls `beforeWrite` first
+ *    (Engine.beforeWrite, from dispatch's call(): clients, EXEC, scripts, REST): each key it
+ *    names (MOVE's and COPY's target in their target db too) that the walk has not written is
+ *    written at once, in its state before the command, and skipped when the walk reaches it; a
+ *    key that did not exist is only marked, so a key created later is not written.
+ *  - Keys that change or go away outside a command's own keys (active and lazy expiry,
+ *    eviction, MIGRATE's deletion after the target answered, hash field expiry) are saved the
+ *    same way first (Engine.beforeKeyChange, from Db.aboutToChange and Db's removal).
+ *  - A keyless write not in KEYLESS_SAFE completes the whole file first (none today).
+ * The RDB format does not order keys, so keys written early only need their SELECTDB.
+ * Not covered: keys created by DEBUG POPULATE (not a write command) may be written.
  */
 export class RdbSnapshot {
   private readonly w = new RdbWriter(CHUNK_BYTES + 64 * 1024);
@@ -196,11 +252,15 @@ export class RdbSnapshot {
   private complete = false;
   /** Chunks produced ahead (drain), handed out first. */
   private readonly queue: Buffer[] = [];
+  /** The key table of each db index when the snapshot started (see the class comment). */
+  private readonly tables: KeyTable[];
   private db = 0;
   private cursor = 0;
   private dbStarted = false;
   /** Per db: keys decided ahead of the walk (written, or absent when first written to). */
   private readonly decided: (Set<string> | null)[] = [];
+  /** Entries of one walk step (reused). */
+  private readonly batch: Entry[] = [];
   /**
    * Keys left out: types Redis 7.0 cannot hold (JSON, hashes with field TTLs), unless
    * rdb-extended-types is yes: then they are written in RedisJSON's and Redis 7.4's forms and
@@ -211,6 +271,8 @@ export class RdbSnapshot {
   keys = 0;
   /** Keys written ahead of the walk because a command was about to change them. */
   preserved = 0;
+  /** A keyless write made the snapshot complete the whole file in one turn (KEYLESS_SAFE). */
+  completedAtOnce = false;
   /** rdbSaveKeyValuePair writes each key's idle time under an LRU policy, its LFU counter under LFU. */
   private readonly policy: number;
 
@@ -219,11 +281,15 @@ export class RdbSnapshot {
     if (set === undefined) {
       active.set(eng, (set = new Set()));
       eng.beforeWrite = hookFor(eng);
+      eng.beforeKeyChange = changeHookFor(eng);
     }
     set.add(this);
+    // Every key in memory (a start-up load still running brings the rest in now).
+    for (const db of eng.dbs) if (db.loader !== null) db.loader.finish();
+    this.tables = eng.dbs.map((db) => db.map);
     // The walk must not meet a key twice (a shrinking table would make it): no shrinking until
-    // the file is complete, in any db (a key may be preserved in a db not walked yet).
-    for (const db of eng.dbs) db.map.shrinkPaused++;
+    // the file is complete, in any table (a key may be preserved in a db not walked yet).
+    for (const t of this.tables) t.shrinkPaused++;
     for (let i = 0; i < eng.dbs.length; i++) this.decided.push(null);
     this.policy = parsePolicy(String(eng.cfg('maxmemory-policy'))).kind;
     this.extended = eng.cfg('rdb-extended-types') === 'yes';
@@ -239,35 +305,61 @@ export class RdbSnapshot {
   /** Engine.beforeWrite: save what `def` is about to change. */
   beforeWrite(c: Client, def: CommandDef, argv: Argv): void {
     if (this.complete) return;
-    const keys = WHOLE.has(def.name) ? [] : commandKeys(def, argv);
+    const keys = commandKeys(def, argv);
     if (keys.length === 0) {
+      if (KEYLESS_SAFE.has(def.name)) return;
+      this.completedAtOnce = true;
       while (!this.complete) this.queue.push(this.produce(Infinity));
       return;
     }
-    const dbi = c.db.index;
-    for (const k of keys) this.preserve(dbi, argv.key(k.pos));
+    const db = c.db;
+    for (const k of keys) this.preserve(db, argv.key(k.pos));
+    // MOVE key db / COPY src dst [DB db]: the key they create in another db.
+    if (def.name === 'move') {
+      const to = this.dbArg(argv, 2);
+      if (to !== null) this.preserve(to, argv.key(1));
+    } else if (def.name === 'copy') {
+      for (let i = 3; i + 1 < argv.count; i++) {
+        if (argv.lower(i) !== 'db') continue;
+        const to = this.dbArg(argv, i + 1);
+        if (to !== null) this.preserve(to, argv.key(2));
+      }
+    }
   }
 
-  private preserve(dbi: number, key: string): void {
-    if (dbi < this.db) return; // that db is written out
-    const db = this.eng.dbs[dbi];
-    if (dbi === this.db && this.dbStarted && this.cursor !== 0 && db.map.scanVisited(key, this.cursor)) return;
+  /** Engine.beforeKeyChange: `e` of `db` changes or goes away outside a command's named keys. */
+  beforeKeyChange(db: Db, e: Entry): void {
+    if (!this.complete) this.preserve(db, e.key);
+  }
+
+  /** The db given as argument `i` (MOVE/COPY), null when it is not a valid index. */
+  private dbArg(argv: Argv, i: number): Db | null {
+    const t = argv.str(i);
+    if (!/^(0|[1-9][0-9]{0,8})$/.test(t)) return null;
+    return this.eng.dbs[Number(t)] ?? null;
+  }
+
+  private preserve(db: Db, key: string): void {
+    const table = db.map;
+    const dbi = this.tables.indexOf(table);
+    if (dbi < this.db) return; // not in the snapshot (a table made after it started), or written out
+    if (dbi === this.db && this.dbStarted && this.cursor !== 0 && table.scanVisited(key, this.cursor)) return;
     let d = this.decided[dbi];
     if (d === null) this.decided[dbi] = d = new Set();
     if (d.has(key)) return;
     d.add(key);
-    const e = db.map.get(key);
+    const e = table.get(key);
     if (e === undefined) return;
     const w = this.early;
     const mark = w.pos;
     w.u8(RDB_OP.SELECTDB);
     w.len(dbi);
-    if (this.writeEntry(w, db, e)) this.preserved++;
+    if (this.writeEntry(w, e)) this.preserved++;
     else w.pos = mark;
   }
 
   /** One key (its expiry, type, name and value); false when it has no Redis 7.0 form. */
-  private writeEntry(w: RdbWriter, db: Db, e: Entry): boolean {
+  private writeEntry(w: RdbWriter, e: Entry): boolean {
     const mark = w.pos;
     if (!this.extended && !has70Form(e.v)) {
       this.skipped++;
@@ -276,7 +368,7 @@ export class RdbSnapshot {
     try {
       if (e.exp !== 0) {
         w.u8(RDB_OP.EXPIRETIME_MS);
-        w.ms(db.expireOf(e));
+        w.ms(this.eng.dbs[0].expireOf(e));
       }
       if (this.policy === P.LRU) {
         w.u8(RDB_OP.IDLE);
@@ -325,28 +417,42 @@ export class RdbSnapshot {
         w.len(this.db);
       }
     }
-    const dbs = this.eng.dbs;
-    while (this.db < dbs.length && w.pos < CHUNK_BYTES && performance.now() < deadline) {
-      const db = dbs[this.db];
+    const tables = this.tables;
+    const batch = this.batch;
+    const collect = (e: Entry): void => {
+      batch.push(e);
+    };
+    while (this.db < tables.length && w.pos < CHUNK_BYTES && performance.now() < deadline) {
+      const table = tables[this.db];
       if (!this.dbStarted) {
         this.dbStarted = true;
-        if (db.size === 0) {
+        if (table.size === 0) {
           this.nextDb();
           continue;
         }
+        // RESIZEDB: a hint (the db holding the table now knows how many keys have a TTL).
+        const holder = this.eng.dbs.find((d) => d.map === table);
         w.u8(RDB_OP.SELECTDB);
         w.len(this.db);
         w.u8(RDB_OP.RESIZEDB);
-        w.len(db.size);
-        w.len(db.expires);
+        w.len(table.size);
+        w.len(holder === undefined ? 0 : holder.expires);
       }
+      // Expired keys are written as they are (as Redis's fork writes them; loaders skip them).
       const d = this.decided[this.db];
-      this.cursor = db.scan(this.cursor, 64, (e) => {
-        if (d === null || !d.has(e.key)) this.writeEntry(w, db, e);
-      });
+      batch.length = 0;
+      let budget = STEP_KEYS * 10;
+      do {
+        this.cursor = table.scanStep(this.cursor, collect);
+      } while (this.cursor !== 0 && budget-- > 0 && batch.length < STEP_KEYS);
+      for (let i = 0; i < batch.length; i++) {
+        const e = batch[i];
+        if (d === null || !d.has(e.key)) this.writeEntry(w, e);
+      }
       if (this.cursor === 0) this.nextDb();
     }
-    if (this.db >= dbs.length) {
+    batch.length = 0;
+    if (this.db >= tables.length) {
       w.u8(RDB_OP.EOF);
       this.crc.update(w.buf, 0, w.pos);
       w.room(8);
@@ -375,8 +481,9 @@ export class RdbSnapshot {
     if (set.size === 0) {
       active.delete(this.eng);
       this.eng.beforeWrite = null;
+      this.eng.beforeKeyChange = null;
     }
-    for (const db of this.eng.dbs) db.map.shrinkPaused--;
+    for (const t of this.tables) t.shrinkPaused--;
   }
 
   /** Stop early (the client went away). */

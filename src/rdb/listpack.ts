@@ -157,10 +157,23 @@ export class LpWriter {
       this.int(iv);
       return;
     }
+    if (typeof v === 'string') {
+      this.rawText(v);
+      return;
+    }
     const n = v.length;
+    const h = this.strHeader(n);
+    this.buf.set(v, this.pos);
+    this.pos += n;
+    this.backlen(h + n);
+    this.count++;
+  }
+
+  /** Room for a string element of n bytes, and its header written: returns the header's size. */
+  private strHeader(n: number): number {
     this.room(n + 10);
     const b = this.buf;
-    let p = this.pos;
+    const p = this.pos;
     let h: number;
     if (n < 64) {
       b[p] = 0x80 | n;
@@ -174,18 +187,58 @@ export class LpWriter {
       b.writeUInt32LE(n, p + 1);
       h = 5;
     }
-    p += h;
-    if (typeof v === 'string') {
-      // perf: a char loop beats latin1Write's native call for short strings.
-      if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
-      else p += b.latin1Write(v, p);
-    } else {
-      b.set(v, p);
-      p += n;
-    }
+    this.pos = p + h;
+    return h;
+  }
+
+  /** A string element from a latin1 string, as a string (the caller did the integer test). */
+  private rawText(v: string): void {
+    const n = v.length;
+    const h = this.strHeader(n);
+    const b = this.buf;
+    let p = this.pos;
+    // perf: a char loop beats latin1Write's native call for short strings.
+    if (n <= 32) for (let k = 0; k < n; k++) b[p++] = v.charCodeAt(k);
+    else p += b.latin1Write(v, p);
     this.pos = p;
     this.backlen(h + n);
     this.count++;
+  }
+
+  /**
+   * str() of a latin1 string (hash fields and values, set and zset members): perf, a
+   * monomorphic path (str() sees strings and Buffers) with the integer test inlined.
+   */
+  text(v: string): void {
+    const n = v.length;
+    // Canonical decimal integers of up to 15 digits are safe numbers: the integer encoding.
+    if (n > 0 && n <= 16) {
+      let p = v.charCodeAt(0) === 45 ? 1 : 0;
+      const c0 = p < n ? v.charCodeAt(p) : 0;
+      if (c0 >= 49 && c0 <= 57 && n - p <= 15) {
+        let x = c0 - 48;
+        for (p++; p < n; p++) {
+          const c = v.charCodeAt(p);
+          if (c < 48 || c > 57) break;
+          x = x * 10 + (c - 48);
+        }
+        if (p === n) {
+          this.int(v.charCodeAt(0) === 45 ? -x : x);
+          return;
+        }
+      } else if (c0 === 48 && n === 1) {
+        this.int(0);
+        return;
+      }
+      if (n - (v.charCodeAt(0) === 45 ? 1 : 0) > 15) {
+        this.str(v); // 16 digits: maybe beyond 2^53, the general path decides
+        return;
+      }
+    } else if (n > 16 && n <= 20) {
+      this.str(v);
+      return;
+    }
+    this.rawText(v);
   }
 
   /** Listpack bytes so far as they would be once finished (for node size rules). */
@@ -195,12 +248,17 @@ export class LpWriter {
 
   /** The finished listpack: a view of the internal buffer, valid until the next start(). */
   finish(): Buffer {
+    return this.buf.subarray(0, this.finishLength());
+  }
+
+  /** finish() without the view: the listpack is buf[0, returned length) (perf: no Buffer per value). */
+  finishLength(): number {
     this.room(1);
     const b = this.buf;
     b[this.pos++] = 0xff;
     b.writeUInt32LE(this.pos, 0);
     b.writeUInt16LE(this.count < 65535 ? this.count : 65535, 4);
-    return b.subarray(0, this.pos);
+    return this.pos;
   }
 }
 
@@ -221,71 +279,80 @@ export function elemText(e: LpElem): string {
  * bytes present: at most one element per 2 bytes.
  */
 export function lpDecode(b: Buffer): LpElem[] {
-  return decode(b, false);
+  const out: LpElem[] = [];
+  lpDecodeInto(b, 0, b.length, false, out);
+  return out;
 }
 
 /** lpDecode with every element as text (integers in decimal): what hashes, sets and lists keep. */
 export function lpDecodeText(b: Buffer): string[] {
-  return decode(b, true) as string[];
+  const out: string[] = [];
+  lpDecodeInto(b, 0, b.length, true, out);
+  return out;
 }
 
-function decode(b: Buffer, text: boolean): LpElem[] {
-  const n = b.length;
+/**
+ * lpDecode of the listpack at b[s, e) into `out` from index 0 (elements as text if `text`);
+ * returns the element count. `out` is the caller's reused scratch: slots past the count are
+ * stale (perf: no array per value in an import of a million keys).
+ */
+export function lpDecodeInto(b: Buffer, s: number, e: number, text: boolean, out: LpElem[]): number {
+  const n = e - s;
   if (n < 7) throw new RdbError('listpack too short');
-  if (b.readUInt32LE(0) !== n) throw new RdbError('listpack length mismatch');
-  if (b[n - 1] !== 0xff) throw new RdbError('listpack not terminated');
-  const declared = b.readUInt16LE(4);
+  if (b.readUInt32LE(s) !== n) throw new RdbError('listpack length mismatch');
+  if (b[e - 1] !== 0xff) throw new RdbError('listpack not terminated');
+  const declared = b.readUInt16LE(s + 4);
   // perf: one native latin1 conversion of the whole listpack, then substrings (a native call
   // per element cost more than the rest of the decoding).
-  const all = b.latin1Slice(0, n);
-  const out: LpElem[] = [];
-  let p = 6;
-  const end = n - 1;
+  const all = b.latin1Slice(s, e);
+  let k = 0;
+  let p = s + 6;
+  const end = e - 1;
   while (p < end) {
     const c = b[p];
     let l: number; // encoding + data bytes
     if (c < 0x80) {
-      out.push(text ? SMALL[c] : c);
+      out[k++] = text ? SMALL[c] : c;
       l = 1;
     } else if (c < 0xc0) {
       const len = c & 0x3f;
       l = 1 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 1, p + l));
+      out[k++] = all.substring(p + 1 - s, p + l - s);
     } else if (c < 0xe0) {
       if (p + 2 > end) throw new RdbError('listpack int out of range');
       let v = ((c & 0x1f) << 8) | b[p + 1];
       if (v >= 4096) v -= 8192;
-      out.push(text ? String(v) : v);
+      out[k++] = text ? String(v) : v;
       l = 2;
     } else if (c < 0xf0) {
       if (p + 2 > end) throw new RdbError('listpack string out of range');
       const len = ((c & 0x0f) << 8) | b[p + 1];
       l = 2 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 2, p + l));
+      out[k++] = all.substring(p + 2 - s, p + l - s);
     } else if (c === 0xf0) {
       if (p + 5 > end) throw new RdbError('listpack string out of range');
       const len = b.readUInt32LE(p + 1);
       l = 5 + len;
       if (p + l > end) throw new RdbError('listpack string out of range');
-      out.push(all.substring(p + 5, p + l));
+      out[k++] = all.substring(p + 5 - s, p + l - s);
     } else if (c === 0xf1) {
       if (p + 3 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readInt16LE(p + 1)) : b.readInt16LE(p + 1));
+      out[k++] = text ? String(b.readInt16LE(p + 1)) : b.readInt16LE(p + 1);
       l = 3;
     } else if (c === 0xf2) {
       if (p + 4 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readIntLE(p + 1, 3)) : b.readIntLE(p + 1, 3));
+      out[k++] = text ? String(b.readIntLE(p + 1, 3)) : b.readIntLE(p + 1, 3);
       l = 4;
     } else if (c === 0xf3) {
       if (p + 5 > end) throw new RdbError('listpack int out of range');
-      out.push(text ? String(b.readInt32LE(p + 1)) : b.readInt32LE(p + 1));
+      out[k++] = text ? String(b.readInt32LE(p + 1)) : b.readInt32LE(p + 1);
       l = 5;
     } else if (c === 0xf4) {
       if (p + 9 > end) throw new RdbError('listpack int out of range');
       const v = b.readBigInt64LE(p + 1);
-      out.push(text ? String(v) : v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+      out[k++] = text ? String(v) : v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
       l = 9;
     } else {
       throw new RdbError('listpack bad encoding');
@@ -304,6 +371,6 @@ function decode(b: Buffer, text: boolean): LpElem[] {
     p += bl;
   }
   if (p !== end) throw new RdbError('listpack overrun');
-  if (declared !== 65535 && declared !== out.length) throw new RdbError('listpack count mismatch');
-  return out;
+  if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');
+  return k;
 }

@@ -33,15 +33,25 @@ let base = 0;
  * `outLen` bytes (Redis then stores the string uncompressed).
  */
 export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDLED): Buffer | null {
-  const inLen = inp.length;
-  if (inLen === 0 || outLen <= 0) return null;
+  if (outLen <= 0) return null;
+  const out = Buffer.allocUnsafe(outLen);
+  const n = lzfCompressInto(inp, inp.length, outLen, out, bundled);
+  return n < 0 ? null : out.subarray(0, n);
+}
+
+/**
+ * lzfCompress of inp[0, inLen) into out[0, outLen) (out may be a reused scratch of at least
+ * outLen bytes): the compressed length, or -1 when it would not fit (perf: no allocation, for
+ * the RDB writer's millions of strings).
+ */
+export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, out: Uint8Array, bundled = LZF_BUNDLED): number {
+  if (inLen === 0 || outLen <= 0) return -1;
   if (base + inLen + 2 > 0x7fffffff) {
     htab.fill(0);
     base = 0;
   }
   const b0 = base;
   base += inLen + 1;
-  const out = Buffer.allocUnsafe(outLen);
   let ip = 0;
   let op = 0;
   const outEnd = outLen;
@@ -63,10 +73,10 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
       let len = 2;
       let maxlen = inLen - ip - len;
       if (maxlen > MAX_REF) maxlen = MAX_REF;
-      if (!bundled && op - (lit === 0 ? 1 : 0) + 3 + 1 >= outEnd) return null;
+      if (!bundled && op - (lit === 0 ? 1 : 0) + 3 + 1 >= outEnd) return -1;
       out[op - lit - 1] = lit - 1; // stop run
       if (lit === 0) op--; // undo run if length is zero
-      if (bundled && op + 3 + 1 >= outEnd) return null;
+      if (bundled && op + 3 + 1 >= outEnd) return -1;
       // lzf_c.c's unrolled loop compares 16 positions before it looks at maxlen (so a match
       // may run past maxlen when fewer than 19 bytes remain): kept as is for identical output.
       let more = true;
@@ -108,7 +118,7 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
       htab[h] = b0 + ip + 1;
       ip++;
     } else {
-      if (op >= outEnd) return null;
+      if (op >= outEnd) return -1;
       lit++;
       out[op++] = inp[ip++];
       if (lit === MAX_LIT) {
@@ -118,7 +128,7 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
       }
     }
   }
-  if (op + 3 > outEnd) return null;
+  if (op + 3 > outEnd) return -1;
   while (ip < inLen) {
     lit++;
     out[op++] = inp[ip++];
@@ -130,7 +140,7 @@ export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDL
   }
   out[op - lit - 1] = lit - 1; // end run
   if (lit === 0) op--;
-  return out.subarray(0, op);
+  return op;
 }
 
 /**

@@ -36,6 +36,44 @@ function cliRdb(port: number, file: string): void {
   execFileSync('redis-cli', ['-p', String(port), '--rdb', file], { stdio: 'pipe' });
 }
 
+/** Keys k:0..k:n-1 with 400 incompressible bytes each; returns their values. */
+async function fillIncompressible(o: Redis, n: number): Promise<string[]> {
+  const { randomBytes } = await import('node:crypto');
+  const vals: string[] = [];
+  for (let i = 0; i < n; i += 1000) {
+    const p = o.pipeline();
+    for (let j = i; j < i + 1000 && j < n; j++) {
+      vals.push(randomBytes(300).toString('base64'));
+      p.set(`k:${j}`, vals[j]);
+    }
+    await p.exec();
+  }
+  return vals;
+}
+
+/**
+ * SYNC from a raw socket, paused once the EOF-mark header came (the snapshot exists): the
+ * caller writes meanwhile, then resumes the socket and awaits `closed`.
+ */
+async function pausedSync(port: number): Promise<{ s: import('node:net').Socket; chunks: Buffer[]; closed: Promise<void> }> {
+  const net = await import('node:net');
+  const s = net.connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
+  const started = new Promise<void>((resolve) => {
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      total += d.length;
+      if (total >= 46) resolve();
+    });
+  });
+  s.write('SYNC\r\n');
+  await started;
+  s.pause();
+  return { s, chunks, closed };
+}
+
 const LIB = "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return args[1] end)";
 
 async function fill(c: Redis): Promise<void> {
@@ -269,36 +307,13 @@ describe('RDB files', () => {
     // More incompressible bytes than the socket buffers and our output limit (8 MB) hold, so
     // that the snapshot cannot finish while its reader is paused below.
     const N = 60000;
-    const { randomBytes } = await import('node:crypto');
-    const vals: string[] = [];
-    for (let i = 0; i < N; i += 1000) {
-      const p = o.pipeline();
-      for (let j = i; j < i + 1000; j++) {
-        vals.push(randomBytes(300).toString('base64'));
-        p.set(`k:${j}`, vals[j]);
-      }
-      await p.exec();
-    }
+    const vals = await fillIncompressible(o, N);
     for (let i = 0; i < 100; i++) await o.hset(`h:${i}`, 'f', 'old', 'g', String(i));
     await o.select(3);
     for (let i = 0; i < 100; i++) await o.set(`d3:${i}`, `three${i}`);
     await o.select(0);
     // SYNC from a raw socket; the writes go out once the snapshot exists (its EOF mark came).
-    const net = await import('node:net');
-    const s = net.connect(ours.port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const closed = new Promise<void>((resolve) => s.on('close', () => resolve()));
-    const started = new Promise<void>((resolve) => {
-      s.on('data', (d: Buffer) => {
-        chunks.push(d);
-        total += d.length;
-        if (total >= 46) resolve();
-      });
-    });
-    s.write('SYNC\r\n');
-    await started;
-    s.pause();
+    const { s, chunks, closed } = await pausedSync(ours.port);
     const w = client(ours.port);
     const p = w.pipeline();
     for (let j = 0; j < N; j += 7) p.set(`k:${j}`, 'new');
@@ -342,5 +357,80 @@ describe('RDB files', () => {
     assert.equal(await o.get('k:0'), 'new');
     assert.equal(await o.get('after-flush'), '1');
     assert.match(await o.info('persistence'), /rdb_snapshot_keys_preserved:[1-9]/);
+  });
+
+  it('a SYNC snapshot keeps its point in time across FLUSHALL, SWAPDB, MOVE, COPY, expiry, eviction and MIGRATE, none of which completes the file at once', async () => {
+    const ours = await startOurs(['--appendfsync', 'no', '--maxmemory-policy', 'allkeys-random']);
+    procs.push(ours);
+    const target = await startRedis();
+    procs.push(target);
+    const o = client(ours.port);
+    // More incompressible bytes than the socket buffers and our output limit hold (see above).
+    const N = 60000;
+    const vals = await fillIncompressible(o, N);
+    const E = 200;
+    const p0 = o.pipeline();
+    for (let i = 0; i < E; i++) p0.set(`e:${i}`, `exp${i}`, 'PX', 400);
+    for (const d of [1, 2]) {
+      p0.select(d);
+      for (let i = 0; i < 100; i++) p0.set(`d${d}:${i}`, `db${d}-${i}`);
+    }
+    p0.select(0);
+    await p0.exec();
+    const before = await o.info('persistence');
+    const atOnce = Number(/rdb_snapshot_completed_at_once:(\d+)/.exec(before)![1]);
+    const { s, chunks, closed } = await pausedSync(ours.port);
+    const w = client(ours.port);
+    // Expiry: active (the cycle) and lazy (a read); MIGRATE deletes its source key once the
+    // target answered; eviction removes random keys.
+    await new Promise((r) => setTimeout(r, 900));
+    assert.equal(await w.get('e:0'), null);
+    assert.equal(await w.migrate('127.0.0.1', target.port, 'k:10', 0, 5000), 'OK');
+    const used = Number(/used_memory:(\d+)/.exec(await w.info('memory'))![1]);
+    await w.config('SET', 'maxmemory', String(used - 200_000));
+    await w.set('evictor', 'x');
+    await w.config('SET', 'maxmemory', '0');
+    assert.ok((await w.dbsize()) < N, 'eviction removed keys');
+    const p = w.pipeline();
+    p.move('k:20', 1);
+    p.copy('k:30', 'copied', 'DB', 2);
+    p.swapdb(1, 2);
+    p.select(1); // db 1 now holds what db 2 held
+    p.set('d2:0', 'changed');
+    p.select(2);
+    p.del('d1:0');
+    p.flushall();
+    p.select(0);
+    p.set('after-flush', '1');
+    const res = await p.exec();
+    assert.ok(res!.every(([err]) => err === null), JSON.stringify(res));
+    assert.equal(await w.dbsize(), 1);
+    s.resume();
+    await closed;
+    const all = Buffer.concat(chunks);
+    const head = all.subarray(0, all.indexOf('\r\n') + 2).toString('latin1');
+    const dir = fs.mkdtempSync(path.join(tmp, 'pit2-'));
+    const file = path.join(dir, 'pit.rdb');
+    fs.writeFileSync(file, all.subarray(head.length, all.length - 40));
+    // The expired keys are in the file with their (now past) times, as Redis's fork writes them.
+    const check = execFileSync('redis-check-rdb', [file], { encoding: 'latin1' });
+    assert.match(check, new RegExp(`\\[info\\] ${N + E + 200} keys read`));
+    assert.match(check, new RegExp(`\\[info\\] ${E} already expired`));
+    const fresh = await startRedis(['--dbfilename', 'pit.rdb', '--dir', dir]);
+    procs.push(fresh);
+    const f = client(fresh.port);
+    assert.equal(await f.dbsize(), N); // the expired ones are skipped on load
+    for (let j = 0; j < N; j += 97) assert.equal(await f.get(`k:${j}`), vals[j], `k:${j}`);
+    assert.equal(await f.get('k:10'), vals[10]);
+    assert.equal(await f.get('k:20'), vals[20]);
+    assert.equal(await f.exists('evictor', 'after-flush', 'copied'), 0);
+    for (const d of [1, 2]) {
+      await f.select(d);
+      assert.equal(await f.dbsize(), 100, `db ${d}`);
+      assert.equal(await f.get(`d${d}:0`), `db${d}-0`);
+      assert.equal(await f.exists('k:20', 'copied'), 0);
+    }
+    const after = await o.info('persistence');
+    assert.equal(Number(/rdb_snapshot_completed_at_once:(\d+)/.exec(after)![1]), atOnce);
   });
 });

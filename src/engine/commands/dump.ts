@@ -337,6 +337,7 @@ function syncCommand(c: Client, argv: Argv, out: ReplySink): void {
       return;
     }
     syncStats.preserved += snap.preserved;
+    if (snap.completedAtOnce) syncStats.completedAtOnce++;
     write(Buffer.from(mark, 'latin1'));
     c.transport.requestFlush();
     c.transport.close(true);
@@ -359,8 +360,12 @@ function replconfCommand(_c: Client, argv: Argv, out: ReplySink): void {
   out.ok();
 }
 
-/** INFO sync_full, and rdb_snapshot_keys_preserved (keys written ahead of a snapshot's walk, RdbSnapshot). */
-export const syncStats = { full: 0, preserved: 0 };
+/**
+ * INFO sync_full, rdb_snapshot_keys_preserved (keys written ahead of a snapshot's walk,
+ * RdbSnapshot) and rdb_snapshot_completed_at_once (snapshots a keyless write made complete in
+ * one turn).
+ */
+export const syncStats = { full: 0, preserved: 0, completedAtOnce: 0 };
 
 const DUMP_ROWS = [
   //   name             arity  flags                             keys        handler

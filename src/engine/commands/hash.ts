@@ -63,6 +63,11 @@ const HFE_MAX_MS = 70368744177663;
  */
 function expireFields(c: Client, key: string, h: HashValue): HashValue | undefined {
   if (!h.volatile) return h;
+  if (h.mayExpire(c.engine.now)) {
+    // A read command changes the hash here: an RDB snapshot being produced saves it first.
+    const e = c.db.map.get(key);
+    if (e !== undefined) c.db.aboutToChange(e);
+  }
   if (h.purgeExpired(c.engine.now) > 0) {
     keyEvent(c, N.HASH, 'hexpired', key);
     if (h.size === 0) {

@@ -277,7 +277,7 @@ function sectionLines(eng: Engine, name: string): string[] {
       // The store's own lines (mode, last commit, errors, records written) when it is installed.
       // Ours, last: keys a SYNC snapshot wrote ahead of its walk because a command was about to change them.
       if (eng.persistence !== null) {
-        L.push(...eng.persistence.info(), `rdb_snapshot_keys_preserved:${syncStats.preserved}`);
+        L.push(...eng.persistence.info(), `rdb_snapshot_keys_preserved:${syncStats.preserved}`, `rdb_snapshot_completed_at_once:${syncStats.completedAtOnce}`);
         break;
       }
       L.push(

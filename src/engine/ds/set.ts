@@ -84,9 +84,9 @@ export class SetValue implements StoredValue {
   private lp: Set<string> | null = null;
   private ht: DenseTable | null = null;
 
-  private constructor(enc: number) {
+  private constructor(enc: number, ints: BigInt64Array | null = null) {
     this.enc = enc;
-    if (enc === ENC_INTSET) this.ints = new BigInt64Array(8);
+    if (enc === ENC_INTSET) this.ints = ints ?? new BigInt64Array(8);
     else if (enc === ENC_LISTPACK) this.lp = new Set();
     else this.ht = new DenseTable(false);
   }
@@ -98,6 +98,13 @@ export class SetValue implements StoredValue {
     if (int64Of(first) !== null && (sizeHint <= lim.maxIntset || lim.maxEntries === 0)) return new SetValue(ENC_INTSET);
     if (sizeHint <= lim.maxEntries) return new SetValue(ENC_LISTPACK);
     return new SetValue(ENC_HT);
+  }
+
+  /** An intset of the first `n` values of `ints`, sorted and distinct (the caller checked). */
+  static fromSortedInts(ints: BigInt64Array, n: number): SetValue {
+    const s = new SetValue(ENC_INTSET, ints);
+    s.n = n;
+    return s;
   }
 
   /** An empty intset (SINTERSTORE & co build their result from one, as Redis does). */

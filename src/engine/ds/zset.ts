@@ -74,6 +74,39 @@ export class ZSet implements StoredValue {
     return z;
   }
 
+  /**
+   * A set of the first `n` pairs members[i] / scores[i] as loaded (an RDB value), kept as they
+   * are (the arrays become the set's): the tree is built on first use, which also checks the
+   * order (a listpack holds the pairs sorted). Null when a member is given twice.
+   */
+  static fromLoaded(members: string[], scores: Float64Array, n: number): ZSet | null {
+    let big = n > ZSET_MAX_LISTPACK_ENTRIES;
+    if (!big) for (let i = 0; i < n; i++) if (members[i].length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
+    const z = new ZSet();
+    z.big = big;
+    z.list = null;
+    const dict = z.dict;
+    for (let i = 0; i < n; i++) {
+      if (!big && scores[i] === 0) scores[i] = 0; // -0 as a listpack stores it
+      dict.set(members[i], scores[i]);
+    }
+    if (dict.size !== n) return null;
+    z.pending = { scores, members };
+    for (let k = 1; k < n; k++) {
+      const a = scores[k - 1], b = scores[k];
+      if (!(a < b || (a === b && members[k - 1] < members[k]))) {
+        z.buildList(); // not in order: `pending` is only ever sorted (loadedPairs)
+        break;
+      }
+    }
+    return z;
+  }
+
+  /** The pairs in order while the tree is not built yet (a loaded set nobody used): DUMP, RDB. */
+  get loadedPairs(): { readonly scores: Float64Array; readonly members: readonly string[] } | null {
+    return this.pending;
+  }
+
   score(member: string): number | undefined {
     return this.dict.get(member);
   }

@@ -1,0 +1,56 @@
+// In-process CPU per DUMP / RESTORE of a 100-byte string and a 100-field hash, through the
+// dispatcher (no socket), for one build or two alternated (before/after):
+//   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5)
+import { inProcess, cpuMicros } from './inproc.mjs';
+
+const N = Number(process.env.N ?? 20000);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const dists = process.argv.slice(2);
+if (dists.length === 0) dists.push(undefined);
+
+async function setup(dist) {
+  const { DIST, engine, client, execute, NULL_SINK, Argv } = await inProcess(dist);
+  const { dumpPayload } = await import(`${DIST}/rdb/encode.js`);
+  const { encodeOptions } = await import(`${DIST}/engine/commands/dump.js`);
+  const argvOf = (words) => {
+    const bufs = words.map((w) => (Buffer.isBuffer(w) ? w : Buffer.from(w, 'latin1')));
+    const a = new Argv();
+    a.reset(Buffer.concat(bufs));
+    let p = 0;
+    for (const b of bufs) { a.push(p, p + b.length); p += b.length; }
+    return a;
+  };
+  const run = (words) => execute(client, argvOf(words), NULL_SINK);
+  run(['SET', 'bs', 'v'.repeat(100)]);
+  const f = []; for (let i = 0; i < 100; i++) f.push(`field:${i}`, `value:${i}`);
+  run(['HSET', 'bh', ...f]);
+  const db = engine.dbs[0];
+  const ps = Buffer.from(dumpPayload(db.map.get('bs').v, encodeOptions(engine)));
+  const ph = Buffer.from(dumpPayload(db.map.get('bh').v, encodeOptions(engine)));
+  const tests = {
+    'DUMP string': argvOf(['DUMP', 'bs']),
+    'RESTORE string': argvOf(['RESTORE', 'rs', '0', ps, 'REPLACE']),
+    'DUMP hash': argvOf(['DUMP', 'bh']),
+    'RESTORE hash': argvOf(['RESTORE', 'rh', '0', ph, 'REPLACE']),
+  };
+  return { client, execute, NULL_SINK, tests };
+}
+
+const sides = [];
+for (const d of dists) sides.push(await setup(d));
+const res = sides.map(() => new Map());
+for (let r = 0; r < ROUNDS; r++) {
+  sides.forEach((s, si) => {
+    for (const [name, argv] of Object.entries(s.tests)) {
+      const t0 = cpuMicros();
+      for (let i = 0; i < N; i++) s.execute(s.client, argv, s.NULL_SINK);
+      const us = (cpuMicros() - t0) / N;
+      if (!res[si].has(name)) res[si].set(name, []);
+      res[si].get(name).push(us);
+    }
+  });
+}
+const med = (a) => { const b = [...a].sort((x, y) => x - y); return b[Math.floor(b.length / 2)]; };
+console.log(`| command | ${dists.map((d) => d ?? 'dist').join(' | ')} |`);
+console.log(`|---|${dists.map(() => '---').join('|')}|`);
+for (const name of res[0].keys()) console.log(`| ${name} | ${res.map((m) => `${med(m.get(name)).toFixed(2)} µs`).join(' | ')} |`);
