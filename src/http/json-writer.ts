@@ -92,6 +92,21 @@ export class JsonWriter extends Resp2Shapes {
     this.error('ERR internal error: the command did not produce exactly one reply');
   }
 
+  /**
+   * Continue a top-level array of `total` items of which `prefix` (this writer's earlier output,
+   * `items` items, `errors` of them errors) is written: a pipeline resumed after a wait.
+   */
+  resumeArray(prefix: Buffer, total: number, items: number, errors: number, base64: boolean): void {
+    this.begin(1, base64);
+    this.ensure(prefix.length);
+    prefix.copy(this.buf, 0);
+    this.pos = prefix.length;
+    this.left[0] = total - items;
+    this.level = 1;
+    this.items = items;
+    this.itemErrors = errors;
+  }
+
   /** The bytes written so far (a view: valid until the next begin()). */
   view(): Buffer {
     return this.buf.subarray(0, this.pos);

@@ -256,6 +256,18 @@ const EMPTY = Buffer.alloc(0);
  * appendfsync always: a command reply waiting for the journal write it depends on (as RESP
  * replies do), with the headers it would have had.
  */
+/** What a suspended pipeline had written, and whether its commands so far changed data. */
+interface PipelineDone {
+  /** The reply so far, its items and how many of them are errors (JSON). */
+  bytes: Buffer;
+  items: number;
+  errors: number;
+  /** Commands in the pipeline, and copies of those still to run. */
+  total: number;
+  left: Argv[];
+  wrote: boolean;
+}
+
 class HeldReply implements HeldOutput {
   private aborted = false;
   private body: Buffer = EMPTY;
@@ -584,7 +596,7 @@ export class HttpServer {
       });
       return;
     }
-    if (kind === K_PIPELINE) this.pipeline(res, buf, access, base64, resp2);
+    if (kind === K_PIPELINE) this.pipeline(res, buf, access, base64, resp2, null);
     else this.multiExec(res, buf, access, base64);
   }
 
@@ -620,6 +632,12 @@ export class HttpServer {
         }
       });
     });
+  }
+
+  /** The prefetch of the command argv names, if it has one (only SEARCH.* rows do: first letter s). */
+  private prefetchOf(argv: Argv): Prefetch | undefined {
+    if (argv.count === 0 || (argv.buf[argv.start[0]] | 0x20) !== 0x73) return undefined;
+    return this.engine.registry.lookup(argv)?.prefetch;
   }
 
   /** True while a request whose prefetch completed runs (it must not start another). */
@@ -664,8 +682,8 @@ export class HttpServer {
   private single(res: HttpResponse, argv: Argv, access: AccessKind, base64: boolean, resp2: boolean, head: boolean): void {
     // A command whose slow part runs elsewhere (SEARCH.* in the search worker): started now,
     // answered when ready, so that the engine thread does not wait for it.
-    if (!this.prefetched && argv.count > 0 && (argv.buf[argv.start[0]] | 0x20) === 0x73) {
-      const pf = this.engine.registry.lookup(argv)?.prefetch;
+    if (!this.prefetched) {
+      const pf = this.prefetchOf(argv);
       if (pf !== undefined && this.prefetch(res, argv, pf, (copy) => this.single(res, copy, access, base64, resp2, head))) return;
     }
     if (this.engine.pauseUntil !== 0) {
@@ -710,31 +728,69 @@ export class HttpServer {
     else this.sendResp(res, status, body as Buffer, head);
   }
 
-  private pipeline(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean): void {
+  /**
+   * Run the commands of a pipeline (parsed into this.list from buf). A command whose slow part
+   * runs elsewhere (SEARCH.* in the search worker, see `single`) ends the turn: the output so
+   * far and copies of the commands left are kept, the request is sent, and the pipeline resumes
+   * at that command once answered (a pipeline is not atomic: other requests may run meanwhile,
+   * as on Upstash).
+   */
+  private pipeline(res: HttpResponse, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean, done: PipelineDone | null): void {
     const c = this.client;
     applyAccess(c, this.engine.acl, access);
     this.dirtyMark = this.engine.dirty;
     const list = this.list;
-    const argv = this.argv;
+    const w = this.writer;
+    const out = this.resp;
+    const total = done === null ? list.count : done.total;
+    const from = done === null ? 0 : total - done.left.length;
     if (resp2) {
       // The concatenation of each command's RESP2 reply (redis-rest.md §4.5 recommendation).
-      for (let i = 0; i < list.count; i++) {
-        list.load(i, argv, buf);
-        execute(c, argv, this.resp);
+      if (done !== null) out.raw(done.bytes);
+    } else if (done === null) {
+      w.begin(1, base64);
+      w.array(total);
+    } else w.resumeArray(done.bytes, total, done.items, done.errors, base64);
+    for (let i = from; i < total; i++) {
+      let argv = this.argv;
+      if (done === null) list.load(i, argv, buf);
+      else argv = done.left[i - from];
+      if (i !== from || done === null) {
+        const pf = this.prefetchOf(argv);
+        if (pf !== undefined && this.suspendPipeline(res, pf, buf, access, base64, resp2, i, done)) return;
       }
-      this.answer(res, null, V_OCTET, this.resp.take(), false);
-      return;
+      if (resp2) execute(c, argv, out);
+      else {
+        w.mark();
+        execute(c, argv, w);
+        w.settle();
+      }
     }
+    // A write of an earlier part counts for the reply's durability wait.
+    if (done !== null && done.wrote) this.dirtyMark = this.engine.dirty - 1;
+    if (resp2) this.answer(res, null, V_OCTET, out.take(), false);
+    else this.answer(res, null, V_JSON, w.view(), false);
+  }
+
+  /** Keep a pipeline's output so far and its commands from `i` on; resume at `i` once its prefetch is ready. */
+  private suspendPipeline(res: HttpResponse, pf: Prefetch, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean, i: number, done: PipelineDone | null): boolean {
     const w = this.writer;
-    w.begin(1, base64);
-    w.array(list.count);
-    for (let i = 0; i < list.count; i++) {
-      list.load(i, argv, buf);
-      w.mark();
-      execute(c, argv, w);
-      w.settle();
+    const total = done === null ? this.list.count : done.total;
+    const left: Argv[] = [];
+    for (let j = i; j < total; j++) {
+      if (done !== null) left.push(done.left[j - (total - done.left.length)]);
+      else {
+        this.list.load(j, this.argv, buf);
+        left.push(this.argv.clone());
+      }
     }
-    this.answer(res, null, V_JSON, w.view(), false);
+    const kept: PipelineDone = resp2
+      ? { bytes: this.resp.take(), items: 0, errors: 0, total, left, wrote: false }
+      : { bytes: Buffer.from(w.view()), items: w.items, errors: w.itemErrors, total, left, wrote: false };
+    kept.wrote = (done !== null && done.wrote) || this.engine.dirty !== this.dirtyMark;
+    const started = this.prefetch(res, left[0], pf, () => this.pipeline(res, buf, access, base64, resp2, kept));
+    if (!started && resp2) this.resp.raw(kept.bytes); // not suspended after all: put the output back
+    return started;
   }
 
   /**

@@ -157,6 +157,42 @@ describe('SEARCH.* through the search worker', () => {
     assert.deepEqual(tx.json, [{ result: 1 }, { result: 3 }]);
   });
 
+  it('a REST pipeline waits for the worker without holding the engine thread, and resumes in order', async () => {
+    const rest = new Rest(`http://127.0.0.1:${srv.httpPort}`);
+    const p = io.pipeline();
+    const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma';
+    for (let i = 0; i < 20_000; i++) p.hset(`rp:${i}`, 'body', `${text} w${i}`, 'n', String(i));
+    await p.exec();
+    await io.call('SEARCH.CREATE', 'rp', 'ON', 'HASH', 'PREFIX', '1', 'rp:', 'SCHEMA', 'body', 'TEXT', 'n', 'U64');
+    // The pipeline's WAITINDEXING waits while the worker indexes 20,000 documents: a PING sent
+    // after it, on another connection, is answered first (a blocked engine thread could not).
+    const order: string[] = [];
+    const piped = rest.pipeline([
+      ['SET', 'rp-before', '1'],
+      ['SEARCH.WAITINDEXING', 'rp'],
+      ['HSET', 'rp:new', 'n', '20000'],
+      ['SEARCH.COUNT', 'rp', '{"n": {"$gte": 19999}}'],
+      ['GET', 'rp-before'],
+      ['SEARCH.COUNT', 'rp', 'not json'],
+      ['SEARCH.QUERY', 'rp', '{"n": 20000}', 'NOCONTENT'],
+      ['ECHO', 'last'],
+    ]).then((r) => { order.push('pipeline'); return r; });
+    await sleep(1);
+    await io.ping().then(() => order.push('ping'));
+    const r = await piped;
+    assert.deepEqual(order, ['ping', 'pipeline']);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json.slice(0, 5), [{ result: 'OK' }, { result: 1 }, { result: 1 }, { result: 2 }, { result: '1' }]);
+    assert.match(r.json[5].error, /^ERR/);
+    assert.deepEqual(r.json[6].result.map((h: string[]) => h[0]), ['rp:new']);
+    assert.deepEqual(r.json[7], { result: 'last' });
+    // The RESP2 form of the same: the replies concatenated, the part before the wait included.
+    const raw = await rest.post('/pipeline', JSON.stringify([['ECHO', 'a'], ['SEARCH.COUNT', 'rp', '{"n": 20000}'], ['ECHO', 'b'], ['SEARCH.COUNT', 'rp', '{"n": 1}']]),
+      { 'Upstash-Response-Format': 'resp2' });
+    assert.equal(raw.text, '$1\r\na\r\n:1\r\n$1\r\nb\r\n:1\r\n');
+    assert.equal(await io.call('SEARCH.DROP', 'rp'), 1);
+  });
+
   it('MOVE, SWAPDB, DUMP/RESTORE, eviction: the index follows the keyspace', async () => {
     await io.call('SEARCH.CREATE', 'k', 'ON', 'HASH', 'PREFIX', '1', 'k:', 'SCHEMA', 'tag', 'KEYWORD');
     const count = async () => Number(await io.call('SEARCH.COUNT', 'k', '{}'));
