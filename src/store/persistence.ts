@@ -104,6 +104,8 @@ const APPLY_CHUNK_MIN = Number(process.env.REDSTASH_APPLY_CHUNK_MIN ?? 0);
 const APPLY_CHUNK_START = Number(process.env.REDSTASH_APPLY_CHUNK_START ?? 256 * 1024);
 /** REDSTASH_APPLY_SHRINK=0: the old halfway step down as well as up (A/B runs). */
 const APPLY_SHRINK_AT_ONCE = process.env.REDSTASH_APPLY_SHRINK !== '0';
+/** Growth per turn at most (REDSTASH_APPLY_GROW; 0: unbounded, halfway to the fit). */
+const APPLY_GROW = Number(process.env.REDSTASH_APPLY_GROW ?? 1.25);
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -1012,12 +1014,14 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   /**
    * Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS. A turn
    * over the budget shrinks the next one to the fit at once (halving took several more long
-   * turns to get there); one under it grows halfway, so a turn that was short by chance does
-   * not make the next one long.
+   * turns to get there); one under it grows halfway, by APPLY_GROW at most, so a turn that was
+   * short by chance (the cost per byte swings 10x with GC and the machine's load) does not make
+   * the next one long.
    */
   private sizeApplyChunk(bytes: number, ms: number): void {
     const fit = ms > 0 ? (APPLY_TURN_MS * bytes) / ms : APPLY_CHUNK;
-    const next = fit < this.applyChunk && APPLY_SHRINK_AT_ONCE ? fit : (this.applyChunk + fit) / 2;
+    let next = fit < this.applyChunk && APPLY_SHRINK_AT_ONCE ? fit : (this.applyChunk + fit) / 2;
+    if (APPLY_GROW > 0) next = Math.min(next, this.applyChunk * APPLY_GROW);
     this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, next)));
   }
 
