@@ -1021,7 +1021,9 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private sizeApplyChunk(bytes: number, ms: number): void {
     const fit = ms > 0 ? (APPLY_TURN_MS * bytes) / ms : APPLY_CHUNK;
     let next = fit < this.applyChunk && APPLY_SHRINK_AT_ONCE ? fit : (this.applyChunk + fit) / 2;
-    if (APPLY_GROW > 0) next = Math.min(next, this.applyChunk * APPLY_GROW);
+    // From what was just queued, not only the chunk: a chunk below one frame (a transaction is
+    // at least one) would otherwise take dozens of turns to grow back.
+    if (APPLY_GROW > 0) next = Math.min(next, Math.max(this.applyChunk, bytes) * APPLY_GROW);
     this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, next)));
   }
 
