@@ -97,6 +97,15 @@ const APPLY_CHUNK = 2 * 1024 * 1024;
  */
 const APPLY_TURN_MS = Number(process.env.REDSTASH_APPLY_TURN_MS ?? 20); // 0: a fixed APPLY_CHUNK (A/B runs)
 const APPLY_CHUNK_MIN = Number(process.env.REDSTASH_APPLY_CHUNK_MIN ?? 0);
+/**
+ * The first transaction's size, before any turn was measured: a 2 MB start took 0.9 s of one
+ * turn during a bulk load on a loaded machine (bench/RESULTS-persist.md, perf-fair2).
+ */
+const APPLY_CHUNK_START = Number(process.env.REDSTASH_APPLY_CHUNK_START ?? 256 * 1024);
+/** REDSTASH_APPLY_SHRINK=0: the old halfway step down as well as up (A/B runs). */
+const APPLY_SHRINK_AT_ONCE = process.env.REDSTASH_APPLY_SHRINK !== '0';
+/** Growth per turn at most (REDSTASH_APPLY_GROW; 0: unbounded, halfway to the fit). */
+const APPLY_GROW = Number(process.env.REDSTASH_APPLY_GROW ?? 1.25);
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -1000,12 +1009,22 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   }
 
   /** Bytes per apply transaction now (APPLY_TURN_MS). */
-  private applyChunk = APPLY_CHUNK;
+  private applyChunk = APPLY_TURN_MS > 0 ? Math.min(APPLY_CHUNK, APPLY_CHUNK_START) : APPLY_CHUNK;
 
-  /** Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS (halfway, to smooth a GC pause out). */
+  /**
+   * Queueing `bytes` of frames took `ms`: size the next transaction to fit APPLY_TURN_MS. A turn
+   * over the budget shrinks the next one to the fit at once (halving took several more long
+   * turns to get there); one under it grows halfway, by APPLY_GROW at most, so a turn that was
+   * short by chance (the cost per byte swings 10x with GC and the machine's load) does not make
+   * the next one long.
+   */
   private sizeApplyChunk(bytes: number, ms: number): void {
     const fit = ms > 0 ? (APPLY_TURN_MS * bytes) / ms : APPLY_CHUNK;
-    this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, (this.applyChunk + fit) / 2)));
+    let next = fit < this.applyChunk && APPLY_SHRINK_AT_ONCE ? fit : (this.applyChunk + fit) / 2;
+    // From what was just queued, not only the chunk: a chunk below one frame (a transaction is
+    // at least one) would otherwise take dozens of turns to grow back.
+    if (APPLY_GROW > 0) next = Math.min(next, Math.max(this.applyChunk, bytes) * APPLY_GROW);
+    this.applyChunk = Math.round(Math.min(APPLY_CHUNK, Math.max(APPLY_CHUNK_MIN, next)));
   }
 
   /** Apply now if an apply is only waiting for its timer. */
