@@ -433,9 +433,12 @@ describe('CLIENT', () => {
     const [a, b] = await Promise.all([raw(ours.port), raw(redis.port)]);
     const [la, lb] = await Promise.all([a.call('CLIENT', 'INFO'), b.call('CLIENT', 'INFO')]);
     assert.deepEqual(names(la.toString('latin1').split('\r\n')[1]), names(lb.toString('latin1').split('\r\n')[1]));
-    // A new connection's reply buffer, as Redis creates it: 16 KB, its peak the whole buffer.
-    assert.match(la.toString('latin1'), / rbs=16384 rbp=16384 /);
-    assert.match(lb.toString('latin1'), / rbs=16384 rbp=16384 /);
+    // A new connection's reply buffer, as Redis creates it: 16 KB, its peak the whole buffer;
+    // unless a cron pass (every 100 ms with few clients) came between the connect and CLIENT
+    // INFO: Redis 7.0 stores the peak's reset time in seconds and compares it in milliseconds,
+    // so a client's first pass restarts the peak from the empty buffer (0), on both servers.
+    assert.match(la.toString('latin1'), / rbs=16384 rbp=(16384|0) /);
+    assert.match(lb.toString('latin1'), / rbs=16384 rbp=(16384|0) /);
   });
 
   it('CLIENT LIST rbs / rbp: the reply buffer shrinks to 1 KB when idle and grows with big replies (Redis 7.0 resizing)', async () => {
