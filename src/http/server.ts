@@ -715,11 +715,11 @@ export class HttpServer {
    * The reply of executed commands: at once, or (appendfsync always) once the journal write
    * it depends on is durable, as for RESP clients: no client sees a write a crash could undo.
    */
-  private answer(res: HttpResponse, status: string | null, type: string, body: Uint8Array, head: boolean): void {
+  private answer(res: HttpResponse, status: string | null, type: string, body: Uint8Array, head: boolean, wroteBefore = false): void {
     const gate = this.engine.commitGate;
     if (gate !== null) {
       const held = new HeldReply(res, status, type, this.currentSyncToken(), this.cors, head);
-      if (gate.hold(held, this.engine.dirty !== this.dirtyMark)) {
+      if (gate.hold(held, wroteBefore || this.engine.dirty !== this.dirtyMark)) {
         held.keep(body);
         return;
       }
@@ -757,7 +757,7 @@ export class HttpServer {
       else argv = done.left[i - from];
       if (i !== from || done === null) {
         const pf = this.prefetchOf(argv);
-        if (pf !== undefined && this.suspendPipeline(res, pf, buf, access, base64, resp2, i, done)) return;
+        if (pf !== undefined && this.suspendPipeline(res, argv, pf, buf, access, base64, resp2, i, done)) return;
       }
       if (resp2) execute(c, argv, out);
       else {
@@ -767,30 +767,32 @@ export class HttpServer {
       }
     }
     // A write of an earlier part counts for the reply's durability wait.
-    if (done !== null && done.wrote) this.dirtyMark = this.engine.dirty - 1;
-    if (resp2) this.answer(res, null, V_OCTET, out.take(), false);
-    else this.answer(res, null, V_JSON, w.view(), false);
+    const wrote = done !== null && done.wrote;
+    if (resp2) this.answer(res, null, V_OCTET, out.take(), false, wrote);
+    else this.answer(res, null, V_JSON, w.view(), false, wrote);
   }
 
   /** Keep a pipeline's output so far and its commands from `i` on; resume at `i` once its prefetch is ready. */
-  private suspendPipeline(res: HttpResponse, pf: Prefetch, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean, i: number, done: PipelineDone | null): boolean {
-    const w = this.writer;
+  private suspendPipeline(res: HttpResponse, argv: Argv, pf: Prefetch, buf: Buffer, access: AccessKind, base64: boolean, resp2: boolean, i: number, done: PipelineDone | null): boolean {
+    let kept: PipelineDone | null = null;
+    // The answer comes in a later turn, after `kept` is set below.
+    if (!this.prefetch(res, argv, pf, () => this.pipeline(res, buf, access, base64, resp2, kept))) return false;
     const total = done === null ? this.list.count : done.total;
-    const left: Argv[] = [];
-    for (let j = i; j < total; j++) {
-      if (done !== null) left.push(done.left[j - (total - done.left.length)]);
-      else {
+    let left: Argv[];
+    if (done !== null) left = done.left.slice(i - (total - done.left.length));
+    else {
+      left = [];
+      for (let j = i; j < total; j++) {
         this.list.load(j, this.argv, buf);
         left.push(this.argv.clone());
       }
     }
-    const kept: PipelineDone = resp2
-      ? { bytes: this.resp.take(), items: 0, errors: 0, total, left, wrote: false }
-      : { bytes: Buffer.from(w.view()), items: w.items, errors: w.itemErrors, total, left, wrote: false };
-    kept.wrote = (done !== null && done.wrote) || this.engine.dirty !== this.dirtyMark;
-    const started = this.prefetch(res, left[0], pf, () => this.pipeline(res, buf, access, base64, resp2, kept));
-    if (!started && resp2) this.resp.raw(kept.bytes); // not suspended after all: put the output back
-    return started;
+    const w = this.writer;
+    const wrote = (done !== null && done.wrote) || this.engine.dirty !== this.dirtyMark;
+    kept = resp2
+      ? { bytes: this.resp.take(), items: 0, errors: 0, total, left, wrote }
+      : { bytes: Buffer.from(w.view()), items: w.items, errors: w.itemErrors, total, left, wrote };
+    return true;
   }
 
   /**

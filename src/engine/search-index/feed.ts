@@ -21,6 +21,7 @@ import type { HashValue } from '../ds/hash.js';
 import type { JsonDoc } from '../ds/json.js';
 import { formatId, ID_MAX, ID_MIN, type Stream, type StreamId } from '../ds/stream.js';
 import type { IndexDef } from './schema.js';
+import { grown } from '../../bytes.js';
 
 /** A scan posts its batch whenever it grows past this. */
 const SPILL_BYTES = 8 << 20;
@@ -40,12 +41,8 @@ export class Batch {
   n = 0;
 
   private room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.n + k) size *= 2;
-    const g = Buffer.allocUnsafeSlow(size);
-    this.buf.copy(g, 0, 0, this.n);
-    this.buf = g;
+    // (Never below 64 KB, so never a slice of Node's shared pool: the whole ArrayBuffer is ours to transfer.)
+    if (this.n + k > this.buf.length) this.buf = grown(this.buf, this.n, this.n + k);
   }
 
   u8(x: number): void { this.room(1); this.buf[this.n++] = x; }
