@@ -496,7 +496,7 @@ export class Db {
   }
 
   private remove(e: Entry): void {
-    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
+    this.aboutToChange(e);
     const v = e.v;
     if (typeof v === 'object' && !(v instanceof Uint8Array)) this.eng.onValueDropped(v);
     this.mem -= keyCharge(e.key) + chargeOf(v);
