@@ -137,7 +137,7 @@ export class LuaRuntime {
     add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
     add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
-    add('mp_unpack', () => this.pushResult(mpUnpack(this.arg(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
+    add('mp_unpack', () => this.pushResult(mpUnpack(vm.buf(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
     add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), this.ser(2))));
     add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), vm.buf(2), Number(vm.latin1(3)))));
     add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));
@@ -189,11 +189,6 @@ export class LuaRuntime {
     this.setRandState(rand);
   }
 
-  /** String argument i of a bridge: a copy (the heap may move while the bridge runs). */
-  private arg(i: number): Buffer {
-    return this.vm.buf(i);
-  }
-
   /** Number argument i of a bridge (a number, or with !vm.direct its %.17g text). */
   private numArg(i: number): number {
     const vm = this.vm;
@@ -206,7 +201,7 @@ export class LuaRuntime {
    */
   private ser(i: number): Ser[] {
     const vm = this.vm;
-    return parseSer(this.arg(i), vm.direct ? (k) => vm.tableNumber(i + 1, k) : null);
+    return parseSer(vm.buf(i), vm.direct ? (k) => vm.tableNumber(i + 1, k) : null);
   }
 
   /**
