@@ -13,6 +13,18 @@ import { Rest, RO_TOKEN, TOKEN_ARGS } from '../http/rest-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * 20,000 hashes under `${name}:`, then an index `name` over them: its initial scan goes to the
+ * worker in one batch, which takes it long enough for a PING to overtake a wait for it.
+ */
+async function bigIndex(io: IORedis, name: string): Promise<void> {
+  const p = io.pipeline();
+  const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma';
+  for (let i = 0; i < 20_000; i++) p.hset(`${name}:${i}`, 'body', `${text} w${i}`, 'n', String(i));
+  await p.exec();
+  await io.call('SEARCH.CREATE', name, 'ON', 'HASH', 'PREFIX', '1', `${name}:`, 'SCHEMA', 'body', 'TEXT', 'n', 'U64');
+}
+
 describe('SEARCH.* through the search worker', () => {
   let srv: Proc;
   let io: IORedis;
@@ -59,11 +71,7 @@ describe('SEARCH.* through the search worker', () => {
     // connection after it is answered first.
     const other = new IORedis({ port: srv.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
     try {
-      const p = io.pipeline();
-      const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma';
-      for (let i = 0; i < 20_000; i++) p.hset(`big:${i}`, 'body', `${text} w${i}`, 'n', String(i));
-      await p.exec();
-      await other.call('SEARCH.CREATE', 'big', 'ON', 'HASH', 'PREFIX', '1', 'big:', 'SCHEMA', 'body', 'TEXT', 'n', 'U64');
+      await bigIndex(io, 'big');
       const order: string[] = [];
       const waited = other.call('SEARCH.WAITINDEXING', 'big').then(() => order.push('wait'));
       await sleep(1);
@@ -159,11 +167,7 @@ describe('SEARCH.* through the search worker', () => {
 
   it('a REST pipeline waits for the worker without holding the engine thread, and resumes in order', async () => {
     const rest = new Rest(`http://127.0.0.1:${srv.httpPort}`);
-    const p = io.pipeline();
-    const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma';
-    for (let i = 0; i < 20_000; i++) p.hset(`rp:${i}`, 'body', `${text} w${i}`, 'n', String(i));
-    await p.exec();
-    await io.call('SEARCH.CREATE', 'rp', 'ON', 'HASH', 'PREFIX', '1', 'rp:', 'SCHEMA', 'body', 'TEXT', 'n', 'U64');
+    await bigIndex(io, 'rp');
     // The pipeline's WAITINDEXING waits while the worker indexes 20,000 documents: a PING sent
     // after it, on another connection, is answered first (a blocked engine thread could not).
     const order: string[] = [];
