@@ -492,7 +492,15 @@ export class Db {
    * being produced saves it first.
    */
   aboutToChange(e: Entry): void {
-    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e);
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, e.key);
+  }
+
+  /**
+   * `key` (absent) is about to be created outside a write command (DEBUG POPULATE): an RDB
+   * snapshot being produced marks it, so that the key does not reach the file.
+   */
+  aboutToCreate(key: string): void {
+    if (this.eng.beforeKeyChange !== null) this.eng.beforeKeyChange(this, key);
   }
 
   private remove(e: Entry): void {

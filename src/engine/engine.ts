@@ -246,9 +246,10 @@ export class Engine {
   beforeWrite: ((c: Client, def: CommandDef, argv: Argv) => void) | null = null;
   /**
    * Set with beforeWrite: called before a key changes or goes away other than by the command
-   * being run (expiry, eviction, MIGRATE's later deletion, field expiry; Db.aboutToChange).
+   * being run (expiry, eviction, MIGRATE's later deletion, field expiry, DEBUG POPULATE's new
+   * keys; Db.aboutToChange, Db.aboutToCreate).
    */
-  beforeKeyChange: ((db: Db, e: Entry) => void) | null = null;
+  beforeKeyChange: ((db: Db, key: string) => void) | null = null;
   /** notify-keyspace-events as flags (notify.ts N.*): 0 = off, one bit test per event. */
   notifyFlags = 0;
   /** maxmemory in bytes (0 = no limit: dispatch tests this one number per command). */

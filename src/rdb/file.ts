@@ -199,10 +199,10 @@ function hookFor(eng: Engine): (c: Client, def: CommandDef, argv: Argv) => void 
   };
 }
 
-function changeHookFor(eng: Engine): (db: Db, e: Entry) => void {
-  return (db, e) => {
+function changeHookFor(eng: Engine): (db: Db, key: string) => void {
+  return (db, key) => {
     const set = active.get(eng);
-    if (set !== undefined) for (const s of set) s.beforeKeyChange(db, e);
+    if (set !== undefined) for (const s of set) s.beforeKeyChange(db, key);
   };
 }
 
@@ -237,10 +237,10 @@ const STEP_KEYS = 64;
  *    key that did not exist is only marked, so a key created later is not written.
  *  - Keys that change or go away outside a command's own keys (active and lazy expiry,
  *    eviction, MIGRATE's deletion after the target answered, hash field expiry) are saved the
- *    same way first (Engine.beforeKeyChange, from Db.aboutToChange and Db's removal).
+ *    same way first (Engine.beforeKeyChange, from Db.aboutToChange and Db's removal); keys
+ *    DEBUG POPULATE creates (not a write command) are marked absent (Db.aboutToCreate).
  *  - A keyless write not in KEYLESS_SAFE completes the whole file first (none today).
  * The RDB format does not order keys, so keys written early only need their SELECTDB.
- * Not covered: keys created by DEBUG POPULATE (not a write command) may be written.
  */
 export class RdbSnapshot {
   private readonly w = new RdbWriter(CHUNK_BYTES + 64 * 1024);
@@ -327,9 +327,9 @@ export class RdbSnapshot {
     }
   }
 
-  /** Engine.beforeKeyChange: `e` of `db` changes or goes away outside a command's named keys. */
-  beforeKeyChange(db: Db, e: Entry): void {
-    if (!this.complete) this.preserve(db, e.key);
+  /** Engine.beforeKeyChange: `key` of `db` changes, goes away or appears outside a command's named keys. */
+  beforeKeyChange(db: Db, key: string): void {
+    if (!this.complete) this.preserve(db, key);
   }
 
   /** The db given as argument `i` (MOVE/COPY), null when it is not a valid index. */

@@ -301,7 +301,7 @@ describe('RDB files', () => {
   });
 
   it('a SYNC snapshot is one point in time while writes continue (copy-on-write of the keys written)', async () => {
-    const ours = await startOurs(['--appendfsync', 'no']);
+    const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'local']);
     procs.push(ours);
     const o = client(ours.port);
     // More incompressible bytes than the socket buffers and our output limit (8 MB) hold, so
@@ -319,6 +319,8 @@ describe('RDB files', () => {
     for (let j = 0; j < N; j += 7) p.set(`k:${j}`, 'new');
     for (let j = 3; j < N; j += 11) p.del(`k:${j}`);
     for (let j = 0; j < 100; j++) p.set(`fresh:${j}`, 'later');
+    // DEBUG POPULATE is not a write command: its new keys are kept out all the same.
+    p.call('DEBUG', 'POPULATE', '5000', 'pop');
     for (let j = 0; j < 100; j += 2) p.hset(`h:${j}`, 'f', 'new', 'extra', '1');
     p.expire('k:5', 100);
     p.rename('k:1', 'renamed');
@@ -349,6 +351,7 @@ describe('RDB files', () => {
     }
     assert.equal(await f.pttl('k:5'), -1);
     assert.equal(await f.exists('renamed', 'fresh:0', 'fresh:99', 'after-flush'), 0);
+    assert.deepEqual(await f.keys('pop:*'), []);
     assert.deepEqual(await f.hgetall('h:0'), { f: 'old', g: '0' });
     await f.select(3);
     assert.equal(await f.dbsize(), 100);

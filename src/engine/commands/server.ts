@@ -961,6 +961,7 @@ function debugCommand(c: Client, argv: Argv, out: ReplySink): void {
     for (let j = 0; j < count; j++) {
       const key = `${prefix}:${j}`.slice(0, 127);
       if (db.get(key) !== undefined) continue;
+      db.aboutToCreate(key);
       const text = Buffer.from(`value:${j}`, 'latin1');
       let val: Buffer;
       if (size === 0) val = text;
