@@ -167,6 +167,18 @@ export class DenseTable {
     return a.latin1Slice(rp, rp + vlen);
   }
 
+  /** Byte length of the key at position p (memory sampling: no string made). */
+  keyLength(p: number): number {
+    return readVarint(this.arena, this.offs[p]);
+  }
+
+  /** Byte length of the value at position p (tables with values). */
+  valueLength(p: number): number {
+    const a = this.arena;
+    const klen = readVarint(a, this.offs[p]);
+    return readVarint(a, rp + klen);
+  }
+
   /** Key length plus value length of the entry at position p. */
   dataBytes(p: number): number {
     const a = this.arena;
