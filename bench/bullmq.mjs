@@ -26,6 +26,7 @@
  *   npm run bench:bullmq
  *   BULLMQ_N=2000 BULLMQ_ROUNDS=1 BULLMQ_MODES=no npm run bench:bullmq      # a quick run
  *   BULLMQ_PHASES=add,process10 node bench/bullmq.mjs
+ *   BULLMQ_WARMUP=2000 node bench/bullmq.mjs                            # steady state: phases run once untimed first
  *   BULLMQ_DIST=.base-dist node bench/bullmq.mjs                       # another build of ours (before/after)
  *   BULLMQ_OURS_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' BULLMQ_MODES=no node bench/bullmq.mjs   # profile ours
  *
@@ -41,6 +42,10 @@ import { oursArgv } from './server-cmd.mjs';
 import { cpuSeconds, freePort, start, stop } from './proc.mjs';
 
 const N = Number(process.env.BULLMQ_N ?? 10000);
+// BULLMQ_WARMUP=<jobs>: before the timed rounds, every phase runs once with this many jobs on
+// each server, untimed: the rounds then measure a server whose JIT has compiled the scripts'
+// paths (a fresh Node server spends 2-3x the steady CPU per job on its first ~2,000 jobs).
+const WARMUP = Number(process.env.BULLMQ_WARMUP ?? 0);
 const ROUNDS = Number(process.env.BULLMQ_ROUNDS ?? 3);
 const MODES = (process.env.BULLMQ_MODES ?? 'no,everysec').split(',').filter(Boolean);
 const PHASE_S = Number(process.env.BULLMQ_PHASE_S ?? 120);
@@ -88,7 +93,7 @@ function worker(name, connection, concurrency) {
 }
 
 /** One phase on one server: { ms, jobs }. Setup outside the timed part. */
-async function phase(p, connection, qname) {
+async function phase(p, connection, qname, N) {
   const q = new Queue(qname, { connection });
   await q.waitUntilReady();
   try {
@@ -186,6 +191,14 @@ async function runMode(mode) {
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...persist, '--dir', dirs[1]], pRedis);
   const res = {}; // phase -> server -> [{rate, cpu}]
   try {
+    if (WARMUP > 0) {
+      for (const p of PHASES) {
+        for (const s of [ours, redis]) {
+          flushall(s.port);
+          await phase(p, { host: '127.0.0.1', port: s.port, maxRetriesPerRequest: null }, `warm-${p}`, WARMUP);
+        }
+      }
+    }
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? [ours, redis] : [redis, ours];
       for (const p of PHASES) {
@@ -195,7 +208,7 @@ async function runMode(mode) {
           const cpu0 = cpuSeconds(s.proc.pid);
           let row;
           try {
-            const { ms, jobs } = await phase(p, connection, `bench-${p}-${r}`);
+            const { ms, jobs } = await phase(p, connection, `bench-${p}-${r}`, N);
             row = { rate: (jobs * 1000) / ms, cpu: ((cpuSeconds(s.proc.pid) - cpu0) * 1e6) / jobs };
           } catch (err) {
             if (!/timeout/.test(err.message)) throw err;
@@ -212,7 +225,7 @@ async function runMode(mode) {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   }
   const redisName = mode === 'no' ? 'redis (no persistence)' : `redis (appendonly yes, appendfsync ${mode})`;
-  console.log(`\n## ours --appendfsync ${mode} vs ${redisName}; N=${N}, ${ROUNDS} round(s), median; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`\n## ours --appendfsync ${mode} vs ${redisName}; N=${N}, ${ROUNDS} round(s)${WARMUP > 0 ? `, after a warm-up of ${WARMUP} jobs per phase` : ''}, median; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log('| phase | ours jobs/s | Redis jobs/s | ratio | ours µs CPU/job | Redis µs CPU/job | CPU ratio |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const p of PHASES) {

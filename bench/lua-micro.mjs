@@ -22,14 +22,26 @@ const sha = (body) => createHash('sha1').update(body).digest('hex');
 // BullMQ's Queue.add script, with the arguments BullMQ 6.7.0 sends (captured with MONITOR):
 // 8 redis.calls, cmsgpack.unpack of its options, a stream trimmed at 10,000 events.
 const { addStandardJob } = await import('bullmq/dist/esm/scripts/addStandardJob-9.js');
-const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), calls50: script(50), bullmqAdd: addStandardJob.content };
+// BullMQ's worker scripts' shapes (moveToActive, moveToFinished): 14 keys and 9 arguments, one a
+// msgpack blob holding NULs; their options (9 pairs, one a map) through cmsgpack.unpack.
+const workerOpts = Buffer.concat([Buffer.from([0x89, 0xa8]), Buffer.from('attempts'), Buffer.from([0x03, 0xa5]), Buffer.from('delay'), Buffer.from([0x00, 0xa7]),
+  Buffer.from('backoff'), Buffer.from([0x81, 0xa4]), Buffer.from('type'), Buffer.from([0xa5]), Buffer.from('fixed'), Buffer.from([0xa5]), Buffer.from('jobId'),
+  Buffer.from([0xa3]), Buffer.from('123'), Buffer.from([0xa4]), Buffer.from('lifo'), Buffer.from([0xc2, 0xa8]), Buffer.from('priority'), Buffer.from([0x00, 0xa2]),
+  Buffer.from('ts'), Buffer.from([0xcb, 0x42, 0x78, 0xbc, 0xfe, 0x56, 0x80, 0x00, 0x00, 0xa2]), Buffer.from('k8'), Buffer.from([0xa1, 0x76, 0xa2]), Buffer.from('k9'), Buffer.from([0xc3])]);
+const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), calls50: script(50), bullmqAdd: addStandardJob.content,
+  args23: 'return #KEYS + #ARGV', unpackOpts: 'local o = cmsgpack.unpack(ARGV[1]) return o.attempts' };
 const Q = 'bull:one:';
 const bullmqAddArgs = ['9', ...['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'].map((k) => Q + k),
   Buffer.concat([Buffer.from([0x9a, 0xa9]), Buffer.from(Q), Buffer.from([0xa0, 0xa3]), Buffer.from('job'),
     Buffer.from([0xcb, 0x42, 0x7a, 0x21, 0xd4, 0x5f, 0xed, 0xe0, 0x00, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0])]),
   JSON.stringify({ i: 1, payload: 'x'.repeat(64) }), Buffer.concat([Buffer.from([0xde, 0x00, 0x01, 0xa8]), Buffer.from('attempts'), Buffer.from([0])])];
+const extraArgs = {
+  bullmqAdd: bullmqAddArgs,
+  args23: ['14', ...Array.from({ length: 14 }, (_, i) => `bull:one:k${i}`), 'tok', '30000', String(Date.now()), '1', 'x', 'y', 'z', bullmqAddArgs[10], ''],
+  unpackOpts: ['0', workerOpts],
+};
 const TESTS = {
-  ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(k === 'bullmqAdd' ? bullmqAddArgs : ['0'])]]])),
+  ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(extraArgs[k] ?? ['0'])]]])),
   // The commands of one cycle of the scripts, called directly (per command: divide by 4).
   direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
 };

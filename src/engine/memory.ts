@@ -195,7 +195,15 @@ function hashCharge(h: HashValue, n: number, fresh: boolean): number {
   if (avg < 0) {
     let t = 0;
     const k = Math.min(n, count);
+    // perf: a hashtable's entries sampled by their lengths (no field and value strings, no
+    // lookup of the field again); the same draws as randomField.
+    const ht = h.table;
     for (let i = 0; i < k; i++) {
+      if (ht !== null) {
+        const p = ht.randomIndex();
+        t += sdsSize(ht.keyLength(p)) + sdsSize(ht.valueLength(p));
+        continue;
+      }
       const f = h.randomField();
       const v = h.get(f) ?? '';
       t += lp ? lpEntry(f) + lpEntry(v) : sdsSize(f.length) + sdsSize(v.length);

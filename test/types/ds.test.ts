@@ -398,7 +398,12 @@ describe('DenseTable against a Map model', () => {
       assert.equal(t.size, model.size);
       if (step % 5000 === 0) {
         for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
-        for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keyAt(i)), t.valAt(i));
+        for (let i = 0; i < t.size; i++) {
+          assert.equal(model.get(t.keyAt(i)), t.valAt(i));
+          // The lengths memory sampling reads without making strings (memory.ts hashCharge).
+          assert.equal(t.keyLength(i), t.keyAt(i).length);
+          assert.equal(t.valueLength(i), t.valAt(i).length);
+        }
         const c = t.clone();
         c.set('only-in-clone', '1');
         assert.equal(t.has('only-in-clone'), false);
@@ -408,6 +413,25 @@ describe('DenseTable against a Map model', () => {
     for (const k of Array.from(model.keys())) assert.equal(t.delete(k), true);
     assert.equal(t.size, 0);
     assert.equal(t.has('m1'), false);
+    // Emptied, the table starts again without an arena; a first entry larger than the first
+    // arena (256 bytes) gets room at once.
+    assert.equal(t.set('big', 'y'.repeat(1000)), true);
+    assert.equal(t.set('small', 's'), true);
+    assert.equal(t.get('big'), 'y'.repeat(1000));
+    assert.equal(t.valueLength(t.indexOf('big')), 1000);
+    assert.equal(t.get('small'), 's');
+  });
+
+  it('a fresh table whose first entry is longer than the first arena', () => {
+    const t = new DenseTable(true);
+    assert.equal(t.set('k'.repeat(300), 'v'.repeat(5000)), true);
+    assert.equal(t.get('k'.repeat(300)), 'v'.repeat(5000));
+    assert.equal(t.keyLength(0), 300);
+    assert.equal(t.valueLength(0), 5000);
+    assert.equal(t.clone().get('k'.repeat(300)), 'v'.repeat(5000));
+    const e = new DenseTable(false).clone();
+    assert.equal(e.add('x'), true);
+    assert.equal(e.has('x'), true);
   });
 });
 

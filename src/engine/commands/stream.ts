@@ -171,6 +171,28 @@ function isByte(argv: Argv, i: number, ch: number): boolean {
   return argv.len(i) === 1 && argv.buf[argv.start[i]] === ch;
 }
 
+/** Argument i equals m (perf: fields are a few bytes; Buffer.compare is a native call). */
+function argEquals(argv: Argv, i: number, m: Buffer): boolean {
+  const s = argv.start[i];
+  const n = argv.end[i] - s;
+  if (n !== m.length) return false;
+  if (n > 32) return argv.buf.compare(m, 0, n, s, s + n) === 0;
+  const b = argv.buf;
+  for (let k = 0; k < n; k++) if (b[s + k] !== m[k]) return false;
+  return true;
+}
+
+/** A copy of argument i (perf: short ones copied in JS, not by a native Buffer.copy). */
+function argCopy(argv: Argv, i: number): Buffer {
+  const s = argv.start[i];
+  const n = argv.end[i] - s;
+  if (n > 32) return argv.copy(i);
+  const out = Buffer.allocUnsafe(n);
+  const b = argv.buf;
+  for (let k = 0; k < n; k++) out[k] = b[s + k];
+  return out;
+}
+
 // ---------------------------------------------------------------- replies
 
 function replyId(out: ReplySink, id: StreamId): void {
@@ -340,8 +362,7 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const mf = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1].masterFields : null;
   for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
     const m = mf !== null && f < mf.length ? mf[f] : null;
-    const same = m !== null && m.length === argv.len(i) && argv.buf.compare(m, 0, m.length, argv.start[i], argv.end[i]) === 0;
-    fv.push(same ? m : argv.copy(i), argv.copy(i + 1));
+    fv.push(m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i), argCopy(argv, i + 1));
   }
   s.append(id, fv, streamLimits(c.engine));
   out.bulkLatin1(formatId(id));

@@ -41,6 +41,13 @@ const TAG_MASK = ~POS_MASK;
 const TOMB = -1;
 const MIN_SLOTS = 8;
 const MIN_ARENA = 64;
+/**
+ * A table's first arena, allocated with its first entry (perf: a hash becomes a table with a
+ * value over 64 bytes, a set with its 129th member: starting at 64 bytes only meant a second
+ * off-heap allocation and a copy at once; BullMQ makes such a hash per job).
+ */
+const FIRST_ARENA = 256;
+const NO_ARENA = Buffer.alloc(0);
 /** Loading: after this many entries a table knows its average entry size (`expect`). */
 export const EXPECT_AFTER = 1024;
 /** Garbage below this is never worth a compaction. */
@@ -94,7 +101,7 @@ export class DenseTable {
   private used = 0;
   private offs = new Uint32Array(8);
   private n = 0;
-  private arena: Buffer = Buffer.allocUnsafeSlow(MIN_ARENA);
+  private arena: Buffer = NO_ARENA;
   private end = 0;
   private garbage = 0;
 
@@ -158,6 +165,18 @@ export class DenseTable {
     const klen = readVarint(a, this.offs[p]);
     const vlen = readVarint(a, rp + klen);
     return a.latin1Slice(rp, rp + vlen);
+  }
+
+  /** Byte length of the key at position p (memory sampling: no string made). */
+  keyLength(p: number): number {
+    return readVarint(this.arena, this.offs[p]);
+  }
+
+  /** Byte length of the value at position p (tables with values). */
+  valueLength(p: number): number {
+    const a = this.arena;
+    const klen = readVarint(a, this.offs[p]);
+    return readVarint(a, rp + klen);
   }
 
   /** Key length plus value length of the entry at position p. */
@@ -257,7 +276,7 @@ export class DenseTable {
       this.compact(this.arena.length);
       return;
     }
-    let cap = this.arena.length * 2;
+    let cap = Math.max(this.arena.length * 2, FIRST_ARENA);
     while (cap < live + need) cap *= 2;
     this.compact(cap);
   }
@@ -329,7 +348,7 @@ export class DenseTable {
       this.mask = MIN_SLOTS - 1;
       this.used = 0;
       this.offs = new Uint32Array(8);
-      this.arena = Buffer.allocUnsafeSlow(MIN_ARENA);
+      this.arena = NO_ARENA;
       this.end = 0;
       this.garbage = 0;
       return true;

@@ -205,7 +205,8 @@ export function entryBytes(node: StreamNode, id: StreamId, fv: readonly Buffer[]
   const numFields = fv.length >> 1;
   const mf = node.masterFields;
   let sameFields = mf.length === numFields;
-  for (let i = 0; sameFields && i < numFields; i++) if (!mf[i].equals(fv[2 * i])) sameFields = false;
+  // (XADD shares the master's Buffer for an equal field: identity first, no native compare)
+  for (let i = 0; sameFields && i < numFields; i++) if (mf[i] !== fv[2 * i] && !mf[i].equals(fv[2 * i])) sameFields = false;
   // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
   let bytes = 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4);
   if (!sameFields) {
@@ -918,6 +919,9 @@ export class Stream implements TypedValue {
       break;
     }
     if (removeUpTo > 0) nodes.splice(0, removeUpTo);
+    // As Redis's streamTrim: the first id is looked up again only when entries went (perf: an
+    // XADD with MAXLEN ~ that trims nothing walked to the first entry).
+    if (deleted === 0) return 0;
     if (this.length === 0) this.firstId = ID_MIN;
     else this.firstId = this.firstEdgeOrMax();
     return deleted;

@@ -475,10 +475,10 @@ export class LuaVM {
    * of 262143 constants per function) is built by several chunks that each fill a part of it.
    * Returns false (nothing pushed, message in `lastError`) when a value cannot be built.
    */
-  pushValues(values: readonly LuaValue[], inParts = true): boolean {
+  pushValues(values: readonly LuaValue[], inParts = true, room = SMALL_SLOTS): boolean {
     const M = this.M;
     const L = this.L;
-    if (this.direct && smallPeak(values, SMALL_SLOTS) >= 0) {
+    if (this.direct && smallPeak(values, room) >= 0) {
       for (let i = 0; i < values.length; i++) this.pushSmall(values[i]);
       return true;
     }
@@ -506,7 +506,7 @@ export class LuaVM {
    */
   private pushSmall(v: LuaValue): void {
     const M = this.M;
-    if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
+    if (v instanceof Uint8Array) this.pushBytesNul(v, 0, v.length);
     else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
     else if (typeof v === 'boolean') M._lua_getfield(this.L, LUA_REGISTRYINDEX, v ? this.trueKey : this.falseKey);
@@ -662,8 +662,9 @@ const SMALL_STR = 4096;
 
 /**
  * The stack slots pushSmall() needs to push `values` one after the other, or -1 if it cannot
- * push them (within `room` slots): strings without NUL, numbers, booleans, nil, LUA_NULL,
- * and arrays and {h} tables of at most SMALL_ELEMS such elements (string keys). An array of
+ * push them (within `room` slots): strings (bytes with NULs joined by __nuljoin), numbers,
+ * booleans, nil, LUA_NULL, and arrays and {h} tables (string keys) of such elements, nested
+ * (up to SMALL_ARRAY elements each, built in groups of SMALL_ELEMS). An array of
  * n <= 15 elements gets the same table as the chunk's NEWTABLE n + SETLIST: an array part of
  * exactly n, nils included (so `#` does not change either).
  */
@@ -681,7 +682,8 @@ function smallOne(v: LuaValue, room: number): number {
   if (room < 1) return -1;
   if (v instanceof Uint8Array) {
     if (v.length > SMALL_STR) return -1;
-    for (let i = 0; i < v.length; i++) if (v[i] === 0) return -1;
+    // Bytes with NULs: pushBytesNul's join (the joiner and JOIN_PARTS parts).
+    if (v.indexOf(0) >= 0) return room >= 1 + JOIN_PARTS ? 1 + JOIN_PARTS : -1;
     return 1;
   }
   if (typeof v === 'string') return v.length > SMALL_STR || v.indexOf('\0') >= 0 ? -1 : 1;
@@ -695,17 +697,23 @@ function smallOne(v: LuaValue, room: number): number {
     hash = true;
   } else return -1;
   if (kv.length > SMALL_ELEMS) {
-    if (kv.length > SMALL_ARRAY || room < 2 + SMALL_ELEMS) return -1;
-    // Scalars only; an array without nil (holes: see above), a table with string keys.
+    if (kv.length > SMALL_ARRAY) return -1;
+    // An array without nil (holes: see above), a table with string keys.
     if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
+    // Built in groups of SMALL_ELEMS (packInGroups): the table and __append / __hset under the
+    // group's elements; each element needs its own slots above the ones pushed before it in
+    // its group (a nested table, bytes with NULs).
+    let peak = 0;
     for (let i = 0; i < kv.length; i++) {
       const e = kv[i];
       if (hash && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
-      if ((e === null && !hash) || (typeof e === 'object' && e !== null && !(e instanceof Uint8Array))) return -1;
-      if ((typeof e === 'string' || e instanceof Uint8Array) && smallOne(e, 1) < 0) return -1;
+      if (e === null && !hash) return -1;
+      const j = i % SMALL_ELEMS;
+      const p = smallOne(e, room - 2 - j);
+      if (p < 0) return -1;
+      if (2 + j + p > peak) peak = 2 + j + p;
     }
-    // The table and __append / __hset under the last SMALL_ELEMS elements.
-    return 2 + SMALL_ELEMS;
+    return peak;
   }
   // Keys 1..n (cmsgpack's arrays): packed as an array of the values.
   const seq = hash && isSequence(kv);

@@ -80,6 +80,13 @@ const LOAD_TIMEOUT_MS = 500;
  * JOIN_PARTS parts use at most 4 + 12 + 1 + 8 = 25.
  */
 const FAST_ARGS = 12;
+/**
+ * Stack slots the KEYS and ARGV tables of a run with more (or longer) arguments may take while
+ * they are built on the stack (pushValues: groups of 12, NUL-joined parts): the runner, errh and
+ * the script function sit under them, 3 + 28 within BASIC_STACK_SIZE. perf: BullMQ's worker
+ * scripts (14 keys, 9 arguments, packed ones holding NULs) went through a chunk.
+ */
+const RUN_SLOTS = 28;
 const FAST_ARG_LEN = 512;
 
 export class LuaRuntime {
@@ -464,7 +471,7 @@ export class LuaRuntime {
       const keys: Uint8Array[] = [];
       const args: Uint8Array[] = [];
       for (let i = first; i < argv.count; i++) (i < first + nk ? keys : args).push(argv.view(i));
-      if (!vm.pushValues([keys, args])) {
+      if (!vm.pushValues([keys, args], true, RUN_SLOTS)) {
         M._lua_settop(L, 0);
         return this.literal(`ERR ${vm.lastError}`);
       }

@@ -270,6 +270,20 @@ const scripts: Script[] = [
     ['EVAL', 'return redis.call("SET", KEYS[1], ARGV[1])', '1', Buffer.from('n\0k'), Buffer.from('v\0\0w')],
     ['GET', Buffer.from('n\0k')],
     ['EVAL', 'return cmsgpack.unpack(ARGV[1])', '0', Buffer.from([0x93, 0x00, 0xa3, 0x61, 0x00, 0x62, 0xcb, 0x42, 0x78, 0xc1, 0x2a, 0x5f, 0x80, 0x00, 0x00])],
+    // More than 12 arguments, some holding NULs (BullMQ's worker scripts: 14 keys, 9 arguments):
+    // KEYS and ARGV built on the stack in groups (lua-vm.ts pushSmall), no chunk.
+    ['EVAL', "redis.call('SET', KEYS[14], ARGV[8]) local r = {} for k, v in pairs(ARGV) do r[#r + 1] = k .. '=' .. #v end return {#KEYS, #ARGV, KEYS[1], KEYS[13], KEYS[14], ARGV[8], ARGV[9], table.concat(ARGV, '|'), table.concat(r, ','), redis.call('GET', KEYS[14])}",
+      '14', ...Array.from({ length: 13 }, (_, i) => `bull:q:k${i}`), Buffer.from('bull:\0q:last'),
+      'a', Buffer.from('\0'), '', Buffer.from('x\0\0y'), 'e', 'f', 'g', Buffer.concat([Buffer.from([0x9a, 0xa9, 0x00, 0xc0, 0x00]), Buffer.alloc(140, 0x61)]), Buffer.from('z\0')],
+    ['GET', Buffer.from('bull:\0q:last')],
+    ['EVAL', "return {#KEYS, #ARGV, KEYS[20], ARGV[1]}", '20', ...Array.from({ length: 19 }, (_, i) => `k${i}`), Buffer.from('k\0'), 'x'.repeat(600)],
+    // cmsgpack.unpack results with nested tables and NUL bytes inside tables of more than 12
+    // elements (BullMQ's job options: 9 pairs, one a map): built on the stack in groups.
+    ...evals(['0'], [
+      "local o = cmsgpack.unpack(cmsgpack.pack({attempts = 3, delay = 0, backoff = {type = 'fixed'}, jobId = 'j\\0d', lifo = false, prio = 1, ts = 1700000000000, k8 = 'v', k9 = {1, {2}}})) local r = {} for k, v in pairs(o) do r[#r + 1] = k end return {cjson.encode(o), r, o.backoff.type, o.k9[2][1], o.jobId}",
+      "local t = cmsgpack.unpack(cmsgpack.pack({1, {2, 3}, 'a\\0b', {x = 1}, 5, 6, 7, 8, 9, 10, 11, 12, 13, {14, {15}}, 'n\\0\\0', 16, 17, 18, 19, {20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33}})) return {#t, t[2][2], t[3], t[4].x, t[14][2][1], t[15], #t[20], t[20][14], cjson.encode(t)}",
+      "local t = {cmsgpack.unpack(cmsgpack.pack({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, {a = {b = {c = {d = 'e'}}}}}, 'x\\0', {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 'y\\0'}))} return {#t, t[1][13].a.b.c.d, t[2], #t[3], t[3][15]}",
+    ]),
     ...evals(['0'], [
       "return cjson.encode({1700000000000, 1e14, 99999999999999, 123456789012346, -0.5, 2^53, -2^63, 1e-5, 0.1 + 0.2})",
       "return cjson.encode({a = {b = 3, c = {4.25, -7}}, [5] = 6})",
