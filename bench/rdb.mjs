@@ -7,6 +7,7 @@
 //                                            redis-cli --rdb, its latency and the file's size)
 //   RDB_FILE=/tmp/x.rdb                     (reuse a dataset file; made and kept there if missing)
 //   PORT_BASE=7200                          (ports from there up instead of spare ones)
+//   BENCH_DIST=/tmp/base-dist               (run that build of ours instead of dist/)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = path.join(ROOT, 'dist', 'main.js');
+// BENCH_DIST: another build (a before/after in the same minutes).
+const MAIN = path.join(process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST) : path.join(ROOT, 'dist'), 'main.js');
 const N = Number(process.env.N ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const OPS = Number(process.env.OPS ?? 100_000);
