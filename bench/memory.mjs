@@ -6,6 +6,7 @@
  * Datasets (each on a fresh pair of servers, so the figures do not mix):
  *   strings  1,000,000 keys   key:000000 .. key:999999 -> a 10-byte value
  *   strings-ttl  the same keys, each with a TTL (not in the default set: BENCH_SETS=strings-ttl)
+ *   strings-100  the same keys with 100-byte values (not in the default set either)
  *   hash     1,000,000 fields in one hash   (HSET, 10-byte values)
  *   set      1,000,000 members in one set   (SADD)
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
@@ -54,6 +55,16 @@ const DATASETS = {
       for (let i = 0; i < N; i += 50) {
         const a = ['MSET'];
         for (let j = i; j < Math.min(N, i + 50); j++) a.push(`key:${pad(j, 6)}`, `val:${pad(j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  'strings-100': {
+    get label() { return `${N} string keys (key:NNNNNN -> 100 B)`; },
+    *commands() {
+      for (let i = 0; i < N; i += 50) {
+        const a = ['MSET'];
+        for (let j = i; j < Math.min(N, i + 50); j++) a.push(`key:${pad(j, 6)}`, `val:${pad(j, 6)}`.padEnd(100, '.'));
         yield a;
       }
     },

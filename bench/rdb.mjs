@@ -7,6 +7,8 @@
 //                                            redis-cli --rdb, its latency and the file's size)
 //   RDB_FILE=/tmp/x.rdb                     (reuse a dataset file; made and kept there if missing)
 //   PORT_BASE=7200                          (ports from there up instead of spare ones)
+//   DATASET=strings                         (the dataset's keys all strings, 20-99 bytes, 10% TTLs)
+//   BENCH_DIST=/tmp/base-dist               (run that build of ours instead of dist/)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,12 +18,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = path.join(ROOT, 'dist', 'main.js');
+// BENCH_DIST: another build (a before/after in the same minutes).
+const MAIN = path.join(process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST) : path.join(ROOT, 'dist'), 'main.js');
 const N = Number(process.env.N ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const OPS = Number(process.env.OPS ?? 100_000);
 const CLIENTS = 50;
 const PARTS = new Set((process.env.PARTS ?? 'import,rdb,dump').split(','));
+const STRINGS_ONLY = process.env.DATASET === 'strings';
 const OURS_ARGS = (process.env.OURS_ARGS ?? '').split(' ').filter(Boolean);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-bench-rdb-'));
 const started = [];
@@ -104,12 +108,12 @@ async function makeDataset() {
   fs.mkdirSync(dir);
   const r = startRedis(port, dir, ['--dbfilename', 'bench.rdb']);
   await waitPing(port, r.proc);
-  // Mixed keys: 70% strings, 10% hashes, 10% lists, 5% sets (half intsets), 5% sorted sets; 10% with TTLs.
+  // Mixed keys (DATASET=strings: all strings): 70% strings, 10% hashes, 10% lists, 5% sets (half intsets), 5% sorted sets; 10% with TTLs.
   const chunks = [];
   for (let i = 0; i < N; i++) {
     const k = `key:${i}`;
     const m = i % 20;
-    if (m < 14) chunks.push(enc(['SET', k, `value-${i}-`.padEnd(20 + (i % 80), 'x')]));
+    if (m < 14 || STRINGS_ONLY) chunks.push(enc(['SET', k, `value-${i}-`.padEnd(20 + (i % 80), 'x')]));
     else if (m < 16) chunks.push(enc(['HSET', k, 'a', i, 'b', 'two', 'c', 'three', 'd', `d${i}`, 'e', 'five']));
     else if (m < 18) chunks.push(enc(['RPUSH', k, 'one', 'two', i, 'four', 'five']));
     else if (m < 19) chunks.push(enc(i % 2 ? ['SADD', k, 1, 2, 3, i] : ['SADD', k, 'a', 'b', `c${i}`]));

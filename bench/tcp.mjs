@@ -12,6 +12,7 @@
  *   BENCH_TESTS=set,get BENCH_PIPELINES=1 BENCH_ROUNDS=3 npm run bench:tcp
  *   BENCH_PROTOCOLS=3 npm run bench:tcp        # the RESP3 runs only
  *   BENCH_PORT=21900 npm run bench:tcp         # ours on 21900, redis-server on 21901
+ *   BENCH_DATA=100 BENCH_TESTS=set,get ...     # 100-byte values (redis-benchmark -d)
  *   node bench/tcp.mjs --json results.json     # also write the raw figures
  *
  * Adding a command: append it to DEFAULT_TESTS (a redis-benchmark -t name; see `redis-benchmark --help`
@@ -121,6 +122,8 @@ const PIPELINES = (process.env.BENCH_PIPELINES ?? '1,16').split(',').map(Number)
 const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? '2,3').split(',').map(Number);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100000);
+/** Value size of the -t tests (redis-benchmark -d; its default is 3 bytes). */
+const DATA = process.env.BENCH_DATA ? ['-d', String(Number(process.env.BENCH_DATA))] : [];
 /** Rounds per (test, pipeline); the median of the rounds is reported. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 /**
@@ -187,7 +190,7 @@ function run(server, test, pipeline, resp = 2) {
   }
   const before = cpuSeconds(server.proc.pid);
   const args = ['-h', '127.0.0.1', '-p', String(server.port), '-c', String(CLIENTS), '-n', String(REQUESTS),
-    '-P', String(pipeline), '-q', '--csv', ...(resp === 3 ? ['-3'] : []), ...(custom ? custom.cmd : ['-t', test])];
+    '-P', String(pipeline), '-q', '--csv', ...(resp === 3 ? ['-3'] : []), ...(custom ? custom.cmd : [...DATA, '-t', test])];
   const res = spawnSync('redis-benchmark', args, { encoding: 'utf8', timeout: 600000 });
   const cpu = cpuSeconds(server.proc.pid) - before;
   for (const c of custom?.teardown ?? []) spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(server.port), ...c], { encoding: 'utf8' });

@@ -4,7 +4,7 @@
 import { writeSync } from 'node:fs';
 import { loadConfig, helpText, ConfigError } from './config.js';
 import { createServer } from './app.js';
-import { takeRdbArgs, importRdb, exportRdb, RDB_HELP } from './rdb/cli.js';
+import { takeRdbArgs, importRdb, exportRdb, collectAfterImport, RDB_HELP } from './rdb/cli.js';
 
 /** Options of the check mode (src/store/repair.ts): they run a check instead of the server. */
 const CHECK_FLAGS = ['--check', '--repair'];
@@ -59,7 +59,10 @@ async function main(): Promise<void> {
   if (rdb.importPath !== null || rdb.exportPath !== null) {
     // Before any client is served (this turn): a refused file leaves the data untouched.
     try {
-      if (rdb.importPath !== null) console.log(importRdb(server.engine, rdb.importPath));
+      if (rdb.importPath !== null) {
+        console.log(importRdb(server.engine, rdb.importPath));
+        if (rdb.exportPath === null) console.log(`Heap collected after the import in ${Math.round(collectAfterImport())} ms`);
+      }
       if (rdb.exportPath !== null) console.log(exportRdb(server.engine, rdb.exportPath));
     } catch (err) {
       console.error(`error: ${err instanceof Error ? err.message : err}`);

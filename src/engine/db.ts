@@ -68,8 +68,12 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
  */
 export type Stored = Value | string | number;
 
-/** Longest string value held as a JS string instead of a Buffer. */
-export const SMALL_STRING = 64;
+/**
+ * Longest string value held as a JS string instead of a Buffer. A string costs 16 bytes plus
+ * its bytes; a Buffer ~100 plus its bytes (and, for a pooled one, its share of the pool): 1M
+ * keys of 100-byte values took 314 B/item as Buffers, 238 as strings (bench/RESULTS.md).
+ */
+export const SMALL_STRING = 255;
 
 /** The compact form of the bytes b[s, e) (a fresh copy: the result never aliases `b`). */
 export function storedFrom(b: Uint8Array, s: number, e: number): Stored {
