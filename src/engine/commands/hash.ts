@@ -358,7 +358,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     const count = l < 0 ? -l : 1;
     header(out, count, withValues);
     const table = h.table;
-    const fields = table === null ? h.fields() : null;
+    const pairs = table === null ? h.pairs() : null;
     for (let i = 0; i < count; i++) {
       let f: string;
       if (table !== null) {
@@ -368,10 +368,10 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
         out.bulkLatin1(f);
         if (withValues) out.bulkLatin1(table.valAt(k));
       } else {
-        f = fields![Math.floor(Math.random() * fields!.length)];
+        const k = 2 * Math.floor(Math.random() * size);
         if (withValues) out.pair();
-        out.bulkLatin1(f);
-        if (withValues) out.bulkLatin1(h.get(f)!);
+        out.bulkLatin1(pairs![k]);
+        if (withValues) out.bulkLatin1(pairs![k + 1]);
       }
       if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
     }
@@ -400,13 +400,12 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     }
     return;
   }
-  const fields = h.fields();
+  const pairs = h.pairs();
   picked.sort((a, b) => a - b);
   for (let i = 0; i < l; i++) {
-    const f = fields[picked[i]];
     if (withValues) out.pair();
-    out.bulkLatin1(f);
-    if (withValues) out.bulkLatin1(h.get(f)!);
+    out.bulkLatin1(pairs[2 * picked[i]]);
+    if (withValues) out.bulkLatin1(pairs[2 * picked[i] + 1]);
   }
 }
 
