@@ -36,6 +36,8 @@ import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
+import { RespWriter } from '../../resp/writer.js';
+import { lpsEntryLen, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
 const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
@@ -243,10 +245,29 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     if (h === undefined) return out.array(0);
     out.array(h.size);
   }
+  const lp = h.listpackBytes;
+  if (lp !== null && out instanceof RespWriter) {
+    // perf: entries written from the listpack's bytes (no string per field and value).
+    const end = lp.length - 1;
+    for (let p = 6; p < end;) {
+      const q = lpsNext(lp, p);
+      if (what & KEYS) replyEntry(out, lp, p);
+      if (what & VALUES) replyEntry(out, lp, q);
+      p = lpsNext(lp, q);
+    }
+    return;
+  }
   h.forEach((v, f) => {
     if (what & KEYS) out.bulkLatin1(f);
     if (what & VALUES) out.bulkLatin1(v);
   });
+}
+
+/** The listpack entry at p as a bulk string. */
+function replyEntry(out: RespWriter, lp: string, p: number): void {
+  const h = lpsStrHeader(lp, p);
+  if (h === 0) out.bulkLatin1(lpsText(lp, p));
+  else out.bulkLatin1Range(lp, p + h, p + lpsEntryLen(lp, p));
 }
 
 // HKEYS key

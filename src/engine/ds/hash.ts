@@ -28,7 +28,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsMaxText, lpsNext, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { N } from '../notify.js';
 
@@ -44,15 +44,29 @@ const W = new LpWriter();
 /** Scratch of one new entry (a value replaced in the middle). */
 const V = new LpWriter();
 
-/** W's buffer with room for n bytes. */
-function room(n: number): Buffer {
-  if (W.buf.length < n) W.buf = Buffer.allocUnsafe(Math.max(n + 64, 2 * W.buf.length));
+/**
+ * The listpack string whose bytes W.buf holds at its start (perf: consecutive changes of one
+ * hash, as an HSET of several fields, skip copying it in).
+ */
+let held: string | null = null;
+
+/** W's buffer, with room for n bytes, holding lp's bytes at its start. */
+function load(lp: string, n: number): Buffer {
+  if (W.buf.length < n) {
+    W.buf = Buffer.allocUnsafe(Math.max(n + 64, 2 * W.buf.length));
+    held = null;
+  }
+  if (held !== lp) {
+    W.buf.latin1Write(lp, 0);
+    held = lp;
+  }
   return W.buf;
 }
 
 /** The string of W's finished listpack (n bytes). */
 function cut(n: number): string {
-  return W.buf.latin1Slice(0, n);
+  held = W.buf.latin1Slice(0, n);
+  return held;
 }
 
 /**
@@ -60,8 +74,7 @@ function cut(n: number): string {
  * listpack alive): for conversion to another encoding.
  */
 function ownedTexts(lp: string): string[] {
-  const b = room(lp.length);
-  b.latin1Write(lp, 0);
+  const b = load(lp, lp.length);
   const out: string[] = [];
   const end = lp.length - 1;
   for (let p = 6; p < end; p = lpsNext(lp, p)) {
@@ -186,9 +199,10 @@ export class HashValue implements StoredValue {
     if (lp !== null) {
       const end = lp.length - 1;
       for (let p = 6; p < end;) {
-        const q = lpsNext(lp, p);
-        fn(lpsText(lp, q), lpsText(lp, p));
-        p = lpsNext(lp, q);
+        const f = lpsRead(lp, p);
+        const v = lpsRead(lp, lpsAfter);
+        p = lpsAfter;
+        fn(v, f);
       }
       return;
     }
@@ -276,7 +290,7 @@ export class HashValue implements StoredValue {
     const len = lp.length;
     const p = lpsFind(lp, f);
     if (p < 0) {
-      room(len).latin1Write(lp, 0);
+      load(lp, len);
       W.pos = len - 1;
       W.count = 2 * this.n;
       W.text(f);
@@ -289,12 +303,19 @@ export class HashValue implements StoredValue {
     const ve = lpsNext(lp, vp);
     V.start();
     V.text(v);
+    const vb = V.buf;
     const ins = V.pos - 6;
+    if (ins === ve - vp) {
+      // The same bytes (an HSET repeating the value): nothing to rebuild.
+      let k = 0;
+      while (k < ins && vb[6 + k] === lp.charCodeAt(vp + k)) k++;
+      if (k === ins) return false;
+    }
     const nl = len - (ve - vp) + ins;
-    const b = room(Math.max(len, nl));
-    b.latin1Write(lp, 0);
+    const b = load(lp, Math.max(len, nl));
     if (ve - vp !== ins) b.copyWithin(vp + ins, ve, len);
-    V.buf.copy(b, vp, 6, V.pos);
+    if (ins <= 32) for (let k = 0; k < ins; k++) b[vp + k] = vb[6 + k];
+    else vb.copy(b, vp, 6, V.pos);
     b.writeUInt32LE(nl, 0);
     this.lp = cut(nl);
     return false;
@@ -310,8 +331,7 @@ export class HashValue implements StoredValue {
       if (ok) {
         const len = lp.length;
         const ve = lpsNext(lp, lpsNext(lp, p));
-        const b = room(len);
-        b.latin1Write(lp, 0);
+        const b = load(lp, len);
         b.copyWithin(p, ve, len);
         const nl = len - (ve - p);
         this.n--;

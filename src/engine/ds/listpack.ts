@@ -213,6 +213,25 @@ export function lpsText(s: string, p: number): string {
   return s.substring(p + h, p + lpsEntryLen(s, p));
 }
 
+/** Where the entry read by the last lpsRead ends (the next entry's start). */
+export let lpsAfter = 0;
+
+/** lpsText of the entry at p, setting lpsAfter (perf: one parse of the usual short entries). */
+export function lpsRead(s: string, p: number): string {
+  const c = s.charCodeAt(p);
+  if (c < 0x80) {
+    lpsAfter = p + 2;
+    return SMALL_TEXT[c];
+  }
+  if (c < 0xc0) {
+    const e = p + 1 + (c & 0x3f);
+    lpsAfter = e + 1;
+    return s.substring(p + 1, e);
+  }
+  lpsAfter = lpsNext(s, p);
+  return lpsText(s, p);
+}
+
 /** Chars of the decimal text of the integer entry at p. */
 function intTextLen(v: number | bigint): number {
   if (typeof v === 'number' && v >= 0 && v < 10) return 1;
@@ -250,27 +269,26 @@ export function lpsFind(s: string, f: string): number {
   const iv = lpsIntOf(f);
   if (iv === null) {
     const n = f.length;
+    // perf: the usual entries (6-bit strings, 7-bit integers) skipped inline; the last char
+    // compared first (fields often share a prefix).
+    const last = n > 0 ? f.charCodeAt(n - 1) : 0;
     while (p < end) {
-      const c = s.charCodeAt(p);
-      let h = 0;
-      let len = -1;
+      let c = s.charCodeAt(p);
       if (c >= 0x80 && c < 0xc0) {
-        h = 1;
-        len = c & 0x3f;
-      } else if (c >= 0xe0 && c < 0xf0) {
-        h = 2;
-        len = ((c & 0x0f) << 8) | s.charCodeAt(p + 1);
-      } else if (c === 0xf0) {
-        h = 5;
-        len = lpsU32(s, p + 1);
+        const len = c & 0x3f;
+        if (len === n && (n === 0 || s.charCodeAt(p + n) === last) && sameText(s, p + 1, f, n - 1)) return p;
+        p += len + 2;
+      } else {
+        if (n >= 64 && lpsStrHeader(s, p) !== 0) {
+          const h = lpsStrHeader(s, p);
+          if (lpsEntryLen(s, p) - h === n && sameText(s, p + h, f, n)) return p;
+        }
+        p = lpsNext(s, p);
       }
-      if (len === n) {
-        const q = p + h;
-        let k = 0;
-        while (k < n && s.charCodeAt(q + k) === f.charCodeAt(k)) k++;
-        if (k === n) return p;
-      }
-      p = lpsNext(s, lpsNext(s, p));
+      c = s.charCodeAt(p);
+      if (c < 0x80) p += 2;
+      else if (c < 0xc0) p += (c & 0x3f) + 2;
+      else p = lpsNext(s, p);
     }
     return -1;
   }
@@ -279,6 +297,12 @@ export function lpsFind(s: string, f: string): number {
     p = lpsNext(s, lpsNext(s, p));
   }
   return -1;
+}
+
+/** s[q, q + n) equals f[0, n). */
+function sameText(s: string, q: number, f: string, n: number): boolean {
+  for (let k = 0; k < n; k++) if (s.charCodeAt(q + k) !== f.charCodeAt(k)) return false;
+  return true;
 }
 
 /** lpsCheck's result besides the count: the longest element, as text. */
