@@ -7,6 +7,7 @@
 //                                            redis-cli --rdb, its latency and the file's size)
 //   RDB_FILE=/tmp/x.rdb                     (reuse a dataset file; made and kept there if missing)
 //   PORT_BASE=7200                          (ports from there up instead of spare ones)
+//   BENCH_DIST=/path/to/dist                (another build of ours, for a before/after)
 // Prints markdown tables (bench/RESULTS.md has the figures and the machine).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = path.join(ROOT, 'dist', 'main.js');
+const MAIN = path.join(process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST) : path.join(ROOT, 'dist'), 'main.js');
 const N = Number(process.env.N ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const OPS = Number(process.env.OPS ?? 100_000);
@@ -189,6 +190,8 @@ async function dumpRestore(port, pid) {
   const fields = []; for (let i = 0; i < 100; i++) fields.push(`field:${i}`, `value:${i}`);
   await cmd(port, ['DEL', 'bh']);
   await cmd(port, ['HSET', 'bh', ...fields]);
+  await cmd(port, ['DEL', 'bh5']);
+  await cmd(port, ['HSET', 'bh5', ...fields.slice(0, 10)]);
   const payload = async (k) => {
     const r = await new Promise((resolve, reject) => {
       const s = net.connect(port, '127.0.0.1');
@@ -202,11 +205,14 @@ async function dumpRestore(port, pid) {
   };
   const ps = await payload('bs');
   const ph = await payload('bh');
+  const ph5 = await payload('bh5');
   const out = {};
   out['DUMP string'] = await closedLoop(port, pid, () => ['DUMP', 'bs'], OPS);
   out['RESTORE string'] = await closedLoop(port, pid, (c) => ['RESTORE', `rs:${c}`, '0', ps, 'REPLACE'], OPS);
   out['DUMP hash'] = await closedLoop(port, pid, () => ['DUMP', 'bh'], OPS);
   out['RESTORE hash'] = await closedLoop(port, pid, (c) => ['RESTORE', `rh:${c}`, '0', ph, 'REPLACE'], OPS);
+  out['DUMP hash 5'] = await closedLoop(port, pid, () => ['DUMP', 'bh5'], OPS);
+  out['RESTORE hash 5'] = await closedLoop(port, pid, (c) => ['RESTORE', `rh5:${c}`, '0', ph5, 'REPLACE'], OPS);
   return out;
 }
 
