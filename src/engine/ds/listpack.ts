@@ -424,9 +424,12 @@ export function lpsDupFields(s: string, fields: number): boolean {
   let p = 6;
   while (p < end) {
     const l = lpsEntryLen(s, p);
-    let h = 0x811c9dc5;
-    for (let i = 0; i < l; i++) h = Math.imul(h ^ s.charCodeAt(p + i), 16777619);
-    let slot = (h >>> 0) & mask;
+    // perf: the length and the last three bytes (fields often differ only at their end).
+    let h = Math.imul(l, 0x9e3779b1) ^ s.charCodeAt(p + l - 1);
+    if (l > 1) h = Math.imul(h, 31) ^ s.charCodeAt(p + l - 2);
+    if (l > 2) h = Math.imul(h, 31) ^ s.charCodeAt(p + l - 3);
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+    let slot = (h ^ (h >>> 13)) & mask;
     for (;;) {
       const q = t[slot];
       if (q === 0) {
@@ -440,7 +443,7 @@ export function lpsDupFields(s: string, fields: number): boolean {
       }
       slot = (slot + 1) & mask;
     }
-    p = lpsNext(s, lpsNext(s, p));
+    p = lpsNext(s, p + l + (l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5));
   }
   return false;
 }
