@@ -200,16 +200,20 @@ function intStringUpdates(): Step[] {
   return steps;
 }
 
-/** Up to 128 fields (hash-max-listpack-entries) and one more; values up to 64 bytes and longer. */
+/** Up to 512 fields (hash-max-listpack-entries) and one more; values up to 64 bytes and longer. */
 function growth(): Step[] {
   const steps: Step[] = [];
-  for (let i = 0; i < 128; i++) {
-    steps.push(['HSET', 'g', `field:${i}`, i % 3 === 0 ? String(i * 1000) : `value:${'v'.repeat(i % 40)}`]);
-    if (i % 16 === 15 || i >= 126) steps.push(['DUMP', 'g']);
+  const value = (i: number) => (i % 3 === 0 ? String(i * 1000) : `value:${'v'.repeat(i % 40)}`);
+  for (let i = 0; i < 496; i += 16) {
+    steps.push(['HSET', 'g', ...range(16).flatMap((k) => [`field:${i + k}`, value(i + k)])]);
+    if (i % 64 === 48) steps.push(['DUMP', 'g']);
   }
+  for (let i = 496; i < 512; i++) steps.push(['HSET', 'g', `field:${i}`, value(i)]);
+  steps.push(['DUMP', 'g'], ['HGET', 'g', 'field:511'], ['HGET', 'g', 'field:0'], ['HGET', 'g', 'field:300']);
   steps.push(
     ['HGETALL', 'g'], ['OBJECT', 'ENCODING', 'g'], ['HSET', 'g', 'field:5', 'w'.repeat(64)], ['DUMP', 'g'],
-    ['OBJECT', 'ENCODING', 'g'], ['HSET', 'g', 'field:128', '1'], ['OBJECT', 'ENCODING', 'g'], ['HLEN', 'g'],
+    ['OBJECT', 'ENCODING', 'g'], ['HSET', 'g', 'field:512', '1'], ['OBJECT', 'ENCODING', 'g'], ['HLEN', 'g'],
+    ['HGET', 'g', 'field:512'], ['HGET', 'g', 'field:5'],
     ['HSET', 'l', 'a', '1'], ['HSET', 'l', 'b', 'w'.repeat(65)], ['OBJECT', 'ENCODING', 'l'],
     ['HMSET', 'm', ...range(64).flatMap((i) => [`k${i}`, `${i}`])], ['DUMP', 'm'], ['HDEL', 'm', 'k10', 'k20', 'k63'],
     ['DUMP', 'm'], ['HRANDFIELD', 'm', '100', 'WITHVALUES'], ['HSCAN', 'm', '0', 'MATCH', 'k1*'],
