@@ -37,7 +37,7 @@ import {
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
 import { RespWriter } from '../../resp/writer.js';
-import { lpsEntryLen, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
+import { lpsEntryLen, lpsFind, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
 const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
@@ -172,6 +172,14 @@ function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
 function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
+  const lp = h === undefined ? null : h.listpackBytes;
+  if (lp !== null && out instanceof RespWriter) {
+    // perf: the value written from the listpack's bytes (no string for it).
+    const p = lpsFind(lp, argv.key(2));
+    if (p < 0) out.nil();
+    else replyEntry(out, lp, lpsNext(lp, p));
+    return;
+  }
   const v = h === undefined ? undefined : h.get(argv.key(2));
   if (v === undefined) out.nil();
   else out.bulkLatin1(v);

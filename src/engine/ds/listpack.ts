@@ -1,12 +1,14 @@
 /**
- * Listpack size arithmetic. We never build real listpacks, but Redis's encoding decisions for
- * lists (listpack vs quicklist) depend on the byte size a listpack would have, so this module
+ * Listpacks on the engine's side: reading one held as a latin1 string (small hashes keep their
+ * listpack bytes so; below), and size arithmetic. Redis's encoding decisions for lists
+ * (listpack vs quicklist) depend on the byte size a listpack would have, so this module
  * computes that size exactly as Redis's listpack.c would lay the entries out:
  *
  *   entry = encoding+data bytes, then a "backlen" of 1..5 bytes
  *   strings that are canonical 64-bit integers (string2ll rules) are stored as integers
  *   the whole listpack adds a 6-byte header and a 1-byte terminator
  */
+import { lpIntOf } from '../../rdb/listpack.js';
 
 /** Header (total bytes + element count) plus the end-of-listpack byte. */
 export const LP_HDR = 7;
@@ -238,25 +240,10 @@ function intTextLen(v: number | bigint): number {
   return String(v).length;
 }
 
-/** The int64 value of a canonical decimal string (string2ll rules), normalized as lpsInt's. */
+/** The int64 a field is stored as (lpIntOf), as lpsInt gives it: a number when within ±2^53. */
 export function lpsIntOf(f: string): number | bigint | null {
-  const n = f.length;
-  if (n === 0 || n > 20) return null;
-  let p = f.charCodeAt(0) === 45 ? 1 : 0;
-  const c0 = p < n ? f.charCodeAt(p) : 0;
-  if (c0 === 48) return n === 1 ? 0 : null;
-  if (c0 < 49 || c0 > 57) return null;
-  let v = 0;
-  for (; p < n; p++) {
-    const c = f.charCodeAt(p);
-    if (c < 48 || c > 57) return null;
-    v = v * 10 + (c - 48);
-  }
-  const neg = f.charCodeAt(0) === 45;
-  if (v <= 9007199254740991) return neg ? -v : v;
-  const big = BigInt(f);
-  if (big > 9223372036854775807n || big < -9223372036854775808n) return null;
-  return big;
+  const v = lpIntOf(f);
+  return typeof v === 'bigint' && v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }
 
 /**
@@ -336,7 +323,7 @@ export function lpsCheck(s: string): number {
       text = l - 1;
       if (p + l > end) return -1;
       // A string entry of a canonical integer: lpAppend would have stored the integer.
-      if (text <= 20 && canonical && isIntText(s, p + 1, p + l)) canonical = false;
+      if (text <= 20 && canonical && lpIntOf(s, p + 1, p + l) !== null) canonical = false;
     } else if (c < 0xe0) {
       l = 2;
       if (p + l > end) return -1;
@@ -383,27 +370,6 @@ export function lpsCheck(s: string): number {
   if (declared !== 65535 && declared !== k) return -1;
   lpsMaxText = max;
   return canonical ? k : -2;
-}
-
-/** s[a, e) is a canonical decimal int64 (string2ll). */
-function isIntText(s: string, a: number, e: number): boolean {
-  const n = e - a;
-  if (n === 0 || n > 20) return false;
-  let p = a;
-  if (s.charCodeAt(p) === 45) {
-    if (n === 1) return false;
-    p++;
-  }
-  const c0 = s.charCodeAt(p);
-  if (c0 === 48) return n === 1;
-  if (c0 < 49 || c0 > 57) return false;
-  for (let i = p + 1; i < e; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  if (e - p < 19) return true;
-  const big = BigInt(s.substring(a, e));
-  return big <= 9223372036854775807n && big >= -9223372036854775808n;
 }
 
 /** Reused open-addressing table of entry positions for lpsDupFields. */
