@@ -1,4 +1,5 @@
-// In-process CPU per DUMP / RESTORE of a 100-byte string and a 100-field hash, through the
+// In-process CPU per DUMP / RESTORE of a 100-byte string and a 100- and a 5-field hash (and
+// HGET/HGETALL/HSET on them), through the
 // dispatcher (no socket), for one build or two alternated (before/after):
 //   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5)
 import { inProcess, cpuMicros } from './inproc.mjs';
@@ -24,14 +25,21 @@ async function setup(dist) {
   run(['SET', 'bs', 'v'.repeat(100)]);
   const f = []; for (let i = 0; i < 100; i++) f.push(`field:${i}`, `value:${i}`);
   run(['HSET', 'bh', ...f]);
+  run(['HSET', 'bh5', ...f.slice(0, 10)]);
   const db = engine.dbs[0];
   const ps = Buffer.from(dumpPayload(db.map.get('bs').v, encodeOptions(engine)));
   const ph = Buffer.from(dumpPayload(db.map.get('bh').v, encodeOptions(engine)));
+  const ph5 = Buffer.from(dumpPayload(db.map.get('bh5').v, encodeOptions(engine)));
   const tests = {
     'DUMP string': argvOf(['DUMP', 'bs']),
     'RESTORE string': argvOf(['RESTORE', 'rs', '0', ps, 'REPLACE']),
     'DUMP hash': argvOf(['DUMP', 'bh']),
     'RESTORE hash': argvOf(['RESTORE', 'rh', '0', ph, 'REPLACE']),
+    'DUMP hash 5': argvOf(['DUMP', 'bh5']),
+    'RESTORE hash 5': argvOf(['RESTORE', 'rh5', '0', ph5, 'REPLACE']),
+    'HGET hash 100': argvOf(['HGET', 'bh', 'field:50']),
+    'HGETALL hash 100': argvOf(['HGETALL', 'bh']),
+    'HSET hash 5 (update)': argvOf(['HSET', 'bh5', 'field:3', 'value:x']),
   };
   return { client, execute, NULL_SINK, tests };
 }

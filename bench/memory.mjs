@@ -8,6 +8,7 @@
  *   strings-ttl  the same keys, each with a TTL (not in the default set: BENCH_SETS=strings-ttl)
  *   strings-100  the same keys with 100-byte values (not in the default set either)
  *   hash     1,000,000 fields in one hash   (HSET, 10-byte values)
+ *   hashes5  the same items as 200,000 hashes of 5 fields (listpack; not in the default set)
  *   set      1,000,000 members in one set   (SADD)
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
  *   list     1,000,000 elements in one list (RPUSH)
@@ -81,6 +82,17 @@ const DATASETS = {
       for (let i = 0; i < N; i += 100) {
         const a = ['HSET', 'bench:hash'];
         for (let j = i; j < Math.min(N, i + 100); j++) a.push(`field:${pad(j, 7)}`, `val:${pad(j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  // Not in the default set (BENCH_SETS=hashes5): N items as N/5 small (listpack) hashes.
+  hashes5: {
+    get label() { return `${N / 5} hashes of 5 fields (listpack, 10 B values)`; },
+    *commands() {
+      for (let i = 0; i < N / 5; i++) {
+        const a = ['HSET', `h:${pad(i, 7)}`];
+        for (let j = 0; j < 5; j++) a.push(`field:${j}`, `val:${pad(i * 5 + j, 6)}`);
         yield a;
       }
     },

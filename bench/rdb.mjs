@@ -193,6 +193,8 @@ async function dumpRestore(port, pid) {
   const fields = []; for (let i = 0; i < 100; i++) fields.push(`field:${i}`, `value:${i}`);
   await cmd(port, ['DEL', 'bh']);
   await cmd(port, ['HSET', 'bh', ...fields]);
+  await cmd(port, ['DEL', 'bh5']);
+  await cmd(port, ['HSET', 'bh5', ...fields.slice(0, 10)]);
   const payload = async (k) => {
     const r = await new Promise((resolve, reject) => {
       const s = net.connect(port, '127.0.0.1');
@@ -206,11 +208,14 @@ async function dumpRestore(port, pid) {
   };
   const ps = await payload('bs');
   const ph = await payload('bh');
+  const ph5 = await payload('bh5');
   const out = {};
   out['DUMP string'] = await closedLoop(port, pid, () => ['DUMP', 'bs'], OPS);
   out['RESTORE string'] = await closedLoop(port, pid, (c) => ['RESTORE', `rs:${c}`, '0', ps, 'REPLACE'], OPS);
   out['DUMP hash'] = await closedLoop(port, pid, () => ['DUMP', 'bh'], OPS);
   out['RESTORE hash'] = await closedLoop(port, pid, (c) => ['RESTORE', `rh:${c}`, '0', ph, 'REPLACE'], OPS);
+  out['DUMP hash 5'] = await closedLoop(port, pid, () => ['DUMP', 'bh5'], OPS);
+  out['RESTORE hash 5'] = await closedLoop(port, pid, (c) => ['RESTORE', `rh5:${c}`, '0', ph5, 'REPLACE'], OPS);
   return out;
 }
 

@@ -69,6 +69,16 @@ const CUSTOM = {
     setup: [['DEL', 'bench:h'], ['HSET', 'bench:h', ...Array.from({ length: 10 }, (_, i) => [`field:${i}`, `value:${i}`]).flat()]],
     cmd: ['HGETALL', 'bench:h'],
   },
+  hget10: {
+    label: 'HGET (10 fields)',
+    setup: [['DEL', 'bench:hg'], ['HSET', 'bench:hg', ...Array.from({ length: 10 }, (_, i) => [`field:${i}`, `value:${i}`]).flat()]],
+    cmd: ['HGET', 'bench:hg', 'field:7'],
+  },
+  hget100: {
+    label: 'HGET (100 fields)',
+    setup: [['DEL', 'bench:hg100'], ['HSET', 'bench:hg100', ...Array.from({ length: 100 }, (_, i) => [`field:${i}`, `value:${i}`]).flat()]],
+    cmd: ['HGET', 'bench:hg100', 'field:77'],
+  },
   zrange100ws: {
     label: 'ZRANGE WITHSCORES',
     setup: [['DEL', 'bench:zw'], ['ZADD', 'bench:zw', ...Array.from({ length: 100 }, (_, i) => [String(i + 0.5), `member:${i}`]).flat()]],

@@ -189,6 +189,8 @@ function setCharge(s: SetValue, n: number, fresh: boolean): number {
 }
 
 function hashCharge(h: HashValue, n: number, fresh: boolean): number {
+  const bytes = h.listpackBytes;
+  if (bytes !== null) return ROBJ + mallocSize(bytes.length);
   const count = h.size;
   const lp = h.isListpack;
   let avg = cachedAvg(count, fresh);

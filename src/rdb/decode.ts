@@ -596,10 +596,12 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       return buildHash(zlDecode(r.string()).map(elemText), lim);
     case RDB_TYPE.HASH_LISTPACK: {
       const b = r.span();
+      // perf: kept as its bytes when it may be (no string per field).
+      const h = HashValue.fromListpack(b, r.s0, r.s1, lim.hash);
+      if (h === null) bad('bad hash listpack');
+      if (h !== undefined) return h;
       const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
-      const h = buildHash(SCRATCH as string[], lim, n);
-      if (h.isListpack) lpPrecharge(h, n / 2, r.s1 - r.s0);
-      return h;
+      return buildHash(SCRATCH as string[], lim, n);
     }
     case RDB_TYPE.LIST_QUICKLIST:
     case RDB_TYPE.LIST_QUICKLIST_2: {

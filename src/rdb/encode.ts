@@ -225,6 +225,13 @@ const packPair = (v: string, f: string): void => {
 
 function writeHash(w: RdbWriter, h: HashValue, key?: string): void {
   if (h.volatile) return writeHashWithTtls(w, h, key);
+  const bytes = h.listpackBytes;
+  if (bytes !== null) {
+    // Redis's own bytes: written as they are held (LZF-compressed as rdbSaveRawString would).
+    typeAndKey(w, RDB_TYPE.HASH_LISTPACK, key);
+    w.string(bytes);
+    return;
+  }
   if (h.isListpack) {
     lp.start();
     h.forEach(packPair);

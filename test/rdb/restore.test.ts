@@ -165,6 +165,51 @@ describe('RESTORE: every old encoding, byte-built, on both servers', () => {
     await both(payload(13, str(ziplist(['f', 'v', 'n', 12, 'big', big]))));
   });
 
+  it('hash listpacks: kept byte for byte, rebuilt when not encoded as lpAppend would, refused when corrupt', async () => {
+    // Redis's own payload comes back from our DUMP unchanged.
+    await r.del('h');
+    await r.hset('h', 'a', '1', 'b', 'two', 'c', '-300', 'd', 'x'.repeat(63), '12', 'twelve');
+    const theirs = (await r.dumpBuffer('h'))!;
+    await o.del('h');
+    await o.restore('h', 0, theirs);
+    assert.deepEqual(await o.dumpBuffer('h'), theirs);
+    await both(theirs);
+    // Entries in wider encodings than Redis writes: the string "5", the integer 7 in 16 bits,
+    // "abc" with a 12-bit length, 100 in 32 bits. Both servers read them; we look them up.
+    const odd = payload(16, str(rawListpack([
+      Buffer.from([0x81, 0x35]), Buffer.from([0xf1, 7, 0]), Buffer.from([0xe0, 3, 0x61, 0x62, 0x63]),
+      Buffer.from([0xf3, 100, 0, 0, 0]), Buffer.from([0x81, 0x78]), Buffer.from([0x81, 0x79]),
+    ])), 10);
+    await both(odd);
+    const lookups: Step[] = [['HGET', 'k', '5'], ['HGET', 'k', 'abc'], ['HGET', 'k', 'x'], ['HGETALL', 'k'], ['HSET', 'k', '5', '6'], ['HGETALL', 'k']];
+    await diff([['RESTORE', 'k', '0', odd], ...lookups]);
+    // Corrupt or duplicate: refused (Redis with sanitize-dump-payload yes, as we always are).
+    const lp = (entries: Buffer[], fix?: (b: Buffer) => void) => {
+      const b = rawListpack(entries);
+      fix?.(b);
+      return payload(16, str(b), 10);
+    };
+    const a = Buffer.from([0x81, 0x61]);
+    const one = Buffer.from([1]);
+    const bad = [
+      lp([a, one, a, Buffer.from([2])]), // duplicate field
+      lp([Buffer.from([0x81, 0x35]), one, Buffer.from([5]), one]), // "5" twice, one as a string
+      lp([a, one, a]), // odd count
+      lp([a, one], (b) => b.writeUInt16LE(4, 4)), // count
+      lp([a, one], (b) => (b[b.length - 1] = 0xfe)), // end byte
+      lp([a, one], (b) => (b[8] = 3)), // back-length
+      lp([a, one], (b) => (b[6] = 0x85)), // string past the end
+      lp([a, one], (b) => b.writeUInt32LE(99, 0)), // total bytes
+      lp([]), // empty
+    ];
+    try {
+      await r.config('SET', 'sanitize-dump-payload', 'yes');
+      await diff(bad.flatMap((p): Step[] => [['RESTORE', 'k', '0', p], ['EXISTS', 'k']]));
+    } finally {
+      await r.config('SET', 'sanitize-dump-payload', 'no');
+    }
+  });
+
   it('streams: listpacks v1 derived from a v2 payload (no first id, max deleted id, entries added, entries read)', async () => {
     await r.del('s');
     await r.xadd('s', '1-1', 'a', '1', 'b', '2');
@@ -243,4 +288,18 @@ function streamV3(p: Buffer): Buffer {
   const head = p.subarray(1, groupsAt);
   const groups = walkGroups(p, rd, true, false);
   return payload(21, Buffer.concat([head, groups]), 11);
+}
+
+/** A listpack of the given entries (encoding and data), each followed by its back-length. */
+function rawListpack(entries: Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of entries) {
+    if (e.length > 127) throw new Error('short entries only');
+    parts.push(e, Buffer.from([e.length]));
+  }
+  const body = Buffer.concat(parts);
+  const hdr = Buffer.alloc(6);
+  hdr.writeUInt32LE(6 + body.length + 1, 0);
+  hdr.writeUInt16LE(entries.length, 4);
+  return Buffer.concat([hdr, body, Buffer.from([0xff])]);
 }

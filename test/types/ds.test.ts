@@ -5,7 +5,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { HashValue } from '../../dist/engine/ds/hash.js';
+import { HashValue, hashCodec } from '../../dist/engine/ds/hash.js';
+import { Packer } from '../../dist/store/packing.js';
+import { lpDecodeText } from '../../dist/rdb/listpack.js';
 import { SetValue } from '../../dist/engine/ds/set.js';
 import { ListValue } from '../../dist/engine/ds/list.js';
 import { DenseTable } from '../../dist/engine/ds/dense.js';
@@ -28,6 +30,57 @@ function rng(seed: number): () => number {
 }
 
 describe('HashValue encodings', () => {
+  it('a listpack hash is its listpack bytes; the store keeps them, and reads the form written before', () => {
+    const h = new HashValue();
+    const pairs = ['a', '1', 'b', 'two', '-5', '9223372036854775807', 'e', '', 'f', '12345678901234567890'];
+    for (let i = 0; i < pairs.length; i += 2) h.set(pairs[i], pairs[i + 1], HL);
+    const bytes = Buffer.from(h.listpackBytes!, 'latin1');
+    assert.deepEqual(lpDecodeText(bytes), pairs);
+    // Whole form: flags 3, then the bytes.
+    const stored = Buffer.from(hashCodec.encodeWhole(h)!);
+    assert.equal(stored[0], 3);
+    const back = hashCodec.decodeWhole(stored);
+    assert.equal(back.listpackBytes, h.listpackBytes);
+    assert.equal(back.size, 5);
+    // The form written before (flags 0, count, field and value strings) loads as the same listpack.
+    const pk = new Packer();
+    pk.reset(64);
+    pk.u8(0);
+    pk.varint(5);
+    for (const x of pairs) pk.str(x);
+    const old = hashCodec.decodeWhole(Buffer.from(pk.view()));
+    assert.equal(old.encoding(), 'listpack');
+    assert.equal(old.listpackBytes, h.listpackBytes);
+    assert.equal(old.get('-5'), '9223372036854775807');
+    assert.equal(old.get('f'), '12345678901234567890');
+  });
+
+  it('listpack edits give lpAppend / lpReplace / lpDelete bytes, reads agree with a Map model', () => {
+    const r = rng(7);
+    const h = new HashValue();
+    const model = new Map<string, string>();
+    const pool = ['0', '1', '-1', '127', '128', '-4096', '4095', '40000', '-9000000', '3000000000', '9223372036854775807',
+      '9223372036854775808', '007', '-0', 'x', '', 'field', 'y'.repeat(63), 'z'.repeat(64)];
+    for (let step = 0; step < 3000; step++) {
+      const f = pool[Math.floor(r() * pool.length)];
+      if (r() < 0.3) {
+        assert.equal(h.delete(f), model.delete(f));
+      } else {
+        const v = pool[Math.floor(r() * pool.length)];
+        const isNew = !model.has(f);
+        model.set(f, v);
+        assert.equal(h.set(f, v, HL), isNew);
+      }
+      assert.equal(h.encoding(), 'listpack');
+      // The bytes decode to the model's pairs in order (Map order = append order, updates in place).
+      const expect = [...model].flat();
+      const lp = h.listpackBytes!;
+      assert.deepEqual(lpDecodeText(Buffer.from(lp, 'latin1')), expect);
+      for (const k of pool) assert.equal(h.get(k), model.get(k));
+      assert.equal(h.size, model.size);
+    }
+  });
+
   it('listpack until 512 fields, then hashtable for good', () => {
     const h = new HashValue();
     for (let i = 0; i < 512; i++) h.set(`f${i}`, 'v', HL);

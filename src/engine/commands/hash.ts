@@ -36,6 +36,8 @@ import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
+import { RespWriter } from '../../resp/writer.js';
+import { lpsEntryLen, lpsFind, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
 const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
@@ -170,6 +172,14 @@ function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
 function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
+  const lp = h === undefined ? null : h.listpackBytes;
+  if (lp !== null && out instanceof RespWriter) {
+    // perf: the value written from the listpack's bytes (no string for it).
+    const p = lpsFind(lp, argv.key(2));
+    if (p < 0) out.nil();
+    else replyEntry(out, lp, lpsNext(lp, p));
+    return;
+  }
   const v = h === undefined ? undefined : h.get(argv.key(2));
   if (v === undefined) out.nil();
   else out.bulkLatin1(v);
@@ -243,10 +253,29 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     if (h === undefined) return out.array(0);
     out.array(h.size);
   }
+  const lp = h.listpackBytes;
+  if (lp !== null && out instanceof RespWriter) {
+    // perf: entries written from the listpack's bytes (no string per field and value).
+    const end = lp.length - 1;
+    for (let p = 6; p < end;) {
+      const q = lpsNext(lp, p);
+      if (what & KEYS) replyEntry(out, lp, p);
+      if (what & VALUES) replyEntry(out, lp, q);
+      p = lpsNext(lp, q);
+    }
+    return;
+  }
   h.forEach((v, f) => {
     if (what & KEYS) out.bulkLatin1(f);
     if (what & VALUES) out.bulkLatin1(v);
   });
+}
+
+/** The listpack entry at p as a bulk string. */
+function replyEntry(out: RespWriter, lp: string, p: number): void {
+  const h = lpsStrHeader(lp, p);
+  if (h === 0) out.bulkLatin1(lpsText(lp, p));
+  else out.bulkLatin1Range(lp, p + h, p + lpsEntryLen(lp, p));
 }
 
 // HKEYS key
@@ -358,7 +387,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     const count = l < 0 ? -l : 1;
     header(out, count, withValues);
     const table = h.table;
-    const fields = table === null ? h.fields() : null;
+    const pairs = table === null ? h.pairs() : null;
     for (let i = 0; i < count; i++) {
       let f: string;
       if (table !== null) {
@@ -368,10 +397,10 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
         out.bulkLatin1(f);
         if (withValues) out.bulkLatin1(table.valAt(k));
       } else {
-        f = fields![Math.floor(Math.random() * fields!.length)];
+        const k = 2 * Math.floor(Math.random() * size);
         if (withValues) out.pair();
-        out.bulkLatin1(f);
-        if (withValues) out.bulkLatin1(h.get(f)!);
+        out.bulkLatin1(pairs![k]);
+        if (withValues) out.bulkLatin1(pairs![k + 1]);
       }
       if ((i & 4095) === 4095 && outputExhausted(c, i)) return;
     }
@@ -400,13 +429,12 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
     }
     return;
   }
-  const fields = h.fields();
+  const pairs = h.pairs();
   picked.sort((a, b) => a - b);
   for (let i = 0; i < l; i++) {
-    const f = fields[picked[i]];
     if (withValues) out.pair();
-    out.bulkLatin1(f);
-    if (withValues) out.bulkLatin1(h.get(f)!);
+    out.bulkLatin1(pairs[2 * picked[i]]);
+    if (withValues) out.bulkLatin1(pairs[2 * picked[i] + 1]);
   }
 }
 

@@ -1,11 +1,13 @@
 /**
  * HashValue: the hash type, with Redis's encodings and per-field expiry (7.4+ HFE).
  *
- *  listpack    small hashes: a Map in listpack order (new fields appended, updates in place,
- *              deletions close the gap), so HGETALL/HKEYS order is byte-identical to Redis.
- *  listpackex  a listpack hash once a field-expiry command touched it. Redis then keeps the
- *              fields ordered by expiry time (soonest first, fields without TTL last); we
- *              rebuild the Map in that order whenever a TTL changes.
+ *  listpack    small hashes: Redis's own listpack bytes, held as one latin1 string (see
+ *              ds/listpack.ts), field, value, field, value... as lpAppend/lpReplace/lpDelete
+ *              leave them, so DUMP, RDB export and HGETALL order are Redis's byte for byte.
+ *              Reads scan it (as Redis does); a change builds the new string in a scratch.
+ *  listpackex  a listpack hash once a field-expiry command touched it: a Map in listpack
+ *              order. Redis then keeps the fields ordered by expiry time (soonest first,
+ *              fields without TTL last); we rebuild the Map in that order when a TTL changes.
  *  hashtable   past hash-max-listpack-entries fields or a field/value longer than
  *              hash-max-listpack-value bytes; never converted back. Order unspecified.
  *
@@ -26,6 +28,8 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
+import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LpWriter } from '../../rdb/listpack.js';
 import { N } from '../notify.js';
 
 export interface HashLimits {
@@ -33,6 +37,51 @@ export interface HashLimits {
   readonly maxEntries: number;
   /** hash-max-listpack-value */
   readonly maxValue: number;
+}
+
+/** Scratch of listpack edits: the new listpack is built here, then cut out as a string. */
+const W = new LpWriter();
+/** Scratch of one new entry (a value replaced in the middle). */
+const V = new LpWriter();
+
+/**
+ * The listpack string whose bytes W.buf holds at its start (perf: consecutive changes of one
+ * hash, as an HSET of several fields, skip copying it in).
+ */
+let held: string | null = null;
+
+/** W's buffer, with room for n bytes, holding lp's bytes at its start. */
+function load(lp: string, n: number): Buffer {
+  if (W.buf.length < n) {
+    W.buf = Buffer.allocUnsafe(Math.max(n + 64, 2 * W.buf.length));
+    held = null;
+  }
+  if (held !== lp) {
+    W.buf.latin1Write(lp, 0);
+    held = lp;
+  }
+  return W.buf;
+}
+
+/** The string of W's finished listpack (n bytes). */
+function cut(n: number): string {
+  held = W.buf.latin1Slice(0, n);
+  return held;
+}
+
+/**
+ * The elements of a listpack string as owned strings (not slices that would keep the whole
+ * listpack alive): for conversion to another encoding.
+ */
+function ownedTexts(lp: string): string[] {
+  const b = load(lp, lp.length);
+  const out: string[] = [];
+  const end = lp.length - 1;
+  for (let p = 6; p < end; p = lpsNext(lp, p)) {
+    const h = lpsStrHeader(lp, p);
+    out.push(h === 0 ? lpsText(lp, p) : b.latin1Slice(p + h, p + lpsEntryLen(lp, p)));
+  }
+  return out;
 }
 
 export class HashValue implements StoredValue {
@@ -45,13 +94,15 @@ export class HashValue implements StoredValue {
   sid = 0;
   /** Fields changed since the store last wrote the records (logged only while sid !== 0). */
   private changed: Set<string> | null = null;
-  /** listpack / listpackex encoding (null once converted). */
-  private lp: Map<string, string> | null = new Map();
+  /** listpack encoding: the listpack's bytes (null otherwise). */
+  private lp: string | null = LPS_EMPTY;
+  /** Field count of `lp`. */
+  private n = 0;
+  /** listpackex encoding. */
+  private lx: Map<string, string> | null = null;
   /** hashtable encoding. */
   private ht: DenseTable | null = null;
-  /** A field-expiry command converted this listpack to listpackex. */
-  private lpex = false;
-  /** Field -> absolute expiry (ms); null while no field has a TTL. */
+  /** Field -> absolute expiry (ms); null while no field has a TTL (always null with `lp`). */
   private ttl: Map<string, number> | null = null;
   /** Lower bound of the soonest expiry in `ttl` (Infinity when none). */
   private minExp = Infinity;
@@ -59,27 +110,57 @@ export class HashValue implements StoredValue {
   /**
    * A new listpack hash of the first `n` strings of `pairs` (field, value, ...), when they fit
    * the listpack limits; undefined when they do not (build it with set()), null when a field
-   * repeats. perf: RESTORE of a 100-field hash spent most of its time in set()'s checks.
+   * repeats.
    */
   static fromPairs(pairs: readonly string[], n: number, lim: HashLimits): HashValue | null | undefined {
     if (n / 2 > lim.maxEntries) return undefined;
     for (let i = 0; i < n; i++) if (pairs[i].length > lim.maxValue) return undefined;
+    W.start();
+    for (let i = 0; i < n; i++) W.text(pairs[i]);
+    const lp = cut(W.finishLength());
+    if (lpsDupFields(lp, n / 2)) return null;
     const h = new HashValue();
-    const lp = h.lp!;
-    for (let i = 0; i < n; i += 2) lp.set(pairs[i], pairs[i + 1]);
-    return lp.size === n / 2 ? h : null;
+    h.lp = lp;
+    h.n = n / 2;
+    return h;
+  }
+
+  /**
+   * RESTORE / RDB import of a listpack hash (untrusted bytes b[s, e)), kept as those bytes:
+   * validated deeply (structure, back-lengths, count, end byte, duplicate fields) without a
+   * string per field. Returns undefined when the listpack is valid but will not be kept as it
+   * is (past the limits, or not encoded as Redis would: build it from its elements), null
+   * when it is corrupt.
+   */
+  static fromListpack(b: Buffer, s: number, e: number, lim: HashLimits): HashValue | null | undefined {
+    const lp = b.latin1Slice(s, e);
+    const k = lpsCheck(lp);
+    if (k === -1) return null;
+    if (k === -2) return undefined;
+    if (k === 0 || (k & 1) !== 0) return null;
+    if (k / 2 > lim.maxEntries || lpsMaxText > lim.maxValue) return undefined;
+    if (lpsDupFields(lp, k / 2)) return null;
+    const h = new HashValue();
+    h.lp = lp;
+    h.n = k / 2;
+    return h;
   }
 
   get size(): number {
-    return this.lp !== null ? this.lp.size : this.ht!.size;
+    return this.lp !== null ? this.n : this.lx !== null ? this.lx.size : this.ht!.size;
   }
 
   encoding(): string {
-    return this.lp === null ? 'hashtable' : this.lpex ? 'listpackex' : 'listpack';
+    return this.lp !== null ? 'listpack' : this.lx !== null ? 'listpackex' : 'hashtable';
   }
 
   get isListpack(): boolean {
-    return this.lp !== null;
+    return this.lp !== null || this.lx !== null;
+  }
+
+  /** The listpack bytes of a listpack-encoded hash (one char per byte), else null. */
+  get listpackBytes(): string | null {
+    return this.lp;
   }
 
   /** True when some field has a TTL. */
@@ -89,46 +170,70 @@ export class HashValue implements StoredValue {
 
   clone(): HashValue {
     const h = new HashValue();
-    if (this.lp !== null) {
-      h.lp = new Map(this.lp);
-    } else {
-      h.lp = null;
-      h.ht = this.ht!.clone();
-    }
-    h.lpex = this.lpex;
+    h.lp = this.lp;
+    h.n = this.n;
+    if (this.lx !== null) h.lx = new Map(this.lx);
+    if (this.ht !== null) h.ht = this.ht.clone();
     if (this.ttl !== null) h.ttl = new Map(this.ttl);
     h.minExp = this.minExp;
     return h;
   }
 
   get(f: string): string | undefined {
-    return this.lp !== null ? this.lp.get(f) : this.ht!.get(f);
+    const lp = this.lp;
+    if (lp !== null) {
+      const p = lpsFind(lp, f);
+      return p < 0 ? undefined : lpsText(lp, lpsNext(lp, p));
+    }
+    return this.lx !== null ? this.lx.get(f) : this.ht!.get(f);
   }
 
   has(f: string): boolean {
-    return this.lp !== null ? this.lp.has(f) : this.ht!.has(f);
+    if (this.lp !== null) return lpsFind(this.lp, f) >= 0;
+    return this.lx !== null ? this.lx.has(f) : this.ht!.has(f);
   }
 
   /** Visit every field in encoding order. */
   forEach(fn: (value: string, field: string) => void): void {
-    if (this.lp !== null) {
-      this.lp.forEach(fn);
+    const lp = this.lp;
+    if (lp !== null) {
+      const end = lp.length - 1;
+      for (let p = 6; p < end;) {
+        const f = lpsRead(lp, p);
+        const v = lpsRead(lp, lpsAfter);
+        p = lpsAfter;
+        fn(v, f);
+      }
+      return;
+    }
+    if (this.lx !== null) {
+      this.lx.forEach(fn);
       return;
     }
     const ht = this.ht!;
     for (let i = 0; i < ht.size; i++) fn(ht.valAt(i), ht.keyAt(i));
   }
 
-  /** All fields, in encoding order (random sampling of small hashes). */
-  fields(): string[] {
-    return this.lp !== null ? Array.from(this.lp.keys()) : this.ht!.keys();
+  /** Fields and values of a listpack hash, in order: [f0, v0, f1, v1, ...] (random sampling). */
+  pairs(): string[] {
+    const out: string[] = [];
+    this.forEach((v, f) => {
+      out.push(f, v);
+    });
+    return out;
   }
 
   /** A uniformly random field (size must be > 0). */
   randomField(): string {
     if (this.ht !== null) return this.ht.keyAt(this.ht.randomIndex());
-    let k = Math.floor(Math.random() * this.lp!.size);
-    for (const f of this.lp!.keys()) if (k-- === 0) return f;
+    let k = Math.floor(Math.random() * this.size);
+    const lp = this.lp;
+    if (lp !== null) {
+      let p = 6;
+      while (k-- > 0) p = lpsNext(lp, lpsNext(lp, p));
+      return lpsText(lp, p);
+    }
+    for (const f of this.lx!.keys()) if (k-- === 0) return f;
     throw new Error('randomField on an empty hash');
   }
 
@@ -141,12 +246,12 @@ export class HashValue implements StoredValue {
 
   /** hashTypeTryConversion: a field or value of `len` bytes is about to be stored. */
   convertForLength(len: number, lim: HashLimits): void {
-    if (this.lp !== null && len > lim.maxValue) this.toHashtable();
+    if (this.ht === null && len > lim.maxValue) this.toHashtable();
   }
 
   /** HSET with more new pairs than a listpack may hold goes straight to hashtable (Redis 7.4+). */
   convertForCount(pairs: number, lim: HashLimits): void {
-    if (this.lp !== null && pairs > lim.maxEntries) this.toHashtable();
+    if (this.ht === null && pairs > lim.maxEntries) this.toHashtable();
   }
 
   /**
@@ -154,29 +259,90 @@ export class HashValue implements StoredValue {
    * it). Returns true when the field is new.
    */
   set(f: string, v: string, lim: HashLimits, keepTtl = false): boolean {
-    if (this.lp !== null && (f.length > lim.maxValue || v.length > lim.maxValue)) this.toHashtable();
+    if (this.ht === null && (f.length > lim.maxValue || v.length > lim.maxValue)) this.toHashtable();
+    if (this.sid !== 0) this.logChange(f);
+    if (this.lp !== null) {
+      if (!this.lpSet(f, v)) return false;
+      if (this.n > lim.maxEntries) this.toHashtable();
+      return true;
+    }
     const hadTtl = !keepTtl && this.ttl !== null && this.ttl.has(f);
     if (hadTtl) this.dropTtl(f);
-    if (this.sid !== 0) this.logChange(f);
-    const lp = this.lp;
-    if (lp !== null) {
+    const lx = this.lx;
+    if (lx !== null) {
       // Redis re-inserts a field that lost its TTL after the volatile ones: at the end.
-      if (hadTtl && this.lpex && lp.delete(f)) {
-        lp.set(f, v);
+      if (hadTtl && lx.delete(f)) {
+        lx.set(f, v);
         return false;
       }
-      const before = lp.size;
-      lp.set(f, v);
-      const isNew = lp.size !== before;
-      if (isNew && lp.size > lim.maxEntries) this.toHashtable();
+      const before = lx.size;
+      lx.set(f, v);
+      const isNew = lx.size !== before;
+      if (isNew && lx.size > lim.maxEntries) this.toHashtable();
       return isNew;
     }
     return this.ht!.set(f, v);
   }
 
+  /** lpReplace of the value of `f`, or lpAppend of f and v. True when f is new. */
+  private lpSet(f: string, v: string): boolean {
+    const lp = this.lp!;
+    const len = lp.length;
+    const p = lpsFind(lp, f);
+    if (p < 0) {
+      load(lp, len);
+      W.pos = len - 1;
+      W.count = 2 * this.n;
+      W.text(f);
+      W.text(v);
+      this.lp = cut(W.finishLength());
+      this.n++;
+      return true;
+    }
+    const vp = lpsNext(lp, p);
+    const ve = lpsNext(lp, vp);
+    V.start();
+    V.text(v);
+    const vb = V.buf;
+    const ins = V.pos - 6;
+    if (ins === ve - vp) {
+      // The same bytes (an HSET repeating the value): nothing to rebuild.
+      let k = 0;
+      while (k < ins && vb[6 + k] === lp.charCodeAt(vp + k)) k++;
+      if (k === ins) return false;
+    }
+    const nl = len - (ve - vp) + ins;
+    const b = load(lp, Math.max(len, nl));
+    if (ve - vp !== ins) b.copyWithin(vp + ins, ve, len);
+    if (ins <= 32) for (let k = 0; k < ins; k++) b[vp + k] = vb[6 + k];
+    else vb.copy(b, vp, 6, V.pos);
+    b.writeUInt32LE(nl, 0);
+    this.lp = cut(nl);
+    return false;
+  }
+
   /** Delete a field. True if it existed. */
   delete(f: string): boolean {
-    const ok = this.lp !== null ? this.lp.delete(f) : this.ht!.delete(f);
+    let ok: boolean;
+    const lp = this.lp;
+    if (lp !== null) {
+      const p = lpsFind(lp, f);
+      ok = p >= 0;
+      if (ok) {
+        const len = lp.length;
+        const ve = lpsNext(lp, lpsNext(lp, p));
+        const b = load(lp, len);
+        b.copyWithin(p, ve, len);
+        const nl = len - (ve - p);
+        this.n--;
+        b.writeUInt32LE(nl, 0);
+        const c = 2 * this.n;
+        b.writeUInt16LE(c < 65535 ? c : 65535, 4);
+        this.lp = cut(nl);
+      }
+    } else {
+      ok = this.lx !== null ? this.lx.delete(f) : this.ht!.delete(f);
+    }
     if (ok && this.ttl !== null) this.dropTtl(f);
     if (ok && this.sid !== 0) this.logChange(f);
     return ok;
@@ -184,7 +350,14 @@ export class HashValue implements StoredValue {
 
   /** The listpack becomes listpackex (hashTypeSetExInit / attachHfeMeta). */
   markFieldExpiry(): void {
-    if (this.lp !== null) this.lpex = true;
+    const lp = this.lp;
+    if (lp === null) return;
+    const t = ownedTexts(lp);
+    const lx = new Map<string, string>();
+    for (let i = 0; i < t.length; i += 2) lx.set(t[i], t[i + 1]);
+    this.lx = lx;
+    this.lp = null;
+    this.n = 0;
   }
 
   /** Absolute expiry of a field in ms, or 0 when it has none. */
@@ -195,14 +368,12 @@ export class HashValue implements StoredValue {
 
   /** Give an existing field an absolute expiry (ms). */
   setFieldExpire(f: string, at: number): void {
+    this.markFieldExpiry();
     if (this.ttl === null) this.ttl = new Map();
     this.ttl.set(f, at);
     if (at < this.minExp) this.minExp = at;
     if (this.sid !== 0) this.logChange(f);
-    if (this.lp !== null) {
-      this.lpex = true;
-      this.reorder(f, at);
-    }
+    if (this.lx !== null) this.reorder(f, at);
   }
 
   /** Remove a field's TTL. True if it had one. */
@@ -210,7 +381,7 @@ export class HashValue implements StoredValue {
     if (this.ttl === null || !this.ttl.has(f)) return false;
     this.dropTtl(f);
     if (this.sid !== 0) this.logChange(f);
-    if (this.lp !== null && this.lpex) this.reorder(f, 0);
+    if (this.lx !== null) this.reorder(f, 0);
     return true;
   }
 
@@ -231,7 +402,7 @@ export class HashValue implements StoredValue {
     for (const [f, at] of ttl) {
       if (at < now) {
         ttl.delete(f);
-        if (this.lp !== null) this.lp.delete(f);
+        if (this.lx !== null) this.lx.delete(f);
         else this.ht!.delete(f);
         if (this.sid !== 0) this.logChange(f);
         n++;
@@ -262,7 +433,7 @@ export class HashValue implements StoredValue {
    * before the first field whose expiry is unset or >= `at`; `at` = 0 moves it to the end.
    */
   private reorder(f: string, at: number): void {
-    const old = this.lp!;
+    const old = this.lx!;
     const v = old.get(f)!;
     old.delete(f);
     const next = new Map<string, string>();
@@ -279,32 +450,47 @@ export class HashValue implements StoredValue {
       next.set(k, kv);
     }
     if (!placed) next.set(f, v);
-    this.lp = next;
+    this.lx = next;
   }
 
   private toHashtable(): void {
-    const lp = this.lp!;
     const ht = new DenseTable(true);
-    for (const [k, v] of lp) ht.set(k, v);
+    if (this.lp !== null) {
+      const t = ownedTexts(this.lp);
+      for (let i = 0; i < t.length; i += 2) ht.set(t[i], t[i + 1]);
+    } else {
+      for (const [k, v] of this.lx!) ht.set(k, v);
+    }
     this.ht = ht;
     this.lp = null;
-    this.lpex = false;
+    this.n = 0;
+    this.lx = null;
   }
 
   // ------------------------------------------------------------------ persistence (hashCodec)
 
   /**
-   * Whole form: [flags u8: encoding (0 listpack, 1 listpackex, 2 hashtable) | 0x80 when some
-   * field has a TTL][count varint] then per field [field][value] (varint length + bytes) and,
-   * with 0x80, [expiry u48 LE ms, 0 = none]; in encoding order (HGETALL order survives).
-   * Null when the hash is a hashtable too big for it (then it is stored as records).
+   * Whole form: [flags u8] then either, with flags 3 (a listpack hash), its listpack bytes; or
+   * [count varint] then per field [field][value] (varint length + bytes) and, with 0x80,
+   * [expiry u48 LE ms, 0 = none], in encoding order (HGETALL order survives), with flags =
+   * encoding (0 listpack (written before listpack bytes were kept), 1 listpackex, 2 hashtable)
+   * | 0x80 when some field has a TTL. Null when the hash is a hashtable too big for it (then
+   * it is stored as records).
    */
   storeWhole(): Buffer | null {
     const size = this.size;
-    if (this.lp === null) {
+    const lp = this.lp;
+    if (lp !== null) {
+      this.changed = null;
+      const pk = scratch.reset(lp.length + 1);
+      pk.u8(3);
+      pk.raw(lp);
+      return pk.view();
+    }
+    if (this.ht !== null) {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
-      const ht = this.ht!;
+      const ht = this.ht;
       let bytes = 0;
       for (let i = 0; i < ht.size; i++) {
         bytes += ht.dataBytes(i);
@@ -314,7 +500,7 @@ export class HashValue implements StoredValue {
     this.changed = null;
     const ttl = this.ttl;
     const pk = scratch.reset(256);
-    pk.u8((this.lp === null ? 2 : this.lpex ? 1 : 0) | (ttl !== null ? 0x80 : 0));
+    pk.u8((this.ht !== null ? 2 : 1) | (ttl !== null ? 0x80 : 0));
     pk.varint(size);
     this.forEach((v, f) => {
       pk.str(f);
@@ -325,23 +511,44 @@ export class HashValue implements StoredValue {
   }
 
   static loadWhole(b: Buffer): HashValue {
+    const flags = b[0];
+    const h = new HashValue();
+    if (flags === 3) {
+      // Our own bytes: canonical, checked only for the count.
+      const lp = b.latin1Slice(1, b.length);
+      h.lp = lp;
+      let n = lp.charCodeAt(4) | (lp.charCodeAt(5) << 8);
+      if (n === 65535) {
+        n = 0;
+        for (let p = 6; p < lp.length - 1; p = lpsNext(lp, p)) n++;
+      }
+      h.n = n / 2;
+      return h;
+    }
     const u = new Unpacker(b);
-    const flags = u.u8();
+    u.u8();
     const enc = flags & 3;
     const withTtl = (flags & 0x80) !== 0;
     const n = u.varint();
-    const h = new HashValue();
-    let lp: Map<string, string> | null = h.lp;
-    let ht: DenseTable | null = null;
-    if (enc === 2) {
-      lp = h.lp = null;
-      ht = h.ht = new DenseTable(true);
+    if (enc === 0 && !withTtl) {
+      // The form written before listpack bytes were kept: the pairs, made a listpack here.
+      const pairs: string[] = [];
+      for (let i = 0; i < n; i++) pairs.push(u.str(), u.str());
+      W.start();
+      for (let i = 0; i < pairs.length; i++) W.text(pairs[i]);
+      h.lp = cut(W.finishLength());
+      h.n = n;
+      return h;
     }
-    h.lpex = enc === 1;
+    h.lp = null;
+    let lx: Map<string, string> | null = null;
+    let ht: DenseTable | null = null;
+    if (enc === 2) ht = h.ht = new DenseTable(true);
+    else lx = h.lx = new Map();
     for (let i = 0; i < n; i++) {
       const f = u.str();
       const v = u.str();
-      if (lp !== null) lp.set(f, v);
+      if (lx !== null) lx.set(f, v);
       else ht!.set(f, v);
       if (withTtl) {
         const at = u.u48();

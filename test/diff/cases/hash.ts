@@ -156,8 +156,70 @@ const scripts: Script[] = [
     ['WATCH', 'h'], ['HSETNX', 'h', 'a', '2'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
   ] },
   { name: 'big hashtable with churn: values of changing length, deletions, binary fields', steps: bigHash() },
+  // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
+  { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
+  { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [
+    ['HSET', 'h', 'a', '1', 'b', 'two', 'c', '3', 'd', 'four', 'e', '5'], ['DUMP', 'h'],
+    ['HDEL', 'h', 'c'], ['DUMP', 'h'], ['HDEL', 'h', 'a'], ['DUMP', 'h'], ['HDEL', 'h', 'e'], ['DUMP', 'h'],
+    ['HSET', 'h', 'c', '33'], ['DUMP', 'h'], ['HGETALL', 'h'],
+    // HINCRBY across every integer width (7-bit, 13-bit, 16, 24, 32 and 64 bits).
+    ['HINCRBY', 'h', 'n', '127'], ['DUMP', 'h'], ['HINCRBY', 'h', 'n', '1'], ['DUMP', 'h'],
+    ['HINCRBY', 'h', 'n', '3968'], ['DUMP', 'h'], ['HINCRBY', 'h', 'n', '1'], ['DUMP', 'h'],
+    ['HINCRBY', 'h', 'n', '-8193'], ['DUMP', 'h'], ['HINCRBY', 'h', 'n', '40000'], ['DUMP', 'h'],
+    ['HINCRBY', 'h', 'n', '9000000'], ['DUMP', 'h'], ['HINCRBY', 'h', 'n', '3000000000'], ['DUMP', 'h'],
+    ['HINCRBY', 'h', 'n', '-9223372036854775807'], ['DUMP', 'h'], ['HINCRBY', 'h', 'n', '-6009008'], ['DUMP', 'h'],
+    ['HINCRBY', 'h', 'n', '-2'], ['HGET', 'h', 'n'], ['HINCRBY', 'h', 'b', '1'], ['DUMP', 'h'],
+    ['HINCRBYFLOAT', 'h', 'f', '1.5'], ['DUMP', 'h'], ['HINCRBYFLOAT', 'h', 'f', '1.5'], ['DUMP', 'h'],
+    ['HINCRBYFLOAT', 'h', 'f', '-3'], ['DUMP', 'h'], ['HINCRBYFLOAT', 'h', 'c', '0.25'], ['DUMP', 'h'],
+    ['HINCRBYFLOAT', 'h', 'f', '1e20'], ['DUMP', 'h'], ['HGET', 'h', 'f'],
+    ['HSETNX', 'h', 'b', 'x'], ['HSETNX', 'h', 'z', '-1'], ['HSETNX', 'h', 'y', 'why'], ['DUMP', 'h'],
+    ['HGETALL', 'h'], ['HSTRLEN', 'h', 'n'], ['HEXISTS', 'h', 'z'],
+  ] },
+  { name: 'DUMP of integer fields, binary bytes, empty strings', steps: [
+    ['HSET', 'h', '1', 'one', '-1', '', '0', '0', '12345678901234567890', 'x', '-9223372036854775808', 'min'], ['DUMP', 'h'],
+    ['HSET', 'h', Buffer.from([0xff, 0, 0xf0]), Buffer.from([0xfe, 0xff]), '', 'empty'], ['DUMP', 'h'],
+    ['HGET', 'h', '1'], ['HGET', 'h', '01'], ['HGET', 'h', '-1'], ['HGET', 'h', '-0'], ['HGET', 'h', '12345678901234567890'],
+    ['HGET', 'h', '-9223372036854775808'], ['HGET', 'h', Buffer.from([0xff, 0, 0xf0])], ['HGET', 'h', ''],
+    ['HDEL', 'h', '0', '-1'], ['DUMP', 'h'], ['HSET', 'h', '1', '2', '2', '1'], ['DUMP', 'h'], ['HGETALL', 'h'],
+    ['HDEL', 'h', '12345678901234567890', ''], ['DUMP', 'h'], ['HKEYS', 'h'], ['HVALS', 'h'],
+  ] },
+  { name: 'DUMP while growing to the listpack limits and past them', steps: growth() },
 ];
 export default scripts;
+
+/** One field whose value goes through every listpack encoding, DUMPed after each change. */
+function intStringUpdates(): Step[] {
+  const values = [
+    '1', 'abc', '100000', '-5', '99999999999', '9223372036854775807', '9223372036854775808', '-9223372036854775808',
+    '-9223372036854775809', '-0', '007', ' 1', '+1', '1.0', '', 'x'.repeat(63), 'y'.repeat(64), '127', '128',
+    '-4096', '-4097', '4095', '32767', '32768', '-8388608', '8388608', '2147483647', '2147483648', '-2147483649',
+  ];
+  const steps: Step[] = [['HSET', 'h', 'pre', 'p', 'f', '0', 'post', '42']];
+  for (const v of values) steps.push(['HSET', 'h', 'f', v], ['DUMP', 'h'], ['HGET', 'h', 'f']);
+  steps.push(['HGETALL', 'h'], ['HSET', 'h', 'pre', 'z'.repeat(64), 'post', '-1'], ['DUMP', 'h'], ['HGETALL', 'h']);
+  return steps;
+}
+
+/** Up to 512 fields (hash-max-listpack-entries) and one more; values up to 64 bytes and longer. */
+function growth(): Step[] {
+  const steps: Step[] = [];
+  const value = (i: number) => (i % 3 === 0 ? String(i * 1000) : `value:${'v'.repeat(i % 40)}`);
+  for (let i = 0; i < 496; i += 16) {
+    steps.push(['HSET', 'g', ...range(16).flatMap((k) => [`field:${i + k}`, value(i + k)])]);
+    if (i % 64 === 48) steps.push(['DUMP', 'g']);
+  }
+  for (let i = 496; i < 512; i++) steps.push(['HSET', 'g', `field:${i}`, value(i)]);
+  steps.push(['DUMP', 'g'], ['HGET', 'g', 'field:511'], ['HGET', 'g', 'field:0'], ['HGET', 'g', 'field:300']);
+  steps.push(
+    ['HGETALL', 'g'], ['OBJECT', 'ENCODING', 'g'], ['HSET', 'g', 'field:5', 'w'.repeat(64)], ['DUMP', 'g'],
+    ['OBJECT', 'ENCODING', 'g'], ['HSET', 'g', 'field:512', '1'], ['OBJECT', 'ENCODING', 'g'], ['HLEN', 'g'],
+    ['HGET', 'g', 'field:512'], ['HGET', 'g', 'field:5'],
+    ['HSET', 'l', 'a', '1'], ['HSET', 'l', 'b', 'w'.repeat(65)], ['OBJECT', 'ENCODING', 'l'],
+    ['HMSET', 'm', ...range(64).flatMap((i) => [`k${i}`, `${i}`])], ['DUMP', 'm'], ['HDEL', 'm', 'k10', 'k20', 'k63'],
+    ['DUMP', 'm'], ['HRANDFIELD', 'm', '100', 'WITHVALUES'], ['HSCAN', 'm', '0', 'MATCH', 'k1*'],
+  );
+  return steps;
+}
 
 /** Thousands of fields; updates that change value lengths; deletions; every read compared. */
 function bigHash(): Step[] {
