@@ -374,3 +374,50 @@ export function lpDecodeInto(b: Buffer, s: number, e: number, text: boolean, out
   if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');
   return k;
 }
+
+/**
+ * Deep validation of the listpack at b[s, e) without decoding it (lpValidateIntegrity, deep):
+ * the same checks as lpDecodeInto, every entry's encoding and back-length within bounds, the
+ * terminator, the count when the header knows it. Returns the element count.
+ */
+export function lpValidate(b: Buffer, s: number, e: number): number {
+  const n = e - s;
+  if (n < 7) throw new RdbError('listpack too short');
+  if (b.readUInt32LE(s) !== n) throw new RdbError('listpack length mismatch');
+  if (b[e - 1] !== 0xff) throw new RdbError('listpack not terminated');
+  const declared = b.readUInt16LE(s + 4);
+  let k = 0;
+  let p = s + 6;
+  const end = e - 1;
+  while (p < end) {
+    const c = b[p];
+    let l: number; // encoding + data bytes
+    if (c < 0x80) l = 1;
+    else if (c < 0xc0) l = 1 + (c & 0x3f);
+    else if (c < 0xe0) l = 2;
+    else if (c < 0xf0) l = p + 2 > end ? -1 : 2 + (((c & 0x0f) << 8) | b[p + 1]);
+    else if (c === 0xf0) l = p + 5 > end ? -1 : 5 + b.readUInt32LE(p + 1);
+    else if (c === 0xf1) l = 3;
+    else if (c === 0xf2) l = 4;
+    else if (c === 0xf3) l = 5;
+    else if (c === 0xf4) l = 9;
+    else throw new RdbError('listpack bad encoding');
+    if (l < 0 || p + l > end) throw new RdbError('listpack entry out of range');
+    p += l;
+    const bl = backlenSize(l);
+    if (p + bl > end) throw new RdbError('listpack back-length out of range');
+    let v = 0;
+    for (let i = 0; i < bl; i++) {
+      const x = b[p + i];
+      // The first byte has no continuation bit, the others have it (read backwards).
+      if ((i === 0) !== ((x & 128) === 0)) throw new RdbError('listpack bad back-length');
+      v = v * 128 + (x & 127);
+    }
+    if (v !== l) throw new RdbError('listpack bad back-length');
+    p += bl;
+    k++;
+  }
+  if (p !== end) throw new RdbError('listpack overrun');
+  if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');
+  return k;
+}

@@ -18,15 +18,16 @@
  * Elements are latin1 strings (one char per byte: exact) up to BIG_ELEMENT bytes, Buffers
  * above (no copy of big values into strings; a chunk holding one stays open). `Elem` below.
  *
- * Encoding (OBJECT ENCODING, Redis 7.2+): "listpack" while the elements would fit in one
- * listpack node under list-max-listpack-size, "quicklist" after that. We keep the exact byte
- * size a single listpack would take (`lpBytes`) and apply Redis's two rules:
- *   growing:   convert to quicklist when lpBytes + the raw length of what is being added
- *              exceeds the node limit (listTypeTryConvertListpack);
- *   shrinking: convert back when the list would fit in half a node (listTypeTryConvertQuicklist).
- * Redis additionally requires the quicklist to have a single node to convert back; our chunks
- * are not Redis's nodes, so a list trimmed in the middle may report "listpack" where Redis,
- * holding two small nodes, still reports "quicklist".
+ * Flat form (list-flat.ts): while the list fits the one quicklist node Redis 7.0 would hold
+ * it in, it is that node's listpack bytes in one latin1 string, and no chunk exists. Redis's
+ * rules, with list-max-listpack-size as last given to growCheck/shrinkCheck:
+ *   a push (or an insert) goes into the node when _quicklistNodeAllowInsert allows it (the
+ *     node's bytes + the element's raw length + 8 within the node limit); otherwise Redis
+ *     starts a second node, and the list here becomes chunked;
+ *   LSET, pops, LREM and LTRIM change the node in place (7.0 never splits for them);
+ *   a chunked list goes back to flat once it fits in half a node (memory; Redis keeps its
+ *     nodes, which a DUMP of the chunked form cuts as tail pushes would, as before).
+ * OBJECT ENCODING says "quicklist" for every list, as Redis 7.0 does.
  *
  * Persistence (src/store/list-codec.ts): a big list is stored one record per element, keyed by
  * its position. Index i lives at position `pos + i`; `pos` moves down on LPUSH and up on LPOP,
@@ -36,13 +37,13 @@
  * its cost on disk is bounded by half the list.
  */
 import { T, type TypedValue } from '../db.js';
-import { LP_HDR, exceedsLimit, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
+import { LP_HDR, allowInsert, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
+import {
+  BIG_ELEMENT, EMPTY_LP, LP_FIRST, builder, built, elemAt, entryEquals, entryOf, header, nextEntry, prevEntry,
+  type Elem,
+} from './list-flat.js';
 
-/** A list element: latin1 string (<= BIG_ELEMENT bytes) or Buffer (bigger). */
-export type Elem = string | Buffer;
-
-/** Elements longer than this are kept as Buffers. */
-export const BIG_ELEMENT = 8192;
+export { BIG_ELEMENT, type Elem };
 /** Elements per chunk, and the byte size past which a chunk takes no more. */
 const CHUNK_MAX = 128;
 const CHUNK_BYTES = 8192;
@@ -249,10 +250,12 @@ export class ListValue implements TypedValue {
   private chunks: Chunk[] = [];
   private h = 0;
   length = 0;
-  /** Bytes of these elements as one listpack (lpBytes). */
+  /** Bytes of these elements as one listpack (the flat string's length while flat). */
   lpBytes = LP_HDR;
-  /** listpack (true) or quicklist (false) encoding. */
-  private packed = true;
+  /** The flat form: the listpack while the list fits one node, else null (chunked). */
+  private f: string | null = EMPTY_LP;
+  /** list-max-listpack-size as last given (growCheck / shrinkCheck). */
+  private fill = -2;
   /** Result of locate(): chunk index and offset in it. */
   private locC = 0;
   private locJ = 0;
@@ -262,9 +265,34 @@ export class ListValue implements TypedValue {
     void capacity;
   }
 
-  /** One listpack node (how it is stored and sized); OBJECT ENCODING says quicklist regardless. */
-  get isPacked(): boolean {
-    return this.packed;
+  /** A list held flat from a validated listpack of `count` elements (RESTORE, import, store). */
+  static fromListpack(f: string, count: number): ListValue {
+    const l = new ListValue();
+    l.f = f;
+    l.length = count;
+    l.lpBytes = f.length;
+    return l;
+  }
+
+  /**
+   * An empty list that takes pushes chunked (a bulk load: pushing into a flat list copies the
+   * listpack each time); `loadDone` makes it flat after when it fits one node.
+   */
+  static forLoad(): ListValue {
+    const l = new ListValue();
+    l.f = null;
+    return l;
+  }
+
+  /** After a bulk load: flat when the elements, pushed at the tail, make one node (as in Redis). */
+  loadDone(fill: number): void {
+    this.fill = fill;
+    if (this.f === null) this.tryFlat();
+  }
+
+  /** The listpack while the list is flat (one node), else null. */
+  get listpack(): string | null {
+    return this.f;
   }
 
   /** Redis 7.0 reports every list as a quicklist (7.2 shows small ones as listpack). */
@@ -274,6 +302,14 @@ export class ListValue implements TypedValue {
 
   clone(): ListValue {
     const l = new ListValue();
+    l.fill = this.fill;
+    if (this.f !== null) {
+      l.f = this.f;
+      l.length = this.length;
+      l.lpBytes = this.lpBytes;
+      return l;
+    }
+    l.f = null;
     const cs = this.chunks;
     for (let k = this.h; k < cs.length; k++) {
       const c = cs[k];
@@ -285,13 +321,11 @@ export class ListValue implements TypedValue {
     }
     l.length = this.length;
     l.lpBytes = this.lpBytes;
-    l.packed = this.packed;
     return l;
   }
 
-  /** After loading (src/store): the stored encoding and position of index 0. */
-  loaded(packed: boolean, pos: number): void {
-    this.packed = packed;
+  /** After loading (src/store): the position of index 0. */
+  loaded(pos: number): void {
     this.pos = pos;
     this.diskLo = pos;
     this.diskHi = pos + this.length;
@@ -334,8 +368,22 @@ export class ListValue implements TypedValue {
     return cs;
   }
 
+  /** Offset in the flat string of the entry at index i (walks from the nearer end). */
+  private offsetOf(i: number): number {
+    const f = this.f!;
+    if (i < this.length - i) {
+      let o = LP_FIRST;
+      for (let k = 0; k < i; k++) o = nextEntry(f, o);
+      return o;
+    }
+    let o = f.length - 1;
+    for (let k = this.length; k > i; k--) o = prevEntry(f, o);
+    return o;
+  }
+
   /** Element at index 0..length-1. */
   get(i: number): Elem {
+    if (this.f !== null) return elemAt(this.f, this.offsetOf(i));
     const cs = this.chunks;
     const first = cs[this.h];
     if (i < first.n) return first.a![first.lo + i];
@@ -353,6 +401,24 @@ export class ListValue implements TypedValue {
    */
   scan(from: number, to: number, fn: (e: Elem, i: number) => boolean | void): number {
     if (from < 0 || from >= this.length) return -1;
+    const f = this.f;
+    if (f !== null) {
+      let o = this.offsetOf(from);
+      if (from <= to) {
+        const last = Math.min(to, this.length - 1);
+        for (let i = from; i <= last; i++) {
+          if (fn(elemAt(f, o), i) === true) return i;
+          o = nextEntry(f, o);
+        }
+      } else {
+        const last = Math.max(to, 0);
+        for (let i = from; i >= last; i--) {
+          if (fn(elemAt(f, o), i) === true) return i;
+          if (i > 0) o = prevEntry(f, o);
+        }
+      }
+      return -1;
+    }
     this.locate(from);
     const cs = this.chunks;
     const h = this.h;
@@ -404,21 +470,71 @@ export class ListValue implements TypedValue {
   // ------------------------------------------------------------------ encoding rules
 
   /**
-   * Before adding elements whose raw lengths sum to `addBytes` (`addCount` of them): convert to
-   * quicklist if one listpack would then exceed the node limit (Redis's growing check).
+   * Before adding elements (their raw lengths sum to `addBytes`, `addCount` of them): the
+   * node limit to apply. Each push then checks its own element, as quicklist does.
    */
   growCheck(addBytes: number, addCount: number, fill: number): void {
-    if (this.packed && exceedsLimit(fill, this.lpBytes + addBytes, this.length + addCount)) {
-      this.packed = false;
+    void addBytes;
+    void addCount;
+    this.fill = fill;
+  }
+
+  /** After removing elements: back to flat when the list fits in half a node. */
+  shrinkCheck(fill: number): void {
+    this.fill = fill;
+    if (this.f !== null) return;
+    const size = fill < 0 ? nodeSizeLimit(fill) : NODE_SAFETY_LIMIT;
+    if (this.lpBytes <= Math.floor(size / 2) && this.length <= Math.floor(nodeCountLimit(fill) / 2)) this.tryFlat();
+  }
+
+  /** May element v go into the flat node (a new list's first element always does)? */
+  private fits(v: Elem): boolean {
+    return this.length === 0 || allowInsert(this.f!.length, this.length, this.fill, v.length);
+  }
+
+  /** Chunked -> flat when the elements pushed at the tail fit one node (else unchanged). */
+  private tryFlat(): void {
+    if (this.lpBytes > MAX_NODE || this.length === 0) return;
+    builder.start();
+    buildFill = this.fill;
+    if (this.scan(0, this.length - 1, addToBuilder) >= 0) return;
+    this.f = built();
+    this.chunks = [];
+    this.h = 0;
+    this.lpBytes = this.f.length;
+  }
+
+  /**
+   * Flat -> chunked (the list outgrew its node). While the store holds element records
+   * (sid !== 0, only between a shrink to flat and the store's next write), every position
+   * the records or the list cover is logged: the flat form logs nothing.
+   */
+  private unflat(): void {
+    const f = this.f!;
+    const n = this.length;
+    const sid = this.sid;
+    const pos = this.pos;
+    this.f = null;
+    this.length = 0;
+    this.lpBytes = LP_HDR;
+    this.sid = 0;
+    for (let k = 0, o = LP_FIRST; k < n; k++, o = nextEntry(f, o)) this.pushTail(elemAt(f, o));
+    this.sid = sid;
+    this.pos = pos;
+    if (sid !== 0) {
+      const lo = Math.min(this.diskLo, pos);
+      const hi = Math.max(this.diskHi, pos + n);
+      if (hi > lo) this.mark(lo, hi - lo);
     }
   }
 
-  /** After removing elements: back to listpack when it fits in half a node. */
-  shrinkCheck(fill: number): void {
-    if (this.packed) return;
-    if (this.lpBytes <= Math.floor(nodeSizeLimit(fill) / 2) && this.length <= Math.floor(nodeCountLimit(fill) / 2)) {
-      this.packed = true;
-    }
+  /** Flat: the list with bytes [a, b) of the listpack replaced by `mid`, `n` elements in all. */
+  private splice(a: number, b: number, mid: string, n: number): void {
+    const f = this.f!;
+    const total = f.length - (b - a) + mid.length;
+    this.f = header(total, n, f) + f.slice(LP_FIRST, a) + mid + f.slice(b);
+    this.length = n;
+    this.lpBytes = total;
   }
 
   // ------------------------------------------------------------------ chunk housekeeping
@@ -468,6 +584,10 @@ export class ListValue implements TypedValue {
   // ------------------------------------------------------------------ mutations
 
   pushTail(v: Elem): void {
+    if (this.f !== null) {
+      if (this.fits(v)) return this.splice(this.f.length - 1, this.f.length - 1, entryOf(v), this.length + 1);
+      this.unflat();
+    }
     const cs = this.chunks;
     let t = cs.length === this.h ? undefined : cs[cs.length - 1];
     if (t === undefined || t.n >= CHUNK_MAX || (t.bytes + v.length > CHUNK_BYTES && t.n > 0)) {
@@ -484,6 +604,10 @@ export class ListValue implements TypedValue {
   }
 
   pushHead(v: Elem): void {
+    if (this.f !== null) {
+      if (this.fits(v)) return this.splice(LP_FIRST, LP_FIRST, entryOf(v), this.length + 1);
+      this.unflat();
+    }
     const cs = this.chunks;
     let h = cs.length === this.h ? undefined : cs[this.h];
     if (h === undefined || h.lo === 0 || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
@@ -513,6 +637,12 @@ export class ListValue implements TypedValue {
   }
 
   popHead(): Elem {
+    const f = this.f;
+    if (f !== null) {
+      const v = elemAt(f, LP_FIRST);
+      this.splice(LP_FIRST, nextEntry(f, LP_FIRST), '', this.length - 1);
+      return v;
+    }
     if (this.sid !== 0) this.mark(this.pos, 1);
     this.pos++;
     const cs = this.chunks;
@@ -539,6 +669,13 @@ export class ListValue implements TypedValue {
   }
 
   popTail(): Elem {
+    const f = this.f;
+    if (f !== null) {
+      const o = prevEntry(f, f.length - 1);
+      const v = elemAt(f, o);
+      this.splice(o, f.length - 1, '', this.length - 1);
+      return v;
+    }
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
     const cs = this.chunks;
     const t = cs[cs.length - 1];
@@ -565,6 +702,10 @@ export class ListValue implements TypedValue {
 
   /** Replace the element at index i. */
   set(i: number, v: Elem): void {
+    if (this.f !== null) {
+      const o = this.offsetOf(i);
+      return this.splice(o, nextEntry(this.f, o), entryOf(v), this.length);
+    }
     this.compact();
     this.locate(i);
     const c = this.locC;
@@ -582,6 +723,13 @@ export class ListValue implements TypedValue {
   insert(i: number, v: Elem): void {
     if (i === 0) return this.pushHead(v);
     if (i === this.length) return this.pushTail(v);
+    if (this.f !== null) {
+      if (this.fits(v)) {
+        const o = this.offsetOf(i);
+        return this.splice(o, o, entryOf(v), this.length + 1);
+      }
+      this.unflat();
+    }
     // Positions: the shorter side counts as shifted (see the header comment).
     if (i < this.length - i) {
       this.pos--;
@@ -604,6 +752,10 @@ export class ListValue implements TypedValue {
 
   /** Remove the element at index i. */
   removeAt(i: number): void {
+    if (this.f !== null) {
+      const o = this.offsetOf(i);
+      return this.splice(o, nextEntry(this.f, o), '', this.length - 1);
+    }
     if (i < this.length - 1 - i) {
       if (this.sid !== 0) this.mark(this.pos, i + 1);
       this.pos++;
@@ -624,6 +776,16 @@ export class ListValue implements TypedValue {
 
   /** LTRIM: drop `left` elements from the head and `right` from the tail. */
   trim(left: number, right: number): void {
+    const f = this.f;
+    if (f !== null) {
+      const n = this.length - left - right;
+      const a = this.offsetOf(left);
+      const b = n === 0 ? a : this.offsetOf(left + n);
+      this.f = header(LP_FIRST + (b - a) + 1, n, f) + f.slice(a, b) + '\xff';
+      this.length = n;
+      this.lpBytes = this.f.length;
+      return;
+    }
     for (let k = 0; k < left; k++) this.popHead();
     for (let k = 0; k < right; k++) this.popTail();
   }
@@ -634,6 +796,7 @@ export class ListValue implements TypedValue {
    * latin1 string (null when longer than BIG_ELEMENT) and its bytes. Returns the number removed.
    */
   removeEqual(s: string | null, b: Uint8Array, count: number): number {
+    if (this.f !== null) return this.removeEqualFlat(s, b, count);
     const n = this.length;
     const limit = count === 0 ? Infinity : Math.abs(count);
     const cs = this.compact();
@@ -694,4 +857,56 @@ export class ListValue implements TypedValue {
     this.lpBytes -= bytes;
     return removed;
   }
+
+  /** removeEqual on the flat form: the matching entries' bytes cut out, one new string. */
+  private removeEqualFlat(s: string | null, b: Uint8Array, count: number): number {
+    const f = this.f!;
+    const n = this.length;
+    const limit = count === 0 ? n : Math.min(Math.abs(count), n);
+    // Cut entries as [start, end) offset pairs, in scan order.
+    const cuts: number[] = [];
+    if (count >= 0) {
+      for (let k = 0, o = LP_FIRST; k < n && cuts.length < 2 * limit; k++) {
+        const next = nextEntry(f, o);
+        if (entryEquals(f, o, s, b)) cuts.push(o, next);
+        o = next;
+      }
+    } else {
+      for (let k = 0, o = f.length - 1; k < n && cuts.length < 2 * limit; k++) {
+        const prev = prevEntry(f, o);
+        if (entryEquals(f, prev, s, b)) cuts.push(prev, o);
+        o = prev;
+      }
+    }
+    const removed = cuts.length >> 1;
+    if (removed === 0) return 0;
+    let body = '';
+    let last = LP_FIRST;
+    const fwd = count >= 0;
+    for (let k = 0; k < removed; k++) {
+      const j = fwd ? 2 * k : 2 * (removed - 1 - k);
+      body += f.slice(last, cuts[j]);
+      last = cuts[j + 1];
+    }
+    body += f.slice(last);
+    this.f = header(LP_FIRST + body.length, n - removed, f) + body;
+    this.length = n - removed;
+    this.lpBytes = this.f.length;
+    return removed;
+  }
+}
+
+/** Size cap of a node when the limit is a count (quicklist's SIZE_SAFETY_LIMIT). */
+const NODE_SAFETY_LIMIT = 8192;
+
+/** No node grows past this by pushes (the largest list-max-listpack-size level). */
+const MAX_NODE = 65536;
+
+let buildFill = -2;
+
+/** tryFlat's scan: add the element, or stop (true) where quicklist would start a second node. */
+function addToBuilder(e: Elem): boolean {
+  if (builder.count > 0 && !allowInsert(builder.bytes, builder.count, buildFill, e.length)) return true;
+  builder.str(e);
+  return false;
 }
