@@ -39,7 +39,7 @@
 import { T, type TypedValue } from '../db.js';
 import { LP_HDR, allowInsert, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 import {
-  BIG_ELEMENT, EMPTY_LP, LP_FIRST, builder, built, elemAt, entryEquals, entryOf, header, nextEntry, prevEntry,
+  BIG_ELEMENT, EMPTY_LP, LP_FIRST, builder, built, elemAt, entryEquals, entryOf, header, headerCount, nextEntry, prevEntry,
   type Elem,
 } from './list-flat.js';
 
@@ -268,6 +268,8 @@ export class ListValue implements TypedValue {
   /** A list held flat from a validated listpack of `count` elements (RESTORE, import, store). */
   static fromListpack(f: string, count: number): ListValue {
     const l = new ListValue();
+    // An unknown count is set once known (quicklist's node count comes from lpLength, which does).
+    if (count < 65535 && headerCount(f) === 65535) f = f.slice(0, 4) + String.fromCharCode(count & 255, count >>> 8) + f.slice(LP_FIRST);
     l.f = f;
     l.length = count;
     l.lpBytes = f.length;
