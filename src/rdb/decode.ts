@@ -613,7 +613,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
         const b = r.span();
         const n = lpValidate(b, r.s0, r.s1);
         if (n === 0) bad('empty list');
-        if (r.s1 - r.s0 <= FLAT_MAX) return ListValue.fromListpack(b.latin1Slice(r.s0, r.s1), n);
+        if (r.s1 - r.s0 <= FLAT_MAX) return ListValue.fromEntries(b.latin1Slice(r.s0 + 6, r.s1 - 1), n);
         lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
         return buildList(SCRATCH as string[], lim, n);
       }

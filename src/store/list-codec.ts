@@ -119,7 +119,7 @@ export const listCodec: CollectionCodec<ListValue> = {
 
   decodeWhole(b) {
     // The listpack is checked as a RESTORE payload is (a data dir is input like any other).
-    if (b.length > 0 && (b[0] & F_FLAT) !== 0) return ListValue.fromListpack(b.latin1Slice(1, b.length), lpValidate(b, 1, b.length));
+    if (b.length > 0 && (b[0] & F_FLAT) !== 0) return ListValue.fromEntries(b.latin1Slice(7, b.length - 1), lpValidate(b, 1, b.length));
     const r = new ByteReader(b);
     r.u8();
     const n = r.varint();

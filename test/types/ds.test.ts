@@ -11,6 +11,8 @@ import { ListValue } from '../../dist/engine/ds/list.js';
 import { DenseTable } from '../../dist/engine/ds/dense.js';
 import { lpEntrySize, LP_HDR } from '../../dist/engine/ds/listpack.js';
 import { LpWriter } from '../../dist/rdb/listpack.js';
+import '../../dist/store/codec.js'; // first: the codec registry imports list-codec.js
+import { listCodec } from '../../dist/store/list-codec.js';
 import { ldAdd, formatHuman, parseLongDouble, ldIsFinite } from '../../dist/engine/ds/long-double.js';
 
 const HL = { maxEntries: 512, maxValue: 64 };
@@ -385,6 +387,31 @@ describe('ListValue', () => {
       if (model.length) l.scan(model.length - 1, 0, (e) => { back.push(typeof e === 'string' ? e : e.toString('latin1')); });
       assert.deepEqual(back, model.slice().reverse());
     }
+  });
+
+  it('store codec: a flat list is stored as its listpack; records of earlier versions still load; a bad listpack is refused', () => {
+    const l = new ListValue();
+    l.pushTail('a');
+    l.pushTail('12');
+    const whole = listCodec.encodeWhole(l)!;
+    assert.equal(whole[0], 2);
+    assert.equal(whole.subarray(1).toString('latin1'), l.listpack);
+    const back = listCodec.decodeWhole(whole);
+    assert.equal(back.listpack, l.listpack);
+    assert.equal(back.length, 2);
+    // Earlier versions: [flags (1 = listpack)][varint count]([varint length][bytes])...
+    for (const flags of [0, 1]) {
+      const old = listCodec.decodeWhole(Buffer.from([flags, 2, 1, 0x61, 2, 0x31, 0x32]));
+      assert.equal(old.listpack, l.listpack);
+    }
+    const bad = Buffer.from(whole);
+    bad[bad.length - 2] |= 0x80; // a back-length's continuation bit
+    assert.throws(() => listCodec.decodeWhole(bad));
+    // A list past one node is stored as records, and comes back chunked.
+    const big = new ListValue();
+    for (let i = 0; i < 1000; i++) big.pushTail('e'.repeat(20) + i);
+    assert.equal(big.listpack, null);
+    assert.equal(listCodec.encodeWhole(big), null);
   });
 
   it('listpack entry sizes', () => {

@@ -1,26 +1,24 @@
 /**
- * A small list held flat: the exact bytes of the one listpack node Redis 7.0 would hold it in
- * (quicklist with list-max-listpack-size), as a latin1 string, one char per byte:
+ * A small list held flat: the entries of the one listpack node Redis 7.0 would hold it in
+ * (quicklist with list-max-listpack-size), byte for byte, as a latin1 string (one char per
+ * byte). A listpack is
  *
- *   [total bytes u32 LE][count u16 LE, 65535 = unknown] entries... [0xFF]
+ *   [total bytes u32 LE][count u16 LE] entries... [0xFF]
  *   entry = encoding + data, then the back-length (1..5 bytes) of encoding + data
  *
+ * and the header and end byte follow from the entries and the count, so only the entries are
+ * held: a push is a concatenation (V8 joins the strings lazily), a pop a slice (no copy).
  * One V8 object per list (no array, no string per element, no off-heap backing store), made
- * from a file span with one latin1Slice, written to DUMP/RDB as it is. The functions here read
- * and build such strings; ListValue (list.ts) decides when a list is flat.
+ * from a file span with one latin1Slice. The functions here read and build such strings;
+ * ListValue (list.ts) decides when a list is flat.
  */
-import { LpWriter, backlenSize } from '../../rdb/listpack.js';
+import { LpWriter, backlenSize, lpIntOf } from '../../rdb/listpack.js';
 
 /** A list element: latin1 string (<= BIG_ELEMENT bytes) or Buffer (bigger). */
 export type Elem = string | Buffer;
 
 /** Elements longer than this are kept as Buffers. */
 export const BIG_ELEMENT = 8192;
-
-/** An empty listpack. */
-export const EMPTY_LP = '\x07\x00\x00\x00\x00\x00\xff';
-/** Offset of the first entry. */
-export const LP_FIRST = 6;
 
 /** The decimal text of 0..127 (7-bit integers), made once. */
 const SMALL = Array.from({ length: 128 }, (_, i) => String(i));
@@ -136,32 +134,44 @@ export function entryEquals(f: string, o: number, s: string | null, b: Uint8Arra
 
 const ew = new LpWriter();
 
+/** One-char strings for bytes 0..255. */
+const CH = Array.from({ length: 256 }, (_, i) => String.fromCharCode(i));
+
 /** The listpack entry (encoding, data, back-length) of an element, as lpAppend writes it. */
 export function entryOf(e: Elem): string {
+  if (typeof e === 'string') {
+    const n = e.length;
+    const c = n === 0 ? 0 : e.charCodeAt(0);
+    // perf: the usual short elements without the writer (a native call per entry).
+    if (n < 64 && (c < 45 || c > 57 || c === 47)) return CH[0x80 | n] + e + CH[1 + n];
+    const v = lpIntOf(e);
+    if (typeof v === 'number' && v >= -8388608 && v <= 8388607) {
+      if (v >= 0 && v <= 127) return String.fromCharCode(v, 1);
+      if (v >= -4096 && v <= 4095) {
+        const u = v < 0 ? v + 8192 : v;
+        return String.fromCharCode((u >>> 8) | 0xc0, u & 0xff, 2);
+      }
+      if (v >= -32768 && v <= 32767) return String.fromCharCode(0xf1, v & 0xff, (v >>> 8) & 0xff, 3);
+      return String.fromCharCode(0xf2, v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, 4);
+    }
+    if (v === null && n < 64) return CH[0x80 | n] + e + CH[1 + n];
+  }
   ew.start();
   ew.str(e);
-  return ew.buf.latin1Slice(LP_FIRST, ew.pos);
+  return ew.buf.latin1Slice(6, ew.pos);
 }
 
-/** Element count in the header (65535: unknown). */
-export function headerCount(f: string): number {
-  return f.charCodeAt(4) | (f.charCodeAt(5) << 8);
-}
-
-/**
- * The header of a listpack of `total` bytes and `n` elements that replaces `f`: an unknown
- * count stays unknown, as lpInsert leaves it.
- */
-export function header(total: number, n: number, f: string): string {
-  const c = headerCount(f) === 65535 ? 65535 : n < 65535 ? n : 65535;
-  return String.fromCharCode(total & 255, (total >>> 8) & 255, (total >>> 16) & 255, total >>> 24, c & 255, c >>> 8);
+/** The listpack of `n` elements whose entries are `entries`: header, entries, end byte. */
+export function listpackOf(entries: string, n: number): string {
+  const total = entries.length + 7;
+  const c = n < 65535 ? n : 65535;
+  return String.fromCharCode(total & 255, (total >>> 8) & 255, (total >>> 16) & 255, total >>> 24, c & 255, c >>> 8) + entries + '\xff';
 }
 
 /** Builds whole listpacks (a list becoming flat): start(), str()..., then done(). */
 export const builder = new LpWriter();
 
-/** The listpack `builder` holds, as a string. */
-export function built(): string {
-  const n = builder.finishLength();
-  return builder.buf.latin1Slice(0, n);
+/** The entries `builder` holds, as a string. */
+export function builtEntries(): string {
+  return builder.buf.latin1Slice(6, builder.pos);
 }

@@ -39,7 +39,7 @@
 import { T, type TypedValue } from '../db.js';
 import { LP_HDR, allowInsert, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 import {
-  BIG_ELEMENT, EMPTY_LP, LP_FIRST, builder, built, elemAt, entryEquals, entryOf, header, headerCount, nextEntry, prevEntry,
+  BIG_ELEMENT, builder, builtEntries, elemAt, entryEquals, entryOf, listpackOf, nextEntry, prevEntry,
   type Elem,
 } from './list-flat.js';
 
@@ -252,8 +252,11 @@ export class ListValue implements TypedValue {
   length = 0;
   /** Bytes of these elements as one listpack (the flat string's length while flat). */
   lpBytes = LP_HDR;
-  /** The flat form: the listpack while the list fits one node, else null (chunked). */
-  private f: string | null = EMPTY_LP;
+  /**
+   * The flat form while the list fits one node, else null (chunked): the listpack's entries;
+   * its header (total bytes, count) and end byte follow from lpBytes and length (`listpack`).
+   */
+  private f: string | null = '';
   /** list-max-listpack-size as last given (growCheck / shrinkCheck). */
   private fill = -2;
   /** Result of locate(): chunk index and offset in it. */
@@ -265,14 +268,16 @@ export class ListValue implements TypedValue {
     void capacity;
   }
 
-  /** A list held flat from a validated listpack of `count` elements (RESTORE, import, store). */
-  static fromListpack(f: string, count: number): ListValue {
+  /**
+   * A list held flat from the entries of a validated listpack (RESTORE, import, store) of
+   * `count` elements. The header is made from the count: an unknown count (65535) becomes
+   * known, as quicklist's lpLength sets it on load.
+   */
+  static fromEntries(entries: string, count: number): ListValue {
     const l = new ListValue();
-    // An unknown count is set once known (quicklist's node count comes from lpLength, which does).
-    if (count < 65535 && headerCount(f) === 65535) f = f.slice(0, 4) + String.fromCharCode(count & 255, count >>> 8) + f.slice(LP_FIRST);
-    l.f = f;
+    l.f = entries;
     l.length = count;
-    l.lpBytes = f.length;
+    l.lpBytes = entries.length + LP_HDR;
     return l;
   }
 
@@ -292,8 +297,13 @@ export class ListValue implements TypedValue {
     if (this.f === null) this.tryFlat();
   }
 
-  /** The listpack while the list is flat (one node), else null. */
+  /** The listpack bytes (a latin1 string) while the list is flat (one node), else null. */
   get listpack(): string | null {
+    return this.f === null ? null : listpackOf(this.f, this.length);
+  }
+
+  /** The listpack's entries while the list is flat, else null. */
+  get entries(): string | null {
     return this.f;
   }
 
@@ -374,11 +384,11 @@ export class ListValue implements TypedValue {
   private offsetOf(i: number): number {
     const f = this.f!;
     if (i < this.length - i) {
-      let o = LP_FIRST;
+      let o = 0;
       for (let k = 0; k < i; k++) o = nextEntry(f, o);
       return o;
     }
-    let o = f.length - 1;
+    let o = f.length;
     for (let k = this.length; k > i; k--) o = prevEntry(f, o);
     return o;
   }
@@ -491,7 +501,7 @@ export class ListValue implements TypedValue {
 
   /** May element v go into the flat node (a new list's first element always does)? */
   private fits(v: Elem): boolean {
-    return this.length === 0 || allowInsert(this.f!.length, this.length, this.fill, v.length);
+    return this.length === 0 || allowInsert(this.lpBytes, this.length, this.fill, v.length);
   }
 
   /** Chunked -> flat when the elements pushed at the tail fit one node (else unchanged). */
@@ -500,10 +510,10 @@ export class ListValue implements TypedValue {
     builder.start();
     buildFill = this.fill;
     if (this.scan(0, this.length - 1, addToBuilder) >= 0) return;
-    this.f = built();
+    this.f = builtEntries();
     this.chunks = [];
     this.h = 0;
-    this.lpBytes = this.f.length;
+    this.lpBytes = this.f.length + LP_HDR;
   }
 
   /**
@@ -520,7 +530,7 @@ export class ListValue implements TypedValue {
     this.length = 0;
     this.lpBytes = LP_HDR;
     this.sid = 0;
-    for (let k = 0, o = LP_FIRST; k < n; k++, o = nextEntry(f, o)) this.pushTail(elemAt(f, o));
+    for (let k = 0, o = 0; k < n; k++, o = nextEntry(f, o)) this.pushTail(elemAt(f, o));
     this.sid = sid;
     this.pos = pos;
     if (sid !== 0) {
@@ -530,13 +540,16 @@ export class ListValue implements TypedValue {
     }
   }
 
-  /** Flat: the list with bytes [a, b) of the listpack replaced by `mid`, `n` elements in all. */
+  /** Flat: the list with entry bytes [a, b) replaced by `mid`, `n` elements in all. */
   private splice(a: number, b: number, mid: string, n: number): void {
     const f = this.f!;
-    const total = f.length - (b - a) + mid.length;
-    this.f = header(total, n, f) + f.slice(LP_FIRST, a) + mid + f.slice(b);
+    this.setFlat(a === 0 ? mid + f.slice(b) : b === f.length ? f.slice(0, a) + mid : f.slice(0, a) + mid + f.slice(b), n);
+  }
+
+  private setFlat(f: string, n: number): void {
+    this.f = f;
     this.length = n;
-    this.lpBytes = total;
+    this.lpBytes = f.length + LP_HDR;
   }
 
   // ------------------------------------------------------------------ chunk housekeeping
@@ -587,7 +600,7 @@ export class ListValue implements TypedValue {
 
   pushTail(v: Elem): void {
     if (this.f !== null) {
-      if (this.fits(v)) return this.splice(this.f.length - 1, this.f.length - 1, entryOf(v), this.length + 1);
+      if (this.fits(v)) return this.setFlat(this.f + entryOf(v), this.length + 1);
       this.unflat();
     }
     const cs = this.chunks;
@@ -607,7 +620,7 @@ export class ListValue implements TypedValue {
 
   pushHead(v: Elem): void {
     if (this.f !== null) {
-      if (this.fits(v)) return this.splice(LP_FIRST, LP_FIRST, entryOf(v), this.length + 1);
+      if (this.fits(v)) return this.setFlat(entryOf(v) + this.f, this.length + 1);
       this.unflat();
     }
     const cs = this.chunks;
@@ -641,8 +654,8 @@ export class ListValue implements TypedValue {
   popHead(): Elem {
     const f = this.f;
     if (f !== null) {
-      const v = elemAt(f, LP_FIRST);
-      this.splice(LP_FIRST, nextEntry(f, LP_FIRST), '', this.length - 1);
+      const v = elemAt(f, 0);
+      this.setFlat(f.slice(nextEntry(f, 0)), this.length - 1);
       return v;
     }
     if (this.sid !== 0) this.mark(this.pos, 1);
@@ -673,9 +686,9 @@ export class ListValue implements TypedValue {
   popTail(): Elem {
     const f = this.f;
     if (f !== null) {
-      const o = prevEntry(f, f.length - 1);
+      const o = prevEntry(f, f.length);
       const v = elemAt(f, o);
-      this.splice(o, f.length - 1, '', this.length - 1);
+      this.setFlat(f.slice(0, o), this.length - 1);
       return v;
     }
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
@@ -783,9 +796,7 @@ export class ListValue implements TypedValue {
       const n = this.length - left - right;
       const a = this.offsetOf(left);
       const b = n === 0 ? a : this.offsetOf(left + n);
-      this.f = header(LP_FIRST + (b - a) + 1, n, f) + f.slice(a, b) + '\xff';
-      this.length = n;
-      this.lpBytes = this.f.length;
+      this.setFlat(f.slice(a, b), n);
       return;
     }
     for (let k = 0; k < left; k++) this.popHead();
@@ -868,13 +879,13 @@ export class ListValue implements TypedValue {
     // Cut entries as [start, end) offset pairs, in scan order.
     const cuts: number[] = [];
     if (count >= 0) {
-      for (let k = 0, o = LP_FIRST; k < n && cuts.length < 2 * limit; k++) {
+      for (let k = 0, o = 0; k < n && cuts.length < 2 * limit; k++) {
         const next = nextEntry(f, o);
         if (entryEquals(f, o, s, b)) cuts.push(o, next);
         o = next;
       }
     } else {
-      for (let k = 0, o = f.length - 1; k < n && cuts.length < 2 * limit; k++) {
+      for (let k = 0, o = f.length; k < n && cuts.length < 2 * limit; k++) {
         const prev = prevEntry(f, o);
         if (entryEquals(f, prev, s, b)) cuts.push(prev, o);
         o = prev;
@@ -883,7 +894,7 @@ export class ListValue implements TypedValue {
     const removed = cuts.length >> 1;
     if (removed === 0) return 0;
     let body = '';
-    let last = LP_FIRST;
+    let last = 0;
     const fwd = count >= 0;
     for (let k = 0; k < removed; k++) {
       const j = fwd ? 2 * k : 2 * (removed - 1 - k);
@@ -891,9 +902,7 @@ export class ListValue implements TypedValue {
       last = cuts[j + 1];
     }
     body += f.slice(last);
-    this.f = header(LP_FIRST + body.length, n - removed, f) + body;
-    this.length = n - removed;
-    this.lpBytes = this.f.length;
+    this.setFlat(body, n - removed);
     return removed;
   }
 }
