@@ -48,6 +48,13 @@ export { BIG_ELEMENT, type Elem };
 const CHUNK_MAX = 128;
 const CHUNK_BYTES = 8192;
 
+/** Result of locate(): chunk index and offset in it (read at once; perf: not two fields per list). */
+let locC = 0;
+let locJ = 0;
+
+/** The chunks of every flat list (none; perf: no array per small list). Never written. */
+const NO_CHUNKS: never[] = [];
+
 /** Disjoint ranges of changed positions: at most MAX_RANGES, nearest ones merged beyond. */
 const MAX_RANGES = 32;
 
@@ -247,7 +254,7 @@ export class ListValue implements TypedValue {
    * is a store, not an unshift (which moves every chunk: O(N/128) per LPUSH on a long list).
    * Operations in the middle (LSET, LINSERT, LREM...) first compact() to h = 0.
    */
-  private chunks: Chunk[] = [];
+  private chunks: Chunk[] = NO_CHUNKS;
   private h = 0;
   length = 0;
   /** Bytes of these elements as one listpack (the flat string's length while flat). */
@@ -259,9 +266,6 @@ export class ListValue implements TypedValue {
   private f: string | null = '';
   /** list-max-listpack-size as last given (growCheck / shrinkCheck). */
   private fill = -2;
-  /** Result of locate(): chunk index and offset in it. */
-  private locC = 0;
-  private locJ = 0;
 
   /** `capacity` is a hint only (kept for callers that know the final size). */
   constructor(capacity = 0) {
@@ -288,6 +292,7 @@ export class ListValue implements TypedValue {
   static forLoad(): ListValue {
     const l = new ListValue();
     l.f = null;
+    l.chunks = [];
     return l;
   }
 
@@ -322,6 +327,7 @@ export class ListValue implements TypedValue {
       return l;
     }
     l.f = null;
+    l.chunks = [];
     const cs = this.chunks;
     for (let k = this.h; k < cs.length; k++) {
       const c = cs[k];
@@ -357,14 +363,14 @@ export class ListValue implements TypedValue {
     if (i < this.length - i) {
       let c = h;
       while (i >= cs[c].n) i -= cs[c++].n;
-      this.locC = c - h;
-      this.locJ = i;
+      locC = c - h;
+      locJ = i;
     } else {
       let c = cs.length - 1;
       let k = this.length - 1 - i;
       while (k >= cs[c].n) k -= cs[c--].n;
-      this.locC = c - h;
-      this.locJ = cs[c].n - 1 - k;
+      locC = c - h;
+      locJ = cs[c].n - 1 - k;
     }
   }
 
@@ -403,8 +409,8 @@ export class ListValue implements TypedValue {
     const fromEnd = this.length - 1 - i;
     if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
     this.locate(i);
-    const c = cs[this.h + this.locC];
-    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(text(c), this.locJ);
+    const c = cs[this.h + locC];
+    return c.a !== null ? c.a[c.lo + locJ] : packedAt(text(c), locJ);
   }
 
   /**
@@ -434,8 +440,8 @@ export class ListValue implements TypedValue {
     this.locate(from);
     const cs = this.chunks;
     const h = this.h;
-    let c = h + this.locC;
-    let j = this.locJ;
+    let c = h + locC;
+    let j = locJ;
     let i = from;
     if (from <= to) {
       for (; c < cs.length; c++, j = 0) {
@@ -511,7 +517,7 @@ export class ListValue implements TypedValue {
     buildFill = this.fill;
     if (this.scan(0, this.length - 1, addToBuilder) >= 0) return;
     this.f = builtEntries();
-    this.chunks = [];
+    this.chunks = NO_CHUNKS;
     this.h = 0;
     this.lpBytes = this.f.length + LP_HDR;
   }
@@ -527,6 +533,7 @@ export class ListValue implements TypedValue {
     const sid = this.sid;
     const pos = this.pos;
     this.f = null;
+    this.chunks = [];
     this.length = 0;
     this.lpBytes = LP_HDR;
     this.sid = 0;
@@ -723,11 +730,11 @@ export class ListValue implements TypedValue {
     }
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
     const a = flat(ch);
-    const old = a[this.locJ];
-    a[this.locJ] = v;
+    const old = a[locJ];
+    a[locJ] = v;
     ch.bytes += v.length - old.length;
     this.lpBytes += lpEntrySize(v) - lpEntrySize(old);
     this.reshape(c);
@@ -755,9 +762,9 @@ export class ListValue implements TypedValue {
     // Insert before the element now at i, in its chunk.
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
-    flat(ch).splice(this.locJ, 0, v);
+    flat(ch).splice(locJ, 0, v);
     ch.n++;
     ch.bytes += v.length;
     this.length++;
@@ -779,9 +786,9 @@ export class ListValue implements TypedValue {
     }
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
-    const v = flat(ch).splice(this.locJ, 1)[0];
+    const v = flat(ch).splice(locJ, 1)[0];
     ch.n--;
     ch.bytes -= v.length;
     this.length--;
