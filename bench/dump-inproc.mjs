@@ -1,5 +1,5 @@
-// In-process CPU per DUMP / RESTORE of a 100-byte string and a 100-field hash, through the
-// dispatcher (no socket), for one build or two alternated (before/after):
+// In-process CPU per DUMP / RESTORE of a 100-byte string, a 100-field hash and lists of 5 and
+// 100 elements, through the dispatcher (no socket), for one build or two alternated (before/after):
 //   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5)
 import { inProcess, cpuMicros } from './inproc.mjs';
 
@@ -24,7 +24,12 @@ async function setup(dist) {
   run(['SET', 'bs', 'v'.repeat(100)]);
   const f = []; for (let i = 0; i < 100; i++) f.push(`field:${i}`, `value:${i}`);
   run(['HSET', 'bh', ...f]);
+  run(['RPUSH', 'bl5', 'job:1', '2', 'hello', '12345', 'world']);
+  const l100 = []; for (let i = 0; i < 100; i++) l100.push(i % 2 ? `item-${i}` : String(i * 37));
+  run(['RPUSH', 'bl100', ...l100]);
   const db = engine.dbs[0];
+  const pl5 = Buffer.from(dumpPayload(db.map.get('bl5').v, encodeOptions(engine)));
+  const pl100 = Buffer.from(dumpPayload(db.map.get('bl100').v, encodeOptions(engine)));
   const ps = Buffer.from(dumpPayload(db.map.get('bs').v, encodeOptions(engine)));
   const ph = Buffer.from(dumpPayload(db.map.get('bh').v, encodeOptions(engine)));
   const tests = {
@@ -32,6 +37,10 @@ async function setup(dist) {
     'RESTORE string': argvOf(['RESTORE', 'rs', '0', ps, 'REPLACE']),
     'DUMP hash': argvOf(['DUMP', 'bh']),
     'RESTORE hash': argvOf(['RESTORE', 'rh', '0', ph, 'REPLACE']),
+    'DUMP list 5': argvOf(['DUMP', 'bl5']),
+    'RESTORE list 5': argvOf(['RESTORE', 'rl5', '0', pl5, 'REPLACE']),
+    'DUMP list 100': argvOf(['DUMP', 'bl100']),
+    'RESTORE list 100': argvOf(['RESTORE', 'rl100', '0', pl100, 'REPLACE']),
   };
   return { client, execute, NULL_SINK, tests };
 }
