@@ -39,7 +39,7 @@
 import { T, type TypedValue } from '../db.js';
 import { LP_HDR, allowInsert, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
 import {
-  BIG_ELEMENT, builder, builtEntries, elemAt, entryEquals, entryOf, listpackOf, nextEntry, prevEntry,
+  BIG_ELEMENT, NEXT, builder, builtEntries, elemAt, elemNext, entryEquals, entryOf, listpackOf, nextEntry, prevEntry,
   type Elem,
 } from './list-flat.js';
 
@@ -425,8 +425,9 @@ export class ListValue implements TypedValue {
       if (from <= to) {
         const last = Math.min(to, this.length - 1);
         for (let i = from; i <= last; i++) {
-          if (fn(elemAt(f, o), i) === true) return i;
-          o = nextEntry(f, o);
+          const e = elemNext(f, o);
+          o = NEXT;
+          if (fn(e, i) === true) return i;
         }
       } else {
         const last = Math.max(to, 0);
