@@ -19,7 +19,8 @@
  * above (no copy of big values into strings; a chunk holding one stays open). `Elem` below.
  *
  * Flat form (list-flat.ts): while the list fits the one quicklist node Redis 7.0 would hold
- * it in, it is that node's listpack bytes in one latin1 string, and no chunk exists. Redis's
+ * it in, it is that node's listpack (its entries in one latin1 string; the header and end
+ * byte follow from them), and no chunk exists. Redis's
  * rules, with list-max-listpack-size as last given to growCheck/shrinkCheck:
  *   a push (or an insert) goes into the node when _quicklistNodeAllowInsert allows it (the
  *     node's bytes + the element's raw length + 8 within the node limit); otherwise Redis
@@ -257,7 +258,7 @@ export class ListValue implements TypedValue {
   private chunks: Chunk[] = NO_CHUNKS;
   private h = 0;
   length = 0;
-  /** Bytes of these elements as one listpack (the flat string's length while flat). */
+  /** Bytes of these elements as one listpack (exact while flat: the entries + 7). */
   lpBytes = LP_HDR;
   /**
    * The flat form while the list fits one node, else null (chunked): the listpack's entries;
@@ -490,7 +491,8 @@ export class ListValue implements TypedValue {
 
   /**
    * Before adding elements (their raw lengths sum to `addBytes`, `addCount` of them): the
-   * node limit to apply. Each push then checks its own element, as quicklist does.
+   * node limit to apply. Each push then checks its own element, as quicklist does (the sums
+   * are not needed for that; the signature is the callers').
    */
   growCheck(addBytes: number, addCount: number, fill: number): void {
     void addBytes;
