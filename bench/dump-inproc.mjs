@@ -1,6 +1,6 @@
-// In-process CPU per DUMP / RESTORE of a 100-byte string and a 100- and a 5-field hash (and
-// HGET/HGETALL/HSET on them), through the
-// dispatcher (no socket), for one build or two alternated (before/after):
+// In-process CPU per DUMP / RESTORE of a 100-byte string, a 100- and a 5-field hash (and
+// HGET/HGETALL/HSET on them) and lists of 5 and 100 elements, through the dispatcher (no
+// socket), for one build or two alternated (before/after):
 //   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5)
 import { inProcess, cpuMicros } from './inproc.mjs';
 
@@ -26,7 +26,12 @@ async function setup(dist) {
   const f = []; for (let i = 0; i < 100; i++) f.push(`field:${i}`, `value:${i}`);
   run(['HSET', 'bh', ...f]);
   run(['HSET', 'bh5', ...f.slice(0, 10)]);
+  run(['RPUSH', 'bl5', 'job:1', '2', 'hello', '12345', 'world']);
+  const l100 = []; for (let i = 0; i < 100; i++) l100.push(i % 2 ? `item-${i}` : String(i * 37));
+  run(['RPUSH', 'bl100', ...l100]);
   const db = engine.dbs[0];
+  const pl5 = Buffer.from(dumpPayload(db.map.get('bl5').v, encodeOptions(engine)));
+  const pl100 = Buffer.from(dumpPayload(db.map.get('bl100').v, encodeOptions(engine)));
   const ps = Buffer.from(dumpPayload(db.map.get('bs').v, encodeOptions(engine)));
   const ph = Buffer.from(dumpPayload(db.map.get('bh').v, encodeOptions(engine)));
   const ph5 = Buffer.from(dumpPayload(db.map.get('bh5').v, encodeOptions(engine)));
@@ -40,6 +45,10 @@ async function setup(dist) {
     'HGET hash 100': argvOf(['HGET', 'bh', 'field:50']),
     'HGETALL hash 100': argvOf(['HGETALL', 'bh']),
     'HSET hash 5 (update)': argvOf(['HSET', 'bh5', 'field:3', 'value:x']),
+    'DUMP list 5': argvOf(['DUMP', 'bl5']),
+    'RESTORE list 5': argvOf(['RESTORE', 'rl5', '0', pl5, 'REPLACE']),
+    'DUMP list 100': argvOf(['DUMP', 'bl100']),
+    'RESTORE list 100': argvOf(['RESTORE', 'rl100', '0', pl100, 'REPLACE']),
   };
   return { client, execute, NULL_SINK, tests };
 }

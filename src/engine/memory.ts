@@ -148,8 +148,13 @@ function dictCharge(count: number, perElement: number): number {
   return DICT + slots * 8 + count * (DICT_ENTRY + perElement);
 }
 
+/** sizeof(quicklist) and sizeof(quicklistNode) in 7.0. */
+const QUICKLIST = 48;
+const QL_NODE = 32;
+
 function listCharge(l: ListValue): number {
-  if (l.encoding() === 'listpack') return ROBJ + mallocSize(l.lpBytes);
+  // A flat list is one node: objectComputeSize's sum, exact.
+  if (l.entries !== null) return ROBJ + QUICKLIST + QL_NODE + mallocSize(l.lpBytes);
   // quicklist: the struct, one node per 8 KB of listpack (fill -2), the listpacks themselves.
   const nodes = Math.max(1, Math.ceil(l.lpBytes / 8192));
   return ROBJ + 40 + nodes * 32 + l.lpBytes + nodes * 8;

@@ -22,7 +22,7 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode, lpDecodeInto } from './listpack.js';
+import { type LpElem, elemText, lpDecode, lpDecodeInto, lpValidate } from './listpack.js';
 import { RdbReader, strtod } from './reader.js';
 import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
 import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
@@ -179,15 +179,17 @@ export function intsetDecode(b: Buffer): string[] {
  */
 const SCRATCH: LpElem[] = [];
 
+/** Largest one-node list kept flat as loaded (a bigger node's pops would copy too much). */
+const FLAT_MAX = 65536;
+
 function buildList(elems: ReadonlyArray<string | Buffer>, lim: DecodeLimits, n = elems.length): ListValue {
-  const l = new ListValue();
+  const l = ListValue.forLoad();
   for (let i = 0; i < n; i++) {
     const e = elems[i];
-    const el = typeof e === 'string' ? elemFromStr(e) : elemOf(e);
-    l.growCheck(el.length, 1, lim.listFill);
-    l.pushTail(el);
+    l.pushTail(typeof e === 'string' ? elemFromStr(e) : elemOf(e));
   }
   if (l.length === 0) bad('empty list');
+  l.loadDone(lim.listFill);
   return l;
 }
 
@@ -607,10 +609,14 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
     case RDB_TYPE.LIST_QUICKLIST_2: {
       const nodes = r.len();
       if (nodes === 1 && type === RDB_TYPE.LIST_QUICKLIST_2 && r.p < r.end && r.b[r.p] === 2) {
-        // perf: the usual small list (one listpack node), without the array of all elements.
+        // The usual small list: one listpack node, kept as its bytes (Redis keeps the node as
+        // loaded, whatever its size); past FLAT_MAX it is cut into chunks.
         r.p++;
         const b = r.span();
-        const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
+        const n = lpValidate(b, r.s0, r.s1);
+        if (n === 0) bad('empty list');
+        if (r.s1 - r.s0 <= FLAT_MAX) return ListValue.fromEntries(b.latin1Slice(r.s0 + 6, r.s1 - 1), n);
+        lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
         return buildList(SCRATCH as string[], lim, n);
       }
       const out: string[] = [];

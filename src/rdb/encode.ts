@@ -16,6 +16,7 @@
  */
 import { T, type Entry, type TypedValue } from '../engine/db.js';
 import type { ListValue } from '../engine/ds/list.js';
+import { allowInsert } from '../engine/ds/listpack.js';
 import type { SetValue } from '../engine/ds/set.js';
 import { int64Of } from '../engine/ds/set.js';
 import type { HashValue } from '../engine/ds/hash.js';
@@ -75,21 +76,6 @@ function typeAndKey(w: RdbWriter, type: number, key: string | undefined): void {
 
 // ---------------------------------------------------------------- lists
 
-const SIZE_SAFETY_LIMIT = 8192;
-const SIZE_ESTIMATE_OVERHEAD = 8;
-const OPTIMIZATION_LEVEL = [4096, 8192, 16384, 32768, 65536];
-
-/** quicklist.c _quicklistNodeAllowInsert (7.0) for a node of `sz` bytes, `count` elements. */
-function allowInsert(nodeSz: number, count: number, fill: number, elemSz: number): boolean {
-  const newSz = nodeSz + elemSz + SIZE_ESTIMATE_OVERHEAD;
-  if (fill < 0) {
-    const off = -fill - 1;
-    if (off < OPTIMIZATION_LEVEL.length && newSz <= OPTIMIZATION_LEVEL[off]) return true;
-  }
-  if (newSz > SIZE_SAFETY_LIMIT) return false;
-  return count < fill;
-}
-
 /** writeList's walk state (perf: one module-level callback instead of a closure per list). */
 let listNodes: Buffer[] | null = null;
 let listCount = 0;
@@ -107,6 +93,14 @@ function packListElem(e: string | Buffer): void {
 
 function writeList(w: RdbWriter, l: ListValue, opt: EncodeOptions, key?: string): void {
   typeAndKey(w, RDB_TYPE.LIST_QUICKLIST_2, key);
+  const flat = l.listpack;
+  if (flat !== null) {
+    // A flat list is its one node's listpack: written as it is (rdbSaveRawString: LZF when it pays).
+    w.len(1);
+    w.len(2); // QUICKLIST_NODE_CONTAINER_PACKED
+    w.string(flat);
+    return;
+  }
   // Node boundaries first (a listpack per node), then the node count, then the nodes.
   listNodes = null;
   listCount = 0;

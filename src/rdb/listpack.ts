@@ -297,11 +297,7 @@ export function lpDecodeText(b: Buffer): string[] {
  * stale (perf: no array per value in an import of a million keys).
  */
 export function lpDecodeInto(b: Buffer, s: number, e: number, text: boolean, out: LpElem[]): number {
-  const n = e - s;
-  if (n < 7) throw new RdbError('listpack too short');
-  if (b.readUInt32LE(s) !== n) throw new RdbError('listpack length mismatch');
-  if (b[e - 1] !== 0xff) throw new RdbError('listpack not terminated');
-  const declared = b.readUInt16LE(s + 4);
+  const declared = lpHeader(b, s, e);
   // perf: one native latin1 conversion of the whole listpack, then substrings (a native call
   // per element cost more than the rest of the decoding).
   const all = b.latin1Slice(s, e);
@@ -357,18 +353,66 @@ export function lpDecodeInto(b: Buffer, s: number, e: number, text: boolean, out
     } else {
       throw new RdbError('listpack bad encoding');
     }
-    p += l;
-    // The back-length must encode l exactly.
-    const bl = backlenSize(l);
-    if (p + bl > end) throw new RdbError('listpack back-length out of range');
-    let v = 0;
-    for (let i = 0; i < bl; i++) {
-      const x = b[p + i];
-      if ((i === 0) !== ((x & 128) === 0) && bl > 1) throw new RdbError('listpack bad back-length');
-      v = v * 128 + (x & 127);
-    }
-    if (v !== l) throw new RdbError('listpack bad back-length');
-    p += bl;
+    p = lpBacklen(b, p + l, l, end);
+  }
+  if (p !== end) throw new RdbError('listpack overrun');
+  if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');
+  return k;
+}
+
+/** Checks the header and end byte of the listpack at b[s, e); returns the declared count. */
+function lpHeader(b: Buffer, s: number, e: number): number {
+  const n = e - s;
+  if (n < 7) throw new RdbError('listpack too short');
+  if (b.readUInt32LE(s) !== n) throw new RdbError('listpack length mismatch');
+  if (b[e - 1] !== 0xff) throw new RdbError('listpack not terminated');
+  return b.readUInt16LE(s + 4);
+}
+
+/**
+ * Checks the back-length at p of an entry whose encoding + data take l bytes (it must encode l
+ * exactly, as lpDecodeBacklen reads it backwards: the first byte without the continuation bit,
+ * the others with it); returns the offset after it.
+ */
+function lpBacklen(b: Buffer, p: number, l: number, end: number): number {
+  const bl = backlenSize(l);
+  if (p + bl > end) throw new RdbError('listpack back-length out of range');
+  let v = 0;
+  for (let i = 0; i < bl; i++) {
+    const x = b[p + i];
+    if ((i === 0) !== ((x & 128) === 0)) throw new RdbError('listpack bad back-length');
+    v = v * 128 + (x & 127);
+  }
+  if (v !== l) throw new RdbError('listpack bad back-length');
+  return p + bl;
+}
+
+/**
+ * Deep validation of the listpack at b[s, e) without decoding it (lpValidateIntegrity, deep):
+ * the same checks as lpDecodeInto, every entry's encoding and back-length within bounds, the
+ * terminator, the count when the header knows it. Returns the element count.
+ */
+export function lpValidate(b: Buffer, s: number, e: number): number {
+  const declared = lpHeader(b, s, e);
+  let k = 0;
+  let p = s + 6;
+  const end = e - 1;
+  while (p < end) {
+    const c = b[p];
+    let l: number; // encoding + data bytes
+    if (c < 0x80) l = 1;
+    else if (c < 0xc0) l = 1 + (c & 0x3f);
+    else if (c < 0xe0) l = 2;
+    else if (c < 0xf0) l = p + 2 > end ? -1 : 2 + (((c & 0x0f) << 8) | b[p + 1]);
+    else if (c === 0xf0) l = p + 5 > end ? -1 : 5 + b.readUInt32LE(p + 1);
+    else if (c === 0xf1) l = 3;
+    else if (c === 0xf2) l = 4;
+    else if (c === 0xf3) l = 5;
+    else if (c === 0xf4) l = 9;
+    else throw new RdbError('listpack bad encoding');
+    if (l < 0 || p + l > end) throw new RdbError('listpack entry out of range');
+    p = lpBacklen(b, p + l, l, end);
+    k++;
   }
   if (p !== end) throw new RdbError('listpack overrun');
   if (declared !== 65535 && declared !== k) throw new RdbError('listpack count mismatch');

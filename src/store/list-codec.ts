@@ -1,8 +1,9 @@
 /**
  * Persistence of lists (the CollectionCodec of ListValue; see codec.ts for the contract).
  *
- * Small lists (at most WHOLE_MAX_LEN elements and WHOLE_MAX_BYTES listpack bytes) are stored
- * whole in their metadata record: [flags u8][varint count]([varint length][bytes])...
+ * Flat lists (one listpack node, ds/list-flat.ts) are stored whole as [F_FLAT][listpack].
+ * Other small lists (at most WHOLE_MAX_LEN elements and WHOLE_MAX_BYTES listpack bytes) are
+ * stored whole in their metadata record: [flags u8][varint count]([varint length][bytes])...
  *
  * Bigger lists are one item record per element:
  *   sub-key = the element's position as a u64, big-endian, 2^63 + pos (so records sort in list
@@ -17,12 +18,19 @@ import { T } from '../engine/db.js';
 import { ListValue, elemBytes, elemOf, type Elem } from '../engine/ds/list.js';
 import type { CollectionCodec, ItemWriter } from './codec.js';
 import { ByteReader, ByteWriter } from './pack.js';
+import { lpValidate } from '../rdb/listpack.js';
 
 const WHOLE_MAX_LEN = 128;
 const WHOLE_MAX_BYTES = 8192;
 
-/** flags: the list uses the listpack encoding (OBJECT ENCODING). */
-const F_PACKED = 1;
+/**
+ * flags: 1 was "listpack encoding" (ignored: data dirs of earlier versions); F_FLAT: the rest
+ * of the record is the flat list's listpack, as it is in memory.
+ */
+const F_FLAT = 2;
+
+/** list-max-listpack-size's default: the node rule for lists loaded from records. */
+const DEFAULT_FILL = -2;
 
 const P32 = 0x100000000;
 
@@ -59,10 +67,18 @@ export const listCodec: CollectionCodec<ListValue> = {
   type: T.LIST,
 
   encodeWhole(v) {
+    const flat = v.listpack;
+    if (flat !== null) {
+      v.changed = null;
+      const b = Buffer.allocUnsafe(1 + flat.length);
+      b[0] = F_FLAT;
+      b.latin1Write(flat, 1);
+      return b;
+    }
     if (v.length > WHOLE_MAX_LEN || v.lpBytes > WHOLE_MAX_BYTES) return null;
     v.changed = null;
     const w = new ByteWriter(v.lpBytes + 16);
-    w.u8(v.encoding() === 'listpack' ? F_PACKED : 0);
+    w.u8(0);
     w.varint(v.length);
     if (v.length > 0) v.scan(0, v.length - 1, (e) => putLen(w, e));
     return w.done();
@@ -72,7 +88,7 @@ export const listCodec: CollectionCodec<ListValue> = {
 
   header(v) {
     const b = Buffer.allocUnsafe(9);
-    b[0] = v.encoding() === 'listpack' ? F_PACKED : 0;
+    b[0] = 0;
     writePos(b, 1, v.pos);
     return b;
   },
@@ -102,21 +118,26 @@ export const listCodec: CollectionCodec<ListValue> = {
   },
 
   decodeWhole(b) {
+    // The listpack is checked as a RESTORE payload is (a data dir is input like any other).
+    if (b.length > 0 && (b[0] & F_FLAT) !== 0) return ListValue.fromEntries(b.latin1Slice(7, b.length - 1), lpValidate(b, 1, b.length));
     const r = new ByteReader(b);
-    const flags = r.u8();
+    r.u8();
     const n = r.varint();
-    const v = new ListValue(n);
+    const v = ListValue.forLoad();
     for (let i = 0; i < n; i++) v.pushTail(elemOf(r.lenBytes()));
-    v.loaded((flags & F_PACKED) !== 0, 0);
+    v.loaded(0);
+    v.loadDone(DEFAULT_FILL);
     return v;
   },
 
   loadBegin(header, size) {
-    const v = new ListValue(size);
+    void size;
+    const v = ListValue.forLoad();
     return {
       add: (_sub, value) => v.pushTail(elemOf(value)),
       end() {
-        v.loaded((header[0] & F_PACKED) !== 0, readPos(header, 1));
+        v.loaded(readPos(header, 1));
+        v.loadDone(DEFAULT_FILL);
         return v;
       },
     };

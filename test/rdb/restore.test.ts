@@ -290,16 +290,70 @@ function streamV3(p: Buffer): Buffer {
   return payload(21, Buffer.concat([head, groups]), 11);
 }
 
-/** A listpack of the given entries (encoding and data), each followed by its back-length. */
-function rawListpack(entries: Buffer[]): Buffer {
+/** A listpack from raw entries (encoding + data bytes; the back-length is added), count as given. */
+function rawListpack(entries: (Buffer | number[])[], count = entries.length): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
-    if (e.length > 127) throw new Error('short entries only');
-    parts.push(e, Buffer.from([e.length]));
+    const l = e.length;
+    if (l > 16383) throw new Error('entries of up to 16383 bytes only');
+    const bl = l <= 127 ? [l] : [l >>> 7, (l & 127) | 128];
+    parts.push(Buffer.from(e), Buffer.from(bl));
   }
   const body = Buffer.concat(parts);
   const hdr = Buffer.alloc(6);
   hdr.writeUInt32LE(6 + body.length + 1, 0);
-  hdr.writeUInt16LE(entries.length, 4);
+  hdr.writeUInt16LE(count, 4);
   return Buffer.concat([hdr, body, Buffer.from([0xff])]);
 }
+
+/** A one-node quicklist 2 payload (RDB_TYPE_LIST_QUICKLIST_2, a packed node). */
+function oneNode(lp: Buffer): Buffer {
+  return payload(18, Buffer.concat([len(1), len(2), str(lp)]), 10);
+}
+
+describe('RESTORE: one-node quicklist 2 lists, kept as their listpack', () => {
+  it('valid but unusual listpacks (non-canonical integers, unknown count) come back byte for byte, and edit as Redis', async () => {
+    const s12 = [0x82, 0x31, 0x32]; // "12" as a string
+    const wide5 = [0xf4, 5, 0, 0, 0, 0, 0, 0, 0]; // 5 as a 64-bit integer
+    const neg = [0xf1, 0xfe, 0xff]; // -2 as a 16-bit integer
+    for (const lp of [rawListpack([s12, wide5, neg]), rawListpack([s12, wide5], 65535), rawListpack([[0x7f], [0xc0 | 0x1f, 0xff]])]) {
+      const p = oneNode(lp);
+      await both(p);
+      assert.ok((await o.dumpBuffer('k'))!.equals((await r.dumpBuffer('k'))!), `DUMP after RESTORE of ${lp.toString('hex')}`);
+      for (const c of [o, r]) {
+        await c.rpush('k', '7', 'x');
+        await c.lset('k', 1, 'changed');
+        await c.lpop('k');
+      }
+      assert.ok((await o.dumpBuffer('k'))!.equals((await r.dumpBuffer('k'))!), `DUMP after edits of ${lp.toString('hex')}`);
+    }
+  });
+
+  it('corrupt listpacks are refused as redis-server refuses them (sanitize-dump-payload yes), nothing stored', async () => {
+    await r.config('SET', 'sanitize-dump-payload', 'yes');
+    try {
+      const ok = rawListpack([[0x81, 0x61], [0x05]]);
+      const variants: [string, Buffer][] = [
+        ['1-byte back-length with its continuation bit', (() => { const b = Buffer.from(ok); b[8] |= 0x80; return b; })()],
+        ['count in the header wrong', (() => { const b = Buffer.from(ok); b[4] = 3; return b; })()],
+        ['total bytes wrong', (() => { const b = Buffer.from(ok); b[0]++; return b; })()],
+        ['no end byte', (() => { const b = Buffer.from(ok); b[b.length - 1] = 0xfe; return b; })()],
+        ['string past the end', rawListpack([[0x85, 0x61]])],
+        ['unknown encoding', rawListpack([[0xf5]])],
+        ['back-length too long for the entry', (() => { const b = Buffer.from(ok); b[8] = 3; return b; })()],
+        ['32-bit string length past the end', rawListpack([[0xf0, 0xff, 0xff, 0xff, 0x7f, 0x61]])],
+        ['empty node', rawListpack([])],
+      ];
+      for (const [what, lp] of variants) {
+        const p = oneNode(lp);
+        await Promise.all([o.del('bad'), r.del('bad')]);
+        const [eo, er] = await Promise.all([o.restore('bad', 0, p).catch((e) => String(e)), r.restore('bad', 0, p).catch((e) => String(e))]);
+        assert.equal(eo, er, what);
+        assert.match(String(eo), /Bad data format/, what);
+        assert.equal(await o.exists('bad'), 0, what);
+      }
+    } finally {
+      await r.config('SET', 'sanitize-dump-payload', 'no');
+    }
+  });
+});

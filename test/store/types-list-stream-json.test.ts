@@ -213,13 +213,15 @@ for (const mode of ['always', 'everysec'] as const) {
       let n = open(dir, mode);
       const rnd = prng(mode === 'always' ? 1 : 2);
       let model: string[] = [];
-      for (let i = 0; i < 600; i++) model.push('i' + i);
+      // 24-byte elements: 600 of them are past one listpack node, so the list is stored as
+      // records (a list that fits one node is stored whole, as its listpack).
+      for (let i = 0; i < 600; i++) model.push(('i' + i).padEnd(24, '.'));
       n.run('RPUSH', 'l', ...model);
       let next = 0;
       for (let round = 0; round < 12; round++) {
         for (let k = 0; k < 40; k++) {
           const len = model.length;
-          const v = 'v' + next++;
+          const v = ('v' + next++).padEnd(24, '.');
           let op = rnd(10);
           // LREM shifts much of the list: rarely, so that it does not hide what others wrote.
           if (op === 6 && rnd(3) !== 0) op = 4;
@@ -254,7 +256,7 @@ for (const mode of ['always', 'everysec'] as const) {
           }
           // Refill so that the list stays big enough to be stored as records.
           if (model.length < 200) {
-            const more = Array.from({ length: 300 }, (_, j) => `r${next}-${j}`);
+            const more = Array.from({ length: 300 }, (_, j) => `r${next}-${j}`.padEnd(24, '.'));
             next++;
             n.run('RPUSH', 'l', ...more);
             model.push(...more);
@@ -448,7 +450,8 @@ describe('a write costs the same on a 100,000-element value as on a small one', 
       batch.push('element-' + i);
       if (batch.length === 1000) n.run('RPUSH', 'biglist', ...batch.splice(0));
     }
-    n.run('RPUSH', 'smalllist', ...Array.from({ length: 200 }, (_, i) => 'element-' + i));
+    // 200 elements of 60 bytes: past one listpack node (stored as records, not whole).
+    n.run('RPUSH', 'smalllist', ...Array.from({ length: 200 }, (_, i) => ('element-' + i).padEnd(60, '.')));
     for (let i = 1; i <= N; i++) n.run('XADD', 'bigstream', `${i}-0`, 'field', 'value-' + i);
     for (let i = 1; i <= 150; i++) n.run('XADD', 'smallstream', `${i}-0`, 'field', 'value-' + i);
     for (const k of ['bigstream', 'smallstream']) n.run('XGROUP', 'CREATE', k, 'g', '0');

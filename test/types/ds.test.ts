@@ -12,6 +12,9 @@ import { SetValue } from '../../dist/engine/ds/set.js';
 import { ListValue } from '../../dist/engine/ds/list.js';
 import { DenseTable } from '../../dist/engine/ds/dense.js';
 import { lpEntrySize, LP_HDR } from '../../dist/engine/ds/listpack.js';
+import { LpWriter } from '../../dist/rdb/listpack.js';
+import '../../dist/store/codec.js'; // first: the codec registry imports list-codec.js
+import { listCodec } from '../../dist/store/list-codec.js';
 import { ldAdd, formatHuman, parseLongDouble, ldIsFinite } from '../../dist/engine/ds/long-double.js';
 
 const HL = { maxEntries: 512, maxValue: 64 };
@@ -265,6 +268,7 @@ describe('ListValue', () => {
           }
           assert.equal(removed, n);
         }
+        if (r() < 0.05) l.shrinkCheck(-2); // back to flat when small (conversions both ways)
         assert.equal(l.length, model.length);
         if (step % 500 === 0 || step === 19999) {
           for (let i = 0; i < model.length; i++) assert.equal(l.get(i), model[i], `seed ${seed} step ${step} index ${i}`);
@@ -347,42 +351,120 @@ describe('ListValue', () => {
     assert.equal(l.length, 1000);
   });
 
-  it('listpack / quicklist by size (fill -2) and by count (fill 4); OBJECT ENCODING says quicklist (Redis 7.0)', () => {
+  it('flat while one quicklist node holds it (7.0 _quicklistNodeAllowInsert), chunked past it, flat again at half a node', () => {
+    const flat = (l: InstanceType<typeof ListValue>) => l.listpack !== null;
     assert.equal(new ListValue().encoding(), 'quicklist');
+    // fill -2 (8 KB): a push goes in while node bytes + element length + 8 <= 8192.
     const l = new ListValue();
-    l.growCheck(8185, 1, -2); // 7 + 8185 = 8192: still fits
-    assert.equal(l.isPacked, true);
-    l.growCheck(8186, 1, -2); // 7 + 8186 > 8192
-    assert.equal(l.isPacked, false);
+    l.growCheck(8000, 1, -2);
+    l.pushTail('a'.repeat(8000)); // 7 + 5 + 8000 + 2 = 8014 bytes
+    assert.equal(l.listpack!.length, 8014);
+    l.pushHead('b'.repeat(170)); // 8014 + 170 + 8 = 8192
+    assert.equal(flat(l), true);
+    const l2 = l.clone();
+    l.pushTail('c'); // 8014 + 173 + 1 + 8 > 8192
+    assert.equal(flat(l), false);
+    assert.deepEqual([l.get(0), l.get(1), l.get(2)], ['b'.repeat(170), 'a'.repeat(8000), 'c']);
+    l2.insert(1, 'c'); // the same rule for LINSERT
+    assert.equal(flat(l2), false);
+    assert.equal(l2.get(1), 'c');
+    // LSET changes the node in place whatever it grows to (7.0 does not split for it).
+    const s = new ListValue();
+    for (let i = 0; i < 70; i++) s.pushTail('x'.repeat(100));
+    s.set(0, 'y'.repeat(4000));
+    assert.equal(flat(s), true);
+    assert.equal(s.get(0), 'y'.repeat(4000));
+    // By count (fill 4): four elements, then chunked; flat again at two.
     const c = new ListValue();
     for (let i = 0; i < 4; i++) {
       c.growCheck(1, 1, 4);
       c.pushTail('a');
     }
-    assert.equal(c.isPacked, true);
+    assert.equal(flat(c), true);
     c.growCheck(1, 1, 4);
     c.pushTail('a');
-    assert.equal(c.isPacked, false);
+    assert.equal(flat(c), false);
     c.popTail();
     c.popTail();
     c.shrinkCheck(4);
-    assert.equal(c.isPacked, false);
+    assert.equal(flat(c), false);
     c.popTail();
     c.shrinkCheck(4);
-    assert.equal(c.isPacked, true);
+    assert.equal(flat(c), true);
+    assert.equal(c.listpack, '\x0d\x00\x00\x00\x02\x00\x81a\x02\x81a\x02\xff');
     const big = new ListValue();
     for (let i = 0; i < 3000; i++) {
       big.growCheck(1, 1, -2);
       big.pushTail('x');
     }
-    assert.equal(big.isPacked, false); // 3 bytes per entry
+    assert.equal(flat(big), false); // 3 bytes per entry
     while (big.lpBytes > 4096) big.popHead();
     big.shrinkCheck(-2);
-    assert.equal(big.isPacked, true);
+    assert.equal(flat(big), true);
+    assert.equal(big.listpack!.length, big.lpBytes);
     const cl = big.clone();
     cl.pushTail('y');
     assert.equal(cl.length, big.length + 1);
-    assert.equal(cl.isPacked, true);
+    assert.equal(flat(cl), true);
+    // A bulk load is flat when tail pushes make one node.
+    const ld = ListValue.forLoad();
+    for (let i = 0; i < 10; i++) ld.pushTail(String(i * 1000));
+    ld.loadDone(-2);
+    assert.equal(flat(ld), true);
+    assert.equal(ld.get(9), '9000');
+  });
+
+  it('the flat form is the listpack lpAppend builds, whatever the edits', () => {
+    const r = rng(11);
+    const vals = ['a', '7', '-1', '4095', '-4097', '32767', '8388607', '2147483647', '2147483648', '-9223372036854775808',
+      '9223372036854775807', '9223372036854775808', '007', '+1', '', 'é', 'z'.repeat(63), 'z'.repeat(64), 'w'.repeat(4095), 'w'.repeat(4096)];
+    const ref = new LpWriter();
+    for (let round = 0; round < 300; round++) {
+      const l = new ListValue();
+      l.growCheck(0, 0, -5);
+      const model: string[] = [];
+      for (let k = 0; k < 12; k++) {
+        const v = vals[Math.floor(r() * vals.length)];
+        const op = Math.floor(r() * 6);
+        if (op === 0) { l.pushHead(v); model.unshift(v); }
+        else if (op <= 2) { l.pushTail(v); model.push(v); }
+        else if (op === 3 && model.length) { const i = Math.floor(r() * model.length); l.set(i, v); model[i] = v; }
+        else if (op === 4 && model.length > 2) { l.trim(1, 1); model.shift(); model.pop(); }
+        else if (op === 5 && model.length) { const t = model[0]; const n = l.removeEqual(t, b(t), -1); assert.equal(n, 1); model.splice(model.lastIndexOf(t), 1); }
+      }
+      if (l.listpack === null) continue;
+      ref.start();
+      for (const m of model) ref.str(b(m));
+      assert.equal(l.listpack, ref.finish().toString('latin1'), `round ${round}`);
+      const back: string[] = [];
+      if (model.length) l.scan(model.length - 1, 0, (e) => { back.push(typeof e === 'string' ? e : e.toString('latin1')); });
+      assert.deepEqual(back, model.slice().reverse());
+    }
+  });
+
+  it('store codec: a flat list is stored as its listpack; records of earlier versions still load; a bad listpack is refused', () => {
+    const l = new ListValue();
+    l.pushTail('a');
+    l.pushTail('12');
+    const whole = listCodec.encodeWhole(l)!;
+    assert.equal(whole[0], 2);
+    assert.equal(whole.subarray(1).toString('latin1'), l.listpack);
+    const back = listCodec.decodeWhole(whole);
+    assert.equal(back.listpack, l.listpack);
+    assert.equal(back.length, 2);
+    // Earlier versions: [flags (1 = listpack)][varint count]([varint length][bytes])...
+    for (const flags of [0, 1]) {
+      const old = listCodec.decodeWhole(Buffer.from([flags, 2, 1, 0x61, 2, 0x31, 0x32]));
+      assert.equal(old.listpack, l.listpack);
+    }
+    const bad = Buffer.from(whole);
+    bad[bad.length - 2] |= 0x80; // a back-length's continuation bit
+    assert.throws(() => listCodec.decodeWhole(bad));
+    // A list past one node is stored as records, and comes back chunked.
+    const big = new ListValue();
+    for (let i = 0; i < 1000; i++) big.pushTail('e'.repeat(20) + i);
+    assert.equal(big.listpack, null);
+    assert.equal(listCodec.encodeWhole(big), null);
   });
 
   it('listpack entry sizes', () => {

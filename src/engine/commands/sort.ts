@@ -438,7 +438,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
     out.int(0);
     return;
   }
-  const l = new ListValue(outputLen);
+  const l = ListValue.forLoad();
   for (let j = start; j <= end; j++) {
     const k = order[j];
     if (gets.length === 0) l.pushTail(elemFromStr(elems[k]));
@@ -450,7 +450,7 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
     }
   }
   // Stored as one listpack when it fits one node (listTypeTryConversion, LIST_CONV_AUTO).
-  l.growCheck(0, 0, listFill(c.engine));
+  l.loadDone(listFill(c.engine));
   c.db.set(store, l);
   keyEvent(c, N.LIST, 'sortstore', store);
   out.int(outputLen);

@@ -18,15 +18,17 @@
  * Elements are latin1 strings (one char per byte: exact) up to BIG_ELEMENT bytes, Buffers
  * above (no copy of big values into strings; a chunk holding one stays open). `Elem` below.
  *
- * Encoding (OBJECT ENCODING, Redis 7.2+): "listpack" while the elements would fit in one
- * listpack node under list-max-listpack-size, "quicklist" after that. We keep the exact byte
- * size a single listpack would take (`lpBytes`) and apply Redis's two rules:
- *   growing:   convert to quicklist when lpBytes + the raw length of what is being added
- *              exceeds the node limit (listTypeTryConvertListpack);
- *   shrinking: convert back when the list would fit in half a node (listTypeTryConvertQuicklist).
- * Redis additionally requires the quicklist to have a single node to convert back; our chunks
- * are not Redis's nodes, so a list trimmed in the middle may report "listpack" where Redis,
- * holding two small nodes, still reports "quicklist".
+ * Flat form (list-flat.ts): while the list fits the one quicklist node Redis 7.0 would hold
+ * it in, it is that node's listpack (its entries in one latin1 string; the header and end
+ * byte follow from them), and no chunk exists. Redis's
+ * rules, with list-max-listpack-size as last given to growCheck/shrinkCheck:
+ *   a push (or an insert) goes into the node when _quicklistNodeAllowInsert allows it (the
+ *     node's bytes + the element's raw length + 8 within the node limit); otherwise Redis
+ *     starts a second node, and the list here becomes chunked;
+ *   LSET, pops, LREM and LTRIM change the node in place (7.0 never splits for them);
+ *   a chunked list goes back to flat once it fits in half a node (memory; Redis keeps its
+ *     nodes, which a DUMP of the chunked form cuts as tail pushes would, as before).
+ * OBJECT ENCODING says "quicklist" for every list, as Redis 7.0 does.
  *
  * Persistence (src/store/list-codec.ts): a big list is stored one record per element, keyed by
  * its position. Index i lives at position `pos + i`; `pos` moves down on LPUSH and up on LPOP,
@@ -36,16 +38,23 @@
  * its cost on disk is bounded by half the list.
  */
 import { T, type TypedValue } from '../db.js';
-import { LP_HDR, exceedsLimit, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
+import { LP_HDR, allowInsert, lpEntrySize, nodeCountLimit, nodeSizeLimit } from './listpack.js';
+import {
+  BIG_ELEMENT, NEXT, builder, builtEntries, elemAt, elemNext, entryEquals, entryOf, listpackOf, nextEntry, prevEntry,
+  type Elem,
+} from './list-flat.js';
 
-/** A list element: latin1 string (<= BIG_ELEMENT bytes) or Buffer (bigger). */
-export type Elem = string | Buffer;
-
-/** Elements longer than this are kept as Buffers. */
-export const BIG_ELEMENT = 8192;
+export { BIG_ELEMENT, type Elem };
 /** Elements per chunk, and the byte size past which a chunk takes no more. */
 const CHUNK_MAX = 128;
 const CHUNK_BYTES = 8192;
+
+/** Result of locate(): chunk index and offset in it (read at once; perf: not two fields per list). */
+let locC = 0;
+let locJ = 0;
+
+/** The chunks of every flat list (none; perf: no array per small list). Never written. */
+const NO_CHUNKS: never[] = [];
 
 /** Disjoint ranges of changed positions: at most MAX_RANGES, nearest ones merged beyond. */
 const MAX_RANGES = 32;
@@ -246,25 +255,62 @@ export class ListValue implements TypedValue {
    * is a store, not an unshift (which moves every chunk: O(N/128) per LPUSH on a long list).
    * Operations in the middle (LSET, LINSERT, LREM...) first compact() to h = 0.
    */
-  private chunks: Chunk[] = [];
+  private chunks: Chunk[] = NO_CHUNKS;
   private h = 0;
   length = 0;
-  /** Bytes of these elements as one listpack (lpBytes). */
+  /** Bytes of these elements as one listpack (exact while flat: the entries + 7). */
   lpBytes = LP_HDR;
-  /** listpack (true) or quicklist (false) encoding. */
-  private packed = true;
-  /** Result of locate(): chunk index and offset in it. */
-  private locC = 0;
-  private locJ = 0;
+  /**
+   * The flat form while the list fits one node, else null (chunked): the listpack's entries;
+   * its header (total bytes, count) and end byte follow from lpBytes and length (`listpack`).
+   */
+  private f: string | null = '';
+  /** list-max-listpack-size as last given (growCheck / shrinkCheck). */
+  private fill = -2;
 
   /** `capacity` is a hint only (kept for callers that know the final size). */
   constructor(capacity = 0) {
     void capacity;
   }
 
-  /** One listpack node (how it is stored and sized); OBJECT ENCODING says quicklist regardless. */
-  get isPacked(): boolean {
-    return this.packed;
+  /**
+   * A list held flat from the entries of a validated listpack (RESTORE, import, store) of
+   * `count` elements. The header is made from the count: an unknown count (65535) becomes
+   * known, as quicklist's lpLength sets it on load.
+   */
+  static fromEntries(entries: string, count: number): ListValue {
+    const l = new ListValue();
+    l.f = entries;
+    l.length = count;
+    l.lpBytes = entries.length + LP_HDR;
+    return l;
+  }
+
+  /**
+   * An empty list that takes pushes chunked (a bulk load: pushing into a flat list copies the
+   * listpack each time); `loadDone` makes it flat after when it fits one node.
+   */
+  static forLoad(): ListValue {
+    const l = new ListValue();
+    l.f = null;
+    l.chunks = [];
+    return l;
+  }
+
+  /** After a bulk load: flat when the elements, pushed at the tail, make one node (as in Redis). */
+  loadDone(fill: number): void {
+    this.fill = fill;
+    if (this.f === null) this.tryFlat();
+  }
+
+  /** The listpack bytes (a latin1 string) while the list is flat (one node), else null. */
+  get listpack(): string | null {
+    return this.f === null ? null : listpackOf(this.f, this.length);
+  }
+
+  /** The listpack's entries while the list is flat, else null. */
+  get entries(): string | null {
+    return this.f;
   }
 
   /** Redis 7.0 reports every list as a quicklist (7.2 shows small ones as listpack). */
@@ -274,6 +320,15 @@ export class ListValue implements TypedValue {
 
   clone(): ListValue {
     const l = new ListValue();
+    l.fill = this.fill;
+    if (this.f !== null) {
+      l.f = this.f;
+      l.length = this.length;
+      l.lpBytes = this.lpBytes;
+      return l;
+    }
+    l.f = null;
+    l.chunks = [];
     const cs = this.chunks;
     for (let k = this.h; k < cs.length; k++) {
       const c = cs[k];
@@ -285,13 +340,11 @@ export class ListValue implements TypedValue {
     }
     l.length = this.length;
     l.lpBytes = this.lpBytes;
-    l.packed = this.packed;
     return l;
   }
 
-  /** After loading (src/store): the stored encoding and position of index 0. */
-  loaded(packed: boolean, pos: number): void {
-    this.packed = packed;
+  /** After loading (src/store): the position of index 0. */
+  loaded(pos: number): void {
     this.pos = pos;
     this.diskLo = pos;
     this.diskHi = pos + this.length;
@@ -311,14 +364,14 @@ export class ListValue implements TypedValue {
     if (i < this.length - i) {
       let c = h;
       while (i >= cs[c].n) i -= cs[c++].n;
-      this.locC = c - h;
-      this.locJ = i;
+      locC = c - h;
+      locJ = i;
     } else {
       let c = cs.length - 1;
       let k = this.length - 1 - i;
       while (k >= cs[c].n) k -= cs[c--].n;
-      this.locC = c - h;
-      this.locJ = cs[c].n - 1 - k;
+      locC = c - h;
+      locJ = cs[c].n - 1 - k;
     }
   }
 
@@ -334,8 +387,22 @@ export class ListValue implements TypedValue {
     return cs;
   }
 
+  /** Offset in the flat string of the entry at index i (walks from the nearer end). */
+  private offsetOf(i: number): number {
+    const f = this.f!;
+    if (i < this.length - i) {
+      let o = 0;
+      for (let k = 0; k < i; k++) o = nextEntry(f, o);
+      return o;
+    }
+    let o = f.length;
+    for (let k = this.length; k > i; k--) o = prevEntry(f, o);
+    return o;
+  }
+
   /** Element at index 0..length-1. */
   get(i: number): Elem {
+    if (this.f !== null) return elemAt(this.f, this.offsetOf(i));
     const cs = this.chunks;
     const first = cs[this.h];
     if (i < first.n) return first.a![first.lo + i];
@@ -343,8 +410,8 @@ export class ListValue implements TypedValue {
     const fromEnd = this.length - 1 - i;
     if (fromEnd < last.n) return last.a![last.lo + last.n - 1 - fromEnd];
     this.locate(i);
-    const c = cs[this.h + this.locC];
-    return c.a !== null ? c.a[c.lo + this.locJ] : packedAt(text(c), this.locJ);
+    const c = cs[this.h + locC];
+    return c.a !== null ? c.a[c.lo + locJ] : packedAt(text(c), locJ);
   }
 
   /**
@@ -353,11 +420,30 @@ export class ListValue implements TypedValue {
    */
   scan(from: number, to: number, fn: (e: Elem, i: number) => boolean | void): number {
     if (from < 0 || from >= this.length) return -1;
+    const f = this.f;
+    if (f !== null) {
+      let o = this.offsetOf(from);
+      if (from <= to) {
+        const last = Math.min(to, this.length - 1);
+        for (let i = from; i <= last; i++) {
+          const e = elemNext(f, o);
+          o = NEXT;
+          if (fn(e, i) === true) return i;
+        }
+      } else {
+        const last = Math.max(to, 0);
+        for (let i = from; i >= last; i--) {
+          if (fn(elemAt(f, o), i) === true) return i;
+          if (i > 0) o = prevEntry(f, o);
+        }
+      }
+      return -1;
+    }
     this.locate(from);
     const cs = this.chunks;
     const h = this.h;
-    let c = h + this.locC;
-    let j = this.locJ;
+    let c = h + locC;
+    let j = locJ;
     let i = from;
     if (from <= to) {
       for (; c < cs.length; c++, j = 0) {
@@ -404,21 +490,76 @@ export class ListValue implements TypedValue {
   // ------------------------------------------------------------------ encoding rules
 
   /**
-   * Before adding elements whose raw lengths sum to `addBytes` (`addCount` of them): convert to
-   * quicklist if one listpack would then exceed the node limit (Redis's growing check).
+   * Before adding elements (their raw lengths sum to `addBytes`, `addCount` of them): the
+   * node limit to apply. Each push then checks its own element, as quicklist does (the sums
+   * are not needed for that; the signature is the callers').
    */
   growCheck(addBytes: number, addCount: number, fill: number): void {
-    if (this.packed && exceedsLimit(fill, this.lpBytes + addBytes, this.length + addCount)) {
-      this.packed = false;
+    void addBytes;
+    void addCount;
+    this.fill = fill;
+  }
+
+  /** After removing elements: back to flat when the list fits in half a node. */
+  shrinkCheck(fill: number): void {
+    this.fill = fill;
+    if (this.f !== null) return;
+    const size = fill < 0 ? nodeSizeLimit(fill) : NODE_SAFETY_LIMIT;
+    if (this.lpBytes <= Math.floor(size / 2) && this.length <= Math.floor(nodeCountLimit(fill) / 2)) this.tryFlat();
+  }
+
+  /** May element v go into the flat node (a new list's first element always does)? */
+  private fits(v: Elem): boolean {
+    return this.length === 0 || allowInsert(this.lpBytes, this.length, this.fill, v.length);
+  }
+
+  /** Chunked -> flat when the elements pushed at the tail fit one node (else unchanged). */
+  private tryFlat(): void {
+    if (this.lpBytes > MAX_NODE || this.length === 0) return;
+    builder.start();
+    buildFill = this.fill;
+    if (this.scan(0, this.length - 1, addToBuilder) >= 0) return;
+    this.f = builtEntries();
+    this.chunks = NO_CHUNKS;
+    this.h = 0;
+    this.lpBytes = this.f.length + LP_HDR;
+  }
+
+  /**
+   * Flat -> chunked (the list outgrew its node). While the store holds element records
+   * (sid !== 0, only between a shrink to flat and the store's next write), every position
+   * the records or the list cover is logged: the flat form logs nothing.
+   */
+  private unflat(): void {
+    const f = this.f!;
+    const n = this.length;
+    const sid = this.sid;
+    const pos = this.pos;
+    this.f = null;
+    this.chunks = [];
+    this.length = 0;
+    this.lpBytes = LP_HDR;
+    this.sid = 0;
+    for (let k = 0, o = 0; k < n; k++, o = nextEntry(f, o)) this.pushTail(elemAt(f, o));
+    this.sid = sid;
+    this.pos = pos;
+    if (sid !== 0) {
+      const lo = Math.min(this.diskLo, pos);
+      const hi = Math.max(this.diskHi, pos + n);
+      if (hi > lo) this.mark(lo, hi - lo);
     }
   }
 
-  /** After removing elements: back to listpack when it fits in half a node. */
-  shrinkCheck(fill: number): void {
-    if (this.packed) return;
-    if (this.lpBytes <= Math.floor(nodeSizeLimit(fill) / 2) && this.length <= Math.floor(nodeCountLimit(fill) / 2)) {
-      this.packed = true;
-    }
+  /** Flat: the list with entry bytes [a, b) replaced by `mid`, `n` elements in all. */
+  private splice(a: number, b: number, mid: string, n: number): void {
+    const f = this.f!;
+    this.setFlat(a === 0 ? mid + f.slice(b) : b === f.length ? f.slice(0, a) + mid : f.slice(0, a) + mid + f.slice(b), n);
+  }
+
+  private setFlat(f: string, n: number): void {
+    this.f = f;
+    this.length = n;
+    this.lpBytes = f.length + LP_HDR;
   }
 
   // ------------------------------------------------------------------ chunk housekeeping
@@ -468,6 +609,10 @@ export class ListValue implements TypedValue {
   // ------------------------------------------------------------------ mutations
 
   pushTail(v: Elem): void {
+    if (this.f !== null) {
+      if (this.fits(v)) return this.setFlat(this.f + entryOf(v), this.length + 1);
+      this.unflat();
+    }
     const cs = this.chunks;
     let t = cs.length === this.h ? undefined : cs[cs.length - 1];
     if (t === undefined || t.n >= CHUNK_MAX || (t.bytes + v.length > CHUNK_BYTES && t.n > 0)) {
@@ -484,6 +629,10 @@ export class ListValue implements TypedValue {
   }
 
   pushHead(v: Elem): void {
+    if (this.f !== null) {
+      if (this.fits(v)) return this.setFlat(entryOf(v) + this.f, this.length + 1);
+      this.unflat();
+    }
     const cs = this.chunks;
     let h = cs.length === this.h ? undefined : cs[this.h];
     if (h === undefined || h.lo === 0 || h.n >= CHUNK_MAX || (h.bytes + v.length > CHUNK_BYTES && h.n > 0)) {
@@ -513,6 +662,12 @@ export class ListValue implements TypedValue {
   }
 
   popHead(): Elem {
+    const f = this.f;
+    if (f !== null) {
+      const v = elemAt(f, 0);
+      this.setFlat(f.slice(nextEntry(f, 0)), this.length - 1);
+      return v;
+    }
     if (this.sid !== 0) this.mark(this.pos, 1);
     this.pos++;
     const cs = this.chunks;
@@ -539,6 +694,13 @@ export class ListValue implements TypedValue {
   }
 
   popTail(): Elem {
+    const f = this.f;
+    if (f !== null) {
+      const o = prevEntry(f, f.length);
+      const v = elemAt(f, o);
+      this.setFlat(f.slice(0, o), this.length - 1);
+      return v;
+    }
     if (this.sid !== 0) this.mark(this.pos + this.length - 1, 1);
     const cs = this.chunks;
     const t = cs[cs.length - 1];
@@ -565,13 +727,17 @@ export class ListValue implements TypedValue {
 
   /** Replace the element at index i. */
   set(i: number, v: Elem): void {
+    if (this.f !== null) {
+      const o = this.offsetOf(i);
+      return this.splice(o, nextEntry(this.f, o), entryOf(v), this.length);
+    }
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
     const a = flat(ch);
-    const old = a[this.locJ];
-    a[this.locJ] = v;
+    const old = a[locJ];
+    a[locJ] = v;
     ch.bytes += v.length - old.length;
     this.lpBytes += lpEntrySize(v) - lpEntrySize(old);
     this.reshape(c);
@@ -582,6 +748,13 @@ export class ListValue implements TypedValue {
   insert(i: number, v: Elem): void {
     if (i === 0) return this.pushHead(v);
     if (i === this.length) return this.pushTail(v);
+    if (this.f !== null) {
+      if (this.fits(v)) {
+        const o = this.offsetOf(i);
+        return this.splice(o, o, entryOf(v), this.length + 1);
+      }
+      this.unflat();
+    }
     // Positions: the shorter side counts as shifted (see the header comment).
     if (i < this.length - i) {
       this.pos--;
@@ -592,9 +765,9 @@ export class ListValue implements TypedValue {
     // Insert before the element now at i, in its chunk.
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
-    flat(ch).splice(this.locJ, 0, v);
+    flat(ch).splice(locJ, 0, v);
     ch.n++;
     ch.bytes += v.length;
     this.length++;
@@ -604,6 +777,10 @@ export class ListValue implements TypedValue {
 
   /** Remove the element at index i. */
   removeAt(i: number): void {
+    if (this.f !== null) {
+      const o = this.offsetOf(i);
+      return this.splice(o, nextEntry(this.f, o), '', this.length - 1);
+    }
     if (i < this.length - 1 - i) {
       if (this.sid !== 0) this.mark(this.pos, i + 1);
       this.pos++;
@@ -612,9 +789,9 @@ export class ListValue implements TypedValue {
     }
     this.compact();
     this.locate(i);
-    const c = this.locC;
+    const c = locC;
     const ch = this.chunks[c];
-    const v = flat(ch).splice(this.locJ, 1)[0];
+    const v = flat(ch).splice(locJ, 1)[0];
     ch.n--;
     ch.bytes -= v.length;
     this.length--;
@@ -624,6 +801,14 @@ export class ListValue implements TypedValue {
 
   /** LTRIM: drop `left` elements from the head and `right` from the tail. */
   trim(left: number, right: number): void {
+    const f = this.f;
+    if (f !== null) {
+      const n = this.length - left - right;
+      const a = this.offsetOf(left);
+      const b = n === 0 ? a : this.offsetOf(left + n);
+      this.setFlat(f.slice(a, b), n);
+      return;
+    }
     for (let k = 0; k < left; k++) this.popHead();
     for (let k = 0; k < right; k++) this.popTail();
   }
@@ -634,6 +819,7 @@ export class ListValue implements TypedValue {
    * latin1 string (null when longer than BIG_ELEMENT) and its bytes. Returns the number removed.
    */
   removeEqual(s: string | null, b: Uint8Array, count: number): number {
+    if (this.f !== null) return this.removeEqualFlat(s, b, count);
     const n = this.length;
     const limit = count === 0 ? Infinity : Math.abs(count);
     const cs = this.compact();
@@ -694,4 +880,54 @@ export class ListValue implements TypedValue {
     this.lpBytes -= bytes;
     return removed;
   }
+
+  /** removeEqual on the flat form: the matching entries' bytes cut out, one new string. */
+  private removeEqualFlat(s: string | null, b: Uint8Array, count: number): number {
+    const f = this.f!;
+    const n = this.length;
+    const limit = count === 0 ? n : Math.min(Math.abs(count), n);
+    // Cut entries as [start, end) offset pairs, in scan order.
+    const cuts: number[] = [];
+    if (count >= 0) {
+      for (let k = 0, o = 0; k < n && cuts.length < 2 * limit; k++) {
+        const next = nextEntry(f, o);
+        if (entryEquals(f, o, s, b)) cuts.push(o, next);
+        o = next;
+      }
+    } else {
+      for (let k = 0, o = f.length; k < n && cuts.length < 2 * limit; k++) {
+        const prev = prevEntry(f, o);
+        if (entryEquals(f, prev, s, b)) cuts.push(prev, o);
+        o = prev;
+      }
+    }
+    const removed = cuts.length >> 1;
+    if (removed === 0) return 0;
+    let body = '';
+    let last = 0;
+    const fwd = count >= 0;
+    for (let k = 0; k < removed; k++) {
+      const j = fwd ? 2 * k : 2 * (removed - 1 - k);
+      body += f.slice(last, cuts[j]);
+      last = cuts[j + 1];
+    }
+    body += f.slice(last);
+    this.setFlat(body, n - removed);
+    return removed;
+  }
+}
+
+/** Size cap of a node when the limit is a count (quicklist's SIZE_SAFETY_LIMIT). */
+const NODE_SAFETY_LIMIT = 8192;
+
+/** No node grows past this by pushes (the largest list-max-listpack-size level). */
+const MAX_NODE = 65536;
+
+let buildFill = -2;
+
+/** tryFlat's scan: add the element, or stop (true) where quicklist would start a second node. */
+function addToBuilder(e: Elem): boolean {
+  if (builder.count > 0 && !allowInsert(builder.bytes, builder.count, buildFill, e.length)) return true;
+  builder.str(e);
+  return false;
 }

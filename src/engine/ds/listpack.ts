@@ -413,3 +413,19 @@ export function lpsDupFields(s: string, fields: number): boolean {
   }
   return false;
 }
+
+const SIZE_ESTIMATE_OVERHEAD = 8;
+
+/**
+ * quicklist.c _quicklistNodeAllowInsert (7.0): may an element of `elemSz` raw bytes go into a
+ * node whose listpack has `nodeSz` bytes and `count` elements?
+ */
+export function allowInsert(nodeSz: number, count: number, fill: number, elemSz: number): boolean {
+  const newSz = nodeSz + elemSz + SIZE_ESTIMATE_OVERHEAD;
+  if (fill < 0) {
+    const off = -fill - 1;
+    if (off < OPTIMIZATION_LEVEL.length && newSz <= OPTIMIZATION_LEVEL[off]) return true;
+  }
+  if (newSz > SIZE_SAFETY_LIMIT) return false;
+  return count < fill;
+}
