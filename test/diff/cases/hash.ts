@@ -218,6 +218,12 @@ function growth(): Step[] {
     ['HMSET', 'm', ...range(64).flatMap((i) => [`k${i}`, `${i}`])], ['DUMP', 'm'], ['HDEL', 'm', 'k10', 'k20', 'k63'],
     ['DUMP', 'm'], ['HRANDFIELD', 'm', '100', 'WITHVALUES'], ['HSCAN', 'm', '0', 'MATCH', 'k1*'],
   );
+  // Past 128 fields a listpack hash is held as a Map (hash.ts FLAT_MAX): edits there, and back under.
+  steps.push(
+    ['HSET', 'c', ...range(200).flatMap((i) => [`c${i}`, i % 2 ? `${i}` : `v${i}`])], ['OBJECT', 'ENCODING', 'c'], ['DUMP', 'c'],
+    ['HDEL', 'c', 'c100', 'c0'], ['HSET', 'c', 'c3', 'three', 'new', '-5'], ['HINCRBY', 'c', 'c5', '1000'], ['DUMP', 'c'],
+    ['HDEL', 'c', ...range(150).map((i) => `c${i + 1}`)], ['HLEN', 'c'], ['OBJECT', 'ENCODING', 'c'], ['DUMP', 'c'], ['HGETALL', 'c'],
+  );
   return steps;
 }
 
