@@ -13,6 +13,10 @@
  * ListValue (list.ts) decides when a list is flat.
  */
 import { LpWriter, backlenSize, lpIntOf } from '../../rdb/listpack.js';
+import { lpsEntryLen as entryLen, lpsNext as nextEntry } from './listpack.js';
+
+/** Encoding + data bytes of the entry at o; the offset of the entry after it (ds/listpack.ts). */
+export { entryLen, nextEntry };
 
 /** A list element: latin1 string (<= BIG_ELEMENT bytes) or Buffer (bigger). */
 export type Elem = string | Buffer;
@@ -23,31 +27,10 @@ export const BIG_ELEMENT = 8192;
 /** The decimal text of 0..127 (7-bit integers), made once. */
 const SMALL = Array.from({ length: 128 }, (_, i) => String(i));
 
-/** Encoding + data bytes of the entry at o (the string is a valid listpack). */
-export function entryLen(f: string, o: number): number {
-  const c = f.charCodeAt(o);
-  if (c < 0x80) return 1;
-  if (c < 0xc0) return 1 + (c & 0x3f);
-  if (c < 0xe0) return 2;
-  if (c < 0xf0) return 2 + (((c & 0x0f) << 8) | f.charCodeAt(o + 1));
-  switch (c) {
-    case 0xf0: return 5 + u32(f, o + 1);
-    case 0xf1: return 3;
-    case 0xf2: return 4;
-    case 0xf3: return 5;
-    default: return 9; // 0xf4
-  }
-}
-
 function u32(f: string, o: number): number {
   return (f.charCodeAt(o) | (f.charCodeAt(o + 1) << 8) | (f.charCodeAt(o + 2) << 16)) + f.charCodeAt(o + 3) * 0x1000000;
 }
 
-/** Offset of the entry after the one at o. */
-export function nextEntry(f: string, o: number): number {
-  const l = entryLen(f, o);
-  return o + l + backlenSize(l);
-}
 
 /** Offset of the entry before offset p (p: an entry, or the end byte). */
 export function prevEntry(f: string, p: number): number {
