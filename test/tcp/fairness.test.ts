@@ -57,7 +57,12 @@ describe('fairness: a deep pipeline gets a bounded slice of each turn', () => {
         console.log(`# ${ranMeanwhile} pipelined commands ran between the GET's send and its execution`);
         // A turn of the pipeline is 256 commands; before the bound, 5,000 to 9,000 ran (libuv
         // reads a ready socket up to 32 times, 64 KB each, and every read ran all it held).
-        assert.ok(ranMeanwhile < 2_000, `${ranMeanwhile} pipelined commands ran before the GET`);
+        // With appendfsync always the replies the client has seen lag the commands run by the
+        // commits in flight (their replies wait for fsync), so this count also holds commands
+        // that ran before the GET was sent: 256 usually, 1,536 and 3,032 seen in CI runs. The
+        // slicing is the same code in both modes; `no` checks it tightly.
+        const bound = fsync === 'no' ? 2_000 : 8_000;
+        assert.ok(ranMeanwhile < bound, `${ranMeanwhile} pipelined commands ran before the GET`);
         const text = await pipe.done;
         // Every reply, in order: :1 .. :N
         const want = Array.from({ length: N }, (_, i) => `:${i + 1}\r\n`).join('');
