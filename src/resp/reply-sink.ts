@@ -30,6 +30,8 @@ export interface ReplySink {
   bulk(v: Buffer): void;
   /** A bulk string given as latin1 chars, one per byte (keyspace keys). */
   bulkLatin1(s: string): void;
+  /** bulkLatin1(s.substring(a, e)); a writer may copy the chars without the substring. */
+  bulkLatin1Range(s: string, a: number, e: number): void;
   /** A bulk string given as UTF-8 text (server-generated text: INFO, CLIENT LIST...). */
   bulkText(s: string): void;
   /** $-1 */
@@ -93,6 +95,7 @@ export abstract class Resp2Shapes implements ReplySink {
   abstract bulk(v: Buffer): void;
   abstract bulkLatin1(s: string): void;
   abstract bulkText(s: string): void;
+  bulkLatin1Range(s: string, a: number, e: number): void { this.bulkLatin1(s.substring(a, e)); }
   abstract nil(): void;
   abstract array(n: number): void;
   abstract nilArray(): void;

@@ -36,7 +36,6 @@ import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
-import { RespWriter } from '../../resp/writer.js';
 import { lpsEntryLen, lpsFind, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
@@ -173,7 +172,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
   const lp = h === undefined ? null : h.listpackBytes;
-  if (lp !== null && out instanceof RespWriter) {
+  if (lp !== null) {
     // perf: the value written from the listpack's bytes (no string for it).
     const p = lpsFind(lp, argv.key(2));
     if (p < 0) out.nil();
@@ -254,7 +253,7 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     out.array(h.size);
   }
   const lp = h.listpackBytes;
-  if (lp !== null && out instanceof RespWriter) {
+  if (lp !== null) {
     // perf: entries written from the listpack's bytes (no string per field and value).
     const end = lp.length - 1;
     for (let p = 6; p < end;) {
@@ -272,7 +271,7 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
 }
 
 /** The listpack entry at p as a bulk string. */
-function replyEntry(out: RespWriter, lp: string, p: number): void {
+function replyEntry(out: ReplySink, lp: string, p: number): void {
   const h = lpsStrHeader(lp, p);
   if (h === 0) out.bulkLatin1(lpsText(lp, p));
   else out.bulkLatin1Range(lp, p + h, p + lpsEntryLen(lp, p));
