@@ -32,6 +32,8 @@ export interface ReplySink {
   bulkLatin1(s: string): void;
   /** bulkLatin1(s.substring(a, e)); a writer may copy the chars without the substring. */
   bulkLatin1Range(s: string, a: number, e: number): void;
+  /** bulkLatin1(String(v)) of a safe integer; a writer may write the digits without the string. */
+  bulkInt(v: number): void;
   /** A bulk string given as UTF-8 text (server-generated text: INFO, CLIENT LIST...). */
   bulkText(s: string): void;
   /** $-1 */
@@ -96,6 +98,7 @@ export abstract class Resp2Shapes implements ReplySink {
   abstract bulkLatin1(s: string): void;
   abstract bulkText(s: string): void;
   bulkLatin1Range(s: string, a: number, e: number): void { this.bulkLatin1(s.substring(a, e)); }
+  bulkInt(v: number): void { this.bulkLatin1(String(v)); }
   abstract nil(): void;
   abstract array(n: number): void;
   abstract nilArray(): void;

@@ -36,7 +36,8 @@ import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
-import { lpsEntryLen, lpsFind, lpsNext, lpsStrHeader, lpsText } from '../ds/listpack.js';
+import { lpsFind, lpsNext } from '../ds/listpack.js';
+import { replyElem } from '../ds/list-flat.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
 const NOT_FLOAT_VALUE = 'ERR hash value is not a float';
@@ -176,7 +177,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
     // perf: the value written from the listpack's bytes (no string for it).
     const p = lpsFind(lp, argv.key(2));
     if (p < 0) out.nil();
-    else replyEntry(out, lp, lpsNext(lp, p));
+    else replyElem(out, lp, lpsNext(lp, p));
     return;
   }
   const v = h === undefined ? undefined : h.get(argv.key(2));
@@ -257,10 +258,10 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     // perf: entries written from the listpack's bytes (no string per field and value).
     const end = lp.length - 1;
     for (let p = 6; p < end;) {
-      const q = lpsNext(lp, p);
-      if (what & KEYS) replyEntry(out, lp, p);
-      if (what & VALUES) replyEntry(out, lp, q);
-      p = lpsNext(lp, q);
+      if (what & KEYS) p = replyElem(out, lp, p);
+      else p = lpsNext(lp, p);
+      if (what & VALUES) p = replyElem(out, lp, p);
+      else p = lpsNext(lp, p);
     }
     return;
   }
@@ -268,13 +269,6 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     if (what & KEYS) out.bulkLatin1(f);
     if (what & VALUES) out.bulkLatin1(v);
   });
-}
-
-/** The listpack entry at p as a bulk string. */
-function replyEntry(out: ReplySink, lp: string, p: number): void {
-  const h = lpsStrHeader(lp, p);
-  if (h === 0) out.bulkLatin1(lpsText(lp, p));
-  else out.bulkLatin1Range(lp, p + h, p + lpsEntryLen(lp, p));
 }
 
 // HKEYS key
@@ -294,12 +288,23 @@ function hgetallCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HINCRBY key field increment
 function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const incr = argv.int64(3);
-  if (incr === null) return out.error(E.NOT_INTEGER);
+  const by = argv.int(3);
+  const big = by === by ? null : argv.int64(3);
+  if (by !== by && big === null) return out.error(E.NOT_INTEGER);
   const key = argv.key(1);
   let h = writeHash(c, key);
   if (h === null) return out.error(E.WRONGTYPE);
   const f = argv.key(2);
+  if (big === null && h !== undefined && h.listpackBytes !== null) {
+    // perf: an integer value of a listpack hash edited in place (no string, no BigInt).
+    const sum = h.incrFlat(f, by, hashLimits(c.engine).maxValue);
+    if (sum !== null) {
+      c.db.modified(key);
+      keyEvent(c, N.HASH, 'hincrby', key);
+      return out.int(sum);
+    }
+  }
+  const incr = big ?? BigInt(by);
   let cur = 0n;
   const old = h === undefined ? undefined : h.get(f);
   if (old !== undefined) {

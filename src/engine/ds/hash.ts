@@ -31,7 +31,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { N } from '../notify.js';
 
@@ -327,14 +327,51 @@ export class HashValue implements StoredValue {
       while (k < ins && vb[6 + k] === lp.charCodeAt(vp + k)) k++;
       if (k === ins) return false;
     }
+    this.lpReplaceV(vp, ve);
+    return false;
+  }
+
+  /** lpReplace: the entry at [vp, ve) of lp becomes the one entry V holds (one splice, or in place). */
+  private lpReplaceV(vp: number, ve: number): void {
+    const lp = this.lp!;
+    const len = lp.length;
+    const vb = V.buf;
+    const ins = V.pos - 6;
     const nl = len - (ve - vp) + ins;
     const b = load(lp, Math.max(len, nl));
-    if (ve - vp !== ins) b.copyWithin(vp + ins, ve, len);
+    if (ve - vp !== ins) {
+      b.copyWithin(vp + ins, ve, len);
+      b.writeUInt32LE(nl, 0);
+    }
     if (ins <= 32) for (let k = 0; k < ins; k++) b[vp + k] = vb[6 + k];
     else vb.copy(b, vp, 6, V.pos);
-    b.writeUInt32LE(nl, 0);
     this.lp = cut(nl);
-    return false;
+  }
+
+  /**
+   * HINCRBY on a listpack hash (perf): when `f` exists, its value is an integer entry and the
+   * sum stays within ±2^53 (and its text within hash-max-listpack-value), the new integer is
+   * written over the old entry (a splice only when its width changes; no string, no BigInt)
+   * and the sum returned. Otherwise null and nothing changed: the caller takes the general
+   * path (a new field, a value that is not an integer, overflow, conversion).
+   */
+  incrFlat(f: string, by: number, maxValue: number): number | null {
+    const lp = this.lp;
+    if (lp === null) return null;
+    const p = lpsFind(lp, f);
+    if (p < 0) return null;
+    const vp = lpsNext(lp, p);
+    if (lpsStrHeader(lp, vp) !== 0) return null;
+    const cur = lpsInt(lp, vp);
+    if (typeof cur !== 'number') return null;
+    const sum = cur + by;
+    if (sum > 9007199254740991 || sum < -9007199254740991) return null;
+    if (maxValue < 17 && decimalLength(sum) > maxValue) return null;
+    if (this.sid !== 0) this.logChange(f);
+    V.start();
+    V.int(sum);
+    this.lpReplaceV(vp, lpsNext(lp, vp));
+    return sum;
   }
 
   /** Delete a field. True if it existed. */
@@ -649,6 +686,13 @@ export class HashValue implements StoredValue {
     (this.ttl ??= new Map()).set(f, at);
     if (at < this.minExp) this.minExp = at;
   }
+}
+
+/** Chars of the decimal text of a safe integer. */
+function decimalLength(v: number): number {
+  let n = v < 0 ? 2 : 1;
+  for (let a = Math.abs(v); a >= 10; a = Math.floor(a / 10)) n++;
+  return n;
 }
 
 /** Sub-key bytes of a field, in the shared scratch (the store copies it at once). */

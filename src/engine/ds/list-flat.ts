@@ -13,7 +13,8 @@
  * ListValue (list.ts) decides when a list is flat.
  */
 import { LpWriter, backlenSize, lpIntOf } from '../../rdb/listpack.js';
-import { lpsEntryLen as entryLen, lpsNext as nextEntry } from './listpack.js';
+import { lpsEntryLen as entryLen, lpsInt, lpsNext as nextEntry } from './listpack.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
 
 /** Encoding + data bytes of the entry at o; the offset of the entry after it (ds/listpack.ts). */
 export { entryLen, nextEntry };
@@ -100,6 +101,40 @@ export function elemAt(f: string, o: number): Elem {
   if (n < 0) return intText(f, o);
   const s = f.slice(DATA, DATA + n);
   return n <= BIG_ELEMENT ? s : Buffer.from(s, 'latin1');
+}
+
+/**
+ * Reply the element at entry o straight from the bytes (no string for a string entry; an
+ * integer's digits written by the sink), as bulkElem(elemAt(f, o)) would; returns the offset
+ * of the next entry.
+ */
+export function replyElem(out: ReplySink, f: string, o: number): number {
+  const c = f.charCodeAt(o);
+  if (c < 0x80) {
+    out.bulkInt(c);
+    return o + 2;
+  }
+  if (c < 0xc0) {
+    const e = o + 1 + (c & 0x3f);
+    out.bulkLatin1Range(f, o + 1, e);
+    return e + 1;
+  }
+  if (c < 0xe0) {
+    const v = ((c & 0x1f) << 8) | f.charCodeAt(o + 1);
+    out.bulkInt(v >= 4096 ? v - 8192 : v);
+    return o + 3;
+  }
+  const n = strData(f, o);
+  if (n < 0) {
+    const v = lpsInt(f, o);
+    if (typeof v === 'number') out.bulkInt(v);
+    else out.bulkLatin1(String(v));
+    return nextEntry(f, o);
+  }
+  const l = DATA + n - o;
+  if (n <= BIG_ELEMENT) out.bulkLatin1Range(f, DATA, DATA + n);
+  else out.bulk(Buffer.from(f.slice(DATA, DATA + n), 'latin1'));
+  return DATA + n + (l <= 127 ? 1 : backlenSize(l));
 }
 
 /** Offset of the entry after the one elemNext last read. */

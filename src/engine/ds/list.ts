@@ -387,8 +387,8 @@ export class ListValue implements TypedValue {
     return cs;
   }
 
-  /** Offset in the flat string of the entry at index i (walks from the nearer end). */
-  private offsetOf(i: number): number {
+  /** Offset in the flat string (`entries`) of the entry at index i (walks from the nearer end). */
+  offsetOf(i: number): number {
     const f = this.f!;
     if (i < this.length - i) {
       let o = 0;

@@ -160,6 +160,7 @@ class ForwardSink implements ReplySink {
   bulk(v: Buffer): void { this.target?.bulk(v); }
   bulkLatin1(s: string): void { this.target?.bulkLatin1(s); }
   bulkLatin1Range(s: string, a: number, e: number): void { this.target?.bulkLatin1Range(s, a, e); }
+  bulkInt(v: number): void { this.target?.bulkInt(v); }
   bulkText(s: string): void { this.target?.bulkText(s); }
   nil(): void { this.target?.nil(); }
   array(n: number): void { this.target?.array(n); }

@@ -18,6 +18,12 @@ const scripts: Script[] = [
     ['RPUSH', 'ri', ...ints], ['LPUSH', 'li', ...ints], ['RPUSH', 'rs', ...strs.slice(0, 4), strs[6]], ['LPUSH', 'ls', ...strs.slice(0, 4)],
     ['RPUSH', 'big', strs[4]], ['LPUSH', 'big', strs[5]], range('ri'), range('li'), ['LLEN', 'big'],
   ] },
+  { name: 'LRANGE / LINDEX of integers near ±2^53 and of every digit count', steps: [
+    ['RPUSH', 'n', '9007199254740991', '-9007199254740991', '9007199254740992', '-9007199254740993', '999999999', '-999999999',
+      '1000000000', '-1000000000', '4294967296', '-4294967297', '99999999999999', '-100000000000000', '10', '-10', '9', '-9'],
+    range('n'), ['LRANGE', 'n', '2', '5'], ['LRANGE', 'n', '-3', '-1'], ['LINDEX', 'n', '0'], ['LINDEX', 'n', '1'], ['LINDEX', 'n', '3'],
+    ['LINDEX', 'n', '-1'], ['LINDEX', 'n', '7'],
+  ] },
   { name: 'LSET, LINSERT, LREM, LTRIM in one node', steps: [
     ['RPUSH', 'l', ...ints.slice(0, 12), 'a', 'b', 'a', 'c', 'a'],
     ['LSET', 'l', '0', 'zero'], ['LSET', 'l', '-1', '12345'], ['LSET', 'l', '3', 'x'.repeat(100)],
