@@ -32,7 +32,7 @@ if (process.env.FR_CHILD) {
   const f100 = []; for (let i = 0; i < 100; i++) f100.push(`field:${i}`, `value:${i}`);
   const mixed = []; for (let i = 0; i < 10; i++) mixed.push(`f${i}`, i % 2 ? String(i * 1000) : `some-value-${i}`);
   run(['HSET', 'h10', ...f10]); run(['HSET', 'h100', ...f100]); run(['HSET', 'hm', ...mixed]);
-  run(['HSET', 'hc', ...f10]);
+  run(['HSET', 'hc', ...f10.map((x, i) => (i % 2 ? String(i * 500) : x))]);
   run(['RPUSH', 'l10', ...f10.slice(0, 10)]); run(['RPUSH', 'l100', ...f100.slice(0, 100)]);
   const li = []; for (let i = 0; i < 100; i++) li.push(String(i * 37));
   run(['RPUSH', 'li100', ...li]);

@@ -36,8 +36,9 @@ export function mallocSize(n: number): number {
   if (n <= 16) return 16;
   if (n <= 128) return (n + 15) & ~15;
   const k = 31 - Math.clz32(n - 1); // 2^k < n <= 2^(k+1)
-  const step = 2 ** (k - 2);
-  return Math.ceil(n / step) * step;
+  // perf: shifts (2 ** x and Math.ceil of a division went through float pow: 8% of HSET+HDEL).
+  const s = k - 2;
+  return (((n - 1) >>> s) + 1) * (1 << s);
 }
 
 /** sdsReqType's header size for a string of `len` bytes (type 5 only for keys, as sdsnewlen). */

@@ -84,6 +84,56 @@ describe('HashValue encodings', () => {
     }
   });
 
+  it('hashes of 32-128 fields (field index) and HINCRBY in place agree with a Map model', () => {
+    const r = rng(11);
+    // Fields of every entry kind: 6-bit strings, integers of each width, 12-bit strings, empty.
+    const pool: string[] = [''];
+    for (let i = 0; i < 60; i++) pool.push(`f:${i}`);
+    for (const v of [0, 1, -1, 127, 128, -4096, 4095, 40000, -9000000, 3000000000, 9007199254740993]) pool.push(String(v));
+    pool.push('9223372036854775807', '-9223372036854775808', '9223372036854775808', '007', '-0');
+    for (let i = 0; i < 60; i++) pool.push(`${'k'.repeat(60)}${i}`);
+    const vals = ['0', '1', '127', '128', '4095', '4096', '32767', '32768', '8388607', '8388608', '2147483647',
+      '2147483648', '-1', '-129', '-4097', '9007199254740990', 'x', '', 'y'.repeat(64)];
+    let indexed = 0;
+    for (let round = 0; round < 2; round++) {
+      const h = new HashValue();
+      const model = new Map<string, string>();
+      for (let step = 0; step < 4000; step++) {
+        const f = pool[Math.floor(r() * pool.length)];
+        const op = r();
+        if (op < 0.25) {
+          assert.equal(h.delete(f), model.delete(f));
+        } else if (op < 0.45) {
+          const by = [1, -1, 100, 5000, -70000, 2 ** 31][Math.floor(r() * 6)];
+          const cur = model.get(f);
+          const sum = h.incrFlat(f, by, 64);
+          if (cur === undefined || !/^(0|-?[1-9][0-9]*)$/.test(cur) || !Number.isSafeInteger(Number(cur) + by)) {
+            assert.equal(sum, null);
+          } else {
+            assert.equal(sum, Number(cur) + by);
+            model.set(f, String(sum));
+          }
+        } else {
+          const v = vals[Math.floor(r() * vals.length)];
+          assert.equal(h.set(f, v, HL), !model.has(f));
+          model.set(f, v);
+        }
+        if (h.encoding() !== 'listpack' || h.listpackBytes === null) break; // past 128 fields: a Map
+        if (h.size >= 32) indexed++;
+        if (step % 3 === 0) assert.deepEqual(lpDecodeText(Buffer.from(h.listpackBytes, 'latin1')), [...model].flat());
+        // Several reads of each state: the index is built and used.
+        for (let k = 0; k < 3; k++) {
+          const g = pool[Math.floor(r() * pool.length)];
+          assert.equal(h.get(g), model.get(g), g);
+          assert.equal(h.has(g), model.has(g));
+        }
+        assert.equal(h.size, model.size);
+      }
+      for (const g of pool) assert.equal(h.get(g), model.get(g));
+    }
+    assert.ok(indexed > 2000, `steps at 32+ fields: ${indexed}`);
+  });
+
   it('listpack until 512 fields, then hashtable for good', () => {
     const h = new HashValue();
     for (let i = 0; i < 512; i++) h.set(`f${i}`, 'v', HL);

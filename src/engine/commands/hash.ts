@@ -36,7 +36,7 @@ import {
   LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
-import { lpsFind, lpsNext } from '../ds/listpack.js';
+import { lpsNext } from '../ds/listpack.js';
 import { replyElem } from '../ds/list-flat.js';
 
 const NOT_INTEGER_VALUE = 'ERR hash value is not an integer';
@@ -175,7 +175,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const lp = h === undefined ? null : h.listpackBytes;
   if (lp !== null) {
     // perf: the value written from the listpack's bytes (no string for it).
-    const p = lpsFind(lp, argv.key(2));
+    const p = h!.findFlat(argv.key(2));
     if (p < 0) out.nil();
     else replyElem(out, lp, lpsNext(lp, p));
     return;
@@ -190,6 +190,16 @@ function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const h = readHash(c, argv.key(1));
   if (h === null) return out.error(E.WRONGTYPE);
   out.array(argv.count - 2);
+  const lp = h === undefined ? null : h.listpackBytes;
+  if (lp !== null) {
+    // perf: values written from the listpack's bytes, as HGET.
+    for (let i = 2; i < argv.count; i++) {
+      const p = h!.findFlat(argv.key(i));
+      if (p < 0) out.nil();
+      else replyElem(out, lp, lpsNext(lp, p));
+    }
+    return;
+  }
   for (let i = 2; i < argv.count; i++) {
     const v = h === undefined ? undefined : h.get(argv.key(i));
     if (v === undefined) out.nil();

@@ -31,8 +31,9 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsFind, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
+import { IDX_MIN, fieldFind, fieldIndexEdited } from './lp-index.js';
 import { N } from '../notify.js';
 
 export interface HashLimits {
@@ -194,17 +195,22 @@ export class HashValue implements StoredValue {
     return h;
   }
 
+  /** Position of field f's entry in `listpackBytes`, or -1 (a listpack-encoded hash only). */
+  findFlat(f: string): number {
+    return fieldFind(this, this.lp!, this.n, f);
+  }
+
   get(f: string): string | undefined {
     const lp = this.lp;
     if (lp !== null) {
-      const p = lpsFind(lp, f);
+      const p = fieldFind(this, lp, this.n, f);
       return p < 0 ? undefined : lpsText(lp, lpsNext(lp, p));
     }
     return this.lx !== null ? this.lx.get(f) : this.ht!.get(f);
   }
 
   has(f: string): boolean {
-    if (this.lp !== null) return lpsFind(this.lp, f) >= 0;
+    if (this.lp !== null) return fieldFind(this, this.lp, this.n, f) >= 0;
     return this.lx !== null ? this.lx.has(f) : this.ht!.has(f);
   }
 
@@ -304,7 +310,7 @@ export class HashValue implements StoredValue {
   private lpSet(f: string, v: string): boolean {
     const lp = this.lp!;
     const len = lp.length;
-    const p = lpsFind(lp, f);
+    const p = fieldFind(this, lp, this.n, f);
     if (p < 0) {
       load(lp, len);
       W.pos = len - 1;
@@ -312,6 +318,7 @@ export class HashValue implements StoredValue {
       W.text(f);
       W.text(v);
       this.lp = cut(W.finishLength());
+      if (this.n >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, true);
       this.n++;
       return true;
     }
@@ -346,6 +353,7 @@ export class HashValue implements StoredValue {
     if (ins <= 32) for (let k = 0; k < ins; k++) b[vp + k] = vb[6 + k];
     else vb.copy(b, vp, 6, V.pos);
     this.lp = cut(nl);
+    if (this.n >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, nl !== len);
   }
 
   /**
@@ -358,7 +366,7 @@ export class HashValue implements StoredValue {
   incrFlat(f: string, by: number, maxValue: number): number | null {
     const lp = this.lp;
     if (lp === null) return null;
-    const p = lpsFind(lp, f);
+    const p = fieldFind(this, lp, this.n, f);
     if (p < 0) return null;
     const vp = lpsNext(lp, p);
     if (lpsStrHeader(lp, vp) !== 0) return null;
@@ -379,7 +387,7 @@ export class HashValue implements StoredValue {
     let ok: boolean;
     const lp = this.lp;
     if (lp !== null) {
-      const p = lpsFind(lp, f);
+      const p = fieldFind(this, lp, this.n, f);
       ok = p >= 0;
       if (ok) {
         const len = lp.length;
@@ -392,6 +400,7 @@ export class HashValue implements StoredValue {
         const c = 2 * this.n;
         b.writeUInt16LE(c < 65535 ? c : 65535, 4);
         this.lp = cut(nl);
+        if (this.n + 1 >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, true);
       }
     } else {
       ok = this.lx !== null ? this.lx.delete(f) : this.ht!.delete(f);
@@ -418,6 +427,7 @@ export class HashValue implements StoredValue {
     const t = ownedTexts(this.lp!);
     const lx = new Map<string, string>();
     for (let i = 0; i < t.length; i += 2) lx.set(t[i], t[i + 1]);
+    if (this.n >= IDX_MIN) fieldIndexEdited(this, this.lp!, null, true);
     this.lx = lx;
     this.lp = null;
     this.n = 0;
@@ -521,6 +531,7 @@ export class HashValue implements StoredValue {
     if (this.lp !== null) {
       const t = ownedTexts(this.lp);
       for (let i = 0; i < t.length; i += 2) ht.set(t[i], t[i + 1]);
+      if (this.n >= IDX_MIN) fieldIndexEdited(this, this.lp, null, true);
     } else {
       for (const [k, v] of this.lx!) ht.set(k, v);
     }
