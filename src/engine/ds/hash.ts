@@ -197,20 +197,20 @@ export class HashValue implements StoredValue {
 
   /** Position of field f's entry in `listpackBytes`, or -1 (a listpack-encoded hash only). */
   findFlat(f: string): number {
-    return fieldFind(this, this.lp!, this.n, f);
+    return fieldFind(this, this.lp!, this.n, f, true);
   }
 
   get(f: string): string | undefined {
     const lp = this.lp;
     if (lp !== null) {
-      const p = fieldFind(this, lp, this.n, f);
+      const p = fieldFind(this, lp, this.n, f, true);
       return p < 0 ? undefined : lpsText(lp, lpsNext(lp, p));
     }
     return this.lx !== null ? this.lx.get(f) : this.ht!.get(f);
   }
 
   has(f: string): boolean {
-    if (this.lp !== null) return fieldFind(this, this.lp, this.n, f) >= 0;
+    if (this.lp !== null) return fieldFind(this, this.lp, this.n, f, true) >= 0;
     return this.lx !== null ? this.lx.has(f) : this.ht!.has(f);
   }
 
@@ -310,7 +310,7 @@ export class HashValue implements StoredValue {
   private lpSet(f: string, v: string): boolean {
     const lp = this.lp!;
     const len = lp.length;
-    const p = fieldFind(this, lp, this.n, f);
+    const p = fieldFind(this, lp, this.n, f, false);
     if (p < 0) {
       load(lp, len);
       W.pos = len - 1;
@@ -366,7 +366,7 @@ export class HashValue implements StoredValue {
   incrFlat(f: string, by: number, maxValue: number): number | null {
     const lp = this.lp;
     if (lp === null) return null;
-    const p = fieldFind(this, lp, this.n, f);
+    const p = fieldFind(this, lp, this.n, f, false);
     if (p < 0) return null;
     const vp = lpsNext(lp, p);
     if (lpsStrHeader(lp, vp) !== 0) return null;
@@ -387,7 +387,7 @@ export class HashValue implements StoredValue {
     let ok: boolean;
     const lp = this.lp;
     if (lp !== null) {
-      const p = fieldFind(this, lp, this.n, f);
+      const p = fieldFind(this, lp, this.n, f, false);
       ok = p >= 0;
       if (ok) {
         const len = lp.length;

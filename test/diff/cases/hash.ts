@@ -194,6 +194,7 @@ const scripts: Script[] = [
       'o', '-9007199254740991', 'p', '9007199254740992', 'q', '-9223372036854775808', 'r', '9223372036854775807'],
     ['HGETALL', 'w'], ['HVALS', 'w'], ['HGET', 'w', 'l'], ['HGET', 'w', 'p'], ['HMGET', 'w', 'q', 'r', 'zz'],
   ] },
+  { name: 'reads of hashes of 32-129 fields (the field index) between edits of every kind', steps: indexedReads() },
   { name: 'HINCRBY past hash-max-listpack-value makes a hashtable', steps: [
     ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HSET', 'h', 'n', '998'], ['HINCRBY', 'h', 'n', '1'],
     ['OBJECT', 'ENCODING', 'h'], ['HINCRBY', 'h', 'n', '1'], ['OBJECT', 'ENCODING', 'h'], ['HGET', 'h', 'n'],
@@ -211,6 +212,30 @@ const scripts: Script[] = [
   { name: 'DUMP while growing to the listpack limits and past them', steps: growth() },
 ];
 export default scripts;
+
+/**
+ * A hash read by field again and again (so that its field index is built) between edits that
+ * keep entry positions (same-width values) and edits that move them, up to 128 fields and past.
+ */
+function indexedReads(): Step[] {
+  const fields: string[] = [];
+  for (let i = 0; i < 30; i++) fields.push(`f:${i}`);
+  fields.push('0', '-1', '127', '4096', '-70000', '3000000000', '9223372036854775807', '', 'L'.repeat(64), 'M'.repeat(63));
+  const init: string[] = [];
+  fields.forEach((f, i) => init.push(f, i % 3 === 0 ? String(i * 1000) : `v${i}`));
+  const probe = ['f:0', 'f:29', '127', '-70000', '9223372036854775807', '', 'L'.repeat(64), 'M'.repeat(63), 'nope', '128', 'f:3'];
+  const reads = (): Step[] => [...probe.map((f): Step => ['HGET', 'h', f]), ['HMGET', 'h', ...probe], ['HEXISTS', 'h', 'f:7']];
+  const steps: Step[] = [['HSET', 'h', ...init], ...reads(), ...reads()];
+  steps.push(['HINCRBY', 'h', 'f:0', '1'], ...reads(), ...reads()); // same width: positions kept
+  steps.push(['HSET', 'h', 'f:1', 'v1'], ...reads(), ['HSET', 'h', 'f:1', 'longer value'], ...reads(), ...reads());
+  steps.push(['HINCRBY', 'h', '127', '1'], ['HINCRBY', 'h', '127', '100000'], ...reads(), ...reads());
+  steps.push(['HDEL', 'h', 'f:5', '-1'], ...reads(), ...reads(), ['HSET', 'h', '-1', 'back', 'new', '1'], ...reads(), ...reads());
+  steps.push(['DUMP', 'h'], ['HGETALL', 'h']);
+  for (let i = 0; i < 90; i++) steps.push(['HSET', 'h', `g:${i}`, String(i)]);
+  steps.push(['HLEN', 'h'], ...reads(), ...reads(), ['HGET', 'h', 'g:89'], ['HGET', 'h', 'g:88'], ['DUMP', 'h']);
+  steps.push(['HSET', 'h', 'g:90', 'x'], ['HLEN', 'h'], ...reads(), ['HGET', 'h', 'g:90'], ['DUMP', 'h']);
+  return steps;
+}
 
 /** One field whose value goes through every listpack encoding, DUMPed after each change. */
 function intStringUpdates(): Step[] {
