@@ -74,6 +74,14 @@ function load(lp: string, n: number): Buffer {
   return W.buf;
 }
 
+/** The listpack header's total bytes (perf: plain stores; writeUInt32LE validates, slowly). */
+function setTotal(b: Buffer, n: number): void {
+  b[0] = n & 255;
+  b[1] = (n >>> 8) & 255;
+  b[2] = (n >>> 16) & 255;
+  b[3] = n >>> 24;
+}
+
 /** The string of W's finished listpack (n bytes). */
 function cut(n: number): string {
   held = W.buf.latin1Slice(0, n);
@@ -348,7 +356,7 @@ export class HashValue implements StoredValue {
     const b = load(lp, Math.max(len, nl));
     if (ve - vp !== ins) {
       b.copyWithin(vp + ins, ve, len);
-      b.writeUInt32LE(nl, 0);
+      setTotal(b, nl);
     }
     if (ins <= 32) for (let k = 0; k < ins; k++) b[vp + k] = vb[6 + k];
     else vb.copy(b, vp, 6, V.pos);
@@ -396,9 +404,10 @@ export class HashValue implements StoredValue {
         b.copyWithin(p, ve, len);
         const nl = len - (ve - p);
         this.n--;
-        b.writeUInt32LE(nl, 0);
-        const c = 2 * this.n;
-        b.writeUInt16LE(c < 65535 ? c : 65535, 4);
+        setTotal(b, nl);
+        const c = Math.min(2 * this.n, 65535);
+        b[4] = c & 255;
+        b[5] = c >>> 8;
         this.lp = cut(nl);
         if (this.n + 1 >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, true);
       }
