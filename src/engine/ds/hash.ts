@@ -384,9 +384,18 @@ export class HashValue implements StoredValue {
     if (sum > 9007199254740991 || sum < -9007199254740991) return null;
     if (maxValue < 17 && decimalLength(sum) > maxValue) return null;
     if (this.sid !== 0) this.logChange(f);
+    const ve = lpsNext(lp, vp);
+    if (ve - vp === intEntrySize(sum) && ve - vp < 10) {
+      // The same width: the bytes overwritten in place (no writer, no splice).
+      const len = lp.length;
+      putInt(load(lp, len), vp, sum);
+      this.lp = cut(len);
+      if (this.n >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, false);
+      return sum;
+    }
     V.start();
     V.int(sum);
-    this.lpReplaceV(vp, lpsNext(lp, vp));
+    this.lpReplaceV(vp, ve);
     return sum;
   }
 
@@ -705,6 +714,50 @@ export class HashValue implements StoredValue {
   private loadTtl(f: string, at: number): void {
     (this.ttl ??= new Map()).set(f, at);
     if (at < this.minExp) this.minExp = at;
+  }
+}
+
+/** Bytes of the listpack entry (with its back-length) of an integer up to 32 bits; 10 beyond. */
+function intEntrySize(v: number): number {
+  if (v >= 0 && v <= 127) return 2;
+  if (v >= -4096 && v <= 4095) return 3;
+  if (v >= -32768 && v <= 32767) return 4;
+  if (v >= -8388608 && v <= 8388607) return 5;
+  if (v >= -2147483648 && v <= 2147483647) return 6;
+  return 10;
+}
+
+/**
+ * The listpack entry of v at b[p] (as LpWriter.int lays it out), v within 32 bits; a 64-bit
+ * one (size 10) goes through the writer.
+ */
+function putInt(b: Buffer, p: number, v: number): void {
+  if (v >= 0 && v <= 127) {
+    b[p] = v;
+    b[p + 1] = 1;
+  } else if (v >= -4096 && v <= 4095) {
+    const u = v < 0 ? v + 8192 : v;
+    b[p] = (u >>> 8) | 0xc0;
+    b[p + 1] = u & 255;
+    b[p + 2] = 2;
+  } else if (v >= -32768 && v <= 32767) {
+    b[p] = 0xf1;
+    b[p + 1] = v & 255;
+    b[p + 2] = (v >> 8) & 255;
+    b[p + 3] = 3;
+  } else if (v >= -8388608 && v <= 8388607) {
+    b[p] = 0xf2;
+    b[p + 1] = v & 255;
+    b[p + 2] = (v >> 8) & 255;
+    b[p + 3] = (v >> 16) & 255;
+    b[p + 4] = 4;
+  } else {
+    b[p] = 0xf3;
+    b[p + 1] = v & 255;
+    b[p + 2] = (v >> 8) & 255;
+    b[p + 3] = (v >> 16) & 255;
+    b[p + 4] = (v >> 24) & 255;
+    b[p + 5] = 5;
   }
 }
 
