@@ -118,6 +118,19 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     for (const n of cases) assert.deepEqual(written((w) => w.int(n)), enc.int(n), `int ${n}`);
   });
 
+  it('bulkInt and bulkLatin1Range write what bulkLatin1 of the text would', () => {
+    const cases = [0, 1, 9, 10, 99, 100, 127, 128, -1, -9, -10, 4095, -4096, 32767, -32768, 8388607, -8388608,
+      123456789, 999999999, -99999999, 1000000000, -999999999, -1000000000, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 32,
+      99999999999999, 100000000000000, 999999999999999, 1000000000000000, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+    for (const n of cases) assert.deepEqual(written((w) => w.bulkInt(n)), enc.bulkLatin1(String(n)), `bulkInt ${n}`);
+    // Several in a row (positions carried through the slab), then a range of each length.
+    assert.deepEqual(written((w) => { for (const n of cases) w.bulkInt(n); }), Buffer.concat(cases.map((n) => enc.bulkLatin1(String(n)))));
+    const s = 'x'.repeat(10) + Array.from({ length: 200 }, (_, i) => String.fromCharCode((i * 7) & 255)).join('');
+    for (const [a, e] of [[0, 0], [10, 11], [10, 74], [10, 75], [3, 210]]) {
+      assert.deepEqual(written((w) => w.bulkLatin1Range(s, a, e)), enc.bulkLatin1(s.substring(a, e)), `range ${a}-${e}`);
+    }
+  });
+
   it('bulk strings of every size class', () => {
     for (const n of [0, 1, 9, 10, 99, 100, 16383, 16384, 16385, 65536, 300 * 1024]) {
       const v = Buffer.alloc(n);
