@@ -265,42 +265,20 @@ export class RespWriter implements ReplySink {
     let len = a < 10 ? 1 : a < 100 ? 2 : a < 1000 ? 3 : 4;
     while (len < 16 && a >= POW10[len]) len++;
     const t = v < 0 ? len + 1 : len;
-    // perf: header, sign, digits and CRLF with the slab and position in locals.
+    // perf: the header written here (at most 17 chars), not through header()'s general path.
     const b = slab;
-    let p = pos;
-    b[p] = 0x24; // $
+    b[pos] = 0x24; // $
     if (t < 10) {
-      b[p + 1] = 48 + t;
-      p += 2;
+      b[pos + 1] = 48 + t;
+      pos += 2;
     } else {
-      b[p + 1] = 49;
-      b[p + 2] = 38 + t;
-      p += 3;
+      b[pos + 1] = 49;
+      b[pos + 2] = 38 + t;
+      pos += 3;
     }
-    b[p] = 13;
-    b[p + 1] = 10;
-    p += 2;
-    if (v < 0) b[p++] = 0x2d; // -
-    let q = p + len;
-    if (a < 0x80000000) {
-      let x = a | 0;
-      do {
-        const y = (x / 10) | 0;
-        b[--q] = 48 + (x - y * 10);
-        x = y;
-      } while (x !== 0);
-    } else {
-      let x = a;
-      do {
-        const y = Math.floor(x / 10);
-        b[--q] = 48 + (x - y * 10);
-        x = y;
-      } while (x !== 0);
-    }
-    p += len;
-    b[p] = 13;
-    b[p + 1] = 10;
-    pos = p + 2;
+    crlf();
+    pos = writeDigits(b, pos, v);
+    crlf();
   }
 
   bulkText(s: string): void {

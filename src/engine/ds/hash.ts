@@ -31,7 +31,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpsCheck, lpsDupFields, lpsEntryLen, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpIntBytes, lpsCheck, lpsDupFields, lpsEntryLen, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { IDX_MIN, fieldFind, fieldIndexEdited } from './lp-index.js';
 import { N } from '../notify.js';
@@ -385,7 +385,7 @@ export class HashValue implements StoredValue {
     if (maxValue < 17 && decimalLength(sum) > maxValue) return null;
     if (this.sid !== 0) this.logChange(f);
     const ve = lpsNext(lp, vp);
-    if (ve - vp === intEntrySize(sum) && ve - vp < 10) {
+    if (ve - vp === lpIntBytes(sum) + 1 && ve - vp < 10) {
       // The same width: the bytes overwritten in place (no writer, no splice).
       const len = lp.length;
       putInt(load(lp, len), vp, sum);
@@ -715,16 +715,6 @@ export class HashValue implements StoredValue {
     (this.ttl ??= new Map()).set(f, at);
     if (at < this.minExp) this.minExp = at;
   }
-}
-
-/** Bytes of the listpack entry (with its back-length) of an integer up to 32 bits; 10 beyond. */
-function intEntrySize(v: number): number {
-  if (v >= 0 && v <= 127) return 2;
-  if (v >= -4096 && v <= 4095) return 3;
-  if (v >= -32768 && v <= 32767) return 4;
-  if (v >= -8388608 && v <= 8388607) return 5;
-  if (v >= -2147483648 && v <= 2147483647) return 6;
-  return 10;
 }
 
 /**

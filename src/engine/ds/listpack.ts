@@ -23,7 +23,7 @@ function backlen(l: number): number {
 }
 
 /** Encoding+data bytes of an integer entry. */
-function intBytes(v: number): number {
+export function lpIntBytes(v: number): number {
   if (v >= 0 && v <= 127) return 1;
   if (v >= -4096 && v <= 4095) return 2;
   if (v >= -32768 && v <= 32767) return 3;
@@ -102,7 +102,7 @@ export function lpEntrySize(b: Uint8Array | string): number {
 function entrySize(v: number, n: number): number {
   let l: number;
   if (v === v) {
-    l = intBytes(v);
+    l = lpIntBytes(v);
   } else {
     l = n < 64 ? 1 + n : n < 4096 ? 2 + n : 5 + n;
   }
