@@ -14,19 +14,12 @@ import path from 'node:path';
 const HERE = fileURLToPath(import.meta.url);
 
 if (process.env.FR_CHILD) {
-  const { inProcess } = await import('./inproc.mjs');
+  const { inProcess, argvOf: argvWords } = await import('./inproc.mjs');
   const { DIST, client, execute, Argv } = await inProcess(process.env.FR_CHILD);
   const { RespWriter } = await import(`${DIST}/resp/writer.js`);
   const out = new RespWriter();
   const sock = { write: () => true, writableLength: 0 };
-  const argvOf = (words) => {
-    const bufs = words.map((w) => Buffer.from(w, 'latin1'));
-    const a = new Argv();
-    a.reset(Buffer.concat(bufs));
-    let p = 0;
-    for (const b of bufs) { a.push(p, p + b.length); p += b.length; }
-    return a;
-  };
+  const argvOf = (words) => argvWords(Argv, words);
   const run = (w) => { execute(client, argvOf(w), out); out.flush(sock); };
   const f10 = []; for (let i = 0; i < 10; i++) f10.push(`field:${i}`, `value:${i}`);
   const f100 = []; for (let i = 0; i < 100; i++) f100.push(`field:${i}`, `value:${i}`);

@@ -26,6 +26,19 @@ export async function inProcess(dist, kind = 'internal') {
   return { DIST, engine, client, execute, NULL_SINK, Argv };
 }
 
+/** An Argv (the build's class `Argv`) holding `words` (latin1 strings), as the parser would. */
+export function argvOf(Argv, words) {
+  const bufs = words.map((w) => Buffer.from(w, 'latin1'));
+  const a = new Argv();
+  a.reset(Buffer.concat(bufs));
+  let p = 0;
+  for (const b of bufs) {
+    a.push(p, p + b.length);
+    p += b.length;
+  }
+  return a;
+}
+
 /** CPU time of this process so far (all threads), in µs. */
 export function cpuMicros() {
   const u = process.cpuUsage();

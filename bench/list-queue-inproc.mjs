@@ -3,7 +3,7 @@
 // the wait list holding `size` ids and active a few, plus a plain RPUSH/LPOP pair. One build
 // or two alternated (before/after):
 //   node bench/list-queue-inproc.mjs [distA] [distB]     (N=50000 ROUNDS=5 SIZES=1,50,500)
-import { inProcess, cpuMicros } from './inproc.mjs';
+import { inProcess, cpuMicros, argvOf as argvWords } from './inproc.mjs';
 
 const N = Number(process.env.N ?? 50000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -13,14 +13,7 @@ if (dists.length === 0) dists.push(undefined);
 
 async function setup(dist) {
   const { engine, client, execute, NULL_SINK, Argv } = await inProcess(dist);
-  const argvOf = (words) => {
-    const bufs = words.map((w) => Buffer.from(w, 'latin1'));
-    const a = new Argv();
-    a.reset(Buffer.concat(bufs));
-    let p = 0;
-    for (const b of bufs) { a.push(p, p + b.length); p += b.length; }
-    return a;
-  };
+  const argvOf = (words) => argvWords(Argv, words);
   const ids = Array.from({ length: 1024 }, (_, i) => String(100000 + i));
   const cmds = (size) => {
     execute(client, argvOf(['FLUSHALL']), NULL_SINK);
