@@ -276,9 +276,32 @@ export class RespWriter implements ReplySink {
       b[pos + 2] = 38 + t;
       pos += 3;
     }
-    crlf();
-    pos = writeDigits(b, pos, v);
-    crlf();
+    b[pos] = 13;
+    b[pos + 1] = 10;
+    let p = pos + 2;
+    if (v < 0) b[p++] = 0x2d; // -
+    // The digits from the right: writeDigits' loop with the length known (perf: through
+    // writeDigits, LRANGE of 100 integers took 3.2-3.9 µs against 2.7-2.8 inline).
+    let q = p + len;
+    let x = a;
+    if (x < 0x80000000) {
+      x |= 0;
+      do {
+        const y = (x / 10) | 0;
+        b[--q] = 48 + (x - y * 10);
+        x = y;
+      } while (x !== 0);
+    } else {
+      do {
+        const y = Math.floor(x / 10);
+        b[--q] = 48 + (x - y * 10);
+        x = y;
+      } while (x !== 0);
+    }
+    p += len;
+    b[p] = 13;
+    b[p + 1] = 10;
+    pos = p + 2;
   }
 
   bulkText(s: string): void {
