@@ -141,26 +141,42 @@ export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, 
  */
 export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number, into?: Buffer): Buffer | null {
   const out = into !== undefined && into.length >= outLen ? into : Buffer.allocUnsafe(outLen);
+  const room = out.length;
   let ip = s;
   let op = 0;
   while (ip < e) {
-    let ctrl = inp[ip++];
+    const ctrl = inp[ip++];
     if (ctrl < 32) {
-      ctrl++; // literal run
-      if (op + ctrl > outLen || ip + ctrl > e) return null;
-      for (let i = 0; i < ctrl; i++) out[op++] = inp[ip++];
+      // literal run of ctrl + 1 bytes
+      const end = op + ctrl + 1;
+      if (end > outLen || ip + ctrl + 1 > e) return null;
+      while (op < end) out[op++] = inp[ip++];
     } else {
       let len = ctrl >> 5;
-      let ref = op - ((ctrl & 0x1f) << 8) - 1;
       if (ip >= e) return null;
       if (len === 7) {
         len += inp[ip++];
         if (ip >= e) return null;
       }
-      ref -= inp[ip++];
-      len += 2;
-      if (op + len > outLen || ref < 0) return null;
-      for (let i = 0; i < len; i++) out[op++] = out[ref++];
+      let ref = op - ((ctrl & 0x1f) << 8) - 1 - inp[ip++];
+      const end = op + len + 2;
+      if (end > outLen || ref < 0) return null;
+      if (len < 7 && op + 8 <= room) {
+        // perf: a short back-reference (3 to 8 bytes, most of them in listpacks) as 8 copies
+        // in a row, byte by byte as lzf_d.c (so an overlapping one repeats): the bytes past
+        // `end` are scratch that what follows overwrites before anything reads them.
+        out[op] = out[ref];
+        out[op + 1] = out[ref + 1];
+        out[op + 2] = out[ref + 2];
+        out[op + 3] = out[ref + 3];
+        out[op + 4] = out[ref + 4];
+        out[op + 5] = out[ref + 5];
+        out[op + 6] = out[ref + 6];
+        out[op + 7] = out[ref + 7];
+        op = end;
+      } else {
+        while (op < end) out[op++] = out[ref++];
+      }
     }
   }
   return op === outLen ? out : null;
