@@ -50,75 +50,64 @@ export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, 
     htab.fill(0);
     base = 0;
   }
-  const b0 = base;
+  // A slot holds b1 + position: ref = slot - b1 is negative for an empty slot or one of an
+  // earlier call.
+  const b1 = base + 1;
   base += inLen + 1;
+  const tab = htab;
+  const last = inLen - 2;
   let ip = 0;
-  let op = 0;
-  const outEnd = outLen;
+  let op = 1; // start run
   let lit = 0;
-  op++; // start run
-  let hval = ((inp[0] << 8) | inp[1]) >>> 0;
-  while (ip < inLen - 2) {
-    hval = ((hval << 8) | inp[ip + 2]) >>> 0;
-    const slot = (((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1));
-    const ref = htab[slot] - b0 - 1; // negative: empty, or from an earlier call
-    htab[slot] = b0 + ip + 1;
-    let off = 0;
+  // perf: hval stays an int32 (lzf_c.c's unsigned int has the same bits; IDX shifts it
+  // unsigned): with `>>> 0` it was a uint32 that V8 kept as a double.
+  let hval = (inp[0] << 8) | inp[1];
+  while (ip < last) {
+    hval = (hval << 8) | inp[ip + 2];
+    const slot = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
+    const ref = tab[slot] - b1;
+    tab[slot] = b1 + ip;
+    const off = ip - ref - 1;
     if (
-      ref > 0 && ref < ip &&
-      (off = ip - ref - 1) < MAX_OFF &&
+      ref > 0 && off >= 0 && off < MAX_OFF &&
       (!bundled || ip + 4 < inLen) &&
       inp[ref] === inp[ip] && inp[ref + 1] === inp[ip + 1] && inp[ref + 2] === inp[ip + 2]
     ) {
-      let len = 2;
-      let maxlen = inLen - ip - len;
+      let maxlen = inLen - ip - 2;
       if (maxlen > MAX_REF) maxlen = MAX_REF;
-      if (!bundled && op - (lit === 0 ? 1 : 0) + 3 + 1 >= outEnd) return -1;
+      if (!bundled && op - (lit === 0 ? 1 : 0) + 3 + 1 >= outLen) return -1;
       out[op - lit - 1] = lit - 1; // stop run
       if (lit === 0) op--; // undo run if length is zero
-      if (bundled && op + 3 + 1 >= outEnd) return -1;
-      // lzf_c.c's unrolled loop compares 16 positions before it looks at maxlen (so a match
-      // may run past maxlen when fewer than 19 bytes remain): kept as is for identical output.
-      let more = true;
-      if (maxlen > 16) {
-        for (let k = 0; k < 16; k++) {
-          len++;
-          if (inp[ref + len] !== inp[ip + len]) {
-            more = false;
-            break;
-          }
-        }
-      }
-      if (more) {
-        do len++;
-        while (len < maxlen && inp[ref + len] === inp[ip + len]);
-      }
+      if (bundled && op + 3 + 1 >= outLen) return -1;
+      // lzf_c.c compares 16 positions unrolled before it looks at maxlen (so a match may run
+      // past maxlen when fewer than 19 bytes remain), then goes on while len < maxlen: the
+      // same stop as one loop up to `cap`. len = the first position that differs.
+      const cap = maxlen > 16 ? (maxlen > 19 ? maxlen : 19) : maxlen > 3 ? maxlen : 3;
+      let len = 3;
+      while (len < cap && inp[ref + len] === inp[ip + len]) len++;
       len -= 2; // octets - 1
       ip++;
       if (len < 7) {
-        out[op++] = (off >>> 8) + (len << 5);
+        out[op++] = (off >> 8) + (len << 5);
       } else {
-        out[op++] = (off >>> 8) + (7 << 5);
+        out[op++] = (off >> 8) + (7 << 5);
         out[op++] = len - 7;
       }
       out[op++] = off & 0xff;
       lit = 0;
       op++; // start run
       ip += len + 1;
-      if (ip >= inLen - 2) break;
+      if (ip >= last) break;
       // VERY_FAST: hash the last two positions of the match.
       ip -= 2;
-      hval = ((inp[ip] << 8) | inp[ip + 1]) >>> 0;
-      hval = ((hval << 8) | inp[ip + 2]) >>> 0;
-      let h = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
-      htab[h] = b0 + ip + 1;
+      hval = (inp[ip] << 16) | (inp[ip + 1] << 8) | inp[ip + 2];
+      tab[((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1)] = b1 + ip;
       ip++;
-      hval = ((hval << 8) | inp[ip + 2]) >>> 0;
-      h = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
-      htab[h] = b0 + ip + 1;
+      hval = (hval << 8) | inp[ip + 2];
+      tab[((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1)] = b1 + ip;
       ip++;
     } else {
-      if (op >= outEnd) return -1;
+      if (op >= outLen) return -1;
       lit++;
       out[op++] = inp[ip++];
       if (lit === MAX_LIT) {
@@ -128,7 +117,7 @@ export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, 
       }
     }
   }
-  if (op + 3 > outEnd) return -1;
+  if (op + 3 > outLen) return -1;
   while (ip < inLen) {
     lit++;
     out[op++] = inp[ip++];
@@ -152,26 +141,42 @@ export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, 
  */
 export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number, into?: Buffer): Buffer | null {
   const out = into !== undefined && into.length >= outLen ? into : Buffer.allocUnsafe(outLen);
+  const room = out.length;
   let ip = s;
   let op = 0;
   while (ip < e) {
-    let ctrl = inp[ip++];
+    const ctrl = inp[ip++];
     if (ctrl < 32) {
-      ctrl++; // literal run
-      if (op + ctrl > outLen || ip + ctrl > e) return null;
-      for (let i = 0; i < ctrl; i++) out[op++] = inp[ip++];
+      // literal run of ctrl + 1 bytes
+      const end = op + ctrl + 1;
+      if (end > outLen || ip + ctrl + 1 > e) return null;
+      while (op < end) out[op++] = inp[ip++];
     } else {
       let len = ctrl >> 5;
-      let ref = op - ((ctrl & 0x1f) << 8) - 1;
       if (ip >= e) return null;
       if (len === 7) {
         len += inp[ip++];
         if (ip >= e) return null;
       }
-      ref -= inp[ip++];
-      len += 2;
-      if (op + len > outLen || ref < 0) return null;
-      for (let i = 0; i < len; i++) out[op++] = out[ref++];
+      let ref = op - ((ctrl & 0x1f) << 8) - 1 - inp[ip++];
+      const end = op + len + 2;
+      if (end > outLen || ref < 0) return null;
+      if (len < 7 && op + 8 <= room) {
+        // perf: a short back-reference (3 to 8 bytes, most of them in listpacks) as 8 copies
+        // in a row, byte by byte as lzf_d.c (so an overlapping one repeats): the bytes past
+        // `end` are scratch that what follows overwrites before anything reads them.
+        out[op] = out[ref];
+        out[op + 1] = out[ref + 1];
+        out[op + 2] = out[ref + 2];
+        out[op + 3] = out[ref + 3];
+        out[op + 4] = out[ref + 4];
+        out[op + 5] = out[ref + 5];
+        out[op + 6] = out[ref + 6];
+        out[op + 7] = out[ref + 7];
+        op = end;
+      } else {
+        while (op < end) out[op++] = out[ref++];
+      }
     }
   }
   return op === outLen ? out : null;
