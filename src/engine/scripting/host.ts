@@ -698,7 +698,7 @@ export class Scripting {
     if (this.rt !== null && !this.rt.vm.dead) return this.rt;
     this.rt = null;
     const host: RuntimeHost = {
-      call: (rt, n) => this.localCall(rt, n),
+      call: (rt, n, argv) => this.localCall(rt, argv ?? this.heapArgv(rt, n)),
       acl: (rt, n) => this.aclCheck(this.heapArgv(rt, n)),
       log: (level, msg) => {
         if (this.run !== null) this.logs.push({ level, msg });
@@ -757,8 +757,7 @@ export class Scripting {
   }
 
   /** redis.call from the engine thread's state: the command runs right here. */
-  private localCall(rt: LuaRuntime, n: number): number {
-    const argv = this.heapArgv(rt, n);
+  private localCall(rt: LuaRuntime, argv: Argv): number {
     const sink = this.sink;
     sink.reset(argv.buf.buffer);
     this.scriptCall(argv, sink);

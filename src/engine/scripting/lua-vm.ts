@@ -21,6 +21,7 @@
  * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
 import { createRequire } from 'node:module';
+import type { Argv } from '../../resp/argv.js';
 
 const require = createRequire(import.meta.url);
 
@@ -128,6 +129,7 @@ export class LuaVM {
     this.findSlots();
     this.numKey = this.cstr('__num');
     this.direct = this.probeLayout();
+    this.stackDirect = this.direct && this.probeStack();
     this.trueKey = this.cstr('__true');
     this.falseKey = this.cstr('__false');
     this.nullKey = this.cstr('__null');
@@ -170,6 +172,56 @@ export class LuaVM {
     const back = ok && M._lua_type(L, -1) === LUA_TNUMBER && this.latin1(-1) === '-1234.75';
     M._lua_settop(L, -2);
     return back && M.HEAPU32[(L + 8) >> 2] === top0;
+  }
+
+  /**
+   * perf: a redis.call's arguments read in place, without a lua_type and a lua_tolstring call
+   * per argument. Lua 5.1 on wasm32: lua_State.base at offset 12 (the running C function's
+   * first argument), a TValue's type tag at +8, a string's TString pointer at +0, its length at
+   * TString+12 and its bytes at TString+16. probeStack() checks this against the C API once.
+   */
+  readonly stackDirect: boolean;
+  private probeStack(): boolean {
+    const M = this.M;
+    const L = this.L;
+    M._lua_settop(L, 0);
+    this.pushString('abc');
+    this.pushNumber(7);
+    this.pushString('hello');
+    const u32 = this.M.HEAPU32;
+    const base = u32[(L + 12) >> 2];
+    let ok = u32[(L + 8) >> 2] === base + 48;
+    for (let i = 1; ok && i <= 3; i++) {
+      const tv = base + (i - 1) * 16;
+      ok = u32[(tv + 8) >> 2] === M._lua_type(L, i);
+      if (ok && i !== 2) {
+        const ts = u32[tv >> 2];
+        ok = M._lua_tolstring(L, i, this.lenp) === ts + 16 && u32[(ts + 12) >> 2] === M.HEAPU32[this.lenp >> 2];
+      }
+    }
+    M._lua_settop(L, 0);
+    return ok;
+  }
+
+  /**
+   * The running bridge's arguments into argv (reset over heapBuffer()) when there are n >= 1 of
+   * them, all strings, and the stack layout is known (stackDirect); otherwise false. The
+   * offsets are valid while the arguments stay on the stack.
+   */
+  stringArgs(argv: Argv): boolean {
+    if (!this.stackDirect) return false;
+    const u32 = this.M.HEAPU32;
+    const L = this.L;
+    const base = u32[(L + 12) >> 2];
+    const n = (u32[(L + 8) >> 2] - base) >> 4;
+    if (n === 0) return false;
+    argv.reset(this.heapBuffer());
+    for (let i = 0, tv = base; i < n; i++, tv += 16) {
+      if (u32[(tv + 8) >> 2] !== LUA_TSTRING) return false;
+      const ts = u32[tv >> 2];
+      argv.push(ts + 16, ts + 16 + u32[(ts + 12) >> 2]);
+    }
+    return true;
   }
 
   /** Push number x (only when `direct`). */

@@ -27,8 +27,11 @@ import {
 
 /** What a runtime asks of its thread. */
 export interface RuntimeHost {
-  /** redis.call / redis.pcall with n string arguments at stack 1..n: run it, return pushReply(). */
-  call(rt: LuaRuntime, n: number): number;
+  /**
+   * redis.call / redis.pcall with n string arguments at stack 1..n: run it, return pushReply().
+   * `argv`: those arguments in place in the heap when the runtime read them already (else null).
+   */
+  call(rt: LuaRuntime, n: number, argv: Argv | null): number;
   /** redis.acl_check_cmd with n string arguments: '1' allowed, '0' denied, 'u' unknown command. */
   acl(rt: LuaRuntime, n: number): string;
   log(level: number, msg: string): void;
@@ -93,6 +96,8 @@ export class LuaRuntime {
   readonly vm: LuaVM;
   /** Scripts compiled in this state (sha1 -> registry f_<sha>). */
   readonly compiled = new Set<string>();
+  /** A redis.call's arguments read in place (vm.stringArgs), reused from call to call. */
+  private readonly callArgv = new Argv();
   /** While FUNCTION LOAD runs library code: when it must stop. */
   private loadDeadline = 0;
   /** User code runs (inside a protected call): the count hook may stop it. */
@@ -109,12 +114,14 @@ export class LuaRuntime {
       // A redis.call-heavy loop runs few Lua instructions: the count hook alone would see a
       // kill (or the time to move) late.
       if (host.check(true) !== null) return this.stop(M._lua_gettop(L));
+      // perf: all strings (the common case), read in place; else checked and converted below.
+      if (vm.stringArgs(this.callArgv)) return host.call(this, this.callArgv.count, this.callArgv);
       const n = M._lua_gettop(L);
       for (let i = 1; i <= n; i++) {
         if (M._lua_type(L, i) !== LUA_TSTRING && !this.intArg(i)) return this.convert(n);
       }
       if (n === 0) return this.convert(0);
-      return host.call(this, n);
+      return host.call(this, n, null);
     });
     add('acl_check', (L) => {
       vm.pushString(host.acl(this, M._lua_gettop(L)));
