@@ -60,7 +60,7 @@ import { call } from '../dispatch.js';
 import { OOM } from '../evict.js';
 import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
-import { LuaRuntime, type RuntimeHost } from './runtime.js';
+import { LuaRuntime, Reply, type RuntimeHost } from './runtime.js';
 import type { LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
@@ -761,15 +761,13 @@ export class Scripting {
   }
 
   /** redis.call from the engine thread's state: the command runs right here. */
-  private localCall(rt: LuaRuntime, argv: Argv): number {
+  private localCall(rt: LuaRuntime, argv: Argv): Reply {
     const sink = this.sink;
     sink.reset(rt.vm.heapArrayBuffer);
     this.scriptCall(argv, sink, true);
     if (sink.text !== null) {
       rt.vm.pushLatin1(sink.text);
-      if (!sink.status) return 1;
-      rt.vm.pushLatin1('o');
-      return 2;
+      return sink.status ? Reply.Status : Reply.Value;
     }
     return rt.pushReply(sink.value, sink.isErr);
   }

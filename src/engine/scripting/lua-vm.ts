@@ -431,6 +431,10 @@ export class LuaVM {
     this.M._lua_pushstring(this.L, p);
   }
 
+  pushBool(b: boolean): void {
+    this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, b ? this.trueKey : this.falseKey);
+  }
+
   getRegistry(name: string): void {
     this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.cstr(name));
   }
