@@ -58,6 +58,9 @@ export const LUA_TNUMBER = 3;
 export const LUA_TSTRING = 4;
 
 /** Marker for the cjson null value in a value tree (pushed from the chunk's first parameter). */
+/** Bytes for the digits of a redis.call's integer arguments (LuaVM.stringArgs). */
+const NUM_AREA = 1024;
+
 export const LUA_NULL: unique symbol = Symbol('lua-null');
 
 /**
@@ -124,6 +127,7 @@ export class LuaVM {
     this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
+    this.numArea = this.M._malloc(NUM_AREA);
     this.L = this.main = this.M._luaL_newstate();
     this.M._luaL_openlibs(this.L);
     this.findSlots();
@@ -206,8 +210,11 @@ export class LuaVM {
 
   /**
    * The running bridge's arguments into argv (reset over heapBuffer()) when there are n >= 1 of
-   * them, all strings, and the stack layout is known (stackDirect); otherwise false. The
-   * offsets are valid while the arguments stay on the stack.
+   * them, all strings or integers, and the stack layout is known (stackDirect); otherwise false.
+   * perf: an integer (BullMQ passes scores, timestamps, counts) becomes its digits in numArea,
+   * what Redis's "%.17g" makes of a safe integer, with no Lua string made for it; fractions,
+   * -0 and larger numbers return false (the caller converts them as before). The offsets are
+   * valid while the arguments stay on the stack and until the next call.
    */
   stringArgs(argv: Argv): boolean {
     if (!this.stackDirect) return false;
@@ -216,14 +223,30 @@ export class LuaVM {
     const base = u32[(L + 12) >> 2];
     const n = (u32[(L + 8) >> 2] - base) >> 4;
     if (n === 0) return false;
-    argv.reset(this.heapBuffer());
+    const hb = this.heapBuffer();
+    argv.reset(hb);
+    let at = this.numArea;
     for (let i = 0, tv = base; i < n; i++, tv += 16) {
-      if (u32[(tv + 8) >> 2] !== LUA_TSTRING) return false;
-      const ts = u32[tv >> 2];
-      argv.push(ts + 16, ts + 16 + u32[(ts + 12) >> 2]);
+      const t = u32[(tv + 8) >> 2];
+      if (t === LUA_TSTRING) {
+        const ts = u32[tv >> 2];
+        argv.push(ts + 16, ts + 16 + u32[(ts + 12) >> 2]);
+      } else if (t === LUA_TNUMBER) {
+        const x = this.heapF64[tv >> 3];
+        if (!Number.isSafeInteger(x) || Object.is(x, -0) || at + 17 > this.numArea + NUM_AREA) return false;
+        const d = String(x);
+        for (let j = 0; j < d.length; j++) hb[at + j] = d.charCodeAt(j);
+        argv.push(at, at + d.length);
+        at += d.length;
+      } else {
+        return false;
+      }
     }
     return true;
   }
+
+  /** Where stringArgs() writes integer arguments' digits (NUM_AREA bytes of the heap). */
+  private readonly numArea: number;
 
   /** Push number x (only when `direct`). */
   pushNumber(x: number): void {
