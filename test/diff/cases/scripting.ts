@@ -28,6 +28,15 @@ const scripts: Script[] = [
     "return coroutine.wrap(function() return redis.call('get', 'co') end)()",
     "local co = coroutine.create(function(a) local x = redis.call('echo', a) coroutine.yield(x) return redis.call('ping') end) local ok, v = coroutine.resume(co, 'hi') local ok2, w = coroutine.resume(co) return {tostring(ok), v, tostring(ok2), w}",
     "return coroutine.wrap(function() return redis.pcall('nosuch') end)()",
+    // redis.call and redis.pcall are C functions, as in Redis.
+    "return coroutine.create(redis.call)",
+    "return coroutine.wrap(redis.pcall)",
+    "local co = coroutine.create(function() return redis.call('incr', 'co') end) local ok, e = coroutine.resume(co) return {tostring(ok), type(e), e.err}",
+    "return {select('#', redis.call('get', 'nokey')), select('#', redis.pcall('get', 'nokey')), select('#', redis.call('set', 'co2', 'x'))}",
+    "local ok, e = pcall(redis.call, 'incr', 'co') return {tostring(ok), e}",
+    "local ok, e = pcall(redis.call) return {tostring(ok), e}",
+    "return redis.pcall()",
+    "return redis.pcall({})",
   ])] },
   { name: "EVAL return values: Lua to RESP conversions", steps: [['SET', 's', 'a'], ...evals(["1", "k", "arg1"], [
     "return 1",
