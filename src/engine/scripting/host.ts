@@ -120,10 +120,10 @@ interface Done {
  * Commands Redis flags may-replicate internally without showing it in COMMAND INFO (7.0.15):
  * read-only scripts refuse them like writes.
  */
+const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
+
 /** Entries of the redis.call site table (Scripting.siteLookup). */
 const SITES = 64;
-
-const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be

@@ -57,10 +57,10 @@ export const LUA_TBOOLEAN = 1;
 export const LUA_TNUMBER = 3;
 export const LUA_TSTRING = 4;
 
-/** Marker for the cjson null value in a value tree (pushed from the chunk's first parameter). */
 /** Bytes for the digits of a redis.call's integer arguments (LuaVM.stringArgs). */
 const NUM_AREA = 1024;
 
+/** Marker for the cjson null value in a value tree (pushed from the chunk's first parameter). */
 export const LUA_NULL: unique symbol = Symbol('lua-null');
 
 /**
@@ -186,6 +186,7 @@ export class LuaVM {
    * TString+12 and its bytes at TString+16. probeStack() checks this against the C API once.
    */
   readonly stackDirect: boolean;
+
   private probeStack(): boolean {
     const M = this.M;
     const L = this.L;
