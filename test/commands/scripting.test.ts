@@ -236,6 +236,15 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       assert.deepEqual([moved, after], [[744526, 342702], 111086]);
     });
 
+    it('a moved script passes integer arguments to redis.call as Redis does (%.17g)', async () => {
+      const c = io(server().port);
+      await c.set('mv:s', 'abc');
+      // Ours: the calls after the spin run in the worker (the script is moved and run again there).
+      const r = await c.eval(`${spin(200)} redis.call('set', 'mv:n', 1234567890123456)
+        return {redis.call('getrange', 'mv:s', 0, 9007199254740991), redis.call('get', 'mv:n'), redis.call('getrange', 'mv:s', 1, 2^53 + 2)}`, 0);
+      assert.deepEqual(r, ['abc', '1234567890123456', 'bc']);
+    });
+
     it('FUNCTION KILL stops a function; SCRIPT KILL refuses to; FUNCTION STATS shows it', async () => {
       const p = server().port;
       const [runner, other] = await clients(p, 2);

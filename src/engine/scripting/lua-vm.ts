@@ -21,6 +21,7 @@
  * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
 import { createRequire } from 'node:module';
+import type { Argv } from '../../resp/argv.js';
 
 const require = createRequire(import.meta.url);
 
@@ -55,6 +56,9 @@ export const LUA_TNIL = 0;
 export const LUA_TBOOLEAN = 1;
 export const LUA_TNUMBER = 3;
 export const LUA_TSTRING = 4;
+
+/** Bytes for the digits of a redis.call's integer arguments (LuaVM.stringArgs). */
+const NUM_AREA = 1024;
 
 /** Marker for the cjson null value in a value tree (pushed from the chunk's first parameter). */
 export const LUA_NULL: unique symbol = Symbol('lua-null');
@@ -123,11 +127,13 @@ export class LuaVM {
     this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
+    this.numArea = this.M._malloc(NUM_AREA);
     this.L = this.main = this.M._luaL_newstate();
     this.M._luaL_openlibs(this.L);
     this.findSlots();
     this.numKey = this.cstr('__num');
     this.direct = this.probeLayout();
+    this.stackDirect = this.direct && this.probeStack();
     this.trueKey = this.cstr('__true');
     this.falseKey = this.cstr('__false');
     this.nullKey = this.cstr('__null');
@@ -153,8 +159,9 @@ export class LuaVM {
   private f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
 
   private get heapF64(): Float64Array {
-    const u8 = this.M.HEAPU8;
-    if (this.f64.buffer !== u8.buffer) this.f64 = new Float64Array(u8.buffer);
+    // perf: a view's .buffer costs ~40 ns; growing the memory detaches the old buffer, which
+    // leaves its views empty.
+    if (this.f64.length === 0) this.f64 = new Float64Array(this.M.HEAPU8.buffer);
     return this.f64;
   }
 
@@ -171,6 +178,76 @@ export class LuaVM {
     M._lua_settop(L, -2);
     return back && M.HEAPU32[(L + 8) >> 2] === top0;
   }
+
+  /**
+   * perf: a redis.call's arguments read in place, without a lua_type and a lua_tolstring call
+   * per argument. Lua 5.1 on wasm32: lua_State.base at offset 12 (the running C function's
+   * first argument), a TValue's type tag at +8, a string's TString pointer at +0, its length at
+   * TString+12 and its bytes at TString+16. probeStack() checks this against the C API once.
+   */
+  readonly stackDirect: boolean;
+
+  private probeStack(): boolean {
+    const M = this.M;
+    const L = this.L;
+    M._lua_settop(L, 0);
+    this.pushString('abc');
+    this.pushNumber(7);
+    this.pushString('hello');
+    const u32 = this.M.HEAPU32;
+    const base = u32[(L + 12) >> 2];
+    let ok = u32[(L + 8) >> 2] === base + 48;
+    for (let i = 1; ok && i <= 3; i++) {
+      const tv = base + (i - 1) * 16;
+      ok = u32[(tv + 8) >> 2] === M._lua_type(L, i);
+      if (ok && i !== 2) {
+        const ts = u32[tv >> 2];
+        ok = M._lua_tolstring(L, i, this.lenp) === ts + 16 && u32[(ts + 12) >> 2] === M.HEAPU32[this.lenp >> 2];
+      }
+    }
+    M._lua_settop(L, 0);
+    return ok;
+  }
+
+  /**
+   * The running bridge's arguments into argv (reset over heapBuffer()) when there are n >= 1 of
+   * them, all strings or integers, and the stack layout is known (stackDirect); otherwise false.
+   * perf: an integer (BullMQ passes scores, timestamps, counts) becomes its digits in numArea,
+   * what Redis's "%.17g" makes of a safe integer, with no Lua string made for it; fractions,
+   * -0 and larger numbers return false (the caller converts them as before). The offsets are
+   * valid while the arguments stay on the stack and until the next call.
+   */
+  stringArgs(argv: Argv): boolean {
+    if (!this.stackDirect) return false;
+    const u32 = this.M.HEAPU32;
+    const L = this.L;
+    const base = u32[(L + 12) >> 2];
+    const n = (u32[(L + 8) >> 2] - base) >> 4;
+    if (n === 0) return false;
+    const hb = this.heapBuffer();
+    argv.reset(hb);
+    let at = this.numArea;
+    for (let i = 0, tv = base; i < n; i++, tv += 16) {
+      const t = u32[(tv + 8) >> 2];
+      if (t === LUA_TSTRING) {
+        const ts = u32[tv >> 2];
+        argv.push(ts + 16, ts + 16 + u32[(ts + 12) >> 2]);
+      } else if (t === LUA_TNUMBER) {
+        const x = this.heapF64[tv >> 3];
+        if (!Number.isSafeInteger(x) || Object.is(x, -0) || at + 17 > this.numArea + NUM_AREA) return false;
+        const d = String(x);
+        for (let j = 0; j < d.length; j++) hb[at + j] = d.charCodeAt(j);
+        argv.push(at, at + d.length);
+        at += d.length;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Where stringArgs() writes integer arguments' digits (NUM_AREA bytes of the heap). */
+  private readonly numArea: number;
 
   /** Push number x (only when `direct`). */
   pushNumber(x: number): void {
@@ -279,11 +356,20 @@ export class LuaVM {
   heapBuffer(): Buffer {
     const u8 = this.M.HEAPU8;
     if (this.heapBufOf !== u8) {
-      this.heapBuf = Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+      this.heapAB = u8.buffer;
+      this.heapBuf = Buffer.from(this.heapAB, u8.byteOffset, u8.length);
       this.heapBufOf = u8;
     }
     return this.heapBuf;
   }
+
+  /** The ArrayBuffer of heapBuffer() (perf: a view's .buffer is not free). */
+  get heapArrayBuffer(): ArrayBufferLike {
+    this.heapBuffer();
+    return this.heapAB;
+  }
+
+  private heapAB: ArrayBufferLike = this.heapBuf.buffer;
 
   /** Push bytes src[s, e) that hold no NUL (lua_pushstring stops at the first NUL). */
   pushBytes(src: Uint8Array, s: number, e: number): void {
@@ -350,7 +436,7 @@ export class LuaVM {
     const p = this.M._lua_tolstring(this.L, i, this.lenp);
     if (p === 0) return '';
     const n = this.M.HEAPU32[this.lenp >> 2];
-    return Buffer.from(this.u8.buffer, this.u8.byteOffset + p, n).toString('latin1');
+    return this.heapBuffer().latin1Slice(p, p + n);
   }
 
   /** Load a chunk from bytes; returns the Lua status (0 = the function is on the stack, else the error message). */
@@ -367,6 +453,10 @@ export class LuaVM {
     for (let i = 0; i < s.length; i++) u8[p + i] = s.charCodeAt(i);
     u8[p + s.length] = 0;
     this.M._lua_pushstring(this.L, p);
+  }
+
+  pushBool(b: boolean): void {
+    this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, b ? this.trueKey : this.falseKey);
   }
 
   getRegistry(name: string): void {

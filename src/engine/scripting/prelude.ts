@@ -254,46 +254,33 @@ end
 -- ------------------------------------------------------------------ the redis table
 
 local redis = {}
-local call_bridge = B.call
 
 -- The count hook and its state (defined with the runners below).
 local hook, armed
 local KILLED = 'Script killed by user with SCRIPT KILL...'
 
--- The reply of the call bridge (runtime.ts): a bulk string alone, nothing for nil, or
--- (payload, tag).
-local function reply(raise_err, v, tag)
-  if tag == nil then
-    if v == nil then return false end
-    return v
-  elseif tag == 'i' then
-    return tonumber(v)
-  elseif tag == 'o' then
-    return { ok = v }
-  elseif tag == 'z' then
-    return nil -- a RESP3 null
-  elseif tag == 'e' then
-    -- Already counted in the error statistics by the command itself (Redis's flag name).
-    local e = { err = v, ignore_err_stats_update = true }
-    if raise_err then error(e, 0) end
-    return e
-  elseif tag == 'k' then
-    -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
-    sethook(hook, 'l')
-    armed = false
-    error(err_table(KILLED), 0)
-  end
-  return v
+-- redis.call and redis.pcall are the call bridges themselves (C functions, as in Redis): a bulk
+-- string or integer reply comes back as it is; the bridges (runtime.ts) call these helpers for
+-- the rest. No tail calls in them: the error handler walks the frames.
+R.__call_ok = function(v)
+  local r = { ok = v }
+  return r
 end
-
--- No tail calls here either: the error handler walks the frames.
-local function gencall(raise_err, ...)
-  local v, tag = call_bridge(...)
-  if tag ~= 'x' then
-    local r = reply(raise_err, v, tag)
-    return r
-  end
-  -- Not all arguments are strings: numbers are converted as Redis does (%.17g), others refused.
+R.__call_tonumber = tonumber
+R.__call_err = function(v, raise_err)
+  -- Already counted in the error statistics by the command itself (Redis's flag name).
+  local e = { err = v, ignore_err_stats_update = true }
+  if raise_err then error(e, 0) end
+  return e
+end
+R.__call_killed = function()
+  -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
+  sethook(hook, 'l')
+  armed = false
+  error(err_table(KILLED), 0)
+end
+-- Not all arguments are strings: numbers are converted as Redis does (%.17g), others refused.
+R.__call_convert = function(raise_err, ...)
   local n = select('#', ...)
   if n == 0 then
     local e = err_table('Please specify at least one argument for this redis lib call')
@@ -312,46 +299,11 @@ local function gencall(raise_err, ...)
       return e
     end
   end
-  local r = reply(raise_err, call_bridge(unpack(args, 1, n)))
+  local r = (raise_err and B.call or B.pcall)(unpack(args, 1, n))
   return r
 end
-
--- No tail calls in wrappers: the error handler walks the frames.
--- A bulk string, integer, status or nil reply (the common cases) is returned here, without gencall.
-function redis.call(...)
-  local v, tag = call_bridge(...)
-  if tag == nil then
-    if v == nil then return false end
-    return v
-  end
-  if tag == 'o' then
-    local r = { ok = v }
-    return r
-  end
-  if tag == 'x' then
-    local r = gencall(true, ...)
-    return r
-  end
-  local r = reply(true, v, tag)
-  return r
-end
-function redis.pcall(...)
-  local v, tag = call_bridge(...)
-  if tag == nil then
-    if v == nil then return false end
-    return v
-  end
-  if tag == 'o' then
-    local r = { ok = v }
-    return r
-  end
-  if tag == 'x' then
-    local r = gencall(false, ...)
-    return r
-  end
-  local r = reply(false, v, tag)
-  return r
-end
+redis.call = B.call
+redis.pcall = B.pcall
 
 function redis.error_reply(...)
   local e = ...

@@ -8,14 +8,16 @@
  * What differs between the two (how redis.call reaches the engine, redis.log, the count hook)
  * is the RuntimeHost; everything a script can observe is this file and the prelude, shared.
  *
- * redis.call protocol (bridge `call`, read by gencall in the prelude): when every argument is a
- * string the host runs the command and pushes the reply with pushReply(): a bulk string or an
- * integer (a Lua number, vm.direct) alone; otherwise (payload, tag) with tag 'i' integer
- * (payload its decimal text, when numbers cannot be pushed directly), 'o' status,
- * 'e' error reply (payload its text), 'a' a value built as is (arrays, strings holding NUL);
- * nothing for a nil reply (false). (nil, 'x') asks the prelude to convert number arguments or
- * refuse others (rare: done in Lua, as before) and call again; (nil, 'k') to stop the script
- * as the count hook does (RuntimeHost.check, asked before every command too).
+ * redis.call and redis.pcall are the bridges `call` and `pcall` themselves (C functions to Lua,
+ * as Redis's are: no Lua wrapper per call). When every argument is a string the host runs the
+ * command and pushes the reply with pushReply(), which returns what it pushed (a Reply code):
+ * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status, an
+ * error reply and, without vm.direct, an integer's text are finished by a prelude helper called
+ * from the bridge (__call_ok: {ok=}; __call_err: {err=}, raised by redis.call, which unwinds
+ * through the bridge's JS frames as any Lua error does; tonumber). Other arguments go to the
+ * prelude's __call_convert (numbers converted as Redis does, other types refused), which calls
+ * the bridge again; a stop asked by RuntimeHost.check before the command (SCRIPT KILL, moving
+ * the script) raises through __call_killed as the count hook does.
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
@@ -27,8 +29,11 @@ import {
 
 /** What a runtime asks of its thread. */
 export interface RuntimeHost {
-  /** redis.call / redis.pcall with n string arguments at stack 1..n: run it, return pushReply(). */
-  call(rt: LuaRuntime, n: number): number;
+  /**
+   * redis.call / redis.pcall with n string arguments at stack 1..n: run it, return pushReply()'s
+   * code. `argv`: those arguments in place in the heap when the runtime read them already (else null).
+   */
+  call(rt: LuaRuntime, n: number, argv: Argv | null): Reply;
   /** redis.acl_check_cmd with n string arguments: '1' allowed, '0' denied, 'u' unknown command. */
   acl(rt: LuaRuntime, n: number): string;
   log(level: number, msg: string): void;
@@ -89,10 +94,28 @@ const FAST_ARGS = 12;
 const RUN_SLOTS = 28;
 const FAST_ARG_LEN = 512;
 
+/** What pushReply() pushed for a redis.call reply (see finish()). */
+export const enum Reply {
+  /** The result itself (bulk string, number, table). */
+  Value,
+  /** Nothing: a RESP2 nil (false). */
+  False,
+  /** Nothing: a RESP3 null (nil). */
+  Nil,
+  /** A status reply's text ({ok=}). */
+  Status,
+  /** An error reply's text ({err=}, raised by redis.call). */
+  Error,
+  /** An integer's decimal text (when numbers cannot be pushed in place). */
+  IntText,
+}
+
 export class LuaRuntime {
   readonly vm: LuaVM;
   /** Scripts compiled in this state (sha1 -> registry f_<sha>). */
   readonly compiled = new Set<string>();
+  /** A redis.call's arguments read in place (vm.stringArgs), reused from call to call. */
+  private readonly callArgv = new Argv();
   /** While FUNCTION LOAD runs library code: when it must stop. */
   private loadDeadline = 0;
   /** User code runs (inside a protected call): the count hook may stop it. */
@@ -105,17 +128,34 @@ export class LuaRuntime {
     const spec: string[] = [];
     const add = (name: string, fn: (L: number) => number) => spec.push(`${name}=${vm.bridge(fn)};`);
 
-    add('call', (L) => {
+    // redis.call (raises error replies) and redis.pcall (returns them).
+    const callBridge = (raise: boolean) => (L: number): number => {
       // A redis.call-heavy loop runs few Lua instructions: the count hook alone would see a
       // kill (or the time to move) late.
-      if (host.check(true) !== null) return this.stop(M._lua_gettop(L));
-      const n = M._lua_gettop(L);
-      for (let i = 1; i <= n; i++) {
-        if (M._lua_type(L, i) !== LUA_TSTRING && !this.intArg(i)) return this.convert(n);
+      if (host.check(true) !== null) return this.helper(this.killedKey, 0);
+      // perf: all strings (the common case), read in place; else checked and converted.
+      let code: Reply;
+      if (vm.stringArgs(this.callArgv)) {
+        code = host.call(this, this.callArgv.count, this.callArgv);
+      } else {
+        const n = M._lua_gettop(L);
+        let i = 1;
+        while (i <= n && (M._lua_type(L, i) === LUA_TSTRING || this.intArg(i))) i++;
+        if (n === 0 || i <= n) {
+          // __call_convert(raise, ...): converts, refuses or calls this bridge again.
+          M._lua_getfield(L, LUA_REGISTRYINDEX, this.convertKey);
+          M._lua_insert(L, 1);
+          vm.pushBool(raise);
+          M._lua_insert(L, 2);
+          M._lua_call(L, n + 1, 1);
+          return 1;
+        }
+        code = host.call(this, n, null);
       }
-      if (n === 0) return this.convert(0);
-      return host.call(this, n);
-    });
+      return this.finish(code, raise);
+    };
+    add('call', callBridge(true));
+    add('pcall', callBridge(false));
     add('acl_check', (L) => {
       vm.pushString(host.acl(this, M._lua_gettop(L)));
       return 1;
@@ -164,6 +204,11 @@ export class LuaRuntime {
     this.errhKey = vm.cstr('__errh');
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
+    this.okKey = vm.cstr('__call_ok');
+    this.errKey = vm.cstr('__call_err');
+    this.tonumberKey = vm.cstr('__call_tonumber');
+    this.killedKey = vm.cstr('__call_killed');
+    this.convertKey = vm.cstr('__call_convert');
   }
 
   /** The bridges' names for the prelude (name=__slot<i>;...). */
@@ -229,19 +274,39 @@ export class LuaRuntime {
     return true;
   }
 
-  /** (nil, 'k'): the prelude stops the script as the count hook does. */
-  private stop(n: number): number {
-    this.vm.M._lua_settop(this.vm.L, n + 1);
-    this.vm.pushString('k');
-    return 2;
+  /**
+   * The call bridges' result from pushReply()'s code: one value, finished by a prelude helper
+   * where the reply needs a table (or, raising, does not return).
+   */
+  private finish(code: Reply, raise: boolean): number {
+    const vm = this.vm;
+    switch (code) {
+      case Reply.Value: return 1;
+      case Reply.False: vm.pushBool(false); return 1;
+      case Reply.Nil: vm.M._lua_settop(vm.L, vm.M._lua_gettop(vm.L) + 1); return 1;
+      case Reply.Status: return this.helper(this.okKey, 1);
+      case Reply.IntText: return this.helper(this.tonumberKey, 1);
+      default:
+        vm.pushBool(raise);
+        return this.helper(this.errKey, 2);
+    }
   }
 
-  /** (nil, 'x'): the prelude converts or refuses the arguments (see the file comment). */
-  private convert(n: number): number {
-    this.vm.M._lua_settop(this.vm.L, n + 1);
-    this.vm.pushString('x');
-    return 2;
+  /** Call registry function `key` on the top n values: its one result replaces them. */
+  private helper(key: number, n: number): number {
+    const M = this.vm.M;
+    const L = this.vm.L;
+    M._lua_getfield(L, LUA_REGISTRYINDEX, key);
+    M._lua_insert(L, -1 - n);
+    M._lua_call(L, n, 1);
+    return 1;
   }
+
+  private readonly okKey: number;
+  private readonly errKey: number;
+  private readonly tonumberKey: number;
+  private readonly killedKey: number;
+  private readonly convertKey: number;
 
   /** Push a bridge's results; on failure push (false, message). Returns the count pushed. */
   private pushResult(values: LuaValue[]): number {
@@ -259,59 +324,51 @@ export class LuaRuntime {
   }
 
   /**
-   * Push a redis.call reply (`isErr`: the reply itself is an error) as the call bridge returns
-   * it (see the file comment); returns the bridge's result count.
+   * Push a redis.call reply (`isErr`: the reply itself is an error); returns what was pushed
+   * (see Reply and finish()).
    */
-  pushReply(v: LuaValue, isErr: boolean): number {
+  pushReply(v: LuaValue, isErr: boolean): Reply {
     const vm = this.vm;
     if (v instanceof Uint8Array) {
       if (v.length <= FAST_ARG_LEN && noNul(v)) {
         vm.pushBytes(v, 0, v.length);
-        return 1;
+        return Reply.Value;
       }
-      return this.pushTagged(v, 'a');
+      return this.pushTagged(v);
     }
     if (typeof v === 'number') {
-      // perf: a number in place (vm.direct), else its text for the prelude's tonumber.
+      // perf: a number in place (vm.direct), else its text for tonumber.
       if (vm.direct) {
         vm.pushNumber(v);
-        return 1;
+        return Reply.Value;
       }
       vm.pushString(String(v));
-      vm.pushString('i');
-      return 2;
+      return Reply.IntText;
     }
-    if (v === false) return 0;
-    if (v === null) {
-      // A RESP3 null (redis.setresp(3)): nil, where RESP2's nil bulk is false.
-      vm.pushString('');
-      vm.pushString('z');
-      return 2;
-    }
+    if (v === false) return Reply.False;
+    // A RESP3 null (redis.setresp(3)): nil, where RESP2's nil bulk is false.
+    if (v === null) return Reply.Nil;
     if (!Array.isArray(v) && typeof v === 'object') {
-      if ('err' in v && isErr) return this.pushText(v.err, 'e');
-      if ('ok' in v) return this.pushText(v.ok, 'o');
+      if ('err' in v && isErr) return this.pushText(v.err, Reply.Error);
+      if ('ok' in v) return this.pushText(v.ok, Reply.Status);
     }
-    return this.pushTagged(v, 'a');
+    return this.pushTagged(v);
   }
 
-  private pushText(s: Uint8Array, tag: string): number {
+  private pushText(s: Uint8Array, code: Reply): Reply {
     const vm = this.vm;
     if (noNul(s)) vm.pushBytes(s, 0, s.length);
     else vm.pushValues([s]);
-    vm.pushString(tag);
-    return 2;
+    return code;
   }
 
-  private pushTagged(v: LuaValue, tag: string): number {
+  private pushTagged(v: LuaValue): Reply {
     const vm = this.vm;
     if (!vm.pushValues([v])) {
       vm.pushString(`ERR ${vm.lastError}`);
-      vm.pushString('e');
-      return 2;
+      return Reply.Error;
     }
-    vm.pushString(tag);
-    return 2;
+    return Reply.Value;
   }
 
   // ---------------------------------------------------------------- scripts

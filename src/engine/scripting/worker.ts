@@ -41,9 +41,12 @@ process.on('exit', () => {
   Atomics.notify(init.ctl, CTL_MAIN);
 });
 
-function args(rt: LuaRuntime, n: number): Uint8Array[] {
+function args(rt: LuaRuntime, n: number, argv: Argv | null = null): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let i = 1; i <= n; i++) out.push(rt.bytes(i));
+  // argv: read in place by the runtime (integer arguments as their digits, not on the stack);
+  // copied into arrays of their own, as they are posted to the engine thread.
+  if (argv !== null) for (let i = 0; i < argv.count; i++) out.push(new Uint8Array(argv.view(i)));
+  else for (let i = 1; i <= n; i++) out.push(rt.bytes(i));
   return out;
 }
 
@@ -51,8 +54,8 @@ function args(rt: LuaRuntime, n: number): Uint8Array[] {
 let resp: 2 | 3 = 2;
 
 const host: RuntimeHost = {
-  call(rt, n) {
-    ch.send({ t: 'call', argv: args(rt, n), resp });
+  call(rt, n, argv) {
+    ch.send({ t: 'call', argv: args(rt, n, argv), resp });
     const r = ch.recv() as { v: Uint8Array; err: boolean };
     return rt.pushReply(decodeReply(r.v), r.err);
   },
