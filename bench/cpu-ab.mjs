@@ -22,6 +22,7 @@ const P = Number(process.env.CPUAB_P ?? 16);
 const N = Number(process.env.CPUAB_N ?? 1000000);
 const ROUNDS = Number(process.env.CPUAB_ROUNDS ?? 3);
 const PORT = Number(process.env.CPUAB_PORT ?? 7510);
+const CLIENTS = String(process.env.CPUAB_C ?? 50);
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 function cpu(pid) {
@@ -51,11 +52,11 @@ const servers = [
 try {
   for (const s of servers) await up(s.port);
   const res = {};
-  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c 50 -P ${P} -n ${N}, ${ROUNDS} rounds; A=${A} B=${B}`);
-  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', '50', '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q']);
+  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}, ${ROUNDS} rounds; A=${A} B=${B}`);
+  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q']);
   for (let r = 0; r < ROUNDS; r++) for (const t of TESTS) for (const s of servers) {
     const c0 = cpu(s.proc.pid);
-    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', '50', '-P', String(P), '-n', String(N), '-t', t, '-q'], { encoding: 'utf8' }).stdout;
+    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-t', t, '-q'], { encoding: 'utf8' }).stdout;
     const c1 = cpu(s.proc.pid);
     const m = /([\d.]+) requests per second/.exec(out.split('\r').pop() ?? '');
     ((res[t] ??= {})[s.name] ??= []).push({ cpu: ((c1 - c0) * 1e6) / N, rps: m ? Number(m[1]) : NaN });
