@@ -5,8 +5,11 @@
  * so that the load of a shared machine falls on all three alike. Reports the median utime+stime
  * per request (from /proc/<pid>/stat) and ops/s.
  *
- *   CPUAB_A=/tmp/s10-base-dist CPUAB_B=dist CPUAB_TESTS=get,incr,hset CPUAB_P=16 \
+ *   cp -r /tmp/base-dist ./base-dist    # a build must sit in the tree to find node_modules
+ *   CPUAB_A=base-dist CPUAB_B=dist CPUAB_TESTS=get,incr,hset CPUAB_P=16 CPUAB_C=50 \
  *     CPUAB_N=1000000 CPUAB_ROUNDS=3 CPUAB_PORT=7510 node bench/cpu-ab.mjs
+ *
+ * /proc CPU times tick at 10 ms: give each figure >= 1 s of server CPU (-P 16: 1M requests).
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';

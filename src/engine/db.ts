@@ -408,13 +408,7 @@ export class Db {
   /** set() of an existing entry: the value replaced, the TTL dropped unless `keepTtl`. */
   private overwrite(e: Entry, value: Stored, keepTtl: boolean): void {
     // perf: the Entry is reused on overwrite (no new object, no Map insertion).
-    const old = e.v;
-    if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
-    if (!sameCharge(old, value)) {
-      this.mem -= chargeOf(old);
-      this.mem += newCharge(value);
-    }
-    e.v = value;
+    this.setStored(e, value);
     e.bits = this.stamp(e); // LRU refreshed (or LFU counter bumped), encoding hint cleared
     if (!keepTtl && e.exp !== 0) {
       e.exp = 0;
@@ -462,10 +456,7 @@ export class Db {
 
   /** Add a new key that is known not to exist (after get() returned undefined). */
   add(key: string, value: Stored): Entry {
-    const e = this.insert(key, value);
-    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
-    this.signal(e.key, e);
-    return e;
+    return this.create(key, value, false);
   }
 
   /**
