@@ -16,7 +16,7 @@
 import type { Engine } from './engine.js';
 import { KeyTable, REMOVED } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
-import { latin1 } from '../resp/argv.js';
+import { latin1, type Argv } from '../resp/argv.js';
 import { N, dbEvent } from './notify.js';
 import { chargedValue, keyCharge, rechargeValue, stringCharge } from './memory.js';
 import { lfuNewBits, lfuTouch } from './evict.js';
@@ -310,9 +310,27 @@ export class Db {
     return this.map.values();
   }
 
+  /**
+   * peek() of the key argv[i], without building its string (perf: the hot read and overwrite
+   * paths); while a background load runs, through peek() (the loader works by key string).
+   */
+  peekArg(argv: Argv, i: number): Entry | undefined {
+    if (this.loader !== null) return this.peek(argv.key(i));
+    return this.map.getBytes(argv.buf, argv.start[i], argv.end[i]);
+  }
+
   /** Look a key up, deleting it first if its TTL ran out (lazy expiry). */
   get(key: string): Entry | undefined {
-    const e = this.peek(key);
+    return this.alive(this.peek(key));
+  }
+
+  /** get() of the key argv[i] (see peekArg). */
+  getArg(argv: Argv, i: number): Entry | undefined {
+    return this.alive(this.peekArg(argv, i));
+  }
+
+  /** `e` unless its TTL ran out (then deleted: lazy expiry). */
+  private alive(e: Entry | undefined): Entry | undefined {
     if (e === undefined) return undefined;
     // Redis's keyIsExpired: a key is expired once now > when (still alive at exactly `when`).
     if (e.exp !== 0 && e.exp < this.eng.now) {
@@ -339,6 +357,19 @@ export class Db {
     return e;
   }
 
+  /** read() of the key argv[i] (see peekArg); its string is built only for a `keymiss` event. */
+  readArg(argv: Argv, i: number, touch = true): Entry | undefined {
+    const e = this.getArg(argv, i);
+    if (e === undefined) {
+      this.eng.stats.keyspaceMisses++;
+      if (this.eng.notifyFlags & N.KEY_MISS) dbEvent(this.eng, N.KEY_MISS, 'keymiss', argv.key(i), this.index);
+      return undefined;
+    }
+    this.eng.stats.keyspaceHits++;
+    if (touch) this.touch(e);
+    return e;
+  }
+
   /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */
   touch(e: Entry): void {
     if (this.eng.lfu) lfuTouch(this.eng, e);
@@ -356,29 +387,43 @@ export class Db {
    * key is created as a TimedEntry (no Entry allocated only to be replaced). Returns the entry.
    */
   set(key: string, value: Stored, keepTtl = false, timed = false): Entry {
-    let e = this.peek(key);
+    const e = this.peek(key);
     if (e !== undefined) {
-      // perf: the Entry is reused on overwrite (no new object, no Map insertion).
-      const old = e.v;
-      if (old !== value && typeof old === 'object' && !(old instanceof Uint8Array)) this.eng.onValueDropped(old);
-      if (!sameCharge(old, value)) {
-        this.mem -= chargeOf(old);
-        this.mem += newCharge(value);
-      }
-      e.v = value;
-      e.bits = this.stamp(e); // LRU refreshed (or LFU counter bumped), encoding hint cleared
-      if (!keepTtl && e.exp !== 0) {
-        e.exp = 0;
-        this.expires--;
-      } else if (e.exp !== 0 && e.exp < this.eng.now) {
-        // An expired key that was overwritten with KEEPTTL: it is gone.
-        e.exp = 0;
-        this.expires--;
-      }
-    } else {
-      e = this.insert(key, value, 0, timed);
-      if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+      this.overwrite(e, value, keepTtl);
+      this.signal(e.key, e);
+      return e;
     }
+    return this.create(key, value, timed);
+  }
+
+  /** set() of the key argv[i] with no option (plain SET): its string is built only for a new key. */
+  setArg(argv: Argv, i: number, value: Stored): Entry {
+    const e = this.peekArg(argv, i);
+    if (e === undefined) return this.create(argv.key(i), value, false);
+    this.overwrite(e, value, false);
+    this.signal(e.key, e);
+    return e;
+  }
+
+  /** set() of an existing entry: the value replaced, the TTL dropped unless `keepTtl`. */
+  private overwrite(e: Entry, value: Stored, keepTtl: boolean): void {
+    // perf: the Entry is reused on overwrite (no new object, no Map insertion).
+    this.setStored(e, value);
+    e.bits = this.stamp(e); // LRU refreshed (or LFU counter bumped), encoding hint cleared
+    if (!keepTtl && e.exp !== 0) {
+      e.exp = 0;
+      this.expires--;
+    } else if (e.exp !== 0 && e.exp < this.eng.now) {
+      // An expired key that was overwritten with KEEPTTL: it is gone.
+      e.exp = 0;
+      this.expires--;
+    }
+  }
+
+  /** set() of a key known to be absent. */
+  private create(key: string, value: Stored, timed: boolean): Entry {
+    const e = this.insert(key, value, 0, timed);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
     // perf: the stored key string, not the caller's copy: listeners that put keys in a Map or
     // Set (persistence's dirty set, WATCH) find its hash already computed.
     this.signal(e.key, e);
@@ -411,10 +456,7 @@ export class Db {
 
   /** Add a new key that is known not to exist (after get() returned undefined). */
   add(key: string, value: Stored): Entry {
-    const e = this.insert(key, value);
-    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
-    this.signal(e.key, e);
-    return e;
+    return this.create(key, value, false);
   }
 
   /**

@@ -83,8 +83,10 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
   // perf: one clock read per command (clock reads cost ~50 ns each on VMs). In a pipelined
   // batch the transport hands over the end time of the previous command (clockNext); the wall
   // time is derived from the same monotonic reading (Engine.wallBase).
+  // The unary plus keeps t0 an unboxed double: without it the optimiser merged the field's
+  // double with the call's tagged result into a tagged value, a heap number per command.
   let t0 = eng.clockNext;
-  if (t0 < 0) t0 = performance.now();
+  if (t0 < 0) t0 = +performance.now();
   else eng.clockNext = -1;
   eng.lastClock = t0;
   if (!eng.inExec) eng.now = Math.floor(eng.wallBase + t0);
@@ -182,7 +184,7 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.simple('QUEUED');
     return;
   }
-  call(c, def, argv, out, t0);
+  callTimed(c, def, argv, out);
   // Clients blocked on keys this command (or whole EXEC) made ready are served now; not while
   // a busy script runs (its writes made them ready: they are served as it ends).
   if (eng.blocking.pending && eng.busyReply === null) eng.blocking.serveReady();
@@ -192,8 +194,19 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
 let callDepth = 0;
 
 /** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */
-export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink, t0 = performance.now()): void {
+export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
+  c.engine.lastClock = performance.now();
+  callTimed(c, def, argv, out);
+}
+
+/**
+ * call() of a command whose start time is `engine.lastClock` (executeCommand's clock reading).
+ * perf: the time goes through the engine's field, not an argument: a double argument to a call
+ * that is not inlined is boxed, a heap number per command.
+ */
+function callTimed(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
+  const t0 = eng.lastClock;
   const st = eng.stats.perCommand[def.id];
   // Errors a top-level command did not cause (another client's, a rejection) are not its own.
   if (callDepth++ === 0) replyStats.mark = replyStats.errors;

@@ -57,6 +57,14 @@ function finalMix(h: number): number {
   return h ^ (h >>> 16);
 }
 
+/** True when the latin1 string `key` is exactly the bytes b[s, e). */
+function sameBytes(key: string, b: Uint8Array, s: number, e: number): boolean {
+  const n = key.length;
+  if (n !== e - s) return false;
+  for (let i = 0; i < n; i++) if (key.charCodeAt(i) !== b[s + i]) return false;
+  return true;
+}
+
 function buckets(n: number): (Entry | undefined)[] {
   return new Array<Entry | undefined>(n).fill(undefined);
 }
@@ -110,6 +118,29 @@ export class KeyTable {
       while (e !== undefined) {
         if (e.hash === h && e.key === key) return e;
         e = e.next;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * get() of the key whose latin1 string is the bytes b[s, e), without building that string
+   * (perf: a read or an overwrite of an existing key allocates nothing for its name).
+   */
+  getBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
+    if (this.count === 0) return undefined;
+    if (this.rehashIdx >= 0) this.rehashStep();
+    const h = hashBytes(b, s, e);
+    let x = this.t0[h & this.m0];
+    while (x !== undefined) {
+      if (x.hash === h && sameBytes(x.key, b, s, e)) return x;
+      x = x.next;
+    }
+    if (this.t1 !== null) {
+      x = this.t1[h & this.m1];
+      while (x !== undefined) {
+        if (x.hash === h && sameBytes(x.key, b, s, e)) return x;
+        x = x.next;
       }
     }
     return undefined;

@@ -17,6 +17,9 @@ test('KeyTable: get/insert/remove/replace agree with a Map through growth, rehas
       const k = 'k' + Math.floor(r() * 5000);
       const e = t.get(k);
       assert.equal(e, ref.get(k), `seed ${seed}`);
+      // The lookup from bytes (no key string) finds the same entry, mid-rehash included.
+      const b = Buffer.from('..' + k + '.', 'latin1');
+      assert.equal(t.getBytes(b, 2, b.length - 1), e, `seed ${seed}`);
       if (r() < 0.7) {
         if (e === undefined) {
           const n = entry(k);
@@ -55,7 +58,11 @@ test('KeyTable: keys with equal hashes in a bucket chain, and the empty key', ()
   for (let i = 0; i < 100; i++) keys.push('x'.repeat(i));
   for (const k of keys) t.insert(entry(k));
   for (const k of keys) assert.equal(t.get(k)?.key, k);
+  for (const k of keys) assert.equal(t.getBytes(Buffer.from(k, 'latin1'), 0, k.length)?.key, k);
   assert.equal(t.get('zz'), undefined);
+  assert.equal(t.getBytes(Buffer.from('zz'), 0, 2), undefined);
+  // Same length, one byte apart (the comparison looks at every byte, the last one too).
+  assert.equal(t.getBytes(Buffer.from('xxxxxy'), 0, 6), undefined);
   assert.equal(t.size, keys.length);
 });
 

@@ -33,7 +33,7 @@ import { pickIndexes } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
 import {
-  LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError,
+  LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, lookupWriteArg, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
 import { lpsNext } from '../ds/listpack.js';
@@ -112,8 +112,8 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
     out.error(wrongArity(name));
     return;
   }
-  const key = argv.key(1);
-  const e = lookupWrite(c, key);
+  const e = lookupWriteArg(c, argv, 1);
+  const key = e !== undefined ? e.key : argv.key(1);
   let h = e === undefined ? undefined : e.value instanceof HashValue ? expireFields(c, key, e.value) : null;
   if (h === null) {
     out.error(E.WRONGTYPE);

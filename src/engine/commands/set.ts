@@ -18,7 +18,7 @@ import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { numkeysKeys } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
 import {
-  OUT_OF_RANGE_POSITIVE, isLongMin, longArg, lookupRead, lookupWrite, outputExhausted, rangeError, setLimits,
+  OUT_OF_RANGE_POSITIVE, isLongMin, longArg, lookupRead, lookupWrite, lookupWriteArg, outputExhausted, rangeError, setLimits,
 } from './typed-helpers.js';
 
 const NUMKEYS_POSITIVE = 'ERR numkeys should be greater than 0';
@@ -46,10 +46,10 @@ function replyMembers(out: ReplySink, s: SetValue, asSet = true): void {
 
 // SADD key member [member ...]
 function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const key = argv.key(1);
-  const e = lookupWrite(c, key);
+  const e = lookupWriteArg(c, argv, 1);
   let s = e === undefined ? undefined : e.value instanceof SetValue ? e.value : null;
   if (s === null) return out.error(E.WRONGTYPE);
+  const key = e !== undefined ? e.key : argv.key(1);
   const lim = setLimits(c.engine);
   const isNew = s === undefined;
   if (s === undefined) s = SetValue.create(argv.key(2), argv.count - 2, lim);

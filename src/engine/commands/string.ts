@@ -228,7 +228,7 @@ function setGeneric(
 
 // GET key
 function getCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const e = c.db.read(argv.key(1), !c.noTouch);
+  const e = c.db.readArg(argv, 1, !c.noTouch);
   if (e === undefined) {
     out.nil();
     return;
@@ -244,7 +244,7 @@ function getCommand(c: Client, argv: Argv, out: ReplySink): void {
 //     PXAT unix-time-milliseconds | KEEPTTL]
 function setCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 3) { // the hot path: no options
-    const e = c.db.set(argv.key(1), arg(argv, 2));
+    const e = c.db.setArg(argv, 1, arg(argv, 2));
     if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', e.key);
     out.ok();
     return;
@@ -535,17 +535,17 @@ function storedInt(e: Entry): number | bigint | null {
 /** incrDecrCommand: the value plus `by`, within signed 64 bits, kept with its TTL. */
 function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): void {
   const db = c.db;
-  const key = argv.key(1);
-  const e: Entry | undefined = db.get(key);
+  const e: Entry | undefined = db.getArg(argv, 1);
   let cur: number | bigint = 0;
   if (e !== undefined) {
     const v = e.v;
     if (typeof v === 'number' && typeof by === 'number') {
-      // perf: the common case, an integer-encoded value and a safe result: no bytes at all.
+      // perf: the common case, an integer-encoded value and a safe result: no bytes at all
+      // (not even the key's string).
       const r = v + by;
       if (r <= MAX_SAFE && r >= -MAX_SAFE) {
         db.update(e, r);
-        if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'incrby', key);
+        if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'incrby', e.key);
         out.int(r);
         return;
       }
@@ -574,6 +574,7 @@ function incrDecr(c: Client, argv: Argv, out: ReplySink, by: number | bigint): v
   }
   // Safe results are stored as numbers, the others as their (at most 20) digits.
   const nv = typeof res === 'number' ? res : res.toString();
+  const key = e !== undefined ? e.key : argv.key(1);
   if (e !== undefined) db.update(e, nv);
   else db.add(key, nv);
   keyEvent(c, N.STRING, 'incrby', key);

@@ -19,6 +19,13 @@ export function lookupWrite(c: Client, key: string): Entry | undefined {
   return e;
 }
 
+/** lookupWrite() of the key argv[i], found from its bytes (perf: no key string; Db.peekArg). */
+export function lookupWriteArg(c: Client, argv: Argv, i: number): Entry | undefined {
+  const e = c.db.getArg(argv, i);
+  if (e !== undefined && !c.noTouch) c.db.touch(e);
+  return e;
+}
+
 /** lookupKeyRead: hit/miss statistics and LRU. */
 export function lookupRead(c: Client, key: string): Entry | undefined {
   return c.db.read(key, !c.noTouch);

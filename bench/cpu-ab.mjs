@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+/**
+ * CPU per op of the server process under redis-benchmark, for two builds of ours and
+ * redis-server, started once and measured in alternating rounds (A, B, redis, A, B, redis...),
+ * so that the load of a shared machine falls on all three alike. Reports the median utime+stime
+ * per request (from /proc/<pid>/stat) and ops/s.
+ *
+ *   cp -r /tmp/base-dist ./base-dist    # a build must sit in the tree to find node_modules
+ *   CPUAB_A=base-dist CPUAB_B=dist CPUAB_TESTS=get,incr,hset CPUAB_P=16 CPUAB_C=50 \
+ *     CPUAB_N=1000000 CPUAB_ROUNDS=3 CPUAB_PORT=7510 node bench/cpu-ab.mjs
+ *
+ * /proc CPU times tick at 10 ms: give each figure >= 1 s of server CPU (-P 16: 1M requests).
+ */
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import net from 'node:net';
+import path from 'node:path';
+import { NODE_FLAGS } from './server-cmd.mjs';
+
+const A = path.resolve(process.env.CPUAB_A ?? 'base-dist');
+const B = path.resolve(process.env.CPUAB_B ?? 'dist');
+const TESTS = (process.env.CPUAB_TESTS ?? 'get,set,incr,lpush,lpop,sadd,hset,zadd').split(',');
+const P = Number(process.env.CPUAB_P ?? 16);
+const N = Number(process.env.CPUAB_N ?? 1000000);
+const ROUNDS = Number(process.env.CPUAB_ROUNDS ?? 3);
+const PORT = Number(process.env.CPUAB_PORT ?? 7510);
+const CLIENTS = String(process.env.CPUAB_C ?? 50);
+const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+function cpu(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(x[11]) + Number(x[12])) / CLK;
+}
+async function up(port) {
+  for (let i = 0; i < 300; i++) {
+    const ok = await new Promise((r) => { const s = net.connect(port, '127.0.0.1', () => { s.destroy(); r(true); }); s.on('error', () => r(false)); });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`port ${port} not up`);
+}
+const dirs = [];
+function ours(dist, port) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cpuab-'));
+  dirs.push(dir);
+  return spawn(process.execPath, [...NODE_FLAGS, path.join(dist, 'main.js'), '--port', String(port), '--http-port', '-1', '--appendfsync', 'no', '--dir', dir], { stdio: 'ignore' });
+}
+const servers = [
+  { name: 'A', proc: ours(A, PORT), port: PORT },
+  { name: 'B', proc: ours(B, PORT + 1), port: PORT + 1 },
+  { name: 'redis', proc: spawn('redis-server', ['--port', String(PORT + 2), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' }), port: PORT + 2 },
+];
+try {
+  for (const s of servers) await up(s.port);
+  const res = {};
+  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}, ${ROUNDS} rounds; A=${A} B=${B}`);
+  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q']);
+  for (let r = 0; r < ROUNDS; r++) for (const t of TESTS) for (const s of servers) {
+    const c0 = cpu(s.proc.pid);
+    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-t', t, '-q'], { encoding: 'utf8' }).stdout;
+    const c1 = cpu(s.proc.pid);
+    const m = /([\d.]+) requests per second/.exec(out.split('\r').pop() ?? '');
+    ((res[t] ??= {})[s.name] ??= []).push({ cpu: ((c1 - c0) * 1e6) / N, rps: m ? Number(m[1]) : NaN });
+  }
+  const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
+  console.log('test     A µs/op  B µs/op  redis µs/op   B/A   B/redis   A rps   B rps   redis rps  (B cpu rounds)');
+  for (const t of TESTS) {
+    const m = Object.fromEntries(servers.map((s) => [s.name, { cpu: med(res[t][s.name].map((x) => x.cpu)), rps: med(res[t][s.name].map((x) => x.rps)) }]));
+    console.log(`${t.padEnd(6)} ${m.A.cpu.toFixed(2).padStart(8)} ${m.B.cpu.toFixed(2).padStart(8)} ${m.redis.cpu.toFixed(2).padStart(11)} ${(m.B.cpu / m.A.cpu).toFixed(2).padStart(6)} ${(m.B.cpu / m.redis.cpu).toFixed(2).padStart(8)} ${String(Math.round(m.A.rps)).padStart(8)} ${String(Math.round(m.B.rps)).padStart(7)} ${String(Math.round(m.redis.rps)).padStart(10)}  (${res[t].B.map((x) => x.cpu.toFixed(2)).join(' ')})`);
+  }
+  console.log(`# load after ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+} finally {
+  for (const s of servers) s.proc.kill('SIGKILL');
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+}
