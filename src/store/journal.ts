@@ -178,6 +178,10 @@ export class Journal {
   private preparing = false;
   private waiting: (() => void)[] = [];
   private ended = false;
+  /** Closed files whose fdatasync still runs (everysec rotate). */
+  private syncing = 0;
+  /** everysec: a closed file's background fdatasync failed (the owner refuses writes: MISCONF). */
+  onSyncError: ((err: Error, file: string) => void) | null = null;
 
   /**
    * `dsync` (appendfsync always): every frame is durable when its append completes (O_DSYNC).
@@ -242,9 +246,7 @@ export class Journal {
       this.preparing = false;
       this.prepared = ok && !this.ended;
       if (this.ended) fs.unlink(file, () => {});
-      const ws = this.waiting;
-      this.waiting = [];
-      for (const w of ws) w();
+      this.wake();
     };
     fs.open(file, 'w', 0o644, (err, fd) => {
       if (err !== null) {
@@ -368,9 +370,22 @@ export class Journal {
   /** Close the current file (if it holds frames) and start the next one at the next append. */
   rotate(): void {
     if (this.fd < 0 || this.last === 0) return;
-    if (!this.dsync) fs.fdatasyncSync(this.fd); // the file's frames stay durable once it is closed
-    fs.closeSync(this.fd);
-    this.closed.push({ file: path.join(this.dir, PREFIX + this.num), last: this.last });
+    const file = path.join(this.dir, PREFIX + this.num);
+    if (this.dsync) fs.closeSync(this.fd);
+    else {
+      // everysec: the frames appended since the last periodic sync become durable in the
+      // background, then the file is closed (the periodic sync only sees the current file). A
+      // synchronous fdatasync here held the event loop 50-140 ms in a bulk load (issue 21).
+      const fd = this.fd;
+      this.syncing++;
+      fs.fdatasync(fd, (err) => {
+        fs.close(fd, () => {});
+        this.syncing--;
+        if (err !== null) this.onSyncError?.(err, file);
+        this.wake();
+      });
+    }
+    this.closed.push({ file, last: this.last });
     this.fd = -1;
     this.num++;
   }
@@ -391,10 +406,20 @@ export class Journal {
     for (const file of files) this.closed.push({ file, last });
   }
 
-  /** Resolves once no file is being prepared (close waits for it: no file appears after). */
+  /**
+   * Resolves once no file is being prepared (close waits for it: no file appears after) and
+   * no closed file is being synced.
+   */
   settled(): Promise<void> {
-    if (!this.preparing) return Promise.resolve();
+    if (!this.preparing && this.syncing === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private wake(): void {
+    if (this.preparing || this.syncing > 0) return;
+    const ws = this.waiting;
+    this.waiting = [];
+    for (const w of ws) w();
   }
 
   /** Close, removing every file when `drop` (LMDB holds all frames durably). */

@@ -348,6 +348,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.appliedJseq = last;
     const j = new Journal(dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
     this.journal = j;
+    j.onSyncError = (err, file) => this.setError(describeError(err, dir), file);
     j.adopt(files.map((f) => f.file), last);
     this.adopted = files.length > 0;
     j.prepareSync();

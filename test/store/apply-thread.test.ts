@@ -101,3 +101,26 @@ describe('the applier thread dies', () => {
     assert.deepEqual(journals(dir), []);
   });
 });
+
+describe('appendfsync everysec: journal rotation', () => {
+  it('frames across rotated files (closed files synced in the background) survive kill -9; a graceful stop leaves no journal', { timeout: 90_000 }, async () => {
+    const dir = newDir();
+    let s = await start(dir, 'everysec');
+    const n = 3000;
+    const value = (i: number) => `${i}:`.padEnd(4096, String.fromCharCode(97 + (i % 26)));
+    for (let base = 0; base < n; base += 500) {
+      const parts: Buffer[] = [];
+      for (let i = base; i < base + 500; i++) parts.push(encode(['SET', `big:${i}`, value(i)]));
+      s.c.write(Buffer.concat(parts));
+      for (let i = base; i < base + 500; i++) assert.equal(text(await s.c.next(10_000)), '+OK\r\n');
+    }
+    await sleep(1200);
+    await stop(s, 'SIGKILL');
+    assert.ok(journals(dir).length >= 2, `12 MB of frames span two files or more (${journals(dir).join(', ')})`);
+    s = await start(dir, 'everysec');
+    assert.equal(text(await s.c.call('DBSIZE')), `:${n}\r\n`);
+    for (const i of [0, 1499, n - 1]) assert.equal(text(await s.c.call('GET', `big:${i}`)), `$4096\r\n${value(i)}\r\n`);
+    await stop(s, 'SIGTERM');
+    assert.deepEqual(journals(dir), []);
+  });
+});
