@@ -81,6 +81,28 @@ export class FrameBuilder {
     this.ops++;
   }
 
+  /**
+   * Room for a put of a `kl`-byte key and a `vl`-byte value, its op and lengths written:
+   * returns where the key goes in `buffer` (the value follows it), for the caller to fill.
+   */
+  reserve(op: number, kl: number, vl: number): number {
+    this.room(7 + kl + vl);
+    const b = this.buf;
+    const p = this.pos;
+    b[p] = op;
+    b[p + 1] = kl & 0xff;
+    b[p + 2] = kl >>> 8;
+    b.writeUInt32LE(vl, p + 3);
+    this.pos = p + 7 + kl + vl;
+    this.ops++;
+    return p + 7;
+  }
+
+  /** The buffer `reserve` positions refer to (valid until the next put). */
+  get buffer(): Buffer {
+    return this.buf;
+  }
+
   del(op: number, key: Uint8Array): void {
     const kl = key.length;
     this.room(3 + kl);
@@ -163,6 +185,14 @@ export class Journal {
   private num = 0;
   /** Number of the last file opened (it exists on disk; 0 = none yet). */
   opened = 0;
+  /**
+   * Number of the last file whose header and name are known durable: the one LMDB may name
+   * as being written (`sys journal`). Equals `opened` except, with everysec, while a file
+   * opened by a rotation is still being synced in the background.
+   */
+  named = 0;
+  /** everysec: the background sync of the current file's header and name, until it ends. */
+  private headerSync: Promise<void> | null = null;
   private offset = 0;
   private closed: ClosedFile[] = [];
   /** Last frame number written to the current file (0 = none). */
@@ -271,7 +301,8 @@ export class Journal {
     });
   }
 
-  private open(): void {
+  /** `wait`: sync the header and name before returning (always; start-up), else in the background. */
+  private open(wait = this.dsync): void {
     const file = path.join(this.dir, PREFIX + this.num);
     const c = fs.constants;
     const dsync = this.dsync ? c.O_DSYNC : 0;
@@ -290,17 +321,48 @@ export class Journal {
     // about exists with its header, whatever happens next.
     try {
       fs.writeSync(this.fd, fileHeader(this.num, this.nextSeq), 0, FILE_HEADER, 0);
-      if (!this.dsync) fs.fdatasyncSync(this.fd);
-      // The new name must survive a crash as surely as the frames written into it.
-      syncDir(this.dir);
+      if (wait) {
+        if (!this.dsync) fs.fdatasyncSync(this.fd);
+        // The new name must survive a crash as surely as the frames written into it.
+        syncDir(this.dir);
+      }
     } catch (err) {
       fs.closeSync(this.fd);
       this.fd = -1;
       throw named(err, file);
     }
+    if (wait) this.named = this.num;
+    else this.syncHeader(this.fd, this.num, file);
     this.opened = this.num;
     this.offset = FILE_HEADER;
     this.last = 0;
+  }
+
+  /**
+   * everysec, a file opened by a rotation: its header and name are made durable in the
+   * background (on the main thread, with LMDB flushing a big transaction, these two fsyncs
+   * once took 49 s of one turn in a 10M-key load: ext4 commits other files' data with them).
+   * Until then LMDB keeps naming the previous file (`named`), which is therefore not deleted;
+   * the frames written meanwhile are synced within the second, as everysec promises.
+   */
+  private syncHeader(fd: number, num: number, file: string): void {
+    this.syncing++;
+    this.headerSync = new Promise<void>((resolve) => {
+      const end = (err: Error | null): void => {
+        this.syncing--;
+        if (err !== null) this.onSyncError?.(err, file);
+        else if (num > this.named) this.named = num;
+        resolve();
+        this.wake();
+      };
+      fs.fdatasync(fd, (err) => {
+        if (err !== null) return end(err);
+        fs.open(this.dir, 'r', (oe, dfd) => {
+          if (oe !== null) return end(oe);
+          fs.fsync(dfd, (se) => fs.close(dfd, () => end(se)));
+        });
+      });
+    });
   }
 
   /** The file being written (or the next one, before it is opened). */
@@ -317,7 +379,7 @@ export class Journal {
    */
   start(nextSeq: number): void {
     this.nextSeq = nextSeq;
-    this.open();
+    this.open(true);
   }
 
   /**
@@ -378,12 +440,14 @@ export class Journal {
       // synchronous fdatasync here held the event loop 50-140 ms in a bulk load (issue 21).
       const fd = this.fd;
       this.syncing++;
-      fs.fdatasync(fd, (err) => {
+      // After its header's sync, if that still runs: the descriptor stays open until both end.
+      void Promise.resolve(this.headerSync).then(() => fs.fdatasync(fd, (err) => {
         fs.close(fd, () => {});
         this.syncing--;
         if (err !== null) this.onSyncError?.(err, file);
         this.wake();
-      });
+      }));
+      this.headerSync = null;
     }
     this.closed.push({ file, last: this.last });
     this.fd = -1;

@@ -19,7 +19,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { pack, unpack } from 'msgpackr';
 import {
-  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
+  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, stringMetaLen, writeStringMeta, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
 } from './codec.js';
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
@@ -146,6 +146,24 @@ export class LmdbStore {
     const r = this.rec;
     if (r === null) db.remove(key);
     else r.del(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, key);
+  }
+
+  /**
+   * Journal mode (`rec` set): a string key's metadata record written straight into the frame,
+   * without the record and key Buffers of put(). False when not applicable (no frame, long key):
+   * the caller uses encodeString + put.
+   */
+  putStringMeta(ns: number, key: string, exp: number, v: Uint8Array | string | number): boolean {
+    const r = this.rec;
+    if (r === null || key.length >= LONG) return false;
+    const s = typeof v === 'number' ? String(v) : v;
+    const kl = NS_BYTES + key.length;
+    const vl = stringMetaLen(key, exp, s);
+    const at = r.reserve(OP_META_PUT, kl, vl); // may grow the buffer: take it after
+    writeStringMeta(r.buffer, at, ns, key, exp, s);
+    this.stats.puts++;
+    this.stats.bytes += kl + vl;
+    return true;
   }
 
   putSys(name: string, value: unknown): void {

@@ -886,6 +886,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     const sv = e.v;
     if (typeof sv === 'string' || typeof sv === 'number' || sv instanceof Uint8Array) {
+      if (st.putStringMeta(ns, key, e.exp, sv)) return;
       const rec = encodeString(st.slab, key, e.exp, sv);
       st.put(st.meta, metaKey(st.keyBuf, ns, key), rec);
       return;
@@ -1068,7 +1069,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const log: GcLog = { gcAdded: [], gcDone: [] };
     // The file being written now (frames after `last` are in it or later ones): what start-up
     // expects to find (a missing or emptied file is then an error, not an empty start).
-    const file = this.journal.opened;
+    const file = this.journal.named;
     this.applying = true;
     if (th !== null && frames.length > 0) {
       this.gcTurn = true;
