@@ -782,8 +782,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       if (TRACE_STALLS > 0) traceStall('rotate', tr, j.size);
     }
     const frame = this.frame.finish(this.jseq + 1);
+    const ta = TRACE_STALLS > 0 ? performance.now() : 0;
     const err = j.append(frame);
-    if (TRACE_STALLS > 0) traceStall('batch', t0, frame.length);
+    if (TRACE_STALLS > 0) {
+      traceStall('batch', t0, frame.length);
+      traceStall('append (of that batch)', ta, frame.length);
+    }
     if (err === null) this.journaled(b, frame);
     else this.failed(b, err);
   }
