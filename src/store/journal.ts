@@ -64,21 +64,9 @@ export class FrameBuilder {
   }
 
   put(op: number, key: Uint8Array, value: Uint8Array): void {
-    const kl = key.length;
-    const vl = value.length;
-    this.room(7 + kl + vl);
-    const b = this.buf;
-    let p = this.pos;
-    b[p] = op;
-    b[p + 1] = kl & 0xff;
-    b[p + 2] = kl >>> 8;
-    b.writeUInt32LE(vl, p + 3);
-    p += 7;
-    b.set(key, p);
-    p += kl;
-    b.set(value, p);
-    this.pos = p + vl;
-    this.ops++;
+    const p = this.reserve(op, key.length, value.length);
+    this.buf.set(key, p);
+    this.buf.set(value, p + key.length);
   }
 
   /**
