@@ -271,6 +271,29 @@ export function encodeString(slab: Slab, key: string, exp: number, v: Uint8Array
   return b;
 }
 
+/**
+ * A string key's metadata record written straight into a journal frame (FrameBuilder.reserve):
+ * metaKey's bytes at `p` (`key` shorter than LONG), then encodeString's record, the same bytes
+ * as those two write, without a Buffer per record. Returns the value's length.
+ */
+export function stringMetaLen(key: string, exp: number, s: Uint8Array | string): number {
+  return headerLen(key, exp) + s.length;
+}
+
+export function writeStringMeta(out: Buffer, p: number, ns: number, key: string, exp: number, s: Uint8Array | string): void {
+  out.writeUIntBE(ns, p, NS_BYTES);
+  p += NS_BYTES;
+  p += out.latin1Write(key, p);
+  // writeHeader for a short key: [flags][exp f64 LE, when set].
+  if (exp !== 0) {
+    out[p] = T.STRING | MF.EXP;
+    out.writeDoubleLE(exp, p + 1);
+    p += 9;
+  } else out[p++] = T.STRING;
+  if (typeof s === 'string') out.latin1Write(s, p);
+  else out.set(s, p);
+}
+
 /** Metadata record of a collection stored whole. */
 export function encodeWholeMeta(slab: Slab, key: string, exp: number, type: TypeTag, body: Buffer): Buffer {
   const h = headerLen(key, exp);

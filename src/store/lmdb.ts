@@ -19,7 +19,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { pack, unpack } from 'msgpackr';
 import {
-  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
+  Slab, LONG, MAX_KEY, NS_BYTES, MetaView, stringMetaLen, writeStringMeta, decodeLongItem, decodeMeta, latin1Keys, sidPrefix, subKeys, type ItemRecord,
 } from './codec.js';
 import {
   FrameBuilder, forEachOp, OP_GC_DEL, OP_GC_PUT, OP_ITEM_DEL, OP_ITEM_PUT, OP_META_DEL, OP_META_PUT, OP_SYS_DEL, OP_SYS_PUT,
@@ -56,25 +56,8 @@ export class LmdbStore {
   rec: FrameBuilder | null = null;
 
   constructor(readonly path: string) {
-    this.root = openChecked(path, () => open({
-      path,
-      maxDbs: 8,
-      // Overlapping sync keeps the file consistent even across a power loss. everysec simply
-      // does not wait for the flush (noSync was measured no faster, and can corrupt the file
-      // on a machine crash).
-      overlappingSync: true,
-      // Batches are explicit blocks (write()); lmdb-js's own event-turn batching would wrap
-      // them in a transaction promise nobody handles when a commit fails.
-      eventTurnBatching: false,
-      // Our own encodings: keys and values are bytes.
-      encoding: 'binary',
-      keyEncoding: 'binary',
-    } as any));
-    const bin = { encoding: 'binary', keyEncoding: 'binary' } as const;
-    this.meta = this.root.openDB('meta', bin) as any;
-    this.items = this.root.openDB('items', bin) as any;
-    this.gc = this.root.openDB('gc', bin) as any;
-    this.sys = this.root.openDB('sys', { encoding: 'msgpack' }) as any;
+    this.root = openChecked(path, () => openEnv(path));
+    ({ meta: this.meta, items: this.items, gc: this.gc, sys: this.sys } = openDbs(this.root));
     this.itemsLoad = this.root.openDB('items', { encoding: 'binary', keyEncoder: subKeys } as any) as any;
     const view = this.loadView;
     this.metaLoad = this.root.openDB('meta', {
@@ -165,6 +148,24 @@ export class LmdbStore {
     else r.del(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, key);
   }
 
+  /**
+   * Journal mode (`rec` set): a string key's metadata record written straight into the frame,
+   * without the record and key Buffers of put(). False when not applicable (no frame, long key):
+   * the caller uses encodeString + put.
+   */
+  putStringMeta(ns: number, key: string, exp: number, v: Uint8Array | string | number): boolean {
+    const r = this.rec;
+    if (r === null || key.length >= LONG) return false;
+    const s = typeof v === 'number' ? String(v) : v;
+    const kl = NS_BYTES + key.length;
+    const vl = stringMetaLen(key, exp, s);
+    const at = r.reserve(OP_META_PUT, kl, vl); // may grow the buffer: take it after
+    writeStringMeta(r.buffer, at, ns, key, exp, s);
+    this.stats.puts++;
+    this.stats.bytes += kl + vl;
+    return true;
+  }
+
   putSys(name: string, value: unknown): void {
     this.stats.puts++;
     const r = this.rec;
@@ -181,23 +182,7 @@ export class LmdbStore {
    * (`sync`, inside a `transactionSync`: start-up replay).
    */
   applyFrame(frame: Buffer, sync: boolean): void {
-    forEachOp(frame, (op, key, value) => {
-      if (op === OP_SYS_PUT || op === OP_SYS_DEL) {
-        const name = key.toString('utf8');
-        if (value === null) {
-          if (sync) this.sys.removeSync(name);
-          else this.sys.remove(name);
-        } else if (sync) this.sys.putSync(name, unpack(value));
-        else this.sys.put(name, unpack(value));
-        return;
-      }
-      const db = op <= OP_META_DEL ? this.meta : op <= OP_ITEM_DEL ? this.items : this.gc;
-      if (value === null) {
-        if (sync) db.removeSync(key);
-        else db.remove(key);
-      } else if (sync) db.putSync(key, value);
-      else db.put(key, value);
-    });
+    applyFrameTo(this, frame, sync);
   }
 
   /** Run `fn` in one synchronous write transaction (start-up only). */
@@ -240,6 +225,70 @@ export class LmdbStore {
 }
 
 function noop(): void {}
+
+/**
+ * The data directory's LMDB environment (also opened by the journal applier's thread,
+ * apply-worker.ts: lmdb-js shares one environment per path within the process, so the options
+ * must be the same).
+ */
+export function openEnv(path: string): RootDatabase<any, any> {
+  return open({
+    path,
+    maxDbs: 8,
+    // Overlapping sync keeps the file consistent even across a power loss. everysec simply
+    // does not wait for the flush (noSync was measured no faster, and can corrupt the file
+    // on a machine crash).
+    overlappingSync: true,
+    // Batches are explicit blocks (write()); lmdb-js's own event-turn batching would wrap
+    // them in a transaction promise nobody handles when a commit fails.
+    eventTurnBatching: false,
+    // Our own encodings: keys and values are bytes.
+    encoding: 'binary',
+    keyEncoding: 'binary',
+  } as any);
+}
+
+/** The four named databases a journal frame writes to. */
+export interface FrameDbs {
+  meta: Database<Buffer, Buffer>;
+  items: Database<Buffer, Buffer>;
+  gc: Database<Buffer, Buffer>;
+  sys: Database<any, string>;
+}
+
+export function openDbs(root: RootDatabase<any, any>): FrameDbs {
+  const bin = { encoding: 'binary', keyEncoding: 'binary' } as const;
+  return {
+    meta: root.openDB('meta', bin) as any,
+    items: root.openDB('items', bin) as any,
+    gc: root.openDB('gc', bin) as any,
+    sys: root.openDB('sys', { encoding: 'msgpack' }) as any,
+  };
+}
+
+/**
+ * Queue the records of a journal frame (inside an lmdb-js block), or write them synchronously
+ * (`sync`, inside a `transactionSync`: start-up replay, the applier thread).
+ */
+export function applyFrameTo(dbs: FrameDbs, frame: Buffer, sync: boolean): void {
+  forEachOp(frame, (op, key, value) => {
+    if (op === OP_SYS_PUT || op === OP_SYS_DEL) {
+      const name = key.toString('utf8');
+      if (value === null) {
+        if (sync) dbs.sys.removeSync(name);
+        else dbs.sys.remove(name);
+      } else if (sync) dbs.sys.putSync(name, unpack(value));
+      else dbs.sys.put(name, unpack(value));
+      return;
+    }
+    const db = op <= OP_META_DEL ? dbs.meta : op <= OP_ITEM_DEL ? dbs.items : dbs.gc;
+    if (value === null) {
+      if (sync) db.removeSync(key);
+      else db.remove(key);
+    } else if (sync) db.putSync(key, value);
+    else db.put(key, value);
+  });
+}
 
 /**
  * lmdb-js rejects every write of a failed transaction with a generic error whose

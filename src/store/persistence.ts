@@ -41,6 +41,7 @@ import { Loader, type LoadTarget } from './loader.js';
 import { DirLock } from './lock.js';
 import { FrameBuilder, Journal, frameSeq, scanJournal, truncateJournal } from './journal.js';
 import { DataDirError, journalProblem, repairHint } from './datadir.js';
+import { APPLY_WORKER, ApplyThread } from './apply-thread.js';
 
 /** Changed keys of one database, with their live entry when known (Persistence.dirty). */
 type DirtyKeys = Map<string, Entry | undefined>;
@@ -106,6 +107,11 @@ const APPLY_CHUNK_START = Number(process.env.REDSTASH_APPLY_CHUNK_START ?? 256 *
 const APPLY_SHRINK_AT_ONCE = process.env.REDSTASH_APPLY_SHRINK !== '0';
 /** Growth per turn at most (REDSTASH_APPLY_GROW; 0: unbounded, halfway to the fit). */
 const APPLY_GROW = Number(process.env.REDSTASH_APPLY_GROW ?? 1.25);
+/**
+ * Frames per transaction of the applier's thread (apply-worker.ts) at most: no turn of the main
+ * thread depends on it, and fewer, bigger transactions rewrite fewer B-tree pages.
+ */
+const APPLY_CHUNK_THREAD = 16 * 1024 * 1024;
 /** always: a journal file this big is closed and a new one started (the old one goes once LMDB has it). */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 
@@ -195,6 +201,10 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
   private applyTimer: NodeJS.Timeout | null = null;
   /** Last frame committed to LMDB. */
   private appliedJseq = 0;
+  /** Applies the frames in its own thread (null: queued to lmdb-js on this one; REDSTASH_APPLY_WORKER=0). */
+  private applier: ApplyThread | null = null;
+  /** The last apply was the thread's: background deletion (main thread) gets the next turn. */
+  private gcTurn = false;
   /** The last LMDB apply failed (the journal still holds everything: writes go on). */
   private applyError: string | null = null;
   /** The journal file LMDB records as the one being written (sys journal). */
@@ -294,6 +304,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       p.syncTimer = setInterval(() => p.periodicSync(), 1000);
       p.syncTimer.unref();
     }
+    if (APPLY_WORKER) p.applier = new ApplyThread(p.store.path);
     if (p.pending) p.schedule(true);
     p.scheduleApply();
     // Journal files replayed above go once LMDB has their records on disk.
@@ -337,6 +348,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     this.appliedJseq = last;
     const j = new Journal(dir, files.length > 0 ? files[files.length - 1].num + 1 : 1, this.mode === 'always');
     this.journal = j;
+    j.onSyncError = (err, file) => this.setError(describeError(err, dir), file);
     j.adopt(files.map((f) => f.file), last);
     this.adopted = files.length > 0;
     j.prepareSync();
@@ -770,8 +782,12 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       if (TRACE_STALLS > 0) traceStall('rotate', tr, j.size);
     }
     const frame = this.frame.finish(this.jseq + 1);
+    const ta = TRACE_STALLS > 0 ? performance.now() : 0;
     const err = j.append(frame);
-    if (TRACE_STALLS > 0) traceStall('batch', t0, frame.length);
+    if (TRACE_STALLS > 0) {
+      traceStall('batch', t0, frame.length);
+      traceStall('append (of that batch)', ta, frame.length);
+    }
     if (err === null) this.journaled(b, frame);
     else this.failed(b, err);
   }
@@ -874,6 +890,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     }
     const sv = e.v;
     if (typeof sv === 'string' || typeof sv === 'number' || sv instanceof Uint8Array) {
+      if (st.putStringMeta(ns, key, e.exp, sv)) return;
       const rec = encodeString(st.slab, key, e.exp, sv);
       st.put(st.meta, metaKey(st.keyBuf, ns, key), rec);
       return;
@@ -1041,9 +1058,13 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     // At most applyChunk bytes per transaction (the rest follows at once, applied()), so the
     // turn that queues them stays short: commands are served between the chunks.
     const q = this.applyQueue;
+    const th = this.applier !== null && !this.applier.dead ? this.applier : null;
+    // With the thread, background deletion (which reads LMDB here) gets every other transaction.
+    const gcOnly = th !== null && this.gcTurn && this.gcReady();
+    const limit = th !== null ? APPLY_CHUNK_THREAD : this.applyChunk;
     let n = 0;
     let bytes = 0;
-    while (n < q.length && (n === 0 || bytes + q[n].length <= this.applyChunk)) bytes += q[n++].length;
+    if (!gcOnly) while (n < q.length && (n === 0 || bytes + q[n].length <= limit)) bytes += q[n++].length;
     const frames = n === q.length ? q : q.slice(0, n);
     this.applyQueue = n === q.length ? [] : q.slice(n);
     this.applyBytes -= bytes;
@@ -1052,8 +1073,17 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     const log: GcLog = { gcAdded: [], gcDone: [] };
     // The file being written now (frames after `last` are in it or later ones): what start-up
     // expects to find (a missing or emptied file is then an error, not an empty start).
-    const file = this.journal.opened;
+    const file = this.journal.named;
     this.applying = true;
+    if (th !== null && frames.length > 0) {
+      this.gcTurn = true;
+      th.apply(frames, last !== this.appliedJseq ? last : null, file !== this.recordedFile ? file : null).then(
+        (durable) => this.applied(last, file, log, durable),
+        (err) => this.applyFailed(frames, err),
+      );
+      return;
+    }
+    this.gcTurn = false;
     const t0 = performance.now();
     const commit = st.write(() => {
       try {
@@ -1070,7 +1100,8 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     commit.then(() => this.applied(last, file, log), (err) => this.applyFailed(frames, err));
   };
 
-  private applied(last: number, file: number, log: GcLog): void {
+  /** `flushed`: the thread's transaction is durable (true) or its flush failed (false); undefined: ask LMDB. */
+  private applied(last: number, file: number, log: GcLog, flushed?: boolean): void {
     this.applying = false;
     this.appliedJseq = last;
     this.recordedFile = file;
@@ -1086,10 +1117,15 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
       this.applyError = null;
     }
     // Journal files whose frames LMDB now holds go once they are on disk.
-    this.store.syncNow().then(() => {
+    if (flushed === true) {
       this.lastSyncTime = Date.now();
       this.journal.checkpoint(last, file);
-    }, () => {});
+    } else if (flushed === undefined) {
+      this.store.syncNow().then(() => {
+        this.lastSyncTime = Date.now();
+        this.journal.checkpoint(last, file);
+      }, () => {});
+    }
     this.scheduleApply();
     this.notifyIdle();
   }
@@ -1229,6 +1265,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
     await this.journal.settled();
     this.journal.close(synced);
     this.releaseHolds();
+    await this.applier?.close();
     await this.store.close();
     this.lock.release();
   }

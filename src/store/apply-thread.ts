@@ -1,0 +1,102 @@
+/**
+ * The main thread's side of the journal applier's thread (apply-worker.ts). One request at a
+ * time (persistence.ts keeps one apply in flight): the frames are copied into one buffer that
+ * is transferred (the main thread keeps its frames, to retry them after a failure), and the
+ * promise settles once the thread's transaction is committed and flushed.
+ *
+ * REDSTASH_APPLY_WORKER=0: frames are queued to lmdb-js on the main thread, as before (A/B runs).
+ */
+import { Worker } from 'node:worker_threads';
+
+export interface ApplyRequest {
+  id: number;
+  buf: ArrayBuffer;
+  /** `sys journalSeq` to record, or null (unchanged). */
+  seq: number | null;
+  /** `sys journal` file to record, or null (unchanged). */
+  file: number | null;
+}
+
+export interface ApplyReply {
+  id: number;
+  /** The transaction failed (nothing of it is in LMDB), or null. */
+  error: { message: string; code: unknown } | null;
+  /** Committed, but the flush failed: applied, not known durable. */
+  unsynced?: boolean;
+}
+
+export const APPLY_WORKER = process.env.REDSTASH_APPLY_WORKER !== '0';
+
+export class ApplyThread {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private wait: { id: number; resolve: (durable: boolean) => void; reject: (err: unknown) => void } | null = null;
+  private closing: (() => void) | null = null;
+  private ended = false;
+  /** The thread died (an exception, or it could not open LMDB): the caller falls back to the main thread. */
+  dead = false;
+
+  constructor(path: string) {
+    this.worker = new Worker(new URL('./apply-worker.js', import.meta.url), { workerData: { path } });
+    this.worker.unref();
+    this.worker.on('message', (m: ApplyReply) => {
+      if (m.id === -1) {
+        this.closing?.();
+        return;
+      }
+      const w = this.wait;
+      if (w === null || w.id !== m.id) return;
+      this.wait = null;
+      if (m.error !== null) w.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+      else w.resolve(m.unsynced !== true);
+    });
+    this.worker.on('error', (err) => this.died(err));
+    this.worker.on('exit', () => this.died(new Error('the journal applier thread exited')));
+  }
+
+  private died(err: unknown): void {
+    if (this.dead) return;
+    this.dead = true;
+    if (!this.ended) console.error('persistence: journal applier thread:', err);
+    const w = this.wait;
+    this.wait = null;
+    w?.reject(err);
+    this.closing?.();
+  }
+
+  /**
+   * Apply `frames` (in order) in one transaction that also records `seq` and `file` (null:
+   * unchanged). Resolves with true once durable, false when committed but the flush failed;
+   * rejects when the transaction failed.
+   */
+  apply(frames: Buffer[], seq: number | null, file: number | null): Promise<boolean> {
+    let total = 0;
+    for (const f of frames) total += f.length;
+    const buf = Buffer.allocUnsafeSlow(total);
+    let p = 0;
+    for (const f of frames) p += f.copy(buf, p);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.dead) {
+        reject(new Error('the journal applier thread is not running'));
+        return;
+      }
+      this.wait = { id, resolve, reject };
+      const ab = buf.buffer as ArrayBuffer;
+      this.worker.postMessage({ id, buf: ab, seq, file } satisfies ApplyRequest, [ab]);
+    });
+  }
+
+  /** Close the thread's LMDB handle and end it (after the last apply settled). */
+  close(): Promise<void> {
+    if (this.dead) return Promise.resolve();
+    this.ended = true;
+    return new Promise<void>((resolve) => {
+      this.closing = () => {
+        this.closing = null;
+        resolve();
+      };
+      this.worker.postMessage('close');
+    }).then(() => this.worker.terminate()).then(() => {});
+  }
+}
