@@ -168,3 +168,18 @@ export function withBothServers(use: (ours: Proc, redis: Proc) => void, oursArgs
   });
   after(async () => { await Promise.all(procs.map((p) => p.stop())); });
 }
+
+/**
+ * A maker of fresh, empty data directories under one temporary directory that the file's
+ * `after` hook removes (the set-up of the store tests that restart servers on a directory).
+ */
+export function dataDirs(prefix: string): () => string {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  let seq = 0;
+  return () => {
+    const d = path.join(tmp, `d${seq++}`);
+    fs.mkdirSync(d);
+    return d;
+  };
+}

@@ -3,22 +3,13 @@
  * crash window it adds (a kill while its LMDB transaction is open) loses nothing the journal
  * holds, and a thread that dies leaves the applying to the main thread.
  */
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startOurs, type Proc } from '../helpers/server.js';
+import { dataDirs, startOurs, type Proc } from '../helpers/server.js';
 import { RawClient, encode } from '../helpers/resp-client.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-applythread-'));
-after(() => fs.rmSync(tmp, { recursive: true, force: true }));
-let seq = 0;
-const newDir = () => {
-  const d = path.join(tmp, `d${seq++}`);
-  fs.mkdirSync(d);
-  return d;
-};
+const newDir = dataDirs('rs-applythread-');
 
 const text = (b: Buffer) => b.toString('latin1');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,22 +6,14 @@
  * Commands that other branches bring (EXPIRE, FLUSHDB, SWAPDB, MOVE, RENAME...) are tested
  * when the server knows them and skipped, saying so, when it does not yet.
  */
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { startOurs, runOursToExit, type Proc } from '../helpers/server.js';
+import { dataDirs, startOurs, runOursToExit, type Proc } from '../helpers/server.js';
 import { RawClient, encode } from '../helpers/resp-client.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-restart-'));
-after(() => fs.rmSync(tmp, { recursive: true, force: true }));
-let seq = 0;
-const newDir = () => {
-  const d = path.join(tmp, `d${seq++}`);
-  fs.mkdirSync(d);
-  return d;
-};
+const newDir = dataDirs('rs-restart-');
 
 async function start(dir: string, mode: string): Promise<{ proc: Proc; c: RawClient }> {
   const proc = await startOurs(['--appendfsync', mode], {}, { dir });
