@@ -27,6 +27,12 @@ export interface ApplyReply {
 
 export const APPLY_WORKER = process.env.REDSTASH_APPLY_WORKER !== '0';
 
+/** Slots of the gate shared with the thread: it is inside its LMDB transaction; the process is exiting. */
+export const GATE_BUSY = 0;
+export const GATE_EXITING = 1;
+/** How long an exiting process waits for the thread's transaction to end (16 MB of frames: ~1-2 s). */
+const EXIT_WAIT_MS = 10_000;
+
 export class ApplyThread {
   private readonly worker: Worker;
   private nextId = 1;
@@ -36,9 +42,24 @@ export class ApplyThread {
   /** The thread died (an exception, or it could not open LMDB): the caller falls back to the main thread. */
   dead = false;
 
+  /** GATE_BUSY / GATE_EXITING, shared with the thread. */
+  private readonly gate = new Int32Array(new SharedArrayBuffer(8));
+
+  /**
+   * process.exit() (the forced exit 5 s after SIGTERM, say) stops the thread wherever it is. Stopped
+   * inside its transaction, the thread keeps lmdb-js's write lock, and its environment's clean-up
+   * then waits for that lock forever: the process never ends. So the exit waits (bounded) for the
+   * transaction to end, and the thread starts no other one.
+   */
+  private readonly onExit = (): void => {
+    Atomics.store(this.gate, GATE_EXITING, 1);
+    if (Atomics.load(this.gate, GATE_BUSY) === 1) Atomics.wait(this.gate, GATE_BUSY, 1, EXIT_WAIT_MS);
+  };
+
   constructor(path: string) {
-    this.worker = new Worker(new URL('./apply-worker.js', import.meta.url), { workerData: { path } });
+    this.worker = new Worker(new URL('./apply-worker.js', import.meta.url), { workerData: { path, gate: this.gate } });
     this.worker.unref();
+    process.on('exit', this.onExit);
     this.worker.on('message', (m: ApplyReply) => {
       if (m.id === -1) {
         this.closing?.();
@@ -57,6 +78,7 @@ export class ApplyThread {
   private died(err: unknown): void {
     if (this.dead) return;
     this.dead = true;
+    process.off('exit', this.onExit);
     if (!this.ended) console.error('persistence: journal applier thread:', err);
     const w = this.wait;
     this.wait = null;
@@ -97,6 +119,8 @@ export class ApplyThread {
         resolve();
       };
       this.worker.postMessage('close');
-    }).then(() => this.worker.terminate()).then(() => {});
+    }).then(() => this.worker.terminate()).then(() => {
+      process.off('exit', this.onExit);
+    });
   }
 }

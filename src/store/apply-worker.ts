@@ -12,7 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { applyFrameTo, openDbs, openEnv } from './lmdb.js';
-import type { ApplyRequest, ApplyReply } from './apply-thread.js';
+import { GATE_BUSY, GATE_EXITING, type ApplyRequest, type ApplyReply } from './apply-thread.js';
 
 /**
  * Test hooks (test/store/apply-thread.test.ts): REDSTASH_APPLY_TEST_HOLD_MS holds each
@@ -22,7 +22,8 @@ import type { ApplyRequest, ApplyReply } from './apply-thread.js';
 const HOLD_MS = Number(process.env.REDSTASH_APPLY_TEST_HOLD_MS ?? 0) || 0;
 const CRASH = process.env.REDSTASH_APPLY_TEST_CRASH === '1';
 
-const root = openEnv((workerData as { path: string }).path);
+const { path, gate } = workerData as { path: string; gate: Int32Array };
+const root = openEnv(path);
 const dbs = openDbs(root);
 const port = parentPort!;
 
@@ -42,6 +43,13 @@ port.on('message', (m: ApplyRequest | 'close') => {
     return;
   }
   if (CRASH) throw new Error('REDSTASH_APPLY_TEST_CRASH');
+  // Busy first, then the exit flag (the main thread sets them the other way round): either the
+  // exiting process waits for this transaction, or this thread sees the exit and starts none.
+  Atomics.store(gate, GATE_BUSY, 1);
+  if (Atomics.load(gate, GATE_EXITING) === 1) {
+    done();
+    return;
+  }
   try {
     root.transactionSync(() => {
       applyAll(Buffer.from(m.buf));
@@ -53,14 +61,22 @@ port.on('message', (m: ApplyRequest | 'close') => {
       }
     });
   } catch (err) {
+    done();
     port.postMessage({ id: m.id, error: fault(err) } satisfies ApplyReply);
     return;
   }
+  done();
   // Committed; durable once flushed (overlapping sync may leave the flush to a later commit).
   (root as unknown as { sync(cb: (err?: unknown) => void): void }).sync((err) => {
     port.postMessage({ id: m.id, error: null, unsynced: err !== undefined && err !== null } satisfies ApplyReply);
   });
 });
+
+/** Out of the transaction: an exiting process waiting for it goes on. */
+function done(): void {
+  Atomics.store(gate, GATE_BUSY, 0);
+  Atomics.notify(gate, GATE_BUSY);
+}
 
 function fault(err: unknown): { message: string; code: unknown } {
   const e = err as { message?: unknown; code?: unknown } | null;

@@ -72,6 +72,25 @@ for (const mode of ['everysec', 'always'] as const) {
   });
 }
 
+describe('SIGTERM while the applier thread is inside its LMDB transaction', () => {
+  // The forced exit (5 s after SIGTERM) used to stop the thread inside its transaction; its
+  // LMDB clean-up then waited for the write lock it held, and the process never ended.
+  it('the process ends by itself (exit code 0) once the transaction is over; nothing is lost', { timeout: 90_000 }, async () => {
+    const dir = newDir();
+    let s = await start(dir, 'everysec', { REDSTASH_APPLY_TEST_HOLD_MS: '6500' });
+    const n = 2000;
+    await fill(s.c, n);
+    await waitFor('the applier to hold its transaction', 20_000, () => s.proc.output().includes('apply thread: holding'));
+    s.c.close();
+    // The helper's stop sends SIGKILL after 10 s: a hung exit shows as a null exit code.
+    assert.equal(await s.proc.stop('SIGTERM'), 0);
+    s = await start(dir, 'everysec');
+    assert.equal(text(await s.c.call('DBSIZE')), `:${n}\r\n`);
+    assert.equal(text(await s.c.call('GET', `k:${n - 1}`)), `$${String(n - 1).length + 1}\r\nv${n - 1}\r\n`);
+    await stop(s, 'SIGTERM');
+  });
+});
+
 describe('the applier thread dies', () => {
   it('the main thread applies the journal instead; nothing is lost', { timeout: 90_000 }, async () => {
     const dir = newDir();
