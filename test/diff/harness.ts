@@ -14,7 +14,8 @@
  */
 import { RawClient, replyLength } from '../helpers/resp-client.js';
 
-export type Compare = 'bytes' | 'sorted' | 'type' | 'skip' | 'hello' | 'cmdstats';
+/** `idle`: integer replies (OBJECT IDLETIME) equal within 1 s (each server's LRU clock may tick between two commands); others byte for byte. */
+export type Compare = 'bytes' | 'sorted' | 'type' | 'skip' | 'hello' | 'cmdstats' | 'idle';
 export interface StepObject {
   cmd?: Array<string | Buffer>;
   raw?: Buffer | string;
@@ -77,6 +78,14 @@ function sortedKey(reply: Buffer): string {
 }
 
 /** INFO commandstats without its times, lines sorted. */
+function withinOneSecond(a: Buffer, b: Buffer): boolean {
+  const int = (x: Buffer) => (/^:(\d+)\r\n$/.exec(x.toString('latin1')) ?? [])[1];
+  const x = int(a);
+  const y = int(b);
+  if (x === undefined || y === undefined) return a.equals(b); // errors and the rest: byte for byte
+  return Math.abs(Number(x) - Number(y)) <= 1;
+}
+
 function maskTimes(reply: Buffer): string {
   return reply.toString('latin1').replace(/^([$=])\d+/, '$1').replace(/usec=\d+,usec_per_call=[\d.]+/g, 'usec=*')
     .split('\r\n').sort().join('\n');
@@ -129,6 +138,7 @@ export async function runScript(ours: RawClient, redis: RawClient, script: Scrip
       else if (mode === 'sorted') same = sortedKey(a) === sortedKey(b);
       else if (mode === 'hello') same = maskId(a) === maskId(b);
       else if (mode === 'cmdstats') same = maskTimes(a) === maskTimes(b);
+      else if (mode === 'idle') same = withinOneSecond(a, b);
       else same = a.equals(b);
       if (!same) return { step: i, cmd: label, ours: show(a), redis: show(b) };
     }

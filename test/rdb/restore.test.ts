@@ -70,9 +70,9 @@ describe('RESTORE: errors and options, differential', () => {
       ['RESTORE', 'k', '100000', good, 'REPLACE'], ['TTL', 'k'],
       ['RESTORE', 'k', '4102444800000', good, 'REPLACE', 'ABSTTL'], ['PEXPIRETIME', 'k'],
       ['RESTORE', 'k', '1', good, 'REPLACE', 'ABSTTL'], ['EXISTS', 'k'], // already expired: OK, nothing created, old value gone
-      ['RESTORE', 'k2', '0', good, 'IDLETIME', '1000'], ['OBJECT', 'IDLETIME', 'k2'],
+      ['RESTORE', 'k2', '0', good, 'IDLETIME', '1000'], { cmd: ['OBJECT', 'IDLETIME', 'k2'], compare: 'idle' },
       ['RESTORE', 'k3', '0', good, 'FREQ', '100', 'REPLACE', 'ABSTTL'], ['GET', 'k3'],
-      ['restore', 'k4', '0', good, 'replace', 'absttl', 'idletime', '5'], ['OBJECT', 'IDLETIME', 'k4'],
+      ['restore', 'k4', '0', good, 'replace', 'absttl', 'idletime', '5'], { cmd: ['OBJECT', 'IDLETIME', 'k4'], compare: 'idle' },
     ]);
   });
 
@@ -84,12 +84,12 @@ describe('RESTORE: errors and options, differential', () => {
         ['RESTORE', 'f2', '0', good, 'IDLETIME', '1000'], ['OBJECT', 'FREQ', 'f2'], // ignored: a new key's counter
         ['RESTORE', 'f3', '0', good, 'FREQ', '0'], ['OBJECT', 'FREQ', 'f3'],
         ['RESTORE', 'f1', '0', good, 'FREQ', '255', 'REPLACE'], ['OBJECT', 'FREQ', 'f1'],
-        ['OBJECT', 'IDLETIME', 'f1'],
+        { cmd: ['OBJECT', 'IDLETIME', 'f1'], compare: 'idle' },
         ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'],
-        ['RESTORE', 'l1', '0', good, 'FREQ', '100'], ['OBJECT', 'IDLETIME', 'l1'], // ignored
-        ['RESTORE', 'l2', '0', good, 'IDLETIME', '500'], ['OBJECT', 'IDLETIME', 'l2'], ['OBJECT', 'FREQ', 'l2'],
+        ['RESTORE', 'l1', '0', good, 'FREQ', '100'], { cmd: ['OBJECT', 'IDLETIME', 'l1'], compare: 'idle' }, // ignored
+        ['RESTORE', 'l2', '0', good, 'IDLETIME', '500'], { cmd: ['OBJECT', 'IDLETIME', 'l2'], compare: 'idle' }, ['OBJECT', 'FREQ', 'l2'],
         ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'],
-        ['RESTORE', 'n1', '0', good, 'IDLETIME', '300'], ['OBJECT', 'IDLETIME', 'n1'],
+        ['RESTORE', 'n1', '0', good, 'IDLETIME', '300'], { cmd: ['OBJECT', 'IDLETIME', 'n1'], compare: 'idle' },
       ]);
     } finally {
       await Promise.all([o.config('SET', 'maxmemory-policy', 'noeviction'), r.config('SET', 'maxmemory-policy', 'noeviction')]);

@@ -123,6 +123,9 @@ describe('appendfsync everysec: journal rotation', () => {
       for (let i = base; i < base + 500; i++) parts.push(encode(['SET', `big:${i}`, value(i)]));
       s.c.write(Buffer.concat(parts));
       for (let i = base; i < base + 500; i++) assert.equal(text(await s.c.next(10_000)), '+OK\r\n');
+      // One frame per batch (everysec writes one every 100 ms): the check for a rotation runs
+      // before each frame, so 12 MB in one or two frames would never rotate.
+      await sleep(250);
     }
     await sleep(1200);
     await stop(s, 'SIGKILL');
