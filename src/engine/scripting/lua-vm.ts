@@ -1,54 +1,22 @@
 /**
  * The Lua 5.1 virtual machine of the scripting worker: the real Lua 5.1.5 compiled to
- * WebAssembly, as shipped by the npm package lua-wasm-bindings (its Emscripten module).
+ * WebAssembly by us (native/lua/, loaded by lua-wasm.ts).
  *
- * That module exports only a small part of the C API (load, call, pcall, get/set field,
- * tolstring, pushstring, settop...). Two techniques cover the rest:
+ *  - JS functions callable from Lua ("bridges"): C closures in the registry (__slot<i>) that
+ *    call handlers[i]. A bridge reads its arguments in place or with lua_tolstring (exact
+ *    bytes, length through a pointer) and returns its results on the stack.
  *
- *  - JS functions callable from Lua ("bridges"): the function table of the module holds the
- *    C functions of the os/io libraries, which scripts never see (Redis does not load them).
- *    Their table slots are found once at start-up (each slot is briefly replaced by a probe and
- *    the Lua function is called) and then pointed at small wasm thunks that call into JS.
- *    A bridge reads its arguments with lua_tolstring (exact bytes, length through a pointer)
- *    and returns either nothing, a NUL-free string (lua_pushstring), or a value built below.
- *
- *  - JS values pushed into Lua: a Lua 5.1 binary chunk (bytecode) is built whose constants are
- *    the strings and numbers and whose code builds the tables; luaL_loadbuffer loads it (binary
- *    safe, no escaping) and the caller runs it. Values going the other way are serialised by
- *    Lua code (see prelude.ts) into one string that JS reads with lua_tolstring.
+ *  - JS values pushed into Lua: small ones on the stack (pushSmall); others by a Lua 5.1
+ *    binary chunk (bytecode) whose constants are the strings and numbers and whose code builds
+ *    the tables; luaL_loadbuffer loads it (binary safe, no escaping) and the caller runs it.
+ *    Values going the other way are serialised by Lua code (see prelude.ts) into one string
+ *    that JS reads with lua_tolstring.
  *
  * Two VMs exist per server: the engine thread's, where scripts run first, and the scripting
  * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
-import { createRequire } from 'node:module';
 import type { Argv } from '../../resp/argv.js';
-
-const require = createRequire(import.meta.url);
-
-/** The Emscripten module of lua-wasm-bindings (only the parts used here). */
-interface LuaModule {
-  asm: Record<string, unknown>;
-  HEAPU8: Uint8Array;
-  HEAPU32: Uint32Array;
-  _malloc(n: number): number;
-  _luaL_newstate(): number;
-  _luaL_openlibs(L: number): void;
-  _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
-  _lua_pcall(L: number, nargs: number, nres: number, errfunc: number): number;
-  _lua_call(L: number, nargs: number, nres: number): void;
-  _lua_gettop(L: number): number;
-  _lua_settop(L: number, i: number): void;
-  _lua_type(L: number, i: number): number;
-  _lua_tolstring(L: number, i: number, lenp: number): number;
-  _lua_pushstring(L: number, p: number): void;
-  _lua_pushvalue(L: number, i: number): void;
-  _lua_getfield(L: number, i: number, k: number): void;
-  _lua_gettable(L: number, i: number): void;
-  _lua_setfield(L: number, i: number, k: number): void;
-  _lua_insert(L: number, i: number): void;
-  _lua_replace(L: number, i: number): void;
-  _lua_close(L: number): void;
-}
+import { instantiateLua, type LuaModule } from './lua-wasm.js';
 
 export const LUA_REGISTRYINDEX = -10000;
 export const LUA_GLOBALSINDEX = -10002;
@@ -76,15 +44,8 @@ export type LuaValue =
 /** A JS function called from Lua: gets the state, returns the number of results it pushed. */
 export type Bridge = (L: number) => number;
 
-/**
- * The os/io functions whose C slots become bridges. Redis exposes neither library, so their
- * original C code is never needed.
- */
-const SLOTS = [
-  'os.getenv', 'os.remove', 'os.rename', 'os.tmpname', 'os.execute', 'os.exit', 'os.difftime',
-  'os.date', 'os.time', 'os.setlocale', 'os.clock', 'io.write', 'io.read', 'io.lines', 'io.open',
-  'io.close', 'io.popen', 'io.tmpfile', 'io.type', 'io.output', 'io.input', 'io.flush',
-] as const;
+/** Host bridges of a state (registry __slot0 ..): enough for the runtime's. */
+const BRIDGES = 22;
 
 export class LuaVM {
   readonly M: LuaModule;
@@ -103,34 +64,36 @@ export class LuaVM {
   private readonly lenp: number;
   /** Interned C strings (field names, chunk names) allocated once. */
   private readonly cstrs = new Map<string, number>();
-  private readonly table: WebAssembly.Table;
-  /** Thunk k of the generated module calls handlers[k]. */
-  private readonly handlers: (Bridge | null)[] = [];
-  private thunks: WebAssembly.Exports = {};
+  /** Registry __slot<k> calls handlers[k]. */
+  private readonly handlers: Bridge[] = [];
   /** Bridges not yet given a slot. */
   private freeSlots: string[] = [];
 
   constructor() {
-    const factory = require('lua-wasm-bindings/dist/glue/glue-lua-5.1.5.js') as (o: object) => LuaModule;
     // A Lua panic calls exit(): it must not end the process (or the worker thread) but throw
     // to the caller, who drops this VM (dead).
-    this.M = factory({
-      print: () => {},
-      printErr: () => {},
-      quit: (status: number) => {
+    this.M = instantiateLua({
+      bridge: (k: number, L: number) => {
+        const h = this.handlers[k];
+        if (h === undefined) throw new Error(`lua: no bridge ${k}`);
+        const prev = this.L;
+        this.L = L;
+        try {
+          return h(L);
+        } finally {
+          this.L = prev;
+        }
+      },
+      exit: (status: number) => {
         this.dead = true;
         throw new Error(`Lua state aborted (exit ${status})`);
       },
     });
-    const table = Object.values(this.M.asm).find((v) => v instanceof WebAssembly.Table);
-    if (!(table instanceof WebAssembly.Table)) throw new Error('lua-wasm-bindings: no function table');
-    this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
     this.numArea = this.M._malloc(NUM_AREA);
-    this.L = this.main = this.M._luaL_newstate();
-    this.M._luaL_openlibs(this.L);
-    this.findSlots();
+    this.L = this.main = this.newState();
+    this.freeSlots = Array.from({ length: BRIDGES }, (_, i) => `__slot${i}`);
     this.numKey = this.cstr('__num');
     this.direct = this.probeLayout();
     this.stackDirect = this.direct && this.probeStack();
@@ -470,81 +433,33 @@ export class LuaVM {
   // ---------------------------------------------------------------- bridges
 
   /**
-   * Find the table slot of every os/io C function: point each candidate slot at a probe that
-   * records its index, call the Lua function, restore. Runs once per VM.
+   * A fresh state with Lua's libraries, BRIDGES host bridges in the registry (__slot<i>: C
+   * closures calling handlers[i], see lua-wasm.ts) and the values pushSmall() uses.
    */
-  private findSlots(): void {
-    const t = this.table;
-    const n = t.length;
-    let fired = -1;
-    this.thunks = makeThunks(n, (k: number, L: number) => {
-      const h = this.handlers[k];
-      if (h !== null && h !== undefined) {
-        const prev = this.L;
-        this.L = L;
-        try {
-          return h(L);
-        } finally {
-          this.L = prev;
-        }
-      }
-      fired = k;
-      return 0;
-    });
-    this.grabSlots();
-    const found = new Map<string, number>();
-    for (let i = 0; i < SLOTS.length; i++) {
-      const orig: (WebAssembly.ExportValue | null)[] = [];
-      for (let s = 0; s < n; s++) {
-        const f = t.get(s) as ((...a: unknown[]) => unknown) | null;
-        orig.push(f);
-        if (f !== null && f.length === 1) t.set(s, this.thunks[`g${s}`] as never);
-      }
-      fired = -1;
-      this.getRegistry(`__slot${i}`);
-      // A probe returns 0 results; the call cannot fail.
-      this.M._lua_pcall(this.L, 0, 0, 0);
-      this.M._lua_settop(this.L, 0);
-      for (let s = 0; s < n; s++) if (orig[s] !== null) t.set(s, orig[s] as never);
-      if (fired < 0) throw new Error(`lua-wasm-bindings: no C slot found for ${SLOTS[i]}`);
-      found.set(SLOTS[i], fired);
-      this.slotOf.set(`__slot${i}`, fired);
-    }
-    this.freeSlots = SLOTS.map((_, i) => `__slot${i}`);
-  }
-
-  private readonly slotOf = new Map<string, number>();
-
-  /** Keep references to the os/io functions in the registry (__slot<i>) before anything is removed. */
-  private grabSlots(): void {
-    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
+  private newState(): number {
+    const L = this.M._lua_wasm_newstate(BRIDGES);
+    if (L === 0) throw new Error('lua: out of memory');
+    this.L = L;
     // __num: the number pushNumber() pushes and overwrites; __true, __false, __pack and
     // __hpack: what pushSmall() builds values with.
-    this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${PACKERS}\n${grab}`, '=slots');
+    this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${PACKERS}`, '=slots');
+    return L;
   }
 
   /**
-   * Close the Lua state and open a fresh one in the same module (SCRIPT FLUSH, FUNCTION FLUSH):
-   * the bridges stay (their C slots are the module's), the new state's registry gets the
-   * __slot<i> references again for its prelude.
+   * Close the Lua state and open a fresh one (SCRIPT FLUSH, FUNCTION FLUSH): the bridges stay
+   * (handlers[i] is what the new state's __slot<i> calls too).
    */
   renew(): void {
     this.M._lua_close(this.main);
-    this.L = this.main = this.M._luaL_newstate();
-    this.M._luaL_openlibs(this.L);
-    this.grabSlots();
+    this.L = this.main = this.newState();
   }
 
-  /**
-   * Turn one free os/io function into `fn` and return its registry name (the prelude moves it
-   * to where scripts reach it). The Lua function value is the same: only its C code changes.
-   */
+  /** Give `fn` a free bridge and return its registry name (the prelude moves it to where scripts reach it). */
   bridge(fn: Bridge): string {
     const name = this.freeSlots.shift();
     if (name === undefined) throw new Error('no free bridge slot');
-    const slot = this.slotOf.get(name)!;
-    this.handlers[slot] = fn;
-    this.table.set(slot, this.thunks[`g${slot}`] as never);
+    this.handlers[Number(name.slice(6))] = fn;
     return name;
   }
 
@@ -827,60 +742,6 @@ function smallOne(v: LuaValue, room: number): number {
 function isSequence(kv: LuaValue[]): boolean {
   for (let i = 0; i < kv.length; i += 2) if (kv[i] !== (i >> 1) + 1) return false;
   return kv.length > 0;
-}
-
-// ---------------------------------------------------------------- wasm thunks
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-function section(id: number, body: number[]): number[] {
-  return [id, ...leb(body.length), ...body];
-}
-
-/**
- * A wasm module with n exports g0..g(n-1) of type (i32)->i32, the lua_CFunction signature;
- * gk(L) calls the JS import f(k, L).
- */
-function makeThunks(n: number, f: (k: number, L: number) => number): WebAssembly.Exports {
-  const types = [2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7f];
-  const imports = [1, 3, ...Buffer.from('env'), 1, ...Buffer.from('f'), 0, 1];
-  const funcs = [...leb(n)];
-  for (let k = 0; k < n; k++) funcs.push(0);
-  const exps = [...leb(n)];
-  const code = [...leb(n)];
-  for (let k = 0; k < n; k++) {
-    const name = Buffer.from(`g${k}`);
-    exps.push(name.length, ...name, 0, ...leb(k + 1));
-    const body = [0, 0x41, ...sleb(k), 0x20, 0, 0x10, 0, 0x0b];
-    code.push(...leb(body.length), ...body);
-  }
-  const bytes = new Uint8Array([
-    0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-    ...section(1, types), ...section(2, imports), ...section(3, funcs), ...section(7, exps), ...section(10, code),
-  ]);
-  return new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { f } }).exports;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
 }
 
 // ---------------------------------------------------------------- Lua 5.1 bytecode
