@@ -16,7 +16,7 @@ EXPORTS="lua_gettop lua_settop lua_pushvalue lua_insert lua_replace lua_remove l
 flags=""
 for e in $EXPORTS; do flags="$flags -Wl,--export=$e"; done
 # shellcheck disable=SC2086
-clang --target=wasm32-wasi -O2 -std=gnu99 -DLUA_WASM_JS_TRY -Ishim -Isrc \
+clang --target=wasm32-wasi -O2 -mnontrapping-fptoint -msign-ext -std=gnu99 -DLUA_WASM_JS_TRY -Ishim -Isrc \
   -Wall -Wno-empty-body -Wno-misleading-indentation -mexec-model=reactor \
   -Wl,--export=__stack_pointer -Wl,-z,stack-size=1048576 -Wl,--strip-all \
-  $flags -o "$out" src/*.c lua-wasm.c
+  $flags -o "$out" all.c lua-wasm.c

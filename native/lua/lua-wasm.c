@@ -3,6 +3,7 @@
  * (src/engine/scripting/lua-wasm.ts) needs beyond Lua's C API.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -65,4 +66,50 @@ EXPORT("lua_wasm_newstate") lua_State *lua_wasm_newstate(int n) {
     lua_setfield(L, LUA_REGISTRYINDEX, name);
   }
   return L;
+}
+
+/*
+ * lua_number2str (luaconf.h): sprintf's "%.14g", whose output for an integer of at most 14
+ * digits is its digits (0 is left to sprintf: it may be -0). perf: musl's printf of a double
+ * costs ~0.5 us in WebAssembly; scripts turn counters and ids into strings all the time.
+ */
+void lua_wasm_number2str(char *s, double n) {
+  if (n > -1e14 && n < 1e14 && n != 0 && n == (double)(long long)n) {
+    long long v = (long long)n;
+    char d[16];
+    int k = 0;
+    if (v < 0) {
+      *s++ = '-';
+      v = -v;
+    }
+    while (v > 0) {
+      d[k++] = (char)('0' + v % 10);
+      v /= 10;
+    }
+    while (k > 0) *s++ = d[--k];
+    *s = 0;
+    return;
+  }
+  sprintf(s, LUA_NUMBER_FMT, n);
+}
+
+/*
+ * lua_str2number (luaconf.h): strtod, whose result for a decimal integer of at most 15
+ * digits (exact in a double) is that integer; anything else (a point, an exponent, hex, more
+ * digits, inf, nan) is strtod's. Spaces and sign as strtod (the C locale's isspace).
+ */
+double lua_wasm_str2number(const char *s, char **end) {
+  const char *p = s;
+  const char *d;
+  long long v = 0;
+  int neg = 0;
+  while (*p == ' ' || (*p >= '\t' && *p <= '\r')) p++;
+  if (*p == '-' || *p == '+') neg = *p++ == '-';
+  d = p;
+  while (*p >= '0' && *p <= '9' && p - d < 16) v = v * 10 + (*p++ - '0');
+  if (p == d || p - d > 15 || *p == '.' || *p == 'e' || *p == 'E' || *p == 'x' || *p == 'X' ||
+      (*p >= '0' && *p <= '9'))
+    return strtod(s, end);
+  *end = (char *)p;
+  return neg ? -(double)v : (double)v;
 }

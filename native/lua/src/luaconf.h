@@ -520,9 +520,17 @@
 */
 #define LUA_NUMBER_SCAN		"%lf"
 #define LUA_NUMBER_FMT		"%.14g"
+#if defined(LUA_WASM_JS_TRY)
+/* lua-wasm (native/lua/README.md): the same results as below, integers without printf/strtod. */
+void lua_wasm_number2str(char *s, double n);
+double lua_wasm_str2number(const char *s, char **p);
+#define lua_number2str(s,n)	lua_wasm_number2str((s), (n))
+#define lua_str2number(s,p)	lua_wasm_str2number((s), (p))
+#else
 #define lua_number2str(s,n)	sprintf((s), LUA_NUMBER_FMT, (n))
-#define LUAI_MAXNUMBER2STR	32 /* 16 digits, sign, point, and \0 */
 #define lua_str2number(s,p)	strtod((s), (p))
+#endif
+#define LUAI_MAXNUMBER2STR	32 /* 16 digits, sign, point, and \0 */
 
 
 /*

@@ -75,7 +75,7 @@ export function instantiateLua(host: LuaHost): LuaModule {
   // Filled once the instance exists (the imports below run only after that).
   let run: (f: number, L: number, ud: number) => void = () => {};
   let sp: WebAssembly.Global | null = null;
-  const M = {} as LuaModule;
+  let M = null as unknown as LuaModule;
   const views = (): void => {
     const b = M.memory.buffer;
     M.HEAPU8 = new Uint8Array(b);
@@ -103,18 +103,62 @@ export function instantiateLua(host: LuaHost): LuaModule {
       throw: () => {
         throw LUA_THROW;
       },
-      bridge: (k: number, L: number) => host.bridge(k, L),
+      bridge: host.bridge,
       grown: views,
     },
     wasi_snapshot_preview1: wasi,
   });
   const ex = instance.exports as Record<string, unknown>;
-  M.memory = ex.memory as WebAssembly.Memory;
+  const fn = <F>(name: string): F => {
+    if (typeof ex[name] !== 'function') throw new Error(`lua.wasm: no export ${name}`);
+    return ex[name] as F;
+  };
+  const memory = ex.memory as WebAssembly.Memory;
+  // perf: one object literal (a fixed shape): properties added one by one by name would leave
+  // it a slow dictionary object, and every Lua API call reads one.
+  M = {
+    HEAPU8: new Uint8Array(memory.buffer),
+    HEAPU32: new Uint32Array(memory.buffer),
+    HEAPF64: new Float64Array(memory.buffer),
+    memory,
+    _malloc: fn('malloc'),
+    _free: fn('free'),
+    _lua_wasm_newstate: fn('lua_wasm_newstate'),
+    _luaL_loadbuffer: fn('luaL_loadbuffer'),
+    _lua_pcall: fn('lua_pcall'),
+    _lua_call: fn('lua_call'),
+    _lua_error: fn('lua_error'),
+    _lua_checkstack: fn('lua_checkstack'),
+    _lua_gettop: fn('lua_gettop'),
+    _lua_settop: fn('lua_settop'),
+    _lua_type: fn('lua_type'),
+    _lua_tolstring: fn('lua_tolstring'),
+    _lua_tonumber: fn('lua_tonumber'),
+    _lua_toboolean: fn('lua_toboolean'),
+    _lua_objlen: fn('lua_objlen'),
+    _lua_pushnil: fn('lua_pushnil'),
+    _lua_pushnumber: fn('lua_pushnumber'),
+    _lua_pushinteger: fn('lua_pushinteger'),
+    _lua_pushboolean: fn('lua_pushboolean'),
+    _lua_pushstring: fn('lua_pushstring'),
+    _lua_pushlstring: fn('lua_pushlstring'),
+    _lua_pushvalue: fn('lua_pushvalue'),
+    _lua_createtable: fn('lua_createtable'),
+    _lua_getfield: fn('lua_getfield'),
+    _lua_gettable: fn('lua_gettable'),
+    _lua_rawget: fn('lua_rawget'),
+    _lua_rawgeti: fn('lua_rawgeti'),
+    _lua_setfield: fn('lua_setfield'),
+    _lua_settable: fn('lua_settable'),
+    _lua_rawset: fn('lua_rawset'),
+    _lua_rawseti: fn('lua_rawseti'),
+    _lua_insert: fn('lua_insert'),
+    _lua_replace: fn('lua_replace'),
+    _lua_remove: fn('lua_remove'),
+    _lua_close: fn('lua_close'),
+  };
   sp = ex.__stack_pointer as WebAssembly.Global;
-  run = ex.lua_wasm_run as typeof run;
-  for (const [name, v] of Object.entries(ex)) {
-    if (typeof v === 'function') (M as unknown as Record<string, unknown>)[`_${name}`] = v;
-  }
+  run = fn('lua_wasm_run');
   views();
   (ex._initialize as () => void)();
   return M;

@@ -11,6 +11,15 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 }
 
 const scripts: Script[] = [
+  // Lua's number <-> string conversions (our build of Lua formats integers and parses decimal
+  // integers without printf/strtod: native/lua/lua-wasm.c): the edges of those fast paths.
+  { name: 'Lua number to string and string to number: integer fast paths and their edges', steps: evals(['0'], [
+    "local t = {} for _, x in ipairs({1, -1, 7, 10, 99999999999999, -99999999999999, 1e14, -1e14, 123456789012345, 2^53, 2^53 + 2, -2^63, 2^63, 0.5, -0.5, 1e15, 1e100, 1/3, 2^-1074, 1e-5, 123.456, 3.0, -3.0}) do t[#t + 1] = tostring(x) end return table.concat(t, ' ')",
+    "return {tostring(0), tostring(-0), tostring(0/0) ~= nil, tostring(1/0), tostring(-1/0), tostring(-(0))}",
+    "local t = {} for i = -20, 20 do t[#t + 1] = i * 1000003 .. '' end return table.concat(t, ',')",
+    "local t = {} for _, s in ipairs({'0', '-0', '+0', '12', '-12', '+12', '  12', '\\t12', '12  ', '12x', '012', '999999999999999', '1000000000000000', '9999999999999999', '12345678901234567890', '0x10', '0X1f', '1e3', '1E3', '1.', '.5', '5.', '1e', '-', '+', '', ' ', '1 2', 'inf', 'nan', '1p3', '00000000000000000001', '-999999999999999'}) do local x = tonumber(s) t[#t + 1] = s .. '=' .. (x == nil and 'nil' or string.format('%.17g', x)) end return table.concat(t, '|')",
+    "return {tostring(1e14 - 1), tostring(-(1e14 - 1)), ('10' + 0) .. '', ('-7' * 1) .. '', (' 42 ' + 1) .. ''}",
+  ]) },
   // First in the file: no script has drawn a number yet (no other case file uses math.random).
   { name: "math.random: rand48's unseeded state, continued from script to script", steps: [
     ['EVAL', 'return {math.random(1000000), math.random(1000000)}', '0'],
