@@ -97,12 +97,9 @@ export class LuaVM {
     this.numKey = this.cstr('__num');
     this.direct = this.probeLayout();
     this.stackDirect = this.direct && this.probeStack();
-    this.trueKey = this.cstr('__true');
-    this.falseKey = this.cstr('__false');
     this.nullKey = this.cstr('__null');
     this.packKey = this.cstr('__pack');
     this.hpackKey = this.cstr('__hpack');
-    this.nuljoinKey = this.cstr('__nuljoin');
     this.appendKey = this.cstr('__append');
     this.hsetKey = this.cstr('__hset');
   }
@@ -212,11 +209,9 @@ export class LuaVM {
   /** Where stringArgs() writes integer arguments' digits (NUM_AREA bytes of the heap). */
   private readonly numArea: number;
 
-  /** Push number x (only when `direct`). */
+  /** Push number x. */
   pushNumber(x: number): void {
-    const M = this.M;
-    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.numKey);
-    this.heapF64[(M.HEAPU32[(this.L + 8) >> 2] - 16) >> 3] = x;
+    this.M._lua_pushnumber(this.L, x);
   }
 
   /** The number at negative stack index i (only when `direct`; the value must be a number). */
@@ -334,64 +329,26 @@ export class LuaVM {
 
   private heapAB: ArrayBufferLike = this.heapBuf.buffer;
 
-  /** Push bytes src[s, e) that hold no NUL (lua_pushstring stops at the first NUL). */
+  /** Push bytes src[s, e) (NULs included). */
   pushBytes(src: Uint8Array, s: number, e: number): void {
-    const p = this.buffer(e - s + 1);
+    const p = this.buffer(e - s);
     const u8 = this.u8;
     if (e - s < 64) for (let i = s; i < e; i++) u8[p + i - s] = src[i];
     else u8.set(src.subarray(s, e), p);
-    u8[p + e - s] = 0;
-    this.M._lua_pushstring(this.L, p);
+    this.M._lua_pushlstring(this.L, p, e - s);
   }
 
-  /**
-   * Push bytes src[s, e) that may hold NULs: the parts between them pushed as they are and
-   * joined by the registry's __nuljoin, at most JOIN_PARTS at a time (so the stack needs
-   * JOIN_PARTS + 1 free slots). perf: a chunk (pushValues) costs 3 to 4 µs; BullMQ's packed
-   * arguments hold a few NULs each.
-   */
-  pushBytesNul(src: Uint8Array, s: number, e: number): void {
-    const M = this.M;
-    let i = src.indexOf(0, s);
-    if (i < 0 || i >= e) {
-      this.pushBytes(src, s, e);
-      return;
-    }
-    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
-    let parts = 0;
-    let from = s;
-    for (;;) {
-      const end = i < 0 || i >= e ? e : i;
-      this.pushBytes(src, from, end);
-      parts++;
-      if (end === e) break;
-      from = end + 1;
-      i = src.indexOf(0, from);
-      if (parts === JOIN_PARTS) {
-        // Join what is there; the result is the first part of the next join.
-        M._lua_call(this.L, parts, 1);
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
-        M._lua_insert(this.L, -2);
-        parts = 1;
-      }
-    }
-    M._lua_call(this.L, parts, 1);
-  }
-
-  /** Push latin1 text holding no NUL (one byte per char). */
+  /** Push latin1 text (one byte per char). */
   pushLatin1(s: string): void {
-    const p = this.buffer(s.length + 1);
     const n = s.length;
+    const p = this.buffer(n);
     if (n < 32) {
       const u8 = this.u8;
       for (let i = 0; i < n; i++) u8[p + i] = s.charCodeAt(i);
-      u8[p + n] = 0;
     } else {
-      const hb = this.heapBuffer();
-      hb.latin1Write(s, p, n);
-      hb[p + n] = 0;
+      this.heapBuffer().latin1Write(s, p, n);
     }
-    this.M._lua_pushstring(this.L, p);
+    this.M._lua_pushlstring(this.L, p, n);
   }
 
   /** The string at stack index i as latin1 text (one char per byte). */
@@ -409,17 +366,13 @@ export class LuaVM {
     return this.M._luaL_loadbuffer(this.L, p, code.length, this.cstr(chunkname));
   }
 
-  /** Push a NUL-free ASCII/latin1 string (bridge results). */
+  /** Push an ASCII/latin1 string (bridge results). */
   pushString(s: string): void {
-    const p = this.buffer(s.length + 1);
-    const u8 = this.u8;
-    for (let i = 0; i < s.length; i++) u8[p + i] = s.charCodeAt(i);
-    u8[p + s.length] = 0;
-    this.M._lua_pushstring(this.L, p);
+    this.pushLatin1(s);
   }
 
   pushBool(b: boolean): void {
-    this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, b ? this.trueKey : this.falseKey);
+    this.M._lua_pushboolean(this.L, b ? 1 : 0);
   }
 
   getRegistry(name: string): void {
@@ -440,8 +393,8 @@ export class LuaVM {
     const L = this.M._lua_wasm_newstate(BRIDGES);
     if (L === 0) throw new Error('lua: out of memory');
     this.L = L;
-    // __num: the number pushNumber() pushes and overwrites; __true, __false, __pack and
-    // __hpack: what pushSmall() builds values with.
+    // __num: the number probeLayout() checks the stack layout with; __pack, __hpack,
+    // __append, __hset: what pushSmall() builds tables with.
     this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${PACKERS}`, '=slots');
     return L;
   }
@@ -511,12 +464,12 @@ export class LuaVM {
    */
   private pushSmall(v: LuaValue): void {
     const M = this.M;
-    if (v instanceof Uint8Array) this.pushBytesNul(v, 0, v.length);
+    if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
     else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
-    else if (typeof v === 'boolean') M._lua_getfield(this.L, LUA_REGISTRYINDEX, v ? this.trueKey : this.falseKey);
+    else if (typeof v === 'boolean') M._lua_pushboolean(this.L, v ? 1 : 0);
     else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
-    else if (v === null) M._lua_settop(this.L, M._lua_gettop(this.L) + 1);
+    else if (v === null) M._lua_pushnil(this.L);
     else if (Array.isArray(v)) {
       // A longer array of scalars (smallOne): __pack of the first SMALL_ELEMS, then __append.
       this.packInGroups(v, this.packKey, this.appendKey);
@@ -549,12 +502,9 @@ export class LuaVM {
   }
 
   /** Registry keys (C strings) of pushSmall's values and packers (set by the constructor). */
-  private trueKey = 0;
-  private falseKey = 0;
   private nullKey = 0;
   private packKey = 0;
   private hpackKey = 0;
-  private nuljoinKey = 0;
   private appendKey = 0;
   private hsetKey = 0;
 
@@ -621,9 +571,7 @@ export class LuaVM {
 // ---------------------------------------------------------------- small values
 
 /** Lua helpers of pushSmall(), set in the registry of every state. */
-const PACKERS = `R.__true = true
-R.__false = false
-R.__pack = function(...) return { ... } end
+const PACKERS = `R.__pack = function(...) return { ... } end
 R.__hset = function(t, ...)
   local a = { ... }
   for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
@@ -634,18 +582,11 @@ R.__append = function(t, ...)
   for i = 1, #a do t[n + i] = a[i] end
   return t
 end
-do
-  local concat, NUL = table.concat, string.char(0)
-  R.__nuljoin = function(...) return concat({ ... }, NUL) end
-end
 R.__hpack = function(...)
   local a, t = { ... }, {}
   for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
   return t
 end`;
-
-/** Parts of a string joined by one call of __nuljoin (pushBytesNul). */
-export const JOIN_PARTS = 8;
 
 /**
  * Stack slots a bridge may fill above its arguments without lua_checkstack (which the module
@@ -667,7 +608,7 @@ const SMALL_STR = 4096;
 
 /**
  * The stack slots pushSmall() needs to push `values` one after the other, or -1 if it cannot
- * push them (within `room` slots): strings (bytes with NULs joined by __nuljoin), numbers,
+ * push them (within `room` slots): strings, numbers,
  * booleans, nil, LUA_NULL, and arrays and {h} tables (string keys) of such elements, nested
  * (up to SMALL_ARRAY elements each, built in groups of SMALL_ELEMS). An array of
  * n <= 15 elements gets the same table as the chunk's NEWTABLE n + SETLIST: an array part of
@@ -685,13 +626,7 @@ function smallPeak(values: readonly LuaValue[], room: number): number {
 
 function smallOne(v: LuaValue, room: number): number {
   if (room < 1) return -1;
-  if (v instanceof Uint8Array) {
-    if (v.length > SMALL_STR) return -1;
-    // Bytes with NULs: pushBytesNul's join (the joiner and JOIN_PARTS parts).
-    if (v.indexOf(0) >= 0) return room >= 1 + JOIN_PARTS ? 1 + JOIN_PARTS : -1;
-    return 1;
-  }
-  if (typeof v === 'string') return v.length > SMALL_STR || v.indexOf('\0') >= 0 ? -1 : 1;
+  if (v instanceof Uint8Array || typeof v === 'string') return v.length > SMALL_STR ? -1 : 1;
   if (typeof v === 'number' || typeof v === 'boolean' || v === LUA_NULL) return 1;
   if (v === null) return 1;
   let kv: LuaValue[];

@@ -262,10 +262,6 @@ local KILLED = 'Script killed by user with SCRIPT KILL...'
 -- redis.call and redis.pcall are the call bridges themselves (C functions, as in Redis): a bulk
 -- string or integer reply comes back as it is; the bridges (runtime.ts) call these helpers for
 -- the rest. No tail calls in them: the error handler walks the frames.
-R.__call_ok = function(v)
-  local r = { ok = v }
-  return r
-end
 R.__call_tonumber = tonumber
 R.__call_err = function(v, raise_err)
   -- Already counted in the error statistics by the command itself (Redis's flag name).

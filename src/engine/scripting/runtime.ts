@@ -11,9 +11,9 @@
  * redis.call and redis.pcall are the bridges `call` and `pcall` themselves (C functions to Lua,
  * as Redis's are: no Lua wrapper per call). When every argument is a string the host runs the
  * command and pushes the reply with pushReply(), which returns what it pushed (a Reply code):
- * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status, an
- * error reply and, without vm.direct, an integer's text are finished by a prelude helper called
- * from the bridge (__call_ok: {ok=}; __call_err: {err=}, raised by redis.call, which unwinds
+ * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status becomes
+ * {ok=} here; an error reply and, without vm.direct, an integer's text are finished by a prelude
+ * helper called from the bridge (__call_err: {err=}, raised by redis.call, which unwinds
  * through the bridge's JS frames as any Lua error does; tonumber). Other arguments go to the
  * prelude's __call_convert (numbers converted as Redis does, other types refused), which calls
  * the bridge again; a stop asked by RuntimeHost.check before the command (SCRIPT KILL, moving
@@ -79,15 +79,14 @@ function finiteOrNaN(x: number): number {
 const LOAD_TIMEOUT_MS = 500;
 /**
  * KEYS and ARGV go onto the Lua stack one by one (no chunk to build) when there are at most this
- * many and short (NULs included: vm.pushBytesNul). lua-wasm-bindings exports no lua_checkstack:
- * a run starts at the bottom of the main state's stack, which Lua 5.1 never makes smaller than
- * BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed arguments, the values and a join of
- * JOIN_PARTS parts use at most 4 + 12 + 1 + 8 = 25.
+ * many and short (NULs included). A run starts at the bottom of the main state's stack, which
+ * Lua 5.1 never makes smaller than BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed
+ * arguments and the values use at most 4 + 12 + 1 = 17.
  */
 const FAST_ARGS = 12;
 /**
  * Stack slots the KEYS and ARGV tables of a run with more (or longer) arguments may take while
- * they are built on the stack (pushValues: groups of 12, NUL-joined parts): the runner, errh and
+ * they are built on the stack (pushValues: groups of 12): the runner, errh and
  * the script function sit under them, 3 + 28 within BASIC_STACK_SIZE. perf: BullMQ's worker
  * scripts (14 keys, 9 arguments, packed ones holding NULs) went through a chunk.
  */
@@ -204,7 +203,7 @@ export class LuaRuntime {
     this.errhKey = vm.cstr('__errh');
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
-    this.okKey = vm.cstr('__call_ok');
+    this.okField = vm.cstr('ok');
     this.errKey = vm.cstr('__call_err');
     this.tonumberKey = vm.cstr('__call_tonumber');
     this.killedKey = vm.cstr('__call_killed');
@@ -284,7 +283,14 @@ export class LuaRuntime {
       case Reply.Value: return 1;
       case Reply.False: vm.pushBool(false); return 1;
       case Reply.Nil: vm.M._lua_settop(vm.L, vm.M._lua_gettop(vm.L) + 1); return 1;
-      case Reply.Status: return this.helper(this.okKey, 1);
+      case Reply.Status: {
+        // { ok = v }, as the table constructor makes it (no array part, one hash slot).
+        const M = vm.M;
+        M._lua_createtable(vm.L, 0, 1);
+        M._lua_insert(vm.L, -2);
+        M._lua_setfield(vm.L, -2, this.okField);
+        return 1;
+      }
       case Reply.IntText: return this.helper(this.tonumberKey, 1);
       default:
         vm.pushBool(raise);
@@ -302,7 +308,7 @@ export class LuaRuntime {
     return 1;
   }
 
-  private readonly okKey: number;
+  private readonly okField: number;
   private readonly errKey: number;
   private readonly tonumberKey: number;
   private readonly killedKey: number;
@@ -330,11 +336,8 @@ export class LuaRuntime {
   pushReply(v: LuaValue, isErr: boolean): Reply {
     const vm = this.vm;
     if (v instanceof Uint8Array) {
-      if (v.length <= FAST_ARG_LEN && noNul(v)) {
-        vm.pushBytes(v, 0, v.length);
-        return Reply.Value;
-      }
-      return this.pushTagged(v);
+      vm.pushBytes(v, 0, v.length);
+      return Reply.Value;
     }
     if (typeof v === 'number') {
       // perf: a number in place (vm.direct), else its text for tonumber.
@@ -356,9 +359,7 @@ export class LuaRuntime {
   }
 
   private pushText(s: Uint8Array, code: Reply): Reply {
-    const vm = this.vm;
-    if (noNul(s)) vm.pushBytes(s, 0, s.length);
-    else vm.pushValues([s]);
+    this.vm.pushBytes(s, 0, s.length);
     return code;
   }
 
@@ -523,7 +524,7 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytesNul(argv.buf, argv.start[i], argv.end[i]);
+      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
     } else {
       const keys: Uint8Array[] = [];
       const args: Uint8Array[] = [];
@@ -677,11 +678,6 @@ export class LuaRuntime {
       this.vm.M._lua_settop(this.vm.L, 0);
     } catch { /* the owner replaces the state */ }
   }
-}
-
-function noNul(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) if (b[i] === 0) return false;
-  return true;
 }
 
 /** "<count>;" then per function "len:name" "d|n len:desc" "count:flags,;" */
