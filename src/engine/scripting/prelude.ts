@@ -969,7 +969,7 @@ end
 -- raised. perf: every run goes through here, so KEYS and ARGV come as the runner's arguments
 -- in the shape that builds them cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for
 -- numkeys 0 to 2, __run_<eval|fn>n (f, nk, KEYS..., ARGV...) with nk a decimal string, and
--- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by a chunk (many or binary arguments).
+-- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by runtime.ts (many or long arguments).
 local function run_eval(f, keys, argv)
   -- G has no __newindex: plain assignments (no rawset call).
   G.KEYS = keys

@@ -84,13 +84,6 @@ const LOAD_TIMEOUT_MS = 500;
  * arguments and the values use at most 4 + 12 + 1 = 17.
  */
 const FAST_ARGS = 12;
-/**
- * Stack slots the KEYS and ARGV tables of a run with more (or longer) arguments may take while
- * they are built on the stack (pushValues: groups of 12): the runner, errh and
- * the script function sit under them, 3 + 28 within BASIC_STACK_SIZE. perf: BullMQ's worker
- * scripts (14 keys, 9 arguments, packed ones holding NULs) went through a chunk.
- */
-const RUN_SLOTS = 28;
 const FAST_ARG_LEN = 512;
 
 /** What pushReply() pushed for a redis.call reply (see finish()). */
@@ -526,12 +519,14 @@ export class LuaRuntime {
       }
       for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
     } else {
-      const keys: Uint8Array[] = [];
-      const args: Uint8Array[] = [];
-      for (let i = first; i < argv.count; i++) (i < first + nk ? keys : args).push(argv.view(i));
-      if (!vm.pushValues([keys, args], true, RUN_SLOTS)) {
-        M._lua_settop(L, 0);
-        return this.literal(`ERR ${vm.lastError}`);
+      // KEYS and ARGV built here, as Redis's luaCreateArray builds them (an array part of
+      // exactly their size, elements set raw).
+      for (const [from, to] of [[first, first + nk], [first + nk, argv.count]]) {
+        M._lua_createtable(L, to - from, 0);
+        for (let i = from; i < to; i++) {
+          vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+          M._lua_rawseti(L, -2, i - from + 1);
+        }
       }
       nargs = 3;
     }
@@ -574,16 +569,6 @@ export class LuaRuntime {
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();
     return res;
-  }
-
-  /** An error reply made here, serialised. */
-  private literal(msg: string): RunResult {
-    const b = Buffer.from(`e${msg.length}:${msg}`, 'latin1');
-    this.result.buf = b;
-    this.result.p = 0;
-    this.result.len = b.length;
-    this.result.raw = false;
-    return this.result;
   }
 
   /** Drop what the last run left on the stack. */

@@ -11,6 +11,15 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 }
 
 const scripts: Script[] = [
+  // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
+  // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  { name: 'KEYS and ARGV: many, long and binary arguments', steps: [
+    ['EVAL', "return {#KEYS, #ARGV, KEYS[1], KEYS[14], ARGV[1], ARGV[9], #ARGV[2], select('#', unpack(KEYS)), next(KEYS, 14)}", '14',
+      ...Array.from({ length: 14 }, (_, i) => `k${i + 1}`), 'a\0b', 'x'.repeat(600), ...Array.from({ length: 6 }, (_, i) => `v${i}`), 'z\0'],
+    ['EVAL', "KEYS[#KEYS + 1] = 'n' ARGV[20] = 'm' return {#KEYS, #ARGV, KEYS[#KEYS]}", '3', 'a', 'b', 'c', 'y'.repeat(513)],
+    ['EVAL', "return {#KEYS, #ARGV, ARGV[1]}", '0', 'w'.repeat(5000)],
+    ['EVAL', "return {#KEYS, #ARGV}", '13', ...Array.from({ length: 13 }, (_, i) => `k${i}`)],
+  ] },
   // Lua's number <-> string conversions (our build of Lua formats integers and parses decimal
   // integers without printf/strtod: native/lua/lua-wasm.c): the edges of those fast paths.
   { name: 'Lua number to string and string to number: integer fast paths and their edges', steps: evals(['0'], [
