@@ -34,8 +34,10 @@ void *sbrk(intptr_t increment) {
   return (void *)old;
 }
 
+/* A negative count from the host (RAISE in lua-vm.ts): raise the value on the stack top. */
 static int bridge(lua_State *L) {
-  return lua_wasm_bridge((int)lua_tointeger(L, lua_upvalueindex(1)), L);
+  int n = lua_wasm_bridge((int)lua_tointeger(L, lua_upvalueindex(1)), L);
+  return n >= 0 ? n : lua_error(L);
 }
 
 /*

@@ -41,8 +41,14 @@ export type LuaValue =
   | Uint8Array | string | number | boolean | null | typeof LUA_NULL | LuaValue[]
   | { err: Uint8Array } | { ok: Uint8Array } | { h: LuaValue[] };
 
-/** A JS function called from Lua: gets the state, returns the number of results it pushed. */
+/**
+ * A JS function called from Lua: gets the state, returns the number of results it pushed, or
+ * RAISE to raise the value on the stack top as a Lua error (lua_error, called by the bridge's
+ * C side after this JS frame has returned: a JS exception through JS frames costs several µs).
+ */
 export type Bridge = (L: number) => number;
+
+export const RAISE = -1;
 
 /** Host bridges of a state (registry __slot0 ..): enough for the runtime's. */
 const BRIDGES = 22;

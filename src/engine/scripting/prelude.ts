@@ -260,15 +260,10 @@ local hook, armed
 local KILLED = 'Script killed by user with SCRIPT KILL...'
 
 -- redis.call and redis.pcall are the call bridges themselves (C functions, as in Redis): a bulk
--- string or integer reply comes back as it is; the bridges (runtime.ts) call these helpers for
--- the rest. No tail calls in them: the error handler walks the frames.
+-- string or integer reply comes back as it is, a status or error reply as its table (runtime.ts);
+-- the bridges call these helpers for the rest. No tail calls in them: the error handler walks
+-- the frames.
 R.__call_tonumber = tonumber
-R.__call_err = function(v, raise_err)
-  -- Already counted in the error statistics by the command itself (Redis's flag name).
-  local e = { err = v, ignore_err_stats_update = true }
-  if raise_err then error(e, 0) end
-  return e
-end
 R.__call_killed = function()
   -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
   sethook(hook, 'l')

@@ -12,16 +12,16 @@
  * as Redis's are: no Lua wrapper per call). When every argument is a string the host runs the
  * command and pushes the reply with pushReply(), which returns what it pushed (a Reply code):
  * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status becomes
- * {ok=} here; an error reply and, without vm.direct, an integer's text are finished by a prelude
- * helper called from the bridge (__call_err: {err=}, raised by redis.call, which unwinds
- * through the bridge's JS frames as any Lua error does; tonumber). Other arguments go to the
+ * {ok=} and an error reply {err=} here (redis.call raises it: the bridge returns RAISE and its
+ * C side calls lua_error, so the Lua error does not unwind through JS frames); without
+ * vm.direct, an integer's text is finished by the prelude's tonumber. Other arguments go to the
  * prelude's __call_convert (numbers converted as Redis does, other types refused), which calls
  * the bridge again; a stop asked by RuntimeHost.check before the command (SCRIPT KILL, moving
  * the script) raises through __call_killed as the count hook does.
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, type LuaValue } from './lua-vm.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
   type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
@@ -197,7 +197,8 @@ export class LuaRuntime {
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
     this.okField = vm.cstr('ok');
-    this.errKey = vm.cstr('__call_err');
+    this.errField = vm.cstr('err');
+    this.ignoreStatsField = vm.cstr('ignore_err_stats_update');
     this.tonumberKey = vm.cstr('__call_tonumber');
     this.killedKey = vm.cstr('__call_killed');
     this.convertKey = vm.cstr('__call_convert');
@@ -285,9 +286,18 @@ export class LuaRuntime {
         return 1;
       }
       case Reply.IntText: return this.helper(this.tonumberKey, 1);
-      default:
-        vm.pushBool(raise);
-        return this.helper(this.errKey, 2);
+      default: {
+        // { err = v, ignore_err_stats_update = true }: already counted in the error statistics
+        // by the command itself (Redis's flag name). Raised by the C side of the bridge
+        // (lua_error: native/lua/lua-wasm.c) once this JS frame has returned.
+        const M = vm.M;
+        M._lua_createtable(vm.L, 0, 2);
+        M._lua_insert(vm.L, -2);
+        M._lua_setfield(vm.L, -2, this.errField);
+        M._lua_pushboolean(vm.L, 1);
+        M._lua_setfield(vm.L, -2, this.ignoreStatsField);
+        return raise ? RAISE : 1;
+      }
     }
   }
 
@@ -302,7 +312,8 @@ export class LuaRuntime {
   }
 
   private readonly okField: number;
-  private readonly errKey: number;
+  private readonly errField: number;
+  private readonly ignoreStatsField: number;
   private readonly tonumberKey: number;
   private readonly killedKey: number;
   private readonly convertKey: number;
