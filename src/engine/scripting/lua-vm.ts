@@ -113,12 +113,10 @@ export class LuaVM {
   // ---------------------------------------------------------------- numbers through memory
 
   /**
-   * perf: the module exports no lua_pushnumber/lua_tonumber, and a number sent as text costs
-   * a strtod in Lua (musl's, with software long doubles in wasm: about 1 µs). Lua 5.1's
-   * layout on wasm32 is fixed (lua_State.top at offset 8; a TValue is 16 bytes: the double,
-   * then the type tag), so a number is pushed by pushing the registry's __num and writing
-   * the double over it, and read in place. probeLayout() checks this layout once; if it does
-   * not hold (another build), `direct` is false and callers use the text forms.
+   * perf: numbers are read in place (no lua_tonumber call per value). Lua 5.1's layout on
+   * wasm32 is fixed (lua_State.top at offset 8; a TValue is 16 bytes: the double, then the
+   * type tag). probeLayout() checks this layout once; if it does not hold (another build),
+   * `direct` is false and callers use the text forms.
    */
   readonly direct: boolean;
   private readonly numKey: number;
@@ -595,9 +593,8 @@ R.__hpack = function(...)
 end`;
 
 /**
- * Stack slots a bridge may fill above its arguments without lua_checkstack (which the module
- * does not export): Lua guarantees LUA_MINSTACK (20) at a C function's entry; a few are kept
- * for what the caller pushes besides.
+ * Stack slots a bridge may fill above its arguments without lua_checkstack: Lua guarantees
+ * LUA_MINSTACK (20) at a C function's entry; a few are kept for what the caller pushes besides.
  */
 const SMALL_SLOTS = 16;
 /** Elements of one table built by pushSmall (a Lua call's arguments). */

@@ -37,8 +37,8 @@ local collectgarbage = collectgarbage
 local VIEW, SHOWN = {}, {}
 local RUNTIME = '=redis'
 
--- perf: a number turned into text costs ~0.5 us in this build of Lua (musl's printf with
--- software long doubles in WebAssembly), more than the rest of a serialised element: the
+-- perf: a non-integer turned into text costs ~0.5 us in WebAssembly (the C library's printf),
+-- more than the rest of a serialised element: the
 -- length and count headers of the serialised forms below are made once per value and kept
 -- (below 4096; larger ones are made each time).
 local function header_memo(prefix, suffix)
