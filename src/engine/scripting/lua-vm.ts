@@ -104,10 +104,6 @@ export class LuaVM {
     this.direct = this.probeLayout();
     this.stackDirect = this.direct && this.probeStack();
     this.nullKey = this.cstr('__null');
-    this.packKey = this.cstr('__pack');
-    this.hpackKey = this.cstr('__hpack');
-    this.appendKey = this.cstr('__append');
-    this.hsetKey = this.cstr('__hset');
   }
 
   // ---------------------------------------------------------------- numbers through memory
@@ -397,9 +393,8 @@ export class LuaVM {
     const L = this.M._lua_wasm_newstate(BRIDGES);
     if (L === 0) throw new Error('lua: out of memory');
     this.L = L;
-    // __num: the number probeLayout() checks the stack layout with; __pack, __hpack,
-    // __append, __hset: what pushSmall() builds tables with.
-    this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${PACKERS}`, '=slots');
+    // __num: the number probeLayout() checks the stack layout with.
+    this.doString('local R = debug.getregistry()\nR.__num = 0.5', '=slots');
     return L;
   }
 
@@ -462,55 +457,48 @@ export class LuaVM {
   }
 
   /**
-   * perf: a value that smallPeak() accepts, built on the stack: scalars pushed as they are,
-   * tables by the registry's __pack / __hpack from their elements (no chunk to build, load
-   * and collect: about 1 µs instead of 3 to 4 for a 10-element array).
+   * perf: a value that smallPeak() accepts, built on the stack with the C API (no chunk to
+   * build, load and collect, no Lua call). The tables are the ones the table constructor and
+   * plain assignments in order make (as the earlier Lua packers did): an array of n <= SMALL_ELEMS
+   * elements has an array part of exactly n (nils included); a longer one (no nils) starts at
+   * SMALL_ELEMS and grows as appending does; a {h} table starts empty and gets its pairs in order.
    */
   private pushSmall(v: LuaValue): void {
     const M = this.M;
+    const L = this.L;
     if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
     else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
-    else if (typeof v === 'boolean') M._lua_pushboolean(this.L, v ? 1 : 0);
-    else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
-    else if (v === null) M._lua_pushnil(this.L);
+    else if (typeof v === 'boolean') M._lua_pushboolean(L, v ? 1 : 0);
+    else if (v === LUA_NULL) M._lua_getfield(L, LUA_REGISTRYINDEX, this.nullKey);
+    else if (v === null) M._lua_pushnil(L);
     else if (Array.isArray(v)) {
-      // A longer array of scalars (smallOne): __pack of the first SMALL_ELEMS, then __append.
-      this.packInGroups(v, this.packKey, this.appendKey);
+      M._lua_createtable(L, Math.min(v.length, SMALL_ELEMS), 0);
+      for (let i = 0; i < v.length; i++) {
+        this.pushSmall(v[i]);
+        M._lua_rawseti(L, -2, i + 1);
+      }
     } else {
       const kv = (v as { h: LuaValue[] }).h;
       if (isSequence(kv)) {
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
-        for (let i = 1; i < kv.length; i += 2) this.pushSmall(kv[i]);
-        M._lua_call(this.L, kv.length >> 1, 1);
+        M._lua_createtable(L, kv.length >> 1, 0);
+        for (let i = 1; i < kv.length; i += 2) {
+          this.pushSmall(kv[i]);
+          M._lua_rawseti(L, -2, (i + 1) >> 1);
+        }
         return;
       }
-      // More than SMALL_ELEMS / 2 pairs (smallOne: scalars): __hpack, then __hset, in order.
-      this.packInGroups(kv, this.hpackKey, this.hsetKey);
+      M._lua_createtable(L, 0, 0);
+      for (let i = 0; i < kv.length; i += 2) {
+        this.pushSmall(kv[i]);
+        this.pushSmall(kv[i + 1]);
+        M._lua_rawset(L, -3);
+      }
     }
   }
 
-  /**
-   * Push the table built from elems: registry function `first` called on the first
-   * SMALL_ELEMS, then `more` (t, ...) -> t on each further SMALL_ELEMS (pairs stay whole).
-   */
-  private packInGroups(elems: LuaValue[], first: number, more: number): void {
-    const M = this.M;
-    for (let i = 0; i === 0 || i < elems.length; i += SMALL_ELEMS) {
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, i === 0 ? first : more);
-      if (i !== 0) M._lua_insert(this.L, -2);
-      const end = Math.min(elems.length, i + SMALL_ELEMS);
-      for (let j = i; j < end; j++) this.pushSmall(elems[j]);
-      M._lua_call(this.L, (i === 0 ? 0 : 1) + end - i, 1);
-    }
-  }
-
-  /** Registry keys (C strings) of pushSmall's values and packers (set by the constructor). */
+  /** Registry key (C string) of cjson.null (set by the constructor). */
   private nullKey = 0;
-  private packKey = 0;
-  private hpackKey = 0;
-  private appendKey = 0;
-  private hsetKey = 0;
 
   private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
@@ -574,24 +562,6 @@ export class LuaVM {
 
 // ---------------------------------------------------------------- small values
 
-/** Lua helpers of pushSmall(), set in the registry of every state. */
-const PACKERS = `R.__pack = function(...) return { ... } end
-R.__hset = function(t, ...)
-  local a = { ... }
-  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
-  return t
-end
-R.__append = function(t, ...)
-  local a, n = { ... }, #t
-  for i = 1, #a do t[n + i] = a[i] end
-  return t
-end
-R.__hpack = function(...)
-  local a, t = { ... }, {}
-  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
-  return t
-end`;
-
 /**
  * Stack slots a bridge may fill above its arguments without lua_checkstack: Lua guarantees
  * LUA_MINSTACK (20) at a C function's entry; a few are kept for what the caller pushes besides.
@@ -601,9 +571,9 @@ const SMALL_SLOTS = 16;
 const SMALL_ELEMS = 12;
 /**
  * Elements of an array of scalars (no nil: appended in order, every key lands in the array
- * part, as the chunk's SETLIST puts them) built by __pack then __append, or of a {h} table of
- * scalars with string keys built by __hpack then __hset (filled in order from empty, as Redis
- * fills them). perf: HGETALL of a BullMQ job is ~30 elements, its decoded options ~10 pairs.
+ * part, as the chunk's SETLIST puts them), or of a {h} table of scalars with string keys
+ * (filled in order from empty, as Redis fills them), that pushSmall builds. perf: HGETALL of a
+ * BullMQ job is ~30 elements, its decoded options ~10 pairs.
  */
 const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
@@ -643,9 +613,9 @@ function smallOne(v: LuaValue, room: number): number {
     if (kv.length > SMALL_ARRAY) return -1;
     // An array without nil (holes: see above), a table with string keys.
     if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
-    // Built in groups of SMALL_ELEMS (packInGroups): the table and __append / __hset under the
-    // group's elements; each element needs its own slots above the ones pushed before it in
-    // its group (a nested table, bytes with NULs).
+    // A bound from when these were built in groups of SMALL_ELEMS by Lua packers (the packer
+    // and the group's elements on the stack); pushSmall needs fewer (the table, a key, a value
+    // per level), so the bound stays safe.
     let peak = 0;
     for (let i = 0; i < kv.length; i++) {
       const e = kv[i];

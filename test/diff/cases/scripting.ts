@@ -20,6 +20,21 @@ const scripts: Script[] = [
     ['EVAL', "return {#KEYS, #ARGV, ARGV[1]}", '0', 'w'.repeat(5000)],
     ['EVAL', "return {#KEYS, #ARGV}", '13', ...Array.from({ length: 13 }, (_, i) => `k${i}`)],
   ] },
+  // Tables pushed into Lua (cmsgpack/cjson results, array replies): built with the C API
+  // (lua-vm.ts pushSmall); their iteration order and borders show their layout.
+  { name: 'tables pushed into Lua: pairs order and # of decoded maps, arrays and replies', steps: [
+    ['DEL', 'th'], ['HSET', 'th', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, `v${i}`]).flat()],
+    ...evals(['0'], [
+      "local t = cmsgpack.unpack(cmsgpack.pack({a = 1, b = 2, c = 3, dd = 4, e = {1, 2}, f = 'x', g = true, h = 8, i = 9, j = 10})) local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) end return table.concat(o, ',')",
+      "local m = {} for i = 1, 20 do m['k' .. i] = i end local t = cmsgpack.unpack(cmsgpack.pack(m)) local o = {} for k in pairs(t) do o[#o + 1] = k end return table.concat(o, ',')",
+      "local t = cjson.decode('{\"x\":1,\"y\":[1,2,3],\"z\":{\"a\":null},\"w\":\"s\",\"v\":false}') local o = {} for k in pairs(t) do o[#o + 1] = k end return {table.concat(o, ','), #t.y}",
+      "local a = {} for i = 1, 40 do a[i] = i end local t = cmsgpack.unpack(cmsgpack.pack(a)) t[#t + 1] = 'x' return {#t, t[41]}",
+      "local t = redis.call('HGETALL', 'th') local o = {} for k, v in pairs(t) do o[#o + 1] = k end return {#t, #o, t[40]}",
+      "local t = redis.call('HMGET', 'th', 'f1', 'nof', 'f2', 'nof2') return {#t, tostring(t[2]), t[3]}",
+      "redis.setresp(3) local t = redis.call('HMGET', 'th', 'f1', 'nof', 'f2', 'nof2') local n = 0 for k in pairs(t) do n = n + 1 end return {#t, n, t[3]}",
+      "redis.setresp(3) local t = redis.call('HGETALL', 'th') local o = {} for k in pairs(t.map) do o[#o + 1] = k end return table.concat(o, ',')",
+    ]),
+  ] },
   // Lua's number <-> string conversions (our build of Lua formats integers and parses decimal
   // integers without printf/strtod: native/lua/lua-wasm.c): the edges of those fast paths.
   { name: 'Lua number to string and string to number: integer fast paths and their edges', steps: evals(['0'], [
