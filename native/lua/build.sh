@@ -2,10 +2,11 @@
 # Builds native/lua.wasm (committed) from Lua 5.1.5 (src/, patched as README.md says) and
 # lua-wasm.c. Needs clang, wasm-ld and wasi-libc (Debian: clang lld wasi-libc
 # libclang-rt-dev-wasm32). Reproducible: relative paths only, no debug info.
-#   native/lua/build.sh [out.wasm]      (default: native/lua.wasm)
+#   native/lua/build.sh                 (writes native/lua.wasm)
+#   OUT=/tmp/x.wasm native/lua/build.sh (elsewhere: test/native/build.test.ts compares the bytes)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:-$here/../lua.wasm}
+out=${OUT:-${1:-$here/../lua.wasm}}
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 cd "$here"
 EXPORTS="lua_gettop lua_settop lua_pushvalue lua_insert lua_replace lua_remove lua_checkstack
@@ -20,3 +21,4 @@ clang --target=wasm32-wasi -O2 -mnontrapping-fptoint -msign-ext -std=gnu99 -DLUA
   -Wall -Wno-empty-body -Wno-misleading-indentation -mexec-model=reactor \
   -Wl,--export=__stack_pointer -Wl,-z,stack-size=1048576 -Wl,--strip-all \
   $flags -o "$out" all.c lua-wasm.c
+chmod 644 "$out"
