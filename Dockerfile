@@ -24,6 +24,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The WebAssembly modules built from native/ (committed: no compiler needed here).
+COPY native/*.wasm ./native/
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

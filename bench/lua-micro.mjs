@@ -29,7 +29,9 @@ const workerOpts = Buffer.concat([Buffer.from([0x89, 0xa8]), Buffer.from('attemp
   Buffer.from([0xa3]), Buffer.from('123'), Buffer.from([0xa4]), Buffer.from('lifo'), Buffer.from([0xc2, 0xa8]), Buffer.from('priority'), Buffer.from([0x00, 0xa2]),
   Buffer.from('ts'), Buffer.from([0xcb, 0x42, 0x78, 0xbc, 0xfe, 0x56, 0x80, 0x00, 0x00, 0xa2]), Buffer.from('k8'), Buffer.from([0xa1, 0x76, 0xa2]), Buffer.from('k9'), Buffer.from([0xc3])]);
 const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), calls50: script(50), bullmqAdd: addStandardJob.content,
-  args23: 'return #KEYS + #ARGV', unpackOpts: 'local o = cmsgpack.unpack(ARGV[1]) return o.attempts' };
+  args23: 'return #KEYS + #ARGV', unpackOpts: 'local o = cmsgpack.unpack(ARGV[1]) return o.attempts',
+  // 10 redis.call errors caught by pcall (a wrong arity: no command runs).
+  callErr10: "for i = 1, 10 do pcall(redis.call, 'GET') end return 1" };
 const Q = 'bull:one:';
 const bullmqAddArgs = ['9', ...['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'].map((k) => Q + k),
   Buffer.concat([Buffer.from([0x9a, 0xa9]), Buffer.from(Q), Buffer.from([0xa0, 0xa3]), Buffer.from('job'),

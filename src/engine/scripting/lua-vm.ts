@@ -1,54 +1,22 @@
 /**
  * The Lua 5.1 virtual machine of the scripting worker: the real Lua 5.1.5 compiled to
- * WebAssembly, as shipped by the npm package lua-wasm-bindings (its Emscripten module).
+ * WebAssembly by us (native/lua/, loaded by lua-wasm.ts).
  *
- * That module exports only a small part of the C API (load, call, pcall, get/set field,
- * tolstring, pushstring, settop...). Two techniques cover the rest:
+ *  - JS functions callable from Lua ("bridges"): C closures in the registry (__slot<i>) that
+ *    call handlers[i]. A bridge reads its arguments in place or with lua_tolstring (exact
+ *    bytes, length through a pointer) and returns its results on the stack.
  *
- *  - JS functions callable from Lua ("bridges"): the function table of the module holds the
- *    C functions of the os/io libraries, which scripts never see (Redis does not load them).
- *    Their table slots are found once at start-up (each slot is briefly replaced by a probe and
- *    the Lua function is called) and then pointed at small wasm thunks that call into JS.
- *    A bridge reads its arguments with lua_tolstring (exact bytes, length through a pointer)
- *    and returns either nothing, a NUL-free string (lua_pushstring), or a value built below.
- *
- *  - JS values pushed into Lua: a Lua 5.1 binary chunk (bytecode) is built whose constants are
- *    the strings and numbers and whose code builds the tables; luaL_loadbuffer loads it (binary
- *    safe, no escaping) and the caller runs it. Values going the other way are serialised by
- *    Lua code (see prelude.ts) into one string that JS reads with lua_tolstring.
+ *  - JS values pushed into Lua: small ones on the stack (pushSmall); others by a Lua 5.1
+ *    binary chunk (bytecode) whose constants are the strings and numbers and whose code builds
+ *    the tables; luaL_loadbuffer loads it (binary safe, no escaping) and the caller runs it.
+ *    Values going the other way are serialised by Lua code (see prelude.ts) into one string
+ *    that JS reads with lua_tolstring.
  *
  * Two VMs exist per server: the engine thread's, where scripts run first, and the scripting
  * worker's, where long scripts are moved (runtime.ts, host.ts, worker.ts).
  */
-import { createRequire } from 'node:module';
 import type { Argv } from '../../resp/argv.js';
-
-const require = createRequire(import.meta.url);
-
-/** The Emscripten module of lua-wasm-bindings (only the parts used here). */
-interface LuaModule {
-  asm: Record<string, unknown>;
-  HEAPU8: Uint8Array;
-  HEAPU32: Uint32Array;
-  _malloc(n: number): number;
-  _luaL_newstate(): number;
-  _luaL_openlibs(L: number): void;
-  _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
-  _lua_pcall(L: number, nargs: number, nres: number, errfunc: number): number;
-  _lua_call(L: number, nargs: number, nres: number): void;
-  _lua_gettop(L: number): number;
-  _lua_settop(L: number, i: number): void;
-  _lua_type(L: number, i: number): number;
-  _lua_tolstring(L: number, i: number, lenp: number): number;
-  _lua_pushstring(L: number, p: number): void;
-  _lua_pushvalue(L: number, i: number): void;
-  _lua_getfield(L: number, i: number, k: number): void;
-  _lua_gettable(L: number, i: number): void;
-  _lua_setfield(L: number, i: number, k: number): void;
-  _lua_insert(L: number, i: number): void;
-  _lua_replace(L: number, i: number): void;
-  _lua_close(L: number): void;
-}
+import { instantiateLua, type LuaModule } from './lua-wasm.js';
 
 export const LUA_REGISTRYINDEX = -10000;
 export const LUA_GLOBALSINDEX = -10002;
@@ -73,18 +41,17 @@ export type LuaValue =
   | Uint8Array | string | number | boolean | null | typeof LUA_NULL | LuaValue[]
   | { err: Uint8Array } | { ok: Uint8Array } | { h: LuaValue[] };
 
-/** A JS function called from Lua: gets the state, returns the number of results it pushed. */
+/**
+ * A JS function called from Lua: gets the state, returns the number of results it pushed, or
+ * RAISE to raise the value on the stack top as a Lua error (lua_error, called by the bridge's
+ * C side after this JS frame has returned: a JS exception through JS frames costs several µs).
+ */
 export type Bridge = (L: number) => number;
 
-/**
- * The os/io functions whose C slots become bridges. Redis exposes neither library, so their
- * original C code is never needed.
- */
-const SLOTS = [
-  'os.getenv', 'os.remove', 'os.rename', 'os.tmpname', 'os.execute', 'os.exit', 'os.difftime',
-  'os.date', 'os.time', 'os.setlocale', 'os.clock', 'io.write', 'io.read', 'io.lines', 'io.open',
-  'io.close', 'io.popen', 'io.tmpfile', 'io.type', 'io.output', 'io.input', 'io.flush',
-] as const;
+export const RAISE = -1;
+
+/** Host bridges of a state (registry __slot0 ..): enough for the runtime's. */
+const BRIDGES = 22;
 
 export class LuaVM {
   readonly M: LuaModule;
@@ -103,56 +70,49 @@ export class LuaVM {
   private readonly lenp: number;
   /** Interned C strings (field names, chunk names) allocated once. */
   private readonly cstrs = new Map<string, number>();
-  private readonly table: WebAssembly.Table;
-  /** Thunk k of the generated module calls handlers[k]. */
-  private readonly handlers: (Bridge | null)[] = [];
-  private thunks: WebAssembly.Exports = {};
+  /** Registry __slot<k> calls handlers[k]. */
+  private readonly handlers: Bridge[] = [];
   /** Bridges not yet given a slot. */
   private freeSlots: string[] = [];
 
   constructor() {
-    const factory = require('lua-wasm-bindings/dist/glue/glue-lua-5.1.5.js') as (o: object) => LuaModule;
     // A Lua panic calls exit(): it must not end the process (or the worker thread) but throw
     // to the caller, who drops this VM (dead).
-    this.M = factory({
-      print: () => {},
-      printErr: () => {},
-      quit: (status: number) => {
+    this.M = instantiateLua({
+      bridge: (k: number, L: number) => {
+        const h = this.handlers[k];
+        if (h === undefined) throw new Error(`lua: no bridge ${k}`);
+        const prev = this.L;
+        this.L = L;
+        try {
+          return h(L);
+        } finally {
+          this.L = prev;
+        }
+      },
+      exit: (status: number) => {
         this.dead = true;
         throw new Error(`Lua state aborted (exit ${status})`);
       },
     });
-    const table = Object.values(this.M.asm).find((v) => v instanceof WebAssembly.Table);
-    if (!(table instanceof WebAssembly.Table)) throw new Error('lua-wasm-bindings: no function table');
-    this.table = table;
     this.heap = this.M.HEAPU8;
     this.lenp = this.M._malloc(8);
     this.numArea = this.M._malloc(NUM_AREA);
-    this.L = this.main = this.M._luaL_newstate();
-    this.M._luaL_openlibs(this.L);
-    this.findSlots();
+    this.L = this.main = this.newState();
+    this.freeSlots = Array.from({ length: BRIDGES }, (_, i) => `__slot${i}`);
     this.numKey = this.cstr('__num');
     this.direct = this.probeLayout();
     this.stackDirect = this.direct && this.probeStack();
-    this.trueKey = this.cstr('__true');
-    this.falseKey = this.cstr('__false');
     this.nullKey = this.cstr('__null');
-    this.packKey = this.cstr('__pack');
-    this.hpackKey = this.cstr('__hpack');
-    this.nuljoinKey = this.cstr('__nuljoin');
-    this.appendKey = this.cstr('__append');
-    this.hsetKey = this.cstr('__hset');
   }
 
   // ---------------------------------------------------------------- numbers through memory
 
   /**
-   * perf: the module exports no lua_pushnumber/lua_tonumber, and a number sent as text costs
-   * a strtod in Lua (musl's, with software long doubles in wasm: about 1 µs). Lua 5.1's
-   * layout on wasm32 is fixed (lua_State.top at offset 8; a TValue is 16 bytes: the double,
-   * then the type tag), so a number is pushed by pushing the registry's __num and writing
-   * the double over it, and read in place. probeLayout() checks this layout once; if it does
-   * not hold (another build), `direct` is false and callers use the text forms.
+   * perf: numbers are read in place (no lua_tonumber call per value). Lua 5.1's layout on
+   * wasm32 is fixed (lua_State.top at offset 8; a TValue is 16 bytes: the double, then the
+   * type tag). probeLayout() checks this layout once; if it does not hold (another build),
+   * `direct` is false and callers use the text forms.
    */
   readonly direct: boolean;
   private readonly numKey: number;
@@ -249,11 +209,9 @@ export class LuaVM {
   /** Where stringArgs() writes integer arguments' digits (NUM_AREA bytes of the heap). */
   private readonly numArea: number;
 
-  /** Push number x (only when `direct`). */
+  /** Push number x. */
   pushNumber(x: number): void {
-    const M = this.M;
-    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.numKey);
-    this.heapF64[(M.HEAPU32[(this.L + 8) >> 2] - 16) >> 3] = x;
+    this.M._lua_pushnumber(this.L, x);
   }
 
   /** The number at negative stack index i (only when `direct`; the value must be a number). */
@@ -371,64 +329,26 @@ export class LuaVM {
 
   private heapAB: ArrayBufferLike = this.heapBuf.buffer;
 
-  /** Push bytes src[s, e) that hold no NUL (lua_pushstring stops at the first NUL). */
+  /** Push bytes src[s, e) (NULs included). */
   pushBytes(src: Uint8Array, s: number, e: number): void {
-    const p = this.buffer(e - s + 1);
+    const p = this.buffer(e - s);
     const u8 = this.u8;
     if (e - s < 64) for (let i = s; i < e; i++) u8[p + i - s] = src[i];
     else u8.set(src.subarray(s, e), p);
-    u8[p + e - s] = 0;
-    this.M._lua_pushstring(this.L, p);
+    this.M._lua_pushlstring(this.L, p, e - s);
   }
 
-  /**
-   * Push bytes src[s, e) that may hold NULs: the parts between them pushed as they are and
-   * joined by the registry's __nuljoin, at most JOIN_PARTS at a time (so the stack needs
-   * JOIN_PARTS + 1 free slots). perf: a chunk (pushValues) costs 3 to 4 µs; BullMQ's packed
-   * arguments hold a few NULs each.
-   */
-  pushBytesNul(src: Uint8Array, s: number, e: number): void {
-    const M = this.M;
-    let i = src.indexOf(0, s);
-    if (i < 0 || i >= e) {
-      this.pushBytes(src, s, e);
-      return;
-    }
-    M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
-    let parts = 0;
-    let from = s;
-    for (;;) {
-      const end = i < 0 || i >= e ? e : i;
-      this.pushBytes(src, from, end);
-      parts++;
-      if (end === e) break;
-      from = end + 1;
-      i = src.indexOf(0, from);
-      if (parts === JOIN_PARTS) {
-        // Join what is there; the result is the first part of the next join.
-        M._lua_call(this.L, parts, 1);
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nuljoinKey);
-        M._lua_insert(this.L, -2);
-        parts = 1;
-      }
-    }
-    M._lua_call(this.L, parts, 1);
-  }
-
-  /** Push latin1 text holding no NUL (one byte per char). */
+  /** Push latin1 text (one byte per char). */
   pushLatin1(s: string): void {
-    const p = this.buffer(s.length + 1);
     const n = s.length;
+    const p = this.buffer(n);
     if (n < 32) {
       const u8 = this.u8;
       for (let i = 0; i < n; i++) u8[p + i] = s.charCodeAt(i);
-      u8[p + n] = 0;
     } else {
-      const hb = this.heapBuffer();
-      hb.latin1Write(s, p, n);
-      hb[p + n] = 0;
+      this.heapBuffer().latin1Write(s, p, n);
     }
-    this.M._lua_pushstring(this.L, p);
+    this.M._lua_pushlstring(this.L, p, n);
   }
 
   /** The string at stack index i as latin1 text (one char per byte). */
@@ -446,17 +366,13 @@ export class LuaVM {
     return this.M._luaL_loadbuffer(this.L, p, code.length, this.cstr(chunkname));
   }
 
-  /** Push a NUL-free ASCII/latin1 string (bridge results). */
+  /** Push an ASCII/latin1 string (bridge results). */
   pushString(s: string): void {
-    const p = this.buffer(s.length + 1);
-    const u8 = this.u8;
-    for (let i = 0; i < s.length; i++) u8[p + i] = s.charCodeAt(i);
-    u8[p + s.length] = 0;
-    this.M._lua_pushstring(this.L, p);
+    this.pushLatin1(s);
   }
 
   pushBool(b: boolean): void {
-    this.M._lua_getfield(this.L, LUA_REGISTRYINDEX, b ? this.trueKey : this.falseKey);
+    this.M._lua_pushboolean(this.L, b ? 1 : 0);
   }
 
   getRegistry(name: string): void {
@@ -470,81 +386,32 @@ export class LuaVM {
   // ---------------------------------------------------------------- bridges
 
   /**
-   * Find the table slot of every os/io C function: point each candidate slot at a probe that
-   * records its index, call the Lua function, restore. Runs once per VM.
+   * A fresh state with Lua's libraries, BRIDGES host bridges in the registry (__slot<i>: C
+   * closures calling handlers[i], see lua-wasm.ts) and the values pushSmall() uses.
    */
-  private findSlots(): void {
-    const t = this.table;
-    const n = t.length;
-    let fired = -1;
-    this.thunks = makeThunks(n, (k: number, L: number) => {
-      const h = this.handlers[k];
-      if (h !== null && h !== undefined) {
-        const prev = this.L;
-        this.L = L;
-        try {
-          return h(L);
-        } finally {
-          this.L = prev;
-        }
-      }
-      fired = k;
-      return 0;
-    });
-    this.grabSlots();
-    const found = new Map<string, number>();
-    for (let i = 0; i < SLOTS.length; i++) {
-      const orig: (WebAssembly.ExportValue | null)[] = [];
-      for (let s = 0; s < n; s++) {
-        const f = t.get(s) as ((...a: unknown[]) => unknown) | null;
-        orig.push(f);
-        if (f !== null && f.length === 1) t.set(s, this.thunks[`g${s}`] as never);
-      }
-      fired = -1;
-      this.getRegistry(`__slot${i}`);
-      // A probe returns 0 results; the call cannot fail.
-      this.M._lua_pcall(this.L, 0, 0, 0);
-      this.M._lua_settop(this.L, 0);
-      for (let s = 0; s < n; s++) if (orig[s] !== null) t.set(s, orig[s] as never);
-      if (fired < 0) throw new Error(`lua-wasm-bindings: no C slot found for ${SLOTS[i]}`);
-      found.set(SLOTS[i], fired);
-      this.slotOf.set(`__slot${i}`, fired);
-    }
-    this.freeSlots = SLOTS.map((_, i) => `__slot${i}`);
-  }
-
-  private readonly slotOf = new Map<string, number>();
-
-  /** Keep references to the os/io functions in the registry (__slot<i>) before anything is removed. */
-  private grabSlots(): void {
-    const grab = SLOTS.map((name, i) => `R['__slot${i}'] = ${name}`).join('\n');
-    // __num: the number pushNumber() pushes and overwrites; __true, __false, __pack and
-    // __hpack: what pushSmall() builds values with.
-    this.doString(`local R = debug.getregistry()\nR.__num = 0.5\n${PACKERS}\n${grab}`, '=slots');
+  private newState(): number {
+    const L = this.M._lua_wasm_newstate(BRIDGES);
+    if (L === 0) throw new Error('lua: out of memory');
+    this.L = L;
+    // __num: the number probeLayout() checks the stack layout with.
+    this.doString('local R = debug.getregistry()\nR.__num = 0.5', '=slots');
+    return L;
   }
 
   /**
-   * Close the Lua state and open a fresh one in the same module (SCRIPT FLUSH, FUNCTION FLUSH):
-   * the bridges stay (their C slots are the module's), the new state's registry gets the
-   * __slot<i> references again for its prelude.
+   * Close the Lua state and open a fresh one (SCRIPT FLUSH, FUNCTION FLUSH): the bridges stay
+   * (handlers[i] is what the new state's __slot<i> calls too).
    */
   renew(): void {
     this.M._lua_close(this.main);
-    this.L = this.main = this.M._luaL_newstate();
-    this.M._luaL_openlibs(this.L);
-    this.grabSlots();
+    this.L = this.main = this.newState();
   }
 
-  /**
-   * Turn one free os/io function into `fn` and return its registry name (the prelude moves it
-   * to where scripts reach it). The Lua function value is the same: only its C code changes.
-   */
+  /** Give `fn` a free bridge and return its registry name (the prelude moves it to where scripts reach it). */
   bridge(fn: Bridge): string {
     const name = this.freeSlots.shift();
     if (name === undefined) throw new Error('no free bridge slot');
-    const slot = this.slotOf.get(name)!;
-    this.handlers[slot] = fn;
-    this.table.set(slot, this.thunks[`g${slot}`] as never);
+    this.handlers[Number(name.slice(6))] = fn;
     return name;
   }
 
@@ -590,58 +457,48 @@ export class LuaVM {
   }
 
   /**
-   * perf: a value that smallPeak() accepts, built on the stack: scalars pushed as they are,
-   * tables by the registry's __pack / __hpack from their elements (no chunk to build, load
-   * and collect: about 1 µs instead of 3 to 4 for a 10-element array).
+   * perf: a value that smallPeak() accepts, built on the stack with the C API (no chunk to
+   * build, load and collect, no Lua call). The tables are the ones the table constructor and
+   * plain assignments in order make (as the earlier Lua packers did): an array of n <= SMALL_ELEMS
+   * elements has an array part of exactly n (nils included); a longer one (no nils) starts at
+   * SMALL_ELEMS and grows as appending does; a {h} table starts empty and gets its pairs in order.
    */
   private pushSmall(v: LuaValue): void {
     const M = this.M;
-    if (v instanceof Uint8Array) this.pushBytesNul(v, 0, v.length);
+    const L = this.L;
+    if (v instanceof Uint8Array) this.pushBytes(v, 0, v.length);
     else if (typeof v === 'string') this.pushLatin1(v);
     else if (typeof v === 'number') this.pushNumber(v);
-    else if (typeof v === 'boolean') M._lua_getfield(this.L, LUA_REGISTRYINDEX, v ? this.trueKey : this.falseKey);
-    else if (v === LUA_NULL) M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.nullKey);
-    else if (v === null) M._lua_settop(this.L, M._lua_gettop(this.L) + 1);
+    else if (typeof v === 'boolean') M._lua_pushboolean(L, v ? 1 : 0);
+    else if (v === LUA_NULL) M._lua_getfield(L, LUA_REGISTRYINDEX, this.nullKey);
+    else if (v === null) M._lua_pushnil(L);
     else if (Array.isArray(v)) {
-      // A longer array of scalars (smallOne): __pack of the first SMALL_ELEMS, then __append.
-      this.packInGroups(v, this.packKey, this.appendKey);
+      M._lua_createtable(L, Math.min(v.length, SMALL_ELEMS), 0);
+      for (let i = 0; i < v.length; i++) {
+        this.pushSmall(v[i]);
+        M._lua_rawseti(L, -2, i + 1);
+      }
     } else {
       const kv = (v as { h: LuaValue[] }).h;
       if (isSequence(kv)) {
-        M._lua_getfield(this.L, LUA_REGISTRYINDEX, this.packKey);
-        for (let i = 1; i < kv.length; i += 2) this.pushSmall(kv[i]);
-        M._lua_call(this.L, kv.length >> 1, 1);
+        M._lua_createtable(L, kv.length >> 1, 0);
+        for (let i = 1; i < kv.length; i += 2) {
+          this.pushSmall(kv[i]);
+          M._lua_rawseti(L, -2, (i + 1) >> 1);
+        }
         return;
       }
-      // More than SMALL_ELEMS / 2 pairs (smallOne: scalars): __hpack, then __hset, in order.
-      this.packInGroups(kv, this.hpackKey, this.hsetKey);
+      M._lua_createtable(L, 0, 0);
+      for (let i = 0; i < kv.length; i += 2) {
+        this.pushSmall(kv[i]);
+        this.pushSmall(kv[i + 1]);
+        M._lua_rawset(L, -3);
+      }
     }
   }
 
-  /**
-   * Push the table built from elems: registry function `first` called on the first
-   * SMALL_ELEMS, then `more` (t, ...) -> t on each further SMALL_ELEMS (pairs stay whole).
-   */
-  private packInGroups(elems: LuaValue[], first: number, more: number): void {
-    const M = this.M;
-    for (let i = 0; i === 0 || i < elems.length; i += SMALL_ELEMS) {
-      M._lua_getfield(this.L, LUA_REGISTRYINDEX, i === 0 ? first : more);
-      if (i !== 0) M._lua_insert(this.L, -2);
-      const end = Math.min(elems.length, i + SMALL_ELEMS);
-      for (let j = i; j < end; j++) this.pushSmall(elems[j]);
-      M._lua_call(this.L, (i === 0 ? 0 : 1) + end - i, 1);
-    }
-  }
-
-  /** Registry keys (C strings) of pushSmall's values and packers (set by the constructor). */
-  private trueKey = 0;
-  private falseKey = 0;
+  /** Registry key (C string) of cjson.null (set by the constructor). */
   private nullKey = 0;
-  private packKey = 0;
-  private hpackKey = 0;
-  private nuljoinKey = 0;
-  private appendKey = 0;
-  private hsetKey = 0;
 
   private loadChunk(b: ChunkBuilder): boolean {
     const size = b.size();
@@ -705,46 +562,18 @@ export class LuaVM {
 
 // ---------------------------------------------------------------- small values
 
-/** Lua helpers of pushSmall(), set in the registry of every state. */
-const PACKERS = `R.__true = true
-R.__false = false
-R.__pack = function(...) return { ... } end
-R.__hset = function(t, ...)
-  local a = { ... }
-  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
-  return t
-end
-R.__append = function(t, ...)
-  local a, n = { ... }, #t
-  for i = 1, #a do t[n + i] = a[i] end
-  return t
-end
-do
-  local concat, NUL = table.concat, string.char(0)
-  R.__nuljoin = function(...) return concat({ ... }, NUL) end
-end
-R.__hpack = function(...)
-  local a, t = { ... }, {}
-  for i = 1, select('#', ...), 2 do t[a[i]] = a[i + 1] end
-  return t
-end`;
-
-/** Parts of a string joined by one call of __nuljoin (pushBytesNul). */
-export const JOIN_PARTS = 8;
-
 /**
- * Stack slots a bridge may fill above its arguments without lua_checkstack (which the module
- * does not export): Lua guarantees LUA_MINSTACK (20) at a C function's entry; a few are kept
- * for what the caller pushes besides.
+ * Stack slots a bridge may fill above its arguments without lua_checkstack: Lua guarantees
+ * LUA_MINSTACK (20) at a C function's entry; a few are kept for what the caller pushes besides.
  */
 const SMALL_SLOTS = 16;
 /** Elements of one table built by pushSmall (a Lua call's arguments). */
 const SMALL_ELEMS = 12;
 /**
  * Elements of an array of scalars (no nil: appended in order, every key lands in the array
- * part, as the chunk's SETLIST puts them) built by __pack then __append, or of a {h} table of
- * scalars with string keys built by __hpack then __hset (filled in order from empty, as Redis
- * fills them). perf: HGETALL of a BullMQ job is ~30 elements, its decoded options ~10 pairs.
+ * part, as the chunk's SETLIST puts them), or of a {h} table of scalars with string keys
+ * (filled in order from empty, as Redis fills them), that pushSmall builds. perf: HGETALL of a
+ * BullMQ job is ~30 elements, its decoded options ~10 pairs.
  */
 const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
@@ -752,7 +581,7 @@ const SMALL_STR = 4096;
 
 /**
  * The stack slots pushSmall() needs to push `values` one after the other, or -1 if it cannot
- * push them (within `room` slots): strings (bytes with NULs joined by __nuljoin), numbers,
+ * push them (within `room` slots): strings, numbers,
  * booleans, nil, LUA_NULL, and arrays and {h} tables (string keys) of such elements, nested
  * (up to SMALL_ARRAY elements each, built in groups of SMALL_ELEMS). An array of
  * n <= 15 elements gets the same table as the chunk's NEWTABLE n + SETLIST: an array part of
@@ -770,13 +599,7 @@ function smallPeak(values: readonly LuaValue[], room: number): number {
 
 function smallOne(v: LuaValue, room: number): number {
   if (room < 1) return -1;
-  if (v instanceof Uint8Array) {
-    if (v.length > SMALL_STR) return -1;
-    // Bytes with NULs: pushBytesNul's join (the joiner and JOIN_PARTS parts).
-    if (v.indexOf(0) >= 0) return room >= 1 + JOIN_PARTS ? 1 + JOIN_PARTS : -1;
-    return 1;
-  }
-  if (typeof v === 'string') return v.length > SMALL_STR || v.indexOf('\0') >= 0 ? -1 : 1;
+  if (v instanceof Uint8Array || typeof v === 'string') return v.length > SMALL_STR ? -1 : 1;
   if (typeof v === 'number' || typeof v === 'boolean' || v === LUA_NULL) return 1;
   if (v === null) return 1;
   let kv: LuaValue[];
@@ -790,9 +613,9 @@ function smallOne(v: LuaValue, room: number): number {
     if (kv.length > SMALL_ARRAY) return -1;
     // An array without nil (holes: see above), a table with string keys.
     if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
-    // Built in groups of SMALL_ELEMS (packInGroups): the table and __append / __hset under the
-    // group's elements; each element needs its own slots above the ones pushed before it in
-    // its group (a nested table, bytes with NULs).
+    // A bound from when these were built in groups of SMALL_ELEMS by Lua packers (the packer
+    // and the group's elements on the stack); pushSmall needs fewer (the table, a key, a value
+    // per level), so the bound stays safe.
     let peak = 0;
     for (let i = 0; i < kv.length; i++) {
       const e = kv[i];
@@ -827,60 +650,6 @@ function smallOne(v: LuaValue, room: number): number {
 function isSequence(kv: LuaValue[]): boolean {
   for (let i = 0; i < kv.length; i += 2) if (kv[i] !== (i >> 1) + 1) return false;
   return kv.length > 0;
-}
-
-// ---------------------------------------------------------------- wasm thunks
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-function section(id: number, body: number[]): number[] {
-  return [id, ...leb(body.length), ...body];
-}
-
-/**
- * A wasm module with n exports g0..g(n-1) of type (i32)->i32, the lua_CFunction signature;
- * gk(L) calls the JS import f(k, L).
- */
-function makeThunks(n: number, f: (k: number, L: number) => number): WebAssembly.Exports {
-  const types = [2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7f];
-  const imports = [1, 3, ...Buffer.from('env'), 1, ...Buffer.from('f'), 0, 1];
-  const funcs = [...leb(n)];
-  for (let k = 0; k < n; k++) funcs.push(0);
-  const exps = [...leb(n)];
-  const code = [...leb(n)];
-  for (let k = 0; k < n; k++) {
-    const name = Buffer.from(`g${k}`);
-    exps.push(name.length, ...name, 0, ...leb(k + 1));
-    const body = [0, 0x41, ...sleb(k), 0x20, 0, 0x10, 0, 0x0b];
-    code.push(...leb(body.length), ...body);
-  }
-  const bytes = new Uint8Array([
-    0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-    ...section(1, types), ...section(2, imports), ...section(3, funcs), ...section(7, exps), ...section(10, code),
-  ]);
-  return new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { f } }).exports;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
 }
 
 // ---------------------------------------------------------------- Lua 5.1 bytecode

@@ -37,8 +37,8 @@ local collectgarbage = collectgarbage
 local VIEW, SHOWN = {}, {}
 local RUNTIME = '=redis'
 
--- perf: a number turned into text costs ~0.5 us in this build of Lua (musl's printf with
--- software long doubles in WebAssembly), more than the rest of a serialised element: the
+-- perf: a non-integer turned into text costs ~0.5 us in WebAssembly (the C library's printf),
+-- more than the rest of a serialised element: the
 -- length and count headers of the serialised forms below are made once per value and kept
 -- (below 4096; larger ones are made each time).
 local function header_memo(prefix, suffix)
@@ -260,19 +260,10 @@ local hook, armed
 local KILLED = 'Script killed by user with SCRIPT KILL...'
 
 -- redis.call and redis.pcall are the call bridges themselves (C functions, as in Redis): a bulk
--- string or integer reply comes back as it is; the bridges (runtime.ts) call these helpers for
--- the rest. No tail calls in them: the error handler walks the frames.
-R.__call_ok = function(v)
-  local r = { ok = v }
-  return r
-end
+-- string or integer reply comes back as it is, a status or error reply as its table (runtime.ts);
+-- the bridges call these helpers for the rest. No tail calls in them: the error handler walks
+-- the frames.
 R.__call_tonumber = tonumber
-R.__call_err = function(v, raise_err)
-  -- Already counted in the error statistics by the command itself (Redis's flag name).
-  local e = { err = v, ignore_err_stats_update = true }
-  if raise_err then error(e, 0) end
-  return e
-end
 R.__call_killed = function()
   -- Stopped (SCRIPT KILL, or moved to the other state) before the command ran: as the hook.
   sethook(hook, 'l')
@@ -973,7 +964,7 @@ end
 -- raised. perf: every run goes through here, so KEYS and ARGV come as the runner's arguments
 -- in the shape that builds them cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for
 -- numkeys 0 to 2, __run_<eval|fn>n (f, nk, KEYS..., ARGV...) with nk a decimal string, and
--- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by a chunk (many or binary arguments).
+-- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by runtime.ts (many or long arguments).
 local function run_eval(f, keys, argv)
   -- G has no __newindex: plain assignments (no rawset call).
   G.KEYS = keys

@@ -11,17 +11,17 @@
  * redis.call and redis.pcall are the bridges `call` and `pcall` themselves (C functions to Lua,
  * as Redis's are: no Lua wrapper per call). When every argument is a string the host runs the
  * command and pushes the reply with pushReply(), which returns what it pushed (a Reply code):
- * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status, an
- * error reply and, without vm.direct, an integer's text are finished by a prelude helper called
- * from the bridge (__call_ok: {ok=}; __call_err: {err=}, raised by redis.call, which unwinds
- * through the bridge's JS frames as any Lua error does; tonumber). Other arguments go to the
+ * a bulk string or an integer (a Lua number, vm.direct) is the result as it is; a status becomes
+ * {ok=} and an error reply {err=} here (redis.call raises it: the bridge returns RAISE and its
+ * C side calls lua_error, so the Lua error does not unwind through JS frames); without
+ * vm.direct, an integer's text is finished by the prelude's tonumber. Other arguments go to the
  * prelude's __call_convert (numbers converted as Redis does, other types refused), which calls
  * the bridge again; a stop asked by RuntimeHost.check before the command (SCRIPT KILL, moving
  * the script) raises through __call_killed as the count hook does.
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, type LuaValue } from './lua-vm.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
   type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
@@ -79,19 +79,11 @@ function finiteOrNaN(x: number): number {
 const LOAD_TIMEOUT_MS = 500;
 /**
  * KEYS and ARGV go onto the Lua stack one by one (no chunk to build) when there are at most this
- * many and short (NULs included: vm.pushBytesNul). lua-wasm-bindings exports no lua_checkstack:
- * a run starts at the bottom of the main state's stack, which Lua 5.1 never makes smaller than
- * BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed arguments, the values and a join of
- * JOIN_PARTS parts use at most 4 + 12 + 1 + 8 = 25.
+ * many and short (NULs included). A run starts at the bottom of the main state's stack, which
+ * Lua 5.1 never makes smaller than BASIC_STACK_SIZE (40 slots); the runner, its 4 fixed
+ * arguments and the values use at most 4 + 12 + 1 = 17.
  */
 const FAST_ARGS = 12;
-/**
- * Stack slots the KEYS and ARGV tables of a run with more (or longer) arguments may take while
- * they are built on the stack (pushValues: groups of 12, NUL-joined parts): the runner, errh and
- * the script function sit under them, 3 + 28 within BASIC_STACK_SIZE. perf: BullMQ's worker
- * scripts (14 keys, 9 arguments, packed ones holding NULs) went through a chunk.
- */
-const RUN_SLOTS = 28;
 const FAST_ARG_LEN = 512;
 
 /** What pushReply() pushed for a redis.call reply (see finish()). */
@@ -204,8 +196,9 @@ export class LuaRuntime {
     this.errhKey = vm.cstr('__errh');
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
-    this.okKey = vm.cstr('__call_ok');
-    this.errKey = vm.cstr('__call_err');
+    this.okField = vm.cstr('ok');
+    this.errField = vm.cstr('err');
+    this.ignoreStatsField = vm.cstr('ignore_err_stats_update');
     this.tonumberKey = vm.cstr('__call_tonumber');
     this.killedKey = vm.cstr('__call_killed');
     this.convertKey = vm.cstr('__call_convert');
@@ -284,11 +277,27 @@ export class LuaRuntime {
       case Reply.Value: return 1;
       case Reply.False: vm.pushBool(false); return 1;
       case Reply.Nil: vm.M._lua_settop(vm.L, vm.M._lua_gettop(vm.L) + 1); return 1;
-      case Reply.Status: return this.helper(this.okKey, 1);
+      case Reply.Status: {
+        // { ok = v }, as the table constructor makes it (no array part, one hash slot).
+        const M = vm.M;
+        M._lua_createtable(vm.L, 0, 1);
+        M._lua_insert(vm.L, -2);
+        M._lua_setfield(vm.L, -2, this.okField);
+        return 1;
+      }
       case Reply.IntText: return this.helper(this.tonumberKey, 1);
-      default:
-        vm.pushBool(raise);
-        return this.helper(this.errKey, 2);
+      default: {
+        // { err = v, ignore_err_stats_update = true }: already counted in the error statistics
+        // by the command itself (Redis's flag name). Raised by the C side of the bridge
+        // (lua_error: native/lua/lua-wasm.c) once this JS frame has returned.
+        const M = vm.M;
+        M._lua_createtable(vm.L, 0, 2);
+        M._lua_insert(vm.L, -2);
+        M._lua_setfield(vm.L, -2, this.errField);
+        M._lua_pushboolean(vm.L, 1);
+        M._lua_setfield(vm.L, -2, this.ignoreStatsField);
+        return raise ? RAISE : 1;
+      }
     }
   }
 
@@ -302,8 +311,9 @@ export class LuaRuntime {
     return 1;
   }
 
-  private readonly okKey: number;
-  private readonly errKey: number;
+  private readonly okField: number;
+  private readonly errField: number;
+  private readonly ignoreStatsField: number;
   private readonly tonumberKey: number;
   private readonly killedKey: number;
   private readonly convertKey: number;
@@ -330,11 +340,8 @@ export class LuaRuntime {
   pushReply(v: LuaValue, isErr: boolean): Reply {
     const vm = this.vm;
     if (v instanceof Uint8Array) {
-      if (v.length <= FAST_ARG_LEN && noNul(v)) {
-        vm.pushBytes(v, 0, v.length);
-        return Reply.Value;
-      }
-      return this.pushTagged(v);
+      vm.pushBytes(v, 0, v.length);
+      return Reply.Value;
     }
     if (typeof v === 'number') {
       // perf: a number in place (vm.direct), else its text for tonumber.
@@ -356,9 +363,7 @@ export class LuaRuntime {
   }
 
   private pushText(s: Uint8Array, code: Reply): Reply {
-    const vm = this.vm;
-    if (noNul(s)) vm.pushBytes(s, 0, s.length);
-    else vm.pushValues([s]);
+    this.vm.pushBytes(s, 0, s.length);
     return code;
   }
 
@@ -523,14 +528,16 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytesNul(argv.buf, argv.start[i], argv.end[i]);
+      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
     } else {
-      const keys: Uint8Array[] = [];
-      const args: Uint8Array[] = [];
-      for (let i = first; i < argv.count; i++) (i < first + nk ? keys : args).push(argv.view(i));
-      if (!vm.pushValues([keys, args], true, RUN_SLOTS)) {
-        M._lua_settop(L, 0);
-        return this.literal(`ERR ${vm.lastError}`);
+      // KEYS and ARGV built here, as Redis's luaCreateArray builds them (an array part of
+      // exactly their size, elements set raw).
+      for (const [from, to] of [[first, first + nk], [first + nk, argv.count]]) {
+        M._lua_createtable(L, to - from, 0);
+        for (let i = from; i < to; i++) {
+          vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+          M._lua_rawseti(L, -2, i - from + 1);
+        }
       }
       nargs = 3;
     }
@@ -573,16 +580,6 @@ export class LuaRuntime {
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();
     return res;
-  }
-
-  /** An error reply made here, serialised. */
-  private literal(msg: string): RunResult {
-    const b = Buffer.from(`e${msg.length}:${msg}`, 'latin1');
-    this.result.buf = b;
-    this.result.p = 0;
-    this.result.len = b.length;
-    this.result.raw = false;
-    return this.result;
   }
 
   /** Drop what the last run left on the stack. */
@@ -677,11 +674,6 @@ export class LuaRuntime {
       this.vm.M._lua_settop(this.vm.L, 0);
     } catch { /* the owner replaces the state */ }
   }
-}
-
-function noNul(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) if (b[i] === 0) return false;
-  return true;
 }
 
 /** "<count>;" then per function "len:name" "d|n len:desc" "count:flags,;" */

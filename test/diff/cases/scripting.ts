@@ -11,6 +11,39 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 }
 
 const scripts: Script[] = [
+  // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
+  // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  { name: 'KEYS and ARGV: many, long and binary arguments', steps: [
+    ['EVAL', "return {#KEYS, #ARGV, KEYS[1], KEYS[14], ARGV[1], ARGV[9], #ARGV[2], select('#', unpack(KEYS)), next(KEYS, 14)}", '14',
+      ...Array.from({ length: 14 }, (_, i) => `k${i + 1}`), 'a\0b', 'x'.repeat(600), ...Array.from({ length: 6 }, (_, i) => `v${i}`), 'z\0'],
+    ['EVAL', "KEYS[#KEYS + 1] = 'n' ARGV[20] = 'm' return {#KEYS, #ARGV, KEYS[#KEYS]}", '3', 'a', 'b', 'c', 'y'.repeat(513)],
+    ['EVAL', "return {#KEYS, #ARGV, ARGV[1]}", '0', 'w'.repeat(5000)],
+    ['EVAL', "return {#KEYS, #ARGV}", '13', ...Array.from({ length: 13 }, (_, i) => `k${i}`)],
+  ] },
+  // Tables pushed into Lua (cmsgpack/cjson results, array replies): built with the C API
+  // (lua-vm.ts pushSmall); their iteration order and borders show their layout.
+  { name: 'tables pushed into Lua: pairs order and # of decoded maps, arrays and replies', steps: [
+    ['DEL', 'th'], ['HSET', 'th', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, `v${i}`]).flat()],
+    ...evals(['0'], [
+      "local t = cmsgpack.unpack(cmsgpack.pack({a = 1, b = 2, c = 3, dd = 4, e = {1, 2}, f = 'x', g = true, h = 8, i = 9, j = 10})) local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) end return table.concat(o, ',')",
+      "local m = {} for i = 1, 20 do m['k' .. i] = i end local t = cmsgpack.unpack(cmsgpack.pack(m)) local o = {} for k in pairs(t) do o[#o + 1] = k end return table.concat(o, ',')",
+      "local t = cjson.decode('{\"x\":1,\"y\":[1,2,3],\"z\":{\"a\":null},\"w\":\"s\",\"v\":false}') local o = {} for k in pairs(t) do o[#o + 1] = k end return {table.concat(o, ','), #t.y}",
+      "local a = {} for i = 1, 40 do a[i] = i end local t = cmsgpack.unpack(cmsgpack.pack(a)) t[#t + 1] = 'x' return {#t, t[41]}",
+      "local t = redis.call('HGETALL', 'th') local o = {} for k, v in pairs(t) do o[#o + 1] = k end return {#t, #o, t[40]}",
+      "local t = redis.call('HMGET', 'th', 'f1', 'nof', 'f2', 'nof2') return {#t, tostring(t[2]), t[3]}",
+      "redis.setresp(3) local t = redis.call('HMGET', 'th', 'f1', 'nof', 'f2', 'nof2') local n = 0 for k in pairs(t) do n = n + 1 end return {#t, n, t[3]}",
+      "redis.setresp(3) local t = redis.call('HGETALL', 'th') local o = {} for k in pairs(t.map) do o[#o + 1] = k end return table.concat(o, ',')",
+    ]),
+  ] },
+  // Lua's number <-> string conversions (our build of Lua formats integers and parses decimal
+  // integers without printf/strtod: native/lua/lua-wasm.c): the edges of those fast paths.
+  { name: 'Lua number to string and string to number: integer fast paths and their edges', steps: evals(['0'], [
+    "local t = {} for _, x in ipairs({1, -1, 7, 10, 99999999999999, -99999999999999, 1e14, -1e14, 123456789012345, 2^53, 2^53 + 2, -2^63, 2^63, 0.5, -0.5, 1e15, 1e100, 1/3, 2^-1074, 1e-5, 123.456, 3.0, -3.0}) do t[#t + 1] = tostring(x) end return table.concat(t, ' ')",
+    "return {tostring(0), tostring(-0), tostring(0/0) ~= nil, tostring(1/0), tostring(-1/0), tostring(-(0))}",
+    "local t = {} for i = -20, 20 do t[#t + 1] = i * 1000003 .. '' end return table.concat(t, ',')",
+    "local t = {} for _, s in ipairs({'0', '-0', '+0', '12', '-12', '+12', '  12', '\\t12', '12  ', '12x', '012', '999999999999999', '1000000000000000', '9999999999999999', '12345678901234567890', '0x10', '0X1f', '1e3', '1E3', '1.', '.5', '5.', '1e', '-', '+', '', ' ', '1 2', 'inf', 'nan', '1p3', '00000000000000000001', '-999999999999999'}) do local x = tonumber(s) t[#t + 1] = s .. '=' .. (x == nil and 'nil' or string.format('%.17g', x)) end return table.concat(t, '|')",
+    "return {tostring(1e14 - 1), tostring(-(1e14 - 1)), ('10' + 0) .. '', ('-7' * 1) .. '', (' 42 ' + 1) .. ''}",
+  ]) },
   // First in the file: no script has drawn a number yet (no other case file uses math.random).
   { name: "math.random: rand48's unseeded state, continued from script to script", steps: [
     ['EVAL', 'return {math.random(1000000), math.random(1000000)}', '0'],
