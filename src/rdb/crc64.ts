@@ -7,7 +7,8 @@
 import { copyBytes, fixed } from './lzf.js';
 
 const mem = fixed.mem;
-const ST = fixed.crcAt;
+/** The CRC state in the module's memory: low, high 32 bits. */
+const ST = new Uint32Array(mem.buffer, fixed.crcAt, 2);
 const STAGE = fixed.a;
 /** Bytes staged per call (the fixed instance's input region is at least this big). */
 const CHUNK = 64 * 1024;
@@ -19,11 +20,11 @@ export class Crc64 {
 
   update(b: Uint8Array, s = 0, e = b.length): this {
     const x = fixed.x;
-    mem.writeUInt32LE(this.lo, ST);
-    mem.writeUInt32LE(this.hi, ST + 4);
-    if (b.buffer === mem.buffer) {
+    ST[0] = this.lo;
+    ST[1] = this.hi;
+    if (b === mem) {
       // Already in the module's memory (a payload built there): no copy.
-      x.crc64_update(b.byteOffset + s, e - s);
+      x.crc64_update(s, e - s);
     } else {
       for (let p = s; p < e; p += CHUNK) {
         const n = Math.min(CHUNK, e - p);
@@ -31,8 +32,8 @@ export class Crc64 {
         x.crc64_update(STAGE, n);
       }
     }
-    this.lo = mem.readUInt32LE(ST);
-    this.hi = mem.readUInt32LE(ST + 4);
+    this.lo = ST[0];
+    this.hi = ST[1];
     return this;
   }
 
