@@ -32,6 +32,9 @@ interface Exports {
   crc64_init(): void;
   crc64_state(): number;
   crc64_update(p: number, n: number): void;
+  lp_check(p: number, n: number): number;
+  lp_max_text(): number;
+  lp_dup_fields(p: number, n: number, table: number, size: number): number;
 }
 
 const wasm = new WebAssembly.Module(readFileSync(new URL('../../native/lzf.wasm', import.meta.url)));
@@ -54,22 +57,28 @@ export class Codec {
   readonly a: number;
   /** Output region: set by fit(). */
   b = 0;
+  /** Table region (listpack checks), after the output region: set by fit(). */
+  t = 0;
   /** The CRC state, two little-endian uint32 halves in the module's memory. */
   crcAt: number;
 
-  constructor(inBytes: number, outBytes: number) {
+  constructor(inBytes: number, outBytes: number, tableBytes = 0) {
     this.x = new WebAssembly.Instance(wasm, {}).exports as unknown as Exports;
     this.x.crc64_init();
     this.crcAt = this.x.crc64_state();
     this.a = ((this.x.__heap_base.value as number) + 15) & ~15;
     this.mem = Buffer.from(this.x.memory.buffer);
-    this.fit(inBytes, outBytes);
+    this.fit(inBytes, outBytes, tableBytes);
   }
 
-  /** Room for an input of inBytes and an output of outBytes (grows the memory: views detach). */
-  fit(inBytes: number, outBytes: number): void {
+  /**
+   * Room for an input of inBytes, an output of outBytes and a table of tableBytes (grows the
+   * memory: views of it detach).
+   */
+  fit(inBytes: number, outBytes: number, tableBytes = 0): void {
     this.b = (this.a + inBytes + SLACK + 15) & ~15;
-    const need = this.b + outBytes + SLACK;
+    this.t = (this.b + outBytes + SLACK + 15) & ~15;
+    const need = this.t + tableBytes;
     const have = this.x.memory.buffer.byteLength;
     if (need > have) {
       this.x.memory.grow(Math.ceil((need - have) / 65536));
@@ -78,8 +87,13 @@ export class Codec {
   }
 }
 
+/** Bytes of the fixed instance's table region (lp_dup_fields: 16K slots, 8K fields). */
+export const FIXED_TABLE = 64 * 1024;
+
 /** The fixed instance (its memory never grows). */
-export const fixed = new Codec(SMALL, SMALL);
+export const fixed = new Codec(SMALL, SMALL, FIXED_TABLE);
+/** Bytes of a job's input or output in the fixed instance. */
+export const FIXED_SMALL = SMALL;
 const SMALL_OUT = fixed.b;
 let big: Codec | null = null;
 
