@@ -129,16 +129,22 @@ int lp_check(const u8 *s, u32 n) {
     if (p + l > end) return -1;
     p += l;
     /* The back-length must encode l exactly (its first byte without, the others with bit 7). */
-    const u32 bl = backlen_size(l);
-    if (p + bl > end) return -1;
-    u64 v = 0;
-    for (u32 i = 0; i < bl; i++) {
-      const u32 x = s[p + i];
-      if (bl > 1 && (i == 0) != (x < 128)) return -1;
-      v = v * 128 + (x & 127);
+    if (l <= 127) {
+      /* One byte (perf: the usual entry, without the loop). */
+      if (p + 1 > end || (s[p] & 127) != l) return -1;
+      p++;
+    } else {
+      const u32 bl = backlen_size(l);
+      if (p + bl > end) return -1;
+      u64 v = 0;
+      for (u32 i = 0; i < bl; i++) {
+        const u32 x = s[p + i];
+        if ((i == 0) != (x < 128)) return -1;
+        v = v * 128 + (x & 127);
+      }
+      if (v != l) return -1;
+      p += bl;
     }
-    if (v != l) return -1;
-    p += bl;
     if (text > max) max = text;
     k++;
   }
