@@ -42,6 +42,12 @@ const wasm = new WebAssembly.Module(readFileSync(new URL('../../native/lzf.wasm'
 /** LZF expands at most 264 output bytes per 3 input bytes (a long back-reference). */
 export const LZF_MAX_RATIO = 89;
 
+/**
+ * Longest decompressed string: twice the longest string value (proto-max-bulk-len's default,
+ * 512 MB), well inside a wasm32 memory with the input beside it.
+ */
+const MAX_OUT = 1024 * 1024 * 1024;
+
 /** Bytes lzf_decompress may touch past its input and output (DECOMP_SLACK in lzf.c). */
 const SLACK = 32;
 /** The largest input (and output) of a job in the fixed instance. */
@@ -170,8 +176,8 @@ function compressIn(c: Codec, inLen: number, outLen: number, bundled: boolean): 
  */
 export function lzfDecompressAt(inp: Uint8Array, s: number, e: number, outLen: number): boolean {
   const inLen = e - s;
-  // No memory from a claimed length the input cannot expand to.
-  if (!(outLen >= 0 && outLen <= inLen * LZF_MAX_RATIO + 64)) return false;
+  // No memory from a claimed length the input cannot expand to, nor past MAX_OUT.
+  if (!(outLen >= 0 && outLen <= inLen * LZF_MAX_RATIO + 64 && outLen <= MAX_OUT)) return false;
   if (inLen <= SMALL && outLen <= SMALL) {
     // perf: the usual job (an RDB file's many short strings) without codecFor and done.
     copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);

@@ -116,6 +116,9 @@ describe('native LZF against the JavaScript oracle', () => {
     assert.equal(lzfDecompressAt(c, 0, 3, Number.MAX_SAFE_INTEGER), false);
     assert.equal(lzfDecompressAt(c, 0, 3, -1), false);
     assert.equal(lzfDecompressAt(c, 0, 3, NaN), false);
+    // Within what 20 MB could expand to, but past the longest string: refused before any memory.
+    const big = Buffer.alloc(20 * 1024 * 1024);
+    assert.equal(lzfDecompressAt(big, 0, big.length, 1024 * 1024 * 1024 + 1), false);
     assert.equal(fixed.mem.length, before);
   });
 });
