@@ -43,6 +43,18 @@ static inline void store64(u8 *p, u64 v) { __builtin_memcpy(p, &v, 8); }
 static int htab[HSIZE];
 static int base;
 
+/* One more literal byte; a full run (MAX_LIT) is closed and the next one started. */
+#define LITERAL()                        \
+  do {                                   \
+    lit++;                               \
+    out[op++] = in[ip++];                \
+    if (lit == MAX_LIT) {                \
+      out[op - lit - 1] = (u8)(lit - 1); \
+      lit = 0;                           \
+      op++;                              \
+    }                                    \
+  } while (0)
+
 static inline u32 idx(u32 h) { return ((h >> (24 - HLOG)) - h * 5) & (HSIZE - 1); }
 
 /*
@@ -114,25 +126,11 @@ static inline __attribute__((always_inline)) int compress(const u8 *in, int in_l
       ip++;
     } else {
       if (op >= out_len) return -1;
-      lit++;
-      out[op++] = in[ip++];
-      if (lit == MAX_LIT) {
-        out[op - lit - 1] = (u8)(lit - 1);
-        lit = 0;
-        op++;
-      }
+      LITERAL();
     }
   }
   if (op + 3 > out_len) return -1;
-  while (ip < in_len) {
-    lit++;
-    out[op++] = in[ip++];
-    if (lit == MAX_LIT) {
-      out[op - lit - 1] = (u8)(lit - 1);
-      lit = 0;
-      op++;
-    }
-  }
+  while (ip < in_len) LITERAL();
   out[op - lit - 1] = (u8)(lit - 1); /* end run */
   if (lit == 0) op--;
   return op;

@@ -10,17 +10,11 @@ import assert from 'node:assert/strict';
 import { lzfCompress, lzfCompressLatin1, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut, fixed } from '../../dist/rdb/lzf.js';
 import { Crc64, crc64 } from '../../dist/rdb/crc64.js';
 import * as oracle from './lzf-oracle.js';
+import { xorshiftBytes } from './fixtures.js';
 
-/** Deterministic bytes (xorshift32) from an alphabet of `alpha` symbols, partly repetitive. */
+/** Deterministic bytes from an alphabet of `alpha` symbols, partly repetitive. */
 function bytes(n: number, alpha: number, seed: number, repeat: boolean): Buffer {
-  let x = seed | 1;
-  const b = Buffer.alloc(n);
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    b[i] = (x >>> 0) % alpha;
-  }
+  const b = xorshiftBytes(n, alpha, seed);
   if (repeat) for (let j = 16; j < n; j++) if ((b[j] & 3) === 0) b[j] = b[j - 1 - (b[j] % 9)];
   return b;
 }
