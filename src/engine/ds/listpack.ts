@@ -290,10 +290,12 @@ function sameText(s: string, q: number, f: string, n: number): boolean {
 
 /**
  * Where the listpack checks run: the fixed instance of native/lzf.wasm when the bytes fit its
- * regions (no copy when they are already there: a payload LZF decompressed), else a temporary
- * instance sized by the bytes (never one whose memory views are out: growing it detaches them).
+ * regions (no copy when they are already there: a payload LZF decompressed), else an instance
+ * of their own, grown to the bytes and the table (no view of its memory is handed out, so
+ * growing it detaches nothing), not kept past 8 MB.
  */
 let on: Codec = fixed;
+let own: Codec | null = null;
 /** Offset of the placed bytes in on.mem. */
 let at = 0;
 
@@ -312,9 +314,20 @@ function place(b: Uint8Array, s: number, e: number, tableBytes: number): void {
       return;
     }
   }
-  on = new Codec(n, 0, tableBytes);
+  on = ownFor(n, tableBytes);
   at = on.a;
   copyBytes(b, s, n, on.mem, at);
+}
+
+function ownFor(n: number, tableBytes: number): Codec {
+  if (own === null) own = new Codec(n, 0, tableBytes);
+  else own.fit(n, 0, tableBytes);
+  return own;
+}
+
+/** After a check: a big own instance goes (`on` keeps it for lpMaxText). */
+function release(): void {
+  if (own !== null && own.mem.length > 8 * 1024 * 1024) own = null;
 }
 
 /** The table lp_dup_fields needs for `fields` fields: slots (a power of two). */
@@ -338,7 +351,9 @@ export function lpMaxText(): number {
  */
 export function lpCheck(b: Uint8Array, s: number, e: number): number {
   place(b, s, e, 0);
-  return on.x.lp_check(at, e - s);
+  const k = on.x.lp_check(at, e - s);
+  release();
+  return k;
 }
 
 /**
@@ -348,7 +363,9 @@ export function lpCheck(b: Uint8Array, s: number, e: number): number {
 export function lpDupFields(b: Uint8Array, s: number, e: number, fields: number): boolean {
   const size = dupSlots(fields);
   place(b, s, e, size * 4);
-  return on.x.lp_dup_fields(at, e - s, on.t, size) !== 0;
+  const dup = on.x.lp_dup_fields(at, e - s, on.t, size) !== 0;
+  release();
+  return dup;
 }
 
 /** lpDupFields of a listpack held as a string. */
@@ -359,11 +376,13 @@ export function lpsDupFields(lp: string, fields: number): boolean {
     on = fixed;
     at = fixed.a;
   } else {
-    on = new Codec(n, 0, size * 4);
+    on = ownFor(n, size * 4);
     at = on.a;
   }
   on.mem.latin1Write(lp, at, n);
-  return on.x.lp_dup_fields(at, n, on.t, size) !== 0;
+  const dup = on.x.lp_dup_fields(at, n, on.t, size) !== 0;
+  release();
+  return dup;
 }
 
 const SIZE_ESTIMATE_OVERHEAD = 8;
