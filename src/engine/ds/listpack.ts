@@ -361,6 +361,7 @@ export function lpCheck(b: Uint8Array, s: number, e: number): number {
  * canonical, are equal (equal entries then have equal bytes).
  */
 export function lpDupFields(b: Uint8Array, s: number, e: number, fields: number): boolean {
+  if (fields < 2) return false;
   const size = dupSlots(fields);
   place(b, s, e, size * 4);
   const dup = on.x.lp_dup_fields(at, e - s, on.t, size) !== 0;
@@ -370,6 +371,7 @@ export function lpDupFields(b: Uint8Array, s: number, e: number, fields: number)
 
 /** lpDupFields of a listpack held as a string. */
 export function lpsDupFields(lp: string, fields: number): boolean {
+  if (fields < 2) return false;
   const size = dupSlots(fields);
   const n = lp.length;
   if (size * 4 <= FIXED_TABLE && n <= FIXED_SMALL) {
@@ -379,7 +381,10 @@ export function lpsDupFields(lp: string, fields: number): boolean {
     on = ownFor(n, size * 4);
     at = on.a;
   }
-  on.mem.latin1Write(lp, at, n);
+  const m = on.mem;
+  // perf: a short listpack (a new hash of a few fields) by a loop, not the latin1Write binding.
+  if (n <= 64) for (let i = 0; i < n; i++) m[at + i] = lp.charCodeAt(i);
+  else m.latin1Write(lp, at, n);
   const dup = on.x.lp_dup_fields(at, n, on.t, size) !== 0;
   release();
   return dup;
