@@ -23,6 +23,9 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# Committed WebAssembly modules (native/<name>/build.sh made them; no compiler needed here):
+# dist/ loads them from ../native relative to itself.
+COPY native/*.wasm ./native/
 COPY package.json ./
 # The WebAssembly modules built from native/ (committed: no compiler needed here).
 COPY native/*.wasm ./native/

@@ -1,6 +1,8 @@
 /**
- * LZF as Redis uses it for RDB strings. Two compressors produce different (equally valid)
- * bytes, and Redis builds ship either:
+ * LZF as Redis uses it for RDB strings, and the memory of native/lzf.wasm (our C, built by
+ * native/lzf/build.sh), which also computes CRC-64 (crc64.ts).
+ *
+ * Two compressors produce different (equally valid) bytes, and Redis builds ship either:
  *  - liblzf 3.6 (the default here): what Debian's and Ubuntu's redis-server packages link
  *    (the reference server of our tests);
  *  - Redis's bundled deps/lzf (`RDB_LZF=bundled`): official builds and Docker images. It
@@ -10,174 +12,192 @@
  * remains with both: lzf_c.c leaves its hash table uninitialised (INIT_HTAB 0), so Redis may
  * now and then find a match through a stale slot; we start from an empty table (INIT_HTAB 1),
  * which is Redis's output whenever no stale slot points into the current input.
+ *
+ * Memory: one instance with a fixed data area (two regions of SMALL bytes: input, output)
+ * serves every job that fits; its memory never grows, so views of it stay valid. A bigger job
+ * runs in a second instance grown to the job's real size (the input's length; an output
+ * length a payload claims is bounded by the caller from the input's length first), dropped
+ * after a job that left it above BIG_KEEP.
  */
-const HLOG = 16;
-const HSIZE = 1 << HLOG;
-const MAX_LIT = 1 << 5;
-const MAX_OFF = 1 << 13;
-const MAX_REF = (1 << 8) + (1 << 3);
+import { readFileSync } from 'node:fs';
 
 /** Which compressor's output to reproduce (see the header comment). */
 export const LZF_BUNDLED = process.env.RDB_LZF === 'bundled';
 
-/**
- * Slot -> base + input position + 1, valid only when above this call's base: a fresh (empty)
- * table per call without clearing 64K slots each time (perf: the clearing cost more than
- * compressing a short string), and without a second array of generation stamps to read.
- */
-const htab = new Int32Array(HSIZE);
-let base = 0;
+interface Exports {
+  memory: WebAssembly.Memory;
+  __heap_base: WebAssembly.Global;
+  lzf_compress(inp: number, inLen: number, out: number, outLen: number, bundled: number): number;
+  lzf_decompress(inp: number, inLen: number, out: number, outLen: number): number;
+  crc64_init(): void;
+  crc64_state(): number;
+  crc64_update(p: number, n: number): void;
+  lp_check(p: number, n: number): number;
+  lp_max_text(): number;
+  lp_dup_fields(p: number, n: number, table: number, size: number): number;
+}
+
+const wasm = new WebAssembly.Module(readFileSync(new URL('../../native/lzf.wasm', import.meta.url)));
+
+/** LZF expands at most 264 output bytes per 3 input bytes (a long back-reference). */
+export const LZF_MAX_RATIO = 89;
 
 /**
- * lzf_compress(in, out_len): the compressed bytes, or null when they would not fit in
- * `outLen` bytes (Redis then stores the string uncompressed).
+ * Longest decompressed string: twice the longest string value (proto-max-bulk-len's default,
+ * 512 MB), well inside a wasm32 memory with the input beside it.
  */
-export function lzfCompress(inp: Uint8Array, outLen: number, bundled = LZF_BUNDLED): Buffer | null {
-  if (outLen <= 0) return null;
-  const out = Buffer.allocUnsafe(outLen);
-  const n = lzfCompressInto(inp, inp.length, outLen, out, bundled);
-  return n < 0 ? null : out.subarray(0, n);
+const MAX_OUT = 1024 * 1024 * 1024;
+
+/** Bytes lzf_decompress may touch past its input and output (DECOMP_SLACK in lzf.c). */
+const SLACK = 32;
+/** The largest input (and output) of a job in the fixed instance. */
+const SMALL = 128 * 1024;
+/** A big-job instance whose memory is above this after a job is dropped. */
+const BIG_KEEP = 8 * 1024 * 1024;
+
+/** One instance of native/lzf.wasm: its exports and its memory as a Buffer. */
+export class Codec {
+  readonly x: Exports;
+  mem: Buffer;
+  /** Input region (and the CRC staging region). */
+  readonly a: number;
+  /** Output region: set by fit(). */
+  b = 0;
+  /** Table region (listpack checks), after the output region: set by fit(). */
+  t = 0;
+  /** The CRC state, two little-endian uint32 halves in the module's memory. */
+  crcAt: number;
+
+  constructor(inBytes: number, outBytes: number, tableBytes = 0) {
+    this.x = new WebAssembly.Instance(wasm, {}).exports as unknown as Exports;
+    this.x.crc64_init();
+    this.crcAt = this.x.crc64_state();
+    this.a = ((this.x.__heap_base.value as number) + 15) & ~15;
+    this.mem = Buffer.from(this.x.memory.buffer);
+    this.fit(inBytes, outBytes, tableBytes);
+  }
+
+  /**
+   * Room for an input of inBytes, an output of outBytes and a table of tableBytes (grows the
+   * memory: views of it detach).
+   */
+  fit(inBytes: number, outBytes: number, tableBytes = 0): void {
+    this.b = (this.a + inBytes + SLACK + 15) & ~15;
+    this.t = (this.b + outBytes + SLACK + 15) & ~15;
+    const need = this.t + tableBytes;
+    const have = this.x.memory.buffer.byteLength;
+    if (need > have) {
+      this.x.memory.grow(Math.ceil((need - have) / 65536));
+      this.mem = Buffer.from(this.x.memory.buffer);
+    }
+  }
+}
+
+/** Bytes of the fixed instance's table region (lp_dup_fields: 16K slots, 8K fields). */
+export const FIXED_TABLE = 64 * 1024;
+
+/** The fixed instance (its memory never grows). */
+export const fixed = new Codec(SMALL, SMALL, FIXED_TABLE);
+/** Bytes of a job's input or output in the fixed instance. */
+export const FIXED_SMALL = SMALL;
+const SMALL_OUT = fixed.b;
+const FIXED_IN = fixed.a;
+const FIXED_MEM = fixed.mem;
+const fixedX = fixed.x;
+let big: Codec | null = null;
+
+/** The instance for a job of these sizes. */
+function codecFor(inBytes: number, outBytes: number): Codec {
+  if (inBytes <= SMALL && outBytes <= SMALL) return fixed;
+  if (big === null) big = new Codec(inBytes, outBytes);
+  else big.fit(inBytes, outBytes);
+  return big;
+}
+
+/** After a job on `c`: a big instance is not kept past BIG_KEEP (its memory is the job's). */
+function done(c: Codec): void {
+  if (c !== fixed && c.mem.length > BIG_KEEP) big = null;
+}
+
+/** The memory holding the last job's output (lzfCompress, lzfDecompressAt) and its offset. */
+let lastMem = fixed.mem;
+export let lzfOut = SMALL_OUT;
+
+/** The Buffer that holds the last job's output at lzfOut (valid until the next LZF job). */
+export function lzfMem(): Buffer {
+  return lastMem;
 }
 
 /**
- * lzfCompress of inp[0, inLen) into out[0, outLen) (out may be a reused scratch of at least
- * outLen bytes): the compressed length, or -1 when it would not fit (perf: no allocation, for
- * the RDB writer's millions of strings).
+ * dst[o, o + n) = inp[s, s + n) (perf: up to 32 bytes by a loop, ~2 ns a byte; set() of a view
+ * costs ~90 ns whatever the size).
  */
-export function lzfCompressInto(inp: Uint8Array, inLen: number, outLen: number, out: Uint8Array, bundled = LZF_BUNDLED): number {
+export function copyBytes(inp: Uint8Array, s: number, n: number, dst: Uint8Array, o: number): void {
+  if (n <= 32) {
+    for (let i = 0; i < n; i++) dst[o + i] = inp[s + i];
+  } else {
+    dst.set(s === 0 && n === inp.length ? inp : inp.subarray(s, s + n), o);
+  }
+}
+
+/**
+ * lzf_compress(inp[0, inLen), out_len): the compressed length, at lzfMem()[lzfOut, ...), or -1
+ * when it would not fit in outLen bytes (Redis then stores the string uncompressed).
+ */
+export function lzfCompress(inp: Uint8Array, inLen: number, outLen: number, bundled = LZF_BUNDLED): number {
   if (inLen === 0 || outLen <= 0) return -1;
-  if (base + inLen + 2 > 0x7fffffff) {
-    htab.fill(0);
-    base = 0;
-  }
-  // A slot holds b1 + position: ref = slot - b1 is negative for an empty slot or one of an
-  // earlier call.
-  const b1 = base + 1;
-  base += inLen + 1;
-  const tab = htab;
-  const last = inLen - 2;
-  let ip = 0;
-  let op = 1; // start run
-  let lit = 0;
-  // perf: hval stays an int32 (lzf_c.c's unsigned int has the same bits; IDX shifts it
-  // unsigned): with `>>> 0` it was a uint32 that V8 kept as a double.
-  let hval = (inp[0] << 8) | inp[1];
-  while (ip < last) {
-    hval = (hval << 8) | inp[ip + 2];
-    const slot = ((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1);
-    const ref = tab[slot] - b1;
-    tab[slot] = b1 + ip;
-    const off = ip - ref - 1;
-    if (
-      ref > 0 && off >= 0 && off < MAX_OFF &&
-      (!bundled || ip + 4 < inLen) &&
-      inp[ref] === inp[ip] && inp[ref + 1] === inp[ip + 1] && inp[ref + 2] === inp[ip + 2]
-    ) {
-      let maxlen = inLen - ip - 2;
-      if (maxlen > MAX_REF) maxlen = MAX_REF;
-      if (!bundled && op - (lit === 0 ? 1 : 0) + 3 + 1 >= outLen) return -1;
-      out[op - lit - 1] = lit - 1; // stop run
-      if (lit === 0) op--; // undo run if length is zero
-      if (bundled && op + 3 + 1 >= outLen) return -1;
-      // lzf_c.c compares 16 positions unrolled before it looks at maxlen (so a match may run
-      // past maxlen when fewer than 19 bytes remain), then goes on while len < maxlen: the
-      // same stop as one loop up to `cap`. len = the first position that differs.
-      const cap = maxlen > 16 ? (maxlen > 19 ? maxlen : 19) : maxlen > 3 ? maxlen : 3;
-      let len = 3;
-      while (len < cap && inp[ref + len] === inp[ip + len]) len++;
-      len -= 2; // octets - 1
-      ip++;
-      if (len < 7) {
-        out[op++] = (off >> 8) + (len << 5);
-      } else {
-        out[op++] = (off >> 8) + (7 << 5);
-        out[op++] = len - 7;
-      }
-      out[op++] = off & 0xff;
-      lit = 0;
-      op++; // start run
-      ip += len + 1;
-      if (ip >= last) break;
-      // VERY_FAST: hash the last two positions of the match.
-      ip -= 2;
-      hval = (inp[ip] << 16) | (inp[ip + 1] << 8) | inp[ip + 2];
-      tab[((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1)] = b1 + ip;
-      ip++;
-      hval = (hval << 8) | inp[ip + 2];
-      tab[((hval >>> (24 - HLOG)) - Math.imul(hval, 5)) & (HSIZE - 1)] = b1 + ip;
-      ip++;
-    } else {
-      if (op >= outLen) return -1;
-      lit++;
-      out[op++] = inp[ip++];
-      if (lit === MAX_LIT) {
-        out[op - lit - 1] = lit - 1;
-        lit = 0;
-        op++;
-      }
-    }
-  }
-  if (op + 3 > outLen) return -1;
-  while (ip < inLen) {
-    lit++;
-    out[op++] = inp[ip++];
-    if (lit === MAX_LIT) {
-      out[op - lit - 1] = lit - 1;
-      lit = 0;
-      op++;
-    }
-  }
-  out[op - lit - 1] = lit - 1; // end run
-  if (lit === 0) op--;
-  return op;
+  const c = codecFor(inLen, outLen);
+  copyBytes(inp, 0, inLen, c.mem, c.a);
+  return compressIn(c, inLen, outLen, bundled);
+}
+
+/** lzfCompress of a latin1 string's first inLen chars (one byte each), written straight into the module's memory. */
+export function lzfCompressLatin1(s: string, inLen: number, outLen: number, bundled = LZF_BUNDLED): number {
+  if (inLen === 0 || outLen <= 0) return -1;
+  const c = codecFor(inLen, outLen);
+  c.mem.latin1Write(s, c.a, inLen);
+  return compressIn(c, inLen, outLen, bundled);
+}
+
+function compressIn(c: Codec, inLen: number, outLen: number, bundled: boolean): number {
+  const n = c.x.lzf_compress(c.a, inLen, c.b, outLen, bundled ? 1 : 0);
+  lastMem = c.mem;
+  lzfOut = c.b;
+  done(c);
+  return n;
 }
 
 /**
- * lzf_decompress with CHECK_INPUT: exactly `outLen` bytes from `inp[s, e)`, or null when the
- * input is corrupt (a reference before the output start, a run past either end) or does not
- * expand to exactly outLen bytes. The output is allocated from outLen, which the caller must
- * have bounded (RDB strings: at most the limit on a string value). `into`: a scratch buffer to
- * decompress into when it is big enough (the caller copies the result out before reusing it).
+ * lzf_decompress with CHECK_INPUT of inp[s, e) into exactly `outLen` bytes, at
+ * lzfMem()[lzfOut, lzfOut + outLen) (valid until the next LZF job): false when the input is
+ * corrupt (a reference before the output start, a run past either end) or does not expand to
+ * exactly outLen bytes, or more than the input can expand to (memory of outLen is made only
+ * below that bound).
  */
-export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number, into?: Buffer): Buffer | null {
-  const out = into !== undefined && into.length >= outLen ? into : Buffer.allocUnsafe(outLen);
-  const room = out.length;
-  let ip = s;
-  let op = 0;
-  while (ip < e) {
-    const ctrl = inp[ip++];
-    if (ctrl < 32) {
-      // literal run of ctrl + 1 bytes
-      const end = op + ctrl + 1;
-      if (end > outLen || ip + ctrl + 1 > e) return null;
-      while (op < end) out[op++] = inp[ip++];
-    } else {
-      let len = ctrl >> 5;
-      if (ip >= e) return null;
-      if (len === 7) {
-        len += inp[ip++];
-        if (ip >= e) return null;
-      }
-      let ref = op - ((ctrl & 0x1f) << 8) - 1 - inp[ip++];
-      const end = op + len + 2;
-      if (end > outLen || ref < 0) return null;
-      if (len < 7 && op + 8 <= room) {
-        // perf: a short back-reference (3 to 8 bytes, most of them in listpacks) as 8 copies
-        // in a row, byte by byte as lzf_d.c (so an overlapping one repeats): the bytes past
-        // `end` are scratch that what follows overwrites before anything reads them.
-        out[op] = out[ref];
-        out[op + 1] = out[ref + 1];
-        out[op + 2] = out[ref + 2];
-        out[op + 3] = out[ref + 3];
-        out[op + 4] = out[ref + 4];
-        out[op + 5] = out[ref + 5];
-        out[op + 6] = out[ref + 6];
-        out[op + 7] = out[ref + 7];
-        op = end;
-      } else {
-        while (op < end) out[op++] = out[ref++];
-      }
-    }
+export function lzfDecompressAt(inp: Uint8Array, s: number, e: number, outLen: number): boolean {
+  const inLen = e - s;
+  // No memory from a claimed length the input cannot expand to, nor past MAX_OUT.
+  if (!(outLen >= 0 && outLen <= inLen * LZF_MAX_RATIO + 64 && outLen <= MAX_OUT)) return false;
+  if (inLen <= SMALL && outLen <= SMALL) {
+    // perf: the usual job (an RDB file's many short strings) without codecFor and done.
+    copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);
+    lastMem = FIXED_MEM;
+    lzfOut = SMALL_OUT;
+    return fixedX.lzf_decompress(FIXED_IN, inLen, SMALL_OUT, outLen) === outLen;
   }
-  return op === outLen ? out : null;
+  const c = codecFor(inLen, outLen);
+  copyBytes(inp, s, inLen, c.mem, c.a);
+  const n = c.x.lzf_decompress(c.a, inLen, c.b, outLen);
+  lastMem = c.mem;
+  lzfOut = c.b;
+  done(c);
+  return n === outLen;
+}
+
+/** lzfDecompressAt into a fresh Buffer, or null. */
+export function lzfDecompress(inp: Uint8Array, s: number, e: number, outLen: number): Buffer | null {
+  if (!lzfDecompressAt(inp, s, e, outLen)) return null;
+  const out = Buffer.allocUnsafe(outLen);
+  copyBytes(lastMem, lzfOut, outLen, out, 0);
+  return out;
 }

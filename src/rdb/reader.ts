@@ -4,19 +4,11 @@
  * is bounded by what its input can expand to).
  */
 import { RdbError } from './errors.js';
-import { lzfDecompress } from './lzf.js';
+import { LZF_MAX_RATIO, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
 import { SMALL_STRING, type Stored, storedFrom } from '../engine/db.js';
-
-/** Where short LZF strings are decompressed (stored() copies them out at once). */
-const SCRATCH = Buffer.allocUnsafe(SMALL_STRING);
 
 /** Longest string accepted (proto-max-bulk-len's default). */
 export const MAX_STRING = 512 * 1024 * 1024;
-/** LZF expands at most 264 output bytes per 3 input bytes (a long back-reference). */
-const LZF_MAX_RATIO = 89;
-
-/** Where span() decompresses LZF blobs (reused: the caller decodes the span before the next read). */
-let spanScratch = Buffer.allocUnsafe(64 * 1024);
 
 export class RdbReader {
   constructor(readonly b: Buffer, public p = 0, public end = b.length) {}
@@ -159,7 +151,8 @@ export class RdbReader {
 
   /**
    * string() without a Buffer view: returns the Buffer holding the bytes, at [s0, s1) (the
-   * input itself when raw, a reused scratch when LZF-compressed: valid until the next span()).
+   * input itself when raw, the decompressor's memory when LZF-compressed: valid until the next
+   * LZF job, lzf.ts).
    * perf: a view costs ~100 bytes of garbage per value; a million-key import made 300k of them.
    */
   span(): Buffer {
@@ -170,13 +163,12 @@ export class RdbReader {
       const len = this.len();
       this.need(clen);
       if (len === 0 || len > MAX_STRING || len > clen * LZF_MAX_RATIO + 64) this.fail('bad LZF lengths');
-      if (len > spanScratch.length && len <= 1024 * 1024) spanScratch = Buffer.allocUnsafe(Math.max(len, 2 * spanScratch.length));
-      const out = lzfDecompress(this.b, this.p, this.p + clen, len, spanScratch);
-      if (out === null) this.fail('invalid LZF data');
+      // The bytes stay in the decompressor's memory until the next LZF job.
+      if (!lzfDecompressAt(this.b, this.p, this.p + clen, len)) this.fail('invalid LZF data');
       this.p += clen;
-      this.s0 = 0;
-      this.s1 = len;
-      return out;
+      this.s0 = lzfOut;
+      this.s1 = lzfOut + len;
+      return lzfMem();
     }
     if (this.p < this.end && c >> 6 === 3) {
       const v = this.string();
@@ -209,11 +201,15 @@ export class RdbReader {
         const len = this.len();
         this.need(clen);
         if (len === 0 || len > MAX_STRING || len > clen * LZF_MAX_RATIO + 64) this.fail('bad LZF lengths');
-        const small = len <= SMALL_STRING;
-        const out = lzfDecompress(this.b, this.p, this.p + clen, len, small ? SCRATCH : undefined);
+        if (len <= SMALL_STRING) {
+          if (!lzfDecompressAt(this.b, this.p, this.p + clen, len)) this.fail('invalid LZF data');
+          this.p += clen;
+          return storedFrom(lzfMem(), lzfOut, lzfOut + len);
+        }
+        const out = lzfDecompress(this.b, this.p, this.p + clen, len);
         if (out === null) this.fail('invalid LZF data');
         this.p += clen;
-        return small ? storedFrom(out, 0, len) : out;
+        return out;
       }
       if (enc <= 2) {
         // Integer encodings hold canonical integers of at most 32 bits: the number itself.

@@ -2,7 +2,7 @@
  * RdbWriter: rdb.c's primitive writers (rdbSaveLen, rdbSaveRawString with its integer and LZF
  * encodings, binary doubles, millisecond times) into a growing buffer.
  */
-import { lzfCompressInto } from './lzf.js';
+import { copyBytes, lzfCompress, lzfCompressLatin1, lzfMem, lzfOut } from './lzf.js';
 import { lpIntOf } from './listpack.js';
 
 export const RDB_VERSION = 10;
@@ -47,11 +47,6 @@ export const RDB_OP = {
   FUNCTION2: 245, FUNCTION_PRE_GA: 246, MODULE_AUX: 247, IDLE: 248, FREQ: 249, AUX: 250,
   RESIZEDB: 251, EXPIRETIME_MS: 252, EXPIRETIME: 253, SELECTDB: 254, EOF: 255,
 } as const;
-
-/** Scratch input/output of LZF (RdbWriter.string); kept up to this size. */
-const LZF_SCRATCH_KEEP = 1024 * 1024;
-let lzfIn = Buffer.allocUnsafe(64 * 1024);
-let lzfOut = Buffer.allocUnsafe(64 * 1024);
 
 export class RdbWriter {
   buf: Buffer;
@@ -179,44 +174,26 @@ export class RdbWriter {
       if (iv !== null && typeof iv === 'number' && this.encInt(iv)) return;
     }
     if (this.compress && n > 20) {
-      // perf: the input (a string's bytes) and the output in reused scratch buffers.
-      if (n > lzfIn.length) {
-        lzfIn = Buffer.allocUnsafe(Math.max(n, 2 * lzfIn.length));
-        lzfOut = Buffer.allocUnsafe(lzfIn.length);
-      }
-      let bytes: Uint8Array = v as Uint8Array;
-      if (typeof v === 'string') {
-        lzfIn.latin1Write(v, 0, n);
-        bytes = lzfIn;
-      }
-      const c = lzfCompressInto(bytes, n, n - 4, lzfOut);
-      const big = lzfIn.length > LZF_SCRATCH_KEEP;
+      // perf: a string's chars go straight into the compressor's memory.
+      const c = typeof v === 'string' ? lzfCompressLatin1(v, n, n - 4) : lzfCompress(v, n, n - 4);
       if (c >= 0) {
         this.u8(0xc3);
         this.len(c);
         this.len(n);
-        this.copyIn(lzfOut, c);
+        this.copyIn(lzfMem(), lzfOut, c);
+        return;
       }
-      if (big) {
-        // A rare big value's scratch is not kept.
-        lzfIn = Buffer.allocUnsafe(LZF_SCRATCH_KEEP);
-        lzfOut = Buffer.allocUnsafe(LZF_SCRATCH_KEEP);
-      }
-      if (c >= 0) return;
     }
     this.len(n);
     if (typeof v === 'string') this.rawLatin1(v);
-    else this.copyIn(v, n);
+    else this.copyIn(v, 0, n);
   }
 
-  /** The first n bytes of `src` (perf: short ones by a loop: Buffer#copy and views allocate). */
-  private copyIn(src: Uint8Array, n: number): void {
+  /** Bytes src[s, s + n). */
+  private copyIn(src: Uint8Array, s: number, n: number): void {
     this.room(n);
-    const b = this.buf;
-    let p = this.pos;
-    if (n <= 512) for (let i = 0; i < n; i++) b[p++] = src[i];
-    else p += (src as Buffer).copy(b, p, 0, n);
-    this.pos = p;
+    copyBytes(src, s, n, this.buf, this.pos);
+    this.pos += n;
   }
 
   view(): Buffer {

@@ -139,3 +139,16 @@ export function reseal(p: Buffer): Buffer {
   crc64(out, 0, out.length - 8).writeLE(out, out.length - 8);
   return out;
 }
+
+/** Deterministic bytes (xorshift32): base + one of `alpha` symbols each. */
+export function xorshiftBytes(n: number, alpha: number, seed: number, base = 0): Buffer {
+  let x = seed | 1;
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    b[i] = base + ((x >>> 0) % alpha);
+  }
+  return b;
+}

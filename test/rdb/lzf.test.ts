@@ -10,19 +10,10 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { lzfDecompress } from '../../dist/rdb/lzf.js';
+import { xorshiftBytes } from './fixtures.js';
 
-/** Deterministic bytes (xorshift32) from an alphabet of `alpha` symbols. */
-function bytes(n: number, alpha: number, seed: number): Buffer {
-  let x = seed | 1;
-  const b = Buffer.alloc(n);
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    b[i] = 97 + ((x >>> 0) % alpha);
-  }
-  return b;
-}
+/** Deterministic bytes from an alphabet of `alpha` symbols from 'a'. */
+const bytes = (n: number, alpha: number, seed: number): Buffer => xorshiftBytes(n, alpha, seed, 97);
 
 function corpus(): Buffer[] {
   const out: Buffer[] = [];

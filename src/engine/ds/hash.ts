@@ -31,7 +31,7 @@ import { T, type Db } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpIntBytes, lpsCheck, lpsDupFields, lpsEntryLen, lpsInt, lpsMaxText, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpIntBytes, lpCheck, lpDupFields, lpMaxText, lpsDupFields, lpsEntryLen, lpsInt, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { IDX_MIN, fieldFind, fieldIndexEdited } from './lp-index.js';
 import { N } from '../notify.js';
@@ -155,13 +155,13 @@ export class HashValue implements StoredValue {
    * when it is corrupt.
    */
   static fromListpack(b: Buffer, s: number, e: number, lim: HashLimits): HashValue | null | undefined {
-    const lp = b.latin1Slice(s, e);
-    const k = lpsCheck(lp);
+    const k = lpCheck(b, s, e);
     if (k === -1) return null;
     if (k === -2) return undefined;
     if (k === 0 || (k & 1) !== 0) return null;
-    if (k / 2 > lim.maxEntries || lpsMaxText > lim.maxValue) return undefined;
-    if (lpsDupFields(lp, k / 2)) return null;
+    if (k / 2 > lim.maxEntries || lpMaxText() > lim.maxValue) return undefined;
+    if (lpDupFields(b, s, e, k / 2)) return null;
+    const lp = b.latin1Slice(s, e);
     const h = new HashValue();
     h.lp = lp;
     h.n = k / 2;

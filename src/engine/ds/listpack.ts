@@ -9,6 +9,7 @@
  *   the whole listpack adds a 6-byte header and a 1-byte terminator
  */
 import { lpIntOf } from '../../rdb/listpack.js';
+import { Codec, FIXED_SMALL, FIXED_TABLE, copyBytes, fixed } from '../../rdb/lzf.js';
 
 /** Header (total bytes + element count) plus the end-of-listpack byte. */
 export const LP_HDR = 7;
@@ -139,7 +140,7 @@ export function exceedsLimit(fill: number, bytes: number, count: number): boolea
  * A listpack kept as one latin1 JS string (one char per byte): small hashes hold Redis's own
  * listpack bytes this way (one V8 object, no ArrayBuffer, cut from a file or payload with one
  * latin1Slice). These read it; src/rdb/listpack.ts's LpWriter writes it. Entries are
- * canonical (lpsCheck refuses others): a value has exactly one encoding, so equal elements
+ * canonical (lpCheck refuses others): a value has exactly one encoding, so equal elements
  * have equal bytes.
  */
 
@@ -235,11 +236,6 @@ export function lpsRead(s: string, p: number): string {
 }
 
 /** Chars of the decimal text of the integer entry at p. */
-function intTextLen(v: number | bigint): number {
-  if (typeof v === 'number' && v >= 0 && v < 10) return 1;
-  return String(v).length;
-}
-
 /** The int64 a field is stored as (lpIntOf), as lpsInt gives it: a number when within ±2^53. */
 export function lpsIntOf(f: string): number | bigint | null {
   const v = lpIntOf(f);
@@ -292,126 +288,106 @@ function sameText(s: string, q: number, f: string, n: number): boolean {
   return true;
 }
 
-/** lpsCheck's result besides the count: the longest element, as text. */
-export let lpsMaxText = 0;
-
 /**
- * Validate an untrusted listpack held as a string (lpValidateIntegrity, deep): header length,
- * every entry within bounds, back-lengths exact, end byte, declared count. Returns the
- * element count; -1 when it is corrupt; -2 when valid but not as lpAppend would encode it
- * (a string that is an integer, an integer or a length in a wider encoding than needed),
- * which lpsFind could miss. Allocates nothing.
+ * Where the listpack checks run: the fixed instance of native/lzf.wasm when the bytes fit its
+ * regions (no copy when they are already there: a payload LZF decompressed), else an instance
+ * of their own, grown to the bytes and the table (no view of its memory is handed out, so
+ * growing it detaches nothing), not kept past 8 MB.
  */
-export function lpsCheck(s: string): number {
-  const n = s.length;
-  if (n < 7 || lpsU32(s, 0) !== n || s.charCodeAt(n - 1) !== 0xff) return -1;
-  const declared = s.charCodeAt(4) | (s.charCodeAt(5) << 8);
-  const end = n - 1;
-  let canonical = true;
-  let max = 0;
-  let k = 0;
-  let p = 6;
-  while (p < end) {
-    const c = s.charCodeAt(p);
-    let l: number;
-    let text: number;
-    if (c < 0x80) {
-      l = 1;
-      text = c < 10 ? 1 : c < 100 ? 2 : 3;
-    } else if (c < 0xc0) {
-      l = 1 + (c & 0x3f);
-      text = l - 1;
-      if (p + l > end) return -1;
-      // A string entry of a canonical integer: lpAppend would have stored the integer.
-      if (text <= 20 && canonical && lpIntOf(s, p + 1, p + l) !== null) canonical = false;
-    } else if (c < 0xe0) {
-      l = 2;
-      if (p + l > end) return -1;
-      const v = lpsInt(s, p) as number;
-      if (v >= 0 && v <= 127) canonical = false;
-      text = intTextLen(v);
-    } else if (c < 0xf0) {
-      if (p + 2 > end) return -1;
-      l = 2 + (((c & 0x0f) << 8) | s.charCodeAt(p + 1));
-      text = l - 2;
-      if (text < 64) canonical = false;
-    } else if (c === 0xf0) {
-      if (p + 5 > end) return -1;
-      text = lpsU32(s, p + 1);
-      l = 5 + text;
-      if (text < 4096) canonical = false;
-    } else if (c <= 0xf4) {
-      l = c === 0xf1 ? 3 : c === 0xf2 ? 4 : c === 0xf3 ? 5 : 9;
-      if (p + l > end) return -1;
-      const v = lpsInt(s, p);
-      const lo = c === 0xf1 ? -4096 : c === 0xf2 ? -32768 : c === 0xf3 ? -8388608 : -2147483648;
-      if (v >= lo && v < -lo) canonical = false;
-      text = intTextLen(v);
-    } else {
-      return -1;
+let on: Codec = fixed;
+let own: Codec | null = null;
+/** Offset of the placed bytes in on.mem. */
+let at = 0;
+
+function place(b: Uint8Array, s: number, e: number, tableBytes: number): void {
+  const n = e - s;
+  if (tableBytes <= FIXED_TABLE) {
+    if (b === fixed.mem) {
+      on = fixed;
+      at = s;
+      return;
     }
-    if (p + l > end) return -1;
-    p += l;
-    // The back-length must encode l exactly (its first byte without, the others with bit 7).
-    const bl = l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
-    if (p + bl > end) return -1;
-    let v = 0;
-    for (let i = 0; i < bl; i++) {
-      const x = s.charCodeAt(p + i);
-      if (bl > 1 && (i === 0) !== (x < 128)) return -1;
-      v = v * 128 + (x & 127);
+    if (n <= FIXED_SMALL) {
+      on = fixed;
+      at = fixed.a;
+      copyBytes(b, s, n, fixed.mem, at);
+      return;
     }
-    if (v !== l) return -1;
-    p += bl;
-    if (text > max) max = text;
-    k++;
   }
-  if (p !== end) return -1;
-  if (declared !== 65535 && declared !== k) return -1;
-  lpsMaxText = max;
-  return canonical ? k : -2;
+  on = ownFor(n, tableBytes);
+  at = on.a;
+  copyBytes(b, s, n, on.mem, at);
 }
 
-/** Reused open-addressing table of entry positions for lpsDupFields. */
-let dupTable = new Int32Array(512);
+function ownFor(n: number, tableBytes: number): Codec {
+  if (own === null) own = new Codec(n, 0, tableBytes);
+  else own.fit(n, 0, tableBytes);
+  return own;
+}
 
-/**
- * True when two of every second entry (the fields of a hash) are equal. Entries are canonical,
- * so equal means equal bytes: hashed bytes into a reused table, no string per field.
- */
-export function lpsDupFields(s: string, fields: number): boolean {
+/** After a check: a big own instance goes (`on` keeps it for lpMaxText). */
+function release(): void {
+  if (own !== null && own.mem.length > 8 * 1024 * 1024) own = null;
+}
+
+/** The table lp_dup_fields needs for `fields` fields: slots (a power of two). */
+function dupSlots(fields: number): number {
   let size = 16;
   while (size < 2 * fields) size *= 2;
-  if (dupTable.length < size) dupTable = new Int32Array(size);
-  const t = dupTable;
-  t.fill(0, 0, size);
-  const mask = size - 1;
-  const end = s.length - 1;
-  let p = 6;
-  while (p < end) {
-    const l = lpsEntryLen(s, p);
-    // perf: the length and the last three bytes (fields often differ only at their end).
-    let h = Math.imul(l, 0x9e3779b1) ^ s.charCodeAt(p + l - 1);
-    if (l > 1) h = Math.imul(h, 31) ^ s.charCodeAt(p + l - 2);
-    if (l > 2) h = Math.imul(h, 31) ^ s.charCodeAt(p + l - 3);
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
-    let slot = (h ^ (h >>> 13)) & mask;
-    for (;;) {
-      const q = t[slot];
-      if (q === 0) {
-        t[slot] = p;
-        break;
-      }
-      if (lpsEntryLen(s, q) === l) {
-        let i = 0;
-        while (i < l && s.charCodeAt(p + i) === s.charCodeAt(q + i)) i++;
-        if (i === l) return true;
-      }
-      slot = (slot + 1) & mask;
-    }
-    p = lpsNext(s, p + l + (l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5));
+  return size;
+}
+
+/** lpCheck's result besides the count: the longest element, as text. */
+export function lpMaxText(): number {
+  return on.x.lp_max_text();
+}
+
+/**
+ * Validate an untrusted listpack b[s, e) (lpValidateIntegrity, deep): header length, every
+ * entry within bounds, back-lengths exact, end byte, declared count. Returns the element count;
+ * -1 when it is corrupt; -2 when valid but not as lpAppend would encode it (a string that is an
+ * integer, an integer or a length in a wider encoding than needed), which lpsFind could miss.
+ * (native/lzf/listpack.c)
+ */
+export function lpCheck(b: Uint8Array, s: number, e: number): number {
+  place(b, s, e, 0);
+  const k = on.x.lp_check(at, e - s);
+  release();
+  return k;
+}
+
+/**
+ * True when two of every second entry (the fields of a hash) of b[s, e), which lpCheck found
+ * canonical, are equal (equal entries then have equal bytes).
+ */
+export function lpDupFields(b: Uint8Array, s: number, e: number, fields: number): boolean {
+  if (fields < 2) return false;
+  const size = dupSlots(fields);
+  place(b, s, e, size * 4);
+  const dup = on.x.lp_dup_fields(at, e - s, on.t, size) !== 0;
+  release();
+  return dup;
+}
+
+/** lpDupFields of a listpack held as a string. */
+export function lpsDupFields(lp: string, fields: number): boolean {
+  if (fields < 2) return false;
+  const size = dupSlots(fields);
+  const n = lp.length;
+  if (size * 4 <= FIXED_TABLE && n <= FIXED_SMALL) {
+    on = fixed;
+    at = fixed.a;
+  } else {
+    on = ownFor(n, size * 4);
+    at = on.a;
   }
-  return false;
+  const m = on.mem;
+  // perf: a short listpack (a new hash of a few fields) by a loop, not the latin1Write binding.
+  if (n <= 64) for (let i = 0; i < n; i++) m[at + i] = lp.charCodeAt(i);
+  else m.latin1Write(lp, at, n);
+  const dup = on.x.lp_dup_fields(at, n, on.t, size) !== 0;
+  release();
+  return dup;
 }
 
 const SIZE_ESTIMATE_OVERHEAD = 8;

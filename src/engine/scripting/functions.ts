@@ -9,7 +9,7 @@
  * Redis keeps functions across restarts (RDB/AOF) and does not keep the EVAL script cache.
  */
 import { crc64 as crc64Of } from '../../rdb/crc64.js';
-import { lzfDecompress as lzfDecompressAt } from '../../rdb/lzf.js';
+import { lzfDecompress } from '../../rdb/lzf.js';
 import { RdbWriter } from '../../rdb/writer.js';
 
 export const SCRIPT_FLAGS = ['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'] as const;
@@ -177,15 +177,11 @@ function readRdbString(b: Buffer, i: number): { value: Buffer; next: number } | 
     if (clen === null) return null;
     const ulen = len(clen.next);
     if (ulen === null || ulen.next + clen.n > b.length) return null;
-    const out = lzfDecompress(b.subarray(ulen.next, ulen.next + clen.n), ulen.n);
+    const out = lzfDecompress(b, ulen.next, ulen.next + clen.n, ulen.n);
     if (out === null) return null;
     return { value: out, next: ulen.next + clen.n };
   }
   return null;
-}
-
-function lzfDecompress(src: Buffer, outLen: number): Buffer | null {
-  return lzfDecompressAt(src, 0, src.length, outLen);
 }
 
 /** CRC-64/Jones as Redis's crc64.c (src/rdb/crc64.ts). */

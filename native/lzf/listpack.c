@@ -1,0 +1,210 @@
+/*
+ * Checks of untrusted listpacks (RESTORE payloads, RDB files), on bytes in this module's
+ * memory. The same answers as the JavaScript they replaced (src/engine/ds/listpack.ts).
+ */
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#ifndef EXPORT
+#define EXPORT(name) __attribute__((export_name(name)))
+#endif
+
+static inline u32 u32le(const u8 *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((u32)p[3] << 24); }
+
+/* Bytes of the back-length of an entry whose encoding and data take l bytes. */
+static inline u32 backlen_size(u64 l) {
+  return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+/* Characters of v in decimal. */
+static u32 int_text_len(i64 v) {
+  u64 m = v < 0 ? 0 - (u64)v : (u64)v;
+  u32 n = v < 0 ? 2 : 1;
+  while (m >= 10) {
+    m /= 10;
+    n++;
+  }
+  return n;
+}
+
+/* p[0, n) is an integer as string2ll/lpStringToInt64 reads it (canonical: no sign of zero, no
+ * leading zero, within int64): such a string is stored as an integer entry by lpAppend. */
+static int canonical_int(const u8 *p, u32 n) {
+  if (n == 0 || n > 20) return 0;
+  u32 i = 0;
+  int neg = 0;
+  if (p[0] == '-') {
+    if (n == 1) return 0;
+    neg = 1;
+    i = 1;
+  }
+  if (p[i] == '0') return n == 1;
+  if (p[i] < '1' || p[i] > '9') return 0;
+  u64 v = 0;
+  for (; i < n; i++) {
+    const u32 d = p[i] - '0';
+    if (d > 9) return 0;
+    if (v > (~0ULL - d) / 10) return 0; /* past 2^64: more than 20 digits would have been refused */
+    v = v * 10 + d;
+  }
+  return neg ? v <= (1ULL << 63) : v < (1ULL << 63);
+}
+
+/* The integer of an integer entry at p (first byte c). */
+static i64 entry_int(const u8 *p, u32 c) {
+  if (c < 0x80) return c;
+  if (c < 0xe0) {
+    const int v = ((c & 0x1f) << 8) | p[1];
+    return v >= 4096 ? v - 8192 : v;
+  }
+  if (c == 0xf1) return (short)(p[1] | (p[2] << 8));
+  if (c == 0xf2) {
+    const int v = p[1] | (p[2] << 8) | (p[3] << 16);
+    return v >= 8388608 ? v - 16777216 : v;
+  }
+  if (c == 0xf3) return (int)u32le(p + 1);
+  return (i64)(u32le(p + 1) | ((u64)u32le(p + 5) << 32));
+}
+
+/* lp_check's result besides the count: the longest element, as text. */
+static u32 max_text;
+
+EXPORT("lp_max_text")
+u32 lp_max_text(void) { return max_text; }
+
+/*
+ * Validate a listpack (lpValidateIntegrity, deep): header length, every entry within bounds,
+ * back-lengths exact, end byte, declared count. Returns the element count; -1 when it is
+ * corrupt; -2 when valid but not as lpAppend would encode it (a string that is an integer, an
+ * integer or a length in a wider encoding than needed).
+ */
+EXPORT("lp_check")
+int lp_check(const u8 *s, u32 n) {
+  if (n < 7 || u32le(s) != n || s[n - 1] != 0xff) return -1;
+  const u32 declared = s[4] | (s[5] << 8);
+  const u64 end = n - 1;
+  int canonical = 1;
+  u64 max = 0;
+  int k = 0;
+  u64 p = 6;
+  while (p < end) {
+    const u32 c = s[p];
+    u64 l, text;
+    if (c < 0x80) {
+      l = 1;
+      text = c < 10 ? 1 : c < 100 ? 2 : 3;
+    } else if (c < 0xc0) {
+      l = 1 + (c & 0x3f);
+      text = l - 1;
+      if (p + l > end) return -1;
+      if (text <= 20 && canonical && canonical_int(s + p + 1, (u32)text)) canonical = 0;
+    } else if (c < 0xe0) {
+      l = 2;
+      if (p + l > end) return -1;
+      const i64 v = entry_int(s + p, c);
+      if (v >= 0 && v <= 127) canonical = 0;
+      text = int_text_len(v);
+    } else if (c < 0xf0) {
+      if (p + 2 > end) return -1;
+      l = 2 + (((c & 0x0f) << 8) | s[p + 1]);
+      text = l - 2;
+      if (text < 64) canonical = 0;
+    } else if (c == 0xf0) {
+      if (p + 5 > end) return -1;
+      text = u32le(s + p + 1);
+      l = 5 + text;
+      if (text < 4096) canonical = 0;
+    } else if (c <= 0xf4) {
+      l = c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
+      if (p + l > end) return -1;
+      const i64 v = entry_int(s + p, c);
+      const i64 lo = c == 0xf1 ? -4096 : c == 0xf2 ? -32768 : c == 0xf3 ? -8388608 : -2147483648LL;
+      if (v >= lo && v < -lo) canonical = 0;
+      text = int_text_len(v);
+    } else {
+      return -1;
+    }
+    if (p + l > end) return -1;
+    p += l;
+    /* The back-length must encode l exactly (its first byte without, the others with bit 7). */
+    if (l <= 127) {
+      /* One byte (perf: the usual entry, without the loop). */
+      if (p + 1 > end || (s[p] & 127) != l) return -1;
+      p++;
+    } else {
+      const u32 bl = backlen_size(l);
+      if (p + bl > end) return -1;
+      u64 v = 0;
+      for (u32 i = 0; i < bl; i++) {
+        const u32 x = s[p + i];
+        if ((i == 0) != (x < 128)) return -1;
+        v = v * 128 + (x & 127);
+      }
+      if (v != l) return -1;
+      p += bl;
+    }
+    if (text > max) max = text;
+    k++;
+  }
+  if (p != end) return -1;
+  if (declared != 65535 && declared != (u32)k) return -1;
+  max_text = (u32)max;
+  return canonical ? k : -2;
+}
+
+/* Bytes of the (valid) entry at p: encoding and data, without the back-length. */
+static inline u32 entry_len(const u8 *p) {
+  const u32 c = p[0];
+  if (c < 0x80) return 1;
+  if (c < 0xc0) return 1 + (c & 0x3f);
+  if (c < 0xe0) return 2;
+  if (c < 0xf0) return 2 + (((c & 0x0f) << 8) | p[1]);
+  if (c == 0xf0) return 5 + u32le(p + 1);
+  return c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
+}
+
+static inline u32 mix(u32 h) {
+  h ^= h >> 15;
+  h *= 0x2c1b3c6d;
+  return h ^ (h >> 13);
+}
+
+/*
+ * 1 when two of every second entry (the fields of a hash) of a listpack that lp_check accepted
+ * as canonical are equal (equal entries then have equal bytes). `table`: room for `size` u32
+ * slots, size a power of two >= 2 * fields, cleared here.
+ */
+EXPORT("lp_dup_fields")
+int lp_dup_fields(const u8 *s, u32 n, u32 *table, u32 size) {
+  for (u32 i = 0; i < size; i++) table[i] = 0;
+  const u32 mask = size - 1;
+  const u32 end = n - 1;
+  u32 p = 6;
+  while (p < end) {
+    const u32 l = entry_len(s + p);
+    /* The length and the last four bytes (fields often differ only at their end). */
+    u32 tail = s[p + l - 1];
+    if (l >= 4) tail = u32le(s + p + l - 4);
+    else if (l > 1) tail = tail | (s[p + l - 2] << 8) | (l > 2 ? s[p + l - 3] << 16 : 0);
+    u32 slot = mix(l * 0x9e3779b1u ^ tail) & mask;
+    for (;;) {
+      const u32 q = table[slot];
+      if (q == 0) {
+        table[slot] = p;
+        break;
+      }
+      if (entry_len(s + q) == l) {
+        u32 i = 0;
+        while (i < l && s[p + i] == s[q + i]) i++;
+        if (i == l) return 1;
+      }
+      slot = (slot + 1) & mask;
+    }
+    p += l + backlen_size(l);
+    const u32 lv = entry_len(s + p); /* the value */
+    p += lv + backlen_size(lv);
+  }
+  return 0;
+}
