@@ -27,8 +27,6 @@ COPY --from=build /app/dist ./dist
 # dist/ loads them from ../native relative to itself.
 COPY native/*.wasm ./native/
 COPY package.json ./
-# The WebAssembly modules built from native/ (committed: no compiler needed here).
-COPY native/*.wasm ./native/
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
