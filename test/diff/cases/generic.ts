@@ -304,7 +304,7 @@ const scripts: Script[] = [
     ['INCRBYFLOAT', 'i', '0.5'], ['APPEND', 'i', '1'], ['OBJECT', 'ENCODING', 'i'],
   ] },
   { name: 'OBJECT REFCOUNT, IDLETIME, FREQ', steps: [
-    ['SET', 'k', 'v'], ['OBJECT', 'REFCOUNT', 'k'], ['OBJECT', 'REFCOUNT', 'nokey'], ['OBJECT', 'IDLETIME', 'k'],
+    ['SET', 'k', 'v'], ['OBJECT', 'REFCOUNT', 'k'], ['OBJECT', 'REFCOUNT', 'nokey'], { cmd: ['OBJECT', 'IDLETIME', 'k'], compare: 'idle' },
     ['OBJECT', 'IDLETIME', 'nokey'], ['OBJECT', 'FREQ', 'k'], ['OBJECT', 'FREQ', 'nokey'],
   ] },
   { name: 'OBJECT HELP and errors', steps: [
