@@ -1,0 +1,178 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../../dist/engine/arena.js';
+import { hashKey } from '../../dist/engine/keytable.js';
+import { rng } from '../helpers/rng.js';
+
+/** A random latin1 string of length 0..max (all 256 byte values). */
+function bytes(r: () => number, max: number): string {
+  const n = Math.floor(r() * (max + 1));
+  let s = '';
+  for (let i = 0; i < n; i++) s += String.fromCharCode(Math.floor(r() * 256));
+  return s;
+}
+
+/** Every live record's key -> [value, bits], from a full walk (each record exactly once). */
+function walk(a: Arena): Map<string, [string | number, number]> {
+  const out = new Map<string, [string | number, number]>();
+  for (const r of a.records()) {
+    const k = a.key(r);
+    assert.ok(!out.has(k), `key ${JSON.stringify(k)} met twice in one walk without a change`);
+    out.set(k, [a.value(r), a.bits(r)]);
+  }
+  return out;
+}
+
+test('Arena: add/find/setValue/remove agree with a Map, through index growth, shrinking and compaction', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const a = new Arena();
+  const ref = new Map<string, [string | number, number]>();
+  const keys: string[] = [];
+  for (let i = 0; i < 3000; i++) keys.push(i % 7 === 0 ? bytes(r, 20) : 'k' + i);
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 30000; i++) {
+      const k = keys[Math.floor(r() * keys.length)];
+      const h = hashKey(k);
+      const at = a.find(k, h);
+      // The lookup from bytes finds the same record.
+      const b = Buffer.from('..' + k + '.', 'latin1');
+      assert.equal(a.findBytes(b, 2, b.length - 1, h), at, `seed ${seed}`);
+      const want = ref.get(k);
+      assert.equal(at !== 0, want !== undefined, `seed ${seed} key ${JSON.stringify(k)}`);
+      if (at !== 0) {
+        assert.deepEqual([a.value(at), a.bits(at)], want, `seed ${seed}`);
+        assert.equal(a.key(at), k);
+      }
+      const v: string | number = r() < 0.2 ? Math.floor((r() - 0.5) * 2 ** 53) : bytes(r, round === 3 ? ARENA_MAX_VALUE : 40);
+      const bits = (Math.floor(r() * 2 ** 30) * (r() < 0.5 ? -1 : 1)) | 0;
+      const op = r();
+      if (at === 0) {
+        if (op < 0.8 || round === 3) {
+          a.add(h, k, 0, k.length, v, bits);
+          ref.set(k, [v, bits]);
+        }
+      } else if (op < (round === 2 ? 0.8 : 0.4)) {
+        a.remove(at, h);
+        ref.delete(k);
+      } else {
+        const nr = a.setValue(at, h, v, bits);
+        assert.equal(a.find(k, h), nr);
+        ref.set(k, [v, bits]);
+      }
+    }
+    assert.equal(a.size, ref.size);
+    assert.deepEqual(walk(a), ref, `seed ${seed}`);
+    while (!a.compactStep(Date.now() + 1000));
+    assert.deepEqual(walk(a), ref, `seed ${seed} after compaction`);
+  }
+  // Everything removed: empty walk, no live bytes.
+  for (const k of [...ref.keys()]) a.remove(a.find(k), hashKey(k));
+  assert.equal(a.size, 0);
+  assert.equal(a.liveBytes, 0);
+  assert.deepEqual(walk(a), new Map());
+});
+
+test('Arena: values and keys at the length limits, integers, empty strings, all byte values', () => {
+  const a = new Arena();
+  const long = 'x'.repeat(ARENA_MAX_KEY);
+  const all = Array.from({ length: 256 }, (_, i) => String.fromCharCode(i)).join('').slice(0, ARENA_MAX_VALUE);
+  const cases: [string, string | number][] = [
+    ['', ''],
+    [long, all],
+    ['int', -9007199254740991],
+    ['zero', 0],
+    ['\u0000\u00ff', 'v'],
+  ];
+  for (const [k, v] of cases) a.add(hashKey(k), k, 0, k.length, v, 7);
+  for (const [k, v] of cases) {
+    const r = a.find(k);
+    assert.notEqual(r, 0, JSON.stringify(k));
+    assert.equal(a.key(r), k);
+    assert.equal(a.value(r), v);
+    assert.equal(a.keyLength(r), k.length);
+    assert.equal(a.isInt(r), typeof v === 'number');
+    const at = a.valueAt(r);
+    assert.equal(at.buf.toString('latin1', at.start, at.end), String(v));
+  }
+  // A key longer than the arena holds is simply not there.
+  assert.equal(a.find(long + 'y'), 0);
+});
+
+test('Arena: a walk meets every record present throughout at least once while others change and compaction moves records', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const a = new Arena();
+  const stable = new Set<string>();
+  for (let i = 0; i < 20000; i++) {
+    const k = 's' + i;
+    a.add(hashKey(k), k, 0, k.length, 'v' + i, 0);
+    stable.add(k);
+  }
+  let churn = 0;
+  const live: string[] = [];
+  const seen = new Set<string>();
+  let cursor = 0;
+  do {
+    for (let j = 0; j < 20 && (j === 0 || cursor !== 0); j++) cursor = a.scanStep(cursor, (x) => seen.add(a.key(x)));
+    // Between steps: new keys and deletions (the index grows and shrinks), stable keys' values
+    // resized (their records move), compaction.
+    for (let j = 0; j < 10; j++) {
+      const grow = r() < 0.5 || live.length === 0;
+      if (grow) {
+        for (let q = 0; q < 20; q++) {
+          const k = 'c' + churn++;
+          a.add(hashKey(k), k, 0, k.length, 'x'.repeat(Math.floor(r() * 30)), 0);
+          live.push(k);
+        }
+      } else {
+        for (let q = 0; q < 20 && live.length > 0; q++) {
+          const old = live.splice(Math.floor(r() * live.length), 1)[0];
+          a.remove(a.find(old), hashKey(old));
+        }
+      }
+      const s = 's' + Math.floor(r() * 20000);
+      assert.notEqual(a.setValue(a.find(s), hashKey(s), 'y'.repeat(Math.floor(r() * 60)), 0), 0);
+    }
+    a.compactStep(Date.now() + 5);
+  } while (cursor !== 0);
+  for (const k of stable) assert.ok(seen.has(k), `seed ${seed}: ${k} missed`);
+});
+
+test('Arena: random() and some() return live records; clear() empties; reserve() sizes the index', () => {
+  const a = new Arena();
+  assert.equal(a.random(), 0);
+  a.reserve(100000);
+  const held = a.indexBytes;
+  for (let i = 0; i < 1000; i++) a.add(hashKey('k' + i), 'k' + i, 0, ('k' + i).length, i, 0);
+  assert.equal(a.indexBytes, held, 'no index growth after reserve()');
+  for (let i = 0; i < 500; i++) a.remove(a.find('k' + i), hashKey('k' + i));
+  for (let i = 0; i < 200; i++) {
+    const x = a.random();
+    assert.ok(Number(a.key(x).slice(1)) >= 500);
+  }
+  const out: number[] = [];
+  assert.equal(a.some(10, out), 10);
+  for (const x of out) assert.ok(Number(a.key(x).slice(1)) >= 500);
+  a.clear();
+  assert.equal(a.size, 0);
+  assert.equal(a.find('k700'), 0);
+  assert.deepEqual([...a.records()], []);
+});
+
+test('Arena: compaction frees chunks that are mostly garbage', () => {
+  const a = new Arena();
+  const v = 'v'.repeat(200);
+  // ~20 MB of records: more than one 16 MB chunk.
+  const n = 100000;
+  for (let i = 0; i < n; i++) a.add(hashKey('k' + i), 'k' + i, 0, ('k' + i).length, v, 0);
+  const before = a.heldBytes;
+  for (let i = 0; i < n; i += 4) {
+    for (let j = i; j < i + 3; j++) a.remove(a.find('k' + j), hashKey('k' + j));
+  }
+  assert.ok(a.garbageBytes > 10 * 1048576);
+  while (!a.compactStep(Date.now() + 1000));
+  assert.ok(a.heldBytes < before, `${a.heldBytes} < ${before}`);
+  for (let i = 3; i < n; i += 4) assert.equal(a.value(a.find('k' + i)), v);
+  assert.equal(a.size, n / 4);
+});
