@@ -303,13 +303,30 @@ export class Arena {
     return this.add(h, SCRATCH, 0, klen, v, bits);
   }
 
-  /** Remove record `r` (key hash `h`). */
-  remove(r: number, h: number): void {
+  /**
+   * Remove record `r` (key hash `h`). The index shrinks when sparse unless `mayShrink` is false
+   * (a walk that must not meet keys twice is in progress).
+   */
+  remove(r: number, h: number, mayShrink = true): void {
     const i = this.slotOf(h, r);
     this.refs[i] = TOMB;
     this.kill(r);
     this.count--;
-    if (this.count * 8 < this.hashes.length && this.hashes.length > MIN_SLOTS) this.resize(this.slotsFor(this.count));
+    if (!mayShrink) return;
+    if (this.count === 0) this.clear(); // the chunks go at once
+    else if (this.count * 8 < this.hashes.length && this.hashes.length > this.floor) {
+      const want = Math.max(this.floor, this.slotsFor(this.count));
+      if (want < this.hashes.length) this.resize(want);
+    }
+  }
+
+  /** Smallest index size (slots) kept when shrinking (see KeyTable's TIER_RATIO). */
+  private floor = MIN_SLOTS;
+
+  /** Keep at least `n` slots (a power of two) from now on, growing the index now if smaller. */
+  minSlots(n: number): void {
+    this.floor = Math.max(MIN_SLOTS, n);
+    if (this.hashes.length < this.floor) this.resize(this.floor);
   }
 
   /** Mark a record dead and count its bytes as garbage. */
@@ -330,9 +347,9 @@ export class Arena {
     this.live = [];
     this.tail = -1;
     this.pos = 0;
-    this.hashes = new Int32Array(MIN_SLOTS);
-    this.refs = new Uint32Array(MIN_SLOTS);
-    this.mask = MIN_SLOTS - 1;
+    this.hashes = new Int32Array(this.floor);
+    this.refs = new Uint32Array(this.floor);
+    this.mask = this.floor - 1;
     this.count = 0;
     this.filled = 0;
     this.liveBytes = 0;
@@ -350,7 +367,7 @@ export class Arena {
 
   /** Slots for `n` keys: a power of two at most 5/8 full. */
   private slotsFor(n: number): number {
-    let s = MIN_SLOTS;
+    let s = this.floor;
     while (s * 5 < n * 8) s *= 2;
     return s;
   }

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../../dist/engine/arena.js';
-import { hashKey } from '../../dist/engine/keytable.js';
+import { hashKey, KeyTable, VIEW } from '../../dist/engine/keytable.js';
+import { Entry } from '../../dist/engine/db.js';
 import { rng } from '../helpers/rng.js';
 
 /** A random latin1 string of length 0..max (all 256 byte values). */
@@ -175,4 +176,85 @@ test('Arena: compaction frees chunks that are mostly garbage', () => {
   assert.ok(a.heldBytes < before, `${a.heldBytes} < ${before}`);
   for (let i = 3; i < n; i += 4) assert.equal(a.value(a.find('k' + i)), v);
   assert.equal(a.size, n / 4);
+});
+
+// ---------------------------------------------------------------- the tier inside KeyTable
+
+test('KeyTable with a compact tier: lookups move compact keys into the table; find/remove/SCAN see both tiers', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const t = new KeyTable();
+  const ref = new Map<string, string | number>();
+  for (let i = 0; i < 40000; i++) {
+    const k = 'k' + Math.floor(r() * 4000);
+    const op = r();
+    const e = t.find(k);
+    assert.equal(e === undefined ? undefined : e.v, ref.get(k), `seed ${seed}`);
+    if (e === undefined) {
+      const v: string | number = r() < 0.3 ? i : 'v' + i;
+      if (op < 0.7) assert.ok(t.addCompact(k, null, 0, 0, v, 0));
+      else t.insert(new Entry(k, v, 0));
+      ref.set(k, v);
+    } else if (op < 0.3) {
+      t.remove(e); // a view or an entry
+      ref.delete(k);
+    } else if (op < 0.5) {
+      const got = t.get(k)!; // moves a compact key into the table
+      assert.equal(got.next === VIEW, false);
+      assert.equal(got.v, ref.get(k));
+      assert.equal(t.find(k), got);
+    } else {
+      const b = Buffer.from(k, 'latin1');
+      const v = 'w' + i;
+      if (t.setCompactBytes(b, 0, b.length, v, 0) >= 0) ref.set(k, v);
+    }
+  }
+  assert.equal(t.size, ref.size);
+  const seen = new Map<string, string | number>();
+  for (const e of t.values()) seen.set(e.key, e.v as string | number);
+  assert.deepEqual(seen, ref, `seed ${seed}`);
+  assert.ok(t.compactSize > 0 && t.compactSize < t.size);
+});
+
+test('KeyTable with a compact tier: a SCAN meets every key present throughout while keys move between tiers', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const t = new KeyTable();
+  const stable: string[] = [];
+  for (let i = 0; i < 20000; i++) {
+    const k = 's' + i;
+    if (i % 3 === 0) t.insert(new Entry(k, 'v', 0));
+    else t.addCompact(k, null, 0, 0, 'v', 0);
+    stable.push(k);
+  }
+  const live: string[] = [];
+  let churn = 0;
+  let most = 0;
+  const seen = new Set<string>();
+  let cursor = 0;
+  do {
+    let n = 0;
+    cursor = t.scanStep(cursor, (e) => {
+      seen.add(e.key);
+      n++;
+    });
+    most = Math.max(most, n);
+    for (let j = 0; j < 5; j++) {
+      t.get(stable[Math.floor(r() * stable.length)]); // compact -> table
+      if (r() < 0.5 || live.length === 0) {
+        for (let q = 0; q < 30; q++) {
+          const k = 'c' + churn++;
+          if (q % 2) t.addCompact(k, null, 0, 0, 'x', 0);
+          else t.insert(new Entry(k, 'x', 0));
+          live.push(k);
+        }
+      } else {
+        for (let q = 0; q < 30 && live.length > 0; q++) t.remove(t.find(live.splice(Math.floor(r() * live.length), 1)[0])!);
+      }
+    }
+    t.cron(Date.now() + 1);
+  } while (cursor !== 0);
+  for (const k of stable) assert.ok(seen.has(k), `seed ${seed}: ${k} missed`);
+  // The tiers' sizes stay within a factor of each other: no step visits a huge slice.
+  assert.ok(most < 400, `largest step ${most}`);
 });

@@ -244,8 +244,8 @@ function getCommand(c: Client, argv: Argv, out: ReplySink): void {
 //     PXAT unix-time-milliseconds | KEEPTTL]
 function setCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 3) { // the hot path: no options
-    const e = c.db.setArg(argv, 1, arg(argv, 2));
-    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', e.key);
+    c.db.setArg(argv, 1, arg(argv, 2));
+    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', argv.key(1));
     out.ok();
     return;
   }
