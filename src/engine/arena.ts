@@ -312,9 +312,14 @@ export class Arena {
     this.refs[i] = TOMB;
     this.kill(r);
     this.count--;
-    if (!mayShrink) return;
-    if (this.count === 0) this.clear(); // the chunks go at once
-    else if (this.count * 8 < this.hashes.length && this.hashes.length > this.floor) {
+    if (mayShrink) this.shrinkIfSparse();
+  }
+
+  /** Shrink the index when under 1/8 full (not below the floor); free everything when empty. */
+  shrinkIfSparse(): void {
+    if (this.count === 0) {
+      if (this.liveBytes === 0 && (this.chunks.length > 0 || this.hashes.length > this.floor)) this.clear(); // the chunks go at once
+    } else if (this.count * 8 < this.hashes.length && this.hashes.length > this.floor) {
       const want = Math.max(this.floor, this.slotsFor(this.count));
       if (want < this.hashes.length) this.resize(want);
     }

@@ -381,6 +381,18 @@ export class Db {
     return e;
   }
 
+  /**
+   * read() of the key argv[i] when it is a compact key (keytable.ts), without moving it into
+   * the table: its value, its LRU clock touched if `touch`, a keyspace hit counted. Undefined
+   * when the key is not compact (then nothing was done: use readArg).
+   */
+  readCompactArg(argv: Argv, i: number, touch: boolean): string | number | undefined {
+    if (this.loader !== null || this.eng.lfu) return undefined;
+    const v = this.map.readCompactBytes(argv.buf, argv.start[i], argv.end[i], touch ? (this.eng.lruClock - LRU_BASE) * 4 : -1);
+    if (v !== undefined) this.eng.stats.keyspaceHits++;
+    return v;
+  }
+
   /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */
   touch(e: Entry): void {
     if (this.eng.lfu) lfuTouch(this.eng, e);

@@ -219,6 +219,7 @@ export class KeyTable {
     const klen = key !== undefined ? key.length : ke - ks;
     if (klen > ARENA_MAX_KEY || (typeof v === 'string' && v.length > ARENA_MAX_VALUE)) return false;
     const h = key !== undefined ? this.hash(key) : hashBytes(kb!, ks, ke);
+    if (this.shrinkPaused > 0) this.walkFloor();
     if (this.arena.add(h, key !== undefined ? key : kb!, key !== undefined ? 0 : ks, key !== undefined ? klen : ke, v, bits) === 0) return false;
     this.balance();
     return true;
@@ -237,6 +238,20 @@ export class KeyTable {
     if (r === 0) return -1;
     const old = stringChargeLen(a.valueLength(r), a.isInt(r));
     return a.setValue(r, h, v, bits) === 0 ? -1 : old;
+  }
+
+  /**
+   * The value of the compact key whose bytes are b[s, e), left where it is (GET); its LRU
+   * clock set to `lru` (Entry.bits without the hint) unless `lru` < 0. Undefined when the key
+   * is not compact.
+   */
+  readCompactBytes(b: Uint8Array, s: number, e: number, lru: number): string | number | undefined {
+    if (this.arena.size === 0) return undefined;
+    const a = this.arena;
+    const r = a.findBytes(b, s, e, hashBytes(b, s, e));
+    if (r === 0) return undefined;
+    if (lru >= 0) a.setBits(r, lru | (a.bits(r) & 3));
+    return a.value(r);
   }
 
   /** Move compact record `r` (hash `h`) into the table as an Entry; returns it. */
@@ -260,6 +275,18 @@ export class KeyTable {
   private viewOf(r: number): Entry {
     const key = this.arena.key(r);
     return this.view(r, this.hash(key), key);
+  }
+
+  /**
+   * While a walk that must not meet a key twice is in progress (shrinkPaused: an RDB snapshot),
+   * the compact tier's index is kept no smaller than the table: a smaller one would make the
+   * walk coarser (as a shrink does), and with the table finer than the compact tier, a key
+   * moved into the table after its compact bucket was visited could be met again. Cron lowers
+   * the floor again afterwards.
+   */
+  private walkFloor(): void {
+    const n = this.t1 === null ? this.t0.length : Math.min(this.t0.length, this.t1.length);
+    if (this.arena.scanMask + 1 < n) this.arena.minSlots(n);
   }
 
   /**
@@ -331,9 +358,16 @@ export class KeyTable {
   remove(e: Entry): void {
     if (e.next === VIEW) {
       const r = this.arena.find(e.key, e.hash);
-      if (r === 0) throw new Error(`KeyTable: entry ${JSON.stringify(e.key)} is not in the table`);
-      this.arena.remove(r, e.hash, this.shrinkPaused === 0);
       e.next = REMOVED;
+      if (r !== 0) {
+        this.arena.remove(r, e.hash, this.shrinkPaused === 0);
+        return;
+      }
+      // Moved into the table since the view was made (a hook that ran before the removal,
+      // such as an RDB snapshot saving the key first, looked it up): remove its entry.
+      const x = this.getTable(e.key);
+      if (x === undefined) throw new Error(`KeyTable: entry ${JSON.stringify(e.key)} is not in the table`);
+      this.remove(x);
       return;
     }
     const h = e.hash;
@@ -487,6 +521,11 @@ export class KeyTable {
    */
   cron(deadline: number): void {
     this.arena.compactStep(deadline);
+    if (this.shrinkPaused === 0) {
+      // The floor a walk raised (walkFloor) comes down; the index shrinks if sparse.
+      this.arena.minSlots(Math.min(this.t0.length, this.t1 === null ? this.t0.length : this.t1.length) / TIER_RATIO);
+      this.arena.shrinkIfSparse();
+    }
     if (this.rehashIdx < 0) {
       this.shrinkIfSparse();
       if (this.rehashIdx < 0) return;
@@ -545,6 +584,7 @@ export class KeyTable {
    * table), so a key present for a whole walk is met at least once.
    */
   private scanTiers(v: number, fn: (e: Entry) => void): number {
+    if (this.shrinkPaused > 0) this.walkFloor();
     const a = this.arena;
     let m = a.scanMask;
     if (this.m0 < m) m = this.m0;
@@ -568,6 +608,7 @@ export class KeyTable {
    * (shrinkPaused), as for the walk itself.
    */
   scanVisited(key: string, cursor: number): boolean {
+    if (this.shrinkPaused > 0) this.walkFloor();
     let m = this.t1 === null ? this.m0 : Math.min(this.m0, this.m1);
     if (this.arena.size !== 0) m = Math.min(m, this.arena.scanMask);
     return rev(this.hash(key) & m) < rev(cursor >>> 0);

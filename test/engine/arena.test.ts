@@ -258,3 +258,21 @@ test('KeyTable with a compact tier: a SCAN meets every key present throughout wh
   // The tiers' sizes stay within a factor of each other: no step visits a huge slice.
   assert.ok(most < 400, `largest step ${most}`);
 });
+
+test('KeyTable: removing a view of a key that has moved into the table since removes the key', () => {
+  const t = new KeyTable();
+  t.addCompact('a', null, 0, 0, 'x', 0);
+  t.addCompact('b', null, 0, 0, 'y', 0);
+  const view = t.find('a')!;
+  assert.equal(view.next, VIEW);
+  const e = t.get('a')!; // moved into the table (an RDB snapshot's hook does this)
+  assert.notEqual(e.next, VIEW);
+  assert.equal(t.compactSize, 1);
+  t.remove(view);
+  assert.equal(t.find('a'), undefined);
+  assert.equal(t.size, 1);
+  // A view of a key that is gone altogether is refused (a bug in the caller).
+  const vb = t.find('b')!;
+  t.remove(t.find('b')!);
+  assert.throws(() => t.remove(vb));
+});
