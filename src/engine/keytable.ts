@@ -520,6 +520,7 @@ export class KeyTable {
    * `deadline` (Date.now() ms), as Redis's activerehashing.
    */
   cron(deadline: number): void {
+    this.arena.migrateUntil(deadline);
     this.arena.compactStep(deadline);
     if (this.shrinkPaused === 0) {
       // The floor a walk raised (walkFloor) comes down; the index shrinks if sparse.

@@ -152,6 +152,9 @@ test('Arena: random() and some() return live records; clear() empties; reserve()
     const x = a.random();
     assert.ok(Number(a.key(x).slice(1)) >= 500);
   }
+  // The removals shrank the index: its records move over a few slots per write (and in cron);
+  // sampling consecutive slots finds 10 once they are dense again.
+  a.migrate(Infinity);
   const out: number[] = [];
   assert.equal(a.some(10, out), 10);
   for (const x of out) assert.ok(Number(a.key(x).slice(1)) >= 500);
@@ -159,6 +162,46 @@ test('Arena: random() and some() return live records; clear() empties; reserve()
   assert.equal(a.size, 0);
   assert.equal(a.find('k700'), 0);
   assert.deepEqual([...a.records()], []);
+});
+
+test('Arena: lookups, removals, value moves and walks while the index is resized a few slots at a time', () => {
+  const seed = Date.now() % 100000;
+  const r = rng(seed);
+  const a = new Arena();
+  const ref = new Map<string, string>();
+  // Grow (each growth leaves an old index to migrate), then shrink the same way.
+  for (const phase of ['grow', 'shrink'] as const) {
+    for (let i = 0; i < 60000; i++) {
+      const k = 'k' + Math.floor(r() * (phase === 'grow' ? 100000 : 40000));
+      const h = hashKey(k);
+      const at = a.find(k, h);
+      assert.equal(at !== 0, ref.has(k), `seed ${seed}`);
+      if (at !== 0) assert.equal(a.value(at), ref.get(k));
+      if (phase === 'grow' ? at === 0 : r() < 0.2 && at === 0) {
+        const v = 'v' + i;
+        a.add(h, k, 0, k.length, v, 0);
+        ref.set(k, v);
+      } else if (at !== 0 && (phase === 'shrink' || r() < 0.1)) {
+        a.remove(at, h);
+        ref.delete(k);
+      } else if (at !== 0) {
+        const v = 'w'.repeat(Math.floor(r() * 40));
+        a.setValue(at, h, v, 0);
+        ref.set(k, v);
+      }
+      if (i % 5000 === 0) {
+        // A full dictScan walk now meets every key (the old index included).
+        const seen = new Set<string>();
+        let c = 0;
+        do c = a.scanStep(c, (x) => seen.add(a.key(x)));
+        while (c !== 0);
+        for (const key of ref.keys()) assert.ok(seen.has(key), `seed ${seed}: ${key} missed`);
+      }
+    }
+    assert.equal(a.size, ref.size);
+  }
+  a.migrateUntil(Date.now() + 1000);
+  assert.deepEqual(new Set([...a.records()].map((x) => a.key(x))), new Set(ref.keys()));
 });
 
 test('Arena: compaction frees chunks that are mostly garbage', () => {
