@@ -54,7 +54,7 @@ const MIN_SLOTS = 16;
 const SCRATCH = Buffer.alloc(ARENA_MAX_KEY);
 
 /** Bit reversal of a 32-bit cursor (dictScan's rev()). */
-function rev(v: number): number {
+export function rev(v: number): number {
   v = ((v >>> 1) & 0x55555555) | ((v & 0x55555555) << 1);
   v = ((v >>> 2) & 0x33333333) | ((v & 0x33333333) << 2);
   v = ((v >>> 4) & 0x0f0f0f0f) | ((v & 0x0f0f0f0f) << 4);

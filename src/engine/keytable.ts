@@ -22,7 +22,7 @@
  * skip it once it is gone (Map iterators skip deleted entries too).
  */
 import { Entry } from './db.js';
-import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE, nextCursor } from './arena.js';
+import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE, nextCursor, rev } from './arena.js';
 import { stringChargeLen } from './memory.js';
 
 /** `Entry.next` of an entry that is no longer in the table. */
@@ -83,16 +83,6 @@ function sameBytes(key: string, b: Uint8Array, s: number, e: number): boolean {
 
 function buckets(n: number): (Entry | undefined)[] {
   return new Array<Entry | undefined>(n).fill(undefined);
-}
-
-/** Bit reversal of a 32-bit cursor (dictScan's rev()). */
-function rev(v: number): number {
-  v = ((v >>> 1) & 0x55555555) | ((v & 0x55555555) << 1);
-  v = ((v >>> 2) & 0x33333333) | ((v & 0x33333333) << 2);
-  v = ((v >>> 4) & 0x0f0f0f0f) | ((v & 0x0f0f0f0f) << 4);
-  v = ((v >>> 8) & 0x00ff00ff) | ((v & 0x00ff00ff) << 8);
-  v = (v >>> 16) | (v << 16);
-  return v >>> 0;
 }
 
 export class KeyTable {
