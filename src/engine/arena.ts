@@ -97,6 +97,13 @@ function slotIn(refs: Uint32Array, mask: number, h: number, r: number): number {
   }
 }
 
+/** Write the latin1 string `s` at c[o]: a JS loop for short ones (perf: a native call costs more). */
+function putLatin1(c: Buffer, o: number, s: string): void {
+  const n = s.length;
+  if (n > 32) c.latin1Write(s, o, n);
+  else for (let i = 0; i < n; i++) c[o + i] = s.charCodeAt(i);
+}
+
 function recordBytes(klen: number, vlen: number): number {
   return (HEADER + klen + vlen + 7) & ~7;
 }
@@ -315,9 +322,9 @@ export class Arena {
     c[o + 5] = v.length;
     c[o + 6] = int ? F_INT : 0;
     c[o + 7] = 0;
-    if (typeof kb === 'string') c.latin1Write(kb, o + HEADER, klen);
+    if (typeof kb === 'string') putLatin1(c, o + HEADER, kb);
     else for (let i = 0, d = o + HEADER; i < klen; i++) c[d + i] = kb[ks + i]; // perf: no subarray per key
-    if (v.length > 0) c.latin1Write(v, o + HEADER + klen, v.length);
+    putLatin1(c, o + HEADER + klen, v);
   }
 
   /**
@@ -334,7 +341,7 @@ export class Arena {
       c.writeInt32LE(bits, o);
       c[o + 5] = vs.length;
       c[o + 6] = typeof v === 'number' ? F_INT : 0;
-      if (vs.length > 0) c.latin1Write(vs, o + HEADER + klen, vs.length);
+      putLatin1(c, o + HEADER + klen, vs);
       return r;
     }
     if (!this.room(recordBytes(klen, vs.length))) return 0;
