@@ -14,11 +14,11 @@
  * client-side caching invalidations.
  */
 import type { Engine } from './engine.js';
-import { KeyTable, REMOVED } from './keytable.js';
+import { KeyTable, REMOVED, VIEW } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1, type Argv } from '../resp/argv.js';
 import { N, dbEvent } from './notify.js';
-import { chargedValue, keyCharge, rechargeValue, stringCharge } from './memory.js';
+import { chargedValue, keyCharge, keyChargeLen, rechargeValue, stringCharge } from './memory.js';
 import { lfuNewBits, lfuTouch } from './evict.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
@@ -304,6 +304,17 @@ export class Db {
     return this.map.get(key);
   }
 
+  /**
+   * peek() that leaves a compact key where it is (a view of it: keytable.ts VIEW), for lookups
+   * that only read it or delete it.
+   */
+  peekView(key: string): Entry | undefined {
+    const e = this.map.find(key);
+    if (e !== undefined || this.loader === null) return e;
+    this.loader.fetch(this, key);
+    return this.map.find(key);
+  }
+
   /** Every entry, expired ones included (KEYS and the like): loads the whole keyspace first. */
   entries(): IterableIterator<Entry> {
     if (this.loader !== null) this.loader.finish();
@@ -370,6 +381,18 @@ export class Db {
     return e;
   }
 
+  /**
+   * read() of the key argv[i] when it is a compact key (keytable.ts), without moving it into
+   * the table: its value, its LRU clock touched if `touch`, a keyspace hit counted. Undefined
+   * when the key is not compact (then nothing was done: use readArg).
+   */
+  readCompactArg(argv: Argv, i: number, touch: boolean): string | number | undefined {
+    if (this.loader !== null || this.eng.lfu) return undefined;
+    const v = this.map.readCompactBytes(argv.buf, argv.start[i], argv.end[i], touch ? (this.eng.lruClock - LRU_BASE) * 4 : -1);
+    if (v !== undefined) this.eng.stats.keyspaceHits++;
+    return v;
+  }
+
   /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */
   touch(e: Entry): void {
     if (this.eng.lfu) lfuTouch(this.eng, e);
@@ -396,13 +419,46 @@ export class Db {
     return this.create(key, value, timed);
   }
 
-  /** set() of the key argv[i] with no option (plain SET): its string is built only for a new key. */
-  setArg(argv: Argv, i: number, value: Stored): Entry {
+  /**
+   * set() of the key argv[i] with no option (plain SET). A string value short enough, of a key
+   * that is new or compact, goes to (stays in) the table's compact tier: no Entry. Its string
+   * is built only for a new key.
+   */
+  setArg(argv: Argv, i: number, value: Stored): void {
+    if (typeof value !== 'object' && this.loader === null && !this.eng.lfu) {
+      const b = argv.buf;
+      const s = argv.start[i];
+      const end = argv.end[i];
+      const bits = (this.eng.lruClock - LRU_BASE) * 4;
+      const old = this.map.setCompactBytes(b, s, end, value, bits);
+      if (old >= 0) {
+        this.mem += stringCharge(value) - old;
+        this.signal(argv.key(i));
+        return;
+      }
+      const e = this.map.getBytes(b, s, end);
+      if (e === undefined) {
+        if (this.map.addCompact(undefined, b, s, end, value, bits)) {
+          this.mem += keyChargeLen(end - s) + stringCharge(value);
+          const key = argv.key(i);
+          if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+          this.signal(key);
+          return;
+        }
+        this.create(argv.key(i), value, false);
+        return;
+      }
+      this.overwrite(e, value, false);
+      this.signal(e.key, e);
+      return;
+    }
     const e = this.peekArg(argv, i);
-    if (e === undefined) return this.create(argv.key(i), value, false);
+    if (e === undefined) {
+      this.create(argv.key(i), value, false);
+      return;
+    }
     this.overwrite(e, value, false);
     this.signal(e.key, e);
-    return e;
   }
 
   /** set() of an existing entry: the value replaced, the TTL dropped unless `keepTtl`. */
@@ -496,7 +552,7 @@ export class Db {
     const hk = this.heapKey;
     for (let tries = 0; tries < 32 && hk.length > 0 && this.expires > 0; tries++) {
       const i = Math.floor(Math.random() * hk.length);
-      const e = this.map.get(hk[i]);
+      const e = this.map.find(hk[i]);
       if (e !== undefined && e.exp === this.heapExp[i]) return e;
     }
     return undefined;
@@ -519,7 +575,7 @@ export class Db {
 
   /** Delete a key (whether or not it is logically expired). True if it existed. */
   delete(key: string): boolean {
-    const e = this.peek(key);
+    const e = this.peekView(key);
     if (e === undefined) return false;
     this.remove(e);
     this.signal(e.key);
@@ -629,7 +685,8 @@ export class Db {
   modified(key: string, live?: Entry): void {
     // `live`: the key's entry when the caller holds it (perf: no second table lookup); checked
     // still to be in the table, else looked up as without it.
-    const e = live !== undefined && live.next !== REMOVED ? live : this.map.get(key);
+    // (find: a compact key is not moved into the table for this; a view is not passed on.)
+    const e = live !== undefined && live.next !== REMOVED ? live : this.map.find(key);
     if (e !== undefined) {
       const v = e.v;
       if (typeof v === 'object' && !(v instanceof Uint8Array)) {
@@ -637,7 +694,7 @@ export class Db {
         this.mem += rechargeValue(v);
       }
     }
-    this.signal(key, e);
+    this.signal(key, e === undefined || e.next === VIEW ? undefined : e);
   }
 
   /**
@@ -710,10 +767,10 @@ export class Db {
    * Insert a key loaded from disk at start-up: no change notification, no dirty count. `exp`
    * is an absolute time in ms (0 = none) that the caller has checked is in the future.
    */
-  restore(key: string, value: Value, exp: number): Entry {
+  restore(key: string, value: Value, exp: number): void {
     // Short strings are kept in their compact form (they may arrive as views of a pool).
     const v = value instanceof Uint8Array && value.length <= SMALL_STRING ? storedFrom(value, 0, value.length) : value;
-    return this.restoreStored(key, v, exp);
+    this.restoreStored(key, v, exp);
   }
 
   /**
@@ -727,10 +784,13 @@ export class Db {
     const out: Entry[] | null = entries ? new Array(keys.length) : null;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      const old = this.map.get(key);
+      const old = this.map.find(key);
       if (old !== undefined) this.remove(old);
       const v = values[i];
-      const e = this.restoreStored(key, v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v, exps[i]);
+      const sv = v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v;
+      // Entries, not the compact tier: a probe of the compact index costs two cache misses
+      // (hash and ref arrays), which made a 1M-key import 3.3 -> 4.7 s CPU (bench/RESULTS.md).
+      const e = this.insertRestored(key, sv, exps[i]);
       if (out !== null) out[i] = e;
     }
     this.eng.dirty += keys.length;
@@ -740,14 +800,28 @@ export class Db {
     return out;
   }
 
-  /** restore() of a value already in its stored form (storedFrom for strings). */
-  restoreStored(key: string, v: Stored, exp: number): Entry {
+  /** A loaded key as an Entry (restoreStored without the compact tier). */
+  private insertRestored(key: string, v: Stored, exp: number): Entry {
     const e = this.insert(key, v, exp);
     if (exp !== 0) {
       this.expires++;
       this.heapPush(exp, key);
     }
     return e;
+  }
+
+  /**
+   * restore() of a value already in its stored form (storedFrom for strings). A short string
+   * without TTL goes to the compact tier (returns undefined then: no Entry).
+   */
+  restoreStored(key: string, v: Stored, exp: number): Entry | undefined {
+    if (exp === 0 && typeof v !== 'object' && !this.eng.lfu) {
+      if (this.map.addCompact(key, null, 0, 0, v, (this.eng.lruClock - LRU_BASE) * 4)) {
+        this.mem += keyCharge(key) + stringCharge(v);
+        return undefined;
+      }
+    }
+    return this.insertRestored(key, v, exp);
   }
 
   /** A random live key (RANDOMKEY), or undefined when empty. Expired keys met are deleted. */
@@ -844,7 +918,7 @@ export class Db {
     const pairs: [number, string][] = [];
     const seen = new Set<string>();
     for (let i = 0; i < he.length; i++) {
-      const e = this.map.get(hk[i]);
+      const e = this.map.find(hk[i]);
       if (e !== undefined && e.exp === he[i] && !seen.has(hk[i])) {
         seen.add(hk[i]);
         pairs.push([he[i], hk[i]]);
@@ -866,7 +940,7 @@ export class Db {
       const key = this.heapKey[0];
       const exp = this.heapExp[0];
       this.heapPop();
-      const e = this.map.get(key);
+      const e = this.map.find(key);
       if (e !== undefined && e.exp === exp) {
         this.expireEntry(e);
         n++;

@@ -16,7 +16,7 @@ import type { Argv } from '../resp/argv.js';
 import type { Db, Entry } from './db.js';
 import { F } from './flags.js';
 import { N } from './notify.js';
-import { REMOVED } from './keytable.js';
+import { REMOVED, VIEW } from './keytable.js';
 
 export const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -186,11 +186,13 @@ function bestFromPool(eng: Engine, kind: number, volatile: boolean): Entry | nul
     }
     if (!any) return null;
     while (poolLen > 0) {
-      const e = poolEnt[--poolLen]!;
+      let e: Entry | undefined = poolEnt[--poolLen]!;
       poolEnt[poolLen] = undefined;
+      // A compact key's view was a copy when sampled: the key as it is now, if still there.
+      if (e.next === VIEW) e = eng.dbs[poolDb[poolLen]].map.find(e.key);
       // Gone since it was sampled (deleted, or replaced by a new entry): next one. (FLUSHDB and
       // SWAPDB empty the pool: resetEvictionPool.)
-      if (e.next === REMOVED || (volatile && e.exp === 0)) continue;
+      if (e === undefined || e.next === REMOVED || (volatile && e.exp === 0)) continue;
       candDb = poolDb[poolLen];
       return e;
     }

@@ -21,10 +21,26 @@
  * Entries leave the table with `next` set to REMOVED, so that iterators holding an entry
  * skip it once it is gone (Map iterators skip deleted entries too).
  */
-import type { Entry } from './db.js';
+import { Entry } from './db.js';
+import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE, nextCursor, rev } from './arena.js';
+import { stringChargeLen } from './memory.js';
 
 /** `Entry.next` of an entry that is no longer in the table. */
 export const REMOVED = Object.freeze({ removed: true }) as unknown as Entry;
+
+/**
+ * `Entry.next` of a view: a transient Entry made for a key of the compact tier (arena.ts) by a
+ * walk (scanStep, values, random, someEntries, find). A view can be read and deleted (remove);
+ * it is not the key's entry: changes go through get(), which moves the key into the table.
+ */
+export const VIEW = Object.freeze({ view: true }) as unknown as Entry;
+
+/**
+ * The two tiers' bucket counts stay within this factor of each other: SCAN visits every bucket
+ * of the larger that expands one of the smaller (dictScan across tables), so a tiny tier beside
+ * a huge one would make each step visit a huge slice.
+ */
+const TIER_RATIO = 8;
 
 const SEED = (Math.random() * 0x100000000) >>> 0;
 const MIN_BUCKETS = 4;
@@ -69,16 +85,6 @@ function buckets(n: number): (Entry | undefined)[] {
   return new Array<Entry | undefined>(n).fill(undefined);
 }
 
-/** Bit reversal of a 32-bit cursor (dictScan's rev()). */
-function rev(v: number): number {
-  v = ((v >>> 1) & 0x55555555) | ((v & 0x55555555) << 1);
-  v = ((v >>> 2) & 0x33333333) | ((v & 0x33333333) << 2);
-  v = ((v >>> 4) & 0x0f0f0f0f) | ((v & 0x0f0f0f0f) << 4);
-  v = ((v >>> 8) & 0x00ff00ff) | ((v & 0x00ff00ff) << 8);
-  v = (v >>> 16) | (v << 16);
-  return v >>> 0;
-}
-
 export class KeyTable {
   private t0: (Entry | undefined)[] = buckets(MIN_BUCKETS);
   private m0 = MIN_BUCKETS - 1;
@@ -91,9 +97,20 @@ export class KeyTable {
   /** perf: set() looks a key up, then inserts it: the hash of the last lookup is reused. */
   private lastKey = '';
   private lastHash = hashKey('');
+  /**
+   * The compact tier: plain string keys without TTL, off the V8 heap (arena.ts). A key is in
+   * exactly one tier. get()/getBytes() move a compact key into the table (an Entry), so that
+   * every caller holding an Entry may change it; walks show compact keys as views.
+   */
+  private arena = new Arena();
 
   get size(): number {
-    return this.count;
+    return this.count + this.arena.size;
+  }
+
+  /** Keys held in the compact tier (tests and diagnostics). */
+  get compactSize(): number {
+    return this.arena.size;
   }
 
   private hash(key: string): number {
@@ -105,6 +122,18 @@ export class KeyTable {
   }
 
   get(key: string): Entry | undefined {
+    if (this.arena.size !== 0) {
+      const e = this.getTable(key);
+      if (e !== undefined) return e;
+      const h = this.hash(key);
+      const r = this.arena.find(key, h);
+      return r === 0 ? undefined : this.promote(r, h, key);
+    }
+    return this.getTable(key);
+  }
+
+  /** get() in the table only. */
+  private getTable(key: string): Entry | undefined {
     if (this.count === 0) return undefined;
     if (this.rehashIdx >= 0) this.rehashStep();
     const h = this.hash(key);
@@ -128,6 +157,14 @@ export class KeyTable {
    * (perf: a read or an overwrite of an existing key allocates nothing for its name).
    */
   getBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
+    const x = this.getTableBytes(b, s, e);
+    if (x !== undefined || this.arena.size === 0) return x;
+    const h = hashBytes(b, s, e);
+    const r = this.arena.findBytes(b, s, e, h);
+    return r === 0 ? undefined : this.promote(r, h, undefined);
+  }
+
+  private getTableBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
     if (this.count === 0) return undefined;
     if (this.rehashIdx >= 0) this.rehashStep();
     const h = hashBytes(b, s, e);
@@ -147,7 +184,110 @@ export class KeyTable {
   }
 
   has(key: string): boolean {
-    return this.get(key) !== undefined;
+    return this.find(key) !== undefined;
+  }
+
+  /**
+   * The key's entry, or a view of it if it is compact (not moved into the table): for readers
+   * that only read, or delete (persistence writing a changed key out).
+   */
+  find(key: string): Entry | undefined {
+    const e = this.getTable(key);
+    if (e !== undefined || this.arena.size === 0) return e;
+    const h = this.hash(key);
+    const r = this.arena.find(key, h);
+    return r === 0 ? undefined : this.view(r, h, key);
+  }
+
+  /**
+   * Add a key known not to be here, with a string value in the Stored form (a latin1 string or
+   * a safe integer) and no TTL, to the compact tier if it fits there. False when it does not
+   * (then nothing changed; the caller inserts an Entry instead). `key` as a string, or as the
+   * bytes kb[ks, ke) when `key` is undefined.
+   */
+  addCompact(key: string | undefined, kb: Uint8Array | null, ks: number, ke: number, v: string | number, bits: number): boolean {
+    const klen = key !== undefined ? key.length : ke - ks;
+    if (klen > ARENA_MAX_KEY || (typeof v === 'string' && v.length > ARENA_MAX_VALUE)) return false;
+    const h = key !== undefined ? this.hash(key) : hashBytes(kb!, ks, ke);
+    if (this.shrinkPaused > 0) this.walkFloor();
+    if (this.arena.add(h, key !== undefined ? key : kb!, key !== undefined ? 0 : ks, key !== undefined ? klen : ke, v, bits) === 0) return false;
+    this.balance();
+    return true;
+  }
+
+  /**
+   * Overwrite the value of a compact key in place (plain SET over a compact key): the key
+   * stays compact. Returns the old value's charge (memory.ts), or -1 when the key is not
+   * compact or the new value does not fit (then nothing changed).
+   */
+  setCompactBytes(b: Uint8Array, s: number, e: number, v: string | number, bits: number): number {
+    if (this.arena.size === 0 || (typeof v === 'string' && v.length > ARENA_MAX_VALUE)) return -1;
+    const h = hashBytes(b, s, e);
+    const a = this.arena;
+    const r = a.findBytes(b, s, e, h);
+    if (r === 0) return -1;
+    const old = stringChargeLen(a.valueLength(r), a.isInt(r));
+    return a.setValue(r, h, v, bits) === 0 ? -1 : old;
+  }
+
+  /**
+   * The value of the compact key whose bytes are b[s, e), left where it is (GET); its LRU
+   * clock set to `lru` (Entry.bits without the hint) unless `lru` < 0. Undefined when the key
+   * is not compact.
+   */
+  readCompactBytes(b: Uint8Array, s: number, e: number, lru: number): string | number | undefined {
+    if (this.arena.size === 0) return undefined;
+    const a = this.arena;
+    const r = a.findBytes(b, s, e, hashBytes(b, s, e));
+    if (r === 0) return undefined;
+    if (lru >= 0) a.setBits(r, lru | (a.bits(r) & 3));
+    return a.value(r);
+  }
+
+  /** Move compact record `r` (hash `h`) into the table as an Entry; returns it. */
+  private promote(r: number, h: number, key: string | undefined): Entry {
+    const a = this.arena;
+    const e = new Entry(key ?? a.key(r), a.value(r), a.bits(r));
+    a.remove(r, h, this.shrinkPaused === 0);
+    this.insertHashed(e, h);
+    return e;
+  }
+
+  /** A view of compact record `r`. */
+  private view(r: number, h: number, key: string | undefined): Entry {
+    const a = this.arena;
+    const e = new Entry(key ?? a.key(r), a.value(r), a.bits(r));
+    e.hash = h;
+    e.next = VIEW;
+    return e;
+  }
+
+  private viewOf(r: number): Entry {
+    const key = this.arena.key(r);
+    return this.view(r, this.hash(key), key);
+  }
+
+  /**
+   * While a walk that must not meet a key twice is in progress (shrinkPaused: an RDB snapshot),
+   * the compact tier's index is kept no smaller than the table: a smaller one would make the
+   * walk coarser (as a shrink does), and with the table finer than the compact tier, a key
+   * moved into the table after its compact bucket was visited could be met again. Cron lowers
+   * the floor again afterwards.
+   */
+  private walkFloor(): void {
+    const n = this.t1 === null ? this.t0.length : Math.min(this.t0.length, this.t1.length);
+    if (this.arena.scanMask + 1 < n) this.arena.minSlots(n);
+  }
+
+  /**
+   * Keep the tiers' bucket counts within TIER_RATIO of each other (see TIER_RATIO): the table
+   * grows (incrementally) when the compact tier's index outgrows it.
+   */
+  private balance(): void {
+    const want = this.arena.scanMask + 1;
+    if (this.t1 === null && this.t0.length * TIER_RATIO < want && this.t0.length < MAX_BUCKETS) {
+      this.startRehash(Math.min(MAX_BUCKETS, want / TIER_RATIO));
+    }
   }
 
   /**
@@ -156,6 +296,10 @@ export class KeyTable {
    */
   reserve(n: number): void {
     if (this.count !== 0 || this.t1 !== null) return;
+    // Most keys loaded in bulk are plain strings: the compact tier's index is sized for all of
+    // them; the table for 1/TIER_RATIO of them (it grows as keys come, if more are not strings).
+    this.arena.reserve(n);
+    n = Math.ceil(n / TIER_RATIO);
     let want = MIN_BUCKETS;
     while (want < n && want < MAX_BUCKETS) want *= 2;
     if (want <= this.t0.length) return;
@@ -181,9 +325,12 @@ export class KeyTable {
 
   /** Add an entry whose key is known not to be in the table. */
   insert(e: Entry): void {
+    this.insertHashed(e, this.hash(e.key));
+  }
+
+  private insertHashed(e: Entry, h: number): void {
     if (this.rehashIdx >= 0) this.rehashStep();
     else if (this.count >= this.t0.length && this.t0.length < MAX_BUCKETS) this.startRehash(this.t0.length * 2);
-    const h = this.hash(e.key);
     e.hash = h;
     if (this.t1 !== null) {
       const i = h & this.m1;
@@ -199,6 +346,20 @@ export class KeyTable {
 
   /** Unlink `e` (an entry of this table). */
   remove(e: Entry): void {
+    if (e.next === VIEW) {
+      const r = this.arena.find(e.key, e.hash);
+      e.next = REMOVED;
+      if (r !== 0) {
+        this.arena.remove(r, e.hash, this.shrinkPaused === 0);
+        return;
+      }
+      // Moved into the table since the view was made (a hook that ran before the removal,
+      // such as an RDB snapshot saving the key first, looked it up): remove its entry.
+      const x = this.getTable(e.key);
+      if (x === undefined) throw new Error(`KeyTable: entry ${JSON.stringify(e.key)} is not in the table`);
+      this.remove(x);
+      return;
+    }
     const h = e.hash;
     if (!this.unlink(this.t0, h & this.m0, e) && (this.t1 === null || !this.unlink(this.t1, h & this.m1, e))) {
       throw new Error(`KeyTable: entry ${JSON.stringify(e.key)} is not in the table`);
@@ -230,10 +391,11 @@ export class KeyTable {
   private shrinkIfSparse(): void {
     if (this.shrinkPaused > 0 || this.reserved !== 0) return;
     const n = this.t0.length;
-    if (n > MIN_BUCKETS && this.count * 10 < n) {
-      let want = MIN_BUCKETS;
+    const floor = this.arena.size === 0 ? MIN_BUCKETS : Math.max(MIN_BUCKETS, (this.arena.scanMask + 1) / TIER_RATIO);
+    if (n > floor && this.count * 10 < n) {
+      let want = floor;
       while (want < this.count) want *= 2;
-      this.startRehash(want);
+      if (want < n) this.startRehash(want);
     }
   }
 
@@ -293,11 +455,14 @@ export class KeyTable {
     this.reserved = 0;
     this.lastKey = '';
     this.lastHash = hashKey('');
+    this.arena.clear();
+    this.arena.minSlots(0);
   }
 
   // ---------------------------------------------------------------- rehashing
 
   private startRehash(n: number): void {
+    this.arena.minSlots(n / TIER_RATIO);
     this.t1 = buckets(n);
     this.m1 = n - 1;
     this.rehashIdx = 0;
@@ -345,6 +510,13 @@ export class KeyTable {
    * `deadline` (Date.now() ms), as Redis's activerehashing.
    */
   cron(deadline: number): void {
+    this.arena.migrateUntil(deadline);
+    this.arena.compactStep(deadline);
+    if (this.shrinkPaused === 0) {
+      // The floor a walk raised (walkFloor) comes down; the index shrinks if sparse.
+      this.arena.minSlots(Math.min(this.t0.length, this.t1 === null ? this.t0.length : this.t1.length) / TIER_RATIO);
+      this.arena.shrinkIfSparse();
+    }
     if (this.rehashIdx < 0) {
       this.shrinkIfSparse();
       if (this.rehashIdx < 0) return;
@@ -363,7 +535,8 @@ export class KeyTable {
    */
   scanStep(cursor: number, fn: (e: Entry) => void): number {
     let v = cursor >>> 0;
-    if (this.count === 0) return 0;
+    if (this.count === 0 && this.arena.size === 0) return 0;
+    if (this.arena.size !== 0) return this.scanTiers(v, fn);
     if (this.t1 === null) {
       const m0 = this.m0;
       for (let e = this.t0[v & m0]; e !== undefined; e = e.next) fn(e);
@@ -396,18 +569,46 @@ export class KeyTable {
   }
 
   /**
+   * dictScan over every table at once (the table, the one it rehashes into, the compact tier's
+   * index): at the granularity m of the smallest, the buckets of each that expand bucket v & m.
+   * A key keeps its hash when it moves between them (rehashing, a compact key moving into the
+   * table), so a key present for a whole walk is met at least once.
+   */
+  private scanTiers(v: number, fn: (e: Entry) => void): number {
+    if (this.shrinkPaused > 0) this.walkFloor();
+    const a = this.arena;
+    let m = a.scanMask;
+    if (this.m0 < m) m = this.m0;
+    if (this.t1 !== null && this.m1 < m) m = this.m1;
+    this.scanBuckets(this.t0, this.m0, v, m, fn);
+    if (this.t1 !== null) this.scanBuckets(this.t1, this.m1, v, m, fn);
+    a.scanBuckets(v, m, (r) => fn(this.viewOf(r)));
+    return nextCursor(v, m);
+  }
+
+  private scanBuckets(t: (Entry | undefined)[], mask: number, v: number, m: number, fn: (e: Entry) => void): void {
+    for (let b = v & m; b <= mask; b += m + 1) {
+      for (let e = t[b]; e !== undefined; e = e.next) fn(e);
+    }
+  }
+
+  /**
    * Whether a dictScan walk whose next cursor is `cursor` (not 0) has visited `key`'s bucket.
    * The walk visits buckets in increasing bit-reversed order at the granularity of the smaller
    * table, so this is a comparison there. Exact only while the table does not shrink
    * (shrinkPaused), as for the walk itself.
    */
   scanVisited(key: string, cursor: number): boolean {
-    const m = this.t1 === null ? this.m0 : Math.min(this.m0, this.m1);
+    if (this.shrinkPaused > 0) this.walkFloor();
+    let m = this.t1 === null ? this.m0 : Math.min(this.m0, this.m1);
+    if (this.arena.size !== 0) m = Math.min(m, this.arena.scanMask);
     return rev(this.hash(key) & m) < rev(cursor >>> 0);
   }
 
   /** A random entry (dictGetRandomKey: a random non-empty bucket, a random chain element). */
   random(): Entry | undefined {
+    const n = this.arena.size;
+    if (n !== 0 && (this.count === 0 || Math.random() * (n + this.count) < n)) return this.viewOf(this.arena.random());
     if (this.count === 0) return undefined;
     if (this.rehashIdx >= 0) this.rehashStep();
     const t0 = this.t0;
@@ -441,6 +642,13 @@ export class KeyTable {
    * at most 10n buckets; pushes into `out`, returns how many were added.
    */
   someEntries(n: number, out: Entry[]): number {
+    const na = this.arena.size;
+    if (na !== 0 && n > 0 && (this.count === 0 || Math.random() * (na + this.count) < na)) {
+      const refs: number[] = [];
+      this.arena.some(n, refs);
+      for (const r of refs) out.push(this.viewOf(r));
+      return refs.length;
+    }
     if (this.count === 0 || n <= 0) return 0;
     if (this.rehashIdx >= 0) this.rehashStep();
     // perf: the two tables by name, no array of them per call (one call per eviction).
@@ -476,7 +684,7 @@ export class KeyTable {
    * cron between two steps of a long-lived iterator may repeat entries (as SCAN).
    */
   *values(): IterableIterator<Entry> {
-    if (this.count === 0) return;
+    if (this.size === 0) return;
     const batch: Entry[] = [];
     let cursor = 0;
     do {

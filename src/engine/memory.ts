@@ -59,6 +59,11 @@ export function keyCharge(key: string): number {
   return DICT_ENTRY + sdsSize(key.length, true);
 }
 
+/** keyCharge() of a key of `len` bytes (keys held as bytes: the compact tier). */
+export function keyChargeLen(len: number): number {
+  return DICT_ENTRY + sdsSize(len, true);
+}
+
 /** Length of a stored string value without copying it out. */
 function storedLength(v: Stored): number {
   if (typeof v === 'string') return v.length;
@@ -68,8 +73,12 @@ function storedLength(v: Stored): number {
 
 /** A string value as Redis encodes it: int (robj only), embstr (one block) or raw. */
 export function stringCharge(v: Stored): number {
-  if (typeof v === 'number') return ROBJ;
-  const len = storedLength(v);
+  return typeof v === 'number' ? ROBJ : stringChargeLen(storedLength(v), false);
+}
+
+/** stringCharge() of a value of `len` bytes, int-encoded if `int` (the compact tier's records). */
+export function stringChargeLen(len: number, int: boolean): number {
+  if (int) return ROBJ;
   if (len <= 44) return mallocSize(ROBJ + 3 + len + 1);
   return ROBJ + sdsSize(len);
 }

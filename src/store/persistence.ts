@@ -815,7 +815,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         const db = eng.dbs[i];
         const ns = this.ns[i];
         // forEach: no [key, entry] pair allocated per key, as for-of over a Map would.
-        set.forEach((e, key) => this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.get(key), iw, referenced));
+        set.forEach((e, key) => this.writeKey(b, ns, key, e !== undefined && e.next !== REMOVED ? e : db.map.find(key), iw, referenced));
       }
       if (this.bulk.length > 0) this.fillBulk(b, iw, referenced);
       for (const sid of this.released) {
@@ -864,7 +864,7 @@ export class Persistence implements KeyspaceListener, PersistenceApi, CommitGate
         const key = q.keys[p++];
         // Already written by this batch as a changed key: its current state is in.
         if (done === undefined || !done.has(key)) {
-          this.writeKey(b, ns, key, db.map.get(key), iw, referenced);
+          this.writeKey(b, ns, key, db.map.find(key), iw, referenced);
           b.bulkDb.push(q.db);
           b.bulkKeys.push(key);
         }

@@ -179,7 +179,9 @@ test('KeyTable: a reserved table is not shrunk by cron before its keys are in (s
   const t = new KeyTable();
   t.reserve(100000);
   const size = t.bucketCount;
-  assert.ok(size >= 100000);
+  // Most keys loaded in bulk are plain strings, which go to the compact tier: the table is
+  // sized for an eighth of them (the compact tier's index for all).
+  assert.ok(size >= 100000 / 8);
   t.cron(Date.now() + 10); // the server's cron runs while the loader is still reading
   for (let i = 0; i < 1000; i++) t.insert(entry('k' + i));
   t.cron(Date.now() + 10);

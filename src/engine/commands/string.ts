@@ -228,6 +228,12 @@ function setGeneric(
 
 // GET key
 function getCommand(c: Client, argv: Argv, out: ReplySink): void {
+  const cv = c.db.readCompactArg(argv, 1, !c.noTouch);
+  if (cv !== undefined) {
+    if (typeof cv === 'string') out.bulkLatin1(cv);
+    else out.bulkInt(cv);
+    return;
+  }
   const e = c.db.readArg(argv, 1, !c.noTouch);
   if (e === undefined) {
     out.nil();
@@ -244,8 +250,8 @@ function getCommand(c: Client, argv: Argv, out: ReplySink): void {
 //     PXAT unix-time-milliseconds | KEEPTTL]
 function setCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (argv.count === 3) { // the hot path: no options
-    const e = c.db.setArg(argv, 1, arg(argv, 2));
-    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', e.key);
+    c.db.setArg(argv, 1, arg(argv, 2));
+    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', argv.key(1));
     out.ok();
     return;
   }
@@ -350,8 +356,8 @@ function msetGeneric(c: Client, argv: Argv, out: ReplySink, nx: boolean): void {
     }
   }
   for (let i = 1; i < n; i += 2) {
-    const e = db.set(argv.key(i), arg(argv, i + 1));
-    keyEvent(c, N.STRING, 'set', e.key);
+    db.setArg(argv, i, arg(argv, i + 1));
+    if (c.engine.notifyFlags !== 0) keyEvent(c, N.STRING, 'set', argv.key(i));
   }
   if (nx) out.int(1);
   else out.ok();
