@@ -295,7 +295,9 @@ function lpsFindInt(s: string, iv: number | bigint): number {
 
 /**
  * lpsFind of the field given as the bytes b[fs, fe) (perf: HSET looks the request's bytes up,
- * with no field string; a byte read costs less than a charCodeAt).
+ * with no field string, ~40-80 ns to build for a 20-byte field; a byte read also costs less
+ * than a charCodeAt). The same walk as lpsFind's, kept apart so that each loop stays
+ * monomorphic.
  */
 export function lpsFindBytes(s: string, b: Uint8Array, fs: number, fe: number): number {
   const v = lpIntOf(b, fs, fe);
