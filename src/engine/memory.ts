@@ -154,7 +154,9 @@ function keepAvg(count: number, avg: number): number {
 }
 
 function dictCharge(count: number, perElement: number): number {
-  const slots = count <= 4 ? 4 : 2 ** (32 - Math.clz32(count - 1));
+  // perf: a shift (2 ** x is a float pow: 3% of HSET into a 100k-field hash).
+  const bits = 32 - Math.clz32(count - 1);
+  const slots = count <= 4 ? 4 : bits <= 30 ? 1 << bits : 2 ** bits;
   return DICT + slots * 8 + count * (DICT_ENTRY + perElement);
 }
 

@@ -169,6 +169,27 @@ export class LpWriter {
     this.count++;
   }
 
+  /**
+   * str() of the bytes b[s, e) (perf: a request's argument appended as it is, no Buffer view
+   * and no string).
+   */
+  strRange(b: Buffer, s: number, e: number): void {
+    const iv = lpIntOf(b, s, e);
+    if (iv !== null) {
+      this.int(iv);
+      return;
+    }
+    const n = e - s;
+    const h = this.strHeader(n);
+    const d = this.buf;
+    let p = this.pos;
+    if (n <= 32) for (let k = s; k < e; k++) d[p++] = b[k];
+    else p += b.copy(d, p, s, e);
+    this.pos = p;
+    this.backlen(h + n);
+    this.count++;
+  }
+
   /** Room for a string element of n bytes, and its header written: returns the header's size. */
   private strHeader(n: number): number {
     this.room(n + 10);

@@ -1,6 +1,7 @@
 /**
  * LpWriter.text (the string-only fast path that DUMP and RDB files use for hash fields and
- * values, set and zset members) writes the same bytes as LpWriter.str, whose integer test
+ * values, set and zset members) and LpWriter.strRange (HSET's arguments, from the request's
+ * bytes) write the same bytes as LpWriter.str, whose integer test
  * (lpStringToInt64's rules) is checked against redis-server by the DUMP corpus: edge cases of
  * the integer encodings, then random digit strings.
  */
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { LpWriter } from '../../dist/rdb/listpack.js';
 import { rng } from '../helpers/rng.js';
 
-test('LpWriter.text writes what LpWriter.str writes', () => {
+test('LpWriter.text and LpWriter.strRange write what LpWriter.str writes', () => {
   const cases = ['', '-', '0', '-0', '00', '01', '1', '-1', '9', '127', '128', '-4096', '4095', '4096', '32767', '-32768',
     '8388607', '-8388609', '2147483647', '-2147483648', '2147483648', '999999999999999', '-999999999999999',
     '1000000000000000', '9007199254740991', '9007199254740993', '-9223372036854775808', '9223372036854775807',
@@ -24,11 +25,19 @@ test('LpWriter.text writes what LpWriter.str writes', () => {
   }
   const a = new LpWriter();
   const b = new LpWriter();
+  const c2 = new LpWriter();
   for (const c of cases) {
     a.start();
     a.str(c);
+    const want = Buffer.from(a.finish());
     b.start();
     b.text(c);
-    assert.deepEqual(b.finish(), a.finish(), JSON.stringify(c.slice(0, 40)));
+    assert.deepEqual(b.finish(), want, JSON.stringify(c.slice(0, 40)));
+    // strRange (HSET's request bytes): the same element from inside a bigger buffer.
+    const req = Buffer.from(`$${c.length}\r\n${c}\r\n`, 'latin1');
+    const at = req.indexOf(10) + 1;
+    c2.start();
+    c2.strRange(req, at, at + c.length);
+    assert.deepEqual(c2.finish(), want, JSON.stringify(c.slice(0, 40)));
   }
 });

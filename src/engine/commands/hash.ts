@@ -126,7 +126,7 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   for (let i = 2; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
   let created = 0;
   for (let i = 2; i < argv.count; i += 2) {
-    if (h.set(argv.key(i), argv.key(i + 1), lim)) created++;
+    if (h.setArg(argv, i, lim)) created++;
   }
   if (isNew) c.db.add(key, h);
   else c.db.modified(key, e);

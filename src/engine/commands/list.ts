@@ -19,7 +19,7 @@ import { blockOrTimeout, canBlock, parseTimeout } from './blocking-timeout.js';
 import { numkeysKeys } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
 import {
-  OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, rangeError,
+  OUT_OF_RANGE_POSITIVE, isLongMin, listFill, longArg, lookupRead, lookupWrite, lookupWriteArg, rangeError,
 } from './typed-helpers.js';
 
 const RANK_ZERO = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
@@ -87,10 +87,10 @@ function position(argv: Argv, i: number): number {
 
 // LPUSH key element [element ...]   RPUSH   LPUSHX   RPUSHX
 function pushGeneric(c: Client, argv: Argv, out: ReplySink, where: number, onlyIfExists: boolean): void {
-  const key = argv.key(1);
-  const e = lookupWrite(c, key);
+  const e = lookupWriteArg(c, argv, 1);
   let l = e === undefined ? undefined : e.value instanceof ListValue ? e.value : null;
   if (l === null) return out.error(E.WRONGTYPE);
+  const key = e !== undefined ? e.key : argv.key(1);
   if (l === undefined) {
     if (onlyIfExists) return out.int(0);
     l = new ListValue(argv.count - 2);

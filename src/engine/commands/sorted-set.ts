@@ -19,7 +19,7 @@ import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { blockOrTimeout, parseTimeout } from './blocking-timeout.js';
 import { numkeysKeys } from '../keys.js';
 import { N } from '../notify.js';
-import { LONG_MAX, longArg, outputExhausted, rangeError } from './typed-helpers.js';
+import { LONG_MAX, longArg, lookupWriteArg, outputExhausted, rangeError } from './typed-helpers.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -219,9 +219,12 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const scores = zaddScores;
   for (let j = i, k = 0; j < argv.count; j += 2, k++) scores[k] = parseScore(argv, j);
   const db = c.db;
-  const key = argv.key(1);
-  let z = lookupZset(db, key, false);
-  if (z === null) {
+  // perf: the key looked up from its bytes (no key string while it exists).
+  const e = lookupWriteArg(c, argv, 1);
+  if (e !== undefined && !(e.value instanceof ZSet)) throw WRONGTYPE;
+  const key = e !== undefined ? e.key : argv.key(1);
+  let z: ZSet;
+  if (e === undefined) {
     if (flags & ZADD_XX) {
       if (flags & ZADD_INCR) out.nil();
       else out.int(0);
@@ -229,6 +232,8 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     z = new ZSet();
     db.add(key, z);
+  } else {
+    z = e.value as ZSet;
   }
   let added = 0;
   let updated = 0;
@@ -239,7 +244,7 @@ function zaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     else if (r === ZADD_UPDATED) updated++;
     last = zaddScore;
   }
-  if (added + updated > 0) db.modified(key);
+  if (added + updated > 0) db.modified(key, e);
   else if (z.size === 0) db.delete(key);
   if (added + updated > 0) db.event(N.ZSET, flags & ZADD_INCR ? 'zincr' : 'zadd', key);
   if (flags & ZADD_INCR) {

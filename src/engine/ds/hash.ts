@@ -28,10 +28,11 @@
  * hashes it loads with field TTLs, the commands those they give one.
  */
 import { T, type Db } from '../db.js';
+import type { Argv } from '../../resp/argv.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpIntBytes, lpCheck, lpDupFields, lpMaxText, lpsDupFields, lpsEntryLen, lpsInt, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpIntBytes, lpCheck, lpDupFields, lpMaxText, lpsDupFields, lpsEntryLen, lpsFindBytes, lpsIsText, lpsInt, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { IDX_MIN, fieldFind, fieldIndexEdited } from './lp-index.js';
 import { N } from '../notify.js';
@@ -314,6 +315,54 @@ export class HashValue implements StoredValue {
     return this.ht!.set(f, v);
   }
 
+  /**
+   * set() of the field and value argv[i], argv[i + 1] (HSET). perf: a listpack hash of a few
+   * fields is searched and edited from the request's bytes, with no field or value string.
+   */
+  setArg(argv: Argv, i: number, lim: HashLimits): boolean {
+    const lp = this.lp;
+    if (lp === null || this.n >= IDX_MIN || this.sid !== 0) return this.set(argv.key(i), argv.key(i + 1), lim);
+    const b = argv.buf;
+    const fs = argv.start[i];
+    const fe = argv.end[i];
+    const vs = argv.start[i + 1];
+    const ve = argv.end[i + 1];
+    if (fe - fs > lim.maxValue || ve - vs > lim.maxValue) return this.set(argv.key(i), argv.key(i + 1), lim);
+    const len = lp.length;
+    const p = lpsFindBytes(lp, b, fs, fe);
+    if (p < 0) {
+      load(lp, len);
+      W.pos = len - 1;
+      W.count = 2 * this.n;
+      W.strRange(b, fs, fe);
+      W.strRange(b, vs, ve);
+      this.lp = cut(W.finishLength());
+      this.n++;
+      if (this.n > lim.maxEntries) this.toHashtable();
+      else this.capFlat();
+      return true;
+    }
+    const vp = lpsNext(lp, p);
+    // The same text (an HSET repeating the value): nothing to rebuild.
+    if (lpsIsText(lp, vp, b, vs, ve)) return false;
+    const vq = lpsNext(lp, vp);
+    V.start();
+    V.strRange(b, vs, ve);
+    if (!this.sameEntry(vp, vq)) this.lpReplaceV(vp, vq);
+    return false;
+  }
+
+  /** The entry at [vp, ve) of lp has the bytes of the one entry V holds. */
+  private sameEntry(vp: number, ve: number): boolean {
+    const ins = V.pos - 6;
+    if (ins !== ve - vp) return false;
+    const lp = this.lp!;
+    const vb = V.buf;
+    let k = 0;
+    while (k < ins && vb[6 + k] === lp.charCodeAt(vp + k)) k++;
+    return k === ins;
+  }
+
   /** lpReplace of the value of `f`, or lpAppend of f and v. True when f is new. */
   private lpSet(f: string, v: string): boolean {
     const lp = this.lp!;
@@ -334,15 +383,8 @@ export class HashValue implements StoredValue {
     const ve = lpsNext(lp, vp);
     V.start();
     V.text(v);
-    const vb = V.buf;
-    const ins = V.pos - 6;
-    if (ins === ve - vp) {
-      // The same bytes (an HSET repeating the value): nothing to rebuild.
-      let k = 0;
-      while (k < ins && vb[6 + k] === lp.charCodeAt(vp + k)) k++;
-      if (k === ins) return false;
-    }
-    this.lpReplaceV(vp, ve);
+    // The same bytes (an HSET repeating the value): nothing to rebuild.
+    if (!this.sameEntry(vp, ve)) this.lpReplaceV(vp, ve);
     return false;
   }
 

@@ -194,6 +194,21 @@ const scripts: Script[] = [
       'o', '-9007199254740991', 'p', '9007199254740992', 'q', '-9223372036854775808', 'r', '9223372036854775807'],
     ['HGETALL', 'w'], ['HVALS', 'w'], ['HGET', 'w', 'l'], ['HGET', 'w', 'p'], ['HMGET', 'w', 'q', 'r', 'zz'],
   ] },
+  // HSET finds a listpack field from the request's bytes and skips a value it already holds.
+  { name: 'HSET of integer-like fields, near-miss fields and repeated values (DUMP after each)', steps: [
+    ['HSET', 'h', '1', 'a', '-1', 'b', '01', 'c', '9007199254740993', 'd', '-0', 'e', '', 'empty'], ['DUMP', 'h'],
+    ['HSET', 'h', '1', 'a', '01', 'c', '9007199254740993', 'd', '', 'empty', '-1', 'b'], ['DUMP', 'h'],
+    ['HSET', 'h', '1', '1', '-1', 'bb', '9007199254740993', '18446744073709551616', '-0', '-0', '', 'x'], ['DUMP', 'h'],
+    ['HSET', 'h', '1', '1', '-0', '-0', '9007199254740993', '18446744073709551616'], ['DUMP', 'h'], ['HGETALL', 'h'],
+    ['HSET', 'h', 'abcx', '1', 'abdx', '2', 'abcx', '3', 'abdx', 'two', 'xbcx', 'z'], ['DUMP', 'h'],
+    ['HSET', 'h', 'f'.repeat(64), '1', 'g'.repeat(63), 'x'.repeat(64)], ['DUMP', 'h'],
+    ['HSET', 'h', 'f'.repeat(64), '1', 'g'.repeat(63), 'x'.repeat(64), 'f'.repeat(63) + 'g', '2'], ['DUMP', 'h'],
+    ['HSET', 'h', 'g'.repeat(63), 'y'.repeat(64)], ['DUMP', 'h'], ['HSET', 'h', 'g'.repeat(63), '7'], ['DUMP', 'h'],
+    ['HSET', 'h', '7', 'g'.repeat(63)], ['HGET', 'h', '7'], ['HGET', 'h', '007'], ['HLEN', 'h'], ['DUMP', 'h'],
+    ['HSET', 'h', 'k', 'v'.repeat(65)], ['OBJECT', 'ENCODING', 'h'], { cmd: ['HGETALL', 'h'], compare: 'sorted' },
+    ['HSET', 'h2', 'k', 'v'], ['HSET', 'h2', 'k'.repeat(65), 'v'], ['OBJECT', 'ENCODING', 'h2'], ['HSET', 'h2', 'k', 'v'],
+    { cmd: ['HGETALL', 'h2'], compare: 'sorted' },
+  ] },
   { name: 'reads of hashes of 32-129 fields (the field index) between edits of every kind', steps: indexedReads() },
   { name: 'HINCRBY past hash-max-listpack-value makes a hashtable', steps: [
     ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HSET', 'h', 'n', '998'], ['HINCRBY', 'h', 'n', '1'],

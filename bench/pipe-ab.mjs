@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * redis-benchmark's `-P 16` requests, in process: 16 pipelined commands in one chunk, parsed by
+ * the RESP parser, executed, the replies written by a RespWriter and flushed to a sink that
+ * drops them (no socket, no kernel: the user-space part of the server's CPU per request).
+ * Both builds are loaded into this one process and their rounds alternate, so a shared
+ * machine's load falls on both alike; prints the median CPU ns per command.
+ *
+ *   node --max-semi-space-size=4 bench/pipe-ab.mjs base-dist dist [tests] [iterations] [rounds]
+ *   tests: get,set,incr,hset,lpush,lpop,sadd,zadd (redis-benchmark's commands and keys),
+ *          hsetv (the value changes every time), hset10 (a field of a 10-field hash),
+ *          lpushpop (8 LPUSH then 8 LPOP: a list that does not grow)
+ *
+ * For instruction counts (stable whatever the load), run one build under
+ * `valgrind --tool=callgrind --smc-check=all-non-file` with PIPEAB_ONLY=A at two iteration
+ * counts and divide the difference.
+ */
+import { inProcess } from './inproc.mjs';
+
+const [dA = 'base-dist', dB = 'dist', tests = 'get,set,incr,hset,lpush,lpop,sadd,zadd', iters = '20000', rounds = '11'] = process.argv.slice(2);
+const V = 'xxx';
+const CMDS = {
+  get: ['GET', 'key:__rand_int__'], set: ['SET', 'key:__rand_int__', V], incr: ['INCR', 'counter:__rand_int__'],
+  hset: ['HSET', 'myhash', 'element:__rand_int__', V], lpush: ['LPUSH', 'mylist', V], lpop: ['LPOP', 'mylist'],
+  sadd: ['SADD', 'myset', 'element:__rand_int__'], zadd: ['ZADD', 'myzset', '0', 'element:__rand_int__'],
+  hset10: ['HSET', 'h10', 'field:7', V],
+};
+const resp = (ws) => `*${ws.length}\r\n` + ws.map((w) => `$${w.length}\r\n${w}\r\n`).join('');
+/** The 16-command chunk of a test. */
+function chunk(t) {
+  if (t === 'lpushpop') return Buffer.from(resp(['LPUSH', 'ql', V]).repeat(8) + resp(['LPOP', 'ql']).repeat(8));
+  if (t === 'hsetv') return Buffer.from(Array.from({ length: 16 }, (_, k) => resp(['HSET', 'myhash2', 'element:__rand_int__', `x${String.fromCharCode(65 + k)}x`])).join(''));
+  return Buffer.from(resp(CMDS[t]).repeat(16));
+}
+
+async function build(dist) {
+  const { DIST, client, execute, Argv } = await inProcess(dist);
+  const { RespParser, Parse } = await import(`${DIST}/resp/parser.js`);
+  const { RespWriter } = await import(`${DIST}/resp/writer.js`);
+  const out = new RespWriter();
+  const sock = { write: () => true, writableLength: 0 };
+  const parser = new RespParser();
+  const argv = new Argv();
+  const eng = client.engine;
+  /** What connection.ts does with one read: every command, then one flush. */
+  const turn = (b) => {
+    parser.push(b, argv);
+    let first = true;
+    while (parser.next(argv) === Parse.OK) {
+      if (!first) eng.clockNext = eng.lastClock;
+      first = false;
+      execute(client, argv, out);
+    }
+    eng.clockNext = -1;
+    out.flush(sock);
+  };
+  const f10 = [];
+  for (let i = 0; i < 10; i++) f10.push(`field:${i}`, `value:${i}`);
+  turn(Buffer.from(resp(['HSET', 'h10', ...f10])));
+  return turn;
+}
+
+const only = process.env.PIPEAB_ONLY;
+const builds = only === 'A' ? { A: await build(dA) } : { A: await build(dA), B: await build(dB) };
+const N = Number(iters);
+const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
+const { loadavg } = await import('node:os');
+console.log(`# ${new Date().toISOString()} load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${N} x 16 commands per round, ${rounds} rounds; A=${dA} B=${dB}`);
+for (const t of tests.split(',')) {
+  const b = chunk(t);
+  const names = Object.keys(builds);
+  const res = Object.fromEntries(names.map((k) => [k, []]));
+  for (const k of names) for (let i = 0; i < N / 4; i++) builds[k](b);
+  for (let r = 0; r < Number(rounds); r++) {
+    for (const k of r & 1 ? names.slice().reverse() : names) {
+      const turn = builds[k];
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < N; i++) turn(b);
+      const c = process.cpuUsage(c0);
+      res[k].push(((c.user + c.system) * 1000) / N / 16);
+    }
+  }
+  const a = med(res.A);
+  if (res.B === undefined) console.log(`${t.padEnd(8)} A ${a.toFixed(0).padStart(5)} ns`);
+  else console.log(`${t.padEnd(8)} A ${a.toFixed(0).padStart(5)} ns  B ${med(res.B).toFixed(0).padStart(5)} ns  B/A ${(med(res.B) / a).toFixed(2)}`);
+}
