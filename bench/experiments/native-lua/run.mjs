@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Native Lua 5.1 (Debian's liblua5.1 in the N-API addon nlua.c) against our WebAssembly Lua 5.1
- * (lua-wasm-bindings, through dist/engine/scripting/lua-vm.js), in one process, rounds
+ * (native/lua.wasm since session 11, lua-wasm-bindings before; through dist/engine/scripting/lua-vm.js), in one process, rounds
  * alternated: CPU ns per script run and per redis.call-like crossing into JS and back.
  *
  *   (cd bench/experiments/native-lua && node /usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js rebuild --nodedir=/usr)
