@@ -23,7 +23,6 @@
  */
 import { Entry } from './db.js';
 import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE, nextCursor, rev } from './arena.js';
-import { stringChargeLen } from './memory.js';
 
 /** `Entry.next` of an entry that is no longer in the table. */
 export const REMOVED = Object.freeze({ removed: true }) as unknown as Entry;
@@ -215,20 +214,7 @@ export class KeyTable {
     return true;
   }
 
-  /**
-   * Overwrite the value of a compact key in place (plain SET over a compact key): the key
-   * stays compact. Returns the old value's charge (memory.ts), or -1 when the key is not
-   * compact or the new value does not fit (then nothing changed).
-   */
-  setCompactBytes(b: Uint8Array, s: number, e: number, v: string | number, bits: number): number {
-    if (this.arena.size === 0 || (typeof v === 'string' && v.length > ARENA_MAX_VALUE)) return -1;
-    const h = hashBytes(b, s, e);
-    const a = this.arena;
-    const r = a.findBytes(b, s, e, h);
-    if (r === 0) return -1;
-    const old = stringChargeLen(a.valueLength(r), a.isInt(r));
-    return a.setValue(r, h, v, bits) === 0 ? -1 : old;
-  }
+
 
   /**
    * The value of the compact key whose bytes are b[s, e), left where it is (GET); its LRU
