@@ -426,34 +426,26 @@ export class Db {
    * signal reuses (in the compact tier each SET built one: -P 16 SET of one key cost 1.27x).
    */
   setArg(argv: Argv, i: number, value: Stored): void {
-    if (typeof value !== 'object' && this.loader === null && !this.eng.lfu) {
-      const b = argv.buf;
-      const s = argv.start[i];
-      const end = argv.end[i];
-      const e = this.map.getBytes(b, s, end);
-      if (e === undefined) {
-        if (this.map.addCompact(undefined, b, s, end, value, (this.eng.lruClock - LRU_BASE) * 4)) {
-          this.mem += keyChargeLen(end - s) + stringCharge(value);
-          const key = argv.key(i);
-          if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
-          this.signal(key);
-          return;
-        }
-        this.create(argv.key(i), value, false);
-        return;
-      }
+    const e = this.peekArg(argv, i);
+    if (e !== undefined) {
       this.overwrite(e, value, false);
       this.signal(e.key, e);
       return;
     }
-    const e = this.peekArg(argv, i);
-    if (e === undefined) {
-      this.create(argv.key(i), value, false);
-      return;
+    if (typeof value !== 'object' && this.loader === null && !this.eng.lfu) {
+      const s = argv.start[i];
+      const end = argv.end[i];
+      if (this.map.addCompact(undefined, argv.buf, s, end, value, (this.eng.lruClock - LRU_BASE) * 4)) {
+        this.mem += keyChargeLen(end - s) + stringCharge(value);
+        const key = argv.key(i);
+        if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+        this.signal(key);
+        return;
+      }
     }
-    this.overwrite(e, value, false);
-    this.signal(e.key, e);
+    this.create(argv.key(i), value, false);
   }
+
 
   /** set() of an existing entry: the value replaced, the TTL dropped unless `keepTtl`. */
   private overwrite(e: Entry, value: Stored, keepTtl: boolean): void {

@@ -156,17 +156,16 @@ export class KeyTable {
    * (perf: a read or an overwrite of an existing key allocates nothing for its name).
    */
   getBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
-    const x = this.getTableBytes(b, s, e);
-    if (x !== undefined || this.arena.size === 0) return x;
     const h = hashBytes(b, s, e);
+    const x = this.getTableBytes(b, s, e, h);
+    if (x !== undefined || this.arena.size === 0) return x;
     const r = this.arena.findBytes(b, s, e, h);
     return r === 0 ? undefined : this.promote(r, h, undefined);
   }
 
-  private getTableBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
+  private getTableBytes(b: Uint8Array, s: number, e: number, h: number): Entry | undefined {
     if (this.count === 0) return undefined;
     if (this.rehashIdx >= 0) this.rehashStep();
-    const h = hashBytes(b, s, e);
     let x = this.t0[h & this.m0];
     while (x !== undefined) {
       if (x.hash === h && sameBytes(x.key, b, s, e)) return x;
@@ -213,8 +212,6 @@ export class KeyTable {
     this.balance();
     return true;
   }
-
-
 
   /**
    * The value of the compact key whose bytes are b[s, e), left where it is (GET); its LRU
