@@ -1,7 +1,8 @@
 /**
  * The arena (src/engine/arena.ts) against today's KeyTable + Entry, in process: N inserts of
  * SET-like keys (`key:<12 digits>` -> a V-byte value, as bench/bigkeys.mjs), then N lookups
- * from the request bytes. Per phase: wall time, GC pause total and worst (perf_hooks 'gc'),
+ * from the request bytes, in key order (`lookup`) and in a scattered order (`lookup-rand`: key
+ * i * 7919 mod N, as random GETs, whose records are not adjacent in memory). Per phase: wall time, GC pause total and worst (perf_hooks 'gc'),
  * RSS and heap after. One structure per process run (RSS is per process):
  *
  *   node --expose-gc bench/arena-micro.mjs arena|table [N=10000000] [V=16] [dist=dist]
@@ -41,6 +42,9 @@ function keyBytes(i) {
 const rss0 = process.memoryUsage().rss;
 let ins;
 let find;
+let findRand;
+/** The i-th key of the scattered order (7919 is prime, so i -> i * 7919 mod N is a bijection unless N % 7919 == 0). */
+const scatter = (i) => (i * 7919) % N;
 if (which === 'arena') {
   const { Arena } = await import(`${D}/engine/arena.js`);
   const a = new Arena();
@@ -55,6 +59,14 @@ if (which === 'arena') {
     let hit = 0;
     for (let i = 0; i < N; i++) {
       keyBytes(i);
+      if (a.findBytes(kb, 0, 16, hashBytes(kb, 0, 16)) !== 0) hit++;
+    }
+    return hit;
+  };
+  findRand = () => {
+    let hit = 0;
+    for (let i = 0; i < N; i++) {
+      keyBytes(scatter(i));
       if (a.findBytes(kb, 0, 16, hashBytes(kb, 0, 16)) !== 0) hit++;
     }
     return hit;
@@ -79,8 +91,16 @@ if (which === 'arena') {
     }
     return hit;
   };
+  findRand = () => {
+    let hit = 0;
+    for (let i = 0; i < N; i++) {
+      keyBytes(scatter(i));
+      if (t.getBytes(kb, 0, 16) !== undefined) hit++;
+    }
+    return hit;
+  };
 }
-for (const [name, fn] of [['insert', ins], ['lookup', find]]) {
+for (const [name, fn] of [['insert', ins], ['lookup', find], ['lookup-rand', findRand]]) {
   gcMs = 0;
   gcMax = 0;
   gcN = 0;

@@ -33,6 +33,7 @@
  */
 import { hashBytes, hashKey } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
+import type { ReplySink } from '../resp/reply-sink.js';
 
 const CHUNK_SHIFT = 24; // 16 MB
 const CHUNK_BYTES = 1 << CHUNK_SHIFT;
@@ -252,12 +253,15 @@ export class Arena {
     return this.chunkOf(r)[this.offOf(r) + 5];
   }
 
-  /** The chunk and offset of record `r`'s value bytes, for replies written straight from here. */
-  valueAt(r: number): { buf: Buffer; start: number; end: number } {
+  /**
+   * Record `r`'s value as a bulk reply, from its bytes in the chunk (no string built; an
+   * integer's bytes are its canonical decimal digits, what String(v) would write).
+   */
+  replyValue(r: number, out: ReplySink): void {
     const c = this.chunkOf(r);
     const o = this.offOf(r);
     const s = o + HEADER + c[o + 4];
-    return { buf: c, start: s, end: s + c[o + 5] };
+    out.bulkBytes(c, s, s + c[o + 5]);
   }
 
   /** True when the value is held as an integer (OBJECT ENCODING int). */

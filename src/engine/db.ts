@@ -17,6 +17,7 @@ import type { Engine } from './engine.js';
 import { KeyTable, REMOVED, VIEW } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1, type Argv } from '../resp/argv.js';
+import type { ReplySink } from '../resp/reply-sink.js';
 import { N, dbEvent } from './notify.js';
 import { chargedValue, keyCharge, keyChargeLen, rechargeValue, stringCharge } from './memory.js';
 import { lfuNewBits, lfuTouch } from './evict.js';
@@ -382,15 +383,16 @@ export class Db {
   }
 
   /**
-   * read() of the key argv[i] when it is a compact key (keytable.ts), without moving it into
-   * the table: its value, its LRU clock touched if `touch`, a keyspace hit counted. Undefined
-   * when the key is not compact (then nothing was done: use readArg).
+   * GET of the key argv[i] when it is a compact key (keytable.ts), without moving it into the
+   * table: its value written to `out` from the arena's bytes, its LRU clock touched if `touch`,
+   * a keyspace hit counted. False when the key is not compact (then nothing was done: use
+   * readArg).
    */
-  readCompactArg(argv: Argv, i: number, touch: boolean): string | number | undefined {
-    if (this.loader !== null || this.eng.lfu) return undefined;
-    const v = this.map.readCompactBytes(argv.buf, argv.start[i], argv.end[i], touch ? (this.eng.lruClock - LRU_BASE) * 4 : -1);
-    if (v !== undefined) this.eng.stats.keyspaceHits++;
-    return v;
+  replyCompactArg(argv: Argv, i: number, touch: boolean, out: ReplySink): boolean {
+    if (this.loader !== null || this.eng.lfu) return false;
+    if (!this.map.replyCompactBytes(argv.buf, argv.start[i], argv.end[i], touch ? (this.eng.lruClock - LRU_BASE) * 4 : -1, out)) return false;
+    this.eng.stats.keyspaceHits++;
+    return true;
   }
 
   /** An access to `e`: its LRU clock, or under an LFU policy its counter (updateLFU). */

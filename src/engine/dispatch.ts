@@ -45,7 +45,7 @@ const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 
 
 /** A sink that drops everything (CLIENT REPLY OFF/SKIP); exported so CLIENT REPLY ON and RESET can answer past it. */
 export const NULL_SINK: ReplySink = {
-  ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {}, bulkLatin1Range() {}, bulkInt() {},
+  ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {}, bulkLatin1Range() {}, bulkInt() {}, bulkBytes() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
   map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };

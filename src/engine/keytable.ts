@@ -23,6 +23,7 @@
  */
 import { Entry } from './db.js';
 import { Arena, ARENA_MAX_KEY, ARENA_MAX_VALUE, nextCursor, rev } from './arena.js';
+import type { ReplySink } from '../resp/reply-sink.js';
 
 /** `Entry.next` of an entry that is no longer in the table. */
 export const REMOVED = Object.freeze({ removed: true }) as unknown as Entry;
@@ -214,17 +215,19 @@ export class KeyTable {
   }
 
   /**
-   * The value of the compact key whose bytes are b[s, e), left where it is (GET); its LRU
-   * clock set to `lru` (Entry.bits without the hint) unless `lru` < 0. Undefined when the key
-   * is not compact.
+   * GET of the compact key whose bytes are b[s, e), left where it is: its value written to
+   * `out` as a bulk straight from the arena's bytes (an integer's are its decimal digits), its
+   * LRU clock set to `lru` (Entry.bits without the hint) unless `lru` < 0. False when the key
+   * is not compact (nothing written).
    */
-  readCompactBytes(b: Uint8Array, s: number, e: number, lru: number): string | number | undefined {
-    if (this.arena.size === 0) return undefined;
+  replyCompactBytes(b: Uint8Array, s: number, e: number, lru: number, out: ReplySink): boolean {
+    if (this.arena.size === 0) return false;
     const a = this.arena;
     const r = a.findBytes(b, s, e, hashBytes(b, s, e));
-    if (r === 0) return undefined;
+    if (r === 0) return false;
     if (lru >= 0) a.setBits(r, lru | (a.bits(r) & 3));
-    return a.value(r);
+    a.replyValue(r, out);
+    return true;
   }
 
   /** Move compact record `r` (hash `h`) into the table as an Entry; returns it. */

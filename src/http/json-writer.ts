@@ -211,6 +211,13 @@ export class JsonWriter extends Resp2Shapes {
     this.done();
   }
 
+  override bulkBytes(b: Buffer, s: number, e: number): void {
+    this.open();
+    if (this.base64) this.b64Bytes(b, s, e);
+    else this.jsonBytes(b, s, e);
+    this.done();
+  }
+
   bulkLatin1(s: string): void {
     this.open();
     if (this.base64) this.b64Latin1(s);

@@ -104,7 +104,7 @@ const PREALLOC_MAX = 1024 * 1024;
 
 /** Discards asynchronous output: a REST request has nowhere to send it. */
 const DROP_SINK: ReplySink = {
-  ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {}, bulkLatin1Range() {}, bulkInt() {},
+  ok() {}, simple() {}, error() { replyStats.errors++; }, int() {}, bulk() {}, bulkLatin1() {}, bulkLatin1Range() {}, bulkInt() {}, bulkBytes() {},
   bulkText() {}, nil() {}, array() {}, nilArray() {},
   map() {}, set() {}, push() {}, double() {}, bool() {}, verbatim() {}, bigNumber() {}, pairs() {}, pair() {}, assoc() {}, assocItem() {}, attribute: () => false,
 };
@@ -142,6 +142,7 @@ class QueueSink extends Resp2Shapes {
   int() {}
   bulk() {}
   bulkLatin1() {}
+  override bulkBytes() {}
   bulkText() {}
   nil() {}
   array() {}

@@ -150,6 +150,7 @@ class MonitorSink extends Resp2Shapes {
   int(): void {}
   bulk(): void {}
   bulkLatin1(): void {}
+  override bulkBytes(): void {}
   bulkText(): void {}
   nil(): void {}
   array(): void {}

@@ -34,6 +34,11 @@ export interface ReplySink {
   bulkLatin1Range(s: string, a: number, e: number): void;
   /** bulkLatin1(String(v)) of a safe integer; a writer may write the digits without the string. */
   bulkInt(v: number): void;
+  /**
+   * bulk(b.subarray(s, e)) of bytes that may change once this returns (a compact key's value
+   * in its arena chunk): a sink copies or encodes them now, never keeps a reference.
+   */
+  bulkBytes(b: Buffer, s: number, e: number): void;
   /** A bulk string given as UTF-8 text (server-generated text: INFO, CLIENT LIST...). */
   bulkText(s: string): void;
   /** $-1 */
@@ -99,6 +104,7 @@ export abstract class Resp2Shapes implements ReplySink {
   abstract bulkText(s: string): void;
   bulkLatin1Range(s: string, a: number, e: number): void { this.bulkLatin1(s.substring(a, e)); }
   bulkInt(v: number): void { this.bulkLatin1(String(v)); }
+  bulkBytes(b: Buffer, s: number, e: number): void { this.bulk(Buffer.from(b.subarray(s, e))); }
   abstract nil(): void;
   abstract array(n: number): void;
   abstract nilArray(): void;

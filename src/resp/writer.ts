@@ -258,6 +258,23 @@ export class RespWriter implements ReplySink {
     crlf();
   }
 
+  /** bulk() of b[s, e), copied now (perf: GET of a compact key, from its arena chunk). */
+  bulkBytes(b: Buffer, s: number, e: number): void {
+    const n = e - s;
+    this.claim(n + 16);
+    this.header(0x24, n);
+    if (n <= 32) {
+      // perf: a JS loop beats Buffer#copy (a native call) for short values.
+      const d = slab;
+      const q = pos - s;
+      for (let i = s; i < e; i++) d[q + i] = b[i];
+      pos += n;
+    } else {
+      pos += b.copy(slab, pos, s, e);
+    }
+    crlf();
+  }
+
   /** bulkLatin1(String(v)) of a safe integer without the string (perf: listpack integer entries). */
   bulkInt(v: number): void {
     this.claim(40);

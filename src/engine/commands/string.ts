@@ -228,12 +228,7 @@ function setGeneric(
 
 // GET key
 function getCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const cv = c.db.readCompactArg(argv, 1, !c.noTouch);
-  if (cv !== undefined) {
-    if (typeof cv === 'string') out.bulkLatin1(cv);
-    else out.bulkInt(cv);
-    return;
-  }
+  if (c.db.replyCompactArg(argv, 1, !c.noTouch, out)) return;
   const e = c.db.readArg(argv, 1, !c.noTouch);
   if (e === undefined) {
     out.nil();

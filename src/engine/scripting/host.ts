@@ -165,6 +165,7 @@ class ForwardSink implements ReplySink {
   bulkLatin1(s: string): void { this.target?.bulkLatin1(s); }
   bulkLatin1Range(s: string, a: number, e: number): void { this.target?.bulkLatin1Range(s, a, e); }
   bulkInt(v: number): void { this.target?.bulkInt(v); }
+  bulkBytes(b: Buffer, s: number, e: number): void { this.target?.bulkBytes(b, s, e); }
   bulkText(s: string): void { this.target?.bulkText(s); }
   nil(): void { this.target?.nil(); }
   array(n: number): void { this.target?.array(n); }
@@ -287,6 +288,15 @@ export class LuaReplyEncoder extends LuaSink {
     this.done();
   }
   bulk(v: Buffer): void { this.bytes(0x73, v, 'latin1'); }
+  override bulkBytes(b: Buffer, s: number, e: number): void {
+    const n = e - s;
+    this.room(5 + n);
+    this.buf[this.pos] = 0x73;
+    this.buf.writeUInt32LE(n, this.pos + 1);
+    b.copy(this.buf, this.pos + 5, s, e);
+    this.pos += 5 + n;
+    this.done();
+  }
   bulkLatin1(s: string): void { this.bytes(0x73, s, 'latin1'); }
   bulkText(s: string): void { this.bytes(0x73, s, 'utf8'); }
   private byte(b: number): void {
@@ -564,6 +574,8 @@ class LuaTreeSink extends LuaSink {
   }
   int(n: number | bigint): void { this.put(Number(n)); }
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
+  /** As bulkLatin1 of the bytes' text: a short reply on its own goes to Lua as text. */
+  override bulkBytes(b: Buffer, s: number, e: number): void { this.bulkLatin1(b.latin1Slice(s, e)); }
   bulkLatin1(s: string): void {
     if (this.open.length === 0) {
       if (s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
