@@ -12,6 +12,15 @@ import type { Redis } from 'ioredis';
 import { dataDirs, startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { IoClients } from '../helpers/io.js';
 import { rng } from '../helpers/rng.js';
+import { encode, RawClient } from '../helpers/resp-client.js';
+import { Rest, TOKEN_ARGS } from '../http/rest-helpers.js';
+import { Engine } from '../../dist/engine/engine.js';
+import { Client, type Transport } from '../../dist/engine/client.js';
+import { execute } from '../../dist/engine/dispatch.js';
+import { FAMILIES } from '../../dist/engine/commands/index.js';
+import { loadConfig } from '../../dist/config.js';
+import { Argv } from '../../dist/resp/argv.js';
+import { RespWriter } from '../../dist/resp/writer.js';
 
 const clients = new IoClients();
 const procs: Proc[] = [];
@@ -116,5 +125,99 @@ describe('compact keys (the arena tier) against redis-server', () => {
     assert.deepEqual(await snapshot(a), want);
     await both(a, b, ['FLUSHDB']);
     assert.deepEqual(await snapshot(a), await snapshot(b));
+  });
+});
+
+/**
+ * Values a GET of a compact key writes from the arena's bytes (ReplySink.bulkBytes): empty,
+ * integers (held as such: their digits are the reply), a non-canonical integer, bytes that are
+ * not UTF-8, JSON's escapes, the longest value the tier holds.
+ */
+const VALUES: Buffer[] = [
+  Buffer.alloc(0),
+  Buffer.from('abc'),
+  Buffer.from('12345'),
+  Buffer.from('-7'),
+  Buffer.from('007'),
+  Buffer.from('9007199254740993'),
+  Buffer.from(Array.from({ length: 255 }, (_, i) => (i * 7 + 1) & 255)),
+  Buffer.from('q"b\\s\n\u00e9', 'latin1'),
+  Buffer.from('\u00e9\u00ff', 'latin1'),
+  Buffer.from('x'.repeat(255)),
+];
+const KEYS = VALUES.map((_, i) => `ck:${i}`);
+
+const INTERNAL: Transport = { kind: 'internal', close() {}, requestFlush() {}, resume() {}, outputBytes: () => 0, inputBytes: () => 0 };
+
+describe('GET of a compact key: the reply written from the arena bytes, through every reply path', () => {
+  it('in process: the keys stay compact through GET, MULTI/EXEC and EVAL', () => {
+    const eng = new Engine(loadConfig([], {}), FAMILIES);
+    const out = new RespWriter();
+    const c = new Client(eng, INTERNAL, out, '127.0.0.1:1', '127.0.0.1:2');
+    const run = (...args: Array<string | Buffer>): Buffer => {
+      execute(c, Argv.of(args), out);
+      return out.take();
+    };
+    const bulk = (v: Buffer) => Buffer.concat([Buffer.from(`$${v.length}\r\n`), v, Buffer.from('\r\n')]);
+    VALUES.forEach((v, i) => run('SET', KEYS[i], v));
+    assert.equal(c.db.map.compactSize, VALUES.length);
+    VALUES.forEach((v, i) => assert.deepEqual(run('GET', KEYS[i]), bulk(v), KEYS[i]));
+    run('MULTI');
+    for (const k of KEYS) run('GET', k);
+    assert.deepEqual(run('EXEC'), Buffer.concat([Buffer.from(`*${VALUES.length}\r\n`), ...VALUES.map(bulk)]));
+    assert.deepEqual(run('EVAL', "return redis.call('GET', KEYS[1])", '1', KEYS[1]), bulk(VALUES[1]));
+    // Neither GET nor a script's GET moved a key into the table.
+    assert.equal(c.db.map.compactSize, VALUES.length);
+  });
+
+  it('over TCP (RESP2, RESP3, MULTI, CLIENT REPLY SKIP, Lua on the engine thread and in the worker) and REST, as redis-server', async () => {
+    const ours = await startOurs(TOKEN_ARGS);
+    procs.push(ours);
+    const redis = await startRedis();
+    procs.push(redis);
+    const [a, b] = await Promise.all([RawClient.connect(ours.port), RawClient.connect(redis.port)]);
+    const same = async (...cmd: Array<string | Buffer>) => {
+      const [x, y] = await Promise.all([a.call(...cmd), b.call(...cmd)]).catch((e: Error) => { throw new Error(`${cmd.map(String).join(" ")}: ${e.message}`); });
+      assert.deepEqual(x, y, cmd.map(String).join(' '));
+      return x;
+    };
+    // HELLO's reply holds the connection id, which differs.
+    const hello = (proto: string) => Promise.all([a.call('HELLO', proto), b.call('HELLO', proto)]);
+    for (let i = 0; i < VALUES.length; i++) await same('SET', KEYS[i], VALUES[i]);
+    for (const proto of ['2', '3']) {
+      await hello(proto);
+      for (const k of KEYS) await same('GET', k);
+      await same('MULTI');
+      for (const k of KEYS) await same('GET', k);
+      await same('EXEC');
+      // A reply skipped (the null sink), then the next one written.
+      const skipped = Buffer.concat([encode(['CLIENT', 'REPLY', 'SKIP']), encode(['GET', KEYS[1]])]);
+      a.write(skipped);
+      b.write(skipped);
+      await same('GET', KEYS[2]);
+      // Lua: a reply on its own (as text) and inside a table, under RESP2 and RESP3 script replies.
+      for (const setresp of ['', 'redis.setresp(3) ']) {
+        await same('EVAL', `${setresp}return redis.call('GET', KEYS[1])`, '1', KEYS[6]);
+        await same('EVAL', `${setresp}local t = {} for i, k in ipairs(KEYS) do t[i] = redis.call('GET', k) end return t`, String(KEYS.length), ...KEYS);
+      }
+    }
+    await hello('2');
+    // A read-only script past 100 ms moves to the worker: its calls are answered by LuaReplyEncoder.
+    const spin = `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
+      while true do i = i + 1 if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > 200 then break end end end`;
+    await same('EVAL', `${spin} local t = {} for i, k in ipairs(KEYS) do t[i] = redis.call('GET', k) end return t`, String(KEYS.length), ...KEYS);
+    a.close();
+    b.close();
+
+    // REST: JSON strings (the bytes as UTF-8, invalid sequences replaced) and base64.
+    const rest = new Rest(`http://127.0.0.1:${ours.httpPort}`);
+    for (let i = 0; i < VALUES.length; i++) {
+      assert.deepEqual((await rest.get(`/get/${KEYS[i]}`)).json, { result: VALUES[i].toString('utf8') }, KEYS[i]);
+      assert.deepEqual((await rest.cmd(['GET', KEYS[i]], { 'Upstash-Encoding': 'base64' })).json, { result: VALUES[i].toString('base64') }, KEYS[i]);
+    }
+    const multi = await rest.multi(KEYS.map((k) => ['GET', k]), { 'Upstash-Encoding': 'base64' });
+    assert.deepEqual(multi.json, VALUES.map((v) => ({ result: v.toString('base64') })));
+    const pipe = await rest.pipeline(KEYS.map((k) => ['GET', k]));
+    assert.deepEqual(pipe.json, VALUES.map((v) => ({ result: v.toString('utf8') })));
   });
 });
