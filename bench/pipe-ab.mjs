@@ -9,7 +9,8 @@
  *   node --max-semi-space-size=4 bench/pipe-ab.mjs base-dist dist [tests] [iterations] [rounds]
  *   tests: get,set,incr,hset,lpush,lpop,sadd,zadd (redis-benchmark's commands and keys),
  *          hsetv (the value changes every time), hset10 (a field of a 10-field hash),
- *          lpushpop (8 LPUSH then 8 LPOP: a list that does not grow)
+ *          lpushpop (8 LPUSH then 8 LPOP: a list that does not grow),
+ *          getc (GET of a key of the compact tier: set once by a plain SET, never written again)
  *
  * For instruction counts (stable whatever the load), run one build under
  * `valgrind --tool=callgrind --smc-check=all-non-file` with PIPEAB_ONLY=A at two iteration
@@ -23,7 +24,7 @@ const CMDS = {
   get: ['GET', 'key:__rand_int__'], set: ['SET', 'key:__rand_int__', V], incr: ['INCR', 'counter:__rand_int__'],
   hset: ['HSET', 'myhash', 'element:__rand_int__', V], lpush: ['LPUSH', 'mylist', V], lpop: ['LPOP', 'mylist'],
   sadd: ['SADD', 'myset', 'element:__rand_int__'], zadd: ['ZADD', 'myzset', '0', 'element:__rand_int__'],
-  hset10: ['HSET', 'h10', 'field:7', V],
+  hset10: ['HSET', 'h10', 'field:7', V], getc: ['GET', 'kc'],
 };
 const resp = (ws) => `*${ws.length}\r\n` + ws.map((w) => `$${w.length}\r\n${w}\r\n`).join('');
 /** The 16-command chunk of a test. */
@@ -57,6 +58,7 @@ async function build(dist) {
   const f10 = [];
   for (let i = 0; i < 10; i++) f10.push(`field:${i}`, `value:${i}`);
   turn(Buffer.from(resp(['HSET', 'h10', ...f10])));
+  turn(Buffer.from(resp(['SET', 'kc', V]))); // a new key: the compact tier
   return turn;
 }
 

@@ -776,10 +776,10 @@ export class Db {
       if (old !== undefined) this.remove(old);
       const v = values[i];
       const sv = v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v;
-      // Entries, not the compact tier: a probe of the compact index costs two cache misses
-      // (hash and ref arrays), which made a 1M-key import 3.3 -> 4.7 s CPU (bench/RESULTS.md).
-      const e = this.insertRestored(key, sv, exps[i]);
-      if (out !== null) out[i] = e;
+      // Short strings without TTL go to the compact tier (no Entry), unless the caller needs
+      // every key's Entry (to set the file's LRU idle / LFU data on it).
+      if (out === null) this.restoreStored(key, sv, exps[i]);
+      else out[i] = this.insertRestored(key, sv, exps[i]);
     }
     this.eng.dirty += keys.length;
     this.eng.changed();

@@ -277,15 +277,17 @@ export class KeyTable {
   }
 
   /**
-   * Size an empty table for `n` keys at once (start-up loads a known number of keys: no
-   * rehash while they go in).
+   * Size an empty table for `n` keys at once, `compact` of which go to the compact tier
+   * (start-up loads a known number of keys: no rehash while they go in). Without `compact`,
+   * most keys loaded in bulk are taken to be plain strings: the compact tier's index is sized
+   * for all of them.
    */
-  reserve(n: number): void {
+  reserve(n: number, compact = n): void {
     if (this.count !== 0 || this.t1 !== null) return;
-    // Most keys loaded in bulk are plain strings: the compact tier's index is sized for all of
-    // them; the table for 1/TIER_RATIO of them (it grows as keys come, if more are not strings).
-    this.arena.reserve(n);
-    n = Math.ceil(n / TIER_RATIO);
+    this.arena.reserve(compact);
+    // The table: for its own keys, and no less than 1/TIER_RATIO of the compact ones (it
+    // grows as keys come if more are not compact).
+    n = Math.max(n - compact, Math.ceil(compact / TIER_RATIO));
     let want = MIN_BUCKETS;
     while (want < n && want < MAX_BUCKETS) want *= 2;
     if (want <= this.t0.length) return;

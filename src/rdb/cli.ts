@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Engine } from '../engine/engine.js';
+import type { Stored } from '../engine/db.js';
+import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
@@ -44,6 +46,16 @@ export function takeRdbArgs(args: string[]): RdbOptions {
   return o;
 }
 
+/** How many of an import's keys fit the compact tier (Db.restoreStored): sizes both tiers. */
+function compactCount(keys: string[], values: Stored[], exps: ArrayLike<number>): number {
+  let n = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const v = values[i];
+    if (exps[i] === 0 && keys[i].length <= ARENA_MAX_KEY && (typeof v === 'number' || (typeof v === 'string' && v.length <= ARENA_MAX_VALUE))) n++;
+  }
+  return n;
+}
+
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
 export function importRdb(eng: Engine, path: string): string {
   const t0 = performance.now();
@@ -65,14 +77,16 @@ export function importRdb(eng: Engine, path: string): string {
   for (let dbi = 0; dbi < k.perDb.length; dbi++) if ((k.perDb[dbi] ?? 0) > 0) used.push(dbi);
   for (const dbi of used) {
     const db = eng.dbs[dbi];
-    db.map.reserve(k.perDb[dbi]);
     // perf: one db (the usual file) takes the columns as they are; several are split by index.
     const idx = used.length === 1 ? null : k.db.flatMap((d, i) => (d === dbi ? [i] : []));
     const at = (j: number): number => (idx === null ? j : idx[j]);
     const keys = idx === null ? k.key : idx.map((i) => k.key[i]);
     const values = idx === null ? k.value : idx.map((i) => k.value[i]);
+    const exps = idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]);
     const lru = k.idle.size > 0 || k.freq.size > 0;
-    const entries = db.importKeys(keys, values, idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]), lru);
+    // Keys with the file's LRU/LFU data become Entries (importKeys); others may be compact.
+    db.map.reserve(keys.length, lru || eng.lfu ? 0 : compactCount(keys, values, exps));
+    const entries = db.importKeys(keys, values, exps, lru);
     for (let j = 0; j < values.length; j++) {
       const v = values[j];
       if (v instanceof HashValue && v.volatile) trackVolatile(db, keys[j], v);

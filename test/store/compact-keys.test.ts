@@ -21,6 +21,10 @@ import { FAMILIES } from '../../dist/engine/commands/index.js';
 import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
 import { RespWriter } from '../../dist/resp/writer.js';
+import { importRdb } from '../../dist/rdb/cli.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const clients = new IoClients();
 const procs: Proc[] = [];
@@ -219,5 +223,65 @@ describe('GET of a compact key: the reply written from the arena bytes, through 
     assert.deepEqual(multi.json, VALUES.map((v) => ({ result: v.toString('base64') })));
     const pipe = await rest.pipeline(KEYS.map((k) => ['GET', k]));
     assert.deepEqual(pipe.json, VALUES.map((v) => ({ result: v.toString('utf8') })));
+  });
+});
+
+describe('RDB import into the compact tier', () => {
+  /** An RDB file of string (type 0) and hash (type 4) records, no checksum (8 zero bytes). */
+  function rdb(records: Array<[number, string, string | Array<[string, string]>, number?]>): Buffer {
+    const str = (x: string) => {
+      const b = Buffer.from(x, 'latin1');
+      assert.ok(b.length < 64);
+      return Buffer.concat([Buffer.from([b.length]), b]);
+    };
+    const parts = [Buffer.from('REDIS0010'), Buffer.from([0xfe, 0])];
+    for (const [type, key, value, expMs] of records) {
+      if (expMs !== undefined) {
+        const e = Buffer.alloc(9);
+        e[0] = 0xfc;
+        e.writeBigUInt64LE(BigInt(expMs), 1);
+        parts.push(e);
+      }
+      parts.push(Buffer.from([type]), str(key));
+      if (typeof value === 'string') parts.push(str(value));
+      else parts.push(Buffer.from([value.length]), ...value.flatMap(([f, v]) => [str(f), str(v)]));
+    }
+    parts.push(Buffer.from([0xff]), Buffer.alloc(8));
+    return Buffer.concat(parts);
+  }
+
+  it('keys given twice replace each other across tiers; TTL keys and long values stay Entries', () => {
+    const later = Date.now() + 3_600_000;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rs-compact-import-')), 'dup.rdb');
+    fs.writeFileSync(file, rdb([
+      [0, 'd', 'one'], [0, 'd', 'two'], // string twice: the second stays, compact
+      [0, 'h', 'x'], [4, 'h', [['f', 'v']]], // a compact string, then a hash of that name
+      [4, 'g', [['f', 'v']]], [0, 'g', '42'], // a hash, then a (compact, integer) string
+      [0, 'i', '12'], [0, 'i', '-13'],
+      [0, 't', 'ttl', later], // a TTL: an Entry
+      [0, 'z', 'plain'],
+    ]));
+    const eng = new Engine(loadConfig([], {}), FAMILIES);
+    const out = new RespWriter();
+    const c = new Client(eng, INTERNAL, out, '127.0.0.1:1', '127.0.0.1:2');
+    const run = (...args: string[]): string => {
+      execute(c, Argv.of(args), out);
+      return out.take().toString('latin1');
+    };
+    importRdb(eng, file);
+    assert.equal(run('DBSIZE'), ':6\r\n');
+    // Read the compact keys before anything moves them into the table.
+    assert.equal(c.db.map.compactSize, 4); // d, g, i, z
+    assert.equal(run('GET', 'd'), '$3\r\ntwo\r\n');
+    assert.equal(run('GET', 'g'), '$2\r\n42\r\n');
+    assert.equal(run('GET', 'i'), '$3\r\n-13\r\n');
+    assert.equal(run('GET', 'z'), '$5\r\nplain\r\n');
+    assert.equal(c.db.map.compactSize, 4);
+    assert.equal(run('TYPE', 'h'), '+hash\r\n');
+    assert.equal(run('HGET', 'h', 'f'), '$1\r\nv\r\n');
+    assert.equal(run('OBJECT', 'ENCODING', 'g'), '$3\r\nint\r\n');
+    assert.equal(run('GET', 't'), '$3\r\nttl\r\n');
+    assert.match(run('TTL', 't'), /^:3[56]\d\d\r\n$/);
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 });
