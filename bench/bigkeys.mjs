@@ -7,7 +7,8 @@
  *            a second client's PING round trips during it (sent every 50 ms: p50 and max)
  *   rss      VmRSS after the load (2 s settle)
  *   get      (--get) redis-benchmark -t get -r N -n GET_REQUESTS -c 50 at -P 1 and -P 16:
- *            ops/s, p50, p99 (the keys are redis-benchmark's key:__rand_int__ form, so they hit)
+ *            ops/s, p50, p99 and the server's CPU µs per GET (the keys are redis-benchmark's
+ *            key:__rand_int__ form, so they hit)
  *   restart  (--restart, persistent modes) kill -9 after the load, then the time from spawning
  *            the server to its first PONG and to the whole keyspace loaded (ours: DBSIZE = N,
  *            which waits for the background load; Redis: PING answers once loaded)
@@ -243,7 +244,9 @@ async function one(which, n, mode, port) {
     row.rssMb = rssMb(proc.pid);
     if (flag('get')) {
       for (const P of [1, 16]) {
+        const c0 = cpuMs(proc.pid);
         const g = benchGet(port, n, P);
+        g.cpuUs = ((cpuMs(proc.pid) - c0) * 1000) / GET_REQUESTS;
         row[`get${P}`] = g;
       }
     }
@@ -280,7 +283,7 @@ async function one(which, n, mode, port) {
 }
 
 function fmt(r) {
-  const g = (P) => (r[`get${P}`] ? `${Math.round(r[`get${P}`].rps)} p50 ${r[`get${P}`].p50} p99 ${r[`get${P}`].p99}` : '-');
+  const g = (P) => (r[`get${P}`] ? `${Math.round(r[`get${P}`].rps)} p50 ${r[`get${P}`].p50} p99 ${r[`get${P}`].p99} cpu ${r[`get${P}`].cpuUs.toFixed(2)} µs/op` : '-');
   return [
     r.which.padEnd(5), String(r.n).padStart(9), r.mode.padEnd(8), `load ${r.loadS.toFixed(1)} s`, `cpu ${r.cpuS.toFixed(1)} s`,
     `ping p50 ${r.pingP50.toFixed(1)} max ${r.pingMax.toFixed(0)} ms`, `rss ${r.rssMb.toFixed(0)} MB`,
