@@ -6,10 +6,12 @@
  * the compact tier), then chunks of 16 pipelined `GET key:<random 12 digits>` (redis-benchmark
  * -r N's keys: every one hits) are parsed, executed and their replies written by a RespWriter
  * to a sink that drops them. Both builds live in this one process and their rounds alternate;
- * prints the median CPU ns per GET.
+ * prints the median CPU ns per GET and the young-generation collections per 100k GETs (each
+ * one a pause that lands in some request's latency).
  *
  *   node --max-semi-space-size=4 bench/getbig-ab.mjs base-dist dist [N=10000000] [V=16] [gets per round=400000] [rounds=7]
  */
+import { PerformanceObserver } from 'node:perf_hooks';
 import { inProcess } from './inproc.mjs';
 
 const [dA = 'base-dist', dB = 'dist', nArg = '10000000', vArg = '16', gArg = '400000', rArg = '7'] = process.argv.slice(2);
@@ -78,9 +80,14 @@ const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const { loadavg } = await import('node:os');
 console.log(`# ${new Date().toISOString()} load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; N=${N} V=${V}, ${G} GETs per round, ${ROUNDS} rounds; A=${dA} B=${dB}`);
 const res = { A: [], B: [] };
+const gcs = { A: 0, B: 0 };
+let gcN = 0;
+new PerformanceObserver((l) => (gcN += l.getEntries().length)).observe({ entryTypes: ['gc'] });
 for (let r = 0; r < ROUNDS; r++) {
   for (const k of r & 1 ? ['B', 'A'] : ['A', 'B']) {
     const turn = builds[k];
+    await new Promise((r) => setTimeout(r, 20)); // the observer reports the last round's collections
+    const g0 = gcN;
     const c0 = process.cpuUsage();
     for (let i = 0; i < G; i += 16) {
       for (let j = 0; j < 16; j++) putDigits(get.b, get.digits[j], rand(N));
@@ -88,9 +95,13 @@ for (let r = 0; r < ROUNDS; r++) {
     }
     const c = process.cpuUsage(c0);
     res[k].push(((c.user + c.system) * 1000) / G);
+    await new Promise((r) => setTimeout(r, 20));
+    gcs[k] += gcN - g0;
   }
 }
 const a = med(res.A);
 const b = med(res.B);
 console.log(`GET -P16 random of ${N}: A ${a.toFixed(0)} ns  B ${b.toFixed(0)} ns  B/A ${(b / a).toFixed(2)}  (A ${res.A.map((x) => x.toFixed(0)).join(' ')}; B ${res.B.map((x) => x.toFixed(0)).join(' ')})`);
+const per = (k) => ((gcs[k] * 100000) / (G * ROUNDS)).toFixed(2);
+console.log(`collections per 100k GETs: A ${per('A')}  B ${per('B')}`);
 console.log(`# load after ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
