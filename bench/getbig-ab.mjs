@@ -12,7 +12,7 @@
  *   node --max-semi-space-size=4 bench/getbig-ab.mjs base-dist dist [N=10000000] [V=16] [gets per round=400000] [rounds=7]
  */
 import { PerformanceObserver } from 'node:perf_hooks';
-import { inProcess } from './inproc.mjs';
+import { pipeTurn } from './inproc.mjs';
 
 const [dA = 'base-dist', dB = 'dist', nArg = '10000000', vArg = '16', gArg = '400000', rArg = '7'] = process.argv.slice(2);
 const N = Number(nArg);
@@ -45,25 +45,7 @@ function rand(n) {
 }
 
 async function build(dist) {
-  const { DIST, client, execute, Argv } = await inProcess(dist);
-  const { RespParser, Parse } = await import(`${DIST}/resp/parser.js`);
-  const { RespWriter } = await import(`${DIST}/resp/writer.js`);
-  const out = new RespWriter();
-  const sock = { write: () => true, writableLength: 0 };
-  const parser = new RespParser();
-  const argv = new Argv();
-  const eng = client.engine;
-  const turn = (b) => {
-    parser.push(b, argv);
-    let first = true;
-    while (parser.next(argv) === Parse.OK) {
-      if (!first) eng.clockNext = eng.lastClock;
-      first = false;
-      execute(client, argv, out);
-    }
-    eng.clockNext = -1;
-    out.flush(sock);
-  };
+  const { engine: eng, turn } = await pipeTurn(dist);
   const set = template(['SET', KEY0, 'v'.repeat(V)]);
   for (let i = 0; i < N; i += 16) {
     for (let k = 0; k < 16; k++) putDigits(set.b, set.digits[k], Math.min(i + k, N - 1));

@@ -26,6 +26,34 @@ export async function inProcess(dist, kind = 'internal') {
   return { DIST, engine, client, execute, NULL_SINK, Argv };
 }
 
+/**
+ * inProcess(dist) and its `turn(chunk)`: what connection.ts does with one read (parse every
+ * command, execute each, one flush), with replies written by a RespWriter to a sink that drops
+ * them (bench/pipe-ab.mjs, bench/getbig-ab.mjs).
+ */
+export async function pipeTurn(dist) {
+  const { DIST, client, execute, Argv } = await inProcess(dist);
+  const { RespParser, Parse } = await import(`${DIST}/resp/parser.js`);
+  const { RespWriter } = await import(`${DIST}/resp/writer.js`);
+  const out = new RespWriter();
+  const sock = { write: () => true, writableLength: 0 };
+  const parser = new RespParser();
+  const argv = new Argv();
+  const eng = client.engine;
+  const turn = (b) => {
+    parser.push(b, argv);
+    let first = true;
+    while (parser.next(argv) === Parse.OK) {
+      if (!first) eng.clockNext = eng.lastClock;
+      first = false;
+      execute(client, argv, out);
+    }
+    eng.clockNext = -1;
+    out.flush(sock);
+  };
+  return { engine: eng, turn };
+}
+
 /** An Argv (the build's class `Argv`) holding `words` (latin1 strings), as the parser would. */
 export function argvOf(Argv, words) {
   const bufs = words.map((w) => Buffer.from(w, 'latin1'));

@@ -16,7 +16,7 @@
  * `valgrind --tool=callgrind --smc-check=all-non-file` with PIPEAB_ONLY=A at two iteration
  * counts and divide the difference.
  */
-import { inProcess } from './inproc.mjs';
+import { pipeTurn } from './inproc.mjs';
 
 const [dA = 'base-dist', dB = 'dist', tests = 'get,set,incr,hset,lpush,lpop,sadd,zadd', iters = '20000', rounds = '11'] = process.argv.slice(2);
 const V = 'xxx';
@@ -35,26 +35,7 @@ function chunk(t) {
 }
 
 async function build(dist) {
-  const { DIST, client, execute, Argv } = await inProcess(dist);
-  const { RespParser, Parse } = await import(`${DIST}/resp/parser.js`);
-  const { RespWriter } = await import(`${DIST}/resp/writer.js`);
-  const out = new RespWriter();
-  const sock = { write: () => true, writableLength: 0 };
-  const parser = new RespParser();
-  const argv = new Argv();
-  const eng = client.engine;
-  /** What connection.ts does with one read: every command, then one flush. */
-  const turn = (b) => {
-    parser.push(b, argv);
-    let first = true;
-    while (parser.next(argv) === Parse.OK) {
-      if (!first) eng.clockNext = eng.lastClock;
-      first = false;
-      execute(client, argv, out);
-    }
-    eng.clockNext = -1;
-    out.flush(sock);
-  };
+  const { turn } = await pipeTurn(dist);
   const f10 = [];
   for (let i = 0; i < 10; i++) f10.push(`field:${i}`, `value:${i}`);
   turn(Buffer.from(resp(['HSET', 'h10', ...f10])));
