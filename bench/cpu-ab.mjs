@@ -9,6 +9,10 @@
  *   CPUAB_A=base-dist CPUAB_B=dist CPUAB_TESTS=get,incr,hset CPUAB_P=16 CPUAB_C=50 \
  *     CPUAB_N=1000000 CPUAB_ROUNDS=3 CPUAB_PORT=7510 node bench/cpu-ab.mjs
  *
+ * Node flags and environment per build (default: those of `npm start`, bench/server-cmd.mjs):
+ *   CPUAB_R=1000000 (random keys, redis-benchmark -r)
+ *   CPUAB_FLAGS_A='--max-semi-space-size=4' CPUAB_ENV_A='MALLOC_MMAP_THRESHOLD_=' (empty: unset)
+ *
  * /proc CPU times tick at 10 ms: give each figure >= 1 s of server CPU (-P 16: 1M requests).
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -26,6 +30,8 @@ const N = Number(process.env.CPUAB_N ?? 1000000);
 const ROUNDS = Number(process.env.CPUAB_ROUNDS ?? 3);
 const PORT = Number(process.env.CPUAB_PORT ?? 7510);
 const CLIENTS = String(process.env.CPUAB_C ?? 50);
+/** CPUAB_R=n: redis-benchmark -r n (random keys / members: the data set grows through the run). */
+const RAND = process.env.CPUAB_R ? ['-r', process.env.CPUAB_R] : [];
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 function cpu(pid) {
@@ -42,24 +48,31 @@ async function up(port) {
   throw new Error(`port ${port} not up`);
 }
 const dirs = [];
-function ours(dist, port) {
+function ours(dist, port, name) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cpuab-'));
   dirs.push(dir);
-  return spawn(process.execPath, [...NODE_FLAGS, path.join(dist, 'main.js'), '--port', String(port), '--http-port', '-1', '--appendfsync', 'no', '--dir', dir], { stdio: 'ignore' });
+  const flags = process.env[`CPUAB_FLAGS_${name}`]?.split(/\s+/).filter(Boolean) ?? NODE_FLAGS;
+  const env = { ...process.env };
+  for (const kv of (process.env[`CPUAB_ENV_${name}`] ?? '').split(/\s+/).filter(Boolean)) {
+    const [k, v] = [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)];
+    if (v === '') delete env[k];
+    else env[k] = v;
+  }
+  return spawn(process.execPath, [...flags, path.join(dist, 'main.js'), '--port', String(port), '--http-port', '-1', '--appendfsync', 'no', '--dir', dir], { stdio: 'ignore', env });
 }
 const servers = [
-  { name: 'A', proc: ours(A, PORT), port: PORT },
-  { name: 'B', proc: ours(B, PORT + 1), port: PORT + 1 },
+  { name: 'A', proc: ours(A, PORT, 'A'), port: PORT },
+  { name: 'B', proc: ours(B, PORT + 1, 'B'), port: PORT + 1 },
   { name: 'redis', proc: spawn('redis-server', ['--port', String(PORT + 2), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' }), port: PORT + 2 },
 ];
 try {
   for (const s of servers) await up(s.port);
   const res = {};
-  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}, ${ROUNDS} rounds; A=${A} B=${B}`);
-  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q']);
+  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}${RAND.length ? ` -r ${RAND[1]}` : ''}, ${ROUNDS} rounds; A=${A} ${process.env.CPUAB_FLAGS_A ?? ""} ${process.env.CPUAB_ENV_A ?? ""} B=${B} ${process.env.CPUAB_FLAGS_B ?? ""} ${process.env.CPUAB_ENV_B ?? ""}`);
+  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q', ...RAND]);
   for (let r = 0; r < ROUNDS; r++) for (const t of TESTS) for (const s of servers) {
     const c0 = cpu(s.proc.pid);
-    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-t', t, '-q'], { encoding: 'utf8' }).stdout;
+    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-t', t, '-q', ...RAND], { encoding: 'utf8' }).stdout;
     const c1 = cpu(s.proc.pid);
     const m = /([\d.]+) requests per second/.exec(out.split('\r').pop() ?? '');
     ((res[t] ??= {})[s.name] ??= []).push({ cpu: ((c1 - c0) * 1e6) / N, rps: m ? Number(m[1]) : NaN });

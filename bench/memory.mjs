@@ -16,8 +16,8 @@
  * Ours runs as `npm start` runs it (bench/server-cmd.mjs: its Node flags) with `--appendfsync no`
  * (keyspace in memory only: no LMDB map in the RSS), Redis
  * with `--save '' --appendonly no`. RSS is VmRSS from /proc/<pid>/status (what Redis reports as
- * used_memory_rss); Redis's own used_memory is printed too. "Δ" columns subtract the RSS of the
- * idle server measured before loading (Node's runtime costs ~45 MB before any data).
+ * used_memory_rss); Redis's own used_memory is printed too. "idle" is each server's RSS before
+ * loading (0.5 s after its first reply); "Δ" columns subtract it (Node alone is ~41 MB idle).
  *
  *   npm run bench:memory
  *   BENCH_N=200000 BENCH_SETS=strings,hash node bench/memory.mjs
@@ -284,6 +284,7 @@ async function measure(setName) {
 function printRow(r, header) {
   const cols = [
     ['dataset', 11, r.dataset], ['items', 9, r.n],
+    ['ours idle MB', 13, mb(r.ours.baseRss)], ['redis idle MB', 14, mb(r.redis.baseRss)],
     ['ours RSS MB', 12, mb(r.ours.rss)], ['redis RSS MB', 13, mb(r.redis.rss)], ['ours/redis', 11, r.ratio.toFixed(2)],
     ['ours Δ MB', 10, mb(r.ours.rss - r.ours.baseRss)], ['redis Δ MB', 11, mb(r.redis.rss - r.redis.baseRss)], ['Δ ratio', 8, r.deltaRatio.toFixed(2)],
     ['redis used MB', 14, mb(r.redis.usedMemory)], ['ours B/item', 12, ((r.ours.rss - r.ours.baseRss) / r.n).toFixed(0)], ['redis B/item', 13, ((r.redis.rss - r.redis.baseRss) / r.n).toFixed(0)],

@@ -34,7 +34,7 @@ export const GATE_EXITING = 1;
 const EXIT_WAIT_MS = 10_000;
 
 export class ApplyThread {
-  private readonly worker: Worker;
+  private thread: Worker | null = null;
   private nextId = 1;
   private wait: { id: number; resolve: (durable: boolean) => void; reject: (err: unknown) => void } | null = null;
   private closing: (() => void) | null = null;
@@ -56,11 +56,19 @@ export class ApplyThread {
     if (Atomics.load(this.gate, GATE_BUSY) === 1) Atomics.wait(this.gate, GATE_BUSY, 1, EXIT_WAIT_MS);
   };
 
-  constructor(path: string) {
-    this.worker = new Worker(new URL('./apply-worker.js', import.meta.url), { workerData: { path, gate: this.gate } });
-    this.worker.unref();
+  /**
+   * The thread starts with the first apply (memory: a thread is a V8 isolate with lmdb loaded,
+   * ~15 MB of RSS, which a server nobody writes to need not hold).
+   */
+  constructor(private readonly path: string) {}
+
+  private get worker(): Worker {
+    if (this.thread !== null) return this.thread;
+    const worker = new Worker(new URL('./apply-worker.js', import.meta.url), { workerData: { path: this.path, gate: this.gate } });
+    this.thread = worker;
+    worker.unref();
     process.on('exit', this.onExit);
-    this.worker.on('message', (m: ApplyReply) => {
+    worker.on('message', (m: ApplyReply) => {
       if (m.id === -1) {
         this.closing?.();
         return;
@@ -71,8 +79,9 @@ export class ApplyThread {
       if (m.error !== null) w.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
       else w.resolve(m.unsynced !== true);
     });
-    this.worker.on('error', (err) => this.died(err));
-    this.worker.on('exit', () => this.died(new Error('the journal applier thread exited')));
+    worker.on('error', (err) => this.died(err));
+    worker.on('exit', () => this.died(new Error('the journal applier thread exited')));
+    return worker;
   }
 
   private died(err: unknown): void {
@@ -111,7 +120,7 @@ export class ApplyThread {
 
   /** Close the thread's LMDB handle and end it (after the last apply settled). */
   close(): Promise<void> {
-    if (this.dead) return Promise.resolve();
+    if (this.dead || this.thread === null) return Promise.resolve();
     this.ended = true;
     return new Promise<void>((resolve) => {
       this.closing = () => {

@@ -9,7 +9,6 @@
 import { writeSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { open } from 'lmdb';
 
 export interface WalkResult {
   /** Environments read whole, in order, with each named database's record count. */
@@ -34,7 +33,8 @@ export function walkInChild(envDirs: string[]): WalkResult {
   return out;
 }
 
-export function walk(envDir: string): Record<string, number> {
+/** Reads one environment (in the child: lmdb is imported there only, not by every process that imports walkInChild). */
+function walk(open: typeof import('lmdb').open, envDir: string): Record<string, number> {
   const root = open({ path: envDir, readOnly: true, maxDbs: 32, encoding: 'binary', keyEncoding: 'binary' } as any);
   const out: Record<string, number> = {};
   try {
@@ -57,10 +57,11 @@ export function walk(envDir: string): Record<string, number> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const { open } = await import('lmdb');
   // Written synchronously: a line printed is a line the parent gets, even if the next environment kills us.
   for (const env of process.argv.slice(2)) {
     try {
-      writeSync(1, `${env}\t${JSON.stringify(walk(env))}\n`);
+      writeSync(1, `${env}\t${JSON.stringify(walk(open, env))}\n`);
     } catch (err) {
       writeSync(2, `${(err as Error).message}\n`);
       process.exit(1);

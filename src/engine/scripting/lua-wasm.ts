@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 
 const WASM_URL = new URL('../../../native/lua.wasm', import.meta.url);
-const LUA_WASM = new WebAssembly.Module(readFileSync(WASM_URL));
+let LUA_WASM: WebAssembly.Module | null = null;
 
 /** What a Lua error throws through the wasm frames (caught by `try`). */
 const LUA_THROW = new Error('lua error');
@@ -72,6 +72,7 @@ export interface LuaModule {
 const EBADF = 8;
 
 export function instantiateLua(host: LuaHost): LuaModule {
+  const wasm = (LUA_WASM ??= new WebAssembly.Module(readFileSync(WASM_URL)));
   // Filled once the instance exists (the imports below run only after that).
   let run: (f: number, L: number, ud: number) => void = () => {};
   let sp: WebAssembly.Global | null = null;
@@ -84,11 +85,11 @@ export function instantiateLua(host: LuaHost): LuaModule {
   };
   const fail = (): number => EBADF;
   const wasi: Record<string, (...a: number[]) => number> = {};
-  for (const imp of WebAssembly.Module.imports(LUA_WASM)) {
+  for (const imp of WebAssembly.Module.imports(wasm)) {
     if (imp.module === 'wasi_snapshot_preview1') wasi[imp.name] = fail;
   }
   wasi.proc_exit = (status: number) => host.exit(status);
-  const instance = new WebAssembly.Instance(LUA_WASM, {
+  const instance = new WebAssembly.Instance(wasm, {
     lua: {
       try: (L: number, f: number, ud: number) => {
         const saved = sp!.value as number;
