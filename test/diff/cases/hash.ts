@@ -156,6 +156,20 @@ const scripts: Script[] = [
     ['WATCH', 'h'], ['HSETNX', 'h', 'a', '2'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
   ] },
   { name: 'big hashtable with churn: values of changing length, deletions, binary fields', steps: bigHash() },
+  // HSET/HMSET of a hashtable hash write the entry from the request's bytes (TCP and redis.call):
+  // binary and NUL bytes, lengths around the 32-byte JS copy, same-length rewrites in place.
+  { name: 'HSET of a hashtable hash from the request bytes (TCP and scripts)', steps: [
+    ['HSET', 'j', 'data', 'x'.repeat(100), 'a\u0000b', '\u0000', 'k'.repeat(32), 'v'.repeat(33)],
+    ['HSET', 'j', 'a\u0000b', '\u0001', 'k'.repeat(32), 'w'.repeat(33), 'k'.repeat(33), 'z'.repeat(32)],
+    ['HGET', 'j', 'a\u0000b'], ['HGET', 'j', 'k'.repeat(32)], ['HGET', 'j', 'k'.repeat(33)], ['HGET', 'j', 'a'],
+    ['EVAL', "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) " +
+      "return {redis.call('HMSET', KEYS[1], ARGV[1], ARGV[4]), redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[1], ARGV[3]), redis.call('HLEN', KEYS[1])}",
+      '1', 'j', 'f\u0000\u00ff', 'a'.repeat(32), 'b'.repeat(33) + '\u0000', 'v\u0000\u0080'],
+    ['EVAL', "for i = 1, 40 do redis.call('HSET', KEYS[1], 'f' .. i, string.rep('y', i)) end " +
+      "redis.call('HSET', KEYS[1], 'f7', 'same..', 'f40', string.rep('z', 100)) return redis.call('HLEN', KEYS[1])", '1', 'j'],
+    ['HGET', 'j', 'f7'], ['HGET', 'j', 'f40'], ['HGET', 'j', 'f39'], ['HSTRLEN', 'j', 'f33'],
+    { cmd: ['HGETALL', 'j'], compare: 'sorted' }, ['HLEN', 'j'],
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [
