@@ -21,6 +21,7 @@ const data = JSON.stringify({ i: 1, payload: 'x'.repeat(100) });
 const TESTS = {
   hmsetNew: (i) => ['HMSET', `bull:q:${i}`, 'name', 'job', 'data', data, 'opts', '{"attempts":0}', 'timestamp', '1795840335853', 'delay', '0', 'priority', '0'],
   hincrbyNewField: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
+  hincrbyAgain: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
   hsetFinished: (i) => ['HSET', `bull:q:${i}`, 'returnvalue', String(i), 'finishedOn', '1795840335999'],
   hmsetAgain: (i) => ['HMSET', `bull:q:${i}`, 'processedOn', '1795840335990', 'finishedOn', '1795840335999'],
   hgetall: (i) => ['HGETALL', `bull:q:${i}`],

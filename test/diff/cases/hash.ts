@@ -224,6 +224,19 @@ const scripts: Script[] = [
     { cmd: ['HGETALL', 'h2'], compare: 'sorted' },
   ] },
   { name: 'reads of hashes of 32-129 fields (the field index) between edits of every kind', steps: indexedReads() },
+  // HINCRBY of a hashtable hash: numbers within ±2^53, the exact 64-bit path beyond and on errors.
+  { name: 'HINCRBY of a hashtable hash across 2^53, invalid values and overflow', steps: [
+    ['HSET', 'h', 'big', 'x'.repeat(70), 'n', '9007199254740990', 'm', '-9007199254740990', 'z', '01', 'mz', '-0',
+      'sp', ' 1', 'pl', '+1', 'e', '', 'w', '9223372036854775806'],
+    ['HINCRBY', 'h', 'n', '1'], ['HINCRBY', 'h', 'n', '1'], ['HINCRBY', 'h', 'n', '1'], ['HGET', 'h', 'n'],
+    ['HINCRBY', 'h', 'm', '-1'], ['HINCRBY', 'h', 'm', '-1'], ['HINCRBY', 'h', 'm', '9007199254740993'], ['HGET', 'h', 'm'],
+    ['HINCRBY', 'h', 'z', '1'], ['HINCRBY', 'h', 'mz', '1'], ['HINCRBY', 'h', 'sp', '1'], ['HINCRBY', 'h', 'pl', '1'],
+    ['HINCRBY', 'h', 'e', '1'], ['HINCRBY', 'h', 'w', '1'], ['HINCRBY', 'h', 'w', '1'], ['HINCRBY', 'h', 'new', '-7'],
+    ['HINCRBY', 'h', 'new', '7'], ['HINCRBY', 'h', 'new', '-9223372036854775808'], ['HINCRBY', 'h', 'new', '-1'],
+    ['HINCRBY', 'h', 'atm', '1'], ['HINCRBY', 'h', 'atm', '1'], ['HGET', 'h', 'atm'], ['HINCRBY', 'h', 'big', '1'],
+    { cmd: ['HGETALL', 'h'], compare: 'sorted' },
+    ['EVAL', "redis.call('HINCRBY', KEYS[1], 'atm', 1) return redis.call('HINCRBY', KEYS[1], 'atm', 40)", '1', 'h'],
+  ] },
   { name: 'HINCRBY past hash-max-listpack-value makes a hashtable', steps: [
     ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HSET', 'h', 'n', '998'], ['HINCRBY', 'h', 'n', '1'],
     ['OBJECT', 'ENCODING', 'h'], ['HINCRBY', 'h', 'n', '1'], ['OBJECT', 'ENCODING', 'h'], ['HGET', 'h', 'n'],
