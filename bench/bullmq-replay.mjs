@@ -108,5 +108,36 @@ for (let k = 0; k < sides.length; k++) {
   console.log(`## ${dists[k] ?? 'dist'}: CPU per round ${med(cpus[k])} µs (${(med(cpus[k]) / cmds.length).toFixed(1)} µs per command)`);
   for (const [key, xs] of perScript[k]) console.log(`  ${key.padEnd(52)} ${String(xs[0][0]).padStart(6)} calls ${med(xs.map((x) => x[1])).toFixed(1).padStart(8)} µs wall each`);
 }
+// Allocation sampling over rounds of the first build, collected objects included (what feeds
+// the young-generation GC): REPLAY_ALLOC=<file> writes the sampling heap profile there.
+if (process.env.REPLAY_ALLOC) {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+  round(0);
+  round(0);
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  fs.writeFileSync(process.env.REPLAY_ALLOC, JSON.stringify(profile));
+}
+// Per command, nested calls included (commandstats of a last round of each build): µs each.
+if (process.env.REPLAY_CMDSTATS) {
+  for (let k = 0; k < sides.length; k++) {
+    const { s, run } = sides[k];
+    run(['CONFIG', 'RESETSTAT']);
+    round(k);
+    let text = '';
+    const sink = { ...s.NULL_SINK, bulk(v) { text = v.toString('latin1'); }, bulkLatin1(t) { text = t; }, bulkText(t) { text = t; }, verbatim(t) { text = String(t); } };
+    s.execute(s.client, argvOf(s.Argv, ['INFO', 'commandstats']), sink);
+    const rows = text.split('\n').filter((l) => l.startsWith('cmdstat_')).map((l) => {
+      const [name, rest] = l.trim().split(':');
+      const o = Object.fromEntries(rest.split(',').map((x) => x.split('=')));
+      return [name.slice(8), Number(o.calls), Number(o.usec)];
+    }).sort((a, b) => b[2] - a[2]);
+    console.log(`## ${dists[k] ?? 'dist'}: commandstats of one round (µs per call, calls)`);
+    console.log(rows.map(([n, calls, usec]) => `${n} ${(usec / calls).toFixed(2)} (${calls})`).join(' | '));
+  }
+}
 if (ratios.length) console.log(`B/A CPU per round, median of ${ratios.length}: ${med(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(' ')})`);
 process.exit(0);

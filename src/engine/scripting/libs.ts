@@ -693,9 +693,13 @@ function mpUint(s: Buffer, st: { p: number }, n: number): number {
   return v;
 }
 
-function mpBytes(s: Buffer, st: { p: number }, n: number): Buffer {
+/**
+ * A msgpack string as latin1 text (a Lua string's bytes; perf: one JS string, where a copied
+ * Buffer was two objects and pool memory, for what goes straight into Lua).
+ */
+function mpBytes(s: Buffer, st: { p: number }, n: number): string {
   mpNeed(s, st, n);
-  const b = Buffer.from(s.subarray(st.p, st.p + n));
+  const b = s.latin1Slice(st.p, st.p + n);
   st.p += n;
   return b;
 }
