@@ -162,6 +162,7 @@ const scripts: Script[] = [
     ['HSET', 'j', 'data', 'x'.repeat(100), 'a\u0000b', '\u0000', 'k'.repeat(32), 'v'.repeat(33)],
     ['HSET', 'j', 'a\u0000b', '\u0001', 'k'.repeat(32), 'w'.repeat(33), 'k'.repeat(33), 'z'.repeat(32)],
     ['HGET', 'j', 'a\u0000b'], ['HGET', 'j', 'k'.repeat(32)], ['HGET', 'j', 'k'.repeat(33)], ['HGET', 'j', 'a'],
+    ['HMGET', 'j', 'a\u0000b', 'a', 'k'.repeat(33), 'a\u0000', '', 'data'], ['HGET', 'nokey', 'a'], ['HMGET', 'nokey', 'a', 'b'],
     ['EVAL', "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) " +
       "return {redis.call('HMSET', KEYS[1], ARGV[1], ARGV[4]), redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[1], ARGV[3]), redis.call('HLEN', KEYS[1])}",
       '1', 'j', 'f\u0000\u00ff', 'a'.repeat(32), 'b'.repeat(33) + '\u0000', 'v\u0000\u0080'],
