@@ -561,6 +561,37 @@ describe('DenseTable scan guarantee', () => {
 });
 
 describe('DenseTable against a Map model', () => {
+  it('setBytes (HSET from the request bytes) makes the entries set() makes', () => {
+    const r = rng(9);
+    const t = new DenseTable(true);
+    const model = new Map<string, string>();
+    // Binary keys and values (any byte, NULs), in-place same-length rewrites, appended longer
+    // ones (over the 32-byte JS copy), compactions; set() and setBytes() mixed on the same keys.
+    const str = (n: number) => Array.from({ length: n }, () => String.fromCharCode(Math.floor(r() * 256))).join('');
+    const keys = Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? str(1 + (i % 40)) : `f${i}`));
+    for (let step = 0; step < 30000; step++) {
+      const k = keys[Math.floor(r() * keys.length)];
+      const op = r();
+      if (op < 0.6) {
+        const v = str([0, 1, 5, 31, 32, 33, 100, 300][Math.floor(r() * 8)]);
+        const pad = Math.floor(r() * 4);
+        const buf = Buffer.concat([Buffer.alloc(pad, 0xee), b(k), Buffer.alloc(pad, 0xdd), b(v), Buffer.alloc(pad, 0xcc)]);
+        const ks = pad;
+        const vs = 2 * pad + k.length;
+        const isNew = op < 0.3 ? t.setBytes(buf, ks, ks + k.length, vs, vs + v.length) : t.set(k, v);
+        assert.equal(isNew, !model.has(k));
+        model.set(k, v);
+      } else if (op < 0.8) {
+        assert.equal(t.delete(k), model.delete(k));
+      } else {
+        assert.equal(t.get(k), model.get(k));
+      }
+      assert.equal(t.size, model.size);
+    }
+    for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
+    for (let i = 0; i < t.size; i++) assert.equal(model.get(t.keyAt(i)), t.valAt(i));
+  });
+
   it('set/get/delete with growth, tombstones and shrinking', () => {
     const r = rng(5);
     const t = new DenseTable(true);

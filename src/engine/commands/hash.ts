@@ -11,12 +11,20 @@
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, wrongArity } from '../../resp/errors.js';
-import { parseInt64 } from '../../resp/ascii.js';
+import { parseInt64, parseSafeInt } from '../../resp/ascii.js';
 
 /** Bytes of a short stored value, for the byte parsers (no Buffer per HINCRBY). */
 const intScratch = new Uint8Array(21);
 
 /** string2ll over a latin1 string (a stored hash value). */
+/** string2ll of a field value within ±2^53; NaN when invalid or outside. */
+function parseSafeIntStr(s: string): number {
+  const n = s.length;
+  if (n > 20) return NaN;
+  for (let i = 0; i < n; i++) intScratch[i] = s.charCodeAt(i);
+  return parseSafeInt(intScratch, 0, n);
+}
+
 function parseInt64Str(s: string): bigint | null {
   const n = s.length;
   if (n > 20) return null;
@@ -314,9 +322,18 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
       return out.int(sum);
     }
   }
+  const old = h === undefined ? undefined : h.get(f);
+  if (big === null) {
+    // perf: a value and a sum within ±2^53 (BullMQ's attempt counters) as numbers, no BigInt;
+    // an invalid or larger value takes the exact path below.
+    const sum = (old === undefined ? 0 : parseSafeIntStr(old)) + by;
+    if (Number.isSafeInteger(sum)) {
+      storeIncr(c, key, h, f, String(sum));
+      return out.int(sum);
+    }
+  }
   const incr = big ?? BigInt(by);
   let cur = 0n;
-  const old = h === undefined ? undefined : h.get(f);
   if (old !== undefined) {
     const v = parseInt64Str(old);
     if (v === null) return out.error(NOT_INTEGER_VALUE);
@@ -324,14 +341,18 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   }
   const sum = cur + incr;
   if (sum > LONG_MAX || sum < -LONG_MAX - 1n) return out.error(E.OVERFLOW);
-  const lim = hashLimits(c.engine);
+  storeIncr(c, key, h, f, sum.toString());
+  out.int(sum >= -9007199254740991n && sum <= 9007199254740991n ? Number(sum) : sum);
+}
+
+/** HINCRBY's write of the new value (the hash created if `h` is undefined). */
+function storeIncr(c: Client, key: string, h: HashValue | undefined, f: string, v: string): void {
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();
-  h.set(f, sum.toString(), lim, true);
+  h.set(f, v, hashLimits(c.engine), true);
   if (isNew) c.db.add(key, h);
   else c.db.modified(key);
   keyEvent(c, N.HASH, 'hincrby', key);
-  out.int(sum >= -9007199254740991n && sum <= 9007199254740991n ? Number(sum) : sum);
 }
 
 // HINCRBYFLOAT key field increment

@@ -84,6 +84,16 @@ function readVarint(b: Uint8Array, o: number): number {
   return n;
 }
 
+/** Copy b[s, e) to a at o; returns o + e - s. perf: short runs in JS (no native call). */
+function copyBytes(b: Uint8Array, s: number, e: number, a: Buffer, o: number): number {
+  if (e - s > 32) {
+    a.set(b.subarray(s, e), o);
+    return o + e - s;
+  }
+  for (let i = s; i < e; i++) a[o++] = b[i];
+  return o;
+}
+
 function writeVarint(b: Uint8Array, o: number, n: number): number {
   while (n >= 128) {
     b[o++] = (n & 0x7f) | 0x80;
@@ -139,6 +149,26 @@ export class DenseTable {
       if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0) {
         const p = (s & POS_MASK) - 1;
         if (this.keyIs(this.offs[p], k)) return p;
+      }
+    }
+  }
+
+  /** Position of the key with the bytes b[s, e) (hash h = hashBytes of them), or -1. */
+  private findBytes(b: Uint8Array, s: number, e: number, h: number): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    const a = this.arena;
+    const n = e - s;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const sl = slots[i];
+      if (sl === 0) return -1;
+      if (sl !== TOMB && ((sl ^ h) & TAG_MASK) === 0) {
+        const p = (sl & POS_MASK) - 1;
+        if (readVarint(a, this.offs[p]) !== n) continue;
+        const o = rp;
+        let j = 0;
+        while (j < n && a[o + j] === b[s + j]) j++;
+        if (j === n) return p;
       }
     }
   }
@@ -226,6 +256,38 @@ export class DenseTable {
     return false;
   }
 
+  /**
+   * set() of the key b[ks, ke) and value b[vs, ve) (latin1 bytes: the same entry as set() of
+   * their strings). perf: HSET/HMSET of a hashtable hash from the request's bytes, with no
+   * field or value string.
+   */
+  setBytes(b: Uint8Array, ks: number, ke: number, vs: number, ve: number): boolean {
+    const h = hashBytes(b, ks, ke);
+    const p = this.findBytes(b, ks, ke, h);
+    const vlen = ve - vs;
+    if (p < 0) {
+      if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
+      this.claimSlot(h);
+      this.offs[this.n] = this.appendBytes(b, ks, ke, vs, ve);
+      this.n++;
+      return true;
+    }
+    const o = this.offs[p];
+    const a = this.arena;
+    const klen = readVarint(a, o);
+    const vo = rp + klen;
+    const oldVlen = readVarint(a, vo);
+    if (oldVlen === vlen) {
+      copyBytes(b, vs, ve, a, rp);
+      return false;
+    }
+    const oldSize = rp + oldVlen - o;
+    this.offs[p] = this.appendBytes(b, ks, ke, vs, ve);
+    this.garbage += oldSize;
+    this.maybeCompact();
+    return false;
+  }
+
   /** Add a member of a set. True if new. */
   add(k: string): boolean {
     const h = hashKey(k);
@@ -236,6 +298,13 @@ export class DenseTable {
 
   private insertNew(k: string, h: number, v: string | null): void {
     if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
+    this.claimSlot(h);
+    this.offs[this.n] = this.append(k, v);
+    this.n++;
+  }
+
+  /** A slot for new member n (hash h), and room in offs for its offset. */
+  private claimSlot(h: number): void {
     if ((this.used + 1) * 2 > this.slots.length) this.rebuild(this.n + 1);
     const slots = this.slots;
     const mask = this.mask;
@@ -249,8 +318,21 @@ export class DenseTable {
       next.set(this.offs);
       this.offs = next;
     }
-    this.offs[p] = this.append(k, v);
-    this.n = p + 1;
+  }
+
+  /** append() of key b[ks, ke) and value b[vs, ve) (tables with values). */
+  private appendBytes(b: Uint8Array, ks: number, ke: number, vs: number, ve: number): number {
+    const klen = ke - ks;
+    const vlen = ve - vs;
+    const need = varintSize(klen) + klen + varintSize(vlen) + vlen;
+    if (this.end + need > this.arena.length) this.growArena(need);
+    const a = this.arena;
+    const o = this.end;
+    let w = writeVarint(a, o, klen);
+    w = copyBytes(b, ks, ke, a, w);
+    w = writeVarint(a, w, vlen);
+    this.end = copyBytes(b, vs, ve, a, w);
+    return o;
   }
 
   /** Write an entry at the arena's end; returns its offset. */

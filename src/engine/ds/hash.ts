@@ -321,6 +321,10 @@ export class HashValue implements StoredValue {
    */
   setArg(argv: Argv, i: number, lim: HashLimits): boolean {
     const lp = this.lp;
+    if (lp === null && this.ht !== null && this.sid === 0 && this.ttl === null) {
+      // perf: a hashtable hash (a BullMQ job) written from the request's bytes, as set() would.
+      return this.ht.setBytes(argv.buf, argv.start[i], argv.end[i], argv.start[i + 1], argv.end[i + 1]);
+    }
     if (lp === null || this.n >= IDX_MIN || this.sid !== 0) return this.set(argv.key(i), argv.key(i + 1), lim);
     const b = argv.buf;
     const fs = argv.start[i];

@@ -390,6 +390,18 @@ function readTo(b: Buffer, st: { p: number }, end: number): string {
   return s;
 }
 
+/** A decimal count (prelude.ts writes lengths and sizes as plain digits) up to `end`. */
+function readCount(b: Buffer, st: { p: number }, end: number): number {
+  let p = st.p;
+  let v = 0;
+  for (let c = b[p]; c !== end; c = b[++p]) v = v * 10 + (c - 48);
+  st.p = p + 1;
+  return v;
+}
+
+/** Bulk results up to this length are written from their latin1 text. */
+const SHORT_RESULT = 64;
+
 /** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
   // Without recursion (a reply can nest about 8000 levels): values left to write at each open
@@ -405,8 +417,11 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
     const c = b[st.p++];
     switch (c) {
       case 0x73: { // s
-        const len = Number(readTo(b, st, 0x3a));
-        out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
+        const len = readCount(b, st, 0x3a);
+        // perf: a short one as its latin1 text (one string; the sinks copy it at once), a
+        // longer one copied out of the heap (the RESP writer may keep a big value by reference).
+        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(st.p, st.p + len));
+        else out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
         st.p += len;
         continue;
       }
@@ -419,7 +434,7 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
       case 0x66: out.bool(false); continue; // f
       case 0x44: out.double(readTo(b, st, 0x3b)); continue; // D <%.17g>;
       case 0x4d: case 0x53: case 0x61: { // M <pairs>; / S <members>; / a <items>;
-        const k = Number(readTo(b, st, 0x3b));
+        const k = readCount(b, st, 0x3b);
         if (c === 0x4d) out.map(k);
         else if (c === 0x53) out.set(k);
         else out.array(k);

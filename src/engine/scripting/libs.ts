@@ -634,6 +634,8 @@ function mpArray(items: LuaValue[]): LuaValue {
 }
 
 function mpMap(items: LuaValue[]): LuaValue {
+  // perf: no nil key or value (the common case): the pairs as they are.
+  if (!items.includes(null)) return { h: items.length % 2 === 0 ? items : items.slice(0, -1) };
   const kv: LuaValue[] = [];
   for (let i = 0; i + 1 < items.length; i += 2) if (items[i] !== null && items[i + 1] !== null) kv.push(items[i], items[i + 1]);
   return { h: kv };
@@ -693,9 +695,13 @@ function mpUint(s: Buffer, st: { p: number }, n: number): number {
   return v;
 }
 
-function mpBytes(s: Buffer, st: { p: number }, n: number): Buffer {
+/**
+ * A msgpack string as latin1 text (a Lua string's bytes; perf: one JS string, where a copied
+ * Buffer was two objects and pool memory, for what goes straight into Lua).
+ */
+function mpBytes(s: Buffer, st: { p: number }, n: number): string {
   mpNeed(s, st, n);
-  const b = Buffer.from(s.subarray(st.p, st.p + n));
+  const b = s.latin1Slice(st.p, st.p + n);
   st.p += n;
   return b;
 }
@@ -751,15 +757,18 @@ export function mpUnpack(s: Buffer, mode: string, a: number, b: number): LuaValu
   if (offset > s.length) return [false, Buffer.from(`Start offset ${offset} greater than input length ${s.length}.`)];
   if (decodeAll) limit = 2147483647;
   const st = { p: offset };
-  const vals: LuaValue[] = [];
+  // [true, count, (next offset,) values...], built in place.
+  const out: LuaValue[] = decodeAll ? [true, 0] : [true, 0, 0];
+  const first = out.length;
   try {
-    while (st.p < s.length && vals.length < limit) vals.push(mpDecode(s, st));
+    while (st.p < s.length && out.length - first < limit) out.push(mpDecode(s, st));
   } catch (e) {
     if (e instanceof MpError) return [false, Buffer.from(e.message)];
     throw e;
   }
-  if (!decodeAll) vals.unshift(st.p >= s.length ? -1 : st.p);
-  return [true, vals.length, ...vals];
+  if (!decodeAll) out[2] = st.p >= s.length ? -1 : st.p;
+  out[1] = out.length - 2;
+  return out;
 }
 
 // ---------------------------------------------------------------- struct

@@ -306,6 +306,16 @@ export class LuaVM {
   }
 
   strLen = 0;
+
+  /**
+   * The string at stack index i as a Buffer over the heap, in place (no copy); empty when it is
+   * not a string or number. Valid until the next call into Lua (see heapBuffer()).
+   */
+  view(i: number): Buffer {
+    const p = this.strPtr(i);
+    return p === 0 ? EMPTY_BUF : this.heapBuffer().subarray(p, p + this.strLen);
+  }
+
   private heapBuf: Buffer = Buffer.alloc(0);
   /** The HEAPU8 that heapBuf covers. */
   private heapBufOf: Uint8Array | null = null;
@@ -567,6 +577,7 @@ export class LuaVM {
  * LUA_MINSTACK (20) at a C function's entry; a few are kept for what the caller pushes besides.
  */
 const SMALL_SLOTS = 16;
+const EMPTY_BUF = Buffer.alloc(0);
 /** Elements of one table built by pushSmall (a Lua call's arguments). */
 const SMALL_ELEMS = 12;
 /**

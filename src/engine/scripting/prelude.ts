@@ -565,7 +565,9 @@ function cmsgpack.pack(...)
 end
 local function mp_unpacker(name, mode)
   return function(s, a, b)
-    if type(s) ~= 'string' then error("bad argument #1 to '" .. name .. "' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
+    -- luaL_checklstring: a number is taken as its text.
+    if type(s) == 'number' then s = s .. ''
+    elseif type(s) ~= 'string' then error("bad argument #1 to '" .. name .. "' (string expected, got " .. (s == nil and 'no value' or type(s)) .. ")", 2) end
     -- (Numbers go as they are: runtime.ts reads them in place, or as text without B.direct.)
     a, b = tonumber(a) or 0, tonumber(b) or 0
     if not DIRECT then a, b = sformat('%.17g', a), sformat('%.17g', b) end

@@ -176,7 +176,14 @@ export class LuaRuntime {
     add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
     add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
-    add('mp_unpack', () => this.pushResult(mpUnpack(vm.buf(1), vm.latin1(2), finiteOrNaN(this.numArg(3)), finiteOrNaN(this.numArg(4)))));
+    add('mp_unpack', () => {
+      // The other arguments first: converting one may grow the heap, which the view is over.
+      const mode = vm.latin1(2);
+      const a = finiteOrNaN(this.numArg(3));
+      const b = finiteOrNaN(this.numArg(4));
+      // perf: decoded in place (mpUnpack copies what it keeps, and calls nothing in Lua).
+      return this.pushResult(mpUnpack(vm.view(1), mode, a, b));
+    });
     add('struct_pack', () => this.pushResult(structPack(vm.latin1(1), this.ser(2))));
     add('struct_unpack', () => this.pushResult(structUnpack(vm.latin1(1), vm.buf(2), Number(vm.latin1(3)))));
     add('struct_size', () => this.pushResult(structSize(vm.latin1(1))));

@@ -156,6 +156,21 @@ const scripts: Script[] = [
     ['WATCH', 'h'], ['HSETNX', 'h', 'a', '2'], ['MULTI'], ['HGET', 'h', 'a'], ['EXEC'],
   ] },
   { name: 'big hashtable with churn: values of changing length, deletions, binary fields', steps: bigHash() },
+  // HSET/HMSET of a hashtable hash write the entry from the request's bytes (TCP and redis.call):
+  // binary and NUL bytes, lengths around the 32-byte JS copy, same-length rewrites in place.
+  { name: 'HSET of a hashtable hash from the request bytes (TCP and scripts)', steps: [
+    ['HSET', 'j', 'data', 'x'.repeat(100), 'a\u0000b', '\u0000', 'k'.repeat(32), 'v'.repeat(33)],
+    ['HSET', 'j', 'a\u0000b', '\u0001', 'k'.repeat(32), 'w'.repeat(33), 'k'.repeat(33), 'z'.repeat(32)],
+    ['HGET', 'j', 'a\u0000b'], ['HGET', 'j', 'k'.repeat(32)], ['HGET', 'j', 'k'.repeat(33)], ['HGET', 'j', 'a'],
+    ['HMGET', 'j', 'a\u0000b', 'a', 'k'.repeat(33), 'a\u0000', '', 'data'], ['HGET', 'nokey', 'a'], ['HMGET', 'nokey', 'a', 'b'],
+    ['EVAL', "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) " +
+      "return {redis.call('HMSET', KEYS[1], ARGV[1], ARGV[4]), redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[1], ARGV[3]), redis.call('HLEN', KEYS[1])}",
+      '1', 'j', 'f\u0000\u00ff', 'a'.repeat(32), 'b'.repeat(33) + '\u0000', 'v\u0000\u0080'],
+    ['EVAL', "for i = 1, 40 do redis.call('HSET', KEYS[1], 'f' .. i, string.rep('y', i)) end " +
+      "redis.call('HSET', KEYS[1], 'f7', 'same..', 'f40', string.rep('z', 100)) return redis.call('HLEN', KEYS[1])", '1', 'j'],
+    ['HGET', 'j', 'f7'], ['HGET', 'j', 'f40'], ['HGET', 'j', 'f39'], ['HSTRLEN', 'j', 'f33'],
+    { cmd: ['HGETALL', 'j'], compare: 'sorted' }, ['HLEN', 'j'],
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [
@@ -210,6 +225,19 @@ const scripts: Script[] = [
     { cmd: ['HGETALL', 'h2'], compare: 'sorted' },
   ] },
   { name: 'reads of hashes of 32-129 fields (the field index) between edits of every kind', steps: indexedReads() },
+  // HINCRBY of a hashtable hash: numbers within ±2^53, the exact 64-bit path beyond and on errors.
+  { name: 'HINCRBY of a hashtable hash across 2^53, invalid values and overflow', steps: [
+    ['HSET', 'h', 'big', 'x'.repeat(70), 'n', '9007199254740990', 'm', '-9007199254740990', 'z', '01', 'mz', '-0',
+      'sp', ' 1', 'pl', '+1', 'e', '', 'w', '9223372036854775806'],
+    ['HINCRBY', 'h', 'n', '1'], ['HINCRBY', 'h', 'n', '1'], ['HINCRBY', 'h', 'n', '1'], ['HGET', 'h', 'n'],
+    ['HINCRBY', 'h', 'm', '-1'], ['HINCRBY', 'h', 'm', '-1'], ['HINCRBY', 'h', 'm', '9007199254740993'], ['HGET', 'h', 'm'],
+    ['HINCRBY', 'h', 'z', '1'], ['HINCRBY', 'h', 'mz', '1'], ['HINCRBY', 'h', 'sp', '1'], ['HINCRBY', 'h', 'pl', '1'],
+    ['HINCRBY', 'h', 'e', '1'], ['HINCRBY', 'h', 'w', '1'], ['HINCRBY', 'h', 'w', '1'], ['HINCRBY', 'h', 'new', '-7'],
+    ['HINCRBY', 'h', 'new', '7'], ['HINCRBY', 'h', 'new', '-9223372036854775808'], ['HINCRBY', 'h', 'new', '-1'],
+    ['HINCRBY', 'h', 'atm', '1'], ['HINCRBY', 'h', 'atm', '1'], ['HGET', 'h', 'atm'], ['HINCRBY', 'h', 'big', '1'],
+    { cmd: ['HGETALL', 'h'], compare: 'sorted' },
+    ['EVAL', "redis.call('HINCRBY', KEYS[1], 'atm', 1) return redis.call('HINCRBY', KEYS[1], 'atm', 40)", '1', 'h'],
+  ] },
   { name: 'HINCRBY past hash-max-listpack-value makes a hashtable', steps: [
     ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HSET', 'h', 'n', '998'], ['HINCRBY', 'h', 'n', '1'],
     ['OBJECT', 'ENCODING', 'h'], ['HINCRBY', 'h', 'n', '1'], ['OBJECT', 'ENCODING', 'h'], ['HGET', 'h', 'n'],

@@ -322,6 +322,20 @@ const scripts: Script[] = [
   ])] },
   // KEYS / ARGV holding NUL bytes go onto the stack in parts joined by NUL (runtime.ts);
   // numbers reach cjson / cmsgpack / struct without a text conversion (prelude.ts ser_any).
+  // cmsgpack.unpack decodes its argument in place and makes each string once (libs.ts mpBytes);
+  // script results: short bulks written from their text, long ones copied, counts of any width.
+  { name: 'cmsgpack.unpack of binary strings and numbers; string results around 64 bytes', steps: [
+    ['EVAL', 'local t = {cmsgpack.unpack(ARGV[1])} return {#t, t[1], t[2], #t[3], t[4]}', '0',
+      Buffer.concat([Buffer.from([0xa4, 0xff, 0x00, 0x80, 0xc3, 0xd9, 0x41]), Buffer.alloc(65, 0xfe), Buffer.from([0xda, 0x13, 0x88]),
+        Buffer.alloc(5000, 0x7a), Buffer.from([0xa0])])],
+    ['EVAL', 'return {cmsgpack.unpack(123)}', '0'],
+    ['EVAL', "return {cmsgpack.unpack_limit(ARGV[1], '2', '1')}", '0', Buffer.from([0x01, 0xa2, 0x00, 0xff, 0x03])],
+    ['EVAL', "return {cmsgpack.unpack_one(ARGV[1], 1)}", '0', Buffer.from([0x01, 0xa2, 0x00, 0xff, 0x03])],
+    ['EVAL', "local m = cmsgpack.unpack(cmsgpack.pack({['k\\0\\255'] = 'v\\0', [string.rep('x', 70)] = string.rep('\\200', 70)})) local r = {} for k, v in pairs(m) do r[#r + 1] = k .. '=' .. v end table.sort(r) return r", '0'],
+    ['EVAL', 'return {ARGV[1], ARGV[2], ARGV[3], ARGV[4]}', '0', Buffer.alloc(64, 0xe9), Buffer.alloc(65, 0x00), '', Buffer.concat([Buffer.alloc(63, 0x61), Buffer.from([0x0d, 0x0a])])],
+    ['EVAL', "local t = {} for i = 1, 123 do t[i] = string.rep('\\255', i) end return t", '0'],
+    ['EVAL', "local t = {} for i = 1, 12 do t[i] = {i, tostring(i), {string.rep('a', 60 + i)}} end return t", '0'],
+  ] },
   { name: "arguments with NUL bytes, numbers into cjson / cmsgpack / struct", steps: [
     ['EVAL', 'return {#KEYS[1], KEYS[1], #ARGV[1], ARGV[1], ARGV[2], ARGV[3]}', '1', Buffer.from('k\0ey'),
       Buffer.from('\0a\0\0b\0c\0d\0e\0f\0g\0h\0i\0j\0k\0'), Buffer.alloc(20), Buffer.from('x\0')],
