@@ -147,6 +147,33 @@ export class DenseTable {
     return this.indexOf(k) >= 0;
   }
 
+  /** Is the key of the entry at arena offset `o` equal to the bytes b[s, e)? */
+  private keyIsBytes(o: number, b: Uint8Array, s: number, e: number): boolean {
+    const a = this.arena;
+    const len = readVarint(a, o);
+    if (len !== e - s) return false;
+    const d = rp - s;
+    for (let i = s; i < e; i++) if (a[d + i] !== b[i]) return false;
+    return true;
+  }
+
+  /** Slot index of the key b[s, e) with hash h, or -1 (perf: a request's bytes, no string). */
+  private slotOfBytes(b: Uint8Array, s: number, e: number, h: number): number {
+    const slots = this.slots;
+    const mask = this.mask;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const x = slots[i];
+      if (x === 0) return -1;
+      if (x !== TOMB && ((x ^ h) & TAG_MASK) === 0 && this.keyIsBytes(this.offs[(x & POS_MASK) - 1], b, s, e)) return i;
+    }
+  }
+
+  /** Position of the key b[s, e), or -1. */
+  indexOfBytes(b: Uint8Array, s: number, e: number): number {
+    const i = this.slotOfBytes(b, s, e, hashBytes(b, s, e));
+    return i < 0 ? -1 : (this.slots[i] & POS_MASK) - 1;
+  }
+
   get(k: string): string | undefined {
     const p = this.indexOf(k);
     return p < 0 ? undefined : this.valAt(p);
@@ -234,7 +261,33 @@ export class DenseTable {
     return true;
   }
 
+  /** add() of the bytes b[s, e) (a set member straight from a request). True if new. */
+  addBytes(b: Uint8Array, s: number, e: number): boolean {
+    const h = hashBytes(b, s, e);
+    if (this.slotOfBytes(b, s, e, h) >= 0) return false;
+    const p = this.claim(h);
+    const len = e - s;
+    const need = varintSize(len) + len;
+    if (this.end + need > this.arena.length) this.growArena(need);
+    const a = this.arena;
+    const o = this.end;
+    const w = writeVarint(a, o, len);
+    if (len <= 32) for (let i = 0; i < len; i++) a[w + i] = b[s + i];
+    else a.set(b.subarray(s, e), w);
+    this.end = w + len;
+    this.offs[p] = o;
+    this.n = p + 1;
+    return true;
+  }
+
   private insertNew(k: string, h: number, v: string | null): void {
+    const p = this.claim(h);
+    this.offs[p] = this.append(k, v);
+    this.n = p + 1;
+  }
+
+  /** A slot for a new entry of hash h at position n (room in offs made); returns n. */
+  private claim(h: number): number {
     if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
     if ((this.used + 1) * 2 > this.slots.length) this.rebuild(this.n + 1);
     const slots = this.slots;
@@ -249,8 +302,7 @@ export class DenseTable {
       next.set(this.offs);
       this.offs = next;
     }
-    this.offs[p] = this.append(k, v);
-    this.n = p + 1;
+    return p;
   }
 
   /** Write an entry at the arena's end; returns its offset. */
@@ -317,16 +369,29 @@ export class DenseTable {
     const h = hashKey(k);
     const slots = this.slots;
     const mask = this.mask;
-    let i = h & mask;
-    let p = -1;
-    for (; ; i = (i + 1) & mask) {
+    for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = slots[i];
       if (s === 0) return false;
-      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0) {
-        p = (s & POS_MASK) - 1;
-        if (this.keyIs(this.offs[p], k)) break;
+      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0 && this.keyIs(this.offs[(s & POS_MASK) - 1], k)) {
+        this.removeSlot(i);
+        return true;
       }
     }
+  }
+
+  /** delete() of the bytes b[s, e). */
+  deleteBytes(b: Uint8Array, s: number, e: number): boolean {
+    const i = this.slotOfBytes(b, s, e, hashBytes(b, s, e));
+    if (i < 0) return false;
+    this.removeSlot(i);
+    return true;
+  }
+
+  /** Remove the entry of slot i. */
+  private removeSlot(i: number): void {
+    const slots = this.slots;
+    const mask = this.mask;
+    const p = (slots[i] & POS_MASK) - 1;
     slots[i] = TOMB;
     const offs = this.offs;
     this.garbage += this.entrySize(offs[p]);
@@ -351,14 +416,13 @@ export class DenseTable {
       this.arena = NO_ARENA;
       this.end = 0;
       this.garbage = 0;
-      return true;
+      return;
     }
     if (last * 8 < this.slots.length && this.slots.length > MIN_SLOTS) {
       this.rebuild(last);
       if (last * 4 < offs.length && offs.length > 8) this.offs = offs.slice(0, Math.max(8, last * 2));
     }
     this.maybeCompact();
-    return true;
   }
 
   /** Hash of the key at position p, from the arena. */

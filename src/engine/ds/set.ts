@@ -25,6 +25,8 @@ import { T } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { EMPTY, Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
+import { parseInt64 } from '../../resp/ascii.js';
+import { latin1 } from '../../resp/argv.js';
 
 export interface SetLimits {
   /** set-max-intset-entries */
@@ -100,6 +102,13 @@ export class SetValue implements StoredValue {
     return new SetValue(ENC_HT);
   }
 
+  /** create() for a first member given as the bytes b[s, e). */
+  static createBytes(b: Buffer, s: number, e: number, sizeHint: number, lim: SetLimits): SetValue {
+    if (parseInt64(b, s, e) !== null && (sizeHint <= lim.maxIntset || lim.maxEntries === 0)) return new SetValue(ENC_INTSET);
+    if (sizeHint <= lim.maxEntries) return new SetValue(ENC_LISTPACK);
+    return new SetValue(ENC_HT);
+  }
+
   /** An intset of the first `n` values of `ints`, sorted and distinct (the caller checked). */
   static fromSortedInts(ints: BigInt64Array, n: number): SetValue {
     const s = new SetValue(ENC_INTSET, ints);
@@ -147,6 +156,16 @@ export class SetValue implements StoredValue {
       return v !== null && this.find(v) >= 0;
     }
     return this.enc === ENC_LISTPACK ? this.lp!.has(m) : this.ht!.has(m);
+  }
+
+  /** has() of the bytes b[s, e) (perf: a request's argument, no string for a hashtable or intset). */
+  hasBytes(b: Buffer, s: number, e: number): boolean {
+    if (this.enc === ENC_HT) return this.ht!.indexOfBytes(b, s, e) >= 0;
+    if (this.enc === ENC_INTSET) {
+      const v = parseInt64(b, s, e);
+      return v !== null && this.find(v) >= 0;
+    }
+    return this.lp!.has(latin1(b, s, e));
   }
 
   /** Visit every member in encoding order. */
@@ -232,16 +251,48 @@ export class SetValue implements StoredValue {
     return added;
   }
 
+  /**
+   * add() of the bytes b[s, e): a hashtable or intset takes them without a string (one is made
+   * for the change log of a set stored as records, and for conversions).
+   */
+  addBytes(b: Buffer, s: number, e: number, lim: SetLimits): boolean {
+    if (this.enc === ENC_HT) {
+      if (!this.ht!.addBytes(b, s, e)) return false;
+      if (this.sid !== 0) this.logChange(latin1(b, s, e));
+      return true;
+    }
+    if (this.enc === ENC_INTSET) {
+      const v = parseInt64(b, s, e);
+      if (v !== null) {
+        const added = this.insertInt64(v, lim);
+        if (added && this.sid !== 0) this.logChange(String(v));
+        return added;
+      }
+    }
+    return this.add(latin1(b, s, e), lim);
+  }
+
+  /** remove() of the bytes b[s, e). */
+  removeBytes(b: Buffer, s: number, e: number): boolean {
+    if (this.enc !== ENC_HT) return this.remove(latin1(b, s, e));
+    if (!this.ht!.deleteBytes(b, s, e)) return false;
+    if (this.sid !== 0) this.logChange(latin1(b, s, e));
+    return true;
+  }
+
+  /** The integer v into an intset (which may then become a hashtable). True if new. */
+  private insertInt64(v: bigint, lim: SetLimits): boolean {
+    const i = this.find(v);
+    if (i >= 0) return false;
+    this.insertInt(-i - 1, v);
+    if (this.n > Math.min(lim.maxIntset, 1 << 30)) this.toHashtable();
+    return true;
+  }
+
   private insert(m: string, lim: SetLimits): boolean {
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
-      if (v !== null) {
-        const i = this.find(v);
-        if (i >= 0) return false;
-        this.insertInt(-i - 1, v);
-        if (this.n > Math.min(lim.maxIntset, 1 << 30)) this.toHashtable();
-        return true;
-      }
+      if (v !== null) return this.insertInt64(v, lim);
       // A non-integer: listpack if everything (the widest integer included) still fits.
       const n = this.n;
       const widest = n === 0 ? 0 : Math.max(digits(this.ints![0]), digits(this.ints![n - 1]));
