@@ -620,6 +620,57 @@ describe('DenseTable against a Map model', () => {
   });
 });
 
+describe('DenseTable small (no index) and byte forms', () => {
+  it('a set crossing the index threshold both ways, by strings and by bytes, against a Set', () => {
+    const r = rng(21);
+    const t = new DenseTable(false);
+    const model = new Set<string>();
+    // 14 possible members around the 8-member threshold; some long (arena off the JS heap),
+    // one with every byte value.
+    const pool = Array.from({ length: 14 }, (_, i) => (i === 3 ? 'L'.repeat(70 + i) : i === 5 ? '\x00\xff\x80' : `m${i}`));
+    for (let step = 0; step < 40000; step++) {
+      const k = pool[Math.floor(r() * (step % 4000 < 2000 ? pool.length : 4))];
+      const buf = Buffer.from(`<${k}>`, 'latin1');
+      const op = r();
+      const bytes = r() < 0.5;
+      if (op < 0.5) {
+        assert.equal(bytes ? t.addBytes(buf, 1, buf.length - 1) : t.add(k), !model.has(k));
+        model.add(k);
+      } else if (op < 0.85) {
+        assert.equal(bytes ? t.deleteBytes(buf, 1, buf.length - 1) : t.delete(k), model.delete(k));
+      } else {
+        assert.equal(bytes ? t.indexOfBytes(buf, 1, buf.length - 1) >= 0 : t.has(k), model.has(k));
+      }
+      assert.equal(t.size, model.size);
+      if (step % 997 === 0) {
+        assert.deepEqual(t.keys().sort(), Array.from(model).sort());
+        for (let i = 0; i < t.size; i++) assert.equal(t.indexOf(t.keyAt(i)), i);
+        const c = t.clone();
+        assert.equal(c.add('only-in-clone'), true);
+        assert.equal(t.has('only-in-clone'), false);
+        assert.deepEqual(c.keys().sort(), [...model, 'only-in-clone'].sort());
+      }
+    }
+  });
+
+  it('a hash of few fields: values rewritten in place and moved, by strings', () => {
+    const t = new DenseTable(true);
+    const model = new Map<string, string>();
+    const r = rng(8);
+    for (let step = 0; step < 20000; step++) {
+      const k = `f${Math.floor(r() * 11)}`;
+      if (r() < 0.7) {
+        const v = 'v'.repeat(Math.floor(r() * 5)) + (r() < 0.1 ? 'x'.repeat(100) : '');
+        assert.equal(t.set(k, v), !model.has(k));
+        model.set(k, v);
+      } else {
+        assert.equal(t.delete(k), model.delete(k));
+      }
+      for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
+    }
+  });
+});
+
 describe('DenseTable with binary and long keys', () => {
   it('keys of every byte and of any length (multi-byte length prefixes)', () => {
     const t = new DenseTable(false);
