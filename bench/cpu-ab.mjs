@@ -32,6 +32,20 @@ const PORT = Number(process.env.CPUAB_PORT ?? 7510);
 const CLIENTS = String(process.env.CPUAB_C ?? 50);
 /** CPUAB_R=n: redis-benchmark -r n (random keys / members: the data set grows through the run). */
 const RAND = process.env.CPUAB_R ? ['-r', process.env.CPUAB_R] : [];
+/**
+ * Tests beyond redis-benchmark's -t names: a custom command line (sets of session 12: many
+ * small sets under -r 100000, filled by `ssadd` first, then read; run them in this order).
+ */
+const CUSTOM = {
+  ssadd: ['-r', '100000', 'SADD', 'set:__rand_int__', 'm:__rand_int__'],
+  ssismember: ['-r', '100000', 'SISMEMBER', 'set:__rand_int__', 'm:__rand_int__'],
+  ssmembers: ['-r', '100000', 'SMEMBERS', 'set:__rand_int__'],
+  ssrandmember: ['-r', '100000', 'SRANDMEMBER', 'set:__rand_int__'],
+  ssinter: ['-r', '100000', 'SINTER', 'set:__rand_int__', 'set:__rand_int__'],
+  ssrem: ['-r', '100000', 'SREM', 'set:__rand_int__', 'm:__rand_int__'],
+  ssismember1: ['SISMEMBER', 'myset', 'element:__rand_int__'],
+};
+const testArgs = (t) => CUSTOM[t] ?? ['-t', t];
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 function cpu(pid) {
@@ -69,10 +83,10 @@ try {
   for (const s of servers) await up(s.port);
   const res = {};
   console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}${RAND.length ? ` -r ${RAND[1]}` : ''}, ${ROUNDS} rounds; A=${A} ${process.env.CPUAB_FLAGS_A ?? ""} ${process.env.CPUAB_ENV_A ?? ""} B=${B} ${process.env.CPUAB_FLAGS_B ?? ""} ${process.env.CPUAB_ENV_B ?? ""}`);
-  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-t', t, '-q', ...RAND]);
+  for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-q', ...RAND, ...testArgs(t)]);
   for (let r = 0; r < ROUNDS; r++) for (const t of TESTS) for (const s of servers) {
     const c0 = cpu(s.proc.pid);
-    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-t', t, '-q', ...RAND], { encoding: 'utf8' }).stdout;
+    const out = spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(N), '-q', ...RAND, ...testArgs(t)], { encoding: 'utf8' }).stdout;
     const c1 = cpu(s.proc.pid);
     const m = /([\d.]+) requests per second/.exec(out.split('\r').pop() ?? '');
     ((res[t] ??= {})[s.name] ??= []).push({ cpu: ((c1 - c0) * 1e6) / N, rps: m ? Number(m[1]) : NaN });

@@ -10,6 +10,7 @@
  *   hash     1,000,000 fields in one hash   (HSET, 10-byte values)
  *   hashes5  the same items as 200,000 hashes of 5 fields (listpack; not in the default set)
  *   set      1,000,000 members in one set   (SADD)
+ *   sets5    the same items as 200,000 sets of 5 members (hashtable; not in the default set)
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
  *   list     1,000,000 elements in one list (RPUSH)
  *
@@ -93,6 +94,17 @@ const DATASETS = {
       for (let i = 0; i < N / 5; i++) {
         const a = ['HSET', `h:${pad(i, 7)}`];
         for (let j = 0; j < 5; j++) a.push(`field:${j}`, `val:${pad(i * 5 + j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  // Not in the default set (BENCH_SETS=sets5): N members as N/5 small sets (hashtable in 7.0).
+  sets5: {
+    get label() { return `${N / 5} sets of 5 members (10 B members)`; },
+    *commands() {
+      for (let i = 0; i < N / 5; i++) {
+        const a = ['SADD', `s:${pad(i, 7)}`];
+        for (let j = 0; j < 5; j++) a.push(`mem:${pad(i * 5 + j, 6)}`);
         yield a;
       }
     },

@@ -10,7 +10,9 @@
  *   tests: get,set,incr,hset,lpush,lpop,sadd,zadd (redis-benchmark's commands and keys),
  *          hsetv (the value changes every time), hset10 (a field of a 10-field hash),
  *          lpushpop (8 LPUSH then 8 LPOP: a list that does not grow),
- *          getc (GET of a key of the compact tier: set once by a plain SET, never written again)
+ *          getc (GET of a key of the compact tier: set once by a plain SET, never written again),
+ *          ssadd / ssismember (many small sets: random keys of 100,000 and members, as
+ *          redis-benchmark -r 100000)
  *
  * For instruction counts (stable whatever the load), run one build under
  * `valgrind --tool=callgrind --smc-check=all-non-file` with PIPEAB_ONLY=A at two iteration
@@ -29,6 +31,13 @@ const CMDS = {
 const resp = (ws) => `*${ws.length}\r\n` + ws.map((w) => `$${w.length}\r\n${w}\r\n`).join('');
 /** The 16-command chunk of a test. */
 function chunk(t) {
+  // Many small sets: redis-benchmark -r 100000 `SADD set:__rand_int__ m:__rand_int__`, then
+  // SISMEMBER the same way (512 chunks of random keys, cycled).
+  if (t === 'ssadd' || t === 'ssismember') {
+    const cmd = t === 'ssadd' ? 'SADD' : 'SISMEMBER';
+    const r = () => String(Math.floor(Math.random() * 100000)).padStart(12, '0');
+    return Array.from({ length: 512 }, () => Buffer.from(Array.from({ length: 16 }, () => resp([cmd, `set:${r()}`, `m:${r()}`])).join('')));
+  }
   if (t === 'lpushpop') return Buffer.from(resp(['LPUSH', 'ql', V]).repeat(8) + resp(['LPOP', 'ql']).repeat(8));
   if (t === 'hsetv') return Buffer.from(Array.from({ length: 16 }, (_, k) => resp(['HSET', 'myhash2', 'element:__rand_int__', `x${String.fromCharCode(65 + k)}x`])).join(''));
   return Buffer.from(resp(CMDS[t]).repeat(16));
@@ -50,15 +59,16 @@ const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const { loadavg } = await import('node:os');
 console.log(`# ${new Date().toISOString()} load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${N} x 16 commands per round, ${rounds} rounds; A=${dA} B=${dB}`);
 for (const t of tests.split(',')) {
-  const b = chunk(t);
+  const c = chunk(t);
+  const bs = Array.isArray(c) ? c : [c];
   const names = Object.keys(builds);
   const res = Object.fromEntries(names.map((k) => [k, []]));
-  for (const k of names) for (let i = 0; i < N / 4; i++) builds[k](b);
+  for (const k of names) for (let i = 0; i < N / 4; i++) builds[k](bs[i % bs.length]);
   for (let r = 0; r < Number(rounds); r++) {
     for (const k of r & 1 ? names.slice().reverse() : names) {
       const turn = builds[k];
       const c0 = process.cpuUsage();
-      for (let i = 0; i < N; i++) turn(b);
+      for (let i = 0; i < N; i++) turn(bs[i % bs.length]);
       const c = process.cpuUsage(c0);
       res[k].push(((c.user + c.system) * 1000) / N / 16);
     }

@@ -19,6 +19,8 @@ import { ldAdd, formatHuman, parseLongDouble, ldIsFinite } from '../../dist/engi
 
 const HL = { maxEntries: 512, maxValue: 64 };
 const SL = { maxIntset: 512, maxEntries: 128, maxValue: 64 };
+/** Redis 7.0's set limits (what the server uses): no listpack sets. */
+const L70 = { maxIntset: 512, maxEntries: 0, maxValue: 0 };
 const b = (s: string) => Buffer.from(s, 'latin1');
 
 function rng(seed: number): () => number {
@@ -648,6 +650,158 @@ describe('DenseTable against a Map model', () => {
     const e = new DenseTable(false).clone();
     assert.equal(e.add('x'), true);
     assert.equal(e.has('x'), true);
+  });
+});
+
+describe('SetValue under 7.0 limits (no listpack): the small hashtable form', () => {
+  /** The internal form (the observable encoding is 'hashtable' for both). */
+  const form = (s: SetValue) => (s as unknown as { enc: number }).enc;
+
+  it('against a Set model, by strings and by bytes, across every conversion', () => {
+    const r = rng(33);
+    for (let round = 0; round < 60; round++) {
+      const ints = round % 3 === 0;
+      const pool = Array.from({ length: 4 + (round % 9) * 2 }, (_, i) =>
+        ints && i % 5 !== 4 ? String(i * 7 - 20) : i === 2 ? 'w'.repeat(63 + (round & 3)) : i === 3 ? '\x00\xff' : `m${i}`);
+      const first = pool[0];
+      const s = SetValue.create(first, 1, L70);
+      const model = new Set<string>();
+      for (let step = 0; step < 600; step++) {
+        const m = pool[Math.floor(r() * pool.length)];
+        const buf = b(`[${m}]`);
+        const bytes = r() < 0.5;
+        const op = r();
+        if (op < 0.5) {
+          assert.equal(bytes ? s.addBytes(buf, 1, buf.length - 1, L70) : s.add(m, L70), !model.has(m));
+          model.add(m);
+        } else if (op < 0.8) {
+          assert.equal(bytes ? s.removeBytes(buf, 1, buf.length - 1) : s.remove(m), model.delete(m));
+        } else {
+          assert.equal(bytes ? s.hasBytes(buf, 1, buf.length - 1) : s.has(m), model.has(m));
+        }
+        assert.equal(s.size, model.size);
+        if (step % 50 === 0) {
+          assert.deepEqual(s.members().sort(), Array.from(model).sort());
+          assert.notEqual(s.encoding(), 'listpack');
+          const c = s.clone();
+          c.add('only-in-clone', L70);
+          assert.equal(s.has('only-in-clone'), false);
+          const back = SetValue.loadWhole(Buffer.from(s.storeWhole()!));
+          assert.equal(back.encoding(), s.encoding());
+          assert.deepEqual(back.members(), s.members());
+          if (s.size > 0) assert.ok(model.has(s.random()));
+        }
+      }
+    }
+  });
+
+  it('small up to 8 members of up to 64 bytes, then a DenseTable; intsets of a few become small', () => {
+    const s = SetValue.create('a', 1, L70);
+    for (let i = 0; i < 8; i++) s.add(`m${i}`, L70);
+    assert.equal(form(s), 3);
+    assert.equal(s.encoding(), 'hashtable');
+    s.add('m8', L70);
+    assert.equal(form(s), 2);
+    s.remove('m8');
+    assert.equal(form(s), 2, 'never back');
+    const long = SetValue.create('a', 1, L70);
+    long.add('x'.repeat(64), L70);
+    assert.equal(form(long), 3);
+    long.add('y'.repeat(65), L70);
+    assert.equal(form(long), 2);
+    const is = SetValue.create('1', 1, L70);
+    for (const m of ['3', '2', '1']) is.add(m, L70);
+    assert.equal(is.encoding(), 'intset');
+    is.add('x', L70);
+    assert.equal(form(is), 3);
+    assert.deepEqual(is.members(), ['1', '2', '3', 'x']);
+    assert.equal(SetValue.create('a', 9, L70).encoding(), 'hashtable');
+    assert.equal(form(SetValue.create('a', 9, L70)), 2);
+  });
+
+  it('SSCAN of a small set returns every member present throughout, whatever changes', () => {
+    const r = rng(4);
+    for (let round = 0; round < 300; round++) {
+      const s = SetValue.create('a', 1, L70);
+      let next = 0;
+      for (let i = Math.floor(r() * 9); i > 0; i--) s.add(`k${next++}`, L70);
+      const initial = new Set(s.members());
+      const removed = new Set<string>();
+      const seen = new Set<string>();
+      let cursor = 0;
+      do {
+        cursor = s.scan(cursor, 1 + Math.floor(r() * 3), (m) => seen.add(m));
+        if (r() < 0.5 && s.size > 0) {
+          const v = s.random();
+          s.remove(v);
+          removed.add(v);
+        } else if (s.size < 8) {
+          s.add(`k${next++}`, L70);
+        }
+      } while (cursor !== 0);
+      for (const k of initial) if (!removed.has(k)) assert.ok(seen.has(k), `round ${round}: ${k} missed`);
+    }
+  });
+
+  it('SPOP with a count keeps a small set small', () => {
+    const s = SetValue.create('a', 1, L70);
+    for (let i = 0; i < 8; i++) s.add(`m${i}`, L70);
+    const popped = s.popMany(7, L70);
+    assert.equal(popped.length, 7);
+    assert.equal(s.size, 1);
+    assert.equal(new Set([...popped, ...s.members()]).size, 8);
+    assert.equal(form(s), 3);
+  });
+});
+
+describe('DenseTable small (no index) and byte forms', () => {
+  it('a set crossing the index threshold both ways, by strings and by bytes, against a Set', () => {
+    const r = rng(21);
+    const t = new DenseTable(false);
+    const model = new Set<string>();
+    // 14 possible members around the 8-member threshold; some long (arena off the JS heap),
+    // one with every byte value.
+    const pool = Array.from({ length: 14 }, (_, i) => (i === 3 ? 'L'.repeat(70 + i) : i === 5 ? '\x00\xff\x80' : `m${i}`));
+    for (let step = 0; step < 40000; step++) {
+      const k = pool[Math.floor(r() * (step % 4000 < 2000 ? pool.length : 4))];
+      const buf = Buffer.from(`<${k}>`, 'latin1');
+      const op = r();
+      const bytes = r() < 0.5;
+      if (op < 0.5) {
+        assert.equal(bytes ? t.addBytes(buf, 1, buf.length - 1) : t.add(k), !model.has(k));
+        model.add(k);
+      } else if (op < 0.85) {
+        assert.equal(bytes ? t.deleteBytes(buf, 1, buf.length - 1) : t.delete(k), model.delete(k));
+      } else {
+        assert.equal(bytes ? t.indexOfBytes(buf, 1, buf.length - 1) >= 0 : t.has(k), model.has(k));
+      }
+      assert.equal(t.size, model.size);
+      if (step % 997 === 0) {
+        assert.deepEqual(t.keys().sort(), Array.from(model).sort());
+        for (let i = 0; i < t.size; i++) assert.equal(t.indexOf(t.keyAt(i)), i);
+        const c = t.clone();
+        assert.equal(c.add('only-in-clone'), true);
+        assert.equal(t.has('only-in-clone'), false);
+        assert.deepEqual(c.keys().sort(), [...model, 'only-in-clone'].sort());
+      }
+    }
+  });
+
+  it('a hash of few fields: values rewritten in place and moved, by strings', () => {
+    const t = new DenseTable(true);
+    const model = new Map<string, string>();
+    const r = rng(8);
+    for (let step = 0; step < 20000; step++) {
+      const k = `f${Math.floor(r() * 11)}`;
+      if (r() < 0.7) {
+        const v = 'v'.repeat(Math.floor(r() * 5)) + (r() < 0.1 ? 'x'.repeat(100) : '');
+        assert.equal(t.set(k, v), !model.has(k));
+        model.set(k, v);
+      } else {
+        assert.equal(t.delete(k), model.delete(k));
+      }
+      for (const [mk, mv] of model) assert.equal(t.get(mk), mv);
+    }
   });
 });
 

@@ -32,6 +32,13 @@ function readSet(c: Client, key: string): SetValue | undefined | null {
   return e.value instanceof SetValue ? e.value : null;
 }
 
+/** readSet() of the key argv[1], looked up from its bytes. */
+function readSetArg(c: Client, argv: Argv): SetValue | undefined | null {
+  const e = c.db.readArg(argv, 1, !c.noTouch);
+  if (e === undefined) return undefined;
+  return e.value instanceof SetValue ? e.value : null;
+}
+
 function writeSet(c: Client, key: string): SetValue | undefined | null {
   const e = lookupWrite(c, key);
   if (e === undefined) return undefined;
@@ -52,10 +59,13 @@ function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const key = e !== undefined ? e.key : argv.key(1);
   const lim = setLimits(c.engine);
   const isNew = s === undefined;
-  if (s === undefined) s = SetValue.create(argv.key(2), argv.count - 2, lim);
+  const b = argv.buf;
+  const st = argv.start;
+  const en = argv.end;
+  if (s === undefined) s = SetValue.createBytes(b, st[2], en[2], argv.count - 2, lim);
   else s.maybeConvert(argv.count - 2, lim);
   let added = 0;
-  for (let i = 2; i < argv.count; i++) if (s.add(argv.key(i), lim)) added++;
+  for (let i = 2; i < argv.count; i++) if (s.addBytes(b, st[i], en[i], lim)) added++;
   if (isNew) c.db.add(key, s);
   else if (added > 0) c.db.modified(key, e);
   if (added > 0) keyEvent(c, N.SET, 'sadd', key);
@@ -64,21 +74,22 @@ function saddCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // SREM key member [member ...]
 function sremCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const key = argv.key(1);
-  const s = writeSet(c, key);
-  if (s === null) return out.error(E.WRONGTYPE);
-  if (s === undefined) return out.int(0);
+  const e = lookupWriteArg(c, argv, 1);
+  if (e === undefined) return out.int(0);
+  const s = e.value;
+  if (!(s instanceof SetValue)) return out.error(E.WRONGTYPE);
   let removed = 0;
   for (let i = 2; i < argv.count; i++) {
-    if (s.remove(argv.key(i))) {
+    if (s.removeBytes(argv.buf, argv.start[i], argv.end[i])) {
       removed++;
       if (s.size === 0) break;
     }
   }
   if (removed > 0) {
+    const key = e.key;
     keyEvent(c, N.SET, 'srem', key);
     if (s.size === 0) c.db.delete(key);
-    else c.db.modified(key);
+    else c.db.modified(key, e);
     if (s.size === 0) keyEvent(c, N.GENERIC, 'del', key);
   }
   out.int(removed);
@@ -94,22 +105,22 @@ function smembersCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // SISMEMBER key member
 function sismemberCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const s = readSet(c, argv.key(1));
+  const s = readSetArg(c, argv);
   if (s === null) return out.error(E.WRONGTYPE);
-  out.int(s !== undefined && s.has(argv.key(2)) ? 1 : 0);
+  out.int(s !== undefined && s.hasBytes(argv.buf, argv.start[2], argv.end[2]) ? 1 : 0);
 }
 
 // SMISMEMBER key member [member ...]
 function smismemberCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const s = readSet(c, argv.key(1));
+  const s = readSetArg(c, argv);
   if (s === null) return out.error(E.WRONGTYPE);
   out.array(argv.count - 2);
-  for (let i = 2; i < argv.count; i++) out.int(s !== undefined && s.has(argv.key(i)) ? 1 : 0);
+  for (let i = 2; i < argv.count; i++) out.int(s !== undefined && s.hasBytes(argv.buf, argv.start[i], argv.end[i]) ? 1 : 0);
 }
 
 // SCARD key
 function scardCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const s = readSet(c, argv.key(1));
+  const s = readSetArg(c, argv);
   if (s === null) return out.error(E.WRONGTYPE);
   out.int(s === undefined ? 0 : s.size);
 }

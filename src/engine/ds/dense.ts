@@ -9,7 +9,10 @@
  *   offs      Uint32Array: arena offset of the entry at each position 0..size-1 (dense)
  *   slots     Int32Array open-addressing index (linear probing, load <= 1/2): position + 1 in
  *             the low 27 bits, the top 5 bits of the key's hash above (most probes that do not
- *             match are rejected without reading the arena); -1 = tombstone, 0 = empty
+ *             match are rejected without reading the arena); -1 = tombstone, 0 = empty.
+ *             A table of up to SMALL members has none (lookups compare the members in turn),
+ *             and its arena, up to 64 bytes, is on the JS heap: a small set costs no
+ *             off-heap allocation and no index.
  *
  * so a member costs its bytes plus one or two length bytes, 4 bytes of offset and 8 to 16 of
  * index. Dense positions give what Redis's dict gives:
@@ -47,7 +50,19 @@ const MIN_ARENA = 64;
  * off-heap allocation and a copy at once; BullMQ makes such a hash per job).
  */
 const FIRST_ARENA = 256;
+/** A set's first arena: small sets are many, and an arena of up to 64 bytes lives on the JS heap. */
+const FIRST_SET_ARENA = 32;
+/** Typed arrays up to this size are allocated on the JS heap (V8's typed_array_max_size_in_heap). */
+const ON_HEAP = 64;
 const NO_ARENA = Buffer.alloc(0);
+/**
+ * Up to this many members a table has no index (slots is NO_SLOTS): a lookup compares the
+ * members in turn, which costs less than hashing the key (a few length bytes compared, most
+ * of them differ), and a small set or hash holds no index arrays. It gets one at SMALL + 1
+ * members and drops it when shrinking under a quarter of an index's minimum load.
+ */
+const SMALL = 8;
+const NO_SLOTS = new Int32Array(0);
 /** Loading: after this many entries a table knows its average entry size (`expect`). */
 export const EXPECT_AFTER = 1024;
 /** Garbage below this is never worth a compaction. */
@@ -84,16 +99,6 @@ function readVarint(b: Uint8Array, o: number): number {
   return n;
 }
 
-/** Copy b[s, e) to a at o; returns o + e - s. perf: short runs in JS (no native call). */
-function copyBytes(b: Uint8Array, s: number, e: number, a: Buffer, o: number): number {
-  if (e - s > 32) {
-    a.set(b.subarray(s, e), o);
-    return o + e - s;
-  }
-  for (let i = s; i < e; i++) a[o++] = b[i];
-  return o;
-}
-
 function writeVarint(b: Uint8Array, o: number, n: number): number {
   while (n >= 128) {
     b[o++] = (n & 0x7f) | 0x80;
@@ -103,10 +108,32 @@ function writeVarint(b: Uint8Array, o: number, n: number): number {
   return o;
 }
 
+/** An arena of `cap` bytes: on the JS heap when small (no off-heap allocation per small table). */
+function newArena(cap: number): Buffer {
+  return cap <= ON_HEAP ? Buffer.alloc(cap) : Buffer.allocUnsafeSlow(cap);
+}
+
+/**
+ * src[s, e) into dst at d. Short runs by hand: Buffer#copy reaches the ArrayBuffer of an
+ * on-heap array, which moves it off the heap.
+ */
+function copyBytes(src: Uint8Array, s: number, e: number, dst: Buffer, d: number): void {
+  if (e - s <= ON_HEAP) for (let i = s; i < e; i++) dst[d++] = src[i];
+  else dst.set(src.subarray(s, e), d);
+}
+
+/** The latin1 string k into b at o; returns the offset after it (short ones by hand, as copyBytes). */
+function writeLatin1(b: Buffer, o: number, k: string): number {
+  const n = k.length;
+  if (n > ON_HEAP) return o + b.latin1Write(k, o, n);
+  for (let i = 0; i < n; i++) b[o + i] = k.charCodeAt(i);
+  return o + n;
+}
+
 export class DenseTable {
   readonly withValues: boolean;
-  private slots = new Int32Array(MIN_SLOTS);
-  private mask = MIN_SLOTS - 1;
+  private slots = NO_SLOTS;
+  private mask = 0;
   /** Slots that are taken (members + tombstones). */
   private used = 0;
   private offs = new Uint32Array(8);
@@ -137,7 +164,14 @@ export class DenseTable {
 
   /** Position of `k`, or -1. */
   indexOf(k: string): number {
-    return this.find(k, hashKey(k));
+    return this.slots.length === 0 ? this.scanFor(k) : this.find(k, hashKey(k));
+  }
+
+  /** A table without index: position of `k` by comparing each member, or -1. */
+  private scanFor(k: string): number {
+    const offs = this.offs;
+    for (let p = 0; p < this.n; p++) if (this.keyIs(offs[p], k)) return p;
+    return -1;
   }
 
   private find(k: string, h: number): number {
@@ -153,28 +187,43 @@ export class DenseTable {
     }
   }
 
-  /** Position of the key with the bytes b[s, e) (hash h = hashBytes of them), or -1. */
-  private findBytes(b: Uint8Array, s: number, e: number, h: number): number {
+  has(k: string): boolean {
+    return this.indexOf(k) >= 0;
+  }
+
+  /** Is the key of the entry at arena offset `o` equal to the bytes b[s, e)? */
+  private keyIsBytes(o: number, b: Uint8Array, s: number, e: number): boolean {
+    const a = this.arena;
+    const len = readVarint(a, o);
+    if (len !== e - s) return false;
+    const d = rp - s;
+    for (let i = s; i < e; i++) if (a[d + i] !== b[i]) return false;
+    return true;
+  }
+
+  /** Slot index of the key b[s, e) with hash h, or -1 (perf: a request's bytes, no string). */
+  private slotOfBytes(b: Uint8Array, s: number, e: number, h: number): number {
     const slots = this.slots;
     const mask = this.mask;
-    const a = this.arena;
-    const n = e - s;
     for (let i = h & mask; ; i = (i + 1) & mask) {
-      const sl = slots[i];
-      if (sl === 0) return -1;
-      if (sl !== TOMB && ((sl ^ h) & TAG_MASK) === 0) {
-        const p = (sl & POS_MASK) - 1;
-        if (readVarint(a, this.offs[p]) !== n) continue;
-        const o = rp;
-        let j = 0;
-        while (j < n && a[o + j] === b[s + j]) j++;
-        if (j === n) return p;
-      }
+      const x = slots[i];
+      if (x === 0) return -1;
+      if (x !== TOMB && ((x ^ h) & TAG_MASK) === 0 && this.keyIsBytes(this.offs[(x & POS_MASK) - 1], b, s, e)) return i;
     }
   }
 
-  has(k: string): boolean {
-    return this.indexOf(k) >= 0;
+  /** Position of the key b[s, e), or -1. */
+  indexOfBytes(b: Uint8Array, s: number, e: number): number {
+    if (this.slots.length === 0) return this.scanForBytes(b, s, e);
+    const i = this.slotOfBytes(b, s, e, hashBytes(b, s, e));
+    return i < 0 ? -1 : (this.slots[i] & POS_MASK) - 1;
+  }
+
+  /** scanFor() of the bytes b[s, e). */
+  private scanForBytes(b: Uint8Array, s: number, e: number): number {
+    const offs = this.offs;
+    for (let p = 0; p < this.n; p++) if (this.keyIsBytes(offs[p], b, s, e)) return p;
+    return -1;
   }
 
   get(k: string): string | undefined {
@@ -232,10 +281,12 @@ export class DenseTable {
 
   /** Insert or overwrite. True if `k` is new. */
   set(k: string, v: string): boolean {
-    const h = hashKey(k);
-    const p = this.find(k, h);
+    const small = this.slots.length === 0;
+    const h = small ? 0 : hashKey(k);
+    const p = small ? this.scanFor(k) : this.find(k, h);
     if (p < 0) {
-      this.insertNew(k, h, v);
+      this.roomForOne();
+      this.push(this.append(k, v), h);
       return true;
     }
     // Same length: the value's bytes are rewritten in place (no string points into the arena).
@@ -245,7 +296,7 @@ export class DenseTable {
     const vo = rp + klen;
     const vlen = readVarint(a, vo);
     if (vlen === v.length) {
-      a.latin1Write(v, rp, vlen);
+      writeLatin1(a, rp, v);
       return false;
     }
     const oldSize = rp + vlen - o;
@@ -262,14 +313,18 @@ export class DenseTable {
    * field or value string.
    */
   setBytes(b: Uint8Array, ks: number, ke: number, vs: number, ve: number): boolean {
-    const h = hashBytes(b, ks, ke);
-    const p = this.findBytes(b, ks, ke, h);
+    let h = 0;
+    let p: number;
+    if (this.slots.length === 0) p = this.scanForBytes(b, ks, ke);
+    else {
+      h = hashBytes(b, ks, ke);
+      const i = this.slotOfBytes(b, ks, ke, h);
+      p = i < 0 ? -1 : (this.slots[i] & POS_MASK) - 1;
+    }
     const vlen = ve - vs;
     if (p < 0) {
-      if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
-      this.claimSlot(h);
-      this.offs[this.n] = this.appendBytes(b, ks, ke, vs, ve);
-      this.n++;
+      this.roomForOne();
+      this.push(this.appendBytes(b, ks, ke, vs, ve), h);
       return true;
     }
     const o = this.offs[p];
@@ -290,34 +345,68 @@ export class DenseTable {
 
   /** Add a member of a set. True if new. */
   add(k: string): boolean {
-    const h = hashKey(k);
-    if (this.find(k, h) >= 0) return false;
-    this.insertNew(k, h, null);
+    let h = 0;
+    if (this.slots.length === 0) {
+      if (this.scanFor(k) >= 0) return false;
+    } else {
+      h = hashKey(k);
+      if (this.find(k, h) >= 0) return false;
+    }
+    this.roomForOne();
+    this.push(this.append(k, null), h);
     return true;
   }
 
-  private insertNew(k: string, h: number, v: string | null): void {
-    if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
-    this.claimSlot(h);
-    this.offs[this.n] = this.append(k, v);
-    this.n++;
+  /** add() of the bytes b[s, e) (a set member straight from a request). True if new. */
+  addBytes(b: Uint8Array, s: number, e: number): boolean {
+    let h = 0;
+    if (this.slots.length === 0) {
+      if (this.scanForBytes(b, s, e) >= 0) return false;
+    } else {
+      h = hashBytes(b, s, e);
+      if (this.slotOfBytes(b, s, e, h) >= 0) return false;
+    }
+    this.roomForOne();
+    const len = e - s;
+    const need = varintSize(len) + len;
+    if (this.end + need > this.arena.length) this.growArena(need);
+    const a = this.arena;
+    const o = this.end;
+    const w = writeVarint(a, o, len);
+    copyBytes(b, s, e, a, w);
+    this.end = w + len;
+    this.push(o, h);
+    return true;
   }
 
-  /** A slot for new member n (hash h), and room in offs for its offset. */
-  private claimSlot(h: number): void {
-    if ((this.used + 1) * 2 > this.slots.length) this.rebuild(this.n + 1);
-    const slots = this.slots;
-    const mask = this.mask;
-    let i = h & mask;
-    while (slots[i] !== 0 && slots[i] !== TOMB) i = (i + 1) & mask;
-    if (slots[i] === 0) this.used++;
+  private roomForOne(): void {
+    if (this.n >= POS_MASK - 1) throw new RangeError('DenseTable: too many members');
+  }
+
+  /**
+   * Take the entry just written at arena offset o as position n; h is its hash (unused while
+   * the table has no index: one made here covers every entry).
+   */
+  private push(o: number, h: number): void {
     const p = this.n;
-    slots[i] = (h & TAG_MASK) | (p + 1);
     if (p === this.offs.length) {
       const next = new Uint32Array(p * 2);
       next.set(this.offs);
       this.offs = next;
     }
+    this.offs[p] = o;
+    this.n = p + 1;
+    if (this.slots.length === 0 ? p + 1 > SMALL : (this.used + 1) * 2 > this.slots.length) {
+      this.rebuild(p + 1);
+      return;
+    }
+    if (this.slots.length === 0) return;
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = h & mask;
+    while (slots[i] !== 0 && slots[i] !== TOMB) i = (i + 1) & mask;
+    if (slots[i] === 0) this.used++;
+    slots[i] = (h & TAG_MASK) | (p + 1);
   }
 
   /** append() of key b[ks, ke) and value b[vs, ve) (tables with values). */
@@ -329,9 +418,10 @@ export class DenseTable {
     const a = this.arena;
     const o = this.end;
     let w = writeVarint(a, o, klen);
-    w = copyBytes(b, ks, ke, a, w);
-    w = writeVarint(a, w, vlen);
-    this.end = copyBytes(b, vs, ve, a, w);
+    copyBytes(b, ks, ke, a, w);
+    w = writeVarint(a, w + klen, vlen);
+    copyBytes(b, vs, ve, a, w);
+    this.end = w + vlen;
     return o;
   }
 
@@ -341,24 +431,21 @@ export class DenseTable {
     if (this.end + need > this.arena.length) this.growArena(need);
     const a = this.arena;
     const o = this.end;
-    let w = writeVarint(a, o, k.length);
-    w += a.latin1Write(k, w, k.length);
-    if (v !== null) {
-      w = writeVarint(a, w, v.length);
-      w += a.latin1Write(v, w, v.length);
-    }
+    let w = writeLatin1(a, writeVarint(a, o, k.length), k);
+    if (v !== null) w = writeLatin1(a, writeVarint(a, w, v.length), v);
     this.end = w;
     return o;
   }
 
   private growArena(need: number): void {
     const live = this.end - this.garbage;
-    // Mostly garbage: compacting makes the room.
-    if (this.garbage > MIN_GARBAGE && this.garbage * 2 > this.end && live + need <= this.arena.length) {
+    // Mostly garbage: compacting makes the room (whatever the amount: the entries are copied
+    // either way, and a small set that churns does not double its arena each time it fills).
+    if (this.garbage * 2 > this.end && live + need <= this.arena.length) {
       this.compact(this.arena.length);
       return;
     }
-    let cap = Math.max(this.arena.length * 2, FIRST_ARENA);
+    let cap = Math.max(this.arena.length * 2, this.withValues ? FIRST_ARENA : FIRST_SET_ARENA);
     while (cap < live + need) cap *= 2;
     this.compact(cap);
   }
@@ -366,17 +453,17 @@ export class DenseTable {
   /** Rewrite the live entries, in position order, into an arena of `cap` bytes. */
   private compact(cap: number): void {
     const old = this.arena;
-    const a = Buffer.allocUnsafeSlow(cap);
+    const a = newArena(cap);
     let w = 0;
     if (this.garbage === 0) {
-      old.copy(a, 0, 0, this.end);
+      copyBytes(old, 0, this.end, a, 0);
       w = this.end;
     } else {
       const offs = this.offs;
       for (let p = 0; p < this.n; p++) {
         const o = offs[p];
         const len = this.entrySize(o);
-        old.copy(a, w, o, o + len);
+        copyBytes(old, o, o + len, a, w);
         offs[p] = w;
         w += len;
       }
@@ -396,51 +483,82 @@ export class DenseTable {
   }
 
   delete(k: string): boolean {
+    if (this.slots.length === 0) {
+      const p = this.scanFor(k);
+      if (p < 0) return false;
+      this.removeAt(p);
+      return true;
+    }
     const h = hashKey(k);
     const slots = this.slots;
     const mask = this.mask;
-    let i = h & mask;
-    let p = -1;
-    for (; ; i = (i + 1) & mask) {
+    for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = slots[i];
       if (s === 0) return false;
-      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0) {
-        p = (s & POS_MASK) - 1;
-        if (this.keyIs(this.offs[p], k)) break;
+      if (s !== TOMB && ((s ^ h) & TAG_MASK) === 0 && this.keyIs(this.offs[(s & POS_MASK) - 1], k)) {
+        this.removeSlot(i);
+        return true;
       }
     }
-    slots[i] = TOMB;
+  }
+
+  /** delete() of the bytes b[s, e). */
+  deleteBytes(b: Uint8Array, s: number, e: number): boolean {
+    if (this.slots.length === 0) {
+      const p = this.scanForBytes(b, s, e);
+      if (p < 0) return false;
+      this.removeAt(p);
+      return true;
+    }
+    const i = this.slotOfBytes(b, s, e, hashBytes(b, s, e));
+    if (i < 0) return false;
+    this.removeSlot(i);
+    return true;
+  }
+
+  /** Remove the entry of slot i. */
+  private removeSlot(i: number): void {
+    const p = (this.slots[i] & POS_MASK) - 1;
+    this.slots[i] = TOMB;
+    this.removeAt(p);
+  }
+
+  /** Remove the entry at position p (its slot, if indexed, already a tombstone). */
+  private removeAt(p: number): void {
+    const slots = this.slots;
+    const mask = this.mask;
     const offs = this.offs;
     this.garbage += this.entrySize(offs[p]);
     const last = this.n - 1;
     if (p !== last) {
       // The last member moves into the hole: repoint its slot.
-      const mh = this.hashAt(last);
-      for (let j = mh & mask; ; j = (j + 1) & mask) {
-        if (slots[j] !== TOMB && (slots[j] & POS_MASK) === last + 1) {
-          slots[j] = (mh & TAG_MASK) | (p + 1);
-          break;
+      if (slots.length !== 0) {
+        const mh = this.hashAt(last);
+        for (let j = mh & mask; ; j = (j + 1) & mask) {
+          if (slots[j] !== TOMB && (slots[j] & POS_MASK) === last + 1) {
+            slots[j] = (mh & TAG_MASK) | (p + 1);
+            break;
+          }
         }
       }
       offs[p] = offs[last];
     }
     this.n = last;
     if (last === 0) {
-      this.slots = new Int32Array(MIN_SLOTS);
-      this.mask = MIN_SLOTS - 1;
+      this.slots = NO_SLOTS;
+      this.mask = 0;
       this.used = 0;
       this.offs = new Uint32Array(8);
       this.arena = NO_ARENA;
       this.end = 0;
       this.garbage = 0;
-      return true;
+      return;
     }
     if (last * 8 < this.slots.length && this.slots.length > MIN_SLOTS) {
       this.rebuild(last);
       if (last * 4 < offs.length && offs.length > 8) this.offs = offs.slice(0, Math.max(8, last * 2));
     }
     this.maybeCompact();
-    return true;
   }
 
   /** Hash of the key at position p, from the arena. */
@@ -455,7 +573,7 @@ export class DenseTable {
    * million members in the middle, which would block for tens of milliseconds).
    */
   reserve(n: number): void {
-    if (this.n !== 0 || n <= MIN_SLOTS) return;
+    if (this.n !== 0 || n <= SMALL) return;
     this.rebuild(n);
     this.offs = new Uint32Array(n);
   }
@@ -472,6 +590,12 @@ export class DenseTable {
 
   /** Re-index every member in a table sized for `n` members (drops tombstones). */
   private rebuild(n: number): void {
+    if (n <= SMALL) {
+      this.slots = NO_SLOTS;
+      this.mask = 0;
+      this.used = 0;
+      return;
+    }
     let cap = MIN_SLOTS;
     while (cap < n * 2 + 2) cap *= 2;
     const slots = new Int32Array(cap);
@@ -514,13 +638,13 @@ export class DenseTable {
   /** A deep copy. */
   clone(): DenseTable {
     const t = new DenseTable(this.withValues);
-    t.slots = this.slots.slice();
+    t.slots = this.slots.length === 0 ? NO_SLOTS : this.slots.slice();
     t.mask = this.mask;
     t.used = this.used;
     t.offs = this.offs.slice();
     t.n = this.n;
-    t.arena = Buffer.allocUnsafeSlow(this.arena.length);
-    this.arena.copy(t.arena, 0, 0, this.end);
+    t.arena = this.arena.length === 0 ? NO_ARENA : newArena(this.arena.length);
+    copyBytes(this.arena, 0, this.end, t.arena, 0);
     t.end = this.end;
     t.garbage = this.garbage;
     return t;

@@ -1,5 +1,5 @@
 /**
- * SetValue: the set type with Redis 7.2+'s three encodings.
+ * SetValue: the set type with Redis 7.2+'s three encodings (and a small form of the third).
  *
  *  intset     every member is a canonical 64-bit integer (string2ll rules) and there are at
  *             most set-max-intset-entries of them: a sorted BigInt64Array, so members come
@@ -7,7 +7,8 @@
  *  listpack   small sets (set-max-listpack-entries members of at most set-max-listpack-value
  *             bytes): an insertion-ordered Set, Redis's listpack order.
  *  hashtable  everything else (DenseTable: members as bytes in an arena, O(1) random member,
- *             scan-stable). Order unspecified.
+ *             scan-stable). Order unspecified. Up to 8 members of up to 64 bytes: a packed
+ *             string instead (ENC_SMALL below), still a hashtable to every observer.
  *
  * Conversions follow t_set.c: setTypeCreate picks the first encoding from the first member and
  * the number of members being added; intset -> listpack|hashtable when a non-integer arrives;
@@ -25,6 +26,8 @@ import { T } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { EMPTY, Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
+import { parseInt64 } from '../../resp/ascii.js';
+import { latin1 } from '../../resp/argv.js';
 
 export interface SetLimits {
   /** set-max-intset-entries */
@@ -66,6 +69,20 @@ function digits(v: bigint): number {
 const ENC_INTSET = 0;
 const ENC_LISTPACK = 1;
 const ENC_HT = 2;
+/**
+ * A small "hashtable" set (what Redis 7.0 makes of a set of strings): up to SMALL_ENTRIES
+ * members of at most SMALL_VALUE bytes packed in one latin1 string, each as [length char]
+ * [bytes], in position order. Sets of strings are mostly small and many; a DenseTable costs
+ * ~700 B of objects and arrays before its first member, this ~100 B. It reports itself as a
+ * hashtable (OBJECT ENCODING, DUMP, MEMORY USAGE see no difference) and becomes a DenseTable
+ * past those limits, never back.
+ */
+const ENC_SMALL = 3;
+const SMALL_ENTRIES = 8;
+const SMALL_VALUE = 64;
+
+/** Limits under which insert() takes a small set's members as they come. */
+const NO_LISTPACK: SetLimits = { maxIntset: 0, maxEntries: 0, maxValue: 0 };
 
 export class SetValue implements StoredValue {
   readonly type = T.SET;
@@ -80,7 +97,10 @@ export class SetValue implements StoredValue {
   private enc: number;
   /** intset: sorted values in ints[0..n). */
   private ints: BigInt64Array | null = null;
+  /** Members of an intset or a small set. */
   private n = 0;
+  /** Small set: the packed members. */
+  private pk = '';
   private lp: Set<string> | null = null;
   private ht: DenseTable | null = null;
 
@@ -88,7 +108,7 @@ export class SetValue implements StoredValue {
     this.enc = enc;
     if (enc === ENC_INTSET) this.ints = ints ?? new BigInt64Array(8);
     else if (enc === ENC_LISTPACK) this.lp = new Set();
-    else this.ht = new DenseTable(false);
+    else if (enc === ENC_HT) this.ht = new DenseTable(false);
   }
 
   /** setTypeCreate: the encoding for a new set whose first member is `first`. */
@@ -96,8 +116,19 @@ export class SetValue implements StoredValue {
     // Without listpack sets (Redis 7.0: maxEntries 0) the first member alone decides, as
     // 7.0's setTypeCreate; 7.2 also sizes the set from the number of members added.
     if (int64Of(first) !== null && (sizeHint <= lim.maxIntset || lim.maxEntries === 0)) return new SetValue(ENC_INTSET);
+    return SetValue.strings(sizeHint, lim);
+  }
+
+  /** A new set of strings for `sizeHint` members: listpack (7.2 limits), small or hashtable. */
+  private static strings(sizeHint: number, lim: SetLimits): SetValue {
     if (sizeHint <= lim.maxEntries) return new SetValue(ENC_LISTPACK);
-    return new SetValue(ENC_HT);
+    return new SetValue(sizeHint <= SMALL_ENTRIES ? ENC_SMALL : ENC_HT);
+  }
+
+  /** create() for a first member given as the bytes b[s, e). */
+  static createBytes(b: Buffer, s: number, e: number, sizeHint: number, lim: SetLimits): SetValue {
+    if (parseInt64(b, s, e) !== null && (sizeHint <= lim.maxIntset || lim.maxEntries === 0)) return new SetValue(ENC_INTSET);
+    return SetValue.strings(sizeHint, lim);
   }
 
   /** An intset of the first `n` values of `ints`, sorted and distinct (the caller checked). */
@@ -113,7 +144,8 @@ export class SetValue implements StoredValue {
   }
 
   get size(): number {
-    return this.enc === ENC_INTSET ? this.n : this.enc === ENC_LISTPACK ? this.lp!.size : this.ht!.size;
+    const enc = this.enc;
+    return enc === ENC_INTSET || enc === ENC_SMALL ? this.n : enc === ENC_LISTPACK ? this.lp!.size : this.ht!.size;
   }
 
   encoding(): string {
@@ -135,6 +167,9 @@ export class SetValue implements StoredValue {
       s.n = this.n;
     } else if (this.enc === ENC_LISTPACK) {
       s.lp = new Set(this.lp);
+    } else if (this.enc === ENC_SMALL) {
+      s.pk = this.pk;
+      s.n = this.n;
     } else {
       s.ht = this.ht!.clone();
     }
@@ -142,11 +177,23 @@ export class SetValue implements StoredValue {
   }
 
   has(m: string): boolean {
+    if (this.enc === ENC_SMALL) return this.smallFind(m) >= 0;
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
       return v !== null && this.find(v) >= 0;
     }
     return this.enc === ENC_LISTPACK ? this.lp!.has(m) : this.ht!.has(m);
+  }
+
+  /** has() of the bytes b[s, e) (perf: a request's argument, no string for a hashtable or intset). */
+  hasBytes(b: Buffer, s: number, e: number): boolean {
+    if (this.enc === ENC_SMALL) return this.smallFindBytes(b, s, e) >= 0;
+    if (this.enc === ENC_HT) return this.ht!.indexOfBytes(b, s, e) >= 0;
+    if (this.enc === ENC_INTSET) {
+      const v = parseInt64(b, s, e);
+      return v !== null && this.find(v) >= 0;
+    }
+    return this.lp!.has(latin1(b, s, e));
   }
 
   /** Visit every member in encoding order. */
@@ -156,6 +203,9 @@ export class SetValue implements StoredValue {
       for (let i = 0; i < this.n; i++) fn(String(a[i]));
     } else if (this.enc === ENC_LISTPACK) {
       this.lp!.forEach(fn);
+    } else if (this.enc === ENC_SMALL) {
+      const pk = this.pk;
+      for (let o = 0; o < pk.length; o += pk.charCodeAt(o) + 1) fn(pk.substr(o + 1, pk.charCodeAt(o)));
     } else {
       const ht = this.ht!;
       for (let i = 0; i < ht.size; i++) fn(ht.keyAt(i));
@@ -169,6 +219,11 @@ export class SetValue implements StoredValue {
       for (let i = 0; i < this.n; i++) out[i] = String(this.ints![i]);
       return out;
     }
+    if (this.enc === ENC_SMALL) {
+      const out: string[] = [];
+      this.forEach((m) => out.push(m));
+      return out;
+    }
     return this.enc === ENC_LISTPACK ? Array.from(this.lp!) : this.ht!.keys();
   }
 
@@ -176,6 +231,12 @@ export class SetValue implements StoredValue {
   random(): string {
     if (this.enc === ENC_INTSET) return String(this.ints![Math.floor(Math.random() * this.n)]);
     if (this.enc === ENC_HT) return this.ht!.keyAt(this.ht!.randomIndex());
+    if (this.enc === ENC_SMALL) {
+      const pk = this.pk;
+      let o = 0;
+      for (let k = Math.floor(Math.random() * this.n); k > 0; k--) o += pk.charCodeAt(o) + 1;
+      return pk.substr(o + 1, pk.charCodeAt(o));
+    }
     let k = Math.floor(Math.random() * this.lp!.size);
     for (const m of this.lp!) if (k-- === 0) return m;
     throw new Error('random on an empty set');
@@ -207,6 +268,14 @@ export class SetValue implements StoredValue {
    * Redis); hashtables walk `count` positions. Returns the next cursor.
    */
   scan(cursor: number, count: number, fn: (m: string) => void): number {
+    if (this.enc === ENC_SMALL) {
+      // A hashtable's walk (DenseTable.scan): positions from the top down. A removal shifts the
+      // members above it down one, so one present throughout is never skipped.
+      const all = this.members();
+      let i = cursor === 0 ? all.length - 1 : Math.min(cursor - 1, all.length - 1);
+      for (let k = 0; i >= 0 && k < count; k++, i--) fn(all[i]);
+      return i < 0 ? 0 : i + 1;
+    }
     if (this.enc !== ENC_HT) {
       this.forEach(fn);
       return 0;
@@ -232,21 +301,81 @@ export class SetValue implements StoredValue {
     return added;
   }
 
+  /**
+   * add() of the bytes b[s, e): a hashtable or intset takes them without a string (one is made
+   * for the change log of a set stored as records, and for conversions).
+   */
+  addBytes(b: Buffer, s: number, e: number, lim: SetLimits): boolean {
+    if (this.enc === ENC_SMALL) {
+      if (this.smallFindBytes(b, s, e) >= 0) return false;
+      if (this.n < SMALL_ENTRIES && e - s <= SMALL_VALUE) {
+        const m = latin1(b, s, e);
+        this.pk += String.fromCharCode(e - s) + m;
+        this.n++;
+        if (this.sid !== 0) this.logChange(m);
+        return true;
+      }
+      this.toHashtable();
+    }
+    if (this.enc === ENC_HT) {
+      if (!this.ht!.addBytes(b, s, e)) return false;
+      if (this.sid !== 0) this.logChange(latin1(b, s, e));
+      return true;
+    }
+    if (this.enc === ENC_INTSET) {
+      const v = parseInt64(b, s, e);
+      if (v !== null) {
+        const added = this.insertInt64(v, lim);
+        if (added && this.sid !== 0) this.logChange(String(v));
+        return added;
+      }
+    }
+    return this.add(latin1(b, s, e), lim);
+  }
+
+  /** remove() of the bytes b[s, e). */
+  removeBytes(b: Buffer, s: number, e: number): boolean {
+    if (this.enc === ENC_SMALL) {
+      const o = this.smallFindBytes(b, s, e);
+      if (o < 0) return false;
+      if (this.sid !== 0) this.logChange(latin1(b, s, e));
+      this.smallRemoveAt(o);
+      return true;
+    }
+    if (this.enc !== ENC_HT) return this.remove(latin1(b, s, e));
+    if (!this.ht!.deleteBytes(b, s, e)) return false;
+    if (this.sid !== 0) this.logChange(latin1(b, s, e));
+    return true;
+  }
+
+  /** The integer v into an intset (which may then become a hashtable). True if new. */
+  private insertInt64(v: bigint, lim: SetLimits): boolean {
+    const i = this.find(v);
+    if (i >= 0) return false;
+    this.insertInt(-i - 1, v);
+    if (this.n > Math.min(lim.maxIntset, 1 << 30)) this.toHashtable();
+    return true;
+  }
+
   private insert(m: string, lim: SetLimits): boolean {
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
-      if (v !== null) {
-        const i = this.find(v);
-        if (i >= 0) return false;
-        this.insertInt(-i - 1, v);
-        if (this.n > Math.min(lim.maxIntset, 1 << 30)) this.toHashtable();
-        return true;
-      }
+      if (v !== null) return this.insertInt64(v, lim);
       // A non-integer: listpack if everything (the widest integer included) still fits.
       const n = this.n;
       const widest = n === 0 ? 0 : Math.max(digits(this.ints![0]), digits(this.ints![n - 1]));
       if (n < lim.maxEntries && m.length <= lim.maxValue && widest <= lim.maxValue) this.toListpack();
+      else if (n < SMALL_ENTRIES && m.length <= SMALL_VALUE) this.toSmall();
       else this.toHashtable();
+    }
+    if (this.enc === ENC_SMALL) {
+      if (this.smallFind(m) >= 0) return false;
+      if (this.n < SMALL_ENTRIES && m.length <= SMALL_VALUE) {
+        this.pk += String.fromCharCode(m.length) + m;
+        this.n++;
+        return true;
+      }
+      this.toHashtable();
     }
     if (this.enc === ENC_LISTPACK) {
       const lp = this.lp!;
@@ -268,6 +397,12 @@ export class SetValue implements StoredValue {
   }
 
   private delete(m: string): boolean {
+    if (this.enc === ENC_SMALL) {
+      const o = this.smallFind(m);
+      if (o < 0) return false;
+      this.smallRemoveAt(o);
+      return true;
+    }
     if (this.enc === ENC_INTSET) {
       const v = int64Of(m);
       if (v === null) return false;
@@ -312,12 +447,13 @@ export class SetValue implements StoredValue {
     this.forEach((m) => {
       if (!keepSet.has(m)) popped.push(m);
     });
-    const fresh = this.enc === ENC_INTSET ? new SetValue(ENC_INTSET) : new SetValue(ENC_LISTPACK);
+    const fresh = this.enc === ENC_INTSET ? new SetValue(ENC_INTSET) : SetValue.strings(remaining, lim);
     for (const m of keep) fresh.add(m, lim);
     if (this.sid !== 0) for (const m of popped) this.logChange(m);
     this.enc = fresh.enc;
     this.ints = fresh.ints;
     this.n = fresh.n;
+    this.pk = fresh.pk;
     this.lp = fresh.lp;
     this.ht = fresh.ht;
     return popped;
@@ -350,6 +486,48 @@ export class SetValue implements StoredValue {
     this.n++;
   }
 
+  /** Small set: char offset of the entry of `m`, or -1. */
+  private smallFind(m: string): number {
+    const pk = this.pk;
+    const len = m.length;
+    for (let o = 0; o < pk.length; o += pk.charCodeAt(o) + 1) {
+      if (pk.charCodeAt(o) === len && pk.startsWith(m, o + 1)) return o;
+    }
+    return -1;
+  }
+
+  /** smallFind() of the bytes b[s, e). */
+  private smallFindBytes(b: Uint8Array, s: number, e: number): number {
+    const pk = this.pk;
+    const len = e - s;
+    for (let o = 0; o < pk.length; o += pk.charCodeAt(o) + 1) {
+      if (pk.charCodeAt(o) !== len) continue;
+      let i = 0;
+      while (i < len && pk.charCodeAt(o + 1 + i) === b[s + i]) i++;
+      if (i === len) return o;
+    }
+    return -1;
+  }
+
+  /** Small set: drop the entry at char offset o (the members above move down one position). */
+  private smallRemoveAt(o: number): void {
+    const pk = this.pk;
+    this.pk = pk.slice(0, o) + pk.slice(o + 1 + pk.charCodeAt(o));
+    this.n--;
+  }
+
+  /** intset -> small set (7.0's intset -> hashtable, for a few members). */
+  private toSmall(): void {
+    let pk = '';
+    for (let i = 0; i < this.n; i++) {
+      const m = String(this.ints![i]);
+      pk += String.fromCharCode(m.length) + m;
+    }
+    this.pk = pk;
+    this.ints = null;
+    this.enc = ENC_SMALL;
+  }
+
   private toListpack(): void {
     const lp = new Set<string>();
     for (let i = 0; i < this.n; i++) lp.add(String(this.ints![i]));
@@ -365,6 +543,7 @@ export class SetValue implements StoredValue {
     this.ht = ht;
     this.ints = null;
     this.n = 0;
+    this.pk = '';
     this.lp = null;
     this.enc = ENC_HT;
   }
@@ -394,7 +573,7 @@ export class SetValue implements StoredValue {
     }
     this.changed = null;
     const pk = scratch.reset(256);
-    pk.u8(this.enc);
+    pk.u8(this.enc === ENC_SMALL ? ENC_HT : this.enc);
     pk.varint(size);
     if (this.enc === ENC_INTSET) {
       const a = this.ints!;
@@ -409,7 +588,7 @@ export class SetValue implements StoredValue {
     const u = new Unpacker(b);
     const enc = u.u8();
     const n = u.varint();
-    const s = new SetValue(enc);
+    const s = new SetValue(enc === ENC_HT && n <= SMALL_ENTRIES ? ENC_SMALL : enc);
     if (enc === ENC_INTSET) {
       const a = s.ints = new BigInt64Array(Math.max(8, n));
       for (let i = 0; i < n; i++) a[i] = u.i64();
@@ -417,6 +596,8 @@ export class SetValue implements StoredValue {
     } else if (enc === ENC_LISTPACK) {
       const lp = s.lp!;
       for (let i = 0; i < n; i++) lp.add(u.str());
+    } else if (s.enc === ENC_SMALL) {
+      for (let i = 0; i < n; i++) s.insert(u.str(), NO_LISTPACK);
     } else {
       const ht = s.ht!;
       for (let i = 0; i < n; i++) ht.add(u.str());
