@@ -1,5 +1,6 @@
 /**
- * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read.
+ * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read,
+ * made after the poll phase when several connections are open (deferFlush).
  *
  * Replies go to the socket's handle directly when nothing is queued (direct-write.ts), else
  * through socket.write. Backpressure: when a write reports a full kernel buffer, reading is
