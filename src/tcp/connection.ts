@@ -206,7 +206,8 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
    * "session 12, branch reqpath"). A lone connection flushes at once (the batch would cost it
    * a setImmediate per request), as does output over DEFER_MAX (memory stays bounded: the read
    * pauses on a full kernel buffer, see send()) and output behind appendfsync always's commit
-   * gate (its release decides when output goes). True when this connection's flush is batched.
+   * gate (its release decides when output goes); so does one active connection among idle ones
+   * (below). True when this connection's flush is batched.
    */
   private deferFlush(): boolean {
     const w = this.writer;
@@ -216,6 +217,11 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     }
     if (liveConnections < 2 || this.closing || !w.pending || this.engine.commitGate !== null) return false;
     if (w.pendingBytes + w.openBytes > DEFER_MAX) return false;
+    // One active connection among idle ones (a pool, a blocked BullMQ connection): the last
+    // batch held only it, so flush at once; every PROBE_EVERY-th flush batches again to see
+    // whether others have become active.
+    if (batch.length === 0 && lastBatch < 2 && ++sinceProbe < PROBE_EVERY) return false;
+    sinceProbe = 0;
     this.inBatch = true;
     batch.push(this);
     if (!batchQueued) {
@@ -434,9 +440,15 @@ const DEFER_MAX = 64 * 1024;
 /** Connections whose replies wait for flushBatch, in the order they were read. */
 const batch: Connection[] = [];
 let batchQueued = false;
+/** Connections the last flushBatch wrote for (deferFlush: below 2, only probes batch). */
+let lastBatch = 2;
+/** Immediate flushes since the last probe batch. */
+let sinceProbe = 0;
+const PROBE_EVERY = 64;
 
 function flushBatch(): void {
   batchQueued = false;
+  lastBatch = batch.length;
   // A flush runs no command, so nothing joins the batch while it is written out.
   for (let i = 0; i < batch.length; i++) batch[i].flushBatched();
   batch.length = 0;
