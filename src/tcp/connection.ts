@@ -1,5 +1,6 @@
 /**
- * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read.
+ * One RESP connection: socket bytes -> parser -> engine -> writer -> one socket write per read,
+ * made after the poll phase when several connections are open (deferFlush).
  *
  * Replies go to the socket's handle directly when nothing is queued (direct-write.ts), else
  * through socket.write. Backpressure: when a write reports a full kernel buffer, reading is
@@ -61,6 +62,8 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
    * buffer (a deep pipeline, `redis-cli --pipe`), see sliceTurn().
    */
   private sliced = false;
+  /** In `batch`: its replies go out in flushBatch (deferFlush). */
+  private inBatch = false;
 
   /**
    * `ownRead`: the transport delivers reads through onRead() (from the socket's onread
@@ -75,6 +78,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     const addr = `${sock.remoteAddress}:${sock.remotePort}`;
     const laddr = `${sock.localAddress}:${sock.localPort}`;
     this.client = new Client(engine, this, this.writer, addr, laddr);
+    liveConnections++;
     engine.register(this.client);
     sock.setNoDelay(true);
     const ka = engine.cfgInt('tcp-keepalive');
@@ -188,6 +192,48 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
       }
     }
     eng.clockNext = -1;
+    if (!this.deferFlush()) this.flush();
+  }
+
+  /**
+   * perf: with several connections, the replies of one poll phase go out together after it
+   * (flushBatch, libuv's check phase), as Redis writes replies in beforeSleep
+   * (handleClientsWithPendingWrites) instead of in the read handler. Each write wakes its
+   * client; a write in the middle of the phase woke a load generator that served that one
+   * reply and slept again, once per reply, and the server, busy past its time slice, was
+   * preempted at those wakeups: at -P 1 with 50 clients, 0.5 involuntary context switches per
+   * DUMP of a 100-field hash and 0.27 per EVALSHA, against 0.2 and 0.12 batched (bench/RESULTS.md,
+   * "session 12, branch reqpath"). A lone connection flushes at once (the batch would cost it
+   * a setImmediate per request), as does output over DEFER_MAX (memory stays bounded: the read
+   * pauses on a full kernel buffer, see send()) and output behind appendfsync always's commit
+   * gate (its release decides when output goes); so does one active connection among idle ones
+   * (below). True when this connection's flush is batched.
+   */
+  private deferFlush(): boolean {
+    const w = this.writer;
+    if (this.inBatch) {
+      if (w.pendingBytes + w.openBytes <= DEFER_MAX) return true;
+      return false; // flushed now; the batch's flush finds nothing more
+    }
+    if (liveConnections < 2 || this.closing || !w.pending || this.engine.commitGate !== null) return false;
+    if (w.pendingBytes + w.openBytes > DEFER_MAX) return false;
+    // One active connection among idle ones (a pool, a blocked BullMQ connection): the last
+    // batch held only it, so flush at once; every PROBE_EVERY-th flush batches again to see
+    // whether others have become active.
+    if (batch.length === 0 && lastBatch < 2 && ++sinceProbe < PROBE_EVERY) return false;
+    sinceProbe = 0;
+    this.inBatch = true;
+    batch.push(this);
+    if (!batchQueued) {
+      batchQueued = true;
+      setImmediate(flushBatch);
+    }
+    return true;
+  }
+
+  /** flushBatch(): this connection's batched replies. */
+  flushBatched(): void {
+    this.inBatch = false;
     this.flush();
   }
 
@@ -372,6 +418,7 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 
   private closed(): void {
     this.closing = true;
+    liveConnections--;
     this.engine.outputs.forget(this);
     this.writer.discard();
     this.engine.unregister(this.client);
@@ -384,6 +431,27 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     this.flush();
     if (!this.sock.destroyed) this.sock.end();
   }
+}
+
+/** Open connections (deferFlush batches only when there are two or more). */
+let liveConnections = 0;
+/** Batched output: at most this many bytes wait for flushBatch per connection. */
+const DEFER_MAX = 64 * 1024;
+/** Connections whose replies wait for flushBatch, in the order they were read. */
+const batch: Connection[] = [];
+let batchQueued = false;
+/** Connections the last flushBatch wrote for (deferFlush: below 2, only probes batch). */
+let lastBatch = 2;
+/** Immediate flushes since the last probe batch. */
+let sinceProbe = 0;
+const PROBE_EVERY = 64;
+
+function flushBatch(): void {
+  batchQueued = false;
+  lastBatch = batch.length;
+  // A flush runs no command, so nothing joins the batch while it is written out.
+  for (let i = 0; i < batch.length; i++) batch[i].flushBatched();
+  batch.length = 0;
 }
 
 type Limit = readonly [hard: number, soft: number, seconds: number];

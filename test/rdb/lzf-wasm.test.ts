@@ -32,6 +32,16 @@ function inputs(): Buffer[] {
     const head = bytes(40, 26, gap, false);
     out.push(Buffer.concat([head, bytes(gap - 40, 256, 7, false), head]));
   }
+  // Match extension: a repeat of 3-40 bytes ending 0-20 bytes before the input's end, so the
+  // match stops at a mismatch or at maxlen on either side of lzf_c.c's 16 unrolled compares.
+  for (let m = 3; m <= 40; m++) {
+    for (let tail = 0; tail <= 20; tail += m % 2 === 0 ? 1 : 3) {
+      const a = bytes(m, 256, m * 31 + tail, false);
+      out.push(Buffer.concat([a, Buffer.from([0, 1, 2]), a, bytes(tail, 256, tail + 5, false)]));
+    }
+  }
+  // A 100-field hash's listpack-like run of short repeats (what DUMP compresses most).
+  out.push(Buffer.from(Array.from({ length: 100 }, (_, i) => `\x88field:${i}\x08\x88value:${i}\x08`).join(''), 'latin1'));
   out.push(bytes(200_000, 16, 5, true), bytes(300_000, 256, 6, false), Buffer.alloc(1 << 20, 7));
   return out;
 }
