@@ -67,12 +67,14 @@ test('KeyTable: keys with equal hashes in a bucket chain, and the empty key', ()
 });
 
 test('KeyTable: two keys with the same 32-bit hash stay apart (the entry keeps its hash; strings decide)', () => {
-  // The hash is seeded per process: find a colliding pair now (birthday bound: ~77k keys for
-  // even odds; 2M gives certainty in practice).
+  // The hash is seeded per process: find a colliding pair now. Random keys, since sequential
+  // ones ('c0', 'c1', ...) collide far less often than chance under this hash: with some seeds,
+  // not once in 2M (a flaky failure). Random keys meet the birthday bound (~77k keys for even
+  // odds; 2M leaves a chance of about e^-465 of no pair).
   const seen = new Map<number, string>();
   let pair: [string, string] | null = null;
   for (let i = 0; i < 2_000_000 && pair === null; i++) {
-    const k = 'c' + i;
+    const k = 'c' + Math.floor(Math.random() * 2 ** 52).toString(36) + ':' + i;
     const h = hashKey(k);
     const other = seen.get(h);
     if (other !== undefined) pair = [other, k];
