@@ -326,6 +326,30 @@ export class Arena {
     return r;
   }
 
+  /**
+   * add() of a value given as bytes vb[vs, ve), held as an integer (F_INT) if `int`: then the
+   * bytes must be its canonical decimal form (an RDB import's values, without a string each).
+   */
+  addBytes(h: number, kb: Uint8Array, ks: number, ke: number, vb: Uint8Array, vs: number, ve: number, int: boolean, bits: number): number {
+    const klen = ke - ks;
+    const vlen = ve - vs;
+    const size = recordBytes(klen, vlen);
+    if (!this.room(size)) return 0;
+    const r = this.alloc(size);
+    const c = this.chunkOf(r);
+    const o = this.offOf(r);
+    c.writeInt32LE(bits, o);
+    c[o + 4] = klen;
+    c[o + 5] = vlen;
+    c[o + 6] = int ? F_INT : 0;
+    c[o + 7] = 0;
+    for (let i = 0, d = o + HEADER; i < klen; i++) c[d + i] = kb[ks + i];
+    for (let i = 0, d = o + HEADER + klen; i < vlen; i++) c[d + i] = vb[vs + i];
+    this.indexInsert(h, r);
+    this.count++;
+    return r;
+  }
+
   private write(r: number, kb: Uint8Array | string, ks: number, klen: number, v: string, int: boolean, bits: number): void {
     const c = this.chunkOf(r);
     const o = this.offOf(r);

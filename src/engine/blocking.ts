@@ -106,6 +106,10 @@ export class Blocking implements KeyspaceListener {
 
   // KeyspaceListener: a change to a key someone waits on makes it ready (signalKeyAsReady).
   // Called on every write: no allocation unless the key has waiters.
+  wantsAddedKeys(): boolean {
+    return this.byClient.size > 0;
+  }
+
   keyChanged(db: Db, key: string): void {
     if (this.byClient.size === 0) return;
     const keys = this.waiting[db.index];

@@ -14,12 +14,12 @@
  * client-side caching invalidations.
  */
 import type { Engine } from './engine.js';
-import { KeyTable, REMOVED, VIEW } from './keytable.js';
+import { KeyTable, REMOVED, VIEW, hashBytes } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1, type Argv } from '../resp/argv.js';
 import type { ReplySink } from '../resp/reply-sink.js';
 import { N, dbEvent } from './notify.js';
-import { chargedValue, keyCharge, keyChargeLen, rechargeValue, stringCharge } from './memory.js';
+import { chargedValue, keyCharge, keyChargeLen, rechargeValue, stringCharge, stringChargeLen } from './memory.js';
 import { lfuNewBits, lfuTouch } from './evict.js';
 
 /** Value types (OBJECT ENCODING and TYPE derive from them). */
@@ -78,19 +78,24 @@ export const SMALL_STRING = 255;
 
 /** The compact form of the bytes b[s, e) (a fresh copy: the result never aliases `b`). */
 export function storedFrom(b: Uint8Array, s: number, e: number): Stored {
+  const x = intValue(b, s, e);
+  if (x === x) return x;
   const n = e - s;
-  if (n <= 16 && n > 0) {
-    const c = b[s];
-    if (c <= 57 && (c >= 49 || c === 45 || (c === 48 && n === 1))) {
-      const x = parseSafeInt(b, s, e);
-      if (x === x) return x;
-    }
-  }
   const buf = b as Buffer;
   if (n <= SMALL_STRING) return latin1(buf, s, e);
   const out = Buffer.allocUnsafe(n);
   buf.copy(out, 0, s, e);
   return out;
+}
+
+/** The safe integer whose canonical decimal form is b[s, e) (held as a number), else NaN. */
+function intValue(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  if (n <= 16 && n > 0) {
+    const c = b[s];
+    if (c <= 57 && (c >= 49 || c === 45 || (c === 48 && n === 1))) return parseSafeInt(b, s, e);
+  }
+  return NaN;
 }
 
 /** A Buffer with the bytes of a compact string value. */
@@ -762,30 +767,61 @@ export class Db {
   }
 
   /**
-   * Keys of an RDB import (before any client is served): each replaces any key of that name;
-   * one bulk change notice at the end instead of one per key (perf: persistence's per-key
-   * bookkeeping of a million keys cost more than the import). `exp`: absolute ms, 0 = none.
-   * Returns the entries, in order, if `entries` (else null: perf, an array of a million).
+   * An RDB import (before any client is served): beginImport(), then importKey() or
+   * importStringBytes() for each key in file order (each replaces any key of that name), then
+   * endImport(): one bulk change notice instead of one per key (perf: persistence's per-key
+   * bookkeeping of a million keys cost more than the import).
    */
-  importKeys(keys: string[], values: Stored[], exps: ArrayLike<number>, entries = true): Entry[] | null {
+  beginImport(): void {
     if (this.loader !== null) this.loader.finish();
-    const out: Entry[] | null = entries ? new Array(keys.length) : null;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      const old = this.map.find(key);
-      if (old !== undefined) this.remove(old);
-      const v = values[i];
-      const sv = v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v;
-      // Short strings without TTL go to the compact tier (no Entry), unless the caller needs
-      // every key's Entry (to set the file's LRU idle / LFU data on it).
-      if (out === null) this.restoreStored(key, sv, exps[i]);
-      else out[i] = this.insertRestored(key, sv, exps[i]);
+  }
+
+  /**
+   * One key of an import (`exp`: absolute ms, 0 = none): an Entry if `entry`, else a short
+   * string without TTL goes to the compact tier (then undefined: no Entry).
+   */
+  importKey(key: string, v: Stored, exp: number, entry: boolean): Entry | undefined {
+    const old = this.map.find(key);
+    if (old !== undefined) this.remove(old);
+    const sv = v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v;
+    return entry ? this.insertRestored(key, sv, exp) : this.restoreStored(key, sv, exp);
+  }
+
+  /**
+   * importKey() of a plain string without TTL given as bytes (perf: no string for the key or
+   * the value): key kb[ks, ke), at most ARENA_MAX_KEY bytes; value vb[vs, ve), at most
+   * ARENA_MAX_VALUE bytes, or when `vb` is null the safe integer `n`.
+   */
+  importStringBytes(kb: Uint8Array, ks: number, ke: number, vb: Uint8Array | null, vs: number, ve: number, n: number): void {
+    const h = hashBytes(kb, ks, ke);
+    const old = this.map.getBytes(kb, ks, ke, h);
+    if (old !== undefined) this.remove(old);
+    if (!this.eng.lfu) {
+      const bits = (this.eng.lruClock - LRU_BASE) * 4;
+      if (vb === null) {
+        if (this.map.addCompact(undefined, kb, ks, ke, n, bits)) {
+          this.mem += keyChargeLen(ke - ks) + stringChargeLen(0, true);
+          return;
+        }
+      } else {
+        const x = intValue(vb, vs, ve);
+        const int = x === x; // not NaN
+        if (this.map.addCompactBytes(h, kb, ks, ke, vb, vs, ve, int, bits)) {
+          this.mem += keyChargeLen(ke - ks) + stringChargeLen(ve - vs, int);
+          return;
+        }
+      }
     }
-    this.eng.dirty += keys.length;
+    // The compact tier is full, or LFU keys need Entries.
+    this.insertRestored(latin1(kb as Buffer, ks, ke), vb === null ? n : storedFrom(vb, vs, ve), 0);
+  }
+
+  /** The end of an import of `n` keys; `keys`: their names, for the change listeners. */
+  endImport(keys: string[], n: number): void {
+    this.eng.dirty += n;
     this.eng.changed();
-    // The keys as given (each entry holds that very string); a key given twice is listed twice.
+    // Each name as given; a key given twice is listed twice.
     if (keys.length > 0) this.eng.onKeysAdded(this, keys);
-    return out;
   }
 
   /** A loaded key as an Entry (restoreStored without the compact tier). */

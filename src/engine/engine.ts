@@ -124,6 +124,8 @@ export interface KeyspaceListener {
    * called for each. Persistence writes them in bounded batches instead of one huge one.
    */
   keysAdded?(db: Db, keys: string[]): void;
+  /** False when keysAdded / keyChanged of keys new to the keyspace would do nothing (default true). */
+  wantsAddedKeys?(): boolean;
   /** A collection left the keyspace (deleted, expired or overwritten); strings are not reported. */
   valueDropped?(v: TypedValue): void;
   /** DEBUG RELOAD read the keyspace back from disk (without keyChanged calls). */
@@ -395,7 +397,13 @@ export class Engine {
     for (let i = 0; i < ls.length; i++) ls[i].keyChanged(db, key, e);
   }
 
-  /** Bulk counterpart of onKeyChanged (Db.importKeys). */
+  /** True when a listener takes the names of bulk-added keys (an import builds them only then). */
+  wantsAddedKeys(): boolean {
+    for (const l of this.listeners) if (l.wantsAddedKeys?.() ?? true) return true;
+    return false;
+  }
+
+  /** Bulk counterpart of onKeyChanged (Db.endImport). */
   onKeysAdded(db: Db, keys: string[]): void {
     for (const l of this.listeners) {
       if (l.keysAdded !== undefined) l.keysAdded(db, keys);

@@ -156,8 +156,7 @@ export class KeyTable {
    * get() of the key whose latin1 string is the bytes b[s, e), without building that string
    * (perf: a read or an overwrite of an existing key allocates nothing for its name).
    */
-  getBytes(b: Uint8Array, s: number, e: number): Entry | undefined {
-    const h = hashBytes(b, s, e);
+  getBytes(b: Uint8Array, s: number, e: number, h = hashBytes(b, s, e)): Entry | undefined {
     const x = this.getTableBytes(b, s, e, h);
     if (x !== undefined || this.arena.size === 0) return x;
     const r = this.arena.findBytes(b, s, e, h);
@@ -210,6 +209,17 @@ export class KeyTable {
     const h = key !== undefined ? this.hash(key) : hashBytes(kb!, ks, ke);
     if (this.shrinkPaused > 0) this.walkFloor();
     if (this.arena.add(h, key !== undefined ? key : kb!, key !== undefined ? 0 : ks, key !== undefined ? klen : ke, v, bits) === 0) return false;
+    this.balance();
+    return true;
+  }
+
+  /**
+   * addCompact() of a key and value given as bytes (kb[ks, ke) of hash `h`, vb[vs, ve); `int`:
+   * the value bytes are a canonical integer's digits); the caller checked both lengths.
+   */
+  addCompactBytes(h: number, kb: Uint8Array, ks: number, ke: number, vb: Uint8Array, vs: number, ve: number, int: boolean, bits: number): boolean {
+    if (this.shrinkPaused > 0) this.walkFloor();
+    if (this.arena.addBytes(h, kb, ks, ke, vb, vs, ve, int, bits) === 0) return false;
     this.balance();
     return true;
   }

@@ -9,14 +9,14 @@ import fs from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Engine } from '../engine/engine.js';
-import type { Stored } from '../engine/db.js';
+import type { Db, Entry, Stored } from '../engine/db.js';
 import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
 import { HashValue, trackVolatile } from '../engine/ds/hash.js';
-import { RdbSnapshot, functionCodes, parseRdb } from './file.js';
+import { RdbSnapshot, type StagedStrings, functionCodes, parseRdb } from './file.js';
 
 /** --help lines of the options below. */
 export const RDB_HELP = [
@@ -56,6 +56,14 @@ function compactCount(keys: string[], values: Stored[], exps: ArrayLike<number>)
   return n;
 }
 
+/** Staged record i (file.ts StagedStrings) into db. */
+function importStaged(db: Db, st: StagedStrings, i: number): void {
+  const ks = st.keyStart(i);
+  const vb = st.valueBuffer(i);
+  const vs = st.valueStart(i);
+  db.importStringBytes(st.file, ks, ks + st.keyLength(i), vb, vs, vs + st.valueLength(i), st.num[i]);
+}
+
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
 export function importRdb(eng: Engine, path: string): string {
   const t0 = performance.now();
@@ -73,8 +81,10 @@ export function importRdb(eng: Engine, path: string): string {
   }
   // Size empty tables for what comes (no incremental rehashing during the import).
   const k = parsed.keys;
+  const st = parsed.staged;
   const used: number[] = [];
   for (let dbi = 0; dbi < k.perDb.length; dbi++) if ((k.perDb[dbi] ?? 0) > 0) used.push(dbi);
+  const names = eng.wantsAddedKeys();
   for (const dbi of used) {
     const db = eng.dbs[dbi];
     // perf: one db (the usual file) takes the columns as they are; several are split by index.
@@ -84,9 +94,21 @@ export function importRdb(eng: Engine, path: string): string {
     const values = idx === null ? k.value : idx.map((i) => k.value[i]);
     const exps = idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]);
     const lru = k.idle.size > 0 || k.freq.size > 0;
-    // Keys with the file's LRU/LFU data become Entries (importKeys); others may be compact.
-    db.map.reserve(keys.length, lru || eng.lfu ? 0 : compactCount(keys, values, exps));
-    const entries = db.importKeys(keys, values, exps, lru);
+    let staged = 0;
+    for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) staged++;
+    // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
+    db.map.reserve(keys.length + staged, eng.lfu ? 0 : staged + (lru ? 0 : compactCount(keys, values, exps)));
+    db.beginImport();
+    const entries: (Entry | undefined)[] | null = lru ? new Array(keys.length) : null;
+    // File order across both lists (the later of a key given twice wins).
+    let s = 0;
+    for (let j = 0; j < keys.length; j++) {
+      const g = at(j);
+      for (; s < st.n && st.before(s) <= g; s++) if (st.db(s) === dbi) importStaged(db, st, s);
+      const e = db.importKey(keys[j], values[j], exps[j], lru);
+      if (entries !== null) entries[j] = e;
+    }
+    for (; s < st.n; s++) if (st.db(s) === dbi) importStaged(db, st, s);
     for (let j = 0; j < values.length; j++) {
       const v = values[j];
       if (v instanceof HashValue && v.volatile) trackVolatile(db, keys[j], v);
@@ -94,11 +116,18 @@ export function importRdb(eng: Engine, path: string): string {
     for (let j = 0; entries !== null && j < entries.length; j++) {
       const idle = k.idle.get(at(j)) ?? -1;
       const freq = k.freq.get(at(j)) ?? -1;
-      if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j], freq, idle);
+      if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j]!, freq, idle);
     }
+    // The staged keys' names are built only for a listener that takes them.
+    let all = keys;
+    if (names && staged > 0) {
+      all = keys.slice();
+      for (let i = 0; i < st.n; i++) if (st.db(i) === dbi) all.push(st.keyString(i));
+    }
+    db.endImport(all, keys.length + staged);
   }
   const ms = Math.round(performance.now() - t0);
-  return `Imported ${k.length} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;
+  return `Imported ${k.length + st.n} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;
 }
 
 /**

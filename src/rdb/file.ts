@@ -20,7 +20,9 @@ import { readValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { RDB_OP, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
+import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
+import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
+import { RDB_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
 
 /**
@@ -85,6 +87,168 @@ export class RdbKeys {
   }
 }
 
+/** Kinds of a staged value's bytes. */
+export const STAGED_FILE = 0;
+export const STAGED_EXTRA = 1;
+export const STAGED_INT = 2;
+
+/**
+ * The file's plain-string records that may go to the compact tier (no TTL, no LRU/LFU data, a
+ * raw key and a value of at most 255 bytes each), held as byte ranges, not as JS strings (perf:
+ * a million key and value strings, all alive until the insert, were the import's GC work).
+ * Keys and raw values stay in the file's Buffer; LZF-compressed values are decompressed into
+ * `extra`; integer-encoded ones are kept as numbers.
+ */
+export class StagedStrings {
+  n = 0;
+  /** Per record, W words: keys of the other columns before it, db, key offset, value offset, key length | value length << 8 | kind << 16. */
+  w = new Uint32Array(0);
+  /** The value of a STAGED_INT record. */
+  num = new Float64Array(0);
+  extra = Buffer.allocUnsafe(0);
+  extraLen = 0;
+
+  constructor(readonly file: Buffer) {}
+
+  push(before: number, db: number, ks: number, kl: number, vs: number, vl: number, kind: number, num: number): void {
+    const i = this.n++;
+    if (i * W === this.w.length) {
+      const cap = Math.max(1024, 2 * i);
+      const w = new Uint32Array(cap * W);
+      w.set(this.w);
+      this.w = w;
+      const f = new Float64Array(cap);
+      f.set(this.num);
+      this.num = f;
+    }
+    const o = i * W;
+    const w = this.w;
+    w[o] = before;
+    w[o + 1] = db;
+    w[o + 2] = ks;
+    w[o + 3] = vs;
+    w[o + 4] = kl | (vl << 8) | (kind << 16);
+    this.num[i] = num;
+  }
+
+  /** Copy n bytes of src at s into `extra`; returns their offset there. */
+  keep(src: Uint8Array, s: number, n: number): number {
+    if (this.extraLen + n > this.extra.length) {
+      const b = Buffer.allocUnsafe(Math.max(65536, 2 * (this.extraLen + n)));
+      this.extra.copy(b, 0, 0, this.extraLen);
+      this.extra = b;
+    }
+    const o = this.extraLen;
+    const d = this.extra;
+    for (let i = 0; i < n; i++) d[o + i] = src[s + i];
+    this.extraLen += n;
+    return o;
+  }
+
+  before(i: number): number {
+    return this.w[i * W];
+  }
+
+  db(i: number): number {
+    return this.w[i * W + 1];
+  }
+
+  keyStart(i: number): number {
+    return this.w[i * W + 2];
+  }
+
+  keyLength(i: number): number {
+    return this.w[i * W + 4] & 0xff;
+  }
+
+  valueStart(i: number): number {
+    return this.w[i * W + 3];
+  }
+
+  valueLength(i: number): number {
+    return (this.w[i * W + 4] >>> 8) & 0xff;
+  }
+
+  kind(i: number): number {
+    return this.w[i * W + 4] >>> 16;
+  }
+
+  /** The Buffer holding record i's value bytes (null for STAGED_INT). */
+  valueBuffer(i: number): Buffer | null {
+    const k = this.kind(i);
+    return k === STAGED_FILE ? this.file : k === STAGED_EXTRA ? this.extra : null;
+  }
+
+  /** Record i's key as a latin1 string. */
+  keyString(i: number): string {
+    const s = this.keyStart(i);
+    return this.file.latin1Slice(s, s + this.keyLength(i));
+  }
+}
+
+/** Words per staged record. */
+const W = 5;
+
+/**
+ * Stage the string record at r.p (key, then value) if it is a plain one (see StagedStrings);
+ * false with r.p unchanged when it is not, or when anything about it is unusual (the generic
+ * path then reads it, and reports any damage with its offset).
+ */
+function stageString(r: RdbReader, st: StagedStrings, before: number, db: number): boolean {
+  const b = r.b;
+  const end = b.length;
+  let p = r.p;
+  if (p + 2 > end) return false;
+  let c = b[p];
+  let kl: number;
+  if (c < 0x40) kl = c, p += 1;
+  else if (c >> 6 === 1) kl = ((c & 0x3f) << 8) | b[p + 1], p += 2;
+  else return false;
+  const ks = p;
+  if (kl > ARENA_MAX_KEY || ks + kl >= end) return false;
+  p = ks + kl;
+  c = b[p];
+  let vl: number;
+  if (c < 0x40) vl = c, p += 1;
+  else if (c >> 6 === 1) {
+    if (p + 1 >= end) return false;
+    vl = ((c & 0x3f) << 8) | b[p + 1];
+    p += 2;
+  } else if (c === 0xc0 || c === 0xc1 || c === 0xc2) {
+    // RDB_ENC_INT8/16/32: a canonical integer.
+    const n = c === 0xc0 ? 1 : c === 0xc1 ? 2 : 4;
+    if (p + 1 + n > end) return false;
+    const v = n === 1 ? b.readInt8(p + 1) : n === 2 ? b.readInt16LE(p + 1) : b.readInt32LE(p + 1);
+    st.push(before, db, ks, kl, 0, 0, STAGED_INT, v);
+    r.p = p + 1 + n;
+    return true;
+  } else if (c === 0xc3) {
+    // RDB_ENC_LZF: two lengths, then the compressed bytes.
+    const at = r.p;
+    r.p = p + 1;
+    let clen: number, len: number;
+    try {
+      clen = r.len();
+      len = r.len();
+    } catch {
+      r.p = at;
+      return false;
+    }
+    const cs = r.p;
+    if (len === 0 || len > ARENA_MAX_VALUE || cs + clen > end || !lzfDecompressAt(b, cs, cs + clen, len)) {
+      r.p = at;
+      return false;
+    }
+    st.push(before, db, ks, kl, st.keep(lzfMem(), lzfOut, len), len, STAGED_EXTRA, 0);
+    r.p = cs + clen;
+    return true;
+  } else return false;
+  if (vl > ARENA_MAX_VALUE || p + vl > end) return false;
+  st.push(before, db, ks, kl, p, vl, STAGED_FILE, 0);
+  r.p = p + vl;
+  return true;
+}
+
 export interface RdbContents {
   version: number;
   keys: RdbKeys;
@@ -93,6 +257,8 @@ export interface RdbContents {
   aux: Map<string, string>;
   /** Keys skipped because they were already expired (as a master loading its RDB does). */
   expired: number;
+  /** Plain-string records kept as bytes (in file order with `keys` by their `before`). */
+  staged: StagedStrings;
 }
 
 /** Parse and validate a whole RDB file. Throws RdbError (with `offset`) on any damage. */
@@ -103,7 +269,9 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
   const version = /^\d{4}$/.test(verText) ? Number(verText) : NaN;
   if (!(version >= 1 && version <= 12)) r.fail(`unsupported RDB version ${verText}`);
   r.p = 9;
-  const out: RdbContents = { version, keys: new RdbKeys(), functions: [], aux: new Map(), expired: 0 };
+  const out: RdbContents = { version, keys: new RdbKeys(), functions: [], aux: new Map(), expired: 0, staged: new StagedStrings(b) };
+  // Offsets are kept as uint32.
+  const stage = b.length < 2 ** 32;
   let db = 0;
   let exp = 0;
   let idle = -1;
@@ -171,6 +339,10 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         break;
     }
     // A key-value pair of type `op`.
+    if (op === RDB_TYPE.STRING && exp === 0 && idle < 0 && freq < 0 && stage && stageString(r, out.staged, out.keys.length, db)) {
+      out.keys.perDb[db] = (out.keys.perDb[db] ?? 0) + 1;
+      continue;
+    }
     const key = r.latin1();
     let value: Stored;
     const vat = r.p;

@@ -1,0 +1,217 @@
+/**
+ * RDB import of plain-string records kept as bytes (src/rdb/file.ts StagedStrings: no JS string
+ * per key or value; Db.importStringBytes puts them into the compact tier from those bytes).
+ * Every encoding a string record can take (raw with 6- and 14-bit lengths, integer-encoded,
+ * LZF), the length limits around the compact tier's 255 bytes, binary bytes, integers held as
+ * such or not: one hand-written file loaded by redis-server 7.0.15 and imported by us, values
+ * and encodings compared. Then, in process: file order across staged and other records (a key
+ * given twice), LFU and LRU data, and damaged staged records refused with their offset.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { len, str, intStr } from './fixtures.js';
+import { lzfCompress } from './lzf-oracle.js';
+import { Engine } from '../../dist/engine/engine.js';
+import { Client, type Transport } from '../../dist/engine/client.js';
+import { execute } from '../../dist/engine/dispatch.js';
+import { FAMILIES } from '../../dist/engine/commands/index.js';
+import { loadConfig } from '../../dist/config.js';
+import { Argv } from '../../dist/resp/argv.js';
+import { RespWriter } from '../../dist/resp/writer.js';
+import { importRdb } from '../../dist/rdb/cli.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-staged-'));
+const procs: Proc[] = [];
+const clients: Redis[] = [];
+after(async () => {
+  for (const c of clients) c.disconnect();
+  await Promise.all(procs.map((p) => p.stop()));
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** An LZF-encoded RDB string (RDB_ENC_LZF) of `v`. */
+function lzfStr(v: Buffer): Buffer {
+  const c = lzfCompress(new Uint8Array(v), v.length - 1);
+  assert.ok(c !== null, 'compressible');
+  return Buffer.concat([Buffer.from([0xc3]), len(c.length), len(v.length), c]);
+}
+
+type Rec = { key: Buffer; value: Buffer; type?: number; exp?: number; idle?: number };
+
+/** An RDB (version 10) of records per db, checksum disabled (8 zero bytes, which Redis accepts). */
+function rdbFile(dbs: Array<[number, Rec[]]>): Buffer {
+  const parts: Buffer[] = [Buffer.from('REDIS0010')];
+  for (const [db, recs] of dbs) {
+    parts.push(Buffer.from([0xfe]), len(db));
+    for (const r of recs) {
+      if (r.exp !== undefined) {
+        const e = Buffer.alloc(9);
+        e[0] = 0xfc;
+        e.writeBigUInt64LE(BigInt(r.exp), 1);
+        parts.push(e);
+      }
+      if (r.idle !== undefined) parts.push(Buffer.from([0xf8]), len(r.idle));
+      parts.push(Buffer.from([r.type ?? 0]), str(r.key), r.value);
+    }
+  }
+  parts.push(Buffer.from([0xff]), Buffer.alloc(8));
+  return Buffer.concat(parts);
+}
+
+const b = (s: string): Buffer => Buffer.from(s, 'latin1');
+const rec = (key: string | Buffer, value: Buffer, more: Partial<Rec> = {}): Rec => ({ key: typeof key === 'string' ? b(key) : key, value, ...more });
+const later = Date.now() + 3_600_000;
+
+/** Records of every string encoding and limit (db 0), and some in db 2. */
+const DB0: Rec[] = [
+  rec('raw', str('hello')),
+  rec('int-raw', str('123')),
+  rec('int-neg', str('-45')),
+  rec('zero', str('0')),
+  rec('noncanon', str('0123')),
+  rec('negzero', str('-0')),
+  rec('plus', str('+1')),
+  rec('int16digits', str('1234567890123456')),
+  rec('i8', intStr(-7)),
+  rec('i16', intStr(3000)),
+  rec('i32', intStr(-2000000000)),
+  rec('empty', str('')),
+  rec(Buffer.from([0, 0xff, 0x80, 0x0d, 0x0a]), str(Buffer.from(Array.from({ length: 255 }, (_, i) => i)))),
+  rec('v255', str('x'.repeat(255))),
+  rec('v256', str('y'.repeat(256))),
+  rec('lzf', lzfStr(b('abc'.repeat(40)))),
+  rec('lzf255', lzfStr(b('q'.repeat(255)))),
+  rec('lzf256', lzfStr(b('r'.repeat(256)))),
+  rec('k'.repeat(70), str('14-bit key length')),
+  rec('m'.repeat(255), str('longest compact key')),
+  rec('n'.repeat(256), str('key too long for the compact tier')),
+  rec('list', Buffer.concat([len(2), str('a'), str('b')]), { type: 1 }),
+  rec('ttl', str('with a TTL'), { exp: later }),
+  rec('after-list', str('last')),
+];
+const DB2: Rec[] = [rec('raw', str('db two')), rec('x', intStr(5)), rec('y', lzfStr(b('z'.repeat(60))))];
+
+async function describeKeys(c: Redis, db: number): Promise<Record<string, unknown>> {
+  await c.select(db);
+  const out: Record<string, unknown> = { dbsize: await c.dbsize() };
+  for (const k of ((await c.call('KEYS', '*')) as string[]).sort()) {
+    const key = b(k);
+    const type = await c.type(key);
+    out[key.toString('hex')] = [
+      type,
+      type === 'string' ? ((await c.getBuffer(key)) as Buffer).toString('hex') : await c.lrange(key, 0, -1),
+      await c.call('OBJECT', 'ENCODING', key),
+      (await c.pttl(key)) > 0,
+    ];
+  }
+  return out;
+}
+
+describe('RDB import of plain strings as bytes', () => {
+  it('every string encoding and limit: the same keys, values and encodings as redis-server loading the file', async () => {
+    const file = path.join(tmp, 'strings.rdb');
+    fs.writeFileSync(file, rdbFile([[0, DB0], [2, DB2]]));
+    const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
+    fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
+    const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb']);
+    procs.push(r);
+    const ours = await startOurs(['--appendfsync', 'no', '--import-rdb', file]);
+    procs.push(ours);
+    const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
+    const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
+    clients.push(rc, oc);
+    rc.on('error', () => undefined);
+    oc.on('error', () => undefined);
+    for (const db of [0, 2]) {
+      const want = await describeKeys(rc, db);
+      assert.equal(want.dbsize, db === 0 ? DB0.length : DB2.length);
+      assert.deepEqual(await describeKeys(oc, db), want, `db ${db}`);
+    }
+  });
+
+  describe('in process', () => {
+    const INTERNAL: Transport = { kind: 'internal', close() {}, requestFlush() {}, resume() {}, outputBytes: () => 0, inputBytes: () => 0 };
+
+    function load(recs: Array<[number, Rec[]]>, args: string[] = []) {
+      const file = path.join(tmp, `inproc-${Math.random().toString(36).slice(2)}.rdb`);
+      fs.writeFileSync(file, rdbFile(recs));
+      const eng = new Engine(loadConfig(args, {}), FAMILIES);
+      const out = new RespWriter();
+      const c = new Client(eng, INTERNAL, out, '127.0.0.1:1', '127.0.0.1:2');
+      const run = (...a: string[]): string => {
+        execute(c, Argv.of(a), out);
+        return out.take().toString('latin1');
+      };
+      return { eng, c, run, imp: () => importRdb(eng, file) };
+    }
+
+    it('a key given twice: the later record wins, across staged strings, TTL strings and other types, per db', () => {
+      const { c, run, imp } = load([
+        [0, [
+          rec('a', str('staged first')), rec('a', str('then a TTL'), { exp: later }),
+          rec('b', str('TTL first'), { exp: later }), rec('b', str('then staged')),
+          rec('c', str('staged')), rec('c', Buffer.concat([len(1), str('l')]), { type: 1 }), rec('c', intStr(9)),
+          rec('d', lzfStr(b('d'.repeat(50)))), rec('d', str('raw again')),
+        ]],
+        [1, [rec('a', str('db1 a')), rec('z', str('db1 z'))]],
+        [0, [rec('e', str('back in db 0')), rec('a', str('db0 a, last'))]],
+      ]);
+      assert.match(imp(), /Imported 13 keys/);
+      assert.equal(c.db.map.compactSize, 5); // read before the commands below move keys into the table
+      assert.equal(run('DBSIZE'), ':5\r\n');
+      assert.equal(run('GET', 'a'), '$11\r\ndb0 a, last\r\n');
+      assert.equal(run('TTL', 'a'), ':-1\r\n');
+      assert.equal(run('GET', 'b'), '$11\r\nthen staged\r\n');
+      assert.equal(run('TTL', 'b'), ':-1\r\n');
+      assert.equal(run('GET', 'c'), '$1\r\n9\r\n');
+      assert.equal(run('OBJECT', 'ENCODING', 'c'), '$3\r\nint\r\n');
+      assert.equal(run('GET', 'd'), '$9\r\nraw again\r\n');
+      assert.equal(run('GET', 'e'), '$12\r\nback in db 0\r\n');
+      assert.equal(run('SELECT', '1'), '+OK\r\n');
+      assert.equal(run('DBSIZE'), ':2\r\n');
+      assert.equal(run('GET', 'a'), '$5\r\ndb1 a\r\n');
+    });
+
+    it('under an LFU policy the strings become Entries; with LRU idle times in the file, the others stay compact', () => {
+      const lfu = load([[0, [rec('s', str('v')), rec('i', intStr(12))]]], ['--maxmemory-policy', 'allkeys-lfu']);
+      lfu.imp();
+      assert.equal(lfu.c.db.map.compactSize, 0);
+      assert.equal(lfu.run('GET', 's'), '$1\r\nv\r\n');
+      assert.equal(lfu.run('GET', 'i'), '$2\r\n12\r\n');
+      const lru = load([[0, [rec('old', str('idle'), { idle: 5000 }), rec('s', str('v')), rec('t', str('w'))]]]);
+      lru.imp();
+      assert.equal(lru.c.db.map.compactSize, 2); // s, t
+      assert.match(lru.run('OBJECT', 'IDLETIME', 'old'), /^:(499\d|50\d\d)\r\n$/);
+      assert.equal(lru.run('GET', 's'), '$1\r\nv\r\n');
+    });
+
+    it('a damaged staged record is refused with its offset; nothing is imported', () => {
+      const good = [rec('ok', str('fine'))];
+      // LZF data whose back reference points before the output's start.
+      const badLzf = Buffer.concat([Buffer.from([0xc3]), len(3), len(20), Buffer.from([0x20, 0x05, 0x00])]);
+      const cases: Array<[string, Rec[], RegExp]> = [
+        ['invalid LZF', [...good, rec('bad', badLzf)], /key "bad": invalid LZF data at offset \d+/],
+        ['LZF lengths', [...good, rec('bad', Buffer.concat([Buffer.from([0xc3]), len(3), len(0), Buffer.from([1, 2, 3])]))], /key "bad": bad LZF lengths at offset \d+/],
+      ];
+      for (const [name, recs, re] of cases) {
+        const { eng, imp } = load([[0, recs]]);
+        assert.throws(imp, re, name);
+        assert.equal(eng.dbs[0].size, 0, name);
+      }
+      // Truncated inside a staged value (raw, then LZF): the end of data is found, not staged.
+      for (const value of [str('truncated value'), lzfStr(b('t'.repeat(80)))]) {
+        const whole = rdbFile([[0, [...good, rec('cut', value)]]]);
+        const file = path.join(tmp, 'cut.rdb');
+        fs.writeFileSync(file, whole.subarray(0, whole.length - 9 - 4));
+        const eng = new Engine(loadConfig([], {}), FAMILIES);
+        assert.throws(() => importRdb(eng, file), /unexpected end of data at offset \d+; nothing was imported/);
+        assert.equal(eng.dbs[0].size, 0);
+      }
+    });
+  });
+});
