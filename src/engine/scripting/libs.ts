@@ -770,6 +770,31 @@ export function mpUnpack(s: Buffer, mode: string, a: number, b: number): LuaValu
   return out;
 }
 
+/**
+ * The array on the stack top (n elements, some nil) replaced by the table mpUnpack's value
+ * becomes ({h} pairs of the others, lua-vm.ts pushSmall): filled from empty in index order, or
+ * pre-sized when the nils were all at the end (a sequence).
+ */
+function mpHoles(M: LuaVM['M'], L: number, n: number): void {
+  let m = 0;
+  let seq = true;
+  for (let i = 1; i <= n; i++) {
+    M._lua_rawgeti(L, -1, i);
+    const isNil = M._lua_type(L, -1) === 0;
+    M._lua_settop(L, -2);
+    if (isNil) continue;
+    if (m !== i - 1) seq = false;
+    m++;
+  }
+  M._lua_createtable(L, seq ? m : 0, 0);
+  for (let i = 1; i <= n; i++) {
+    M._lua_rawgeti(L, -2, i);
+    if (M._lua_type(L, -1) === 0) M._lua_settop(L, -2);
+    else M._lua_rawseti(L, -2, i);
+  }
+  M._lua_replace(L, -2);
+}
+
 /** mpUnpackLua(): not handled here, nothing pushed (RAISE is -1). */
 export const MP_OTHER = -2;
 /** Values mpUnpackLua() pushes at most (a bridge has LUA_MINSTACK slots; more: mpUnpack). */
@@ -780,7 +805,10 @@ const MP_DIRECT_DEPTH = 64;
 const mpLeft = new Float64Array(MP_DIRECT_DEPTH);
 const mpDone = new Float64Array(MP_DIRECT_DEPTH);
 const mpIsMap = new Uint8Array(MP_DIRECT_DEPTH);
-const mpNanKey = new Uint8Array(MP_DIRECT_DEPTH);
+/** Per open map: the pending key is NaN (KEY_NAN) or nil (KEY_NIL); per open array: it has a nil. */
+const mpFlag = new Uint8Array(MP_DIRECT_DEPTH);
+const KEY_NAN = 1;
+const KEY_NIL = 2;
 
 /**
  * perf: mpUnpack's result pushed straight onto the running bridge's Lua stack (BullMQ unpacks an
@@ -788,9 +816,8 @@ const mpNanKey = new Uint8Array(MP_DIRECT_DEPTH);
  * bytes (heap offset src, len bytes: a Lua string on the stack, which Lua's GC never moves).
  * The tables are the ones mpUnpack's values become (arrays: lua_rawseti from 1; maps: an empty
  * table, lua_rawset of the pairs in order, as Redis's cmsgpack fills them). Returns the values
- * pushed, RAISE with the error on the stack for a NaN key (as lua_settable raises it), or MP_OTHER with
- * the stack as it was for anything but the common case (bad input, a nil in an array or map, deep
- * nesting, more than MP_DIRECT_VALUES values): the caller then
+ * pushed, RAISE with the error on the stack for a NaN or nil key (lua_settable's), or MP_OTHER with
+ * the stack as it was for anything but the common case (bad input, deep nesting, more than MP_DIRECT_VALUES values): the caller then
  * runs mpUnpack, whose results and error texts stay the reference.
  * Any push may grow the wasm memory: the heap view is re-read after each.
  */
@@ -828,6 +855,7 @@ export function mpUnpackLua(vm: LuaVM, src: number, len: number, mode: string, a
       let n = -1;
       let map = false;
       let nan = false;
+      let nil = false;
       if ((c & 0xf0) === 0x90) n = c & 0x0f;
       else if ((c & 0xf0) === 0x80) {
         n = c & 0x0f;
@@ -854,6 +882,7 @@ export function mpUnpackLua(vm: LuaVM, src: number, len: number, mode: string, a
           mpLeft[depth] = map ? n * 2 : n;
           mpDone[depth] = 0;
           mpIsMap[depth] = map ? 1 : 0;
+          mpFlag[depth] = 0;
           depth++;
           continue;
         }
@@ -878,8 +907,11 @@ export function mpUnpackLua(vm: LuaVM, src: number, len: number, mode: string, a
         u8 = M.HEAPU8;
         p += k;
       } else if (c === 0xc2 || c === 0xc3) M._lua_pushboolean(L, c - 0xc2);
-      else {
-        // Numbers (nil and unknown bytes: bad).
+      else if (c === 0xc0) {
+        M._lua_pushnil(L);
+        nil = true;
+      } else {
+        // Numbers (unknown bytes: bad).
         const w = c === 0xcc || c === 0xd0 ? 1 : c === 0xcd || c === 0xd1 ? 2 : c === 0xce || c === 0xd2 || c === 0xca ? 4
           : c === 0xcf || c === 0xd3 || c === 0xcb ? 8 : 0;
         if (w === 0 || p + w > end) {
@@ -904,23 +936,36 @@ export function mpUnpackLua(vm: LuaVM, src: number, len: number, mode: string, a
         p += w;
         M._lua_pushnumber(L, x);
       }
-      // The value on the top goes into the containers it completes.
+      // The value on the top goes into the containers it completes. mpUnpack's values are the
+      // reference: an array with a nil becomes its other elements' pairs (see mpHoles), a map
+      // loses the pairs with a nil value.
       while (depth > 0) {
         const d = depth - 1;
         const done = ++mpDone[d];
-        if (mpIsMap[d] === 0) M._lua_rawseti(L, -2, done);
-        else if ((done & 1) === 1) {
-          // A key: its value comes next (a NaN key: lua_settable's error, raised with the pair).
-          mpNanKey[d] = nan ? 1 : 0;
+        if (mpIsMap[d] === 0) {
+          if (nil) {
+            M._lua_settop(L, -2);
+            mpFlag[d] = 1;
+          } else M._lua_rawseti(L, -2, done);
+        } else if ((done & 1) === 1) {
+          // A key: its value comes next (a NaN or nil key: lua_settable's error, raised with the pair).
+          mpFlag[d] = nan ? KEY_NAN : nil ? KEY_NIL : 0;
           break;
-        } else if (mpNanKey[d] === 1) {
+        } else if (mpFlag[d] !== 0) {
           M._lua_settop(L, base);
-          vm.pushString('table index is NaN');
+          vm.pushString(mpFlag[d] === KEY_NAN ? 'table index is NaN' : 'table index is nil');
           return RAISE;
-        } else M._lua_rawset(L, -3);
+        } else if (nil) M._lua_settop(L, -3);
+        else M._lua_rawset(L, -3);
         u8 = M.HEAPU8;
         if (done < mpLeft[d]) break;
+        if (mpIsMap[d] === 0 && mpFlag[d] === 1) {
+          mpHoles(M, L, done);
+          u8 = M.HEAPU8;
+        }
         depth--;
+        nil = false;
+        nan = false;
       }
       if (bad || depth === 0) break;
     }
