@@ -389,6 +389,27 @@ const scripts: Script[] = [
     ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61])],
     ['EVAL', "local t = cmsgpack.unpack(ARGV[1]) return {#t, t[1], t[2]}", '0', Buffer.from([0xdc, 0x00, 0x02, 0xca, 0x3f, 0xc0, 0x00, 0x00, 0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe])],
   ] },
+  // HGET / HMGET of a hashtable hash reply from the entry's bytes (hash.ts replyArg); a bulk
+  // reply on its own reaches Lua through the sink's stage (host.ts), up to 4096 bytes.
+  { name: 'HGET / HMGET of a hashtable hash: from the bytes, into Lua and over the wire', steps: [
+    ['DEL', 'hb'],
+    ['HSET', 'hb', 'data', 'x'.repeat(100), 'bin', Buffer.from([0x00, 0xff, 0x0d, 0x0a, 0x80]), 'empty', '', Buffer.from('f\0'), 'nul-field',
+      'big', 'b'.repeat(4096), 'bigger', 'c'.repeat(4097), 'huge', 'd'.repeat(70000), 'n', '12345'],
+    ['HGET', 'hb', 'data'], ['HGET', 'hb', 'bin'], ['HGET', 'hb', 'empty'], ['HGET', 'hb', Buffer.from('f\0')], ['HGET', 'hb', 'nope'],
+    ['HMGET', 'hb', 'bin', 'nope', 'data', 'empty', 'n', Buffer.from('f\0')],
+    ...evals(['1', 'hb'], [
+      "local v = redis.call('HGET', KEYS[1], 'bin') return {#v, v, v:byte(1), v:byte(2)}",
+      "return {redis.call('HGET', KEYS[1], 'data'), redis.call('HGET', KEYS[1], 'empty'), tostring(redis.call('HGET', KEYS[1], 'nope')), redis.call('HGET', KEYS[1], 'f\\0')}",
+      "local a, b, c = redis.call('HGET', KEYS[1], 'big'), redis.call('HGET', KEYS[1], 'bigger'), redis.call('HGET', KEYS[1], 'huge') return {#a, #b, #c, a:sub(-2), b:sub(-2), c:sub(-2)}",
+      "local n = redis.call('HGET', KEYS[1], 'n') return {type(n), n + 1}",
+      "local t = redis.call('HMGET', KEYS[1], 'bin', 'nope', 'data', 'empty', 'huge', 'n') return {#t, t[1], tostring(t[2]), t[3], t[4], #t[5], t[6]}",
+      "local t = {} for i = 1, 50 do t[i] = redis.call('HGET', KEYS[1], i % 2 == 0 and 'huge' or 'bin') end return {#t[1], #t[2], #t[50], t[49]}",
+      "redis.setresp(3) return {tostring(redis.call('HGET', KEYS[1], 'nope')), redis.call('HGET', KEYS[1], 'bin')}",
+      "return redis.call('HGET', KEYS[1], 'bin')",
+      "return redis.pcall('HGET', KEYS[1])",
+    ]),
+    ['SET', 'hs', 'x'], ['EVAL', "return redis.pcall('HGET', KEYS[1], 'f')", '1', 'hs'], ['HMGET', 'hs', 'f'],
+  ] },
   { name: "arguments with NUL bytes, numbers into cjson / cmsgpack / struct", steps: [
     ['EVAL', 'return {#KEYS[1], KEYS[1], #ARGV[1], ARGV[1], ARGV[2], ARGV[3]}', '1', Buffer.from('k\0ey'),
       Buffer.from('\0a\0\0b\0c\0d\0e\0f\0g\0h\0i\0j\0k\0'), Buffer.alloc(20), Buffer.from('x\0')],
