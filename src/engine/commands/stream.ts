@@ -356,13 +356,15 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let total = 0;
   for (let i = fieldPos; i < argv.count; i++) total += argv.len(i);
   if (total > LISTPACK_MAX_SIZE) throw new CommandError(TOO_LARGE);
-  const fv: Buffer[] = [];
+  // perf: sized once (the entry keeps this array: push() from empty would reserve 16 slots).
+  const fv = new Array<Buffer>(n);
   // perf: a field equal to the last node's master field shares its Buffer (immutable): one
   // object less kept per field of each entry.
   const mf = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1].masterFields : null;
   for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
     const m = mf !== null && f < mf.length ? mf[f] : null;
-    fv.push(m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i), argCopy(argv, i + 1));
+    fv[2 * f] = m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i);
+    fv[2 * f + 1] = argCopy(argv, i + 1);
   }
   s.append(id, fv, streamLimits(c.engine));
   out.bulkLatin1(formatId(id));
