@@ -188,6 +188,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
     else replyElem(out, lp, lpsNext(lp, p));
     return;
   }
+  if (h !== undefined && h.replyArg(argv, 2, out)) return;
   const v = h === undefined ? undefined : h.get(argv.key(2));
   if (v === undefined) out.nil();
   else out.bulkLatin1(v);
@@ -209,6 +210,7 @@ function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   for (let i = 2; i < argv.count; i++) {
+    if (h !== undefined && h.replyArg(argv, i, out)) continue;
     const v = h === undefined ? undefined : h.get(argv.key(i));
     if (v === undefined) out.nil();
     else out.bulkLatin1(v);

@@ -249,6 +249,12 @@ interface AddTrimArgs {
 }
 
 const NO_TRIM: TrimSpec = { strategy: 0, maxlen: 0, minid: ID_MIN, approx: false, limit: 0 };
+/**
+ * parseAddTrim's result, reused from call to call (perf: XADD runs for every BullMQ event): its
+ * callers use it before they return, and nothing they call parses another XADD or XTRIM.
+ */
+const ADD_TRIM: AddTrimArgs = { idPos: 0, id: ID_MIN, idGiven: false, seqGiven: true, noMkStream: false, trim: null };
+const TRIM_SPEC: { -readonly [K in keyof TrimSpec]: TrimSpec[K] } = { strategy: 0, maxlen: 0, minid: ID_MIN, approx: false, limit: 0 };
 
 /** streamParseAddOrTrimArgsOrReply. */
 function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
@@ -258,7 +264,13 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
   let minid = ID_MIN;
   let limit = 0;
   let limitGiven = false;
-  const a: AddTrimArgs = { idPos: 0, id: ID_MIN, idGiven: false, seqGiven: true, noMkStream: false, trim: null };
+  const a = ADD_TRIM;
+  a.idPos = 0;
+  a.id = ID_MIN;
+  a.idGiven = false;
+  a.seqGiven = true;
+  a.noMkStream = false;
+  a.trim = null;
   let i = 2;
   for (; i < argv.count; i++) {
     const more = argv.count - 1 - i;
@@ -311,7 +323,15 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
     limit = 0;
   }
   a.idPos = i;
-  if (strategy !== 0) a.trim = { strategy, maxlen, minid, approx, limit };
+  if (strategy !== 0) {
+    const t = TRIM_SPEC;
+    t.strategy = strategy;
+    t.maxlen = maxlen;
+    t.minid = minid;
+    t.approx = approx;
+    t.limit = limit;
+    a.trim = t;
+  }
   return a;
 }
 
@@ -356,13 +376,15 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let total = 0;
   for (let i = fieldPos; i < argv.count; i++) total += argv.len(i);
   if (total > LISTPACK_MAX_SIZE) throw new CommandError(TOO_LARGE);
-  const fv: Buffer[] = [];
+  // perf: sized once (the entry keeps this array: push() from empty would reserve 16 slots).
+  const fv = new Array<Buffer>(n);
   // perf: a field equal to the last node's master field shares its Buffer (immutable): one
   // object less kept per field of each entry.
   const mf = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1].masterFields : null;
   for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
     const m = mf !== null && f < mf.length ? mf[f] : null;
-    fv.push(m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i), argCopy(argv, i + 1));
+    fv[2 * f] = m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i);
+    fv[2 * f + 1] = argCopy(argv, i + 1);
   }
   s.append(id, fv, streamLimits(c.engine));
   out.bulkLatin1(formatId(id));

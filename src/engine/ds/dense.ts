@@ -246,6 +246,25 @@ export class DenseTable {
     return a.latin1Slice(rp, rp + vlen);
   }
 
+  /**
+   * Arena offset of the value at position p (tables with values); its length is then in
+   * valueLen. perf: a reply written from the bytes (HGET), no string made. Valid until the
+   * table changes.
+   */
+  valueOffset(p: number): number {
+    const a = this.arena;
+    const klen = readVarint(a, this.offs[p]);
+    this.valueLen = readVarint(a, rp + klen);
+    return rp;
+  }
+
+  valueLen = 0;
+
+  /** The arena valueOffset() is an offset in (replaced as the table grows). */
+  get arenaBytes(): Buffer {
+    return this.arena;
+  }
+
   /** Byte length of the key at position p (memory sampling: no string made). */
   keyLength(p: number): number {
     return readVarint(this.arena, this.offs[p]);

@@ -29,6 +29,7 @@
  */
 import { T, type Db } from '../db.js';
 import type { Argv } from '../../resp/argv.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
@@ -216,6 +217,23 @@ export class HashValue implements StoredValue {
       return p < 0 ? undefined : lpsText(lp, lpsNext(lp, p));
     }
     return this.lx !== null ? this.lx.get(f) : this.ht!.get(f);
+  }
+
+  /**
+   * HGET / HMGET of field argv[i] of a hashtable hash without field TTLs, replied from the
+   * entry's bytes (perf: no field or value string); false when the hash is not of that kind
+   * (the caller uses get()).
+   */
+  replyArg(argv: Argv, i: number, out: ReplySink): boolean {
+    const ht = this.ht;
+    if (ht === null || this.lp !== null || this.lx !== null || this.ttl !== null) return false;
+    const p = ht.indexOfBytes(argv.buf, argv.start[i], argv.end[i]);
+    if (p < 0) out.nil();
+    else {
+      const o = ht.valueOffset(p);
+      out.bulkBytes(ht.arenaBytes, o, o + ht.valueLen);
+    }
+    return true;
   }
 
   has(f: string): boolean {

@@ -518,6 +518,9 @@ export function scripting(eng: Engine): Scripting {
  * Collects a redis.call reply for the engine thread's Lua state (runtime.ts pushReply): Redis's
  * RESP2 -> Lua rules as LuaReplyEncoder, as a value tree. Reused from call to call.
  */
+/** Bytes of a reply LuaTreeSink stages (longer ones: a Buffer, the stage stays small). */
+const STAGE_MAX = 4096;
+
 class LuaTreeSink extends LuaSink {
   value: LuaValue = false;
   isErr = false;
@@ -525,6 +528,13 @@ class LuaTreeSink extends LuaSink {
   text: string | null = null;
   /** text is a status reply. */
   status = false;
+  /**
+   * A bulk reply on its own given as bytes (HGET, GET...): stage[0, staged), pushed into Lua
+   * after the command (perf: no string or Buffer for it; pushing during the command could grow
+   * the wasm memory under the arguments it still reads). -1: none.
+   */
+  staged = -1;
+  stage = Buffer.allocUnsafeSlow(256);
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
   private readonly open: LuaValue[][] = [];
@@ -536,6 +546,7 @@ class LuaTreeSink extends LuaSink {
     this.value = false;
     this.isErr = false;
     this.text = null;
+    this.staged = -1;
     this.heap = heap;
     if (this.open.length !== 0) {
       this.open.length = 0;
@@ -590,7 +601,16 @@ class LuaTreeSink extends LuaSink {
   int(n: number | bigint): void { this.put(Number(n)); }
   bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
   /** As bulkLatin1 of the bytes' text: a short reply on its own goes to Lua as text. */
-  override bulkBytes(b: Buffer, s: number, e: number): void { this.bulkLatin1(b.latin1Slice(s, e)); }
+  override bulkBytes(b: Buffer, s: number, e: number): void {
+    const n = e - s;
+    if (this.open.length !== 0 || n > STAGE_MAX) return this.bulkLatin1(b.latin1Slice(s, e));
+    if (n > this.stage.length) this.stage = Buffer.allocUnsafeSlow(Math.max(n, this.stage.length * 2));
+    const d = this.stage;
+    if (n <= 64) for (let i = 0; i < n; i++) d[i] = b[s + i];
+    else b.copy(d, 0, s, e);
+    this.staged = n;
+    this.value = true;
+  }
   bulkLatin1(s: string): void {
     if (this.open.length === 0) {
       if (s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
@@ -796,6 +816,10 @@ export class Scripting {
     if (sink.text !== null) {
       rt.vm.pushLatin1(sink.text);
       return sink.status ? Reply.Status : Reply.Value;
+    }
+    if (sink.staged >= 0) {
+      rt.vm.pushBytes(sink.stage, 0, sink.staged);
+      return Reply.Value;
     }
     return rt.pushReply(sink.value, sink.isErr);
   }

@@ -24,7 +24,7 @@ import { Argv } from '../../resp/argv.js';
 import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -181,6 +181,12 @@ export class LuaRuntime {
       const mode = vm.latin1(2);
       const a = finiteOrNaN(this.numArg(3));
       const b = finiteOrNaN(this.numArg(4));
+      if (vm.direct) {
+        // perf: decoded onto the stack from the string's own bytes (no JS values).
+        const p = vm.strPtr(1);
+        const n = mpUnpackLua(vm, p, vm.strLen, mode, a, b);
+        if (n !== MP_OTHER) return n;
+      }
       // perf: decoded in place (mpUnpack copies what it keeps, and calls nothing in Lua).
       return this.pushResult(mpUnpack(vm.view(1), mode, a, b));
     });

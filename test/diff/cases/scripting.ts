@@ -336,6 +336,80 @@ const scripts: Script[] = [
     ['EVAL', "local t = {} for i = 1, 123 do t[i] = string.rep('\\255', i) end return t", '0'],
     ['EVAL', "local t = {} for i = 1, 12 do t[i] = {i, tostring(i), {string.rep('a', 60 + i)}} end return t", '0'],
   ] },
+  // cmsgpack.unpack decoded straight onto the Lua stack (libs.ts mpUnpackLua), and each of its
+  // hand-overs to mpUnpack: nil in an array or map, NaN keys, more than 8 values, nesting
+  // deeper than 64, bad input at every cut; strings pushed from the input's bytes while the
+  // pushes grow the wasm memory.
+  { name: 'cmsgpack.unpack onto the stack: shapes, fallbacks, cuts and memory growth', steps: [
+    ...evals(['0'], [
+      // dump(): a deterministic text of any value (keys sorted), with pairs order kept separately.
+      ...[
+        "{1, nil, 3}", "{nil, 2}", "{1, 2, nil}", "{a = 1, b = nil, c = {1, nil, 3}}", "{[1] = 'x', [2] = 'y', [3] = 'z'}",
+        "{[1] = 'x', [3] = 'z'}", "{[0.5] = 1, [-3] = {true, false}, s = 'a\\0b'}", "{{{{{{'deep'}}}}}}",
+        "{1.5, -2.25, 1e300, -1e-300, 2^53, 2^53 + 2, -2^63, 2^64 - 2^11, -129, -32769, -2^31 - 1, 255, 65535, 2^32 - 1}",
+        "{[string.rep('k', 40)] = string.rep('v', 300), [''] = '', x = {y = {}}, z = {}}",
+        "{nil, nil, 3, nil, 'x', {nil, 1}, {1, nil}, {nil}, nil, nil, 11}", "{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, nil, 15, 16}",
+        "{{1, nil, 3}, {a = {nil, nil, 'c'}}, {[{0/0}] = 1}}", "{[{1}] = nil, [{2, nil, 4}] = 'v'}",
+      ]. map((t) => `local dump local function key(k) return type(k) == 'table' and dump(k) or tostring(k) end dump = function(v) if type(v) ~= 'table' then return type(v) .. ':' .. tostring(v) end local ks = {} for k in pairs(v) do ks[#ks + 1] = k end table.sort(ks, function(a, b) return key(a) < key(b) end) local o = {} for _, k in ipairs(ks) do o[#o + 1] = key(k) .. '=' .. dump(v[k]) end return '{' .. table.concat(o, ',') .. '}' end local t = cmsgpack.unpack(cmsgpack.pack(${t})) local order = {} for k in pairs(t) do order[#order + 1] = key(k) end return {dump(t), table.concat(order, ','), #t}`),
+      "return {cmsgpack.unpack(cmsgpack.pack(1, 2, 3, 4, 5, 6, 7, 8))}",
+      "return {cmsgpack.unpack(cmsgpack.pack(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20))}",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), 10)}",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), 3, 2)}",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0, 1)}",
+      "return {cmsgpack.unpack_one(cmsgpack.pack({a = 'b'}, 2), 0)}",
+      "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), -1)}",
+      "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 9)}",
+      "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2), -1)}",
+      "return {cmsgpack.unpack(cmsgpack.pack(1, nil, 2))}",
+      // nil keys (lua_settable's error) and values in maps, nil in arrays, trailing and not.
+      "local t = cmsgpack.unpack('\\131\\192\\1\\161a\\192\\161b\\2') local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) .. '=' .. tostring(v) end return o",
+      "return {pcall(cmsgpack.unpack, '\\146\\1\\129\\192\\1')}",
+      "local t = cmsgpack.unpack('\\130\\161a\\192\\161b\\2') local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) .. '=' .. tostring(v) end return o",
+      "local t = cmsgpack.unpack('\\149\\1\\2\\192\\192\\192') t[#t + 1] = 'x' local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) .. '=' .. tostring(v) end return {#t, table.concat(o, ',')}",
+      "local t = cmsgpack.unpack('\\149\\192\\2\\192\\4\\192') t.z = 1 t[6] = 6 local o = {} for k, v in pairs(t) do o[#o + 1] = tostring(k) .. '=' .. tostring(v) end return {#t, table.concat(o, ',')}",
+      "local a, b, c = cmsgpack.unpack('\\192\\145\\192\\192') return {tostring(a), #b, tostring(b[1]), tostring(c)}",
+      "return {cmsgpack.unpack('')}",
+      // Nesting: 63, 64, 65 and 200 levels (the last deeper than the stack path takes).
+      ...[63, 64, 65, 200].map((d) => `local v = 'x' for i = 1, ${d} do v = {v, i} end local t = cmsgpack.unpack(cmsgpack.pack(v)) local n = 0 while type(t) == 'table' do n = n + 1 t = t[1] end return {n, t}`),
+      "local v = 'x' for i = 1, 70 do v = {k = v} end local t = cmsgpack.unpack(cmsgpack.pack(v)) local n = 0 while type(t) == 'table' do n = n + 1 t = t.k end return {n, t}",
+      // A NaN key: lua_settable's error in Redis, raised by the bridge here.
+      "return {pcall(cmsgpack.unpack, '\\129\\203\\127\\248\\0\\0\\0\\0\\0\\0\\1')}",
+      "local t = cmsgpack.unpack('\\146\\203\\127\\248\\0\\0\\0\\0\\0\\0\\1') return {#t, tostring(t[1] ~= t[1]), t[2]}",
+      // Every cut of an encoded options map: errors (pcall) or fewer values.
+      "local s = cmsgpack.pack({attempts = 3, backoff = {type = 'fixed', delay = 1000}, jobId = 'j1', ts = 1700000000000, f = 1.5, n = -7, list = {1, 'two', {3}}}, 'tail') local r = {} for i = 0, #s - 1 do local ok, a, b = pcall(cmsgpack.unpack, s:sub(1, i)) r[#r + 1] = tostring(ok) .. ':' .. (ok and type(a) or tostring(a)) .. ':' .. type(b) end return r",
+      // Big strings: the pushes grow the wasm memory while later elements are still read.
+      "local big = string.rep('a', 3000000) local t = cmsgpack.unpack(cmsgpack.pack({big, big .. 'b', {k = big .. 'c', l = 'tail'}, 'z'})) return {#t[1], #t[2], #t[3].k, t[3].l, t[4], t[2]:sub(-2)}",
+      // 4 MB of distinct strings (the input built by hand: cmsgpack.pack of megabytes is slow here).
+      "local a = {'\\220\\0\\200'} for i = 1, 200 do a[#a + 1] = '\\219\\0\\0\\78\\32' .. string.rep(string.char(65 + i % 26), 19996) .. string.format('%04d', i) end local t = cmsgpack.unpack(table.concat(a)) return {#t, t[1]:sub(-5), t[200]:sub(-5), #t[199]}",
+    ]),
+    ['EVAL', "local t = {cmsgpack.unpack(ARGV[1])} return {#t, t[1][1], t[1][2], t[1][3], t[2].k}", '0',
+      Buffer.from([0x93, 0xa2, 0x00, 0xff, 0xc4, 0x01, 0x02, 0x81, 0xa1, 0x6b, 0xa1, 0x76])],
+    ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0x92, 0xc1, 0x01])],
+    ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0xdd, 0xff, 0xff, 0xff, 0xff, 0x01])],
+    ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61])],
+    ['EVAL', "local t = cmsgpack.unpack(ARGV[1]) return {#t, t[1], t[2]}", '0', Buffer.from([0xdc, 0x00, 0x02, 0xca, 0x3f, 0xc0, 0x00, 0x00, 0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe])],
+  ] },
+  // HGET / HMGET of a hashtable hash reply from the entry's bytes (hash.ts replyArg); a bulk
+  // reply on its own reaches Lua through the sink's stage (host.ts), up to 4096 bytes.
+  { name: 'HGET / HMGET of a hashtable hash: from the bytes, into Lua and over the wire', steps: [
+    ['DEL', 'hb'],
+    ['HSET', 'hb', 'data', 'x'.repeat(100), 'bin', Buffer.from([0x00, 0xff, 0x0d, 0x0a, 0x80]), 'empty', '', Buffer.from('f\0'), 'nul-field',
+      'big', 'b'.repeat(4096), 'bigger', 'c'.repeat(4097), 'huge', 'd'.repeat(70000), 'n', '12345'],
+    ['HGET', 'hb', 'data'], ['HGET', 'hb', 'bin'], ['HGET', 'hb', 'empty'], ['HGET', 'hb', Buffer.from('f\0')], ['HGET', 'hb', 'nope'],
+    ['HMGET', 'hb', 'bin', 'nope', 'data', 'empty', 'n', Buffer.from('f\0')],
+    ...evals(['1', 'hb'], [
+      "local v = redis.call('HGET', KEYS[1], 'bin') return {#v, v, v:byte(1), v:byte(2)}",
+      "return {redis.call('HGET', KEYS[1], 'data'), redis.call('HGET', KEYS[1], 'empty'), tostring(redis.call('HGET', KEYS[1], 'nope')), redis.call('HGET', KEYS[1], 'f\\0')}",
+      "local a, b, c = redis.call('HGET', KEYS[1], 'big'), redis.call('HGET', KEYS[1], 'bigger'), redis.call('HGET', KEYS[1], 'huge') return {#a, #b, #c, a:sub(-2), b:sub(-2), c:sub(-2)}",
+      "local n = redis.call('HGET', KEYS[1], 'n') return {type(n), n + 1}",
+      "local t = redis.call('HMGET', KEYS[1], 'bin', 'nope', 'data', 'empty', 'huge', 'n') return {#t, t[1], tostring(t[2]), t[3], t[4], #t[5], t[6]}",
+      "local t = {} for i = 1, 50 do t[i] = redis.call('HGET', KEYS[1], i % 2 == 0 and 'huge' or 'bin') end return {#t[1], #t[2], #t[50], t[49]}",
+      "redis.setresp(3) return {tostring(redis.call('HGET', KEYS[1], 'nope')), redis.call('HGET', KEYS[1], 'bin')}",
+      "return redis.call('HGET', KEYS[1], 'bin')",
+      "return redis.pcall('HGET', KEYS[1])",
+    ]),
+    ['SET', 'hs', 'x'], ['EVAL', "return redis.pcall('HGET', KEYS[1], 'f')", '1', 'hs'], ['HMGET', 'hs', 'f'],
+  ] },
   { name: "arguments with NUL bytes, numbers into cjson / cmsgpack / struct", steps: [
     ['EVAL', 'return {#KEYS[1], KEYS[1], #ARGV[1], ARGV[1], ARGV[2], ARGV[3]}', '1', Buffer.from('k\0ey'),
       Buffer.from('\0a\0\0b\0c\0d\0e\0f\0g\0h\0i\0j\0k\0'), Buffer.alloc(20), Buffer.from('x\0')],
