@@ -68,8 +68,56 @@ static i64 entry_int(const u8 *p, u32 c) {
   return (i64)(u32le(p + 1) | ((u64)u32le(p + 5) << 32));
 }
 
+/* Bytes of the (valid) entry at p: encoding and data, without the back-length. */
+static inline u32 entry_len(const u8 *p) {
+  const u32 c = p[0];
+  if (c < 0x80) return 1;
+  if (c < 0xc0) return 1 + (c & 0x3f);
+  if (c < 0xe0) return 2;
+  if (c < 0xf0) return 2 + (((c & 0x0f) << 8) | p[1]);
+  if (c == 0xf0) return 5 + u32le(p + 1);
+  return c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
+}
+
+static inline u32 mix(u32 h) {
+  h ^= h >> 15;
+  h *= 0x2c1b3c6d;
+  return h ^ (h >> 13);
+}
+
+/*
+ * Insert the field at s + p (l bytes, canonical) into the open-addressing table of `mask + 1`
+ * slots: 1 when an equal field is already there.
+ */
+static inline int dup_insert(const u8 *s, u32 p, u32 l, u32 *table, u32 mask) {
+  /* The length and the last four bytes (fields often differ only at their end). */
+  u32 tail = s[p + l - 1];
+  if (l >= 4) tail = u32le(s + p + l - 4);
+  else if (l > 1) tail = tail | (s[p + l - 2] << 8) | (l > 2 ? s[p + l - 3] << 16 : 0);
+  u32 slot = mix(l * 0x9e3779b1u ^ tail) & mask;
+  for (;;) {
+    const u32 q = table[slot];
+    if (q == 0) {
+      table[slot] = p;
+      return 0;
+    }
+    if (entry_len(s + q) == l) {
+      u32 i = 0;
+      while (i < l && s[p + i] == s[q + i]) i++;
+      if (i == l) return 1;
+    }
+    slot = (slot + 1) & mask;
+  }
+}
+
 /* lp_check's result besides the count: the longest element, as text. */
 static u32 max_text;
+/* lp_check's duplicate-field answer (with a table): 0 none, 1 two equal fields, 2 not known
+ * (more fields than the table takes). */
+static u32 dup_state;
+
+EXPORT("lp_dup_state")
+u32 lp_dup_state(void) { return dup_state; }
 
 EXPORT("lp_max_text")
 u32 lp_max_text(void) { return max_text; }
@@ -79,9 +127,20 @@ u32 lp_max_text(void) { return max_text; }
  * back-lengths exact, end byte, declared count. Returns the element count; -1 when it is
  * corrupt; -2 when valid but not as lpAppend would encode it (a string that is an integer, an
  * integer or a length in a wider encoding than needed).
+ *
+ * With a table (`size` u32 slots, a power of two >= 16, cleared here; 0: none), the same pass
+ * looks for two equal entries among every second one (a hash's fields; lp_dup_state, meaningful
+ * when the listpack is canonical: equal entries then have equal bytes). perf: RESTORE of a hash
+ * reads its listpack once.
  */
 EXPORT("lp_check")
-int lp_check(const u8 *s, u32 n) {
+int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
+  dup_state = size ? 0 : 2;
+  if (size)
+    for (u32 i = 0; i < size; i++) table[i] = 0;
+  const u32 mask = size - 1;
+  /* At most half the slots filled: probes stay short and always end. */
+  const u32 room = size / 2;
   if (n < 7 || u32le(s) != n || s[n - 1] != 0xff) return -1;
   const u32 declared = s[4] | (s[5] << 8);
   const u64 end = n - 1;
@@ -127,6 +186,10 @@ int lp_check(const u8 *s, u32 n) {
       return -1;
     }
     if (p + l > end) return -1;
+    if (dup_state == 0 && !(k & 1)) {
+      if ((u32)(k / 2) >= room) dup_state = 2;
+      else if (dup_insert(s, (u32)p, (u32)l, table, mask)) dup_state = 1;
+    }
     p += l;
     /* The back-length must encode l exactly (its first byte without, the others with bit 7). */
     if (l <= 127) {
@@ -154,23 +217,6 @@ int lp_check(const u8 *s, u32 n) {
   return canonical ? k : -2;
 }
 
-/* Bytes of the (valid) entry at p: encoding and data, without the back-length. */
-static inline u32 entry_len(const u8 *p) {
-  const u32 c = p[0];
-  if (c < 0x80) return 1;
-  if (c < 0xc0) return 1 + (c & 0x3f);
-  if (c < 0xe0) return 2;
-  if (c < 0xf0) return 2 + (((c & 0x0f) << 8) | p[1]);
-  if (c == 0xf0) return 5 + u32le(p + 1);
-  return c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
-}
-
-static inline u32 mix(u32 h) {
-  h ^= h >> 15;
-  h *= 0x2c1b3c6d;
-  return h ^ (h >> 13);
-}
-
 /*
  * 1 when two of every second entry (the fields of a hash) of a listpack that lp_check accepted
  * as canonical are equal (equal entries then have equal bytes). `table`: room for `size` u32
@@ -184,24 +230,7 @@ int lp_dup_fields(const u8 *s, u32 n, u32 *table, u32 size) {
   u32 p = 6;
   while (p < end) {
     const u32 l = entry_len(s + p);
-    /* The length and the last four bytes (fields often differ only at their end). */
-    u32 tail = s[p + l - 1];
-    if (l >= 4) tail = u32le(s + p + l - 4);
-    else if (l > 1) tail = tail | (s[p + l - 2] << 8) | (l > 2 ? s[p + l - 3] << 16 : 0);
-    u32 slot = mix(l * 0x9e3779b1u ^ tail) & mask;
-    for (;;) {
-      const u32 q = table[slot];
-      if (q == 0) {
-        table[slot] = p;
-        break;
-      }
-      if (entry_len(s + q) == l) {
-        u32 i = 0;
-        while (i < l && s[p + i] == s[q + i]) i++;
-        if (i == l) return 1;
-      }
-      slot = (slot + 1) & mask;
-    }
+    if (dup_insert(s, p, l, table, mask)) return 1;
     p += l + backlen_size(l);
     const u32 lv = entry_len(s + p); /* the value */
     p += lv + backlen_size(lv);

@@ -425,9 +425,15 @@ function writeStream(w: RdbWriter, s: Stream, key?: string): void {
 // ---------------------------------------------------------------- DUMP payloads
 
 const dumpWriter = new RdbWriter(4096);
+/** A writer grown past this by a big value is replaced by a small one at the next payload. */
+const DUMP_KEEP = 1024 * 1024;
 
-/** createDumpPayload: a fresh Buffer with the value, RDB version 10 and the CRC-64. */
-export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
+/**
+ * createDumpPayload into a shared writer: the payload is its buf[0, pos), valid until the next
+ * call (perf: DUMP writes the reply from there, without a Buffer of its own).
+ */
+export function dumpPayloadShared(v: Entry['v'], opt: EncodeOptions): RdbWriter {
+  if (dumpWriter.buf.length > DUMP_KEEP) dumpWriter.buf = Buffer.allocUnsafe(4096);
   const w = dumpWriter.reset();
   writeValue(w, v, opt);
   w.room(10);
@@ -437,5 +443,10 @@ export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
   const crc = new Crc64().update(w.buf, 0, w.pos);
   crc.writeLE(w.buf, w.pos);
   w.pos += 8;
-  return Buffer.from(w.view());
+  return w;
+}
+
+/** createDumpPayload: a fresh Buffer with the value, RDB version 10 and the CRC-64. */
+export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
+  return Buffer.from(dumpPayloadShared(v, opt).view());
 }

@@ -32,7 +32,8 @@ interface Exports {
   crc64_init(): void;
   crc64_state(): number;
   crc64_update(p: number, n: number): void;
-  lp_check(p: number, n: number): number;
+  lp_check(p: number, n: number, table: number, size: number): number;
+  lp_dup_state(): number;
   lp_max_text(): number;
   lp_dup_fields(p: number, n: number, table: number, size: number): number;
 }
@@ -96,8 +97,12 @@ export class Codec {
 /** Bytes of the fixed instance's table region (lp_dup_fields: 16K slots, 8K fields). */
 export const FIXED_TABLE = 64 * 1024;
 
-/** The fixed instance (its memory never grows). */
-export const fixed = new Codec(SMALL, SMALL, FIXED_TABLE);
+/**
+ * The fixed instance (its memory never grows). After its table region: the resident region, a
+ * DUMP payload copied there once by makeResident (SMALL bytes and the decompressor's slack).
+ */
+export const fixed = new Codec(SMALL, SMALL, FIXED_TABLE + SMALL + SLACK);
+const RESIDENT_AT = fixed.t + FIXED_TABLE;
 /** Bytes of a job's input or output in the fixed instance. */
 export const FIXED_SMALL = SMALL;
 const SMALL_OUT = fixed.b;
@@ -112,6 +117,33 @@ function codecFor(inBytes: number, outBytes: number): Codec {
   if (big === null) big = new Codec(inBytes, outBytes);
   else big.fit(inBytes, outBytes);
   return big;
+}
+
+/** The Buffer whose bytes are at RESIDENT_AT (makeResident), or null. */
+let residentSrc: Uint8Array | null = null;
+
+/**
+ * Copy b (at most FIXED_SMALL bytes) into the fixed instance's resident region: until
+ * dropResident(), LZF jobs and listpack checks on b's bytes read them there instead of copying
+ * them in again (perf: RESTORE's CRC, decompression and checks on one copy of its payload).
+ * Returns the region's offset in fixed.mem, or -1 when b is bigger. b MUST NOT change before
+ * dropResident().
+ */
+export function makeResident(b: Uint8Array): number {
+  residentSrc = null;
+  if (b.length > SMALL) return -1;
+  copyBytes(b, 0, b.length, FIXED_MEM, RESIDENT_AT);
+  residentSrc = b;
+  return RESIDENT_AT;
+}
+
+/** Where b[s] is in fixed.mem when b is the resident Buffer, else -1. */
+export function residentAt(b: Uint8Array, s: number): number {
+  return b === residentSrc ? RESIDENT_AT + s : -1;
+}
+
+export function dropResident(): void {
+  residentSrc = null;
 }
 
 /** After a job on `c`: a big instance is not kept past BIG_KEEP (its memory is the job's). */
@@ -180,10 +212,12 @@ export function lzfDecompressAt(inp: Uint8Array, s: number, e: number, outLen: n
   if (!(outLen >= 0 && outLen <= inLen * LZF_MAX_RATIO + 64 && outLen <= MAX_OUT)) return false;
   if (inLen <= SMALL && outLen <= SMALL) {
     // perf: the usual job (an RDB file's many short strings) without codecFor and done.
-    copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);
+    let at = FIXED_IN;
+    if (inp === residentSrc) at = RESIDENT_AT + s;
+    else copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);
     lastMem = FIXED_MEM;
     lzfOut = SMALL_OUT;
-    return fixedX.lzf_decompress(FIXED_IN, inLen, SMALL_OUT, outLen) === outLen;
+    return fixedX.lzf_decompress(at, inLen, SMALL_OUT, outLen) === outLen;
   }
   const c = codecFor(inLen, outLen);
   copyBytes(inp, s, inLen, c.mem, c.a);

@@ -210,6 +210,32 @@ describe('RESTORE: every old encoding, byte-built, on both servers', () => {
     }
   });
 
+  it('hash listpacks: duplicate fields found wherever they are (declared count, count 65535, more fields than the check table takes)', async () => {
+    // Our listpack check looks for equal fields in the same pass, in a table sized from the
+    // declared count (at most 8,192 fields; past that a second pass): each way, on both servers.
+    const field = (i: number) => {
+      const t = Buffer.from(`f${i.toString(36)}`);
+      return Buffer.concat([Buffer.from([0x80 | t.length]), t]);
+    };
+    const hash = (fields: number, dupOf: number, count?: number) => {
+      const e: Buffer[] = [];
+      for (let i = 0; i < fields; i++) e.push(i === fields - 1 && dupOf >= 0 ? field(dupOf) : field(i), Buffer.from([i & 127]));
+      return payload(16, str(rawListpack(e, count ?? e.length)), 10);
+    };
+    const cases: Buffer[] = [];
+    for (const n of [100, 9000]) {
+      for (const count of [undefined, 65535]) cases.push(hash(n, -1, count), hash(n, 3, count), hash(n, n - 2, count));
+    }
+    const steps: Step[] = [['CONFIG', 'SET', 'hash-max-listpack-entries', '20000']];
+    for (const p of cases) steps.push(['RESTORE', 'k', '0', p, 'REPLACE'], ['HLEN', 'k'], ['HGET', 'k', 'f3'], ['DEL', 'k']);
+    try {
+      await r.config('SET', 'sanitize-dump-payload', 'yes');
+      await diff(steps);
+    } finally {
+      await Promise.all([r.config('SET', 'sanitize-dump-payload', 'no'), r.config('SET', 'hash-max-listpack-entries', '128'), o.config('SET', 'hash-max-listpack-entries', '128')]);
+    }
+  });
+
   it('streams: listpacks v1 derived from a v2 payload (no first id, max deleted id, entries added, entries read)', async () => {
     await r.del('s');
     await r.xadd('s', '1-1', 'a', '1', 'b', '2');

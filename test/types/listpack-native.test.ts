@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LpWriter } from '../../dist/rdb/listpack.js';
-import { lpCheck, lpDupFields, lpMaxText, lpsDupFields } from '../../dist/engine/ds/listpack.js';
+import { lpCheck, lpCheckFields, lpDupFields, lpDupState, lpMaxText, lpsDupFields } from '../../dist/engine/ds/listpack.js';
 import { fixed } from '../../dist/rdb/lzf.js';
 import * as oracle from './listpack-oracle.js';
 
@@ -99,10 +99,15 @@ describe('native listpack checks against the JavaScript oracle', () => {
       if (want) dups++;
       assert.equal(lpDupFields(lp, 0, lp.length, k / 2), want, `hash ${i}`);
       assert.equal(lpsDupFields(lp.toString('latin1'), k / 2), want, `hash ${i} as a string`);
+      // The check with the duplicate search in the same pass.
+      assert.equal(lpCheckFields(lp, 0, lp.length), k);
+      assert.equal(lpDupState(), want ? 1 : 0, `hash ${i}: lpCheckFields`);
       // In place in the module's memory.
       lp.copy(fixed.mem, fixed.b);
       assert.equal(lpCheck(fixed.mem, fixed.b, fixed.b + lp.length), k);
       assert.equal(lpDupFields(fixed.mem, fixed.b, fixed.b + lp.length, k / 2), want, `hash ${i} in place`);
+      assert.equal(lpCheckFields(fixed.mem, fixed.b, fixed.b + lp.length), k);
+      assert.equal(lpDupState(), want ? 1 : 0, `hash ${i}: lpCheckFields in place`);
     }
     assert.ok(dups > 100, `${dups} with a repeated field`);
   });
@@ -119,6 +124,9 @@ describe('native listpack checks against the JavaScript oracle', () => {
       elems[elems.length - 2] = elems[0];
       const dup = listpack(elems);
       assert.equal(lpDupFields(dup, 0, dup.length, k / 2), true);
+      // More fields than lpCheckFields's table takes (20,000): not known, then lpDupFields.
+      assert.equal(lpCheckFields(dup, 0, dup.length), k);
+      assert.equal(lpDupState(), elems.length / 2 > 8192 ? 2 : 1);
       assert.equal(lpsDupFields(dup.toString('latin1'), k / 2), true);
     }
   });

@@ -13,10 +13,12 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { KF, type KeyRef } from '../keys.js';
 import { hashLimits, listFill, setLimits } from './typed-helpers.js';
-import { DumpUnsupported, dumpPayload, type EncodeOptions } from '../../rdb/encode.js';
+import { DumpUnsupported, dumpPayload, dumpPayloadShared, type EncodeOptions } from '../../rdb/encode.js';
+import type { RdbWriter } from '../../rdb/writer.js';
 import { type DecodeLimits, readValue } from '../../rdb/decode.js';
 import { RdbReader } from '../../rdb/reader.js';
 import { Crc64 } from '../../rdb/crc64.js';
+import { dropResident, fixed, makeResident } from '../../rdb/lzf.js';
 import { RdbError } from '../../rdb/errors.js';
 import { RdbSnapshot, functionCodes } from '../../rdb/file.js';
 import { randomBytes } from 'node:crypto';
@@ -43,12 +45,21 @@ export function decodeLimits(eng: Engine): DecodeLimits {
   return { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
 }
 
-/** verifyDumpPayload: footer version and CRC-64. */
+/**
+ * verifyDumpPayload: footer version and CRC-64. A payload that passes stays in the codec's
+ * memory (makeResident) for the payloadValue call that MUST follow: decompression and listpack
+ * checks read it there (perf: one copy of the payload into wasm memory instead of two).
+ */
 export function verifyPayload(p: Buffer): boolean {
   if (p.length < 10) return false;
   const ver = p[p.length - 10] | (p[p.length - 9] << 8);
   if (ver > RESTORE_MAX_VERSION) return false;
-  return new Crc64().update(p, 0, p.length - 8).matchesLE(p, p.length - 8);
+  const n = p.length - 8;
+  const at = makeResident(p);
+  const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(p, 0, n);
+  if (crc.matchesLE(p, n)) return true;
+  dropResident();
+  return false;
 }
 
 /** The value of a verified payload, or null when it is malformed. Never throws on bad input. */
@@ -60,6 +71,8 @@ export function payloadValue(p: Buffer, lim: DecodeLimits): Stored | null {
   } catch (e) {
     if (e instanceof RdbError || e instanceof RangeError) return null;
     throw e;
+  } finally {
+    dropResident();
   }
 }
 
@@ -70,9 +83,9 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  let p: Buffer;
+  let w: RdbWriter;
   try {
-    p = dumpPayload(e.v, encodeOptions(c.engine));
+    w = dumpPayloadShared(e.v, encodeOptions(c.engine));
   } catch (err) {
     if (err instanceof DumpUnsupported) {
       out.error(err.message);
@@ -80,7 +93,8 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     throw err;
   }
-  out.bulk(p);
+  // The sink copies the bytes now (the writer is reused by the next payload).
+  out.bulkBytes(w.buf, 0, w.pos);
 }
 
 /** Longest idle time kept (the LRU clock field holds about 2^29 seconds). */

@@ -33,7 +33,7 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { DenseTable, EXPECT_AFTER } from './dense.js';
-import { LPS_EMPTY, lpIntBytes, lpCheck, lpDupFields, lpMaxText, lpsDupFields, lpsEntryLen, lpsFindBytes, lpsIsText, lpsInt, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
+import { LPS_EMPTY, lpIntBytes, lpCheckFields, lpDupFields, lpDupState, lpMaxText, lpsDupFields, lpsEntryLen, lpsFindBytes, lpsIsText, lpsInt, lpsNext, lpsRead, lpsAfter, lpsStrHeader, lpsText } from './listpack.js';
 import { LpWriter } from '../../rdb/listpack.js';
 import { IDX_MIN, fieldFind, fieldIndexEdited } from './lp-index.js';
 import { N } from '../notify.js';
@@ -157,12 +157,13 @@ export class HashValue implements StoredValue {
    * when it is corrupt.
    */
   static fromListpack(b: Buffer, s: number, e: number, lim: HashLimits): HashValue | null | undefined {
-    const k = lpCheck(b, s, e);
+    const k = lpCheckFields(b, s, e);
     if (k === -1) return null;
     if (k === -2) return undefined;
     if (k === 0 || (k & 1) !== 0) return null;
     if (k / 2 > lim.maxEntries || lpMaxText() > lim.maxValue) return undefined;
-    if (lpDupFields(b, s, e, k / 2)) return null;
+    const dup = lpDupState();
+    if (dup === 1 || (dup === 2 && lpDupFields(b, s, e, k / 2))) return null;
     const lp = b.latin1Slice(s, e);
     const h = new HashValue();
     h.lp = lp;

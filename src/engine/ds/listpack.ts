@@ -9,7 +9,7 @@
  *   the whole listpack adds a 6-byte header and a 1-byte terminator
  */
 import { lpIntOf } from '../../rdb/listpack.js';
-import { Codec, FIXED_SMALL, FIXED_TABLE, copyBytes, fixed } from '../../rdb/lzf.js';
+import { Codec, FIXED_SMALL, FIXED_TABLE, copyBytes, fixed, residentAt } from '../../rdb/lzf.js';
 
 /** Header (total bytes + element count) plus the end-of-listpack byte. */
 export const LP_HDR = 7;
@@ -364,6 +364,12 @@ function place(b: Uint8Array, s: number, e: number, tableBytes: number): void {
       at = s;
       return;
     }
+    const r = residentAt(b, s);
+    if (r >= 0) {
+      on = fixed;
+      at = r;
+      return;
+    }
     if (n <= FIXED_SMALL) {
       on = fixed;
       at = fixed.a;
@@ -408,9 +414,35 @@ export function lpMaxText(): number {
  */
 export function lpCheck(b: Uint8Array, s: number, e: number): number {
   place(b, s, e, 0);
-  const k = on.x.lp_check(at, e - s);
+  const k = on.x.lp_check(at, e - s, 0, 0);
   release();
   return k;
+}
+
+/** Fields the table of lpCheckFields takes at most (FIXED_TABLE's slots, half filled). */
+const CHECK_FIELDS_MAX = FIXED_TABLE / 8;
+
+/**
+ * lpCheck of a hash's listpack that also looks for two equal fields in the same pass, for
+ * lpDupState() to tell (perf: RESTORE reads the listpack once). The table is sized from the
+ * declared count (a false one fails the check), at most CHECK_FIELDS_MAX fields.
+ */
+export function lpCheckFields(b: Uint8Array, s: number, e: number): number {
+  const declared = e - s >= 6 ? b[s + 4] | (b[s + 5] << 8) : 0;
+  const fields = declared === 65535 ? CHECK_FIELDS_MAX : Math.min(declared >> 1, CHECK_FIELDS_MAX);
+  const size = dupSlots(fields);
+  place(b, s, e, size * 4);
+  const k = on.x.lp_check(at, e - s, on.t, size);
+  release();
+  return k;
+}
+
+/**
+ * After lpCheckFields of a canonical listpack: 0 when no two fields are equal, 1 when two are,
+ * 2 when not known (more fields than its table takes: ask lpDupFields).
+ */
+export function lpDupState(): number {
+  return on.x.lp_dup_state();
 }
 
 /**
