@@ -46,31 +46,34 @@ export function decodeLimits(eng: Engine): DecodeLimits {
 }
 
 /**
- * verifyDumpPayload: footer version and CRC-64. A payload that passes stays in the codec's
- * memory (makeResident) for the payloadValue call that MUST follow: decompression and listpack
- * checks read it there (perf: one copy of the payload into wasm memory instead of two).
+ * restoreValue's answer for a payload whose footer version or CRC-64 is wrong (a symbol: any
+ * number or string could be a stored value).
  */
-export function verifyPayload(p: Buffer): boolean {
-  if (p.length < 10) return false;
+const BAD_CHECKSUM: unique symbol = Symbol('bad checksum');
+
+/**
+ * A RESTORE payload's value: BAD_CHECKSUM when its footer version or CRC-64 is wrong
+ * (verifyDumpPayload), null when it is malformed. Never throws on bad input. perf: a payload of
+ * up to FIXED_SMALL bytes is copied into the codec's memory once (makeResident): the CRC, the
+ * decompression and the listpack checks all read that copy.
+ */
+function restoreValue(p: Buffer, lim: DecodeLimits): Stored | null | typeof BAD_CHECKSUM {
+  if (p.length < 10) return BAD_CHECKSUM;
   const ver = p[p.length - 10] | (p[p.length - 9] << 8);
-  if (ver > RESTORE_MAX_VERSION) return false;
+  if (ver > RESTORE_MAX_VERSION) return BAD_CHECKSUM;
   const n = p.length - 8;
   const at = makeResident(p);
-  const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(p, 0, n);
-  if (crc.matchesLE(p, n)) return true;
-  dropResident();
-  return false;
-}
-
-/** The value of a verified payload, or null when it is malformed. Never throws on bad input. */
-export function payloadValue(p: Buffer, lim: DecodeLimits): Stored | null {
   try {
-    const r = new RdbReader(p, 0, p.length - 10);
-    const type = r.u8();
-    return readValue(r, type, lim);
-  } catch (e) {
-    if (e instanceof RdbError || e instanceof RangeError) return null;
-    throw e;
+    const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(p, 0, n);
+    if (!crc.matchesLE(p, n)) return BAD_CHECKSUM;
+    try {
+      const r = new RdbReader(p, 0, p.length - 10);
+      const type = r.u8();
+      return readValue(r, type, lim);
+    } catch (e) {
+      if (e instanceof RdbError || e instanceof RangeError) return null;
+      throw e;
+    }
   } finally {
     dropResident();
   }
@@ -135,8 +138,8 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (ttl === null) return out.error(E.NOT_INTEGER);
   if (ttl < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
   const payload = argv.view(3);
-  if (!verifyPayload(payload)) return out.error(BAD_PAYLOAD);
-  const v = payloadValue(payload, decodeLimits(c.engine));
+  const v = restoreValue(payload, decodeLimits(c.engine));
+  if (v === BAD_CHECKSUM) return out.error(BAD_PAYLOAD);
   if (v === null) return out.error(BAD_FORMAT);
   const deleted = replace && db.get(key) !== undefined && db.delete(key);
   if (ttl !== 0n && !absttl) ttl += BigInt(c.engine.now);
