@@ -98,7 +98,7 @@ export function importRdb(eng: Engine, path: string): string {
     for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) staged++;
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
     db.map.reserve(keys.length + staged, eng.lfu ? 0 : staged + (lru ? 0 : compactCount(keys, values, exps)));
-    db.beginImport();
+    db.beginImport(keys.length + staged);
     const entries: (Entry | undefined)[] | null = lru ? new Array(keys.length) : null;
     // File order across both lists (the later of a key given twice wins).
     let s = 0;
