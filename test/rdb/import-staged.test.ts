@@ -125,7 +125,7 @@ function manyRecords(n: number, tag: string): Rec[] {
     const m = i % 10;
     const value =
       m === 0 ? intStr(i - 5000)
-        : m === 1 ? lzfStr(b(`${tag}-${i}-`.padEnd(40 + (i % 200), 'x')))
+        : m === 1 ? lzfStr(i % 3 === 0 ? Buffer.alloc(30 + (i % 220), i & 0xff) : i % 3 === 1 ? b('7'.repeat(21 + (i % 30))) : b(`${tag}-${i}-`.padEnd(40 + (i % 200), 'x')))
           : m === 2 ? str(Buffer.from(Array.from({ length: i % 256 }, (_, j) => (i + j) & 0xff)))
             : m === 3 ? str(String(i * 7))
               : str(`${tag}-${i}`.repeat(1 + (i % 40)));
