@@ -138,21 +138,27 @@ function manyRecords(n: number, tag: string): Rec[] {
   return out;
 }
 
+/** redis-server loading `file` at start-up and ours importing it (DEBUG enabled on both): a client of each. */
+async function bothLoad(file: string): Promise<{ rc: Redis; oc: Redis }> {
+  const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
+  fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
+  const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb', '--enable-debug-command', 'yes']);
+  procs.push(r);
+  const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes', '--import-rdb', file]);
+  procs.push(ours);
+  const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
+  const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
+  clients.push(rc, oc);
+  rc.on('error', () => undefined);
+  oc.on('error', () => undefined);
+  return { rc, oc };
+}
+
 describe('RDB import of plain strings as bytes', () => {
   it('every string encoding and limit: the same keys, values and encodings as redis-server loading the file', async () => {
     const file = path.join(tmp, 'strings.rdb');
     fs.writeFileSync(file, rdbFile([[0, DB0], [2, DB2]]));
-    const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
-    fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
-    const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb']);
-    procs.push(r);
-    const ours = await startOurs(['--appendfsync', 'no', '--import-rdb', file]);
-    procs.push(ours);
-    const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
-    const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
-    clients.push(rc, oc);
-    rc.on('error', () => undefined);
-    oc.on('error', () => undefined);
+    const { rc, oc } = await bothLoad(file);
     for (const db of [0, 2]) {
       const want = await describeKeys(rc, db);
       assert.equal(want.dbsize, db === 0 ? DB0.length : DB2.length);
@@ -163,17 +169,7 @@ describe('RDB import of plain strings as bytes', () => {
   it('twenty thousand keys of every record path, binary and integer-looking: the same DEBUG DIGEST as redis-server loading the file', async () => {
     const file = path.join(tmp, 'many.rdb');
     fs.writeFileSync(file, rdbFile([[0, manyRecords(20000, 'k')], [3, manyRecords(3000, 'db3')]]));
-    const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
-    fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
-    const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb', '--enable-debug-command', 'yes']);
-    procs.push(r);
-    const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes', '--import-rdb', file]);
-    procs.push(ours);
-    const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
-    const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
-    clients.push(rc, oc);
-    rc.on('error', () => undefined);
-    oc.on('error', () => undefined);
+    const { rc, oc } = await bothLoad(file);
     assert.equal(await rc.dbsize(), 20000);
     assert.equal(await oc.dbsize(), 20000);
     const digest = String(await rc.call('DEBUG', 'DIGEST'));
