@@ -183,18 +183,26 @@ function argEquals(argv: Argv, i: number, m: Buffer): boolean {
 }
 
 /** How many of the last node's latest entries XADD looks in for a Buffer to share. */
-const SHARE_BACK = 4;
+const SHARE_BACK = 2;
+/** Longer elements are copied without a look (ids, payloads: mostly unique; compared natively). */
+const SHARE_MAX = 32;
 
 /**
  * Argument i as an entry's element at place j: the Buffer at place j of one of the last
  * SHARE_BACK entries of `node` when byte-equal (shared: entries are immutable), else a copy.
  */
 function recentArg(node: StreamNode | null, argv: Argv, i: number, j: number): Buffer {
-  if (node !== null) {
+  const s = argv.start[i];
+  const n = argv.end[i] - s;
+  if (node !== null && n <= SHARE_MAX) {
     const fvs = node.fv;
+    const b0 = n > 0 ? argv.buf[s] : 0;
     for (let e = fvs.length - 1, k = 0; e >= 0 && k < SHARE_BACK; e--, k++) {
       const x = fvs[e];
-      if (x !== null && j < x.length && argEquals(argv, i, x[j])) return x[j];
+      if (x === null || j >= x.length) continue;
+      const m = x[j];
+      // Length and first byte first: most unequal elements differ there.
+      if (m.length === n && (n === 0 || m[0] === b0) && argEquals(argv, i, m)) return m;
     }
   }
   return argCopy(argv, i);
@@ -398,10 +406,11 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const fv = new Array<Buffer>(n);
   // perf: entries hold their fields and values as Buffers, which are never changed in place
   // (clones share them). A field equal to the last node's master field, and a field or value
-  // equal to the one at the same place in one of the node's last SHARE_BACK entries, shares
-  // that Buffer: an event stream repeats most of its values in a few alternating shapes
-  // (BullMQ: "event" "added" "jobId" ... "name" "job", then "event" "waiting" "jobId" ...),
-  // and each Buffer kept is ~100 bytes of heap that the young-generation GC copies.
+  // of up to SHARE_MAX bytes equal to the one at the same place in one of the node's last
+  // SHARE_BACK entries, shares that Buffer: an event stream repeats most of its values in two
+  // alternating shapes (BullMQ: "event" "added" "jobId" <id> "name" "job", then "event"
+  // "waiting" "jobId" <id>), and each Buffer kept is ~100 bytes of heap that the young
+  // generation's GC copies and promotes.
   const last = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1] : null;
   const mf = last !== null ? last.masterFields : null;
   for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
