@@ -171,6 +171,23 @@ const scripts: Script[] = [
     ['HGET', 'j', 'f7'], ['HGET', 'j', 'f40'], ['HGET', 'j', 'f39'], ['HSTRLEN', 'j', 'f33'],
     { cmd: ['HGETALL', 'j'], compare: 'sorted' }, ['HLEN', 'j'],
   ] },
+  // HGETALL/HKEYS/HVALS of a hashtable hash reply from the entries' bytes (TCP and redis.call):
+  // pairs checked through a script that sorts "field=value" (the order itself is unspecified).
+  { name: 'HGETALL, HKEYS, HVALS of a hashtable hash from the entry bytes (TCP and scripts)', steps: [
+    ['HSET', 'g', 'data', 'x'.repeat(100), 'a\u0000b', '\u0000', 'k'.repeat(32), 'v'.repeat(33), '', 'empty-field', 'e', ''],
+    ['HSET', 'g', 'f\u00ff\u0080', 'w'.repeat(32), 'n', '12345', 'm', '-7'], ['HINCRBY', 'g', 'n', '5'], ['HINCRBY', 'g', 'new', '3'],
+    { cmd: ['HGETALL', 'g'], compare: 'sorted' }, { cmd: ['HKEYS', 'g'], compare: 'sorted' }, { cmd: ['HVALS', 'g'], compare: 'sorted' },
+    ['EVAL', "local r = redis.call('HGETALL', KEYS[1]) local o = {} for i = 1, #r, 2 do o[#o + 1] = r[i] .. '=' .. r[i + 1] end " +
+      "table.sort(o) local k = redis.call('HKEYS', KEYS[1]) table.sort(k) local v = redis.call('HVALS', KEYS[1]) table.sort(v) " +
+      "return {o, k, v, #r}", '1', 'g'],
+    // After deletions and rewrites (positions move), and emptied down to nothing.
+    ['HDEL', 'g', 'a\u0000b', 'n', ''], ['HSET', 'g', 'k'.repeat(32), 'short', 'data', 'y'.repeat(70)],
+    ['EVAL', "local r = redis.call('HGETALL', KEYS[1]) local o = {} for i = 1, #r, 2 do o[#o + 1] = r[i] .. '=' .. r[i + 1] end " +
+      "table.sort(o) return o", '1', 'g'],
+    { cmd: ['HGETALL', 'g'], compare: 'sorted' }, ['OBJECT', 'ENCODING', 'g'],
+    ['HDEL', 'g', 'data', 'e', 'k'.repeat(32), 'f\u00ff\u0080', 'm', 'new'], ['HGETALL', 'g'], ['HKEYS', 'g'], ['HVALS', 'g'],
+    ['EVAL', "return redis.call('HGETALL', KEYS[1])", '1', 'g'], ['EXISTS', 'g'],
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [
