@@ -188,6 +188,19 @@ const scripts: Script[] = [
     ['HDEL', 'g', 'data', 'e', 'k'.repeat(32), 'f\u00ff\u0080', 'm', 'new'], ['HGETALL', 'g'], ['HKEYS', 'g'], ['HVALS', 'g'],
     ['EVAL', "return redis.call('HGETALL', KEYS[1])", '1', 'g'], ['EXISTS', 'g'],
   ] },
+  // A hashtable hash (one long value) of up to 16 fields has no index (lookups scan); at 17 it
+  // gets one, and drops it again when shrunk: lookups, misses and rewrites on both sides of it.
+  { name: 'hashtable hash across the 16-field index threshold, up and down', steps: [
+    ['HSET', 't', 'data', 'd'.repeat(80)],
+    ...Array.from({ length: 19 }, (_, i): Step[] => [
+      ['HSET', 't', `f${i}`, String(i * 3), 'f', `v${i}`],
+      ['HMGET', 't', 'data', `f${i}`, `f${i + 1}`, 'f', 'f0', 'g0', ''], ['HEXISTS', 't', `f${i}`], ['HLEN', 't'],
+    ]).flat(),
+    ['HINCRBY', 't', 'f5', '10'], ['HSTRLEN', 't', 'data'], { cmd: ['HKEYS', 't'], compare: 'sorted' },
+    ['HDEL', 't', ...Array.from({ length: 17 }, (_, i) => `f${i}`)], ['HLEN', 't'],
+    ['HMGET', 't', 'f17', 'f18', 'f0', 'f', 'data'], ['HSET', 't', 'f0', 'again', 'f17', 'x'], ['HGET', 't', 'f17'],
+    { cmd: ['HGETALL', 't'], compare: 'sorted' },
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [
