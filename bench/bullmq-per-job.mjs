@@ -29,33 +29,33 @@ const MODE = process.env.BULLMQ_MODE ?? 'no';
 
 const cli = (port, ...args) => execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
 
-function ctxSwitches(pid) {
-  let vol = 0;
-  let invol = 0;
-  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-    let s;
-    try { s = fs.readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8'); } catch { continue; }
-    vol += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(s)[1]);
-    invol += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(s)[1]);
-  }
-  return { vol, invol };
-}
-
-/** CPU seconds of the main thread (tid = pid) and of all the other threads (GC, JIT, libuv, LMDB). */
-function threadCpu(pid) {
-  let main = 0;
-  let rest = 0;
-  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-    let st;
-    try { st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'); } catch { continue; }
-    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-    const s = (Number(f[11]) + Number(f[12])) / CLK_TCK;
-    if (t === String(pid)) main += s;
-    else rest += s;
-  }
-  return { main, rest };
-}
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/**
+ * One reading of every thread of `pid` (/proc/<pid>/task/*): context switches (voluntary,
+ * involuntary) and CPU seconds of the main thread (tid = pid) and of all the others (V8's GC
+ * and compiler threads, libuv, LMDB).
+ */
+function threads(pid) {
+  const r = { vol: 0, invol: 0, main: 0, rest: 0 };
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    let status;
+    let stat;
+    try {
+      status = fs.readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8');
+      stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    r.vol += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
+    r.invol += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpu = (Number(f[11]) + Number(f[12])) / CLK_TCK;
+    if (t === String(pid)) r.main += cpu;
+    else r.rest += cpu;
+  }
+  return r;
+}
 
 function commandstats(port) {
   const out = {};
@@ -111,14 +111,12 @@ try {
       cli(s.port, 'FLUSHALL');
       cli(s.port, 'CONFIG', 'RESETSTAT');
       const c0 = cpuSeconds(s.proc.pid);
-      const x0 = ctxSwitches(s.proc.pid);
-      const t0 = threadCpu(s.proc.pid);
+      const x0 = threads(s.proc.pid);
       const ms = await run(s.port, `r${r}`, N);
       const cpu = ((cpuSeconds(s.proc.pid) - c0) * 1e6) / N;
-      const x1 = ctxSwitches(s.proc.pid);
-      const t1 = threadCpu(s.proc.pid);
-      const mainCpu = ((t1.main - t0.main) * 1e6) / N;
-      const restCpu = ((t1.rest - t0.rest) * 1e6) / N;
+      const x1 = threads(s.proc.pid);
+      const mainCpu = ((x1.main - x0.main) * 1e6) / N;
+      const restCpu = ((x1.rest - x0.rest) * 1e6) / N;
       const cmds = commandstats(s.port);
       rows[s.name].push({ rate: (N * 1000) / ms, cpu, vol: (x1.vol - x0.vol) / N, invol: (x1.invol - x0.invol) / N, cmds, mainCpu, restCpu });
       console.log(`round ${r + 1} ${s.name.padEnd(5)} ${((N * 1000) / ms).toFixed(0).padStart(6)} jobs/s ${cpu.toFixed(1).padStart(6)} µs CPU/job (main thread ${mainCpu.toFixed(0)}, other threads ${restCpu.toFixed(0)})  ctxsw/job ${((x1.vol - x0.vol) / N).toFixed(2)} vol ${((x1.invol - x0.invol) / N).toFixed(2)} invol`);
