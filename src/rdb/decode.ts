@@ -410,7 +410,7 @@ function streamNode(master: StreamId, lp: Buffer, s: Stream, prev: StreamId | nu
     const bytes = entryBytes(node, id, fv);
     node.ids.push(id);
     if (flags & 1) {
-      (node.tombBytes ??= new Map()).set(node.fv.length, bytes);
+      (node.tombs ??= new Map()).set(node.fv.length, fv);
       node.fv.push(null);
       node.dead++;
       seenDead++;

@@ -329,7 +329,32 @@ function strSize(n: number): number {
 const FLAG_DELETED = 1;
 const FLAG_SAMEFIELDS = 2;
 
-/** The node's listpack, as streamAppendItem built it (tombstones re-created, see below). */
+/**
+ * A tombstone read from a data dir written before tombstones kept their contents: only its
+ * size is known. Re-created as a SAMEFIELDS entry whose first value is padded to that size
+ * (when possible), so the node's size and boundaries stay Redis's.
+ */
+function tombstoneOfSize(n: StreamNode, id: StreamId, size: number | undefined): void {
+  const mf = n.masterFields;
+  const empty: Buffer[] = [];
+  for (const f of mf) empty.push(f, EMPTY);
+  const base = entryBytes(n, id, empty);
+  const target = size ?? base;
+  let pad = 0;
+  for (let len = Math.max(0, target - base - 2 - 5); len <= target - base + 2; len++) {
+    if (strSize(len) - 2 === target - base) {
+      pad = len;
+      break;
+    }
+  }
+  lp.int(FLAG_DELETED | FLAG_SAMEFIELDS);
+  lp.int(halfDelta(id, n.master, 0));
+  lp.int(halfDelta(id, n.master, 4));
+  for (let k = 0; k < mf.length; k++) lp.str(k === 0 && pad > 0 ? 'x'.repeat(pad) : EMPTY);
+  lp.int(mf.length + 3);
+}
+
+/** The node's listpack, as streamAppendItem built it, tombstones included. */
 function nodeListpack(n: StreamNode): Buffer {
   lp.start();
   lp.int(n.live);
@@ -340,32 +365,21 @@ function nodeListpack(n: StreamNode): Buffer {
   lp.int(0);
   for (let i = 0; i < n.ids.length; i++) {
     const id = n.ids[i];
-    const fv = n.fv[i];
+    let fv = n.fv[i];
+    let flags = 0;
     if (fv === null) {
-      // A deleted entry: we keep its id and size, not its contents. Re-create it as a
-      // SAMEFIELDS entry whose first value is padded to the size it had (when possible).
-      const empty: Buffer[] = [];
-      for (const f of mf) empty.push(f, EMPTY);
-      const base = entryBytes(n, id, empty);
-      const target = n.tombBytes?.get(i) ?? base;
-      let pad = 0;
-      for (let len = Math.max(0, target - base - 2 - 5); len <= target - base + 2; len++) {
-        if (strSize(len) - 2 === target - base) {
-          pad = len;
-          break;
-        }
+      const tomb = n.tombs?.get(i);
+      if (typeof tomb !== 'object') {
+        tombstoneOfSize(n, id, tomb);
+        continue;
       }
-      lp.int(FLAG_DELETED | FLAG_SAMEFIELDS);
-      lp.int(halfDelta(id, n.master, 0));
-      lp.int(halfDelta(id, n.master, 4));
-      for (let k = 0; k < mf.length; k++) lp.str(k === 0 && pad > 0 ? 'x'.repeat(pad) : EMPTY);
-      lp.int(mf.length + 3);
-      continue;
+      fv = tomb;
+      flags = FLAG_DELETED;
     }
     const nf = fv.length >> 1;
     let same = nf === mf.length;
     for (let k = 0; same && k < nf; k++) if (!mf[k].equals(fv[2 * k])) same = false;
-    lp.int(same ? FLAG_SAMEFIELDS : 0);
+    lp.int(flags | (same ? FLAG_SAMEFIELDS : 0));
     lp.int(halfDelta(id, n.master, 0));
     lp.int(halfDelta(id, n.master, 4));
     if (!same) lp.int(nf);

@@ -43,6 +43,8 @@ const K_PENDING = 0x04;
 const F_MASTER = 1;
 const F_DEAD = 2;
 const F_SAME = 4;
+/** With F_DEAD: the tombstone's fields and values follow as a live entry's (else its size). */
+const F_KEPT = 8;
 
 const WHOLE_MAX_ENTRIES = 32;
 const WHOLE_MAX_BYTES = 4096;
@@ -118,9 +120,19 @@ function pendingKey(gid: number, id: StreamId): Buffer {
 
 function entryValue(node: StreamNode, i: number): Buffer {
   const w = new ByteWriter(64);
-  const fv = node.fv[i];
+  let fv = node.fv[i];
   let flags = i === 0 ? F_MASTER : 0;
-  if (fv === null) flags |= F_DEAD;
+  let size = 0;
+  if (fv === null) {
+    flags |= F_DEAD;
+    const tomb = node.tombs?.get(i);
+    if (typeof tomb === 'object') {
+      fv = tomb;
+      flags |= F_KEPT;
+    } else {
+      size = tomb ?? 0;
+    }
+  }
   const mf = node.masterFields;
   let same = false;
   if (fv !== null && fv.length === 2 * mf.length) {
@@ -134,7 +146,7 @@ function entryValue(node: StreamNode, i: number): Buffer {
     for (const f of mf) w.lenBytes(f);
   }
   if (fv === null) {
-    w.varint(node.tombBytes?.get(i) ?? 0);
+    w.varint(size);
   } else if (same) {
     for (let k = 1; k < fv.length; k += 2) w.lenBytes(fv[k]);
   } else {
@@ -239,9 +251,10 @@ function loadBegin(header: Buffer): RecordBuilder<Stream> {
           s.nodes.push(node);
         }
         if (node === null) throw new Error('stream entry record before any node');
-        if (flags & F_DEAD) {
+        if ((flags & (F_DEAD | F_KEPT)) === F_DEAD) {
+          // Written before tombstones kept their contents: only the size.
           const bytes = rdVarint(value);
-          (node.tombBytes ??= new Map()).set(node.ids.length, bytes);
+          (node.tombs ??= new Map()).set(node.ids.length, bytes);
           node.ids.push(id);
           node.fv.push(null);
           node.dead++;
@@ -253,11 +266,17 @@ function loadBegin(header: Buffer): RecordBuilder<Stream> {
           } else {
             for (let k = 2 * rdVarint(value); k > 0; k--) fv.push(rdBytes(value));
           }
+          if (flags & F_DEAD) {
+            (node.tombs ??= new Map()).set(node.ids.length, fv);
+            node.fv.push(null);
+            node.dead++;
+          } else {
+            node.fv.push(fv);
+            node.live++;
+            s.length++;
+          }
           node.ids.push(id);
-          node.fv.push(fv);
-          node.live++;
           node.fixed += entryBytes(node, id, fv);
-          s.length++;
         }
         break;
       }

@@ -283,7 +283,8 @@ function noTimes(r: string): string {
 /** Everything a client can see of a stream whose state does not depend on the clock. */
 function streamView(n: Node, key: string): string {
   const groups = n.run('XINFO', 'GROUPS', key);
-  let out = n.run('XINFO', 'STREAM', key, 'FULL', 'COUNT', '0') + groups + n.run('XRANGE', key, '-', '+') + n.run('XREVRANGE', key, '+', '-', 'COUNT', '7');
+  // DUMP: deleted entries keep their contents across a restart, as in Redis's listpacks.
+  let out = n.run('XINFO', 'STREAM', key, 'FULL', 'COUNT', '0') + groups + n.run('XRANGE', key, '-', '+') + n.run('XREVRANGE', key, '+', '-', 'COUNT', '7') + n.run('DUMP', key);
   for (const m of groups.matchAll(/\$4\r\nname\r\n\$\d+\r\n([^\r]*)\r\n/g)) out += n.run('XPENDING', key, m[1]);
   return out;
 }

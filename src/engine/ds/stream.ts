@@ -13,7 +13,7 @@
  *    encodings), so node boundaries — and with them approximate (`~`) trimming, LIMIT and
  *    XINFO's radix-tree-keys — match Redis.
  *  - XDEL and exact trimming mark entries deleted in place (tombstones: the node keeps their
- *    id and bytes); a node goes when its last live entry is deleted, or whole when trimmed.
+ *    id, fields and values, as Redis's listpack does); a node goes when its last live entry is deleted, or whole when trimmed.
  *  - radix-tree-nodes is the node count of the radix tree over the 16-byte big-endian node
  *    keys, computed in its compressed form (see raxNodes()).
  *
@@ -28,8 +28,8 @@
  * Persistence (src/store/stream-codec.ts): a big stream is stored one record per entry plus
  * records for groups, consumers and pending entries. While `sid !== 0` every mutation logs
  * what it changed in `Stream.log` (entry ids, groups, consumer names, pending ids); the store
- * writes those records and clears the log. A tombstone remembers its listpack bytes
- * (`StreamNode.tombBytes`) so that node sizes, and with them node boundaries, survive.
+ * writes those records and clears the log. A tombstone keeps its contents
+ * (`StreamNode.tombs`), so that node sizes, node boundaries and DUMP bytes survive.
  */
 import { T, type TypedValue } from '../db.js';
 
@@ -243,8 +243,12 @@ export class StreamNode {
    * searches scan the node in physical order as Redis's iterator does.
    */
   sorted = true;
-  /** Listpack bytes of each tombstone, by index (persistence needs them once fv is gone). */
-  tombBytes: Map<number, number> | null = null;
+  /**
+   * Each tombstone by index: its fields and values, which Redis keeps in the listpack until
+   * the node goes (DUMP and RDB write them back byte for byte), or only its listpack bytes
+   * when it was read from a data dir written before tombstones kept their contents.
+   */
+  tombs: Map<number, Buffer[] | number> | null = null;
 
   constructor(
     /** Id of the master entry: the radix tree key. */
@@ -260,7 +264,7 @@ export class StreamNode {
 
   /** Mark live entry i deleted in place (a tombstone). */
   kill(i: number): void {
-    (this.tombBytes ??= new Map()).set(i, entryBytes(this, this.ids[i], this.fv[i]!));
+    (this.tombs ??= new Map()).set(i, this.fv[i]!);
     this.fv[i] = null;
   }
 
@@ -313,7 +317,7 @@ export class StreamNode {
     n.dead = this.dead;
     n.fixed = this.fixed;
     n.sorted = this.sorted;
-    if (this.tombBytes !== null) n.tombBytes = new Map(this.tombBytes);
+    if (this.tombs !== null) n.tombs = new Map(this.tombs);
     return n;
   }
 }

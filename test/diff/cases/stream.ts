@@ -158,6 +158,14 @@ const scripts: Script[] = [
     ['XTRIM', 'e', 'MAXLEN', '5'], ['XRANGE', 'e', '-', '+'], ...info('e'),
     ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
   ] },
+  { name: 'DUMP after XDEL and exact XTRIM: deleted entries keep their fields and values', steps: [
+    ['XADD', 'd', '1-1', 'a', '1'], ['XADD', 'd', '1-2', 'b', 'hello'], ['XADD', 'd', '1-3', 'a', '3'],
+    ['XADD', 'd', '1-4', 'a', 'x'.repeat(70)], ['XADD', 'd', '1-5', 'a', '5', 'c', '\x00\xff'],
+    ['XDEL', 'd', '1-2', '1-4'], ['DUMP', 'd'], ['XDEL', 'd', '1-5'], ['DUMP', 'd'],
+    ['CONFIG', 'SET', 'stream-node-max-entries', '3'], ...adds('t', 10), ['XTRIM', 't', 'MAXLEN', '5'], ['DUMP', 't'],
+    ['XDEL', 't', '8-0'], ['DUMP', 't'], ['COPY', 't', 't3'], ['DUMP', 't3'],
+    ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
+  ] },
   { name: 'node limits follow CONFIG SET', steps: [
     ['CONFIG', 'SET', 'stream-node-max-entries', '5'], ...adds('s', 23), ...info('s'), ['XTRIM', 's', 'MAXLEN', '~', '12'], ...info('s'),
     ['CONFIG', 'SET', 'stream-node-max-entries', '0'], ['CONFIG', 'SET', 'stream-node-max-bytes', '120'], ...adds('t', 30), ...info('t'),
