@@ -527,56 +527,96 @@ function isInt64Equivalent(n: number): boolean {
   return Number.isFinite(n) && Math.trunc(n) === n && n >= -9223372036854775808 && n < 9223372036854775808;
 }
 
-function mpInt(n: number, out: number[]): void {
-  const be = (v: bigint, bytes: number) => {
-    for (let i = bytes - 1; i >= 0; i--) out.push(Number((v >> BigInt(i * 8)) & 0xffn));
-  };
-  const b = BigInt(n);
-  if (n >= 0) {
-    if (n <= 127) out.push(n);
-    else if (n <= 0xff) out.push(0xcc, n);
-    else if (n <= 0xffff) { out.push(0xcd); be(b, 2); }
-    else if (n <= 0xffffffff) { out.push(0xce); be(b, 4); }
-    else { out.push(0xcf); be(b, 8); }
-  } else {
-    const u = BigInt.asUintN(64, b);
-    if (n >= -32) out.push(n & 0xff);
-    else if (n >= -128) out.push(0xd0, n & 0xff);
-    else if (n >= -32768) { out.push(0xd1); be(u, 2); }
-    else if (n >= -2147483648) { out.push(0xd2); be(u, 4); }
-    else { out.push(0xd3); be(u, 8); }
+/**
+ * cmsgpack.pack's output: one Buffer, doubled when full (perf: a 5 MB pack was a JS array of
+ * 5M byte numbers; `grows` counts the copies, test/commands/scripting-mp.test.ts bounds it).
+ */
+class MpOut {
+  buf = Buffer.allocUnsafe(256);
+  n = 0;
+  grows = 0;
+  /** Room for k more bytes. */
+  room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.n + k) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.n);
+    this.buf = b;
+    this.grows++;
+  }
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.n++] = c;
+  }
+  /** A type byte and a big-endian unsigned value of `bytes` (2 or 4) bytes. */
+  uint(c: number, v: number, bytes: number): void {
+    this.room(1 + bytes);
+    const b = this.buf;
+    b[this.n++] = c;
+    for (let i = bytes - 1; i >= 0; i--) b[this.n++] = Math.floor(v / 2 ** (i * 8)) & 0xff;
   }
 }
 
-function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: number, out: number[], c8 = -1): void {
-  if (len < fixMax) out.push(fix | len);
-  else if (c8 >= 0 && len <= 0xff) out.push(c8, len);
-  else if (len <= 0xffff) out.push(c16, len >> 8, len & 0xff);
-  else out.push(c32, (len >>> 24) & 0xff, (len >> 16) & 0xff, (len >> 8) & 0xff, len & 0xff);
+/** Copies made by the last mpPack (tests). */
+export let mpPackGrows = 0;
+
+function mpInt(n: number, out: MpOut): void {
+  if (n >= 0) {
+    if (n <= 127) out.byte(n);
+    else if (n <= 0xff) { out.byte(0xcc); out.byte(n); }
+    else if (n <= 0xffff) out.uint(0xcd, n, 2);
+    else if (n <= 0xffffffff) out.uint(0xce, n, 4);
+    else {
+      out.room(9);
+      out.buf[out.n] = 0xcf;
+      out.buf.writeBigUInt64BE(BigInt(n), out.n + 1);
+      out.n += 9;
+    }
+  } else if (n >= -32) out.byte(n & 0xff);
+  else if (n >= -128) { out.byte(0xd0); out.byte(n & 0xff); }
+  else if (n >= -32768) out.uint(0xd1, n & 0xffff, 2);
+  else if (n >= -2147483648) out.uint(0xd2, n >>> 0, 4);
+  else {
+    out.room(9);
+    out.buf[out.n] = 0xd3;
+    out.buf.writeBigInt64BE(BigInt(n), out.n + 1);
+    out.n += 9;
+  }
 }
 
-function mpEncode(v: Ser, out: number[], level: number): void {
-  if (v === null || v === LUA_NULL) out.push(0xc0);
-  else if (typeof v === 'boolean') out.push(v ? 0xc3 : 0xc2);
+function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: number, out: MpOut, c8 = -1): void {
+  if (len < fixMax) out.byte(fix | len);
+  else if (c8 >= 0 && len <= 0xff) { out.byte(c8); out.byte(len); }
+  else if (len <= 0xffff) out.uint(c16, len, 2);
+  else out.uint(c32, len, 4);
+}
+
+function mpEncode(v: Ser, out: MpOut, level: number): void {
+  if (v === null || v === LUA_NULL) out.byte(0xc0);
+  else if (typeof v === 'boolean') out.byte(v ? 0xc3 : 0xc2);
   else if (typeof v === 'number') {
     if (isInt64Equivalent(v)) mpInt(v, out);
-    else {
-      const f = Math.fround(v);
-      const dv = new DataView(new ArrayBuffer(8));
-      if (f === v || Number.isNaN(v)) {
-        dv.setFloat32(0, v);
-        out.push(0xca, ...new Uint8Array(dv.buffer, 0, 4));
-      } else {
-        dv.setFloat64(0, v);
-        out.push(0xcb, ...new Uint8Array(dv.buffer));
-      }
+    else if (Math.fround(v) === v || Number.isNaN(v)) {
+      out.room(5);
+      out.buf[out.n] = 0xca;
+      out.buf.writeFloatBE(v, out.n + 1);
+      out.n += 5;
+    } else {
+      out.room(9);
+      out.buf[out.n] = 0xcb;
+      out.buf.writeDoubleBE(v, out.n + 1);
+      out.n += 9;
     }
   } else if (Buffer.isBuffer(v)) {
     mpLen(v.length, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
-    for (let i = 0; i < v.length; i++) out.push(v[i]);
+    out.room(v.length);
+    if (v.length <= 32) for (let i = 0; i < v.length; i++) out.buf[out.n + i] = v[i];
+    else v.copy(out.buf, out.n);
+    out.n += v.length;
   } else if ('t' in v) {
     if (level >= MAX_NESTING) {
-      out.push(0xc0);
+      out.byte(0xc0);
       return;
     }
     const pairs = v.t;
@@ -590,10 +630,16 @@ function mpEncode(v: Ser, out: number[], level: number): void {
       }
     }
     if (isArray && max === pairs.length) {
-      const byIndex = new Map<number, Ser>();
-      for (const [k, x] of pairs) byIndex.set(k as number, x);
+      // Pairs come in next() order: an array part's are 1..n in order, so no map is needed then.
+      let inOrder = true;
+      for (let i = 0; i < max; i++) if (pairs[i][0] !== i + 1) { inOrder = false; break; }
       mpLen(max, 0x90, 16, 0xdc, 0xdd, out);
-      for (let i = 1; i <= max; i++) mpEncode(byIndex.get(i) ?? null, out, level + 1);
+      if (inOrder) for (let i = 0; i < max; i++) mpEncode(pairs[i][1], out, level + 1);
+      else {
+        const byIndex = new Map<number, Ser>();
+        for (const [k, x] of pairs) byIndex.set(k as number, x);
+        for (let i = 1; i <= max; i++) mpEncode(byIndex.get(i) ?? null, out, level + 1);
+      }
     } else {
       mpLen(pairs.length, 0x80, 16, 0xde, 0xdf, out);
       for (const [k, x] of pairs) {
@@ -601,13 +647,14 @@ function mpEncode(v: Ser, out: number[], level: number): void {
         mpEncode(x, out, level + 1);
       }
     }
-  } else out.push(0xc0);
+  } else out.byte(0xc0);
 }
 
 export function mpPack(args: Ser[]): LuaValue[] {
-  const out: number[] = [];
+  const out = new MpOut();
   for (const a of args) mpEncode(a, out, 0);
-  return [true, Buffer.from(out)];
+  mpPackGrows = out.grows;
+  return [true, out.buf.subarray(0, out.n)];
 }
 
 class MpError extends Error {}

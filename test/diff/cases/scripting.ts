@@ -389,6 +389,23 @@ const scripts: Script[] = [
     ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61])],
     ['EVAL', "local t = cmsgpack.unpack(ARGV[1]) return {#t, t[1], t[2]}", '0', Buffer.from([0xdc, 0x00, 0x02, 0xca, 0x3f, 0xc0, 0x00, 0x00, 0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe])],
   ] },
+  // Long strings: Redis's Lua hashes every byte of a string (native/lua/src/lstring.c; Lua 5.1
+  // sampled 32 of them, so strings that differ in a few bytes shared a chain and were compared
+  // whole: 10,000 4 KB strings took 20 s). The hash decides pairs order, shown here for keys
+  // of 31-200 bytes that differ in one byte. cmsgpack.pack of megabytes (its output buffer
+  // grows by doubling, libs.ts MpOut): bytes compared through sha1hex.
+  { name: 'long strings: hashing, pairs order, cmsgpack.pack of megabytes', steps: [
+    ...evals(['0'], [
+      ...[31, 32, 33, 64, 200].map((n) => `local t = {} for i = 1, 40 do t[string.rep('k', ${n}) .. string.char(64 + i) .. string.rep('z', 7)] = i end local o = {} for k, v in pairs(t) do o[#o + 1] = v end return table.concat(o, ',')`),
+      "local t = {} for i = 1, 30 do t[string.rep('a', 100) .. i .. string.rep('b', 100)] = i end local o = {} for k, v in pairs(t) do o[#o + 1] = v end return cjson.encode(o)",
+      "local t = {} local s = string.rep('x', 4096) for i = 1, 6000 do t[i] = s .. i end local n = 0 for i = 1, 6000 do if t[i] == s .. i then n = n + 1 end end return {#t, n, #t[6000]}",
+      "local t = {} local s = string.rep('x', 1024) for i = 1, 5000 do t[i] = s .. i end local p = cmsgpack.pack(t) return {#p, redis.sha1hex(p)}",
+      "local t = {} for i = 1, 100000 do t[i] = i * 977 - 40000000 end local p = cmsgpack.pack(t, -2^40, 2^40, 0.5, 1/3, -1/3, 1e300) return {#p, redis.sha1hex(p)}",
+      "local t = {} for i = 1, 3000 do t['key' .. i] = {i, string.rep('v', i % 300), {ok = i % 2 == 0}} end local p = cmsgpack.pack(t) local u = cmsgpack.unpack(p) return {#p, u.key2999[1], #u.key299[2], tostring(u.key10[3].ok)}",
+      "local s = string.rep('y', 3000000) local p = cmsgpack.pack(s, {s, s}, s) return {#p, redis.sha1hex(p)}",
+      "local t = {} for i = 1, 70000 do t[i] = 'e' .. i end local p = cmsgpack.pack(t) return {#p, redis.sha1hex(p), p:byte(1), p:byte(2), p:byte(3), p:byte(4), p:byte(5)}",
+    ]),
+  ] },
   // HGET / HMGET of a hashtable hash reply from the entry's bytes (hash.ts replyArg); a bulk
   // reply on its own reaches Lua through the sink's stage (host.ts), up to 4096 bytes.
   { name: 'HGET / HMGET of a hashtable hash: from the bytes, into Lua and over the wire', steps: [
