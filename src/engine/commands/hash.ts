@@ -285,6 +285,7 @@ function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): vo
     }
     return;
   }
+  if (h.replyAll(out, (what & KEYS) !== 0, (what & VALUES) !== 0)) return;
   h.forEach((v, f) => {
     if (what & KEYS) out.bulkLatin1(f);
     if (what & VALUES) out.bulkLatin1(v);

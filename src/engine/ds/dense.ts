@@ -260,6 +260,14 @@ export class DenseTable {
 
   valueLen = 0;
 
+  /** Arena offset of the key at position p; its length is then in keyLen (see valueOffset). */
+  keyOffset(p: number): number {
+    this.keyLen = readVarint(this.arena, this.offs[p]);
+    return rp;
+  }
+
+  keyLen = 0;
+
   /** The arena valueOffset() is an offset in (replaced as the table grows). */
   get arenaBytes(): Buffer {
     return this.arena;

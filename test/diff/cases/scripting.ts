@@ -411,7 +411,7 @@ const scripts: Script[] = [
   // anything else (a nested array, a longer string, RESP3) turns what was staged into the value
   // tree. Pairs order and # show the tables' layout; big ones grow the wasm memory while pushed.
   { name: 'array replies into Lua: staged flat arrays, their limits and fallbacks', steps: [
-    ['DEL', 'fa:h', 'fa:l', 'fa:z', 'fa:s', 'fa:x', 'fa:big', 'fa:big2'],
+    ['DEL', 'fa:h', 'fa:ht', 'fa:l', 'fa:z', 'fa:s', 'fa:x', 'fa:big', 'fa:big2'],
     ['HSET', 'fa:h', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i % 3 === 0 ? Buffer.from([0, 0xff, 13, 10, i]) : `v${i}`]).flat(), 'e', ''],
     ['RPUSH', 'fa:l', ...Array.from({ length: 300 }, (_, i) => (i === 7 ? 'x'.repeat(4096) : i === 9 ? 'y'.repeat(4097) : `e${i}`))],
     ['ZADD', 'fa:z', ...Array.from({ length: 30 }, (_, i) => [String(i * 1.5 - 7), `m${i}`]).flat()],
@@ -455,6 +455,17 @@ const scripts: Script[] = [
       "redis.setresp(3) local t = redis.call('ZRANGE', 'fa:z', 0, 2, 'WITHSCORES') return {#t, t[1][1], t[1][2].double}",
       "redis.setresp(3) local t = redis.call('SMISMEMBER', 'fa:s', 'a', 'z') return {tostring(t[1]), tostring(t[2])}",
       "redis.setresp(3) local t = redis.call('HGETALL', 'fa:h') local n = 0 for k, v in pairs(t.map) do n = n + 1 end return {n, t.map.f1}",
+    ]),
+    // A hashtable hash (a value > 64 bytes): HGETALL / HKEYS / HVALS from its bytes (hash.ts
+    // replyAll), in hash order, so compared sorted (over TCP too).
+    ['HSET', 'fa:ht', 'long', 'L'.repeat(100), Buffer.from([0, 0xff, 0x80]), Buffer.from([1, 0, 2]), '', 'empty-field', 'ev', '',
+      'big', 'B'.repeat(5000), ...Array.from({ length: 20 }, (_, i) => [`k${i}`, `${i}`]).flat()],
+    { cmd: ['HGETALL', 'fa:ht'], compare: 'sorted' }, { cmd: ['HKEYS', 'fa:ht'], compare: 'sorted' }, { cmd: ['HVALS', 'fa:ht'], compare: 'sorted' },
+    ...evals(['0'], [
+      "local t = redis.call('HGETALL', 'fa:ht') local o = {} for i = 1, #t, 2 do o[#o + 1] = t[i] .. '=' .. t[i + 1] end table.sort(o) return {#t, o}",
+      "local t = redis.call('HKEYS', 'fa:ht') table.sort(t) return t",
+      "local t = redis.call('HVALS', 'fa:ht') table.sort(t) return t",
+      "redis.setresp(3) local t = redis.call('HGETALL', 'fa:ht') local o = {} for k, v in pairs(t.map) do o[#o + 1] = k .. '=' .. v end table.sort(o) return o",
     ]),
     ['EVAL', "local t = redis.call('HMGET', KEYS[1], ARGV[1], ARGV[2], ARGV[3]) return {#t, t[1], tostring(t[2]), t[3]}", '1', 'fa:h',
       'f0', Buffer.from([0, 0xff]), 'f3'],
