@@ -728,6 +728,14 @@ class LuaTreeSink extends LuaSink {
     }
   }
 
+  /** perf: in a staged array (listpack and list elements), the chars themselves: no substring. */
+  override bulkLatin1Range(s: string, a: number, e: number): void {
+    if (this.flat < 0 || e - a > 32) return this.bulkLatin1(s.substring(a, e));
+    const at = this.flatAt(e - a);
+    const d = this.stage;
+    for (let j = a; j < e; j++) d[at + j - a] = s.charCodeAt(j);
+  }
+
   /**
    * perf: a short bulk (GET, HGET...) or status reply (SET's OK) on its own goes into Lua from
    * the text, without a Buffer or a value tree.
