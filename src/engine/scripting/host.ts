@@ -632,7 +632,8 @@ class LuaTreeSink extends LuaSink {
     const n = e - s;
     const at = this.flatAt(n);
     const d = this.stage;
-    if (n <= 64) for (let j = 0; j < n; j++) d[at + j] = b[s + j];
+    // perf: a loop up to 256 bytes, where a copy makes a view object.
+    if (n <= 256) for (let j = 0; j < n; j++) d[at + j] = b[s + j];
     else d.set(b.subarray(s, e), at);
   }
 

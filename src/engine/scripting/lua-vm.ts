@@ -515,7 +515,7 @@ export class LuaVM {
    * FLAT_STR bytes), given staged (host.ts's reply sink): per element its kind, FLAT_BYTES
    * (bytes[the previous element's end, end[i])), FLAT_NUM (num[i]) or FLAT_FALSE.
    */
-  pushFlat(n: number, kind: Uint8Array, end: Int32Array, num: Float64Array, bytes: Uint8Array): void {
+  pushFlat(n: number, kind: Uint8Array, end: Int32Array, num: Float64Array, bytes: Buffer): void {
     const M = this.M;
     const L = this.L;
     M._lua_createtable(L, Math.min(n, SMALL_ELEMS), 0);
@@ -523,8 +523,15 @@ export class LuaVM {
     for (let i = 0; i < n; i++) {
       const k = kind[i];
       if (k === FLAT_BYTES) {
-        this.pushBytes(bytes, p, end[i]);
-        p = end[i];
+        // (As pushBytes; perf: a loop up to 256 bytes, where a copy makes a view object.)
+        const e = end[i];
+        const d = this.buffer(e - p);
+        if (e - p <= 256) {
+          const u8 = this.u8;
+          for (let j = p; j < e; j++) u8[d + j - p] = bytes[j];
+        } else bytes.copy(this.heapBuffer(), d, p, e);
+        M._lua_pushlstring(L, d, e - p);
+        p = e;
       } else if (k === FLAT_NUM) this.pushNumber(num[i]);
       else M._lua_pushboolean(L, 0);
       M._lua_rawseti(L, -2, i + 1);
