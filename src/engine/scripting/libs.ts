@@ -4,7 +4,7 @@
  * (lua_cmsgpack), struct (Roberto Ierusalimschy's struct.c) and bit (LuaBitOp). Outputs and
  * error texts follow those C sources; Lua values arrive serialised (see prelude.ts).
  */
-import { LUA_NULL, RAISE, type LuaValue, type LuaVM } from './lua-vm.js';
+import { LUA_NULL, LUA_TBOOLEAN, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue, type LuaVM } from './lua-vm.js';
 
 // ---------------------------------------------------------------- the serialised form
 
@@ -558,9 +558,6 @@ class MpOut {
   }
 }
 
-/** Copies made by the last mpPack (tests). */
-export let mpPackGrows = 0;
-
 function mpInt(n: number, out: MpOut): void {
   if (n >= 0) {
     if (n <= 127) out.byte(n);
@@ -592,69 +589,107 @@ function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: numbe
   else out.uint(c32, len, 4);
 }
 
-function mpEncode(v: Ser, out: MpOut, level: number): void {
-  if (v === null || v === LUA_NULL) out.byte(0xc0);
-  else if (typeof v === 'boolean') out.byte(v ? 0xc3 : 0xc2);
-  else if (typeof v === 'number') {
-    if (isInt64Equivalent(v)) mpInt(v, out);
-    else if (Math.fround(v) === v || Number.isNaN(v)) {
-      out.room(5);
-      out.buf[out.n] = 0xca;
-      out.buf.writeFloatBE(v, out.n + 1);
-      out.n += 5;
-    } else {
-      out.room(9);
-      out.buf[out.n] = 0xcb;
-      out.buf.writeDoubleBE(v, out.n + 1);
-      out.n += 9;
-    }
-  } else if (Buffer.isBuffer(v)) {
-    mpLen(v.length, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
-    out.room(v.length);
-    if (v.length <= 32) for (let i = 0; i < v.length; i++) out.buf[out.n + i] = v[i];
-    else v.copy(out.buf, out.n);
-    out.n += v.length;
-  } else if ('t' in v) {
+function mpNumber(v: number, out: MpOut): void {
+  if (isInt64Equivalent(v)) mpInt(v, out);
+  // (lua_cmsgpack: a float when (double)(float)d == d, which NaN never is: a double.)
+  else if (Math.fround(v) === v) {
+    out.room(5);
+    out.buf[out.n] = 0xca;
+    out.buf.writeFloatBE(v, out.n + 1);
+    out.n += 5;
+  } else {
+    out.room(9);
+    out.buf[out.n] = 0xcb;
+    out.buf.writeDoubleBE(v, out.n + 1);
+    out.n += 9;
+  }
+}
+
+/** Stack slots one nesting level of mpLua uses (the table's view, a key, a value). */
+const MP_LEVEL_SLOTS = 3;
+
+/**
+ * The Lua value at stack index i (absolute) as lua_cmsgpack encodes it: a table whose keys are
+ * exactly 1..n is an array (its elements by index), any other a map in next() order; nil at
+ * MAX_NESTING levels of tables; functions, userdata (cjson.null) and threads as nil. A read-only
+ * global's proxy is packed as the table it shows (`view`: the prelude's VIEW table, or 0).
+ * perf: walked with the C API, nothing serialised first; nothing here allocates in Lua, so the
+ * heap (and the strings read from it) stays where it is.
+ */
+function mpLua(vm: LuaVM, i: number, out: MpOut, level: number, view: number): void {
+  const M = vm.M;
+  const L = vm.L;
+  const t = M._lua_type(L, i);
+  if (t === LUA_TNUMBER) mpNumber(M._lua_tonumber(L, i), out);
+  else if (t === LUA_TSTRING) {
+    const p = vm.strPtr(i);
+    const n = vm.strLen;
+    mpLen(n, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
+    out.room(n);
+    const h = vm.heapBuffer();
+    if (n <= 64) for (let j = 0; j < n; j++) out.buf[out.n + j] = h[p + j];
+    else h.copy(out.buf, out.n, p, p + n);
+    out.n += n;
+  } else if (t === LUA_TBOOLEAN) out.byte(M._lua_toboolean(L, i) !== 0 ? 0xc3 : 0xc2);
+  else if (t === LUA_TTABLE) {
     if (level >= MAX_NESTING) {
       out.byte(0xc0);
       return;
     }
-    const pairs = v.t;
+    const top = M._lua_gettop(L);
+    let tb = i;
+    if (view !== 0) {
+      M._lua_pushvalue(L, i);
+      M._lua_rawget(L, view);
+      if (M._lua_type(L, -1) !== LUA_TNIL) tb = top + 1;
+    }
+    let count = 0;
     let max = 0;
     let isArray = true;
-    for (const [k] of pairs) {
-      if (typeof k === 'number' && k > 0 && Math.trunc(k) === k) max = Math.max(max, k);
-      else {
-        isArray = false;
-        break;
+    M._lua_pushnil(L);
+    while (M._lua_next(L, tb) !== 0) {
+      M._lua_settop(L, -2);
+      count++;
+      if (isArray) {
+        const k = M._lua_type(L, -1) === LUA_TNUMBER ? M._lua_tonumber(L, -1) : 0;
+        if (k > 0 && Math.trunc(k) === k) max = Math.max(max, k);
+        else isArray = false;
       }
     }
-    if (isArray && max === pairs.length) {
-      // Pairs come in next() order: an array part's are 1..n in order, so no map is needed then.
-      let inOrder = true;
-      for (let i = 0; i < max; i++) if (pairs[i][0] !== i + 1) { inOrder = false; break; }
-      mpLen(max, 0x90, 16, 0xdc, 0xdd, out);
-      if (inOrder) for (let i = 0; i < max; i++) mpEncode(pairs[i][1], out, level + 1);
-      else {
-        const byIndex = new Map<number, Ser>();
-        for (const [k, x] of pairs) byIndex.set(k as number, x);
-        for (let i = 1; i <= max; i++) mpEncode(byIndex.get(i) ?? null, out, level + 1);
+    if (isArray && max === count) {
+      mpLen(count, 0x90, 16, 0xdc, 0xdd, out);
+      for (let j = 1; j <= count; j++) {
+        M._lua_rawgeti(L, tb, j);
+        mpLua(vm, M._lua_gettop(L), out, level + 1, view);
+        M._lua_settop(L, -2);
       }
     } else {
-      mpLen(pairs.length, 0x80, 16, 0xde, 0xdf, out);
-      for (const [k, x] of pairs) {
-        mpEncode(k, out, level + 1);
-        mpEncode(x, out, level + 1);
+      mpLen(count, 0x80, 16, 0xde, 0xdf, out);
+      M._lua_pushnil(L);
+      while (M._lua_next(L, tb) !== 0) {
+        const v = M._lua_gettop(L);
+        mpLua(vm, v - 1, out, level + 1, view);
+        mpLua(vm, v, out, level + 1, view);
+        M._lua_settop(L, -2);
       }
     }
+    M._lua_settop(L, top);
   } else out.byte(0xc0);
 }
 
-export function mpPack(args: Ser[]): LuaValue[] {
+/** Copies made by the last mpPackLua (tests). */
+export let mpPackGrows = 0;
+
+/**
+ * cmsgpack.pack of the values at stack indexes first..last: their encodings one after the other.
+ * `view` as mpLua. Null when the stack has no room for the nesting.
+ */
+export function mpPackLua(vm: LuaVM, first: number, last: number, view: number): Buffer | null {
+  if (vm.M._lua_checkstack(vm.L, MP_LEVEL_SLOTS * (MAX_NESTING + 1) + 2) === 0) return null;
   const out = new MpOut();
-  for (const a of args) mpEncode(a, out, 0);
+  for (let i = first; i <= last; i++) mpLua(vm, i, out, 0, view);
   mpPackGrows = out.grows;
-  return [true, out.buf.subarray(0, out.n)];
+  return out.buf.subarray(0, out.n);
 }
 
 class MpError extends Error {}

@@ -24,6 +24,7 @@ export const LUA_TNIL = 0;
 export const LUA_TBOOLEAN = 1;
 export const LUA_TNUMBER = 3;
 export const LUA_TSTRING = 4;
+export const LUA_TTABLE = 5;
 
 /** Bytes for the digits of a redis.call's integer arguments (LuaVM.stringArgs). */
 const NUM_AREA = 1024;
