@@ -28,6 +28,8 @@ const TESTS = {
   hmget: (i) => ['HMGET', `bull:q:${i}`, 'parentKey', 'parent'],
   hget: () => ['HGET', 'bull:q:meta', 'opts.maxLenEvents'],
   xadd: (i) => ['XADD', 'bull:q:events', 'MAXLEN', '~', '10000', '*', 'event', 'added', 'jobId', String(i), 'name', 'job'],
+  // Not BullMQ's: XADD's worst case for sharing recent values (unique values of equal length).
+  xaddUnique: (i) => ['XADD', 'other:events', '*', 'a', (i * 2654435761 >>> 0).toString(16).padStart(8, '0'), 'b', (i * 40503 >>> 0).toString(16).padStart(8, '0'), 'c', String(1e9 + i)],
   zadd: (i) => ['ZADD', 'bull:q:completed', String(1795840335000 + i), String(i)],
   lpush: (i) => ['LPUSH', 'bull:q:wait', String(i)],
   rpoplpush: () => ['RPOPLPUSH', 'bull:q:wait', 'bull:q:active'],

@@ -115,7 +115,9 @@ if (process.env.REPLAY_ALLOC) {
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+  // REPLAY_ALLOC_LIVE=1: only what is still live at the end (what each scavenge copies and promotes).
+  const collected = !process.env.REPLAY_ALLOC_LIVE;
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMinorGC: collected, includeObjectsCollectedByMajorGC: collected });
   round(0);
   round(0);
   const { profile } = await session.post('HeapProfiler.stopSampling');

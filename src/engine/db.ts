@@ -270,6 +270,9 @@ export interface KeyLoader {
 export class Db {
   /** Set while the keyspace is still being loaded (see KeyLoader); null once it is complete. */
   loader: KeyLoader | null = null;
+  /** During an import into an empty db: the bitset of the keys' hashes (beginImport), else null. */
+  private importSeen: Int32Array | null = null;
+  private importMask = 0;
   /**
    * The keys (Map-like: get, has, size, values(); mutate only through Db's methods). Not
    * readonly only so that SWAPDB can exchange tables in O(1); never cache the reference.
@@ -772,8 +775,28 @@ export class Db {
    * endImport(): one bulk change notice instead of one per key (perf: persistence's per-key
    * bookkeeping of a million keys cost more than the import).
    */
-  beginImport(): void {
+  beginImport(n = 0): void {
     if (this.loader !== null) this.loader.finish();
+    // An import of n keys into an empty db: a bitset of their hashes (32 bits per key, so about
+    // 1.5% of fresh keys meet a set bit) says which keys cannot be here yet, and those skip the
+    // lookup in both tiers (perf: that lookup, a cache miss or two per key, was a quarter of
+    // the import's insert).
+    let bits = 1 << 16;
+    while (bits < 32 * n && bits < 1 << 28) bits *= 2;
+    this.importSeen = this.map.size === 0 && n > 0 ? new Int32Array(bits >>> 5) : null;
+    this.importMask = bits - 1;
+  }
+
+  /** During an import: a key of hash h is not new (the bitset had it: may be a false positive); marks it. */
+  private importMaybeHere(h: number): boolean {
+    const s = this.importSeen;
+    if (s === null) return true;
+    const i = h & this.importMask;
+    const w = s[i >>> 5];
+    const bit = 1 << (i & 31);
+    if ((w & bit) !== 0) return true;
+    s[i >>> 5] = w | bit;
+    return false;
   }
 
   /**
@@ -781,8 +804,10 @@ export class Db {
    * string without TTL goes to the compact tier (then undefined: no Entry).
    */
   importKey(key: string, v: Stored, exp: number, entry: boolean): Entry | undefined {
-    const old = this.map.find(key);
-    if (old !== undefined) this.remove(old);
+    if (this.importMaybeHere(this.map.hash(key))) {
+      const old = this.map.find(key);
+      if (old !== undefined) this.remove(old);
+    }
     const sv = v instanceof Uint8Array && v.length <= SMALL_STRING ? storedFrom(v, 0, v.length) : v;
     return entry ? this.insertRestored(key, sv, exp) : this.restoreStored(key, sv, exp);
   }
@@ -794,8 +819,10 @@ export class Db {
    */
   importStringBytes(kb: Uint8Array, ks: number, ke: number, vb: Uint8Array | null, vs: number, ve: number, n: number): void {
     const h = hashBytes(kb, ks, ke);
-    const old = this.map.getBytes(kb, ks, ke, h);
-    if (old !== undefined) this.remove(old);
+    if (this.importMaybeHere(h)) {
+      const old = this.map.getBytes(kb, ks, ke, h);
+      if (old !== undefined) this.remove(old);
+    }
     if (!this.eng.lfu) {
       const bits = (this.eng.lruClock - LRU_BASE) * 4;
       if (vb === null) {
@@ -818,6 +845,7 @@ export class Db {
 
   /** The end of an import of `n` keys; `keys`: their names, for the change listeners. */
   endImport(keys: string[], n: number): void {
+    this.importSeen = null;
     this.eng.dirty += n;
     this.eng.changed();
     // Each name as given; a key given twice is listed twice.

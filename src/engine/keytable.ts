@@ -113,7 +113,8 @@ export class KeyTable {
     return this.arena.size;
   }
 
-  private hash(key: string): number {
+  /** hashKey(key), remembered for the next call with the same key (a lookup, then an insert). */
+  hash(key: string): number {
     if (key === this.lastKey) return this.lastHash;
     const h = hashKey(key);
     this.lastKey = key;

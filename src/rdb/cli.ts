@@ -16,7 +16,8 @@ import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
 import { HashValue, trackVolatile } from '../engine/ds/hash.js';
-import { RdbSnapshot, type StagedStrings, functionCodes, parseRdb } from './file.js';
+import { RdbSnapshot, STAGED_FILE, STAGED_LZF, type StagedStrings, functionCodes, parseRdb } from './file.js';
+import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
 
 /** --help lines of the options below. */
 export const RDB_HELP = [
@@ -59,9 +60,20 @@ function compactCount(keys: string[], values: Stored[], exps: ArrayLike<number>)
 /** Staged record i (file.ts StagedStrings) into db. */
 function importStaged(db: Db, st: StagedStrings, i: number): void {
   const ks = st.keyStart(i);
-  const vb = st.valueBuffer(i);
-  const vs = st.valueStart(i);
-  db.importStringBytes(st.file, ks, ks + st.keyLength(i), vb, vs, vs + st.valueLength(i), st.num[i]);
+  const ke = ks + st.keyLength(i);
+  const kind = st.kind(i);
+  let vs = st.valueStart(i);
+  if (kind === STAGED_FILE) {
+    db.importStringBytes(st.file, ks, ke, st.file, vs, vs + st.valueLength(i), 0);
+  } else if (kind === STAGED_LZF) {
+    // Decompressed again (the parse checked these bytes): into the LZF module's memory.
+    const n = st.valueLength(i);
+    if (!lzfDecompressAt(st.file, vs, vs + st.lzfLength(i), n)) throw new Error('RDB import: a checked LZF value failed to decompress');
+    vs = lzfOut;
+    db.importStringBytes(st.file, ks, ke, lzfMem(), vs, vs + n, 0);
+  } else {
+    db.importStringBytes(st.file, ks, ke, null, 0, 0, st.num[i]);
+  }
 }
 
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
@@ -98,7 +110,7 @@ export function importRdb(eng: Engine, path: string): string {
     for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) staged++;
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
     db.map.reserve(keys.length + staged, eng.lfu ? 0 : staged + (lru ? 0 : compactCount(keys, values, exps)));
-    db.beginImport();
+    db.beginImport(keys.length + staged);
     const entries: (Entry | undefined)[] | null = lru ? new Array(keys.length) : null;
     // File order across both lists (the later of a key given twice wins).
     let s = 0;

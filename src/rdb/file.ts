@@ -20,7 +20,7 @@ import { readValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
+import { lzfDecompressAt } from './lzf.js';
 import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { RDB_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
@@ -89,28 +89,36 @@ export class RdbKeys {
 
 /** Kinds of a staged value's bytes. */
 export const STAGED_FILE = 0;
-export const STAGED_EXTRA = 1;
+export const STAGED_LZF = 1;
 export const STAGED_INT = 2;
+
+/** Longest LZF input of a staged value (its field in a record's last word has 14 bits). */
+const STAGED_LZF_MAX = 0x3fff;
 
 /**
  * The file's plain-string records that may go to the compact tier (no TTL, no LRU/LFU data, a
  * raw key and a value of at most 255 bytes each), held as byte ranges, not as JS strings (perf:
  * a million key and value strings, all alive until the insert, were the import's GC work).
- * Keys and raw values stay in the file's Buffer; LZF-compressed values are decompressed into
- * `extra`; integer-encoded ones are kept as numbers.
+ * Keys and raw values stay in the file's Buffer; LZF-compressed values too: the parse
+ * decompresses them once to check them, the insert again straight from the file (perf: a side
+ * Buffer of their decompressed bytes, doubled as it grew, was 130 MB of external memory,
+ * whose pressure started a full mark of the whole heap during the import); integer-encoded
+ * ones are kept as numbers.
  */
 export class StagedStrings {
   n = 0;
-  /** Per record, W words: keys of the other columns before it, db, key offset, value offset, key length | value length << 8 | kind << 16. */
+  /**
+   * Per record, W words: keys of the other columns before it, db, key offset, value offset
+   * (an LZF value's compressed bytes), key length | value length << 8 | kind << 16 | LZF input
+   * length << 18.
+   */
   w = new Uint32Array(0);
   /** The value of a STAGED_INT record. */
   num = new Float64Array(0);
-  extra = Buffer.allocUnsafe(0);
-  extraLen = 0;
 
   constructor(readonly file: Buffer) {}
 
-  push(before: number, db: number, ks: number, kl: number, vs: number, vl: number, kind: number, num: number): void {
+  push(before: number, db: number, ks: number, kl: number, vs: number, vl: number, kind: number, num: number, clen = 0): void {
     const i = this.n++;
     if (i * W === this.w.length) {
       const cap = Math.max(1024, 2 * i);
@@ -127,22 +135,8 @@ export class StagedStrings {
     w[o + 1] = db;
     w[o + 2] = ks;
     w[o + 3] = vs;
-    w[o + 4] = kl | (vl << 8) | (kind << 16);
+    w[o + 4] = (kl | (vl << 8) | (kind << 16) | (clen << 18)) >>> 0;
     this.num[i] = num;
-  }
-
-  /** Copy n bytes of src at s into `extra`; returns their offset there. */
-  keep(src: Uint8Array, s: number, n: number): number {
-    if (this.extraLen + n > this.extra.length) {
-      const b = Buffer.allocUnsafe(Math.max(65536, 2 * (this.extraLen + n)));
-      this.extra.copy(b, 0, 0, this.extraLen);
-      this.extra = b;
-    }
-    const o = this.extraLen;
-    const d = this.extra;
-    for (let i = 0; i < n; i++) d[o + i] = src[s + i];
-    this.extraLen += n;
-    return o;
   }
 
   before(i: number): number {
@@ -170,13 +164,12 @@ export class StagedStrings {
   }
 
   kind(i: number): number {
-    return this.w[i * W + 4] >>> 16;
+    return (this.w[i * W + 4] >>> 16) & 3;
   }
 
-  /** The Buffer holding record i's value bytes (null for STAGED_INT). */
-  valueBuffer(i: number): Buffer | null {
-    const k = this.kind(i);
-    return k === STAGED_FILE ? this.file : k === STAGED_EXTRA ? this.extra : null;
+  /** The length of a STAGED_LZF record's compressed bytes (at valueStart). */
+  lzfLength(i: number): number {
+    return this.w[i * W + 4] >>> 18;
   }
 
   /** Record i's key as a latin1 string. */
@@ -235,11 +228,11 @@ function stageString(r: RdbReader, st: StagedStrings, before: number, db: number
       return false;
     }
     const cs = r.p;
-    if (len === 0 || len > ARENA_MAX_VALUE || cs + clen > end || !lzfDecompressAt(b, cs, cs + clen, len)) {
+    if (len === 0 || len > ARENA_MAX_VALUE || clen > STAGED_LZF_MAX || cs + clen > end || !lzfDecompressAt(b, cs, cs + clen, len)) {
       r.p = at;
       return false;
     }
-    st.push(before, db, ks, kl, st.keep(lzfMem(), lzfOut, len), len, STAGED_EXTRA, 0);
+    st.push(before, db, ks, kl, cs, len, STAGED_LZF, 0, clen);
     r.p = cs + clen;
     return true;
   } else return false;

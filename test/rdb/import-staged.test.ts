@@ -112,25 +112,71 @@ async function describeKeys(c: Redis, db: number): Promise<Record<string, unknow
   return out;
 }
 
+/**
+ * `n` records of every kind the import inserts by its own path (staged raw, integer and LZF
+ * strings; strings with a TTL; lists, sets and hashes as Entries), keys binary, integer-looking
+ * and plain, values big and small: enough keys that the import's bitset of key hashes
+ * (Db.beginImport) has false positives, so both of its answers are taken.
+ */
+function manyRecords(n: number, tag: string): Rec[] {
+  const out: Rec[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = i % 9 === 0 ? b(String(i)) : i % 9 === 1 ? Buffer.from([0, 0xff, i & 0xff, (i >> 8) & 0xff, 0x80, 0x0d]) : b(`${tag}:${i}`);
+    const m = i % 10;
+    const value =
+      m === 0 ? intStr(i - 5000)
+        : m === 1 ? lzfStr(i % 3 === 0 ? Buffer.alloc(30 + (i % 220), i & 0xff) : i % 3 === 1 ? b('7'.repeat(21 + (i % 30))) : b(`${tag}-${i}-`.padEnd(40 + (i % 200), 'x')))
+          : m === 2 ? str(Buffer.from(Array.from({ length: i % 256 }, (_, j) => (i + j) & 0xff)))
+            : m === 3 ? str(String(i * 7))
+              : str(`${tag}-${i}`.repeat(1 + (i % 40)));
+    if (m === 4) out.push(rec(key, Buffer.concat([len(3), str('a'), str(String(i)), str(`${tag}${i}`)]), { type: 1 }));
+    else if (m === 5) out.push(rec(key, Buffer.concat([len(2), str(String(i)), str(`${tag}-m`)]), { type: 2 }));
+    else if (m === 6) out.push(rec(key, Buffer.concat([len(2), str('f'), str(String(i)), str('g'), str(tag)]), { type: 4 }));
+    else if (m === 7) out.push(rec(key, value, { exp: later + i }));
+    else out.push(rec(key, value));
+  }
+  return out;
+}
+
+/** redis-server loading `file` at start-up and ours importing it (DEBUG enabled on both): a client of each. */
+async function bothLoad(file: string): Promise<{ rc: Redis; oc: Redis }> {
+  const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
+  fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
+  const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb', '--enable-debug-command', 'yes']);
+  procs.push(r);
+  const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes', '--import-rdb', file]);
+  procs.push(ours);
+  const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
+  const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
+  clients.push(rc, oc);
+  rc.on('error', () => undefined);
+  oc.on('error', () => undefined);
+  return { rc, oc };
+}
+
 describe('RDB import of plain strings as bytes', () => {
   it('every string encoding and limit: the same keys, values and encodings as redis-server loading the file', async () => {
     const file = path.join(tmp, 'strings.rdb');
     fs.writeFileSync(file, rdbFile([[0, DB0], [2, DB2]]));
-    const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
-    fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
-    const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb']);
-    procs.push(r);
-    const ours = await startOurs(['--appendfsync', 'no', '--import-rdb', file]);
-    procs.push(ours);
-    const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
-    const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
-    clients.push(rc, oc);
-    rc.on('error', () => undefined);
-    oc.on('error', () => undefined);
+    const { rc, oc } = await bothLoad(file);
     for (const db of [0, 2]) {
       const want = await describeKeys(rc, db);
       assert.equal(want.dbsize, db === 0 ? DB0.length : DB2.length);
       assert.deepEqual(await describeKeys(oc, db), want, `db ${db}`);
+    }
+  });
+
+  it('twenty thousand keys of every record path, binary and integer-looking: the same DEBUG DIGEST as redis-server loading the file', async () => {
+    const file = path.join(tmp, 'many.rdb');
+    fs.writeFileSync(file, rdbFile([[0, manyRecords(20000, 'k')], [3, manyRecords(3000, 'db3')]]));
+    const { rc, oc } = await bothLoad(file);
+    assert.equal(await rc.dbsize(), 20000);
+    assert.equal(await oc.dbsize(), 20000);
+    const digest = String(await rc.call('DEBUG', 'DIGEST'));
+    assert.notEqual(digest, '0'.repeat(40));
+    assert.equal(String(await oc.call('DEBUG', 'DIGEST')), digest);
+    for (const k of ['0', '9', 'k:2', 'k:17', 'k:13']) {
+      assert.deepEqual(await oc.call('DEBUG', 'DIGEST-VALUE', k), await rc.call('DEBUG', 'DIGEST-VALUE', k), k);
     }
   });
 
@@ -143,7 +189,7 @@ describe('RDB import of plain strings as bytes', () => {
       const eng = new Engine(loadConfig(args, {}), FAMILIES);
       const out = new RespWriter();
       const c = new Client(eng, INTERNAL, out, '127.0.0.1:1', '127.0.0.1:2');
-      const run = (...a: string[]): string => {
+      const run = (...a: Array<string | Buffer>): string => {
         execute(c, Argv.of(a), out);
         return out.take().toString('latin1');
       };
@@ -175,6 +221,39 @@ describe('RDB import of plain strings as bytes', () => {
       assert.equal(run('SELECT', '1'), '+OK\r\n');
       assert.equal(run('DBSIZE'), ':2\r\n');
       assert.equal(run('GET', 'a'), '$5\r\ndb1 a\r\n');
+    });
+
+    it('thousands of keys, some given twice across record kinds, then a second import into the filled db: the later record wins', () => {
+      const first = manyRecords(20000, 'k');
+      // Every 13th key again, as another kind of record (staged, TTL string, list) with a new value.
+      const again: Rec[] = [];
+      for (let i = 0; i < first.length; i += 13) {
+        const kind = i % 3;
+        again.push(kind === 0 ? rec(first[i].key, str(`again ${i}`)) : kind === 1 ? rec(first[i].key, str(`again ${i}`), { exp: later }) : rec(first[i].key, Buffer.concat([len(1), str(`again ${i}`)]), { type: 1 }));
+      }
+      const { eng, run, imp } = load([[0, [...first.slice(0, 10000), ...again.slice(0, 300), ...first.slice(10000), ...again.slice(300)]]]);
+      assert.match(imp(), new RegExp(`Imported ${first.length + again.length} keys`));
+      assert.equal(run('DBSIZE'), `:${first.length}\r\n`);
+      const get = (k: Buffer): string => run('GET', k);
+      for (let i = 0; i < first.length; i += 13) {
+        const want = `again ${i}`;
+        if (i % 3 === 2) assert.equal(run('TYPE', first[i].key), '+list\r\n', `key ${i}`);
+        else assert.equal(get(first[i].key), `$${want.length}\r\n${want}\r\n`, `key ${i}`);
+      }
+      // Keys given once keep their value (sampled over every kind).
+      for (let i = 1; i < 200; i++) {
+        if (i % 13 === 0 || i % 10 !== 3) continue;
+        const v = String(i * 7);
+        assert.equal(get(first[i].key), `$${v.length}\r\n${v}\r\n`, `key ${i}`);
+      }
+      // A second import into the db that now has keys (no bitset: every key looked up).
+      const file = path.join(tmp, 'second.rdb');
+      fs.writeFileSync(file, rdbFile([[0, [rec(first[3].key, str('replaced')), rec('brand-new', str('new')), rec(first[4].key, str('not a list now'), { exp: later })]]]));
+      assert.match(importRdb(eng, file), /Imported 3 keys/);
+      assert.equal(run('DBSIZE'), `:${first.length + 1}\r\n`);
+      assert.equal(get(first[3].key), '$8\r\nreplaced\r\n');
+      assert.equal(get(first[4].key), '$14\r\nnot a list now\r\n');
+      assert.equal(run('GET', 'brand-new'), '$3\r\nnew\r\n');
     });
 
     it('under an LFU policy the strings become Entries; with LRU idle times in the file, the others stay compact', () => {

@@ -17,7 +17,7 @@ import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
 import {
-  Stream, type ConsumerGroup, type Consumer, type Nack, type StreamId, type StreamLimits, type TrimSpec,
+  Stream, type StreamNode, type ConsumerGroup, type Consumer, type Nack, type StreamId, type StreamLimits, type TrimSpec,
   ID_MIN, ID_MAX, ENTRIES_READ_INVALID, LISTPACK_MAX_SIZE, TRIM_MAXLEN, TRIM_MINID,
   formatId, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
 } from '../ds/stream.js';
@@ -180,6 +180,32 @@ function argEquals(argv: Argv, i: number, m: Buffer): boolean {
   const b = argv.buf;
   for (let k = 0; k < n; k++) if (b[s + k] !== m[k]) return false;
   return true;
+}
+
+/** How many of the last node's latest entries XADD looks in for a Buffer to share. */
+const SHARE_BACK = 2;
+/** Longer elements are copied without a look (ids, payloads: mostly unique; compared natively). */
+const SHARE_MAX = 32;
+
+/**
+ * Argument i as an entry's element at place j: the Buffer at place j of one of the last
+ * SHARE_BACK entries of `node` when byte-equal (shared: entries are immutable), else a copy.
+ */
+function recentArg(node: StreamNode | null, argv: Argv, i: number, j: number): Buffer {
+  const s = argv.start[i];
+  const n = argv.end[i] - s;
+  if (node !== null && n <= SHARE_MAX) {
+    const fvs = node.fv;
+    const b0 = n > 0 ? argv.buf[s] : 0;
+    for (let e = fvs.length - 1, k = 0; e >= 0 && k < SHARE_BACK; e--, k++) {
+      const x = fvs[e];
+      if (x === null || j >= x.length) continue;
+      const m = x[j];
+      // Length and first byte first: most unequal elements differ there.
+      if (m.length === n && (n === 0 || m[0] === b0) && argEquals(argv, i, m)) return m;
+    }
+  }
+  return argCopy(argv, i);
 }
 
 /** A copy of argument i (perf: short ones copied in JS, not by a native Buffer.copy). */
@@ -378,13 +404,19 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (total > LISTPACK_MAX_SIZE) throw new CommandError(TOO_LARGE);
   // perf: sized once (the entry keeps this array: push() from empty would reserve 16 slots).
   const fv = new Array<Buffer>(n);
-  // perf: a field equal to the last node's master field shares its Buffer (immutable): one
-  // object less kept per field of each entry.
-  const mf = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1].masterFields : null;
+  // perf: entries hold their fields and values as Buffers, which are never changed in place
+  // (clones share them). A field equal to the last node's master field, and a field or value
+  // of up to SHARE_MAX bytes equal to the one at the same place in one of the node's last
+  // SHARE_BACK entries, shares that Buffer: an event stream repeats most of its values in two
+  // alternating shapes (BullMQ: "event" "added" "jobId" <id> "name" "job", then "event"
+  // "waiting" "jobId" <id>), and each Buffer kept is ~100 bytes of heap that the young
+  // generation's GC copies and promotes.
+  const last = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1] : null;
+  const mf = last !== null ? last.masterFields : null;
   for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
     const m = mf !== null && f < mf.length ? mf[f] : null;
-    fv[2 * f] = m !== null && argEquals(argv, i, m) ? m : argCopy(argv, i);
-    fv[2 * f + 1] = argCopy(argv, i + 1);
+    fv[2 * f] = m !== null && argEquals(argv, i, m) ? m : recentArg(last, argv, i, 2 * f);
+    fv[2 * f + 1] = recentArg(last, argv, i + 1, 2 * f + 1);
   }
   s.append(id, fv, streamLimits(c.engine));
   out.bulkLatin1(formatId(id));

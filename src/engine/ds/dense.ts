@@ -62,6 +62,12 @@ const NO_ARENA = Buffer.alloc(0);
  * members and drops it when shrinking under a quarter of an index's minimum load.
  */
 const SMALL = 8;
+/**
+ * The same for tables with values (hashes): a BullMQ job hash has 10-12 fields, and an index
+ * made at its 9th (an off-heap Int32Array of 32 slots, every key hashed again) cost more than
+ * the scans it saves.
+ */
+const SMALL_VALUES = 16;
 const NO_SLOTS = new Int32Array(0);
 /** Loading: after this many entries a table knows its average entry size (`expect`). */
 export const EXPECT_AFTER = 1024;
@@ -260,7 +266,7 @@ export class DenseTable {
 
   valueLen = 0;
 
-  /** Arena offset of the key at position p; its length is then in keyLen (see valueOffset). */
+  /** Arena offset of the key at position p; its length is then in keyLen (as valueOffset). */
   keyOffset(p: number): number {
     this.keyLen = readVarint(this.arena, this.offs[p]);
     return rp;
@@ -423,7 +429,7 @@ export class DenseTable {
     }
     this.offs[p] = o;
     this.n = p + 1;
-    if (this.slots.length === 0 ? p + 1 > SMALL : (this.used + 1) * 2 > this.slots.length) {
+    if (this.slots.length === 0 ? p + 1 > this.small : (this.used + 1) * 2 > this.slots.length) {
       this.rebuild(p + 1);
       return;
     }
@@ -600,7 +606,7 @@ export class DenseTable {
    * million members in the middle, which would block for tens of milliseconds).
    */
   reserve(n: number): void {
-    if (this.n !== 0 || n <= SMALL) return;
+    if (this.n !== 0 || n <= this.small) return;
     this.rebuild(n);
     this.offs = new Uint32Array(n);
   }
@@ -615,9 +621,14 @@ export class DenseTable {
     if (want > this.arena.length) this.compact(want);
   }
 
+  /** Members up to which the table has no index. */
+  private get small(): number {
+    return this.withValues ? SMALL_VALUES : SMALL;
+  }
+
   /** Re-index every member in a table sized for `n` members (drops tombstones). */
   private rebuild(n: number): void {
-    if (n <= SMALL) {
+    if (n <= this.small) {
       this.slots = NO_SLOTS;
       this.mask = 0;
       this.used = 0;

@@ -238,12 +238,13 @@ export class HashValue implements StoredValue {
   }
 
   /**
-   * HGETALL / HKEYS / HVALS of a hashtable hash: its fields and/or values, in forEach's order,
-   * written from the table's bytes (perf: no string per field and value). False: not one.
+   * HGETALL / HKEYS / HVALS of a hashtable hash without field TTLs, replied from the entries'
+   * bytes in position order (forEach's order; perf: no field or value string); false when the
+   * hash is not of that kind (the caller uses forEach()).
    */
   replyAll(out: ReplySink, keys: boolean, values: boolean): boolean {
     const ht = this.ht;
-    if (ht === null || this.lp !== null || this.lx !== null) return false;
+    if (ht === null || this.lp !== null || this.lx !== null || this.ttl !== null) return false;
     const a = ht.arenaBytes;
     for (let i = 0; i < ht.size; i++) {
       if (keys) {

@@ -171,6 +171,36 @@ const scripts: Script[] = [
     ['HGET', 'j', 'f7'], ['HGET', 'j', 'f40'], ['HGET', 'j', 'f39'], ['HSTRLEN', 'j', 'f33'],
     { cmd: ['HGETALL', 'j'], compare: 'sorted' }, ['HLEN', 'j'],
   ] },
+  // HGETALL/HKEYS/HVALS of a hashtable hash reply from the entries' bytes (TCP and redis.call):
+  // pairs checked through a script that sorts "field=value" (the order itself is unspecified).
+  { name: 'HGETALL, HKEYS, HVALS of a hashtable hash from the entry bytes (TCP and scripts)', steps: [
+    ['HSET', 'g', 'data', 'x'.repeat(100), 'a\u0000b', '\u0000', 'k'.repeat(32), 'v'.repeat(33), '', 'empty-field', 'e', ''],
+    ['HSET', 'g', 'f\u00ff\u0080', 'w'.repeat(32), 'n', '12345', 'm', '-7'], ['HINCRBY', 'g', 'n', '5'], ['HINCRBY', 'g', 'new', '3'],
+    { cmd: ['HGETALL', 'g'], compare: 'sorted' }, { cmd: ['HKEYS', 'g'], compare: 'sorted' }, { cmd: ['HVALS', 'g'], compare: 'sorted' },
+    ['EVAL', "local r = redis.call('HGETALL', KEYS[1]) local o = {} for i = 1, #r, 2 do o[#o + 1] = r[i] .. '=' .. r[i + 1] end " +
+      "table.sort(o) local k = redis.call('HKEYS', KEYS[1]) table.sort(k) local v = redis.call('HVALS', KEYS[1]) table.sort(v) " +
+      "return {o, k, v, #r}", '1', 'g'],
+    // After deletions and rewrites (positions move), and emptied down to nothing.
+    ['HDEL', 'g', 'a\u0000b', 'n', ''], ['HSET', 'g', 'k'.repeat(32), 'short', 'data', 'y'.repeat(70)],
+    ['EVAL', "local r = redis.call('HGETALL', KEYS[1]) local o = {} for i = 1, #r, 2 do o[#o + 1] = r[i] .. '=' .. r[i + 1] end " +
+      "table.sort(o) return o", '1', 'g'],
+    { cmd: ['HGETALL', 'g'], compare: 'sorted' }, ['OBJECT', 'ENCODING', 'g'],
+    ['HDEL', 'g', 'data', 'e', 'k'.repeat(32), 'f\u00ff\u0080', 'm', 'new'], ['HGETALL', 'g'], ['HKEYS', 'g'], ['HVALS', 'g'],
+    ['EVAL', "return redis.call('HGETALL', KEYS[1])", '1', 'g'], ['EXISTS', 'g'],
+  ] },
+  // A hashtable hash (one long value) of up to 16 fields has no index (lookups scan); at 17 it
+  // gets one, and drops it again when shrunk: lookups, misses and rewrites on both sides of it.
+  { name: 'hashtable hash across the 16-field index threshold, up and down', steps: [
+    ['HSET', 't', 'data', 'd'.repeat(80)],
+    ...Array.from({ length: 19 }, (_, i): Step[] => [
+      ['HSET', 't', `f${i}`, String(i * 3), 'f', `v${i}`],
+      ['HMGET', 't', 'data', `f${i}`, `f${i + 1}`, 'f', 'f0', 'g0', ''], ['HEXISTS', 't', `f${i}`], ['HLEN', 't'],
+    ]).flat(),
+    ['HINCRBY', 't', 'f5', '10'], ['HSTRLEN', 't', 'data'], { cmd: ['HKEYS', 't'], compare: 'sorted' },
+    ['HDEL', 't', ...Array.from({ length: 17 }, (_, i) => `f${i}`)], ['HLEN', 't'],
+    ['HMGET', 't', 'f17', 'f18', 'f0', 'f', 'data'], ['HSET', 't', 'f0', 'again', 'f17', 'x'], ['HGET', 't', 'f17'],
+    { cmd: ['HGETALL', 't'], compare: 'sorted' },
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [

@@ -135,6 +135,29 @@ const scripts: Script[] = [
     // Different field sets do not share the master entry's fields.
     ...range(120, 1).map((i): Step => ['XADD', 'm', `${i}-0`, i % 2 ? 'a' : 'b', 'v'.repeat(i % 70)]), ...info('m'),
   ] },
+  { name: 'XADD of values repeated from recent entries (shared element Buffers) stays byte-exact', steps: [
+    // BullMQ's event stream: alternating shapes repeat most fields and values; one value per
+    // entry (the job id) is new. Later changes to one entry never show in another.
+    ['CONFIG', 'SET', 'stream-node-max-entries', '4'],
+    ...range(14, 1).flatMap((i): Step[] => [
+      ['XADD', 'e', `${i}-0`, 'event', 'added', 'jobId', String(i), 'name', 'job'],
+      ['XADD', 'e', `${i}-1`, 'event', 'waiting', 'jobId', String(i)],
+      ['XADD', 'e', `${i}-2`, 'event', i % 3 ? 'completed' : 'failed', 'jobId', String(i), 'returnvalue', i % 2 ? 'x'.repeat(40) : 'y'.repeat(40), 'prev', 'active'],
+    ]),
+    ['XRANGE', 'e', '-', '+'], ['XREVRANGE', 'e', '+', '-', 'COUNT', '7'], ...info('e'),
+    // A value equal to a recent one at another place, to a field, of another length, empty,
+    // binary, and one byte off a recent 40-byte value (the long compare).
+    ['XADD', 'e', '20-0', 'jobId', 'event', 'event', 'jobId', 'name', ''],
+    ['XADD', 'e', '20-1', 'event', '', 'jobId', 'add', 'name', 'jobs'],
+    ['XADD', 'e', '20-2', 'event', 'a\x00\xffb', 'jobId', 'a\x00\xffb', 'returnvalue', `${'x'.repeat(39)}y`],
+    ['XADD', 'e', '20-3', 'event', 'a\x00\xffb', 'jobId', 'a\x00\xffc', 'returnvalue', 'x'.repeat(40)],
+    ['XRANGE', 'e', '20-0', '+'], ['DUMP', 'e'],
+    // Deleted entries in between (tombstones are skipped), then the same shapes again.
+    ['XDEL', 'e', '20-2', '20-3', '14-2'], ['XADD', 'e', '21-0', 'event', 'a\x00\xffb', 'jobId', '7', 'returnvalue', 'x'.repeat(40)],
+    ['XADD', 'e', '21-1', 'event', 'added', 'jobId', '7', 'name', 'job'], ['XRANGE', 'e', '20-0', '+'],
+    ['XTRIM', 'e', 'MAXLEN', '5'], ['XRANGE', 'e', '-', '+'], ...info('e'),
+    ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
+  ] },
   { name: 'node limits follow CONFIG SET', steps: [
     ['CONFIG', 'SET', 'stream-node-max-entries', '5'], ...adds('s', 23), ...info('s'), ['XTRIM', 's', 'MAXLEN', '~', '12'], ...info('s'),
     ['CONFIG', 'SET', 'stream-node-max-entries', '0'], ['CONFIG', 'SET', 'stream-node-max-bytes', '120'], ...adds('t', 30), ...info('t'),
