@@ -31,7 +31,12 @@ const workerOpts = Buffer.concat([Buffer.from([0x89, 0xa8]), Buffer.from('attemp
 const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), calls50: script(50), bullmqAdd: addStandardJob.content,
   args23: 'return #KEYS + #ARGV', unpackOpts: 'local o = cmsgpack.unpack(ARGV[1]) return o.attempts',
   // 10 redis.call errors caught by pcall (a wrong arity: no command runs).
-  callErr10: "for i = 1, 10 do pcall(redis.call, 'GET') end return 1" };
+  callErr10: "for i = 1, 10 do pcall(redis.call, 'GET') end return 1",
+  // Array replies into Lua (setup() makes the keys): a BullMQ-sized job hash (16 fields),
+  // HMGET of 4 fields (one missing), ZRANGE of 10 members with scores.
+  hgetall10: "for i = 1, 10 do redis.call('HGETALL', 'bench:lua:job') end return 1",
+  hmget10: "for i = 1, 10 do redis.call('HMGET', 'bench:lua:job', 'name', 'data', 'nope', 'timestamp') end return 1",
+  zrange10: "for i = 1, 10 do redis.call('ZRANGE', 'bench:lua:z', 0, 9, 'WITHSCORES') end return 1" };
 const Q = 'bull:one:';
 const bullmqAddArgs = ['9', ...['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'].map((k) => Q + k),
   Buffer.concat([Buffer.from([0x9a, 0xa9]), Buffer.from(Q), Buffer.from([0xa0, 0xa3]), Buffer.from('job'),
@@ -52,6 +57,12 @@ const TESTS = {
 export async function setup(dist) {
   const { DIST, client, execute, NULL_SINK, Argv } = await inProcess(dist, 'tcp');
   for (const b of Object.values(bodies)) execute(client, Argv.of(['SCRIPT', 'LOAD', b].map((s) => Buffer.from(s))), NULL_SINK);
+  const job = ['name', 'job', 'data', JSON.stringify({ i: 1, payload: 'x'.repeat(64) }), 'opts', '{"attempts":3}', 'timestamp', '1764300000000',
+    'delay', '0', 'priority', '0', 'processedOn', '1764300000100', 'atm', '1', 'ats', '1', 'finishedOn', '1764300000200', 'returnvalue', 'null',
+    'parent', '', 'rjk', '', 'stc', '0', 'pb', 'w1', 'nrjid', ''];
+  for (const w of [['HSET', 'bench:lua:job', ...job], ['ZADD', 'bench:lua:z', ...Array.from({ length: 20 }, (_, i) => [String(i * 1000 + 0.5), `job:${i}`]).flat()]]) {
+    execute(client, Argv.of(w.map((s) => Buffer.from(s))), NULL_SINK);
+  }
   const argvsOf = (name) => TESTS[name].map((w) => Argv.of(w.map((s) => (Buffer.isBuffer(s) ? s : Buffer.from(s)))));
   return { DIST, client, execute, NULL_SINK, argvsOf };
 }

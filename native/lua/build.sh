@@ -12,7 +12,7 @@ cd "$here"
 EXPORTS="lua_gettop lua_settop lua_pushvalue lua_insert lua_replace lua_remove lua_checkstack
   lua_type lua_tolstring lua_tonumber lua_toboolean lua_objlen lua_pushnil lua_pushnumber
   lua_pushinteger lua_pushlstring lua_pushstring lua_pushboolean lua_createtable lua_gettable
-  lua_getfield lua_rawget lua_rawgeti lua_settable lua_setfield lua_rawset lua_rawseti lua_call
+  lua_getfield lua_rawget lua_rawgeti lua_next lua_settable lua_setfield lua_rawset lua_rawseti lua_call
   lua_pcall lua_error lua_close luaL_loadbuffer malloc free"
 flags=""
 for e in $EXPORTS; do flags="$flags -Wl,--export=$e"; done

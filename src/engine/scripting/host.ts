@@ -61,7 +61,7 @@ import { OOM } from '../evict.js';
 import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_SIZE } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
 import { LuaRuntime, Reply, type RuntimeHost } from './runtime.js';
-import type { LuaValue } from './lua-vm.js';
+import { FLAT_BYTES, FLAT_FALSE, FLAT_MAX, FLAT_NUM, FLAT_STR, type LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
 import { grown } from '../../bytes.js';
@@ -535,6 +535,20 @@ class LuaTreeSink extends LuaSink {
    */
   staged = -1;
   stage = Buffer.allocUnsafeSlow(256);
+  /**
+   * perf: a flat RESP2 array reply (HMGET, HGETALL, ZRANGE, LRANGE...) of at most FLAT_MAX
+   * elements, each a bulk of at most FLAT_STR bytes, an integer or a nil, is staged too: the
+   * bytes in `stage`, per element a kind and where its bytes end (flatEnd) or its number, then
+   * pushed after the command by LuaVM.pushFlat as the table the value tree became (no string,
+   * Buffer or array per element). Anything else on the way turns what is staged into the value
+   * tree (unflat) and goes on there. -1: not staging; else the array's length.
+   */
+  flat = -1;
+  /** Elements staged so far. */
+  flatN = 0;
+  readonly flatKind = new Uint8Array(FLAT_MAX);
+  readonly flatEnd = new Int32Array(FLAT_MAX);
+  readonly flatNum = new Float64Array(FLAT_MAX);
   /** The wasm heap's ArrayBuffer: a reply borrowed from it is copied (the heap may move). */
   heap: ArrayBufferLike | null = null;
   private readonly open: LuaValue[][] = [];
@@ -547,6 +561,7 @@ class LuaTreeSink extends LuaSink {
     this.isErr = false;
     this.text = null;
     this.staged = -1;
+    this.flat = -1;
     this.heap = heap;
     if (this.open.length !== 0) {
       this.open.length = 0;
@@ -556,6 +571,12 @@ class LuaTreeSink extends LuaSink {
   }
 
   private begin(n: number, kind: number): void {
+    if (this.flat >= 0) this.unflat();
+    else if (kind === K_ARRAY && this.open.length === 0 && n > 0 && n <= FLAT_MAX && !this.resp3) {
+      this.flat = n;
+      this.flatN = 0;
+      return;
+    }
     if (n === 0) {
       this.put(wrapContainer([], kind));
       return;
@@ -566,6 +587,12 @@ class LuaTreeSink extends LuaSink {
   }
 
   private put(v: LuaValue): void {
+    if (this.flat >= 0) {
+      if (v instanceof Uint8Array && v.length <= FLAT_STR) return this.flatBytes(v, 0, v.length);
+      if (typeof v === 'number') return this.flatOne(FLAT_NUM, v);
+      if (v === false) return this.flatOne(FLAT_FALSE, 0);
+      this.unflat();
+    }
     let d = this.open.length;
     if (d === 0) {
       this.value = v;
@@ -585,24 +612,101 @@ class LuaTreeSink extends LuaSink {
     }
   }
 
+  /** Where the next staged element's n bytes go (the stage made large enough). */
+  private flatAt(n: number): number {
+    const i = this.flatN;
+    const at = i === 0 ? 0 : this.flatEnd[i - 1];
+    if (at + n > this.stage.length) {
+      const d = Buffer.allocUnsafeSlow(Math.max(at + n, this.stage.length * 2));
+      this.stage.copy(d, 0, 0, at);
+      this.stage = d;
+    }
+    this.flatKind[i] = FLAT_BYTES;
+    this.flatEnd[i] = at + n;
+    this.flatN = i + 1;
+    return at;
+  }
+
+  /** The next element of the staged array: bytes b[s, e) (at most FLAT_STR). */
+  private flatBytes(b: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    const at = this.flatAt(n);
+    const d = this.stage;
+    // perf: a loop up to 256 bytes, where a copy makes a view object.
+    if (n <= 256) for (let j = 0; j < n; j++) d[at + j] = b[s + j];
+    else d.set(b.subarray(s, e), at);
+  }
+
+  /** The next element of the staged array: latin1 text (at most FLAT_STR chars). */
+  private flatText(s: string): void {
+    const n = s.length;
+    const at = this.flatAt(n);
+    const d = this.stage;
+    if (n <= 32) for (let j = 0; j < n; j++) d[at + j] = s.charCodeAt(j);
+    else d.latin1Write(s, at, n);
+  }
+
+  /** The next element of the staged array: a number or false. */
+  private flatOne(kind: number, x: number): void {
+    const i = this.flatN;
+    this.flatKind[i] = kind;
+    this.flatEnd[i] = i === 0 ? 0 : this.flatEnd[i - 1];
+    this.flatNum[i] = x;
+    this.flatN = i + 1;
+  }
+
+  /** The staged array is complete. */
+  get flatDone(): boolean {
+    return this.flat >= 0 && this.flatN === this.flat;
+  }
+
+  /** What is staged becomes the value tree's open array (strings as latin1 text, as bulkLatin1 puts them). */
+  unflat(): void {
+    const n = this.flat;
+    this.flat = -1;
+    const elems: LuaValue[] = [];
+    let p = 0;
+    for (let i = 0; i < this.flatN; i++) {
+      const k = this.flatKind[i];
+      if (k === FLAT_BYTES) {
+        elems.push(this.stage.latin1Slice(p, this.flatEnd[i]));
+        p = this.flatEnd[i];
+      } else elems.push(k === FLAT_NUM ? this.flatNum[i] : false);
+    }
+    if (this.flatN === n) {
+      this.value = elems;
+      return;
+    }
+    this.open.push(elems);
+    this.left.push(n - this.flatN);
+    this.kinds.push(K_ARRAY);
+  }
+
   ok(): void {
+    if (this.flat >= 0) this.unflat();
     if (this.open.length === 0) this.topText('OK', true);
     else this.put({ ok: OK });
   }
   simple(s: string): void {
+    if (this.flat >= 0) this.unflat();
     if (this.open.length === 0 && s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, true);
     else this.put({ ok: Buffer.from(s, 'latin1') });
   }
   error(msg: string): void {
     countError(msg);
+    if (this.flat >= 0) this.unflat();
     if (this.open.length === 0) this.isErr = true;
     this.put({ err: Buffer.from(msg, 'latin1') });
   }
   int(n: number | bigint): void { this.put(Number(n)); }
-  bulk(v: Buffer): void { this.put(v.buffer === this.heap ? Buffer.from(v) : v); }
+  bulk(v: Buffer): void {
+    if (this.flat >= 0 && v.length <= FLAT_STR) return this.flatBytes(v, 0, v.length);
+    this.put(v.buffer === this.heap ? Buffer.from(v) : v);
+  }
   /** As bulkLatin1 of the bytes' text: a short reply on its own goes to Lua as text. */
   override bulkBytes(b: Buffer, s: number, e: number): void {
     const n = e - s;
+    if (this.flat >= 0 && n <= FLAT_STR) return this.flatBytes(b, s, e);
     if (this.open.length !== 0 || n > STAGE_MAX) return this.bulkLatin1(b.latin1Slice(s, e));
     if (n > this.stage.length) this.stage = Buffer.allocUnsafeSlow(Math.max(n, this.stage.length * 2));
     const d = this.stage;
@@ -612,6 +716,10 @@ class LuaTreeSink extends LuaSink {
     this.value = true;
   }
   bulkLatin1(s: string): void {
+    if (this.flat >= 0) {
+      if (s.length <= FLAT_STR) return this.flatText(s);
+      this.unflat();
+    }
     if (this.open.length === 0) {
       if (s.length <= 512 && s.indexOf('\0') < 0) this.topText(s, false);
       else this.put(Buffer.from(s, 'latin1'));
@@ -619,6 +727,14 @@ class LuaTreeSink extends LuaSink {
       // perf: inside an array (HGETALL, HMGET...), the text itself (vm.pushLatin1, no Buffer).
       this.put(s);
     }
+  }
+
+  /** perf: in a staged array (listpack and list elements), the chars themselves: no substring. */
+  override bulkLatin1Range(s: string, a: number, e: number): void {
+    if (this.flat < 0 || e - a > 32) return this.bulkLatin1(s.substring(a, e));
+    const at = this.flatAt(e - a);
+    const d = this.stage;
+    for (let j = a; j < e; j++) d[at + j - a] = s.charCodeAt(j);
   }
 
   /**
@@ -820,6 +936,13 @@ export class Scripting {
     if (sink.staged >= 0) {
       rt.vm.pushBytes(sink.stage, 0, sink.staged);
       return Reply.Value;
+    }
+    if (sink.flat >= 0) {
+      if (sink.flatDone && rt.vm.direct) {
+        rt.vm.pushFlat(sink.flat, sink.flatKind, sink.flatEnd, sink.flatNum, sink.stage);
+        return Reply.Value;
+      }
+      sink.unflat();
     }
     return rt.pushReply(sink.value, sink.isErr);
   }

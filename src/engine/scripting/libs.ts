@@ -4,7 +4,7 @@
  * (lua_cmsgpack), struct (Roberto Ierusalimschy's struct.c) and bit (LuaBitOp). Outputs and
  * error texts follow those C sources; Lua values arrive serialised (see prelude.ts).
  */
-import { LUA_NULL, RAISE, type LuaValue, type LuaVM } from './lua-vm.js';
+import { LUA_NULL, LUA_TBOOLEAN, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue, type LuaVM } from './lua-vm.js';
 
 // ---------------------------------------------------------------- the serialised form
 
@@ -527,87 +527,169 @@ function isInt64Equivalent(n: number): boolean {
   return Number.isFinite(n) && Math.trunc(n) === n && n >= -9223372036854775808 && n < 9223372036854775808;
 }
 
-function mpInt(n: number, out: number[]): void {
-  const be = (v: bigint, bytes: number) => {
-    for (let i = bytes - 1; i >= 0; i--) out.push(Number((v >> BigInt(i * 8)) & 0xffn));
-  };
-  const b = BigInt(n);
-  if (n >= 0) {
-    if (n <= 127) out.push(n);
-    else if (n <= 0xff) out.push(0xcc, n);
-    else if (n <= 0xffff) { out.push(0xcd); be(b, 2); }
-    else if (n <= 0xffffffff) { out.push(0xce); be(b, 4); }
-    else { out.push(0xcf); be(b, 8); }
-  } else {
-    const u = BigInt.asUintN(64, b);
-    if (n >= -32) out.push(n & 0xff);
-    else if (n >= -128) out.push(0xd0, n & 0xff);
-    else if (n >= -32768) { out.push(0xd1); be(u, 2); }
-    else if (n >= -2147483648) { out.push(0xd2); be(u, 4); }
-    else { out.push(0xd3); be(u, 8); }
+/**
+ * cmsgpack.pack's output: one Buffer, doubled when full (perf: a 5 MB pack was a JS array of
+ * 5M byte numbers; `grows` counts the copies, test/commands/scripting-mp.test.ts bounds it).
+ */
+class MpOut {
+  buf = Buffer.allocUnsafe(256);
+  n = 0;
+  grows = 0;
+  /** Room for k more bytes. */
+  room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.n + k) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.n);
+    this.buf = b;
+    this.grows++;
+  }
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.n++] = c;
+  }
+  /** A type byte and a big-endian unsigned value of `bytes` (2 or 4) bytes. */
+  uint(c: number, v: number, bytes: number): void {
+    this.room(1 + bytes);
+    const b = this.buf;
+    b[this.n++] = c;
+    for (let i = bytes - 1; i >= 0; i--) b[this.n++] = Math.floor(v / 2 ** (i * 8)) & 0xff;
   }
 }
 
-function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: number, out: number[], c8 = -1): void {
-  if (len < fixMax) out.push(fix | len);
-  else if (c8 >= 0 && len <= 0xff) out.push(c8, len);
-  else if (len <= 0xffff) out.push(c16, len >> 8, len & 0xff);
-  else out.push(c32, (len >>> 24) & 0xff, (len >> 16) & 0xff, (len >> 8) & 0xff, len & 0xff);
+function mpInt(n: number, out: MpOut): void {
+  if (n >= 0) {
+    if (n <= 127) out.byte(n);
+    else if (n <= 0xff) { out.byte(0xcc); out.byte(n); }
+    else if (n <= 0xffff) out.uint(0xcd, n, 2);
+    else if (n <= 0xffffffff) out.uint(0xce, n, 4);
+    else {
+      out.room(9);
+      out.buf[out.n] = 0xcf;
+      out.buf.writeBigUInt64BE(BigInt(n), out.n + 1);
+      out.n += 9;
+    }
+  } else if (n >= -32) out.byte(n & 0xff);
+  else if (n >= -128) { out.byte(0xd0); out.byte(n & 0xff); }
+  else if (n >= -32768) out.uint(0xd1, n & 0xffff, 2);
+  else if (n >= -2147483648) out.uint(0xd2, n >>> 0, 4);
+  else {
+    out.room(9);
+    out.buf[out.n] = 0xd3;
+    out.buf.writeBigInt64BE(BigInt(n), out.n + 1);
+    out.n += 9;
+  }
 }
 
-function mpEncode(v: Ser, out: number[], level: number): void {
-  if (v === null || v === LUA_NULL) out.push(0xc0);
-  else if (typeof v === 'boolean') out.push(v ? 0xc3 : 0xc2);
-  else if (typeof v === 'number') {
-    if (isInt64Equivalent(v)) mpInt(v, out);
-    else {
-      const f = Math.fround(v);
-      const dv = new DataView(new ArrayBuffer(8));
-      if (f === v || Number.isNaN(v)) {
-        dv.setFloat32(0, v);
-        out.push(0xca, ...new Uint8Array(dv.buffer, 0, 4));
-      } else {
-        dv.setFloat64(0, v);
-        out.push(0xcb, ...new Uint8Array(dv.buffer));
-      }
-    }
-  } else if (Buffer.isBuffer(v)) {
-    mpLen(v.length, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
-    for (let i = 0; i < v.length; i++) out.push(v[i]);
-  } else if ('t' in v) {
+function mpLen(len: number, fix: number, fixMax: number, c16: number, c32: number, out: MpOut, c8 = -1): void {
+  if (len < fixMax) out.byte(fix | len);
+  else if (c8 >= 0 && len <= 0xff) { out.byte(c8); out.byte(len); }
+  else if (len <= 0xffff) out.uint(c16, len, 2);
+  else out.uint(c32, len, 4);
+}
+
+function mpNumber(v: number, out: MpOut): void {
+  if (isInt64Equivalent(v)) mpInt(v, out);
+  // (lua_cmsgpack: a float when (double)(float)d == d, which NaN never is: a double.)
+  else if (Math.fround(v) === v) {
+    out.room(5);
+    out.buf[out.n] = 0xca;
+    out.buf.writeFloatBE(v, out.n + 1);
+    out.n += 5;
+  } else {
+    out.room(9);
+    out.buf[out.n] = 0xcb;
+    out.buf.writeDoubleBE(v, out.n + 1);
+    out.n += 9;
+  }
+}
+
+/** Stack slots one nesting level of mpLua uses (the table's view, a key, a value). */
+const MP_LEVEL_SLOTS = 3;
+
+/**
+ * The Lua value at stack index i (absolute) as lua_cmsgpack encodes it: a table whose keys are
+ * exactly 1..n is an array (its elements by index), any other a map in next() order; nil at
+ * MAX_NESTING levels of tables; functions, userdata (cjson.null) and threads as nil. A read-only
+ * global's proxy is packed as the table it shows (`view`: the prelude's VIEW table, or 0).
+ * perf: walked with the C API, nothing serialised first; nothing here allocates in Lua, so the
+ * heap (and the strings read from it) stays where it is.
+ */
+function mpLua(vm: LuaVM, i: number, out: MpOut, level: number, view: number): void {
+  const M = vm.M;
+  const L = vm.L;
+  const t = M._lua_type(L, i);
+  if (t === LUA_TNUMBER) mpNumber(M._lua_tonumber(L, i), out);
+  else if (t === LUA_TSTRING) {
+    const p = vm.strPtr(i);
+    const n = vm.strLen;
+    mpLen(n, 0xa0, 32, 0xda, 0xdb, out, 0xd9);
+    out.room(n);
+    const h = vm.heapBuffer();
+    if (n <= 64) for (let j = 0; j < n; j++) out.buf[out.n + j] = h[p + j];
+    else h.copy(out.buf, out.n, p, p + n);
+    out.n += n;
+  } else if (t === LUA_TBOOLEAN) out.byte(M._lua_toboolean(L, i) !== 0 ? 0xc3 : 0xc2);
+  else if (t === LUA_TTABLE) {
     if (level >= MAX_NESTING) {
-      out.push(0xc0);
+      out.byte(0xc0);
       return;
     }
-    const pairs = v.t;
+    const top = M._lua_gettop(L);
+    let tb = i;
+    if (view !== 0) {
+      M._lua_pushvalue(L, i);
+      M._lua_rawget(L, view);
+      if (M._lua_type(L, -1) !== LUA_TNIL) tb = top + 1;
+    }
+    let count = 0;
     let max = 0;
     let isArray = true;
-    for (const [k] of pairs) {
-      if (typeof k === 'number' && k > 0 && Math.trunc(k) === k) max = Math.max(max, k);
-      else {
-        isArray = false;
-        break;
+    M._lua_pushnil(L);
+    while (M._lua_next(L, tb) !== 0) {
+      M._lua_settop(L, -2);
+      count++;
+      if (isArray) {
+        const k = M._lua_type(L, -1) === LUA_TNUMBER ? M._lua_tonumber(L, -1) : 0;
+        if (k > 0 && Math.trunc(k) === k) max = Math.max(max, k);
+        else isArray = false;
       }
     }
-    if (isArray && max === pairs.length) {
-      const byIndex = new Map<number, Ser>();
-      for (const [k, x] of pairs) byIndex.set(k as number, x);
-      mpLen(max, 0x90, 16, 0xdc, 0xdd, out);
-      for (let i = 1; i <= max; i++) mpEncode(byIndex.get(i) ?? null, out, level + 1);
+    if (isArray && max === count) {
+      mpLen(count, 0x90, 16, 0xdc, 0xdd, out);
+      for (let j = 1; j <= count; j++) {
+        M._lua_rawgeti(L, tb, j);
+        mpLua(vm, M._lua_gettop(L), out, level + 1, view);
+        M._lua_settop(L, -2);
+      }
     } else {
-      mpLen(pairs.length, 0x80, 16, 0xde, 0xdf, out);
-      for (const [k, x] of pairs) {
-        mpEncode(k, out, level + 1);
-        mpEncode(x, out, level + 1);
+      mpLen(count, 0x80, 16, 0xde, 0xdf, out);
+      M._lua_pushnil(L);
+      while (M._lua_next(L, tb) !== 0) {
+        const v = M._lua_gettop(L);
+        mpLua(vm, v - 1, out, level + 1, view);
+        mpLua(vm, v, out, level + 1, view);
+        M._lua_settop(L, -2);
       }
     }
-  } else out.push(0xc0);
+    M._lua_settop(L, top);
+  } else out.byte(0xc0);
 }
 
-export function mpPack(args: Ser[]): LuaValue[] {
-  const out: number[] = [];
-  for (const a of args) mpEncode(a, out, 0);
-  return [true, Buffer.from(out)];
+/** Copies made by the last mpPackLua (tests). */
+export let mpPackGrows = 0;
+
+/**
+ * cmsgpack.pack of the values at stack indexes first..last: their encodings one after the other.
+ * `view` as mpLua. Null when the stack has no room for the nesting.
+ */
+export function mpPackLua(vm: LuaVM, first: number, last: number, view: number): Buffer | null {
+  if (vm.M._lua_checkstack(vm.L, MP_LEVEL_SLOTS * (MAX_NESTING + 1) + 2) === 0) return null;
+  const out = new MpOut();
+  for (let i = first; i <= last; i++) mpLua(vm, i, out, 0, view);
+  mpPackGrows = out.grows;
+  return out.buf.subarray(0, out.n);
 }
 
 class MpError extends Error {}

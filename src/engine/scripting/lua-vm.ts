@@ -24,6 +24,7 @@ export const LUA_TNIL = 0;
 export const LUA_TBOOLEAN = 1;
 export const LUA_TNUMBER = 3;
 export const LUA_TSTRING = 4;
+export const LUA_TTABLE = 5;
 
 /** Bytes for the digits of a redis.call's integer arguments (LuaVM.stringArgs). */
 const NUM_AREA = 1024;
@@ -470,8 +471,9 @@ export class LuaVM {
    * perf: a value that smallPeak() accepts, built on the stack with the C API (no chunk to
    * build, load and collect, no Lua call). The tables are the ones the table constructor and
    * plain assignments in order make (as the earlier Lua packers did): an array of n <= SMALL_ELEMS
-   * elements has an array part of exactly n (nils included); a longer one (no nils) starts at
-   * SMALL_ELEMS and grows as appending does; a {h} table starts empty and gets its pairs in order.
+   * elements without nil has an array part of exactly n; a longer one starts at SMALL_ELEMS and
+   * grows as appending does; one with a nil starts empty (as Redis's reply arrays); a {h} table
+   * starts empty and gets its pairs in order.
    */
   private pushSmall(v: LuaValue): void {
     const M = this.M;
@@ -483,7 +485,9 @@ export class LuaVM {
     else if (v === LUA_NULL) M._lua_getfield(L, LUA_REGISTRYINDEX, this.nullKey);
     else if (v === null) M._lua_pushnil(L);
     else if (Array.isArray(v)) {
-      M._lua_createtable(L, Math.min(v.length, SMALL_ELEMS), 0);
+      // An array with a nil (a RESP3 null in a reply) as Redis builds every reply array
+      // (lua_newtable, then t[j] = v in order, nil included): where its nils leave the border.
+      M._lua_createtable(L, v.includes(null) ? 0 : Math.min(v.length, SMALL_ELEMS), 0);
       for (let i = 0; i < v.length; i++) {
         this.pushSmall(v[i]);
         M._lua_rawseti(L, -2, i + 1);
@@ -504,6 +508,34 @@ export class LuaVM {
         this.pushSmall(kv[i + 1]);
         M._lua_rawset(L, -3);
       }
+    }
+  }
+
+  /**
+   * The table pushSmall() makes of an array of n scalars (n <= FLAT_MAX, strings of at most
+   * FLAT_STR bytes), given staged (host.ts's reply sink): per element its kind, FLAT_BYTES
+   * (bytes[the previous element's end, end[i])), FLAT_NUM (num[i]) or FLAT_FALSE.
+   */
+  pushFlat(n: number, kind: Uint8Array, end: Int32Array, num: Float64Array, bytes: Buffer): void {
+    const M = this.M;
+    const L = this.L;
+    M._lua_createtable(L, Math.min(n, SMALL_ELEMS), 0);
+    let p = 0;
+    for (let i = 0; i < n; i++) {
+      const k = kind[i];
+      if (k === FLAT_BYTES) {
+        // (As pushBytes; perf: a loop up to 256 bytes, where a copy makes a view object.)
+        const e = end[i];
+        const d = this.buffer(e - p);
+        if (e - p <= 256) {
+          const u8 = this.u8;
+          for (let j = p; j < e; j++) u8[d + j - p] = bytes[j];
+        } else bytes.copy(this.heapBuffer(), d, p, e);
+        M._lua_pushlstring(L, d, e - p);
+        p = e;
+      } else if (k === FLAT_NUM) this.pushNumber(num[i]);
+      else M._lua_pushboolean(L, 0);
+      M._lua_rawseti(L, -2, i + 1);
     }
   }
 
@@ -590,13 +622,20 @@ const SMALL_ARRAY = 256;
 /** Strings longer than this go through a chunk anyway (pushBytes copies them once more). */
 const SMALL_STR = 4096;
 
+/** pushFlat()'s limits (those of pushSmall) and element kinds. */
+export const FLAT_MAX = SMALL_ARRAY;
+export const FLAT_STR = SMALL_STR;
+export const FLAT_BYTES = 0;
+export const FLAT_NUM = 1;
+export const FLAT_FALSE = 2;
+
 /**
  * The stack slots pushSmall() needs to push `values` one after the other, or -1 if it cannot
  * push them (within `room` slots): strings, numbers,
  * booleans, nil, LUA_NULL, and arrays and {h} tables (string keys) of such elements, nested
  * (up to SMALL_ARRAY elements each, built in groups of SMALL_ELEMS). An array of
- * n <= 15 elements gets the same table as the chunk's NEWTABLE n + SETLIST: an array part of
- * exactly n, nils included (so `#` does not change either).
+ * n <= 15 elements without nil gets the same table as the chunk's NEWTABLE n + SETLIST: an
+ * array part of exactly n; one with a nil is filled from empty, in both (see pushSmall).
  */
 function smallPeak(values: readonly LuaValue[], room: number): number {
   let peak = 0;
@@ -622,7 +661,7 @@ function smallOne(v: LuaValue, room: number): number {
   } else return -1;
   if (kv.length > SMALL_ELEMS) {
     if (kv.length > SMALL_ARRAY) return -1;
-    // An array without nil (holes: see above), a table with string keys.
+    // An array (nils: see pushSmall), a table with string keys.
     if (hash && (kv.length % 2 !== 0 || isSequence(kv))) return -1;
     // A bound from when these were built in groups of SMALL_ELEMS by Lua packers (the packer
     // and the group's elements on the stack); pushSmall needs fewer (the table, a key, a value
@@ -631,7 +670,6 @@ function smallOne(v: LuaValue, room: number): number {
     for (let i = 0; i < kv.length; i++) {
       const e = kv[i];
       if (hash && i % 2 === 0 && !(e instanceof Uint8Array) && typeof e !== 'string') return -1;
-      if (e === null && !hash) return -1;
       const j = i % SMALL_ELEMS;
       const p = smallOne(e, room - 2 - j);
       if (p < 0) return -1;
@@ -823,8 +861,10 @@ class ChunkBuilder {
     else if (v === LUA_NULL) this.op(OP_MOVE, reg, 0, 0);
     else if (Array.isArray(v)) {
       const n = v.length;
-      this.op(OP_NEWTABLE, reg, int2fb(n), 0);
-      if (reg + FPF + 8 < MAXSTACK / 2) {
+      // With a nil: from empty, t[i] = v in order, as pushSmall (SETLIST would pre-size it).
+      const holes = v.includes(null);
+      this.op(OP_NEWTABLE, reg, holes ? 0 : int2fb(n), 0);
+      if (!holes && reg + FPF + 8 < MAXSTACK / 2) {
         // SETLIST blocks of 50 from registers reg+1..reg+50.
         for (let i = 0; i < n; i += FPF) {
           const cnt = Math.min(FPF, n - i);

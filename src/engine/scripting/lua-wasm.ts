@@ -59,6 +59,7 @@ export interface LuaModule {
   _lua_gettable(L: number, i: number): void;
   _lua_rawget(L: number, i: number): void;
   _lua_rawgeti(L: number, i: number, n: number): void;
+  _lua_next(L: number, i: number): number;
   _lua_setfield(L: number, i: number, k: number): void;
   _lua_settable(L: number, i: number): void;
   _lua_rawset(L: number, i: number): void;
@@ -149,6 +150,7 @@ export function instantiateLua(host: LuaHost): LuaModule {
     _lua_gettable: fn('lua_gettable'),
     _lua_rawget: fn('lua_rawget'),
     _lua_rawgeti: fn('lua_rawgeti'),
+    _lua_next: fn('lua_next'),
     _lua_setfield: fn('lua_setfield'),
     _lua_settable: fn('lua_settable'),
     _lua_rawset: fn('lua_rawset'),

@@ -559,7 +559,7 @@ local cmsgpack = {
 }
 function cmsgpack.pack(...)
   if select('#', ...) == 0 then error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 2) end
-  local ok, r = mp_pack(serialise_any(...))
+  local ok, r = mp_pack(VIEW, ...)
   if not ok then error(r, 2) end
   return r
 end

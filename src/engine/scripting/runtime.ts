@@ -24,7 +24,7 @@ import { Argv } from '../../resp/argv.js';
 import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPack, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPackLua, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -175,7 +175,14 @@ export class LuaRuntime {
     add('json_encode', () => this.pushResult(jsonEncode(this.ser(1)[0] ?? null)));
     add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
-    add('mp_pack', () => this.pushResult(mpPack(this.ser(1))));
+    add('mp_pack', (L) => {
+      // (VIEW, values...): packed from the stack (libs.ts mpPackLua).
+      const out = mpPackLua(vm, 2, M._lua_gettop(L), 1);
+      if (out === null) return this.pushResult([false, Buffer.from('stack overflow (cmsgpack.pack)')]);
+      M._lua_pushboolean(L, 1);
+      vm.pushBytes(out, 0, out.length);
+      return 2;
+    });
     add('mp_unpack', () => {
       // The other arguments first: converting one may grow the heap, which the view is over.
       const mode = vm.latin1(2);

@@ -389,6 +389,98 @@ const scripts: Script[] = [
     ['EVAL', "return {pcall(cmsgpack.unpack, ARGV[1])}", '0', Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61])],
     ['EVAL', "local t = cmsgpack.unpack(ARGV[1]) return {#t, t[1], t[2]}", '0', Buffer.from([0xdc, 0x00, 0x02, 0xca, 0x3f, 0xc0, 0x00, 0x00, 0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe])],
   ] },
+  // Long strings: Redis's Lua hashes every byte of a string (native/lua/src/lstring.c; Lua 5.1
+  // sampled 32 of them, so strings that differ in a few bytes shared a chain and were compared
+  // whole: 10,000 4 KB strings took 20 s). The hash decides pairs order, shown here for keys
+  // of 31-200 bytes that differ in one byte. cmsgpack.pack of megabytes (its output buffer
+  // grows by doubling, libs.ts MpOut): bytes compared through sha1hex.
+  { name: 'long strings: hashing, pairs order, cmsgpack.pack of megabytes', steps: [
+    ...evals(['0'], [
+      ...[31, 32, 33, 64, 200].map((n) => `local t = {} for i = 1, 40 do t[string.rep('k', ${n}) .. string.char(64 + i) .. string.rep('z', 7)] = i end local o = {} for k, v in pairs(t) do o[#o + 1] = v end return table.concat(o, ',')`),
+      "local t = {} for i = 1, 30 do t[string.rep('a', 100) .. i .. string.rep('b', 100)] = i end local o = {} for k, v in pairs(t) do o[#o + 1] = v end return cjson.encode(o)",
+      "local t = {} local s = string.rep('x', 4096) for i = 1, 6000 do t[i] = s .. i end local n = 0 for i = 1, 6000 do if t[i] == s .. i then n = n + 1 end end return {#t, n, #t[6000]}",
+      "local t = {} local s = string.rep('x', 1024) for i = 1, 5000 do t[i] = s .. i end local p = cmsgpack.pack(t) return {#p, redis.sha1hex(p)}",
+      "local t = {} for i = 1, 100000 do t[i] = i * 977 - 40000000 end local p = cmsgpack.pack(t, -2^40, 2^40, 0.5, 1/3, -1/3, 1e300) return {#p, redis.sha1hex(p)}",
+      "local t = {} for i = 1, 3000 do t['key' .. i] = {i, string.rep('v', i % 300), {ok = i % 2 == 0}} end local p = cmsgpack.pack(t) local u = cmsgpack.unpack(p) return {#p, u.key2999[1], #u.key299[2], tostring(u.key10[3].ok)}",
+      "local s = string.rep('y', 3000000) local p = cmsgpack.pack(s, {s, s}, s) return {#p, redis.sha1hex(p)}",
+      // Packed from the Lua stack (libs.ts mpPackLua): cycles and deep nesting stop at 16 levels,
+      // NaN is a double (never equal to its float), read-only globals as the tables they show.
+      "local t = {} t.self = t t[1] = t return redis.sha1hex(cmsgpack.pack(t))",
+      "local v = {} for i = 1, 40 do v = {v, k = v} end return redis.sha1hex(cmsgpack.pack(v))",
+      "return {cmsgpack.pack(1/0, -1/0, -0, 2^63, -2^63, 2^64, 1e-320, 0.1, 1.5)}",
+      "return {#cmsgpack.pack(0/0), string.byte(cmsgpack.pack(0/0), 1)}",
+      "return {cmsgpack.pack({[string] = 1}), redis.sha1hex(cmsgpack.pack(string))}",
+      "return redis.sha1hex(cmsgpack.pack({[{1,2}] = {a = {b = {}}}, [true] = print, [cjson.null] = 1}, nil, false))",
+      "return redis.sha1hex(cmsgpack.pack({1, 2, nil, 4}, {[1] = 1, [3] = 3}, {[1.5] = 1}, {[0] = 1}, {[-1] = 2}, {}))",
+      "local t = {} for i = 1, 70000 do t[i] = 'e' .. i end local p = cmsgpack.pack(t) return {#p, redis.sha1hex(p), p:byte(1), p:byte(2), p:byte(3), p:byte(4), p:byte(5)}",
+    ]),
+  ] },
+  // Flat array replies of redis.call staged and pushed after the command (host.ts LuaTreeSink
+  // flat, lua-vm.ts pushFlat): up to 256 elements of bulks up to 4,096 bytes, integers and nils;
+  // anything else (a nested array, a longer string, RESP3) turns what was staged into the value
+  // tree. Pairs order and # show the tables' layout; big ones grow the wasm memory while pushed.
+  { name: 'array replies into Lua: staged flat arrays, their limits and fallbacks', steps: [
+    ['DEL', 'fa:h', 'fa:ht', 'fa:l', 'fa:z', 'fa:s', 'fa:x', 'fa:big', 'fa:big2'],
+    ['HSET', 'fa:h', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i % 3 === 0 ? Buffer.from([0, 0xff, 13, 10, i]) : `v${i}`]).flat(), 'e', ''],
+    ['RPUSH', 'fa:l', ...Array.from({ length: 300 }, (_, i) => (i === 7 ? 'x'.repeat(4096) : i === 9 ? 'y'.repeat(4097) : `e${i}`))],
+    ['ZADD', 'fa:z', ...Array.from({ length: 30 }, (_, i) => [String(i * 1.5 - 7), `m${i}`]).flat()],
+    ['SADD', 'fa:s', 'a', 'b', 'c'],
+    ['XADD', 'fa:x', '1-1', 'a', '1', 'b', Buffer.from([0, 1, 2])], ['XADD', 'fa:x', '2-1', 'c', '3'],
+    ['RPUSH', 'fa:big', ...Array.from({ length: 256 }, (_, i) => String.fromCharCode(65 + (i % 26)).repeat(4000 + i % 97))],
+    ...evals(['0'], [
+      "local t = redis.call('HGETALL', 'fa:h') local o = {} for k, v in pairs(t) do o[#o + 1] = k end return {#t, #o, t[1], t[2], t[41], t[42], table.concat(o, ',')}",
+      "local t = redis.call('HMGET', 'fa:h', 'f0', 'nope', 'f1', 'e', 'f3') return {#t, t[1], tostring(t[2]), t[3], t[4], t[5], type(t[2])}",
+      "local t = redis.call('HMGET', 'fa:h', 'nope') return {#t, tostring(t[1])}",
+      "local t = redis.call('HMGET', 'fa:h', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'f5') t[#t + 1] = 'x' local o = {} for k in pairs(t) do o[#o + 1] = k end return {#t, table.concat(o, ','), t[14], t[15]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 255) return {#t, t[1], #t[8], t[10], t[256]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 6) return {#t, t[7]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 8) return {#t, #t[8], #t[9]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 256) return {#t, t[257]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, -1) local n = 0 for k in pairs(t) do n = n + 1 end return {#t, n, t[300]}",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 11) t[20] = 1 local o = {} for k in pairs(t) do o[#o + 1] = k end return table.concat(o, ',')",
+      "local t = redis.call('LRANGE', 'fa:l', 0, 12) t[20] = 1 local o = {} for k in pairs(t) do o[#o + 1] = k end return table.concat(o, ',')",
+      "local t = redis.call('LRANGE', 'nokey', 0, -1) return {#t, type(t), next(t)}",
+      "local t = redis.call('ZRANGE', 'fa:z', 0, -1, 'WITHSCORES') return {#t, t[1], t[2], t[59], t[60]}",
+      "local t = redis.call('ZRANGEBYSCORE', 'fa:z', '-inf', '+inf', 'LIMIT', 2, 5) return t",
+      "local t = redis.call('SMEMBERS', 'fa:s') table.sort(t) return t",
+      "local t = redis.call('XRANGE', 'fa:x', '-', '+') return {#t, t[1][1], #t[1][2], t[1][2][4], t[2][2][1]}",
+      "local t = redis.call('SCAN', 0, 'MATCH', 'fa:h', 'COUNT', 1000) return {t[1], t[2]}",
+      "local t = redis.call('MGET', 'fa:h', 'nokey', 'fa:l') return {#t, tostring(t[1]), tostring(t[2])}",
+      "local t = redis.call('TIME') return {#t, type(t[1]), type(t[2])}",
+      "local t = redis.call('LPOS', 'fa:l', 'e3', 'COUNT', 0) return t",
+      "local t = redis.call('ZMSCORE', 'fa:z', 'm1', 'nope', 'm29') return {#t, t[1], tostring(t[2]), t[3]}",
+      "local t = redis.call('SMISMEMBER', 'fa:s', 'a', 'z', 'c') return t",
+      "local t = redis.call('LRANGE', 'fa:big', 0, -1) local n = 0 for i = 1, #t do n = n + #t[i] end return {#t, n, t[256]:sub(1, 3), #t[200]}",
+      "local a = redis.call('LRANGE', 'fa:big', 0, -1) local b = redis.call('LRANGE', 'fa:big', 0, -1) local c = redis.call('HGETALL', 'fa:h') return {#a, #b, a[1] == b[1], #c, c[42]}",
+      "local ok, t = pcall(redis.call, 'HGETALL', 'fa:h') return {tostring(ok), #t, t[3]}",
+      "local t = redis.pcall('LRANGE', 'fa:h', 0, -1) return t",
+      "local t = redis.pcall('HMGET', 'fa:l', 'a') return {type(t), t.err}",
+      "redis.setresp(3) local t = redis.call('HMGET', 'fa:h', 'f0', 'nope', 'f1') return {#t, t[1], tostring(t[2]), t[3]}",
+      "redis.setresp(3) local t = redis.call('LRANGE', 'fa:l', 0, 20) return {#t, t[21]}",
+      // RESP3 nulls in arrays (Redis: lua_newtable, then t[j] = v in order): # and pairs order.
+      ...[['f1', 'no', 'f2'], ['no', 'f1'], ['f1', 'f2', 'no'], ['f1', 'no', 'no', 'no', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'f10', 'no', 'f11', 'no'],
+        Array.from({ length: 300 }, (_, i) => (i % 7 === 3 ? 'no' : `f${i % 20}`)), Array.from({ length: 40 }, (_, i) => (i < 30 ? `f${i % 20}` : 'no'))]
+        .map((fs) => `redis.setresp(3) local t = redis.call('HMGET', 'fa:h', '${fs.join("', '")}') t[#t + 1] = 'x' local o = {} for k in pairs(t) do o[#o + 1] = k end return {#t, table.concat(o, ',')}`),
+      "redis.setresp(3) local t = redis.call('ZRANGE', 'fa:z', 0, 2, 'WITHSCORES') return {#t, t[1][1], t[1][2].double}",
+      "redis.setresp(3) local t = redis.call('SMISMEMBER', 'fa:s', 'a', 'z') return {tostring(t[1]), tostring(t[2])}",
+      "redis.setresp(3) local t = redis.call('HGETALL', 'fa:h') local n = 0 for k, v in pairs(t.map) do n = n + 1 end return {n, t.map.f1}",
+    ]),
+    // A hashtable hash (a value > 64 bytes): HGETALL / HKEYS / HVALS from its bytes (hash.ts
+    // replyAll), in hash order, so compared sorted (over TCP too).
+    ['HSET', 'fa:ht', 'long', 'L'.repeat(100), Buffer.from([0, 0xff, 0x80]), Buffer.from([1, 0, 2]), '', 'empty-field', 'ev', '',
+      'big', 'B'.repeat(5000), ...Array.from({ length: 20 }, (_, i) => [`k${i}`, `${i}`]).flat()],
+    { cmd: ['HGETALL', 'fa:ht'], compare: 'sorted' }, { cmd: ['HKEYS', 'fa:ht'], compare: 'sorted' }, { cmd: ['HVALS', 'fa:ht'], compare: 'sorted' },
+    ...evals(['0'], [
+      "local t = redis.call('HGETALL', 'fa:ht') local o = {} for i = 1, #t, 2 do o[#o + 1] = t[i] .. '=' .. t[i + 1] end table.sort(o) return {#t, o}",
+      "local t = redis.call('HKEYS', 'fa:ht') table.sort(t) return t",
+      "local t = redis.call('HVALS', 'fa:ht') table.sort(t) return t",
+      "redis.setresp(3) local t = redis.call('HGETALL', 'fa:ht') local o = {} for k, v in pairs(t.map) do o[#o + 1] = k .. '=' .. v end table.sort(o) return o",
+    ]),
+    ['EVAL', "local t = redis.call('HMGET', KEYS[1], ARGV[1], ARGV[2], ARGV[3]) return {#t, t[1], tostring(t[2]), t[3]}", '1', 'fa:h',
+      'f0', Buffer.from([0, 0xff]), 'f3'],
+    ['EVAL', "redis.call('RPUSH', KEYS[1], unpack(ARGV)) local t = redis.call('LRANGE', KEYS[1], 0, -1) return {#t, t[1], t[#t], #t[2]}", '1', 'fa:big2',
+      Buffer.from([0xc3, 0xa9, 0, 0x80]), 'z'.repeat(4096), 'w'.repeat(3000), '', '12345678901234567890'],
+  ] },
   // HGET / HMGET of a hashtable hash reply from the entry's bytes (hash.ts replyArg); a bulk
   // reply on its own reaches Lua through the sink's stage (host.ts), up to 4096 bytes.
   { name: 'HGET / HMGET of a hashtable hash: from the bytes, into Lua and over the wire', steps: [
