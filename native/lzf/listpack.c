@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) int dup_insert(const u8 *s, u32 p, 
       return 0;
     }
     /* Equal entries start with the same byte; compared from the end, where fields such as
-     * field:12 and field:47 differ (perf: 0.73 -> 0.4 us for a 100-field hash). */
+     * field:12 and field:47 differ. */
     if (s[q] == s[p] && entry_len(s + q) == l) {
       u32 i = l;
       while (i > 0 && s[p + i - 1] == s[q + i - 1]) i--;
