@@ -18,6 +18,24 @@ static inline u32 backlen_size(u64 l) {
   return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
 }
 
+/*
+ * The back-length whose last byte is at q, as Redis's lpDecodeBacklen reads it: backwards while
+ * a byte has bit 7, on into the entry's own bytes if need be (lpValidateNext compares this
+ * with the entry's length, so a 1-byte back-length with bit 7 passes when the byte before it
+ * is 0).
+ */
+static inline u64 backlen_at(const u8 *q) {
+  u64 v = 0;
+  u32 shift = 0;
+  for (;;) {
+    v |= (u64)(*q & 127) << shift;
+    if (!(*q & 128)) return v;
+    shift += 7;
+    q--;
+    if (shift > 28) return ~0ULL;
+  }
+}
+
 /* Characters of v in decimal. */
 static u32 int_text_len(i64 v) {
   u64 m = v < 0 ? 0 - (u64)v : (u64)v;
@@ -162,7 +180,7 @@ int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
        * is one byte, checked in one step (every failure answers -1 alike). */
       l = 1 + (c & 0x3f);
       next = p + l + 1;
-      if (next > end || (s[p + l] & 127) != l) return -1;
+      if (next > end || (s[p + l] != l && backlen_at(s + p + l) != l)) return -1;
       text = l - 1;
       /* Only a string starting with a digit or '-' can be an integer's text (perf: the
        * usual text entry skips canonical_int). */
@@ -200,22 +218,10 @@ int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
       }
       next = p + l;
       if (next > end) return -1;
-      /* The back-length must encode l exactly (its first byte without, the others with bit 7). */
-      if (l <= 127) {
-        if (next + 1 > end || (s[next] & 127) != l) return -1;
-        next++;
-      } else {
-        const u32 bl = backlen_size(l);
-        if (next + bl > end) return -1;
-        u64 v = 0;
-        for (u32 i = 0; i < bl; i++) {
-          const u32 x = s[next + i];
-          if ((i == 0) != (x < 128)) return -1;
-          v = v * 128 + (x & 127);
-        }
-        if (v != l) return -1;
-        next += bl;
-      }
+      /* The back-length must read back as l (backlen_at). */
+      const u32 bl = backlen_size(l);
+      if (next + bl > end || backlen_at(s + next + bl - 1) != l) return -1;
+      next += bl;
     }
     if (dups == 0 && !(k & 1)) {
       if (fields >= room) dups = 2;
