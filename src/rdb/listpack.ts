@@ -405,7 +405,7 @@ function lpBacklen(b: Buffer, p: number, l: number, end: number): number {
 }
 
 /** lpDecodeBacklen of the back-length whose last byte is at q (-1: longer than 5 bytes). */
-export function backlenAt(b: Uint8Array, q: number): number {
+function backlenAt(b: Uint8Array, q: number): number {
   let v = 0;
   for (let shift = 0; ; shift += 7) {
     if (shift > 28) return -1;
