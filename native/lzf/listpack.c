@@ -18,6 +18,24 @@ static inline u32 backlen_size(u64 l) {
   return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
 }
 
+/*
+ * The back-length whose last byte is at q, as Redis's lpDecodeBacklen reads it: backwards while
+ * a byte has bit 7, on into the entry's own bytes if need be (lpValidateNext compares this
+ * with the entry's length, so a 1-byte back-length with bit 7 passes when the byte before it
+ * is 0).
+ */
+static inline u64 backlen_at(const u8 *q) {
+  u64 v = 0;
+  u32 shift = 0;
+  for (;;) {
+    v |= (u64)(*q & 127) << shift;
+    if (!(*q & 128)) return v;
+    shift += 7;
+    q--;
+    if (shift > 28) return ~0ULL;
+  }
+}
+
 /* Characters of v in decimal. */
 static u32 int_text_len(i64 v) {
   u64 m = v < 0 ? 0 - (u64)v : (u64)v;
@@ -89,7 +107,7 @@ static inline u32 mix(u32 h) {
  * Insert the field at s + p (l bytes, canonical) into the open-addressing table of `mask + 1`
  * slots: 1 when an equal field is already there.
  */
-static inline int dup_insert(const u8 *s, u32 p, u32 l, u32 *table, u32 mask) {
+static inline __attribute__((always_inline)) int dup_insert(const u8 *s, u32 p, u32 l, u32 *table, u32 mask) {
   /* The length and the last four bytes (fields often differ only at their end). */
   u32 tail = s[p + l - 1];
   if (l >= 4) tail = u32le(s + p + l - 4);
@@ -101,10 +119,12 @@ static inline int dup_insert(const u8 *s, u32 p, u32 l, u32 *table, u32 mask) {
       table[slot] = p;
       return 0;
     }
-    if (entry_len(s + q) == l) {
-      u32 i = 0;
-      while (i < l && s[p + i] == s[q + i]) i++;
-      if (i == l) return 1;
+    /* Equal entries start with the same byte; compared from the end, where fields such as
+     * field:12 and field:47 differ. */
+    if (s[q] == s[p] && entry_len(s + q) == l) {
+      u32 i = l;
+      while (i > 0 && s[p + i - 1] == s[q + i - 1]) i--;
+      if (i == 0) return 1;
     }
     slot = (slot + 1) & mask;
   }
@@ -135,7 +155,10 @@ u32 lp_max_text(void) { return max_text; }
  */
 EXPORT("lp_check")
 int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
-  dup_state = size ? 0 : 2;
+  /* perf: the state is kept in locals (a store into the table could alias a global, which the
+   * compiler then reloads on every entry), and written out at the end. */
+  u32 dups = size ? 0 : 2;
+  dup_state = dups;
   if (size)
     for (u32 i = 0; i < size; i++) table[i] = 0;
   const u32 mask = size - 1;
@@ -147,72 +170,71 @@ int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
   int canonical = 1;
   u64 max = 0;
   int k = 0;
+  u32 fields = 0;
   u64 p = 6;
   while (p < end) {
     const u32 c = s[p];
-    u64 l, text;
-    if (c < 0x80) {
-      l = 1;
-      text = c < 10 ? 1 : c < 100 ? 2 : 3;
-    } else if (c < 0xc0) {
+    u64 l, text, next;
+    if (c - 0x80 < 0x40) {
+      /* perf: a string of up to 63 bytes (a hash's usual field and value), whose back-length
+       * is one byte, checked in one step (every failure answers -1 alike). */
       l = 1 + (c & 0x3f);
+      next = p + l + 1;
+      if (next > end || (s[p + l] != l && backlen_at(s + p + l) != l)) return -1;
       text = l - 1;
-      if (p + l > end) return -1;
-      if (text <= 20 && canonical && canonical_int(s + p + 1, (u32)text)) canonical = 0;
-    } else if (c < 0xe0) {
-      l = 2;
-      if (p + l > end) return -1;
-      const i64 v = entry_int(s + p, c);
-      if (v >= 0 && v <= 127) canonical = 0;
-      text = int_text_len(v);
-    } else if (c < 0xf0) {
-      if (p + 2 > end) return -1;
-      l = 2 + (((c & 0x0f) << 8) | s[p + 1]);
-      text = l - 2;
-      if (text < 64) canonical = 0;
-    } else if (c == 0xf0) {
-      if (p + 5 > end) return -1;
-      text = u32le(s + p + 1);
-      l = 5 + text;
-      if (text < 4096) canonical = 0;
-    } else if (c <= 0xf4) {
-      l = c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
-      if (p + l > end) return -1;
-      const i64 v = entry_int(s + p, c);
-      const i64 lo = c == 0xf1 ? -4096 : c == 0xf2 ? -32768 : c == 0xf3 ? -8388608 : -2147483648LL;
-      if (v >= lo && v < -lo) canonical = 0;
-      text = int_text_len(v);
+      /* Only a string starting with a digit or '-' can be an integer's text (perf: the
+       * usual text entry skips canonical_int). */
+      const u32 d = s[p + 1];
+      if (canonical && text && (d == '-' || d - '0' < 10) && canonical_int(s + p + 1, (u32)text)) canonical = 0;
     } else {
-      return -1;
-    }
-    if (p + l > end) return -1;
-    if (dup_state == 0 && !(k & 1)) {
-      if ((u32)(k / 2) >= room) dup_state = 2;
-      else if (dup_insert(s, (u32)p, (u32)l, table, mask)) dup_state = 1;
-    }
-    p += l;
-    /* The back-length must encode l exactly (its first byte without, the others with bit 7). */
-    if (l <= 127) {
-      /* One byte (perf: the usual entry, without the loop). */
-      if (p + 1 > end || (s[p] & 127) != l) return -1;
-      p++;
-    } else {
-      const u32 bl = backlen_size(l);
-      if (p + bl > end) return -1;
-      u64 v = 0;
-      for (u32 i = 0; i < bl; i++) {
-        const u32 x = s[p + i];
-        if ((i == 0) != (x < 128)) return -1;
-        v = v * 128 + (x & 127);
+      if (c < 0x80) {
+        l = 1;
+        text = c < 10 ? 1 : c < 100 ? 2 : 3;
+      } else if (c < 0xe0) {
+        l = 2;
+        if (p + l > end) return -1;
+        const i64 v = entry_int(s + p, c);
+        if (v >= 0 && v <= 127) canonical = 0;
+        text = int_text_len(v);
+      } else if (c < 0xf0) {
+        if (p + 2 > end) return -1;
+        l = 2 + (((c & 0x0f) << 8) | s[p + 1]);
+        text = l - 2;
+        if (text < 64) canonical = 0;
+      } else if (c == 0xf0) {
+        if (p + 5 > end) return -1;
+        text = u32le(s + p + 1);
+        l = 5 + text;
+        if (text < 4096) canonical = 0;
+      } else if (c <= 0xf4) {
+        l = c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
+        if (p + l > end) return -1;
+        const i64 v = entry_int(s + p, c);
+        const i64 lo = c == 0xf1 ? -4096 : c == 0xf2 ? -32768 : c == 0xf3 ? -8388608 : -2147483648LL;
+        if (v >= lo && v < -lo) canonical = 0;
+        text = int_text_len(v);
+      } else {
+        return -1;
       }
-      if (v != l) return -1;
-      p += bl;
+      next = p + l;
+      if (next > end) return -1;
+      /* The back-length must read back as l (backlen_at). */
+      const u32 bl = backlen_size(l);
+      if (next + bl > end || backlen_at(s + next + bl - 1) != l) return -1;
+      next += bl;
     }
+    if (dups == 0 && !(k & 1)) {
+      if (fields >= room) dups = 2;
+      else if (dup_insert(s, (u32)p, (u32)l, table, mask)) dups = 1;
+      fields++;
+    }
+    p = next;
     if (text > max) max = text;
     k++;
   }
   if (p != end) return -1;
   if (declared != 65535 && declared != (u32)k) return -1;
+  dup_state = dups;
   max_text = (u32)max;
   return canonical ? k : -2;
 }

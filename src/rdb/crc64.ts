@@ -1,7 +1,7 @@
 /**
  * CRC-64/Jones as Redis computes it (crc64.c: reflected polynomial 0xad93d23594c935a9, initial
  * value 0, no final xor): the checksum of DUMP payloads and RDB files. check("123456789") =
- * 0xe9c6d914c4b8d9ca. Computed by native/lzf.wasm (lzf.c, slicing by 8); bytes not already in
+ * 0xe9c6d914c4b8d9ca. Computed by native/lzf.wasm (lzf.c, slicing by 16); bytes not already in
  * its memory are copied there in chunks.
  */
 import { copyBytes, fixed } from './lzf.js';

@@ -391,21 +391,28 @@ function lpHeader(b: Buffer, s: number, e: number): number {
 }
 
 /**
- * Checks the back-length at p of an entry whose encoding + data take l bytes (it must encode l
- * exactly, as lpDecodeBacklen reads it backwards: the first byte without the continuation bit,
- * the others with it); returns the offset after it.
+ * Checks the back-length at p of an entry whose encoding + data take l bytes: it must read as l
+ * the way Redis's lpDecodeBacklen reads it (lpValidateNext), backwards from its last byte while
+ * a byte has the continuation bit, on into the entry's own bytes if need be (so a 1-byte
+ * back-length with that bit passes when the byte before it is 0). Returns the offset after it.
  */
 function lpBacklen(b: Buffer, p: number, l: number, end: number): number {
   const bl = backlenSize(l);
   if (p + bl > end) throw new RdbError('listpack back-length out of range');
-  let v = 0;
-  for (let i = 0; i < bl; i++) {
-    const x = b[p + i];
-    if ((i === 0) !== ((x & 128) === 0)) throw new RdbError('listpack bad back-length');
-    v = v * 128 + (x & 127);
-  }
-  if (v !== l) throw new RdbError('listpack bad back-length');
+  // perf: the usual 1-byte back-length, without its bit 7, is l itself.
+  if ((l > 127 || b[p] !== l) && backlenAt(b, p + bl - 1) !== l) throw new RdbError('listpack bad back-length');
   return p + bl;
+}
+
+/** lpDecodeBacklen of the back-length whose last byte is at q (-1: longer than 5 bytes). */
+function backlenAt(b: Uint8Array, q: number): number {
+  let v = 0;
+  for (let shift = 0; ; shift += 7) {
+    if (shift > 28) return -1;
+    const x = b[q--];
+    v += (x & 127) * 2 ** shift;
+    if ((x & 128) === 0) return v;
+  }
 }
 
 /**

@@ -382,4 +382,33 @@ describe('RESTORE: one-node quicklist 2 lists, kept as their listpack', () => {
       await r.config('SET', 'sanitize-dump-payload', 'no');
     }
   });
+
+  it('back-lengths are read as lpDecodeBacklen reads them (backwards, on into the entry): hash and list listpacks', async () => {
+    // A back-length byte with its continuation bit makes Redis read the byte before it too: the
+    // listpack passes (sanitize-dump-payload yes) only when that byte adds nothing (0).
+    const short = (last: number) => {
+      const b = rawListpack([[0x81, last], [0x05]]);
+      b[8] |= 0x80; // the 1-byte back-length (2) of the first entry, with bit 7
+      return b;
+    };
+    const long = (last: number) => {
+      const data = Buffer.alloc(126, 0x78);
+      data[125] = last;
+      const b = rawListpack([Buffer.concat([Buffer.from([0xe0, 126]), data]), [0x05]]);
+      b[6 + 128] |= 0x80; // the first byte of its 2-byte back-length (128 = 0x01 0x80)
+      return b;
+    };
+    const lps = [short(0x61), short(0), long(0x61), long(0), long(0x80)];
+    const steps: Step[] = [];
+    for (const lp of lps) {
+      steps.push(['RESTORE', 'h', '0', payload(16, str(lp), 10), 'REPLACE'], ['HGETALL', 'h'], ['DEL', 'h']);
+      steps.push(['RESTORE', 'l', '0', oneNode(lp), 'REPLACE'], ['LRANGE', 'l', '0', '-1'], ['RPOP', 'l'], ['LRANGE', 'l', '0', '-1'], ['DEL', 'l']);
+    }
+    await r.config('SET', 'sanitize-dump-payload', 'yes');
+    try {
+      await diff(steps);
+    } finally {
+      await r.config('SET', 'sanitize-dump-payload', 'no');
+    }
+  });
 });

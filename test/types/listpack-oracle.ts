@@ -74,14 +74,16 @@ export function lpsCheck(s: string): number {
     }
     if (p + l > end) return -1;
     p += l;
-    // The back-length must encode l exactly (its first byte without, the others with bit 7).
+    // The back-length must read as l as Redis's lpDecodeBacklen reads it: backwards from its
+    // last byte while bit 7 is set (on into the entry's bytes if need be), at most 5 bytes.
     const bl = l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
     if (p + bl > end) return -1;
     let v = 0;
-    for (let i = 0; i < bl; i++) {
-      const x = s.charCodeAt(p + i);
-      if (bl > 1 && (i === 0) !== (x < 128)) return -1;
-      v = v * 128 + (x & 127);
+    for (let q = p + bl - 1, shift = 0; ; q--, shift += 7) {
+      if (shift > 28) return -1;
+      const x = s.charCodeAt(q);
+      v += (x & 127) * 2 ** shift;
+      if (x < 128) break;
     }
     if (v !== l) return -1;
     p += bl;
