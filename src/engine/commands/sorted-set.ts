@@ -842,8 +842,11 @@ function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 type Aggregate = 'sum' | 'min' | 'max';
 
+/** What set algebra reads of a source: a Map, or a zset's ZDict. */
+type PairSource = Pick<Map<string, number>, 'size' | 'get' | 'has' | 'keys' | typeof Symbol.iterator>;
+
 /** Members and scores of a zset or a plain set (scores 1) source; null when the key is missing. */
-function sourcePairs(v: Value | undefined): Map<string, number> | null {
+function sourcePairs(v: Value | undefined): PairSource | null {
   if (v === undefined) return null;
   if (v instanceof ZSet) return v.dict;
   if (v instanceof SetValue) {
@@ -858,7 +861,7 @@ function sourcePairs(v: Value | undefined): Map<string, number> | null {
 interface AlgebraSpec {
   keys: string[];
   /** Each source's members and scores (null = missing key), looked up before the options. */
-  sources: (Map<string, number> | null)[];
+  sources: (PairSource | null)[];
   weights: number[];
   aggregate: Aggregate;
   withScores: boolean;
@@ -1008,7 +1011,7 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
-  const order = (sources as Map<string, number>[]).sort((a, b) => a.size - b.size);
+  const order = (sources as PairSource[]).sort((a, b) => a.size - b.size);
   let count = 0;
   for (const m of order[0].keys()) {
     if (order.every((s) => s.has(m))) {
