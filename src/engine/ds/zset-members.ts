@@ -18,12 +18,24 @@
  * (`bytesOf`, for replies without a string). Limits: 2^27 - 2 members, a 4 GB arena.
  */
 import { hashBytes, hashKey } from '../keytable.js';
+import type { ReplySink } from '../../resp/reply-sink.js';
 
 const POS_MASK = (1 << 27) - 1;
 const TAG_MASK = ~POS_MASK;
 const TOMB = -1;
-const MIN_INDEX = 8;
-const MIN_SLOTS = 4;
+const MIN_INDEX = 16;
+const MIN_SLOTS = 8;
+/**
+ * Up to this many members a set has no index: a lookup compares the members in turn, which
+ * costs less than hashing (most differ in their length or first bytes), and a small set holds
+ * no index array. It gets one past SMALL members and keeps it.
+ */
+const SMALL = 8;
+/** A new or emptied set's arrays: shared and empty (a set made and emptied again allocates nothing). */
+const NO_ARENA = Buffer.alloc(0);
+const NO_OFFS = new Uint32Array(0);
+const NO_SCORES = new Float64Array(0);
+const NO_INDEX = new Int32Array(0);
 /** Typed arrays up to this size live on the JS heap (V8's typed_array_max_size_in_heap). */
 const ON_HEAP = 64;
 /** Garbage below this is never worth a compaction. */
@@ -38,18 +50,18 @@ function newArena(cap: number): Buffer {
 }
 
 export class ZMembers {
-  arena: Buffer = Buffer.alloc(0);
+  arena: Buffer = NO_ARENA;
   private end = 0;
   private garbage = 0;
-  private offs = new Uint32Array(MIN_SLOTS);
-  scores = new Float64Array(MIN_SLOTS);
+  private offs = NO_OFFS;
+  scores = NO_SCORES;
   /** Slots ever handed out (free ones included); slots >= top were never used. */
   private top = 0;
   /** First free slot below top, -1 when none (each free slot's offs holds the next one). */
   private free = -1;
   private n = 0;
-  private index = new Int32Array(MIN_INDEX);
-  private mask = MIN_INDEX - 1;
+  private index = NO_INDEX;
+  private mask = 0;
   /** Index entries taken (members + tombstones). */
   private used = 0;
   /** The hash of the member the last find() missed (add() of it saves a second hash). */
@@ -80,13 +92,14 @@ export class ZMembers {
   /** The member in `slot` as a (fresh) latin1 string. */
   memberAt(slot: number): string {
     this.locate(slot);
-    const a = this.arena;
-    const n = me - ms;
-    if (n > 16) return a.latin1Slice(ms, me);
-    // perf: short members by hand (latin1Slice is a C++ call).
-    let s = '';
-    for (let i = ms; i < me; i++) s += String.fromCharCode(a[i]);
-    return s;
+    // (Built by hand from char codes, a short member ends up a cons string: slower to use.)
+    return this.arena.latin1Slice(ms, me);
+  }
+
+  /** The member in `slot` as a bulk reply, from its bytes. */
+  reply(out: ReplySink, slot: number): void {
+    this.locate(slot);
+    out.bulkBytes(this.arena, ms, me);
   }
 
   /** Byte length of `slot`'s member. */
@@ -135,6 +148,11 @@ export class ZMembers {
 
   /** Slot of member m, or -1. */
   find(m: string): number {
+    if (this.index.length === 0) {
+      const scores = this.scores;
+      for (let slot = 0; slot < this.top; slot++) if (scores[slot] === scores[slot] && this.is(slot, m)) return slot;
+      return -1;
+    }
     const h = hashKey(m);
     const index = this.index;
     const mask = this.mask;
@@ -165,8 +183,6 @@ export class ZMembers {
 
   /** Add member m (not in the set: the caller's find() said so) with its score; returns its slot. */
   add(m: string, score: number): number {
-    const h = m === this.missMember ? this.missHash : hashKey(m);
-    this.missMember = '';
     let slot = this.free;
     if (slot >= 0) this.free = this.offs[slot] - 1;
     else {
@@ -176,21 +192,26 @@ export class ZMembers {
     }
     this.offs[slot] = this.append(m);
     this.scores[slot] = score;
-    this.n++;
-    if (2 * (this.used + 1) > this.index.length) this.rebuild(2 * (this.n + 1));
-    this.push(slot, h);
+    const n = ++this.n;
+    if (this.index.length === 0) {
+      if (n > SMALL) this.rebuild(2 * n);
+      return slot;
+    }
+    const h = m === this.missMember ? this.missHash : hashKey(m);
+    this.missMember = '';
+    if (2 * (this.used + 1) > this.index.length) this.rebuild(2 * n);
+    else this.push(slot, h);
     return slot;
   }
 
   /** Remove the member in `slot`. */
   remove(slot: number): void {
     this.locate(slot);
-    const h = hashBytes(this.arena, ms, me);
     this.garbage += me - this.offs[slot];
     const index = this.index;
     const mask = this.mask;
     const want = slot + 1;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
+    for (let i = index.length === 0 ? 0 : hashBytes(this.arena, ms, me) & mask; index.length !== 0; i = (i + 1) & mask) {
       const e = index[i];
       if (e === 0) throw new Error('zset member index: slot not found');
       if (e !== TOMB && (e & POS_MASK) === want) {
@@ -211,21 +232,21 @@ export class ZMembers {
   }
 
   private reset(): void {
-    this.arena = Buffer.alloc(0);
+    this.arena = NO_ARENA;
     this.end = this.garbage = 0;
-    this.offs = new Uint32Array(MIN_SLOTS);
-    this.scores = new Float64Array(MIN_SLOTS);
+    this.offs = NO_OFFS;
+    this.scores = NO_SCORES;
     this.top = 0;
     this.free = -1;
-    this.index = new Int32Array(MIN_INDEX);
-    this.mask = MIN_INDEX - 1;
+    this.index = NO_INDEX;
+    this.mask = 0;
     this.used = 0;
   }
 
   /** Room for `n` members in all without growing (a set loaded whole). */
   reserve(n: number, bytes: number): void {
     if (n > this.offs.length) this.growSlots(n);
-    if (2 * n > this.index.length) this.rebuild(n);
+    if (n > SMALL && 2 * n > this.index.length) this.rebuild(n);
     if (this.end + bytes > this.arena.length) this.growArena(bytes);
   }
 
@@ -290,10 +311,14 @@ export class ZMembers {
       this.compact();
       if (this.end + need <= this.arena.length) return;
     }
-    let cap = Math.max(16, this.arena.length);
+    // The first arena is the largest kept on the JS heap: most sets are small.
+    let cap = Math.max(ON_HEAP, this.arena.length);
     while (cap < this.end + need) cap *= 2;
     const a = newArena(cap);
-    this.arena.copy(a, 0, 0, this.end);
+    const old = this.arena;
+    const end = this.end;
+    if (end <= ON_HEAP) for (let i = 0; i < end; i++) a[i] = old[i];
+    else old.copy(a, 0, 0, end);
     this.arena = a;
   }
 
