@@ -26,9 +26,10 @@ const TOMB = -1;
 const MIN_INDEX = 16;
 const MIN_SLOTS = 8;
 /**
- * Up to this many members a set has no index: a lookup compares the members in turn, which
- * costs less than hashing (most differ in their length or first bytes), and a small set holds
- * no index array. It gets one past SMALL members and keeps it.
+ * Up to this many members a set has no index: it keeps its members' strings too (by slot, in
+ * `strs`), and a lookup compares them in turn with ===, which costs less than hashing; the
+ * members come out without a string made. Past SMALL members it gets an index, drops the
+ * strings, and keeps that form.
  */
 const SMALL = 8;
 /** A new or emptied set's arrays: shared and empty (a set made and emptied again allocates nothing). */
@@ -62,11 +63,16 @@ export class ZMembers {
   private n = 0;
   private index = NO_INDEX;
   private mask = 0;
+  /** While there is no index: each slot's member string ('' when free; see `scores` for that). */
+  private strs: string[] | null = [];
   /** Index entries taken (members + tombstones). */
   private used = 0;
   /** The hash of the member the last find() missed (add() of it saves a second hash). */
   private missHash = 0;
   private missMember = '';
+  /** The member the last find() found, and its slot (until the next add or remove: `slotOf`). */
+  private hitMember: string | null = null;
+  private hitSlot = -1;
 
   get size(): number {
     return this.n;
@@ -91,6 +97,8 @@ export class ZMembers {
 
   /** The member in `slot` as a (fresh) latin1 string. */
   memberAt(slot: number): string {
+    const strs = this.strs;
+    if (strs !== null) return strs[slot];
     this.locate(slot);
     // (Built by hand from char codes, a short member ends up a cons string: slower to use.)
     return this.arena.latin1Slice(ms, me);
@@ -148,9 +156,16 @@ export class ZMembers {
 
   /** Slot of member m, or -1. */
   find(m: string): number {
-    if (this.index.length === 0) {
+    const strs = this.strs;
+    if (strs !== null) {
       const scores = this.scores;
-      for (let slot = 0; slot < this.top; slot++) if (scores[slot] === scores[slot] && this.is(slot, m)) return slot;
+      for (let slot = 0; slot < this.top; slot++) {
+        if (strs[slot] === m && scores[slot] === scores[slot]) {
+          this.hitMember = m;
+          this.hitSlot = slot;
+          return slot;
+        }
+      }
       return -1;
     }
     const h = hashKey(m);
@@ -161,12 +176,24 @@ export class ZMembers {
       if (e === 0) break;
       if (e !== TOMB && ((e ^ h) & TAG_MASK) === 0) {
         const slot = (e & POS_MASK) - 1;
-        if (this.is(slot, m)) return slot;
+        if (this.is(slot, m)) {
+          this.hitMember = m;
+          this.hitSlot = slot;
+          return slot;
+        }
       }
     }
     this.missHash = h;
     this.missMember = m;
     return -1;
+  }
+
+  /**
+   * find(m), answered without a lookup when m is the member the last find() found (a command
+   * looks a member up, then changes it: ZINCRBY, ZADD's update, ZRANK).
+   */
+  slotOf(m: string): number {
+    return m === this.hitMember ? this.hitSlot : this.find(m);
   }
 
   /** Is `slot` in use? (Tests and iteration.) */
@@ -183,6 +210,7 @@ export class ZMembers {
 
   /** Add member m (not in the set: the caller's find() said so) with its score; returns its slot. */
   add(m: string, score: number): number {
+    this.hitMember = null;
     let slot = this.free;
     if (slot >= 0) this.free = this.offs[slot] - 1;
     else {
@@ -193,7 +221,9 @@ export class ZMembers {
     this.offs[slot] = this.append(m);
     this.scores[slot] = score;
     const n = ++this.n;
-    if (this.index.length === 0) {
+    const strs = this.strs;
+    if (strs !== null) {
+      strs[slot] = m;
       if (n > SMALL) this.rebuild(2 * n);
       return slot;
     }
@@ -206,6 +236,7 @@ export class ZMembers {
 
   /** Remove the member in `slot`. */
   remove(slot: number): void {
+    this.hitMember = null;
     this.locate(slot);
     this.garbage += me - this.offs[slot];
     const index = this.index;
@@ -224,6 +255,7 @@ export class ZMembers {
       }
     }
     this.scores[slot] = NaN;
+    if (this.strs !== null) this.strs[slot] = '';
     this.offs[slot] = this.free + 1;
     this.free = slot;
     this.n--;
@@ -241,6 +273,7 @@ export class ZMembers {
     this.index = NO_INDEX;
     this.mask = 0;
     this.used = 0;
+    this.strs = [];
   }
 
   /** Room for `n` members in all without growing (a set loaded whole). */
@@ -277,6 +310,7 @@ export class ZMembers {
     this.index = new Int32Array(cap);
     this.mask = cap - 1;
     this.used = 0;
+    this.strs = null;
     const scores = this.scores;
     for (let slot = 0; slot < this.top; slot++) {
       if (scores[slot] !== scores[slot]) continue;

@@ -419,8 +419,11 @@ export class ZTree {
     }
   }
 
-  /** Remove (s, m); returns the member's slot, or -1 when absent. */
-  delete(s: number, m: string): number {
+  /**
+   * Remove (s, m); returns the member's slot, or -1 when absent. `slot`: the member's slot when
+   * the caller knows it (then checked instead of the member's bytes), else -1.
+   */
+  delete(s: number, m: string, slot = -1): number {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -434,7 +437,7 @@ export class ZTree {
     const pos = leafLower(this.mem, leaf, s, m);
     if (pos >= leaf.n) return -1;
     const held = leaf.slots[pos];
-    if (leaf.scores[pos] !== s || this.mem.cmp(held, m) !== 0) return -1;
+    if (leaf.scores[pos] !== s || (slot >= 0 ? held !== slot : this.mem.cmp(held, m) !== 0)) return -1;
     this.removeAt(leaf, pos, d);
     return held;
   }
@@ -453,7 +456,7 @@ export class ZTree {
    * (small increments: ZINCRBY, GT/LT counters), the pairs in between shift in place;
    * otherwise a delete and an insert.
    */
-  update(old: number, m: string, s: number): number {
+  update(old: number, m: string, s: number, slot = -1): number {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -468,7 +471,7 @@ export class ZTree {
     const pos = leafLower(mem, leaf, old, m);
     if (pos >= leaf.n) return -1;
     const held = leaf.slots[pos];
-    if (leaf.scores[pos] !== old || mem.cmp(held, m) !== 0) return -1;
+    if (leaf.scores[pos] !== old || (slot >= 0 ? held !== slot : mem.cmp(held, m) !== 0)) return -1;
     // t: the new index among the leaf's other pairs. It stays in this leaf's key range when it
     // falls between two of them, or beyond one end in the direction of the old key's side.
     const up = s > old;
@@ -580,8 +583,8 @@ export class ZTree {
 
   // ---------------------------------------------------------------- lookups
 
-  /** 0-based rank of (s, m), or -1 when absent. */
-  rank(s: number, m: string): number {
+  /** 0-based rank of (s, m), or -1 when absent (`slot` as delete's). */
+  rank(s: number, m: string, slot = -1): number {
     let node = this.root;
     let r = 0;
     for (let h = this.height; h > 0; h--) {
@@ -593,7 +596,8 @@ export class ZTree {
     }
     const leaf = node as Leaf;
     const pos = leafLower(this.mem, leaf, s, m);
-    return pos < leaf.n && leaf.scores[pos] === s && this.mem.cmp(leaf.slots[pos], m) === 0 ? r + pos : -1;
+    if (pos >= leaf.n || leaf.scores[pos] !== s) return -1;
+    return (slot >= 0 ? leaf.slots[pos] === slot : this.mem.cmp(leaf.slots[pos], m) === 0) ? r + pos : -1;
   }
 
   /** Cursor at a 0-based rank, or null when out of range. */

@@ -152,7 +152,7 @@ export class ZSet implements StoredValue {
   rescore(member: string, old: number, score: number): void {
     if (score === 0 && !this.big) score = 0;
     if (old === score) return;
-    const slot = this.tree.update(old, member, score);
+    const slot = this.tree.update(old, member, score, this.members.slotOf(member));
     this.members.scores[slot] = score;
     if (this.sid !== 0) this.logChange(member, score);
   }
@@ -162,16 +162,16 @@ export class ZSet implements StoredValue {
     const slot = mem.find(member);
     if (slot < 0) return false;
     if (this.sid !== 0) this.logChange(member, NaN);
-    this.tree.delete(mem.scores[slot], member);
+    this.tree.delete(mem.scores[slot], member, slot);
     mem.remove(slot);
     return true;
   }
 
   /** 0-based rank in ascending order, or -1. */
   rank(member: string): number {
-    const s = this.score(member);
-    if (s === undefined) return -1;
-    return this.tree.rank(s, member);
+    const slot = this.members.find(member);
+    if (slot < 0) return -1;
+    return this.tree.rank(this.members.scores[slot], member, slot);
   }
 
   /** Cursor at 0-based ascending rank, or null. */
