@@ -1,14 +1,16 @@
 /**
  * An order-statistics B+tree of (score, member) pairs: the ordered half of a sorted set.
- * Ordered by score, then by member bytes (memcmp), as Redis orders a zset. Members are latin1
- * strings (one char per byte), so `<` on them is memcmp on the bytes.
+ * Ordered by score, then by member bytes (memcmp), as Redis orders a zset. A leaf holds each
+ * member's slot in the set's ZMembers (zset-members.ts: the bytes, compared in place); a
+ * separator in an inner node is a latin1 string of its own (one char per byte, so `<` is
+ * memcmp), since the slot it was taken from may be freed and reused while it bounds.
  *
  * Why a B+tree rather than Redis's skiplist: a skiplist node is several JS objects (~190 bytes
  * per member) and a descent misses the cache at every level. Here a leaf holds up to 64 pairs
- * in two parallel arrays (scores unboxed in a double array), and an inner node holds its
+ * in two parallel arrays (scores unboxed in a double array, member slots as small integers), and an inner node holds its
  * children's subtree sizes (rank and range-by-rank in O(log n)) and a lower-bound key per
  * child (the descent binary-searches contiguous doubles, touching members only on equal
- * scores). A million members cost ~20 bytes each here, and a descent is 3-4 nodes.
+ * scores). A million members cost ~17 bytes each here, and a descent is 3-4 nodes.
  *
  * Invariants: every leaf but an empty root holds >= 1 pair; every inner node but the root has
  * >= 2 children, the root inner node too; inner.sepScores/sepMembers[i] (i >= 1) is <= every key of
