@@ -242,7 +242,7 @@ function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
     for (let slot = 0, i = 0; slot < mem.limit && i < k; slot++) {
       if (!mem.live(slot)) continue;
       const at = mem.locate(slot);
-      t += lp ? lpEntryBytes(mem.arena, at, at + mem.lengthOf(slot)) + lpEntry(String(mem.score(slot))) : sdsSize(mem.lengthOf(slot));
+      t += lp ? lpEntryBytes(mem.arena, at, at + mem.lengthOf(slot)) + lpEntry(String(mem.scores[slot])) : sdsSize(mem.lengthOf(slot));
       i++;
     }
     return t / k;

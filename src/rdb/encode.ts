@@ -186,7 +186,7 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
       const mem = z.members;
       for (let i = 0; i < loaded.length; i++) {
         lp.text(mem.memberAt(loaded[i]));
-        lp.text(d2string(mem.score(loaded[i])));
+        lp.text(d2string(mem.scores[loaded[i]]));
       }
     } else {
       for (let c = z.tree.first(); c !== null; c = c.next()) {

@@ -23,7 +23,7 @@ class PairTree extends Tree {
   move(old: number, m: string, s: number): string | null {
     const slot = this.update(old, m, s);
     if (slot < 0) return null;
-    this.mem.setScore(slot, s);
+    this.mem.scores[slot] = s;
     return this.mem.memberAt(slot);
   }
   load(scores: number[], members: string[]): boolean {

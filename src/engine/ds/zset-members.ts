@@ -1,19 +1,18 @@
 /**
  * ZMembers: the member -> score half of a sorted set, with members as bytes instead of a JS
  * string each (memory: a 14-byte member as a string is 32 bytes plus a Map entry of ~29; here
- * it is 15 bytes of arena, 16 of score and offset, and 8-16 of index).
+ * it is 15 bytes of arena, 4 of offset, 8 of score and 8-16 of index).
  *
  *   arena    entries [length][member bytes]; the length is one byte below 255, else 255 and
  *            4 bytes (LE). Off the JS heap once it outgrows 64 bytes.
- *   sd       Float64Array, two per slot: its score (NaN: a free slot; no zset score is NaN)
- *            and its entry's arena offset, side by side (a lookup's score and bytes cost
- *            one cache miss less than in two arrays)
+ *   offs     Uint32Array: arena offset of each slot's entry
+ *   scores   Float64Array: each slot's score (NaN: a free slot; no zset score is NaN)
  *   index    Int32Array open addressing (linear probing, load <= 1/2): slot + 1 in the low 27
  *            bits, the top 5 bits of the member's hash above (most non-matching probes are
  *            rejected without reading the arena); -1 = tombstone, 0 = empty.
  *
  * A member keeps its slot for as long as it is in the set (the ordered tree, zset-tree.ts,
- * holds slots); freed slots are reused (a free list threaded through the offsets). Removed members
+ * holds slots); freed slots are reused (a free list threaded through `offs`). Removed members
  * leave garbage in the arena, compacted once it is over half of it (amortised O(1)).
  * Members go in and out as latin1 strings (one char per byte: exact), or as the arena's bytes
  * (`bytesOf`, for replies without a string). Limits: 2^27 - 2 members, a 4 GB arena.
@@ -35,7 +34,8 @@ const MIN_SLOTS = 8;
 const SMALL = 8;
 /** A new or emptied set's arrays: shared and empty (a set made and emptied again allocates nothing). */
 const NO_ARENA = Buffer.alloc(0);
-const NO_SD = new Float64Array(0);
+const NO_OFFS = new Uint32Array(0);
+const NO_SCORES = new Float64Array(0);
 const NO_INDEX = new Int32Array(0);
 /** Typed arrays up to this size live on the JS heap (V8's typed_array_max_size_in_heap). */
 const ON_HEAP = 64;
@@ -54,16 +54,16 @@ export class ZMembers {
   arena: Buffer = NO_ARENA;
   private end = 0;
   private garbage = 0;
-  /** Per slot: [score, arena offset]. */
-  private sd = NO_SD;
+  private offs = NO_OFFS;
+  scores = NO_SCORES;
   /** Slots ever handed out (free ones included); slots >= top were never used. */
   private top = 0;
-  /** First free slot below top, -1 when none (each free slot's offset holds the next one + 1). */
+  /** First free slot below top, -1 when none (each free slot's offs holds the next one). */
   private free = -1;
   private n = 0;
   private index = NO_INDEX;
   private mask = 0;
-  /** While there is no index: each slot's member string ('' when free; its score is NaN). */
+  /** While there is no index: each slot's member string ('' when free; see `scores` for that). */
   private strs: string[] | null = [];
   /** Index entries taken (members + tombstones). */
   private used = 0;
@@ -83,7 +83,7 @@ export class ZMembers {
   /** Set ms/me to the bytes of `slot`'s member; returns ms. */
   locate(slot: number): number {
     const a = this.arena;
-    let o = this.sd[2 * slot + 1];
+    let o = this.offs[slot];
     let len = a[o++];
     if (len === 255) {
       len = a[o] | (a[o + 1] << 8) | (a[o + 2] << 16) | (a[o + 3] << 24);
@@ -158,9 +158,9 @@ export class ZMembers {
   find(m: string): number {
     const strs = this.strs;
     if (strs !== null) {
-      const sd = this.sd;
+      const scores = this.scores;
       for (let slot = 0; slot < this.top; slot++) {
-        if (strs[slot] === m && sd[2 * slot] === sd[2 * slot]) {
+        if (strs[slot] === m && scores[slot] === scores[slot]) {
           this.hitMember = m;
           this.hitSlot = slot;
           return slot;
@@ -198,17 +198,7 @@ export class ZMembers {
 
   /** Is `slot` in use? (Tests and iteration.) */
   live(slot: number): boolean {
-    const s = this.sd[2 * slot];
-    return slot < this.top && s === s;
-  }
-
-  /** The score of the member in `slot`. */
-  score(slot: number): number {
-    return this.sd[2 * slot];
-  }
-
-  setScore(slot: number, score: number): void {
-    this.sd[2 * slot] = score;
+    return slot < this.top && this.scores[slot] === this.scores[slot];
   }
 
   /** One past the highest slot that may be in use: iterate 0..limit and skip !live(). */
@@ -222,15 +212,14 @@ export class ZMembers {
   add(m: string, score: number): number {
     this.hitMember = null;
     let slot = this.free;
-    if (slot >= 0) this.free = this.sd[2 * slot + 1] - 1;
+    if (slot >= 0) this.free = this.offs[slot] - 1;
     else {
       slot = this.top;
-      if (2 * slot === this.sd.length) this.growSlots(2 * slot);
+      if (slot === this.offs.length) this.growSlots(2 * slot);
       this.top = slot + 1;
     }
-    const off = this.append(m);
-    this.sd[2 * slot] = score;
-    this.sd[2 * slot + 1] = off;
+    this.offs[slot] = this.append(m);
+    this.scores[slot] = score;
     const n = ++this.n;
     const strs = this.strs;
     if (strs !== null) {
@@ -249,7 +238,7 @@ export class ZMembers {
   remove(slot: number): void {
     this.hitMember = null;
     this.locate(slot);
-    this.garbage += me - this.sd[2 * slot + 1];
+    this.garbage += me - this.offs[slot];
     const index = this.index;
     const mask = this.mask;
     const want = slot + 1;
@@ -265,9 +254,9 @@ export class ZMembers {
         break;
       }
     }
-    this.sd[2 * slot] = NaN;
+    this.scores[slot] = NaN;
     if (this.strs !== null) this.strs[slot] = '';
-    this.sd[2 * slot + 1] = this.free + 1;
+    this.offs[slot] = this.free + 1;
     this.free = slot;
     this.n--;
     if (this.n === 0) this.reset();
@@ -277,7 +266,8 @@ export class ZMembers {
   private reset(): void {
     this.arena = NO_ARENA;
     this.end = this.garbage = 0;
-    this.sd = NO_SD;
+    this.offs = NO_OFFS;
+    this.scores = NO_SCORES;
     this.top = 0;
     this.free = -1;
     this.index = NO_INDEX;
@@ -288,7 +278,7 @@ export class ZMembers {
 
   /** Room for `n` members in all without growing (a set loaded whole). */
   reserve(n: number, bytes: number): void {
-    if (2 * n > this.sd.length) this.growSlots(n);
+    if (n > this.offs.length) this.growSlots(n);
     if (n > SMALL && 2 * n > this.index.length) this.rebuild(n);
     if (this.end + bytes > this.arena.length) this.growArena(bytes);
   }
@@ -304,9 +294,12 @@ export class ZMembers {
 
   private growSlots(cap: number): void {
     cap = Math.max(cap, MIN_SLOTS);
-    const sd = new Float64Array(2 * cap);
-    sd.set(this.sd.subarray(0, 2 * this.top));
-    this.sd = sd;
+    const offs = new Uint32Array(cap);
+    offs.set(this.offs.subarray(0, this.top));
+    const scores = new Float64Array(cap);
+    scores.set(this.scores.subarray(0, this.top));
+    this.offs = offs;
+    this.scores = scores;
   }
 
   /** A new index for at least `n` members at load <= 1/2, from the arena (tombstones dropped). */
@@ -318,9 +311,9 @@ export class ZMembers {
     this.mask = cap - 1;
     this.used = 0;
     this.strs = null;
-    const sd = this.sd;
+    const scores = this.scores;
     for (let slot = 0; slot < this.top; slot++) {
-      if (sd[2 * slot] !== sd[2 * slot]) continue;
+      if (scores[slot] !== scores[slot]) continue;
       this.locate(slot);
       this.push(slot, hashBytes(this.arena, ms, me));
     }
@@ -368,13 +361,14 @@ export class ZMembers {
     const live = this.end - this.garbage;
     const old = this.arena;
     const a = newArena(Math.max(16, 2 * live));
-    const sd = this.sd;
+    const offs = this.offs;
+    const scores = this.scores;
     let p = 0;
     for (let slot = 0; slot < this.top; slot++) {
-      if (sd[2 * slot] !== sd[2 * slot]) continue;
+      if (scores[slot] !== scores[slot]) continue;
       this.locate(slot);
-      const o = sd[2 * slot + 1];
-      sd[2 * slot + 1] = p;
+      const o = offs[slot];
+      offs[slot] = p;
       p += old.copy(a, p, o, me);
     }
     this.arena = a;

@@ -751,12 +751,12 @@ export class ZTree {
    * empty, when the pairs are not strictly in order.
    */
   loadSorted(slots: ArrayLike<number>, n: number): boolean {
-    const mem = this.mem;
+    const mem = this.mem, sc = mem.scores;
     for (let k = 1; k < n; k++) {
-      const a = mem.score(slots[k - 1]), b = mem.score(slots[k]);
+      const a = sc[slots[k - 1]], b = sc[slots[k]];
       if (!(a < b || (a === b && mem.cmpSlots(slots[k - 1], slots[k]) < 0))) return false;
     }
-    for (let k = 0; k < n; k++) this.append(mem.score(slots[k]), slots[k]);
+    for (let k = 0; k < n; k++) this.append(sc[slots[k]], slots[k]);
     return true;
   }
 
@@ -774,7 +774,7 @@ export class ZTree {
         prevLeaf = leaf;
         for (let j = 0; j < leaf.n; j++) {
           const s = leaf.scores[j], m = this.mem.memberAt(leaf.slots[j]);
-          if (this.mem.score(leaf.slots[j]) !== s) throw new Error('score differs from the member map');
+          if (this.mem.scores[leaf.slots[j]] !== s) throw new Error('score differs from the member map');
           if (prevM !== null && !(prevS < s || (prevS === s && prevM < m))) throw new Error('out of order');
           if (loM !== null && (s < loS || (s === loS && m < loM))) throw new Error('below separator');
           prevS = s;

@@ -64,7 +64,7 @@ export class ZSet implements StoredValue {
     const l = new ZTree(this.members);
     if (!l.loadSorted(slots, slots.length)) {
       const mem = this.members;
-      for (let i = 0; i < slots.length; i++) l.insert(mem.score(slots[i]), mem.memberAt(slots[i]), slots[i]);
+      for (let i = 0; i < slots.length; i++) l.insert(mem.scores[slots[i]], mem.memberAt(slots[i]), slots[i]);
     }
     this.pending = null;
     this.list = l;
@@ -121,7 +121,7 @@ export class ZSet implements StoredValue {
 
   score(member: string): number | undefined {
     const slot = this.members.find(member);
-    return slot < 0 ? undefined : this.members.score(slot);
+    return slot < 0 ? undefined : this.members.scores[slot];
   }
 
   /**
@@ -154,7 +154,7 @@ export class ZSet implements StoredValue {
     if (score === 0 && !this.big) score = 0;
     if (old === score) return;
     const slot = this.tree.update(old, member, score, this.members.slotOf(member));
-    this.members.setScore(slot, score);
+    this.members.scores[slot] = score;
     if (this.sid !== 0) this.logChange(member, score);
   }
 
@@ -163,7 +163,7 @@ export class ZSet implements StoredValue {
     const slot = mem.find(member);
     if (slot < 0) return false;
     if (this.sid !== 0) this.logChange(member, NaN);
-    this.tree.delete(mem.score(slot), member, slot);
+    this.tree.delete(mem.scores[slot], member, slot);
     mem.remove(slot);
     return true;
   }
@@ -172,7 +172,7 @@ export class ZSet implements StoredValue {
   rank(member: string): number {
     const slot = this.members.find(member);
     if (slot < 0) return -1;
-    return this.tree.rank(this.members.score(slot), member, slot);
+    return this.tree.rank(this.members.scores[slot], member, slot);
   }
 
   /** Cursor at 0-based ascending rank, or null. */
@@ -305,7 +305,7 @@ class ZSetBuilder implements RecordBuilder<ZSet> {
     if (mem.find(member) >= 0) throw new Error('sorted set records: duplicate members');
     const slot = mem.add(member, score);
     if (this.inOrder && n > 0) {
-      const prev = mem.score(slot - 1);
+      const prev = mem.scores[slot - 1];
       if (!(prev < score || (prev === score && mem.cmpSlots(slot - 1, slot) < 0))) this.inOrder = false;
     }
     this.n = n + 1;
@@ -321,10 +321,11 @@ class ZSetBuilder implements RecordBuilder<ZSet> {
     }
     const tree = this.z.tree;
     const order = this.sort === null ? null : this.sort.order;
+    const scores = mem.scores;
     const stop = Math.min(n, this.built + budget);
     for (let k = this.built; k < stop; k++) {
       const slot = order === null ? k : order[k];
-      tree.append(mem.score(slot), slot);
+      tree.append(scores[slot], slot);
     }
     this.built = stop;
     return stop === n;
@@ -359,8 +360,7 @@ class PairSort {
   private merging = false;
 
   constructor(private readonly mem: ZMembers, private readonly n: number) {
-    this.keys = new Float64Array(n);
-    for (let x = 0; x < n; x++) this.keys[x] = mem.score(x);
+    this.keys = mem.scores.slice(0, n);
     this.order = new Uint32Array(n);
     for (let x = 0; x < n; x++) this.order[x] = x;
     this.tmpKeys = new Float64Array(n);
@@ -433,7 +433,7 @@ export class ZDict {
   }
   get(member: string): number | undefined {
     const slot = this.m.find(member);
-    return slot < 0 ? undefined : this.m.score(slot);
+    return slot < 0 ? undefined : this.m.scores[slot];
   }
   has(member: string): boolean {
     return this.m.find(member) >= 0;
@@ -444,7 +444,7 @@ export class ZDict {
   }
   *[Symbol.iterator](): IterableIterator<[string, number]> {
     const m = this.m;
-    for (let slot = 0; slot < m.limit; slot++) if (m.live(slot)) yield [m.memberAt(slot), m.score(slot)];
+    for (let slot = 0; slot < m.limit; slot++) if (m.live(slot)) yield [m.memberAt(slot), m.scores[slot]];
   }
 }
 
