@@ -16,7 +16,8 @@
  *          on `bz`, a sorted set of 100,000 members (member:NNNNNNN, score N), random members
  *          and ranks: zrange10 (ZRANGE r r+9 WITHSCORES), zrangebyscore (10 members), zrank,
  *          zincrby (ZINCRBY 1), zaddu (ZADD of an existing member, new score), zscore;
- *          zaddpop (8 ZADD of new members then ZPOPMIN 8 times on a queue set, BullMQ's way)
+ *          zaddpop (8 ZADD of new members then ZPOPMIN 8 times on a queue set, BullMQ's way),
+ *          zremadd (8 times ZREM of a random member of bz and its ZADD back)
  *
  * For instruction counts (stable whatever the load), run one build under
  * `valgrind --tool=callgrind --smc-check=all-non-file` with PIPEAB_ONLY=A at two iteration
@@ -55,6 +56,10 @@ function chunk(t) {
     zaddu: () => ['ZADD', 'bz', String(rr()), rm()],
   };
   if (ZCMD[t]) return Array.from({ length: 512 }, () => Buffer.from(Array.from({ length: 16 }, () => resp(ZCMD[t]())).join('')));
+  if (t === 'zremadd') {
+    // ZREM of a random member of bz and its ZADD back (the size stays).
+    return Array.from({ length: 512 }, () => Buffer.from(Array.from({ length: 8 }, () => { const m = rm(); return resp(['ZREM', 'bz', m]) + resp(['ZADD', 'bz', m.slice(7), m]); }).join('')));
+  }
   if (t === 'zaddpop') {
     let q = 0;
     return Array.from({ length: 512 }, () => Buffer.from(Array.from({ length: 8 }, () => resp(['ZADD', 'zq', String(q), `job:${q++}`])).join('') + resp(['ZPOPMIN', 'zq']).repeat(8)));

@@ -73,6 +73,8 @@ export class ZMembers {
   /** The member the last find() found, and its slot (until the next add or remove: `slotOf`). */
   private hitMember: string | null = null;
   private hitSlot = -1;
+  /** Where in the index the last find() found it (-1: found without the index). */
+  private hitPos = -1;
 
   get size(): number {
     return this.n;
@@ -163,6 +165,7 @@ export class ZMembers {
         if (strs[slot] === m && scores[slot] === scores[slot]) {
           this.hitMember = m;
           this.hitSlot = slot;
+          this.hitPos = -1;
           return slot;
         }
       }
@@ -179,6 +182,7 @@ export class ZMembers {
         if (this.is(slot, m)) {
           this.hitMember = m;
           this.hitSlot = slot;
+          this.hitPos = i;
           return slot;
         }
       }
@@ -236,13 +240,16 @@ export class ZMembers {
 
   /** Remove the member in `slot`. */
   remove(slot: number): void {
+    // The index entry of a member just found is known (ZREM, ZPOPMIN: no second hash).
+    const known = this.hitMember !== null && this.hitSlot === slot ? this.hitPos : -1;
     this.hitMember = null;
     this.locate(slot);
     this.garbage += me - this.offs[slot];
     const index = this.index;
     const mask = this.mask;
     const want = slot + 1;
-    for (let i = index.length === 0 ? 0 : hashBytes(this.arena, ms, me) & mask; index.length !== 0; i = (i + 1) & mask) {
+    const start = known >= 0 ? known : index.length === 0 ? 0 : hashBytes(this.arena, ms, me) & mask;
+    for (let i = start; index.length !== 0; i = (i + 1) & mask) {
       const e = index[i];
       if (e === 0) throw new Error('zset member index: slot not found');
       if (e !== TOMB && (e & POS_MASK) === want) {
@@ -311,6 +318,7 @@ export class ZMembers {
     this.mask = cap - 1;
     this.used = 0;
     this.strs = null;
+    this.hitMember = null;
     const scores = this.scores;
     for (let slot = 0; slot < this.top; slot++) {
       if (scores[slot] !== scores[slot]) continue;
