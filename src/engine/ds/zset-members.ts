@@ -302,9 +302,11 @@ export class ZMembers {
   private growSlots(cap: number): void {
     cap = Math.max(cap, MIN_SLOTS);
     const offs = new Uint32Array(cap);
-    offs.set(this.offs.subarray(0, this.top));
     const scores = new Float64Array(cap);
-    scores.set(this.scores.subarray(0, this.top));
+    if (this.top > 0) {
+      offs.set(this.offs.subarray(0, this.top));
+      scores.set(this.scores.subarray(0, this.top));
+    }
     this.offs = offs;
     this.scores = scores;
   }
