@@ -238,16 +238,39 @@ function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
   const lp = z.encoding() === 'listpack';
   const avg = avgOf(z, count, n, fresh, (k) => {
     let t = 0;
-    let i = 0;
-    for (const [m, s] of z.dict) {
-      t += lp ? lpEntry(m) + lpEntry(String(s)) : sdsSize(m.length);
-      if (++i === k) break;
+    const mem = z.members;
+    for (let slot = 0, i = 0; slot < mem.limit && i < k; slot++) {
+      if (!mem.live(slot)) continue;
+      const at = mem.locate(slot);
+      t += lp ? lpEntryBytes(mem.arena, at, at + mem.lengthOf(slot)) + lpEntry(String(mem.scores[slot])) : sdsSize(mem.lengthOf(slot));
+      i++;
     }
     return t / k;
   });
   if (lp) return ROBJ + mallocSize(7 + Math.round(count * avg));
   // zset struct, the dict, the skiplist header and a node per member (1.33 levels on average).
   return ROBJ + 16 + dictCharge(count, 0) + 544 + Math.round(count * (48 + avg));
+}
+
+/** lpEntry() of the latin1 string of bytes b[s, e) (a zset's member, without its string). */
+function lpEntryBytes(b: Uint8Array, s: number, e: number): number {
+  const len = e - s;
+  let n = -1;
+  if (len > 0 && len <= 20) {
+    // The same test as lpEntry's /^-?[0-9]+$/ and Number.isSafeInteger(Number(s)).
+    let p = b[s] === 45 ? s + 1 : s;
+    let x = 0;
+    if (p < e) {
+      for (; p < e; p++) {
+        const c = b[p] - 48;
+        if (c < 0 || c > 9) break;
+        x = x * 10 + c;
+      }
+      if (p === e && x <= Number.MAX_SAFE_INTEGER) n = x < 128 ? 1 : x < 4096 ? 2 : x < 32768 ? 3 : x < 8388608 ? 4 : x < 2147483648 ? 5 : 9;
+    }
+  }
+  if (n < 0) n = (len < 64 ? 1 : len < 4096 ? 2 : 5) + len;
+  return n + (n < 128 ? 1 : n < 16384 ? 2 : 3);
 }
 
 /**

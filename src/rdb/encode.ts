@@ -183,10 +183,10 @@ function writeZset(w: RdbWriter, z: ZSet, key?: string): void {
     const loaded = z.loadedPairs;
     if (loaded !== null) {
       // perf: a set loaded and not used since is written without building its tree.
-      const { scores, members } = loaded;
-      for (let i = 0; i < members.length; i++) {
-        lp.text(members[i]);
-        lp.text(d2string(scores[i]));
+      const mem = z.members;
+      for (let i = 0; i < loaded.length; i++) {
+        lp.text(mem.memberAt(loaded[i]));
+        lp.text(d2string(mem.scores[loaded[i]]));
       }
     } else {
       for (let c = z.tree.first(); c !== null; c = c.next()) {

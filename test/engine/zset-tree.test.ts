@@ -1,7 +1,38 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ZSet } from '../../dist/engine/ds/zset.js';
+import { ZMembers } from '../../dist/engine/ds/zset-members.js';
+import { ZTree as Tree } from '../../dist/engine/ds/zset-tree.js';
 import { rng } from '../helpers/rng.js';
+
+/** A ZTree over its own ZMembers, driven by (score, member) as the tests were written. */
+class PairTree extends Tree {
+  constructor() {
+    super(new ZMembers());
+  }
+  put(s: number, m: string): void {
+    this.insert(s, m, this.mem.add(m, s));
+  }
+  del(s: number, m: string): string | null {
+    const slot = this.delete(s, m);
+    if (slot < 0) return null;
+    const held = this.mem.memberAt(slot);
+    this.mem.remove(slot);
+    return held;
+  }
+  move(old: number, m: string, s: number): string | null {
+    const slot = this.update(old, m, s);
+    if (slot < 0) return null;
+    this.mem.scores[slot] = s;
+    return this.mem.memberAt(slot);
+  }
+  load(scores: number[], members: string[]): boolean {
+    const slots = members.map((m, i) => this.mem.add(m, scores[i]));
+    if (this.loadSorted(slots, slots.length)) return true;
+    for (const slot of slots) this.mem.remove(slot);
+    return false;
+  }
+}
 
 test('ZSet ranks, ranges and order match a sorted reference under random updates', () => {
   const seed = Date.now() % 100000;
@@ -63,7 +94,6 @@ test('ZSet reports listpack until it outgrows 128 entries or 64-byte members', (
 });
 
 test('ZTree.loadSorted builds the same order as inserts, and the tree stays consistent under updates', async () => {
-  const { ZTree } = await import('../../dist/engine/ds/zset-tree.js');
   const seed = Date.now() % 100000;
   const r = rng(seed);
   for (const n of [0, 1, 2, 7, 300, 5000, 40000]) {
@@ -71,8 +101,8 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
     while (ref.size < n) ref.set('m' + Math.floor(r() * 1e6), Math.floor(r() * 100) - 50);
     const cmp = (a: [string, number], b: [string, number]) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
     const sorted = [...ref].sort(cmp);
-    const zsl = new ZTree();
-    assert.equal(zsl.loadSorted(sorted.map((p) => p[1]), sorted.map((p) => p[0])), true);
+    const zsl = new PairTree();
+    assert.equal(zsl.load(sorted.map((p) => p[1]), sorted.map((p) => p[0])), true);
     const check = (label: string) => {
       zsl.check();
       const exp = [...ref].sort(cmp);
@@ -90,10 +120,10 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
     for (let i = 0; i < 2000; i++) {
       const m = n > 0 && r() < 0.5 ? sorted[Math.floor(r() * n)][0] : 'n' + Math.floor(r() * 3000);
       const old = ref.get(m);
-      if (old !== undefined) zsl.delete(old, m);
+      if (old !== undefined) zsl.del(old, m);
       if (r() < 0.7) {
         const s = Math.floor(r() * 100) - 50;
-        zsl.insert(s, m);
+        zsl.put(s, m);
         ref.set(m, s);
       } else {
         ref.delete(m);
@@ -102,7 +132,7 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
     check(`updated ${n}`);
     for (const [m, s] of [...ref]) {
       if (r() < 0.9) {
-        assert.equal(zsl.delete(s, m), m);
+        assert.equal(zsl.del(s, m), m);
         ref.delete(m);
       }
     }
@@ -111,7 +141,7 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
       const m = 'p' + Math.floor(r() * 1e6);
       if (ref.has(m)) continue;
       const s = r() < 0.5 ? i : -i; // runs at both ends: the append and prepend splits
-      zsl.insert(s, m);
+      zsl.put(s, m);
       ref.set(m, s);
     }
     check(`regrown ${n}`);
@@ -122,30 +152,29 @@ test('ZTree.loadSorted builds the same order as inserts, and the tree stays cons
       const old = ref.get(m)!;
       const s = r() < 0.8 ? old + (r() < 0.5 ? 1 : -1) : Math.floor(r() * 10000) - 5000;
       if (s === old) continue;
-      assert.equal(zsl.update(old, m, s), m);
+      assert.equal(zsl.move(old, m, s), m);
       ref.set(m, s);
     }
     check(`rescored ${n}`);
   }
   // Pairs out of order are refused and leave the list empty.
-  const bad = new ZTree();
-  assert.equal(bad.loadSorted([1, 1], ['b', 'a']), false);
+  const bad = new PairTree();
+  assert.equal(bad.load([1, 1], ['b', 'a']), false);
   assert.equal(bad.length, 0);
   assert.equal(bad.first(), null);
   // An absent pair is not deleted; rank of an absent member is -1.
-  const t = new ZTree();
-  t.insert(1, 'a');
-  assert.equal(t.delete(1, 'b'), null);
-  assert.equal(t.delete(2, 'a'), null);
+  const t = new PairTree();
+  t.put(1, 'a');
+  assert.equal(t.del(1, 'b'), null);
+  assert.equal(t.del(2, 'a'), null);
   assert.equal(t.rank(1, 'b'), -1);
 });
 
 test('ZTree lex ranges on equal scores', async () => {
-  const { ZTree } = await import('../../dist/engine/ds/zset-tree.js');
-  const t = new ZTree();
+  const t = new PairTree();
   const names: string[] = [];
   for (let i = 0; i < 5000; i++) names.push('k' + String(i).padStart(5, '0'));
-  for (const m of [...names].reverse()) t.insert(0, m);
+  for (const m of [...names].reverse()) t.put(0, m);
   t.check();
   const b = (v: string, exclusive: boolean) => ({ inf: 0 as const, value: v, exclusive });
   const f = t.firstInLex(b('k01000', true), b('k02000', false))!;

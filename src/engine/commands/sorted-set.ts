@@ -137,6 +137,38 @@ function writePairs(out: ReplySink, p: Pairs, withScores: boolean): void {
   }
 }
 
+/**
+ * A range of a set, in reply order: its members' slots (ZMembers) and scores. Valid until the
+ * set changes.
+ */
+interface SlotPairs {
+  slots: number[];
+  scores: number[];
+}
+
+/** writePairs of a collected range: members written from the set's bytes (no string each). */
+function writeSlotPairs(out: ReplySink, z: ZSet, p: SlotPairs, withScores: boolean): void {
+  const { slots, scores } = p;
+  const mem = z.members;
+  if (!withScores) {
+    out.array(slots.length);
+    for (let i = 0; i < slots.length; i++) mem.reply(out, slots[i]);
+    return;
+  }
+  out.pairs(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    out.pair();
+    mem.reply(out, slots[i]);
+    replyScore(out, scores[i]);
+  }
+}
+
+/** The members of a collected range as strings. */
+function membersOf(z: ZSet, p: SlotPairs): string[] {
+  const mem = z.members;
+  return p.slots.map((slot) => mem.memberAt(slot));
+}
+
 function writeTuples(out: ReplySink, pairs: ReadonlyArray<readonly [string, number]>, withScores: boolean): void {
   if (withScores) out.pairs(pairs.length);
   else out.array(pairs.length);
@@ -418,9 +450,9 @@ function rankCount(argv: Argv, minI: number, maxI: number, len: number): number 
 }
 
 /** Collect the pairs of a range request, in reply order. */
-function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: RangeSpec): Pairs {
-  const out: Pairs = { members: [], scores: [] };
-  const { members, scores } = out;
+function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: RangeSpec): SlotPairs {
+  const out: SlotPairs = { slots: [], scores: [] };
+  const { slots, scores } = out;
   const t = z.tree;
   const rev = spec.rev;
   if (spec.kind === 'rank') {
@@ -428,7 +460,7 @@ function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: Ran
     const count = rankCount(argv, minI, maxI, len);
     let n = count === 0 ? null : t.at(rev ? len - 1 - rankStart : rankStart);
     for (let k = 0; n !== null && k < count; k++, n = rev ? n.prev() : n.next()) {
-      members.push(n.member);
+      slots.push(n.slot);
       scores.push(n.score);
     }
     return out;
@@ -444,7 +476,7 @@ function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: Ran
       offset--;
     }
     while (n !== null && limit !== 0 && inScoreRange(n.score, r)) {
-      members.push(n.member);
+      slots.push(n.slot);
       scores.push(n.score);
       n = rev ? n.prev() : n.next();
       if (limit > 0) limit--;
@@ -461,7 +493,7 @@ function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: Ran
   }
   // As Redis: only the far end of the range is checked while walking.
   while (n !== null && limit !== 0 && (rev ? lexGteMin(n.member, min) : lexLteMax(n.member, max))) {
-    members.push(n.member);
+    slots.push(n.slot);
     scores.push(n.score);
     n = rev ? n.prev() : n.next();
     if (limit > 0) limit--;
@@ -529,12 +561,12 @@ function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): voi
     let n = z.at(rev ? len - 1 - rankStart : rankStart);
     for (let k = 0; n !== null && k < count; k++, n = rev ? n.prev() : n.next()) {
       if (ws) out.pair();
-      out.bulkLatin1(n.member);
+      z.members.reply(out, n.slot);
       if (ws) replyScore(out, n.score);
     }
     return;
   }
-  writePairs(out, collectRange(z, argv, 2, 3, spec), spec.withScores);
+  writeSlotPairs(out, z, collectRange(z, argv, 2, 3, spec), spec.withScores);
 }
 
 // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
@@ -574,9 +606,10 @@ function zrangestoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   const db = c.db;
   const src = lookupZset(db, argv.key(2));
   const p = src === null ? null : collectRange(src, argv, 3, 4, spec);
-  const n = p === null ? 0 : p.members.length;
+  const n = p === null ? 0 : p.slots.length;
+  const members = p === null ? [] : membersOf(src!, p);
   const pairs: [string, number][] = new Array(n);
-  for (let i = 0; i < n; i++) pairs[i] = [p!.members[i], p!.scores[i]];
+  for (let i = 0; i < n; i++) pairs[i] = [members[i], p!.scores[i]];
   storeResult(db, argv.key(1), pairs, 'zrangestore');
   out.int(n);
 }
@@ -618,7 +651,7 @@ function remRange(c: Client, argv: Argv, out: ReplySink, kind: RangeKind): void 
     out.int(0);
     return;
   }
-  const { members } = collectRange(z, argv, 2, 3, spec);
+  const members = membersOf(z, collectRange(z, argv, 2, 3, spec));
   for (const m of members) z.remove(m);
   if (members.length > 0) db.event(N.ZSET, `zremrangeby${kind}`, key);
   if (members.length > 0) afterWrite(db, key, z);
@@ -842,8 +875,11 @@ function zrandmemberCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 type Aggregate = 'sum' | 'min' | 'max';
 
+/** What set algebra reads of a source: a Map, or a zset's ZDict. */
+type PairSource = Pick<Map<string, number>, 'size' | 'get' | 'has' | 'keys' | typeof Symbol.iterator>;
+
 /** Members and scores of a zset or a plain set (scores 1) source; null when the key is missing. */
-function sourcePairs(v: Value | undefined): Map<string, number> | null {
+function sourcePairs(v: Value | undefined): PairSource | null {
   if (v === undefined) return null;
   if (v instanceof ZSet) return v.dict;
   if (v instanceof SetValue) {
@@ -858,7 +894,7 @@ function sourcePairs(v: Value | undefined): Map<string, number> | null {
 interface AlgebraSpec {
   keys: string[];
   /** Each source's members and scores (null = missing key), looked up before the options. */
-  sources: (Map<string, number> | null)[];
+  sources: (PairSource | null)[];
   weights: number[];
   aggregate: Aggregate;
   withScores: boolean;
@@ -1008,7 +1044,7 @@ function zintercardCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.int(0);
     return;
   }
-  const order = (sources as Map<string, number>[]).sort((a, b) => a.size - b.size);
+  const order = (sources as PairSource[]).sort((a, b) => a.size - b.size);
   let count = 0;
   for (const m of order[0].keys()) {
     if (order.every((s) => s.has(m))) {

@@ -1,20 +1,24 @@
 /**
  * An order-statistics B+tree of (score, member) pairs: the ordered half of a sorted set.
- * Ordered by score, then by member bytes (memcmp), as Redis orders a zset. Members are latin1
- * strings (one char per byte), so `<` on them is memcmp on the bytes.
+ * Ordered by score, then by member bytes (memcmp), as Redis orders a zset. A leaf holds each
+ * member's slot in the set's ZMembers (zset-members.ts: the bytes, compared in place); a
+ * separator in an inner node is a latin1 string of its own (one char per byte, so `<` is
+ * memcmp), since the slot it was taken from may be freed and reused while it bounds.
  *
  * Why a B+tree rather than Redis's skiplist: a skiplist node is several JS objects (~190 bytes
  * per member) and a descent misses the cache at every level. Here a leaf holds up to 64 pairs
- * in two parallel arrays (scores unboxed in a double array), and an inner node holds its
+ * in two parallel arrays (scores unboxed in a double array, member slots as small integers), and an inner node holds its
  * children's subtree sizes (rank and range-by-rank in O(log n)) and a lower-bound key per
  * child (the descent binary-searches contiguous doubles, touching members only on equal
- * scores). A million members cost ~20 bytes each here, and a descent is 3-4 nodes.
+ * scores). A million members cost ~17 bytes each here, and a descent is 3-4 nodes.
  *
  * Invariants: every leaf but an empty root holds >= 1 pair; every inner node but the root has
  * >= 2 children, the root inner node too; inner.sepScores/sepMembers[i] (i >= 1) is <= every key of
  * children[i] and > every key of children[i - 1]. Leaves are doubly linked in order.
  * Positions are handed out as cursors (ZCursor): leaf + index + rank, moved in place.
  */
+
+import { ZMembers } from './zset-members.js';
 
 const LEAF_CAP = 64;
 const LEAF_MIN = 16;
@@ -32,15 +36,21 @@ function strings(cap: number): string[] {
   return new Array<string>(cap).fill('');
 }
 
+/** A hole-free small-integer array (member slots of ZMembers). */
+function ints(cap: number): number[] {
+  return new Array<number>(cap).fill(0);
+}
+
 export class Leaf {
   n = 0;
   next: Leaf | null = null;
   prev: Leaf | null = null;
   scores: number[];
-  members: string[];
+  /** Member slots in the set's ZMembers (the bytes live there). */
+  slots: number[];
   constructor(cap: number) {
     this.scores = doubles(cap);
-    this.members = strings(cap);
+    this.slots = ints(cap);
   }
 }
 
@@ -56,9 +66,13 @@ class Inner {
 
 /** A position in the tree; next()/prev() move it in place and return it, or null past an end. */
 export class ZCursor {
-  constructor(public leaf: Leaf, public i: number, public rank: number) {}
+  constructor(private readonly mem: ZMembers, public leaf: Leaf, public i: number, public rank: number) {}
+  /** The member (a fresh string: prefer `slot` and the set's ZMembers to reply with its bytes). */
   get member(): string {
-    return this.leaf.members[this.i];
+    return this.mem.memberAt(this.leaf.slots[this.i]);
+  }
+  get slot(): number {
+    return this.leaf.slots[this.i];
   }
   get score(): number {
     return this.leaf.scores[this.i];
@@ -119,6 +133,26 @@ function holds(p: number, score: number, member: string): boolean {
   }
 }
 
+/** holds() of a leaf's pair, its member compared in place. */
+function holdsSlot(mem: ZMembers, p: number, score: number, slot: number): boolean {
+  switch (p) {
+    case P_SCORE_GE: return score >= qScore;
+    case P_SCORE_GT: return score > qScore;
+    case P_LEX_GE_MIN: {
+      const q = qLex;
+      if (q.inf !== 0) return q.inf === -1;
+      const c = mem.cmp(slot, q.value);
+      return q.exclusive ? c > 0 : c >= 0;
+    }
+    default: {
+      const q = qLex;
+      if (q.inf !== 0) return q.inf === -1;
+      const c = mem.cmp(slot, q.value);
+      return q.exclusive ? c >= 0 : c > 0;
+    }
+  }
+}
+
 /**
  * Scratch of insert/delete: the inner nodes on the path from the root and the child taken in
  * each (one shared pair instead of arrays per call; a tree of 2^53 pairs is < 16 levels).
@@ -145,23 +179,23 @@ function childFor(node: Inner, s: number, m: string): number {
 }
 
 /** First index of a leaf whose pair is >= (s, m). */
-function leafLower(leaf: Leaf, s: number, m: string): number {
+function leafLower(mem: ZMembers, leaf: Leaf, s: number, m: string): number {
   const ss = leaf.scores;
-  const sm = leaf.members;
+  const sm = leaf.slots;
   let lo = 0;
   let hi = leaf.n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const t = ss[mid];
-    if (t < s || (t === s && sm[mid] < m)) lo = mid + 1;
+    if (t < s || (t === s && mem.cmp(sm[mid], m) < 0)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-function leafInsertAt(leaf: Leaf, pos: number, s: number, m: string): void {
+function leafInsertAt(leaf: Leaf, pos: number, s: number, m: number): void {
   const ss = leaf.scores;
-  const sm = leaf.members;
+  const sm = leaf.slots;
   for (let j = leaf.n; j > pos; j--) {
     ss[j] = ss[j - 1];
     sm[j] = sm[j - 1];
@@ -173,18 +207,17 @@ function leafInsertAt(leaf: Leaf, pos: number, s: number, m: string): void {
 
 function leafRemoveAt(leaf: Leaf, pos: number): void {
   const ss = leaf.scores;
-  const sm = leaf.members;
+  const sm = leaf.slots;
   const n = --leaf.n;
   for (let j = pos; j < n; j++) {
     ss[j] = ss[j + 1];
     sm[j] = sm[j + 1];
   }
-  sm[n] = ''; // do not keep a removed member alive
 }
 
 /** Move `count` pairs from `from` (starting at `at`) to the end of `to`. */
 function leafMoveTail(from: Leaf, at: number, count: number, to: Leaf): void {
-  const fs = from.scores, fm = from.members, ts = to.scores, tm = to.members;
+  const fs = from.scores, fm = from.slots, ts = to.scores, tm = to.slots;
   let k = to.n;
   for (let j = at; j < at + count; j++, k++) {
     ts[k] = fs[j];
@@ -197,13 +230,12 @@ function leafMoveTail(from: Leaf, at: number, count: number, to: Leaf): void {
     fs[j - count] = fs[j];
     fm[j - count] = fm[j];
   }
-  for (let j = n - count; j < n; j++) fm[j] = '';
   from.n = n - count;
 }
 
 /** Move the last `count` pairs of `from` to the front of `to`. */
 function leafMoveToFront(from: Leaf, count: number, to: Leaf): void {
-  const ts = to.scores, tm = to.members, fs = from.scores, fm = from.members;
+  const ts = to.scores, tm = to.slots, fs = from.scores, fm = from.slots;
   for (let j = to.n - 1; j >= 0; j--) {
     ts[j + count] = ts[j];
     tm[j + count] = tm[j];
@@ -212,7 +244,6 @@ function leafMoveToFront(from: Leaf, count: number, to: Leaf): void {
   for (let j = 0; j < count; j++) {
     ts[j] = fs[start + j];
     tm[j] = fm[start + j];
-    fm[start + j] = '';
   }
   to.n += count;
   from.n = start;
@@ -263,6 +294,7 @@ function sum(node: Inner): number {
 }
 
 export class ZTree {
+  constructor(readonly mem: ZMembers) {}
   private root: Inner | Leaf = new Leaf(SMALL_CAP);
   /** Inner levels above the leaves (0: the root is a leaf). */
   private height = 0;
@@ -270,8 +302,8 @@ export class ZTree {
 
   // ---------------------------------------------------------------- updates
 
-  /** Insert (s, m); the member must not be in the tree. */
-  insert(s: number, m: string): void {
+  /** Insert (s, m), m's bytes in `slot` of the set's ZMembers; the member must not be in the tree. */
+  insert(s: number, m: string, slot: number): void {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -283,23 +315,43 @@ export class ZTree {
       node = inner.children[i];
     }
     const leaf = node as Leaf;
-    const pos = leafLower(leaf, s, m);
+    this.insertInLeaf(leaf, leafLower(this.mem, leaf, s, m), d, s, slot);
+  }
+
+  /** Insert a pair greater than every pair in the tree (loading in order): no comparisons. */
+  append(s: number, slot: number): void {
+    let node = this.root;
+    let d = 0;
+    for (let h = this.height; h > 0; h--, d++) {
+      const inner = node as Inner;
+      const i = inner.n - 1;
+      inner.counts[i]++;
+      PATH[d] = inner;
+      PATH_IDX[d] = i;
+      node = inner.children[i];
+    }
+    const leaf = node as Leaf;
+    this.insertInLeaf(leaf, leaf.n, d, s, slot);
+  }
+
+  /** Insert at `pos` of `leaf`, reached through PATH[0 .. d - 1] (counts already raised). */
+  private insertInLeaf(leaf: Leaf, pos: number, d: number, s: number, slot: number): void {
     this.length++;
-    if (leaf.n < leaf.members.length) {
-      leafInsertAt(leaf, pos, s, m);
+    if (leaf.n < leaf.slots.length) {
+      leafInsertAt(leaf, pos, s, slot);
       return;
     }
     if (leaf.n < LEAF_CAP) {
       // A small root leaf: double its arrays.
       const cap = Math.min(LEAF_CAP, 2 * leaf.n);
-      const ss = doubles(cap), sm = strings(cap);
+      const ss = doubles(cap), sm = ints(cap);
       for (let j = 0; j < leaf.n; j++) {
         ss[j] = leaf.scores[j];
-        sm[j] = leaf.members[j];
+        sm[j] = leaf.slots[j];
       }
       leaf.scores = ss;
-      leaf.members = sm;
-      leafInsertAt(leaf, pos, s, m);
+      leaf.slots = sm;
+      leafInsertAt(leaf, pos, s, slot);
       return;
     }
     // Split. Appending at the very end (or prepending at the very start) leaves the full leaf
@@ -313,9 +365,10 @@ export class ZTree {
     if (right.next !== null) right.next.prev = right;
     right.prev = leaf;
     leaf.next = right;
-    if (pos < k || (pos === k && leaf.n < LEAF_CAP)) leafInsertAt(leaf, pos, s, m);
-    else leafInsertAt(right, pos - k, s, m);
-    this.addSibling(d, leaf, leaf.n, right, right.n, right.scores[0], right.members[0], append);
+    if (pos < k || (pos === k && leaf.n < LEAF_CAP)) leafInsertAt(leaf, pos, s, slot);
+    else leafInsertAt(right, pos - k, s, slot);
+    // The separator is a string of its own: the slot may be freed and reused while it bounds.
+    this.addSibling(d, leaf, leaf.n, right, right.n, right.scores[0], this.mem.memberAt(right.slots[0]), append);
   }
 
   /**
@@ -369,10 +422,10 @@ export class ZTree {
   }
 
   /**
-   * Remove (s, m); returns the member string the tree held (the caller may re-insert that one
-   * instead of an equal copy), or null when absent.
+   * Remove (s, m); returns the member's slot, or -1 when absent. `slot`: the member's slot when
+   * the caller knows it (then checked instead of the member's bytes), else -1.
    */
-  delete(s: number, m: string): string | null {
+  delete(s: number, m: string, slot = -1): number {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -383,10 +436,10 @@ export class ZTree {
       node = inner.children[i];
     }
     const leaf = node as Leaf;
-    const pos = leafLower(leaf, s, m);
-    if (pos >= leaf.n) return null;
-    const held = leaf.members[pos];
-    if (held !== m || leaf.scores[pos] !== s) return null;
+    const pos = leafLower(this.mem, leaf, s, m);
+    if (pos >= leaf.n) return -1;
+    const held = leaf.slots[pos];
+    if (leaf.scores[pos] !== s || (slot >= 0 ? held !== slot : this.mem.cmp(held, m) !== 0)) return -1;
     this.removeAt(leaf, pos, d);
     return held;
   }
@@ -400,12 +453,12 @@ export class ZTree {
   }
 
   /**
-   * Change the score of member m from `old` to `s` (they differ); returns the member string the
-   * tree holds, or null when (old, m) is absent. When the new position is in the same leaf
+   * Change the score of member m from `old` to `s` (they differ); returns the member's slot,
+   * or -1 when (old, m) is absent. When the new position is in the same leaf
    * (small increments: ZINCRBY, GT/LT counters), the pairs in between shift in place;
    * otherwise a delete and an insert.
    */
-  update(old: number, m: string, s: number): string | null {
+  update(old: number, m: string, s: number, slot = -1): number {
     let node = this.root;
     let d = 0;
     for (let h = this.height; h > 0; h--, d++) {
@@ -415,18 +468,19 @@ export class ZTree {
       PATH_IDX[d] = i;
       node = inner.children[i];
     }
+    const mem = this.mem;
     const leaf = node as Leaf;
-    const pos = leafLower(leaf, old, m);
-    if (pos >= leaf.n) return null;
-    const held = leaf.members[pos];
-    if (held !== m || leaf.scores[pos] !== old) return null;
+    const pos = leafLower(mem, leaf, old, m);
+    if (pos >= leaf.n) return -1;
+    const held = leaf.slots[pos];
+    if (leaf.scores[pos] !== old || (slot >= 0 ? held !== slot : mem.cmp(held, m) !== 0)) return -1;
     // t: the new index among the leaf's other pairs. It stays in this leaf's key range when it
     // falls between two of them, or beyond one end in the direction of the old key's side.
     const up = s > old;
-    const t = up ? leafLower(leaf, s, m) - 1 : leafLower(leaf, s, m);
+    const t = up ? leafLower(mem, leaf, s, m) - 1 : leafLower(mem, leaf, s, m);
     const others = leaf.n - 1;
     if ((t > 0 || up || leaf.prev === null) && (t < others || !up || leaf.next === null)) {
-      const ss = leaf.scores, sm = leaf.members;
+      const ss = leaf.scores, sm = leaf.slots;
       if (t > pos) {
         for (let j = pos; j < t; j++) {
           ss[j] = ss[j + 1];
@@ -443,7 +497,7 @@ export class ZTree {
       return held;
     }
     this.removeAt(leaf, pos, d);
-    this.insert(s, held);
+    this.insert(s, m, held);
     return held;
   }
 
@@ -470,7 +524,7 @@ export class ZTree {
     parent.counts[li] = l.n;
     parent.counts[ri] = r.n;
     parent.sepScores[ri] = r.scores[0];
-    parent.sepMembers[ri] = r.members[0];
+    parent.sepMembers[ri] = this.mem.memberAt(r.slots[0]);
   }
 
   /** PATH[d] lost a child: collapse a one-child root, or rebalance an under-full node. */
@@ -531,8 +585,8 @@ export class ZTree {
 
   // ---------------------------------------------------------------- lookups
 
-  /** 0-based rank of (s, m), or -1 when absent. */
-  rank(s: number, m: string): number {
+  /** 0-based rank of (s, m), or -1 when absent (`slot` as delete's). */
+  rank(s: number, m: string, slot = -1): number {
     let node = this.root;
     let r = 0;
     for (let h = this.height; h > 0; h--) {
@@ -543,8 +597,9 @@ export class ZTree {
       node = inner.children[i];
     }
     const leaf = node as Leaf;
-    const pos = leafLower(leaf, s, m);
-    return pos < leaf.n && leaf.members[pos] === m ? r + pos : -1;
+    const pos = leafLower(this.mem, leaf, s, m);
+    if (pos >= leaf.n || leaf.scores[pos] !== s) return -1;
+    return (slot >= 0 ? leaf.slots[pos] === slot : this.mem.cmp(leaf.slots[pos], m) === 0) ? r + pos : -1;
   }
 
   /** Cursor at a 0-based rank, or null when out of range. */
@@ -559,7 +614,7 @@ export class ZTree {
       while (left >= counts[j]) left -= counts[j++];
       node = inner.children[j];
     }
-    return new ZCursor(node as Leaf, left, rank);
+    return new ZCursor(this.mem, node as Leaf, left, rank);
   }
 
   first(): ZCursor | null {
@@ -590,12 +645,12 @@ export class ZTree {
       node = inner.children[i];
     }
     const leaf = node as Leaf;
-    const ss = leaf.scores, sm = leaf.members;
+    const ss = leaf.scores, sm = leaf.slots, mem = this.mem;
     let lo = 0;
     let hi = leaf.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (holds(p, ss[mid], sm[mid])) hi = mid;
+      if (holdsSlot(mem, p, ss[mid], sm[mid])) hi = mid;
       else lo = mid + 1;
     }
     hitLeaf = leaf;
@@ -605,16 +660,16 @@ export class ZTree {
 
   /** Cursor at the lowerBound() just done (rank r), or null past the end. */
   private hitCursor(r: number): ZCursor | null {
-    if (hitIdx < hitLeaf.n) return new ZCursor(hitLeaf, hitIdx, r);
+    if (hitIdx < hitLeaf.n) return new ZCursor(this.mem, hitLeaf, hitIdx, r);
     const next = hitLeaf.next;
-    return next === null ? null : new ZCursor(next, 0, r);
+    return next === null ? null : new ZCursor(this.mem, next, 0, r);
   }
 
   /** Cursor just before the lowerBound() just done (rank r), or null before the start. */
   private hitCursorBefore(r: number): ZCursor | null {
-    if (hitIdx > 0) return new ZCursor(hitLeaf, hitIdx - 1, r - 1);
+    if (hitIdx > 0) return new ZCursor(this.mem, hitLeaf, hitIdx - 1, r - 1);
     const prev = hitLeaf.prev;
-    return prev === null ? null : new ZCursor(prev, prev.n - 1, r - 1);
+    return prev === null ? null : new ZCursor(this.mem, prev, prev.n - 1, r - 1);
   }
 
   /** Number of pairs whose score is below the bound (< x, or <= x when `inclusive`). */
@@ -691,16 +746,17 @@ export class ZTree {
   }
 
   /**
-   * Fill an EMPTY tree from pairs already in order (loading from disk): appends, each at the
-   * end, which leaves the leaves full. Returns false, leaving the tree empty, when the pairs
-   * are not strictly in order.
+   * Fill an EMPTY tree from the set's members in order (their slots; scores from ZMembers):
+   * appends, each at the end, which leaves the leaves full. Returns false, leaving the tree
+   * empty, when the pairs are not strictly in order.
    */
-  loadSorted(scores: ArrayLike<number>, members: readonly string[], n = members.length): boolean {
+  loadSorted(slots: ArrayLike<number>, n: number): boolean {
+    const mem = this.mem, sc = mem.scores;
     for (let k = 1; k < n; k++) {
-      const a = scores[k - 1], b = scores[k];
-      if (!(a < b || (a === b && members[k - 1] < members[k]))) return false;
+      const a = sc[slots[k - 1]], b = sc[slots[k]];
+      if (!(a < b || (a === b && mem.cmpSlots(slots[k - 1], slots[k]) < 0))) return false;
     }
-    for (let k = 0; k < n; k++) this.insert(scores[k], members[k]);
+    for (let k = 0; k < n; k++) this.append(sc[slots[k]], slots[k]);
     return true;
   }
 
@@ -717,7 +773,8 @@ export class ZTree {
         if (prevLeaf !== null && prevLeaf.next !== leaf) throw new Error('broken leaf links');
         prevLeaf = leaf;
         for (let j = 0; j < leaf.n; j++) {
-          const s = leaf.scores[j], m = leaf.members[j];
+          const s = leaf.scores[j], m = this.mem.memberAt(leaf.slots[j]);
+          if (this.mem.scores[leaf.slots[j]] !== s) throw new Error('score differs from the member map');
           if (prevM !== null && !(prevS < s || (prevS === s && prevM < m))) throw new Error('out of order');
           if (loM !== null && (s < loS || (s === loS && m < loM))) throw new Error('below separator');
           prevS = s;

@@ -1,10 +1,11 @@
 /**
- * The sorted-set value: a member -> score map plus an order-statistics B+tree of (score,
- * member) (zset-tree.ts; Redis uses a skiplist). OBJECT ENCODING reports "listpack" while the set is small, as
+ * The sorted-set value: a member -> score map (ZMembers, zset-members.ts: the members as bytes
+ * in one arena, a slot each) plus an order-statistics B+tree of (score, slot) (zset-tree.ts;
+ * Redis uses a skiplist). A member of 14 bytes costs ~60 bytes in all (Redis: ~117). OBJECT ENCODING reports "listpack" while the set is small, as
  * Redis would store it (zset-max-listpack-entries 128, zset-max-listpack-value 64), and
  * "skiplist" once it has outgrown that, which, as in Redis, does not revert.
  *
- * Members are latin1 strings (exact bytes). All mutations go through this class.
+ * Members go in and out as latin1 strings (exact bytes). All mutations go through this class.
  *
  * Persistence (the contract of src/store/codec.ts): `zsetCodec` at the bottom. Listpack-sized
  * sets are stored whole; bigger ones as one record per member (member -> score), and while
@@ -15,6 +16,7 @@ import { T } from '../db.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '../../store/codec.js';
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { ZTree, type ZCursor } from './zset-tree.js';
+import { ZMembers } from './zset-members.js';
 
 export const ZSET_MAX_LISTPACK_ENTRIES = 128;
 export const ZSET_MAX_LISTPACK_VALUE = 64;
@@ -25,12 +27,15 @@ export class ZSet implements StoredValue {
   mem = 0;
   memN = -1;
   memAvg = 0;
-  readonly dict = new Map<string, number>();
-  /** The ordered pairs; null until first use after loading (the pairs wait in `pending`). */
-  private list: ZTree | null = new ZTree();
-  /** Loaded pairs in zset order, turned into the tree on first use. */
-  private pending: { scores: Float64Array; members: string[] } | null = null;
+  /** The members and their scores (bytes in an arena, a slot each; zset-members.ts). */
+  readonly members = new ZMembers();
+  /** The ordered pairs (member slots); null until first use after loading (see `pending`). */
+  private list: ZTree | null = new ZTree(this.members);
+  /** Loaded members' slots in zset order, turned into the tree on first use. */
+  private pending: Int32Array | null = null;
   private big = false;
+  /** A Map-like view of member -> score (set algebra, SORT, DEBUG DIGEST, MEMORY USAGE). */
+  private view: ZDict | null = null;
   /** Object id of its item records in the store; 0 = none (stored whole, or not stored). */
   sid = 0;
   /**
@@ -41,7 +46,12 @@ export class ZSet implements StoredValue {
   private changed: Map<string, number> | null = null;
 
   get size(): number {
-    return this.dict.size;
+    return this.members.size;
+  }
+
+  /** member -> score, read-only, iterated in no particular order. */
+  get dict(): ZDict {
+    return (this.view ??= new ZDict(this.members));
   }
 
   /** The order-statistics tree (built here on first use of a loaded set). */
@@ -50,10 +60,11 @@ export class ZSet implements StoredValue {
   }
 
   private buildList(): ZTree {
-    const { scores, members } = this.pending!;
-    const l = new ZTree();
-    if (!l.loadSorted(scores, members)) {
-      for (let i = 0; i < members.length; i++) l.insert(scores[i], members[i]);
+    const slots = this.pending!;
+    const l = new ZTree(this.members);
+    if (!l.loadSorted(slots, slots.length)) {
+      const mem = this.members;
+      for (let i = 0; i < slots.length; i++) l.insert(mem.scores[slots[i]], mem.memberAt(slots[i]), slots[i]);
     }
     this.pending = null;
     this.list = l;
@@ -75,9 +86,9 @@ export class ZSet implements StoredValue {
   }
 
   /**
-   * A set of the first `n` pairs members[i] / scores[i] as loaded (an RDB value), kept as they
-   * are (the arrays become the set's): the tree is built on first use, which also checks the
-   * order (a listpack holds the pairs sorted). Null when a member is given twice.
+   * A set of the first `n` pairs members[i] / scores[i] as loaded (an RDB value): the tree is
+   * built on first use, which also checks the order (a listpack holds the pairs sorted).
+   * Null when a member is given twice.
    */
   static fromLoaded(members: string[], scores: Float64Array, n: number): ZSet | null {
     let big = n > ZSET_MAX_LISTPACK_ENTRIES;
@@ -85,13 +96,14 @@ export class ZSet implements StoredValue {
     const z = new ZSet();
     z.big = big;
     z.list = null;
-    const dict = z.dict;
+    const mem = z.members;
+    const slots = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       if (!big && scores[i] === 0) scores[i] = 0; // -0 as a listpack stores it
-      dict.set(members[i], scores[i]);
+      if (mem.find(members[i]) >= 0) return null;
+      slots[i] = mem.add(members[i], scores[i]);
     }
-    if (dict.size !== n) return null;
-    z.pending = { scores, members };
+    z.pending = slots;
     for (let k = 1; k < n; k++) {
       const a = scores[k - 1], b = scores[k];
       if (!(a < b || (a === b && members[k - 1] < members[k]))) {
@@ -102,13 +114,14 @@ export class ZSet implements StoredValue {
     return z;
   }
 
-  /** The pairs in order while the tree is not built yet (a loaded set nobody used): DUMP, RDB. */
-  get loadedPairs(): { readonly scores: Float64Array; readonly members: readonly string[] } | null {
+  /** The members' slots in order while the tree is not built yet (a loaded set nobody used): DUMP, RDB. */
+  get loadedPairs(): Int32Array | null {
     return this.pending;
   }
 
   score(member: string): number | undefined {
-    return this.dict.get(member);
+    const slot = this.members.find(member);
+    return slot < 0 ? undefined : this.members.scores[slot];
   }
 
   /**
@@ -117,7 +130,7 @@ export class ZSet implements StoredValue {
    * a skiplist keeps -0.
    */
   set(member: string, score: number): number | undefined {
-    const old = this.dict.get(member);
+    const old = this.score(member);
     if (old === undefined) this.insert(member, score);
     else this.rescore(member, old, score);
     return old;
@@ -126,11 +139,11 @@ export class ZSet implements StoredValue {
   /** Add a member that is not in the set (the caller looked it up: `score(member)` was undefined). */
   insert(member: string, score: number): void {
     if (score === 0 && !this.big) score = 0;
-    const dict = this.dict;
-    this.tree.insert(score, member);
-    dict.set(member, score);
+    const tree = this.tree;
+    const slot = this.members.add(member, score);
+    tree.insert(score, member, slot);
     if (this.sid !== 0) this.logChange(member, score);
-    if (!this.big && (dict.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
+    if (!this.big && (this.members.size > ZSET_MAX_LISTPACK_ENTRIES || member.length > ZSET_MAX_LISTPACK_VALUE)) this.big = true;
   }
 
   /**
@@ -140,27 +153,26 @@ export class ZSet implements StoredValue {
   rescore(member: string, old: number, score: number): void {
     if (score === 0 && !this.big) score = 0;
     if (old === score) return;
-    // Keep the string the set already holds (the Map keeps its own key too): `member` is
-    // usually a fresh copy from the command's arguments.
-    const held = this.tree.update(old, member, score) ?? member;
-    this.dict.set(held, score);
-    if (this.sid !== 0) this.logChange(held, score);
+    const slot = this.tree.update(old, member, score, this.members.slotOf(member));
+    this.members.scores[slot] = score;
+    if (this.sid !== 0) this.logChange(member, score);
   }
 
   remove(member: string): boolean {
-    const old = this.dict.get(member);
-    if (old === undefined) return false;
+    const mem = this.members;
+    const slot = mem.find(member);
+    if (slot < 0) return false;
     if (this.sid !== 0) this.logChange(member, NaN);
-    this.dict.delete(member);
-    this.tree.delete(old, member);
+    this.tree.delete(mem.scores[slot], member, slot);
+    mem.remove(slot);
     return true;
   }
 
   /** 0-based rank in ascending order, or -1. */
   rank(member: string): number {
-    const s = this.dict.get(member);
-    if (s === undefined) return -1;
-    return this.tree.rank(s, member);
+    const slot = this.members.find(member);
+    if (slot < 0) return -1;
+    return this.tree.rank(this.members.scores[slot], member, slot);
   }
 
   /** Cursor at 0-based ascending rank, or null. */
@@ -171,15 +183,11 @@ export class ZSet implements StoredValue {
   clone(): ZSet {
     const z = new ZSet();
     const n = this.size;
-    const scores = new Float64Array(n);
-    const members = new Array<string>(n);
+    const slots = new Int32Array(n);
+    z.members.reserve(n, 0);
     let k = 0;
-    for (let c = this.tree.first(); c !== null; c = c.next(), k++) {
-      scores[k] = c.score;
-      members[k] = c.member;
-      z.dict.set(c.member, c.score);
-    }
-    z.tree.loadSorted(scores, members, n);
+    for (let c = this.tree.first(); c !== null; c = c.next(), k++) slots[k] = z.members.add(c.member, c.score);
+    z.tree.loadSorted(slots, n);
     z.big = this.big;
     return z;
   }
@@ -196,7 +204,7 @@ export class ZSet implements StoredValue {
    * is stored as records).
    */
   storeWhole(): Buffer | null {
-    const size = this.dict.size;
+    const size = this.members.size;
     if (this.big) {
       if (size > wholeItems(this.sid)) return null;
       const limit = wholeBytes(this.sid);
@@ -233,9 +241,13 @@ export class ZSet implements StoredValue {
     const z = new ZSet();
     z.big = big;
     z.list = null;
-    z.pending = { scores: scores.slice(0, n), members: members.slice(0, n) };
-    const dict = z.dict;
-    for (let i = 0; i < n; i++) dict.set(members[i], scores[i]);
+    const slots = new Int32Array(n);
+    const mem = z.members;
+    for (let i = 0; i < n; i++) {
+      if (mem.find(members[i]) >= 0) throw new Error('sorted set value: duplicate members');
+      slots[i] = mem.add(members[i], scores[i]);
+    }
+    z.pending = slots;
     members.length = 0;
     return z;
   }
@@ -266,15 +278,13 @@ export class ZSet implements StoredValue {
 
 /**
  * Builds a big sorted set from its records. They come in member order: each goes into the
- * member map at once, and its pair into two arrays. When the scores do not decrease along the
- * member order (all equal, as in lexicographic sets) that is the zset order already; otherwise
- * the pairs are merge-sorted by score (ties by member) in bounded pieces (PairSort). The
- * order-statistics tree is then built by appending the pairs in order, a piece at a time too,
- * so no step of a background load takes long whatever the size of the set.
+ * member map at once (a fresh set: the k-th record gets slot k). When the scores do not
+ * decrease along the member order (all equal, as in lexicographic sets) that is the zset order
+ * already; otherwise the slots are merge-sorted by score (ties by member) in bounded pieces
+ * (PairSort). The order-statistics tree is then built by appending the pairs in order, a piece
+ * at a time too, so no step of a background load takes long whatever the size of the set.
  */
 class ZSetBuilder implements RecordBuilder<ZSet> {
-  private scores: Float64Array;
-  private members: string[];
   private n = 0;
   /** The pairs seen so far are in zset order. */
   private inOrder = true;
@@ -283,57 +293,39 @@ class ZSetBuilder implements RecordBuilder<ZSet> {
   private built = 0;
 
   constructor(private readonly z: ZSet, private readonly size: number) {
-    this.scores = new Float64Array(Math.max(size, 16));
     // Sized at once: growing a million-slot array copies it in one go.
-    this.members = new Array<string>(size);
+    z.members.reserve(size, 0);
   }
 
   add(sub: Buffer, value: Buffer): void {
     const n = this.n;
-    if (n === this.scores.length) {
-      const grown = new Float64Array(2 * n);
-      grown.set(this.scores);
-      this.scores = grown;
-    }
+    const mem = this.z.members;
     const score = value.readDoubleBE(0);
     const member = sub.latin1Slice(0, sub.length);
+    if (mem.find(member) >= 0) throw new Error('sorted set records: duplicate members');
+    const slot = mem.add(member, score);
     if (this.inOrder && n > 0) {
-      const prev = this.scores[n - 1];
-      if (!(prev < score || (prev === score && this.members[n - 1] < member))) this.inOrder = false;
+      const prev = mem.scores[slot - 1];
+      if (!(prev < score || (prev === score && mem.cmpSlots(slot - 1, slot) < 0))) this.inOrder = false;
     }
-    this.scores[n] = score;
-    this.members[n] = member;
-    this.z.dict.set(member, score);
     this.n = n + 1;
   }
 
   work(budget: number): boolean {
     const n = this.n;
+    const mem = this.z.members;
     if (!this.inOrder) {
       let sort = this.sort;
-      if (sort === null) {
-        sort = this.sort = new PairSort(this.scores, this.members, n);
-        this.scores = new Float64Array(0); // the sort has its own copy
-      }
+      if (sort === null) sort = this.sort = new PairSort(mem, n);
       if (!sort.run(budget)) return false;
     }
     const tree = this.z.tree;
-    const sort = this.sort;
-    const scores = sort === null ? this.scores : sort.keys;
-    const order = sort === null ? null : sort.order;
-    const members = this.members;
+    const order = this.sort === null ? null : this.sort.order;
+    const scores = mem.scores;
     const stop = Math.min(n, this.built + budget);
     for (let k = this.built; k < stop; k++) {
-      const s = scores[k];
-      const m = order === null ? members[k] : members[order[k]];
-      if (order !== null && k > 0) {
-        // Sub-keys are unique: equal neighbours would be records of one member twice (pairs
-        // that came in order were checked by add).
-        const ps = scores[k - 1];
-        const pm = members[order[k - 1]];
-        if (!(ps < s || (ps === s && pm < m))) throw new Error('sorted set records: duplicate members');
-      }
-      tree.insert(s, m);
+      const slot = order === null ? k : order[k];
+      tree.append(scores[slot], slot);
     }
     this.built = stop;
     return stop === n;
@@ -341,19 +333,18 @@ class ZSetBuilder implements RecordBuilder<ZSet> {
 
   end(): ZSet {
     if (this.n !== this.size) console.warn(`persistence: a sorted set has ${this.n} member records, its metadata says ${this.size}`);
-    this.members = [];
     this.sort = null;
     return this.z;
   }
 }
 
 /**
- * Bottom-up merge sort of (score, index) pairs by score, then by member, that can stop and
+ * Bottom-up merge sort of (score, slot) pairs by score, then by member, that can stop and
  * resume anywhere: `run(budget)` moves about `budget` pairs. Scores travel with their
- * indexes, so comparisons read memory in sequence (members only on equal scores).
+ * slots, so comparisons read memory in sequence (members only on equal scores).
  */
 class PairSort {
-  /** Once sorted: the scores in zset order, and the index of each pair's member. */
+  /** Once sorted: the scores in zset order, and each pair's slot. */
   keys: Float64Array;
   order: Uint32Array;
   private tmpKeys: Float64Array;
@@ -368,8 +359,8 @@ class PairSort {
   private k = 0;
   private merging = false;
 
-  constructor(scores: Float64Array, private readonly members: readonly string[], private readonly n: number) {
-    this.keys = scores.slice(0, n);
+  constructor(private readonly mem: ZMembers, private readonly n: number) {
+    this.keys = mem.scores.slice(0, n);
     this.order = new Uint32Array(n);
     for (let x = 0; x < n; x++) this.order[x] = x;
     this.tmpKeys = new Float64Array(n);
@@ -378,7 +369,7 @@ class PairSort {
 
   run(budget: number): boolean {
     const n = this.n;
-    const members = this.members;
+    const mem = this.mem;
     while (this.width < n) {
       if (!this.merging) {
         if (this.lo >= n) {
@@ -408,7 +399,7 @@ class PairSort {
         if (i >= mid) right = true;
         else if (j < hi) {
           const a = ks[i], b = ks[j];
-          right = b < a || (b === a && members[os[j]] < members[os[i]]);
+          right = b < a || (b === a && mem.cmpSlots(os[j], os[i]) < 0);
         }
         if (right) {
           kd[k] = ks[j];
@@ -428,6 +419,32 @@ class PairSort {
       }
     }
     return true;
+  }
+}
+
+/**
+ * The Map-like read view of a set's member -> score (ZSet.dict): what set algebra, SORT and
+ * the digest read. Iterates in slot order, making each member's string as it goes.
+ */
+export class ZDict {
+  constructor(private readonly m: ZMembers) {}
+  get size(): number {
+    return this.m.size;
+  }
+  get(member: string): number | undefined {
+    const slot = this.m.find(member);
+    return slot < 0 ? undefined : this.m.scores[slot];
+  }
+  has(member: string): boolean {
+    return this.m.find(member) >= 0;
+  }
+  *keys(): IterableIterator<string> {
+    const m = this.m;
+    for (let slot = 0; slot < m.limit; slot++) if (m.live(slot)) yield m.memberAt(slot);
+  }
+  *[Symbol.iterator](): IterableIterator<[string, number]> {
+    const m = this.m;
+    for (let slot = 0; slot < m.limit; slot++) if (m.live(slot)) yield [m.memberAt(slot), m.scores[slot]];
   }
 }
 

@@ -103,5 +103,25 @@ const scripts: Script[] = [
     ['ZSCAN', 'z', '0', 'COUNT', '0'],
   ] },
   { name: 'arity errors', steps: [['ZADD', 'z'], ['ZCARD'], ['ZRANGE', 'z', '0'], ['ZINCRBY', 'z', '1'], ['ZPOPMIN'], ['ZMPOP', '1', 'z']] },
+  // Members are bytes in an arena here (ds/zset-members.ts): binary bytes, the empty member,
+  // prefixes, members over 255 bytes (the long length form), a small set (strings kept) and a
+  // big one (indexed), through every way a member comes out or is found.
+  { name: 'binary, empty and long members, small and big sets', steps: [
+    ['ZADD', 'b', '1', Buffer.from([0, 255, 10, 13]), '1', '', '1', Buffer.from([0, 255]), '2', 'L'.repeat(300), '0', Buffer.from([0xc3, 0xa9])],
+    ['ZRANGE', 'b', '0', '-1', 'WITHSCORES'], ['ZRANGEBYSCORE', 'b', '1', '2'], ['ZREVRANGEBYSCORE', 'b', '+inf', '(0', 'LIMIT', '1', '2'],
+    ['ZRANK', 'b', Buffer.from([0, 255])], ['ZSCORE', 'b', ''], ['ZMSCORE', 'b', 'L'.repeat(300), 'L'.repeat(299)],
+    ['ZINCRBY', 'b', '5', ''], ['ZREVRANGE', 'b', '0', '1'], ['ZREM', 'b', Buffer.from([0, 255, 10, 13]), 'nope'],
+    ['ZRANGESTORE', 'b2', 'b', '0', '-1'], ['ZRANGE', 'b2', '0', '-1', 'WITHSCORES'],
+    ['ZPOPMIN', 'b', '2'], ['ZPOPMAX', 'b'], ['ZRANGE', 'b', '0', '-1'], ['DUMP', 'b'],
+    ['ZADD', 'g', ...Array.from({ length: 300 }, (_, i) => [String(i % 7), `m${String.fromCharCode(i % 256)}${i}`]).flat()],
+    ['ZADD', 'g', '3', Buffer.from([0]), '3', 'x'.repeat(400)],
+    ['ZCARD', 'g'], ['OBJECT', 'ENCODING', 'g'], ['ZRANGE', 'g', '40', '60', 'WITHSCORES'], ['ZRANGEBYSCORE', 'g', '3', '3', 'LIMIT', '10', '20'],
+    ['ZRANK', 'g', 'm\x05' + '5'], ['ZRANK', 'g', Buffer.from([0])], ['ZINCRBY', 'g', '100', 'x'.repeat(400)], ['ZREVRANGE', 'g', '0', '2', 'WITHSCORES'],
+    ['ZREMRANGEBYRANK', 'g', '0', '99'], ['ZREMRANGEBYSCORE', 'g', '5', '6'], ['ZCARD', 'g'], ['ZRANGE', 'g', '0', '10'],
+    ['ZPOPMIN', 'g', '5'], ['ZRANGE', 'g', '-3', '-1', 'WITHSCORES'], ['ZCOUNT', 'g', '-inf', '+inf'],
+    ['ZUNIONSTORE', 'u', '2', 'g', 'b2'], ['ZRANGE', 'u', '0', '5', 'WITHSCORES'], ['ZINTERCARD', '2', 'g', 'u'],
+    ['ZADD', 'lx', '0', 'a', '0', Buffer.from([0x61, 0]), '0', Buffer.from([0x61, 0xff]), '0', 'b', '0', ''],
+    ['ZRANGEBYLEX', 'lx', '[a', '(b'], ['ZRANGEBYLEX', 'lx', '(a', '+'], ['ZLEXCOUNT', 'lx', '-', '[a'], ['ZREMRANGEBYLEX', 'lx', '[a', '[a'], ['ZRANGE', 'lx', '0', '-1'],
+  ] },
 ];
 export default scripts;
