@@ -310,9 +310,9 @@ export class Arena {
   }
 
   /**
-   * Add a key known not to be here: key bytes kb[ks, ke) (hash `h`), value either bytes
-   * vb[vs, ve) or, when `vb` is null, the Stored form `v`. Lengths must be within
-   * ARENA_MAX_KEY / ARENA_MAX_VALUE. Returns the record, 0 when the arena is full.
+   * Add a key known not to be here: key bytes kb[ks, ke) (or its latin1 string; hash `h`), value
+   * its Stored form `v`. Lengths must be within ARENA_MAX_KEY / ARENA_MAX_VALUE. Returns the
+   * record, 0 when the arena is full.
    */
   add(h: number, kb: Uint8Array | string, ks: number, ke: number, v: string | number, bits: number): number {
     const klen = ke - ks;
@@ -337,12 +337,7 @@ export class Arena {
     if (!this.room(size)) return 0;
     const r = this.alloc(size);
     const c = this.chunkOf(r);
-    const o = this.offOf(r);
-    c.writeInt32LE(bits, o);
-    c[o + 4] = klen;
-    c[o + 5] = vlen;
-    c[o + 6] = int ? F_INT : 0;
-    c[o + 7] = 0;
+    const o = this.header(r, klen, vlen, int, bits);
     for (let i = 0, d = o + HEADER; i < klen; i++) c[d + i] = kb[ks + i];
     for (let i = 0, d = o + HEADER + klen; i < vlen; i++) c[d + i] = vb[vs + i];
     this.indexInsert(h, r);
@@ -350,14 +345,21 @@ export class Arena {
     return r;
   }
 
-  private write(r: number, kb: Uint8Array | string, ks: number, klen: number, v: string, int: boolean, bits: number): void {
+  /** Write record r's header (bits, key and value lengths, flags); returns its offset in its chunk. */
+  private header(r: number, klen: number, vlen: number, int: boolean, bits: number): number {
     const c = this.chunkOf(r);
     const o = this.offOf(r);
     c.writeInt32LE(bits, o);
     c[o + 4] = klen;
-    c[o + 5] = v.length;
+    c[o + 5] = vlen;
     c[o + 6] = int ? F_INT : 0;
     c[o + 7] = 0;
+    return o;
+  }
+
+  private write(r: number, kb: Uint8Array | string, ks: number, klen: number, v: string, int: boolean, bits: number): void {
+    const c = this.chunkOf(r);
+    const o = this.header(r, klen, v.length, int, bits);
     if (typeof kb === 'string') putLatin1(c, o + HEADER, kb);
     else for (let i = 0, d = o + HEADER; i < klen; i++) c[d + i] = kb[ks + i]; // perf: no subarray per key
     putLatin1(c, o + HEADER + klen, v);

@@ -86,13 +86,15 @@ export function stringChargeLen(len: number, int: boolean): number {
 /** Bytes of one listpack entry holding a string of `len` bytes (encoding, data, back-length). */
 function lpEntry(s: string): number {
   const len = s.length;
-  let n: number;
-  if (len <= 20 && /^-?[0-9]+$/.test(s) && Number.isSafeInteger(Number(s))) {
-    const x = Math.abs(Number(s));
-    n = x < 128 ? 1 : x < 4096 ? 2 : x < 32768 ? 3 : x < 8388608 ? 4 : x < 2147483648 ? 5 : 9;
-  } else {
-    n = (len < 64 ? 1 : len < 4096 ? 2 : 5) + len;
-  }
+  const int = len <= 20 && /^-?[0-9]+$/.test(s) && Number.isSafeInteger(Number(s));
+  return lpEntrySize(int ? Math.abs(Number(s)) : -1, len);
+}
+
+/** Listpack bytes of an element: the integer of absolute value `abs`, or (abs -1) a string of len bytes. */
+function lpEntrySize(abs: number, len: number): number {
+  const n = abs >= 0
+    ? abs < 128 ? 1 : abs < 4096 ? 2 : abs < 32768 ? 3 : abs < 8388608 ? 4 : abs < 2147483648 ? 5 : 9
+    : (len < 64 ? 1 : len < 4096 ? 2 : 5) + len;
   return n + (n < 128 ? 1 : n < 16384 ? 2 : 3);
 }
 
@@ -255,22 +257,16 @@ function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
 /** lpEntry() of the latin1 string of bytes b[s, e) (a zset's member, without its string). */
 function lpEntryBytes(b: Uint8Array, s: number, e: number): number {
   const len = e - s;
-  let n = -1;
-  if (len > 0 && len <= 20) {
-    // The same test as lpEntry's /^-?[0-9]+$/ and Number.isSafeInteger(Number(s)).
-    let p = b[s] === 45 ? s + 1 : s;
-    let x = 0;
-    if (p < e) {
-      for (; p < e; p++) {
-        const c = b[p] - 48;
-        if (c < 0 || c > 9) break;
-        x = x * 10 + c;
-      }
-      if (p === e && x <= Number.MAX_SAFE_INTEGER) n = x < 128 ? 1 : x < 4096 ? 2 : x < 32768 ? 3 : x < 8388608 ? 4 : x < 2147483648 ? 5 : 9;
-    }
+  // The same test as lpEntry's /^-?[0-9]+$/ and Number.isSafeInteger(Number(s)).
+  let p = b[s] === 45 ? s + 1 : s;
+  if (len === 0 || len > 20 || p === e) return lpEntrySize(-1, len);
+  let x = 0;
+  for (; p < e; p++) {
+    const c = b[p] - 48;
+    if (c < 0 || c > 9) return lpEntrySize(-1, len);
+    x = x * 10 + c;
   }
-  if (n < 0) n = (len < 64 ? 1 : len < 4096 ? 2 : 5) + len;
-  return n + (n < 128 ? 1 : n < 16384 ? 2 : 3);
+  return lpEntrySize(x <= Number.MAX_SAFE_INTEGER ? x : -1, len);
 }
 
 /**

@@ -212,9 +212,9 @@ export function lzfDecompressAt(inp: Uint8Array, s: number, e: number, outLen: n
   if (!(outLen >= 0 && outLen <= inLen * LZF_MAX_RATIO + 64 && outLen <= MAX_OUT)) return false;
   if (inLen <= SMALL && outLen <= SMALL) {
     // perf: the usual job (an RDB file's many short strings) without codecFor and done.
-    let at = FIXED_IN;
-    if (inp === residentSrc) at = RESIDENT_AT + s;
-    else copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);
+    const r = residentAt(inp, s);
+    if (r < 0) copyBytes(inp, s, inLen, FIXED_MEM, FIXED_IN);
+    const at = r >= 0 ? r : FIXED_IN;
     lastMem = FIXED_MEM;
     lzfOut = SMALL_OUT;
     return fixedX.lzf_decompress(at, inLen, SMALL_OUT, outLen) === outLen;

@@ -220,14 +220,19 @@ export class HashValue implements StoredValue {
     return this.lx !== null ? this.lx.get(f) : this.ht!.get(f);
   }
 
+  /** The hashtable of a hash without field TTLs (its entries' bytes are the reply), else null. */
+  private plainTable(): DenseTable | null {
+    return this.lp === null && this.lx === null && this.ttl === null ? this.ht : null;
+  }
+
   /**
    * HGET / HMGET of field argv[i] of a hashtable hash without field TTLs, replied from the
    * entry's bytes (perf: no field or value string); false when the hash is not of that kind
    * (the caller uses get()).
    */
   replyArg(argv: Argv, i: number, out: ReplySink): boolean {
-    const ht = this.ht;
-    if (ht === null || this.lp !== null || this.lx !== null || this.ttl !== null) return false;
+    const ht = this.plainTable();
+    if (ht === null) return false;
     const p = ht.indexOfBytes(argv.buf, argv.start[i], argv.end[i]);
     if (p < 0) out.nil();
     else {
@@ -243,8 +248,8 @@ export class HashValue implements StoredValue {
    * hash is not of that kind (the caller uses forEach()).
    */
   replyAll(out: ReplySink, keys: boolean, values: boolean): boolean {
-    const ht = this.ht;
-    if (ht === null || this.lp !== null || this.lx !== null || this.ttl !== null) return false;
+    const ht = this.plainTable();
+    if (ht === null) return false;
     const a = ht.arenaBytes;
     for (let i = 0; i < ht.size; i++) {
       if (keys) {
