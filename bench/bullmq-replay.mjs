@@ -10,6 +10,11 @@
  *   redis-cli -p 7461 monitor > /tmp/mon.txt   (while BullMQ runs against that server)
  *   node bench/bullmq-replay.mjs /tmp/mon.txt [distA] [distB]
  *   REPLAY_ROUNDS=9 node --cpu-prof bench/bullmq-replay.mjs /tmp/mon.txt
+ *   REPLAY_INNER=1 node bench/bullmq-replay.mjs /tmp/mon.txt
+ *
+ * REPLAY_INNER=1 replays, instead of each EVALSHA, the commands its script called (MONITOR's
+ * "[0 lua]" lines) as top-level commands: what the same work costs with no Lua VM and no bridge
+ * (a floor for any Lua implementation; the commands run outside a script context).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,12 +45,16 @@ function words(line) {
   return out;
 }
 
+const INNER = !!process.env.REPLAY_INNER;
 const scripts = new Map();
 const cmds = [];
 for (const line of fs.readFileSync(file, 'latin1').split('\n')) {
-  if (!line || line.includes('[0 lua]') || !line.includes('] "')) continue;
+  if (!line || !line.includes('] "')) continue;
+  const lua = line.includes('[0 lua]');
+  if (lua && !INNER) continue;
   const w = words(line);
   const name = w[0].toLowerCase();
+  if (INNER && !lua && (name === 'eval' || name === 'evalsha')) continue;
   if (name === 'eval') {
     const sha = createHash('sha1').update(Buffer.from(w[1], 'latin1')).digest('hex');
     scripts.set(sha, w[1]);
