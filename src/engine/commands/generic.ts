@@ -181,7 +181,12 @@ const UNSHARED = new WeakSet<Buffer>();
 function cloneValue(e: Entry): Stored {
   const v = e.value;
   if (v instanceof Uint8Array) {
-    if (stringInt(e, v) === null) return e.v; // the stored form itself, not the copy `v`
+    if (stringInt(e, v) === null) {
+      // A latin1 string or a number is immutable and shared; a Buffer (past SMALL_STRING) is
+      // changed in place by SETRANGE/SETBIT/BITFIELD (ds/strbuf.ts), so each key owns its own.
+      const s = e.v;
+      return s instanceof Uint8Array ? Buffer.from(s) : s;
+    }
     const b = Buffer.from(v);
     UNSHARED.add(b);
     return b;

@@ -97,6 +97,14 @@ const scripts: Script[] = [
   { name: 'COPY is independent of the source', steps: [
     ['SET', 'a', 'v1'], ['COPY', 'a', 'b'], ['SET', 'a', 'v2'], ['GET', 'b'], ['DEL', 'a'], ['GET', 'b'],
   ] },
+  // Strings past 255 bytes are stored as Buffers, which SETRANGE/SETBIT/BITFIELD change in place.
+  { name: 'COPY of a long string, then either side changed in place', steps: [
+    ['SET', 'a', 'v'.repeat(286)], ['COPY', 'a', 'b'], ['SETRANGE', 'b', '2', 'zz'], ['GET', 'a'], ['GET', 'b'],
+    ['COPY', 'a', 'c'], ['SETBIT', 'a', '7', '1'], ['GET', 'a'], ['GET', 'c'],
+    ['COPY', 'c', 'd'], ['BITFIELD', 'd', 'SET', 'u8', '0', '65'], ['GET', 'c'], ['GET', 'd'],
+    ['COPY', 'd', 'e'], ['APPEND', 'e', 'x'], ['SETRANGE', 'd', '0', 'q'], ['GET', 'd'], ['GET', 'e'],
+    ['COPY', 'e', 'a', 'DB', '1'], ['SELECT', '1'], ['SETRANGE', 'a', '1', 'y'], ['SELECT', '0'], ['GET', 'e'],
+  ] },
 
   // ------------------------------------------------------------ MOVE
   { name: 'MOVE to another db', steps: [
