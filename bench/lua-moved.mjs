@@ -17,7 +17,7 @@ const passes = Number(process.argv[5] ?? 3);
 const r = new Redis({ port, host: '127.0.0.1' });
 await r.set('k', 'v');
 const spin = `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
-while true do i = i + 1 if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${spinMs} then break end end end `;
+while true do i = i + 1 if i % 100000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${spinMs} then break end end end `;
 const loop = `local x for i = 1, ${N} do x = redis.call('GET', 'k') end return x`;
 const cpu = async () => {
   const info = await r.info('cpu');

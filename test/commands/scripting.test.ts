@@ -55,7 +55,7 @@ const LOOP = 'local i = 0 while true do i = i + 1 end';
 const spin = (ms: number) => `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
 while true do
   i = i + 1
-  if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
+  if i % 100000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
 end`;
 
 /** Connected clients (ioredis's ready check would meet BUSY if it connected during a script). */
@@ -324,6 +324,46 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       bad[bad.length - 1] ^= 0xff;
       assert.equal(await outcome(c.call('FUNCTION', 'RESTORE', bad)), 'ERR:ERR DUMP payload version or checksum are wrong');
       await c.call('FUNCTION', 'FLUSH');
+    });
+
+    it('a read-only script busy with redis.call runs once: each of its calls is counted once', async () => {
+      const c = io(server().port);
+      await c.set('cs', 'v');
+      await c.config('RESETSTAT');
+      // Ours: past 100 ms it stays on the engine thread (over one redis.call per ms). Moved, it
+      // would run again from its start in the worker (each call a thread crossing there), and
+      // the GETs it made before would be counted twice.
+      const n = await c.eval(`local n = 0 local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000
+        while true do
+          for i = 1, 100 do redis.call('get', 'cs') n = n + 1 end
+          t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > 250 then break end
+        end
+        return n`, 0) as number;
+      const calls = Number(/cmdstat_get:calls=(\d+)/.exec(await c.info('commandstats'))![1]);
+      assert.ok(n >= 100);
+      assert.equal(calls, n);
+    });
+
+    it('a moved script: arguments and replies past 256 KiB, errors, RESP3 shapes', async () => {
+      const c = io(server().port);
+      await c.del('mbig', 'mlist', 'mh', 'nokey');
+      await c.hset('mh', 'f', 'v');
+      // Ours: moved after 100 ms; its calls cross to the engine thread as shared-memory frames,
+      // those larger than a frame region (256 KiB) on the message port.
+      const r = await c.eval(`${spin(150)}
+        local big = string.rep('x', 300000)
+        redis.call('set', 'mbig', big)
+        local args = {} for i = 1, 7000 do args[i] = string.rep('y', 40) .. i end
+        redis.call('rpush', 'mlist', unpack(args))
+        local got = redis.call('get', 'mbig')
+        local l = redis.call('lrange', 'mlist', 0, -1)
+        local e = redis.pcall('incr', 'mbig')
+        redis.setresp(3)
+        local m = redis.call('hgetall', 'mh')
+        local none = redis.call('get', 'nokey')
+        return {#got, #l, l[7000], e.err, m.map.f, none == nil and 'nil' or 'not nil', redis.call('strlen', 'mbig')}`, 0);
+      assert.deepEqual(r, [300000, 7000, `${'y'.repeat(40)}7000`, 'ERR value is not an integer or out of range', 'v', 'nil', 300000]);
+      await c.del('mbig', 'mlist', 'mh');
     });
   });
 }

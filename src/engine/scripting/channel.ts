@@ -14,8 +14,7 @@
  * engine sends a reply frame only in answer to a call frame), so a frame stays valid until its
  * receiver answers it.
  *
- * Waiting: a shared wake-up counter per side; the receiver checks for work, spins a short
- * while (the reply to a redis.call takes about a microsecond to come), then sleeps in
+ * Waiting: a shared wake-up counter per side; the receiver checks for work, then sleeps in
  * Atomics.wait.
  *
  * Slots of the control array:
@@ -46,13 +45,6 @@ export const FRAME_MAX = 256 * 1024;
 
 /** recv() / poll() result: a frame is waiting in `inFrame`, `frameLen` bytes. */
 export const FRAME = Symbol('frame');
-
-/**
- * Loads of the wake-up counter before a receiver sleeps (a few microseconds): a redis.call's
- * reply, or a tight loop's next call, usually comes sooner, and a futex sleep and wake-up
- * costs more than that (tens of µs on a loaded machine).
- */
-const SPIN = 2000;
 
 /** Thrown by recv / waitAsync when the peer thread has exited. */
 export class PeerGone extends Error {
@@ -144,8 +136,9 @@ export class SyncChannel {
         left = deadline - now;
         if (left <= 0) return undefined;
       }
-      for (let i = 0; i < SPIN && Atomics.load(ctl, mine) === seen; i++);
-      if (Atomics.load(ctl, mine) === seen) Atomics.wait(ctl, mine, seen, left);
+      // (No spin first: on a loaded machine the peer seldom holds a core meanwhile, and a spin
+      // of a few µs made a crossing dearer, of tens of µs much dearer: RESULTS-lua.md.)
+      Atomics.wait(ctl, mine, seen, left);
     }
   }
 

@@ -10,8 +10,9 @@
  * other clients -BUSY from then on and lets SCRIPT KILL / FUNCTION KILL stop it, which needs
  * the engine thread back while Lua runs. So the engine-thread state watches the time (in its
  * count hook and before every redis.call): once a script has run for MOVE_AFTER_MS (or
- * busy-reply-threshold if smaller) and has had no effect yet (no write, PUBLISH or other
- * may-replicate command: see scriptCall), it is stopped and run again from its start in the
+ * busy-reply-threshold if smaller), has had no effect yet (no write, PUBLISH or other
+ * may-replicate command: see scriptCall) and is not busy with redis.call (MOVE_MAX_CALLS: in the
+ * worker each call crosses threads), it is stopped and run again from its start in the
  * worker thread's Lua state (worker.ts), which holds the same prelude, scripts and libraries
  * (each compiled or loaded there when first needed). Running again a script that has only read
  * is invisible to clients: nothing else ran in between, the time its commands see stays its
@@ -21,7 +22,8 @@
  *
  * In the worker, the engine thread serves the script's redis.call requests synchronously
  * (Atomics.wait) until busy-reply-threshold (from the script's start), then returns to the
- * event loop with the caller blocked and serves them as they arrive (Atomics.waitAsync); the
+ * event loop with the caller blocked and serves them as they arrive (Atomics.waitAsync, then
+ * synchronously while they keep coming, up to POLL_MS at a time: see pump); the
  * dispatcher answers every other command with -BUSY except the ALLOW_BUSY ones (SCRIPT KILL,
  * FUNCTION KILL, FUNCTION STATS, SHUTDOWN...). Active expiry is paused meanwhile and the time seen
  * by the script's commands stays the script's start time, so atomicity still holds. SCRIPT KILL
@@ -134,16 +136,16 @@ const SITES = 64;
 export const MOVE_AFTER_MS = 100;
 
 /**
- * A script that made more redis.calls than this in its last MOVE_AFTER_MS is not moved then
- * (looked at again after the next MOVE_AFTER_MS; never past busy-reply-threshold): in the
- * worker each call is a thread crossing, which costs a futex wake-up each way when the two
- * threads do not both hold a core (tens of µs on a loaded machine, against ~1 µs for the
- * call on the engine thread: 200,000 GETs took 36 s instead of 0.1 s). One call per 100 µs
- * keeps a moved script's crossings below about its own running time. Such a script that runs
- * past busy-reply-threshold is served as one that cannot move: TCP clients get BUSY and
- * SCRIPT KILL works from the count hook's polls; REST requests wait for it.
+ * A script that has made more than this many redis.calls per ms of its running time is not
+ * moved (looked at again every MOVE_AFTER_MS; never past busy-reply-threshold). In the worker
+ * each call is a thread crossing: a futex wake-up each way unless both threads hold a core,
+ * tens of µs on a loaded machine against ~1 µs on the engine thread (200,000 GETs took 36 s
+ * instead of 0.1 s), and the calls it made so far are made again there. One call per ms keeps
+ * the crossings to about a tenth of its running time. A script that is not moved and runs past
+ * busy-reply-threshold is served as one that cannot move: TCP clients get BUSY and SCRIPT KILL
+ * / SHUTDOWN NOSAVE work from the count hook's polls; REST requests wait for it.
  */
-export const MOVE_MAX_CALLS = 1000;
+export const MOVE_MAX_CALLS_PER_MS = 1;
 
 /**
  * How often a script busy on the engine thread reads the other clients' input (at most: the
@@ -860,8 +862,10 @@ export class Scripting {
   private moving = false;
   /** When the running script is moved if it can be (performance.now() time). */
   private moveAt = Infinity;
-  /** redis.calls of the running script on this thread since its last move window began (see MOVE_MAX_CALLS). */
-  private windowCalls = 0;
+  /** redis.calls of the running script on this thread (see MOVE_MAX_CALLS_PER_MS). */
+  private calls = 0;
+  /** When the running script started on this thread (performance.now()). */
+  private runStart = 0;
   /** When the running script passes busy-reply-threshold on this thread (performance.now()). */
   private busyAt = Infinity;
   /**
@@ -971,7 +975,7 @@ export class Scripting {
 
   /** redis.call from the engine thread's state: the command runs right here. */
   private localCall(rt: LuaRuntime, argv: Argv): Reply {
-    this.windowCalls++;
+    this.calls++;
     const sink = this.sink;
     sink.reset(rt.vm.heapArrayBuffer);
     this.scriptCall(argv, sink, true);
@@ -1016,14 +1020,12 @@ export class Scripting {
     if (ctx.killed) return 'k';
     const now = performance.now();
     if (!ctx.pinned && now >= this.moveAt) {
-      if (this.windowCalls <= MOVE_MAX_CALLS) {
+      if (this.calls <= MOVE_MAX_CALLS_PER_MS * (now - this.runStart)) {
         this.moving = true;
         this.checkAt = -Infinity;
         return 'k';
       }
-      // Busy with redis.call: in the worker each would cost a thread crossing. Looked at again
-      // after another window, up to busy-reply-threshold; past it, it stays (as a pinned one).
-      this.windowCalls = 0;
+      // Busy with redis.call: looked at again later, up to busy-reply-threshold.
       const next = now + MOVE_AFTER_MS;
       this.moveAt = next < this.busyAt ? next : Infinity;
     }
@@ -1241,7 +1243,8 @@ export class Scripting {
     this.moveAt = ctx.movable ? t0 + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
     this.busyAt = t0 + this.threshold;
     this.checkAt = Math.min(this.moveAt, this.busyAt);
-    this.windowCalls = 0;
+    this.calls = 0;
+    this.runStart = t0;
     this.moving = false;
     if (this.logs.length !== 0) this.logs.length = 0;
     this.run = ctx;
