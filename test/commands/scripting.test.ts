@@ -344,6 +344,20 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       assert.equal(calls, n);
     });
 
+    it('a read-only script busy with redis.call past the threshold: BUSY, then SCRIPT KILL stops it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('hk', 'v');
+      // Ours: not moved (over one redis.call per ms): served from its count hook and calls.
+      const running = outcome(runner.eval("local n = 0 while true do redis.call('get', 'hk') n = n + 1 end", 0));
+      await sleep(450);
+      assert.equal(await outcome(other.get('hk')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:1\.$/);
+      assert.equal(await other.get('hk'), 'v');
+    });
+
     it('a moved script: arguments and replies past 256 KiB, errors, RESP3 shapes', async () => {
       const c = io(server().port);
       await c.del('mbig', 'mlist', 'mh', 'nokey');
