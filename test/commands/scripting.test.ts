@@ -358,6 +358,20 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       assert.equal(await other.get('hk'), 'v');
     });
 
+    it('a moved script that turns busy with redis.call is run back where it started: same results', async () => {
+      const c = io(server().port);
+      await c.set('mb', 'v');
+      await c.eval('math.randomseed(7)', 0);
+      // Ours: moved after 100 ms (few calls), then busy with GETs in the worker: stopped there
+      // and run again from its start on the engine thread (math.random from the same state).
+      const r = await c.eval(`local a = math.random(1000000) ${spin(150)}
+        local n, v = 0, nil
+        for i = 1, 20000 do v = redis.call('get', 'mb') n = n + 1 end
+        return {a, n, v, math.random(1000000)}`, 0);
+      const after = await c.eval('return math.random(1000000)', 0);
+      assert.deepEqual([r, after], [[266445, 20000, 'v', 682036], 265491]);
+    });
+
     it('a moved script: arguments and replies past 256 KiB, errors, RESP3 shapes', async () => {
       const c = io(server().port);
       await c.del('mbig', 'mlist', 'mh', 'nokey');

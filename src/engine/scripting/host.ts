@@ -18,7 +18,9 @@
  * is invisible to clients: nothing else ran in between, the time its commands see stays its
  * start time, math.random's state is put back to what it was as the script started, and its
  * redis.log lines are held until it ends (dropped when it moves). Only the statistics of the
- * commands it ran before moving (INFO commandstats, keyspace hits) count them twice.
+ * commands it ran before moving (INFO commandstats, keyspace hits) count them twice. A moved
+ * script that turns busy with redis.call in the worker while it has still had no effect is
+ * stopped there and run again the same way, back on the engine thread to its end (callCrossed).
  *
  * In the worker, the engine thread serves the script's redis.call requests synchronously
  * (Atomics.wait) until busy-reply-threshold (from the script's start), then returns to the
@@ -112,6 +114,8 @@ export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOn
 
 interface Done {
   t: 'done';
+  /** The run was stopped by CTL_KILL (SCRIPT KILL, or host.ts running it back on its thread). */
+  stopped?: boolean;
   r?: Uint8Array;
   err?: string | null;
   rand?: string;
@@ -146,6 +150,9 @@ export const MOVE_AFTER_MS = 100;
  * / SHUTDOWN NOSAVE work from the count hook's polls; REST requests wait for it.
  */
 export const MOVE_MAX_CALLS_PER_MS = 1;
+
+/** A script in the worker is run back on the engine thread (callCrossed) only past this many calls there. */
+const MOVE_BACK_MIN_CALLS = 100;
 
 /**
  * How often a script busy on the engine thread reads the other clients' input (at most: the
@@ -864,8 +871,12 @@ export class Scripting {
   private moveAt = Infinity;
   /** redis.calls of the running script on this thread (see MOVE_MAX_CALLS_PER_MS). */
   private calls = 0;
-  /** When the running script started on this thread (performance.now()). */
+  /** When the running script started on this thread, or in the worker (performance.now()). */
   private runStart = 0;
+  /** The script in the worker was asked to stop, to be run again on the engine thread (see moveBack). */
+  private movingBack = false;
+  /** math.random's state as the script in the worker started (for its run back here). */
+  private startRand = '';
   /** When the running script passes busy-reply-threshold on this thread (performance.now()). */
   private busyAt = Infinity;
   /**
@@ -1035,9 +1046,10 @@ export class Scripting {
     }
     if (!this.localBusy) {
       this.localBusy = true;
-      ctx.argv = callerArgv(ctx.src);
+      ctx.argv ??= callerArgv(ctx.src);
       this.eng.busyReply = ctx.isEval ? SLOW_EVAL : SLOW_SCRIPT;
-      slowScript(ctx);
+      // (Run back from the worker past the threshold: the warning was written as it passed.)
+      if (!ctx.async) slowScript(ctx);
       for (const h of this.eng.busyHooks) h.start();
     }
     this.pollClients(ctx);
@@ -1165,13 +1177,16 @@ export class Scripting {
         this.client.resp = msg.resp === 3 ? 3 : 2;
         this.scriptCall(Argv.of((msg.argv as Uint8Array[]).map(asBuffer)), enc);
         this.reply(ch, enc);
+        this.callCrossed();
         return;
       }
       case 'acl':
         ch.send({ t: 'reply', v: this.aclCheck(Argv.of((msg.argv as Uint8Array[]).map(asBuffer))) });
         return;
       case 'log':
-        this.log(msg.level as number, msg.msg as string);
+        // Held until the script ends, as on the engine thread (dropped if it is run again).
+        if (this.run !== null) this.logs.push({ level: msg.level as number, msg: msg.msg as string });
+        else this.log(msg.level as number, msg.msg as string);
         return;
     }
   }
@@ -1198,6 +1213,20 @@ export class Scripting {
     this.client.resp = resp;
     this.scriptCall(argv, enc);
     this.reply(ch, enc);
+    this.callCrossed();
+  }
+
+  /**
+   * A redis.call of the script in the worker was served. One busy with redis.call there (the
+   * rule of MOVE_MAX_CALLS_PER_MS, counted since it began in the worker) that has had no effect
+   * yet is stopped (as SCRIPT KILL does) to be run again from its start here (moveBack).
+   */
+  private callCrossed(): void {
+    const ctx = this.run;
+    if (ctx === null || ctx.pinned || ctx.killed || this.movingBack) return;
+    if (++this.calls <= MOVE_BACK_MIN_CALLS || this.calls <= MOVE_MAX_CALLS_PER_MS * (performance.now() - this.runStart)) return;
+    this.movingBack = true;
+    Atomics.store(this.ctl!, CTL_KILL, 1);
   }
 
   private reply(ch: SyncChannel, enc: LuaReplyEncoder): void {
@@ -1226,7 +1255,7 @@ export class Scripting {
   }
 
   /** Run `ctx` on the engine thread; moved to the worker if it runs long and can. */
-  private runLocal(ctx: RunCtx): void {
+  private runLocal(ctx: RunCtx, busyAt = -1): void {
     let rt: LuaRuntime;
     try {
       rt = this.local();
@@ -1241,7 +1270,7 @@ export class Scripting {
     // (From now rather than from ctx.start: the difference is this command's parsing.)
     const t0 = performance.now();
     this.moveAt = ctx.movable ? t0 + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
-    this.busyAt = t0 + this.threshold;
+    this.busyAt = busyAt >= 0 ? busyAt : t0 + this.threshold;
     this.checkAt = Math.min(this.moveAt, this.busyAt);
     this.calls = 0;
     this.runStart = t0;
@@ -1305,6 +1334,11 @@ export class Scripting {
       return;
     }
     this.run = ctx;
+    this.calls = 0;
+    this.runStart = performance.now();
+    this.movingBack = false;
+    this.startRand = rand;
+    if (this.logs.length !== 0) this.logs.length = 0;
     Atomics.store(this.ctl!, CTL_KILL, 0);
     ch.send(msg);
     for (;;) {
@@ -1321,7 +1355,7 @@ export class Scripting {
         return;
       }
       if (isDone(m)) {
-        this.finish(ctx, m);
+        this.workerDone(ctx, m);
         return;
       }
       this.serve(m);
@@ -1398,7 +1432,7 @@ export class Scripting {
         }
         if (m === undefined) break;
         if (isDone(m)) {
-          this.finish(ctx, m);
+          this.workerDone(ctx, m);
           return;
         }
         this.serve(m);
@@ -1417,8 +1451,12 @@ export class Scripting {
 
   /** A script run in the worker is over. */
   private finish(ctx: RunCtx, d: Done): void {
-    const eng = this.eng;
     this.run = null;
+    this.movingBack = false;
+    if (this.logs.length !== 0) {
+      for (const l of this.logs) this.log(l.level, l.msg);
+      this.logs.length = 0;
+    }
     if (d.rand !== undefined && this.rt !== null) this.rt.setRandState(d.rand);
     if (d.err) {
       ctx.out.error(d.err);
@@ -1426,6 +1464,32 @@ export class Scripting {
     } else if (d.r !== undefined && writeResult(d.r, ctx.out)) {
       this.countFailed(ctx);
     }
+    this.release(ctx);
+  }
+
+  /**
+   * The script in the worker ended. Stopped to be run back here (callCrossed), it runs again
+   * from its start on this thread, to its end: nothing it did took effect, math.random starts
+   * from the same state, its logs were held, and the time its commands see is its start time.
+   */
+  private workerDone(ctx: RunCtx, d: Done): void {
+    if (!this.movingBack || ctx.killed || !d.stopped) {
+      this.finish(ctx, d);
+      return;
+    }
+    this.movingBack = false;
+    this.logs.length = 0;
+    this.local().setRandState(this.startRand);
+    // The caller's arguments are borrowed only while its EVAL / FCALL runs: once the script went
+    // busy (async), from the copy made then.
+    const again: RunCtx = { ...ctx, src: ctx.async ? Argv.of(ctx.argv!) : ctx.src, movable: false };
+    this.runLocal(again, performance.now() + Math.max(0, ctx.start + this.threshold - Date.now()));
+    this.release(ctx);
+  }
+
+  /** A script that went busy (async) is over: its caller is served again. */
+  private release(ctx: RunCtx): void {
+    const eng = this.eng;
     if (ctx.async) {
       eng.busyReply = null;
       const c = ctx.caller;

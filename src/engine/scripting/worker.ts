@@ -15,7 +15,8 @@
  *   {t:'fload', code} then {t:'fcommit', name} / {t:'fdrop'}   load a library
  *   {t:'fdelete', name}                                FUNCTION DELETE
  *   {t:'fcall', lib, fn, keys, args, name, rand}       FCALL
- * A run's done carries rand, math.random's state after it (it persists across scripts).
+ * A run's done carries rand, math.random's state after it (it persists across scripts), and
+ * stopped: whether CTL_KILL stopped it (SCRIPT KILL, or the engine thread running it back there).
  * While a script runs (worker -> engine): {t:'call', argv} and {t:'acl', argv}, answered by
  * {t:'reply', v, err} / {t:'reply', v}; {t:'log', level, msg}.
  */
@@ -53,6 +54,8 @@ function args(rt: LuaRuntime, n: number, argv: Argv | null = null): Uint8Array[]
 
 /** redis.setresp of the running script: the engine thread renders redis.call replies for it. */
 let resp: 2 | 3 = 2;
+/** The running script was stopped by CTL_KILL (told in its 'done'). */
+let stopped = false;
 
 /**
  * A redis.call as a frame (channel.ts): resp (1 byte), the argument count (u32), then each
@@ -120,7 +123,9 @@ const host: RuntimeHost = {
     resp = v;
   },
   check() {
-    return Atomics.load(ctl, CTL_KILL) !== 0 ? 'k' : null;
+    if (Atomics.load(ctl, CTL_KILL) === 0) return null;
+    stopped = true;
+    return 'k';
   },
 };
 
@@ -170,6 +175,7 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
   const keys = msg.keys as Uint8Array[];
   const argv = Argv.of([...keys, ...(msg.args as Uint8Array[])].map((x) => Buffer.from(x.buffer, x.byteOffset, x.length)));
   rt.setRandState(msg.rand as string);
+  stopped = false;
   // (CTL_KILL was cleared by the engine thread before it sent the request: a SCRIPT KILL that
   // came since, e.g. while this thread was starting, must stop the script.)
   const r = msg.t === 'eval'
@@ -181,7 +187,7 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
     : r.raw ? Buffer.concat([Buffer.from(`s${r.len}:`, 'latin1'), r.buf.subarray(r.p, r.p + r.len)])
       : r.buf.slice(r.p, r.p + r.len);
   rt.endRun();
-  return { t: 'done', r: out, rand: rt.randState('now') };
+  return { t: 'done', r: out, rand: rt.randState('now'), stopped };
 }
 
 function handle(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
