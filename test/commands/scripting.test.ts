@@ -372,6 +372,24 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       assert.deepEqual([r, after], [[266445, 20000, 'v', 682036], 265491]);
     });
 
+    it('a script run back from the worker past the threshold: BUSY meanwhile, then SCRIPT KILL stops it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('mb2', 'w');
+      // Ours: moved after 100 ms; busy (past 300 ms) in the worker when its GETs begin, so it is
+      // run back on the engine thread while its caller waits: the others are served from there.
+      const running = outcome(runner.eval(`${spin(350)} local n = 0
+        for i = 1, 20000 do if redis.call('get', 'mb2') == 'w' then n = n + 1 end end
+        ${LOOP}`, 0));
+      await sleep(450);
+      assert.equal(await outcome(other.get('mb2')), BUSY_EVAL);
+      await sleep(300);
+      assert.equal(await outcome(other.get('mb2')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:/);
+      assert.equal(await other.get('mb2'), 'w');
+    });
+
     it('a moved script: arguments and replies past 256 KiB, errors, RESP3 shapes', async () => {
       const c = io(server().port);
       await c.del('mbig', 'mlist', 'mh', 'nokey');
