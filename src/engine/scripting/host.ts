@@ -1479,7 +1479,8 @@ export class Scripting {
     }
     this.movingBack = false;
     this.logs.length = 0;
-    this.local().setRandState(this.startRand);
+    // (The state the script started in; should it have been replaced, runLocal makes a new one.)
+    if (this.rt !== null && !this.rt.vm.dead) this.rt.setRandState(this.startRand);
     // The caller's arguments are borrowed only while its EVAL / FCALL runs: once the script went
     // busy (async), from the copy made then.
     const again: RunCtx = { ...ctx, src: ctx.async ? Argv.of(ctx.argv!) : ctx.src, movable: false };
