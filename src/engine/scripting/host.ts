@@ -873,7 +873,7 @@ export class Scripting {
   private calls = 0;
   /** When the running script started on this thread, or in the worker (performance.now()). */
   private runStart = 0;
-  /** The script in the worker was asked to stop, to be run again on the engine thread (see moveBack). */
+  /** The script in the worker was asked to stop, to be run again on the engine thread (see callCrossed). */
   private movingBack = false;
   /** math.random's state as the script in the worker started (for its run back here). */
   private startRand = '';
@@ -1219,7 +1219,7 @@ export class Scripting {
   /**
    * A redis.call of the script in the worker was served. One busy with redis.call there (the
    * rule of MOVE_MAX_CALLS_PER_MS, counted since it began in the worker) that has had no effect
-   * yet is stopped (as SCRIPT KILL does) to be run again from its start here (moveBack).
+   * yet is stopped (as SCRIPT KILL does) to be run again from its start here (workerDone).
    */
   private callCrossed(): void {
     const ctx = this.run;
