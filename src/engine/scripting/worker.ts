@@ -17,8 +17,9 @@
  *   {t:'fcall', lib, fn, keys, args, name, rand}       FCALL
  * A run's done carries rand, math.random's state after it (it persists across scripts), and
  * stopped: whether CTL_KILL stopped it (SCRIPT KILL, or the engine thread running it back there).
- * While a script runs (worker -> engine): {t:'call', argv} and {t:'acl', argv}, answered by
- * {t:'reply', v, err} / {t:'reply', v}; {t:'log', level, msg}.
+ * While a script runs (worker -> engine): a redis.call as a frame (callFrame; channel.ts),
+ * answered by a reply frame, or when either is too big for a frame region {t:'call', argv}
+ * answered by {t:'reply', v, err}; {t:'acl', argv} answered by {t:'reply', v}; {t:'log', level, msg}.
  */
 import { workerData } from 'node:worker_threads';
 import { Argv } from '../../resp/argv.js';
