@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /**
- * A read-only script that is moved to the scripting worker (host.ts: it runs past MOVE_AFTER_MS
- * on the engine thread first), then makes N redis.call GETs there; against the same N GETs
- * run on the engine thread (no spin: never moved). Prints wall ms and the server's CPU µs per
- * call (INFO cpu: the whole process, both threads) of each, and the server's own figures for
- * redis-server if given a second port.
+ * A read-only script that is moved to the scripting worker (host.ts: a spin with few
+ * redis.calls runs past MOVE_AFTER_MS on the engine thread first), then makes N redis.call GETs
+ * (main 6cb2b4b: each a thread crossing; since session 14 the script is then run back on the
+ * engine thread); against the same N GETs run on the engine thread (no spin: never moved).
+ * Prints wall ms and the server's CPU µs per call (INFO cpu: the whole process, both threads).
  *
  *   node bench/lua-moved.mjs <port> [N=20000] [spinMs=150] [passes=3]
  */
