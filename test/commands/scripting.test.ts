@@ -415,6 +415,22 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
 }
 
 describe('scripting (ours only)', () => {
+  it('redis.log lines of a moved script, and of one run back from the worker, are written once', async () => {
+    const c = io(ours.port);
+    await c.set('lg', 'v');
+    const tag = `wklog${Date.now()}`;
+    // The first moves to the worker and ends there; the second moves, turns busy with GETs
+    // there and is run back on the engine thread (its lines held, then dropped, each time).
+    await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-moved') ${spin(150)} redis.log(redis.LOG_WARNING, '${tag}-moved-end') return 1`, 0);
+    await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-back') ${spin(150)}
+      for i = 1, 20000 do redis.call('get', 'lg') end redis.log(redis.LOG_WARNING, '${tag}-back-end') return 1`, 0);
+    await sleep(100);
+    const out = ours.output();
+    for (const line of ['moved', 'moved-end', 'back', 'back-end']) {
+      assert.equal(out.match(new RegExp(`# ${tag}-${line}$`, 'gm'))?.length, 1, line);
+    }
+  });
+
   it('a FUNCTION DUMP of real Redis restores here', async () => {
     const r = io(redis.port);
     const o = io(ours.port);
