@@ -40,7 +40,7 @@ async function outcome<T>(p: Promise<T>): Promise<T | string> {
 const spin = (ms: number) => `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
 while true do
   i = i + 1
-  if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
+  if i % 100000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
 end`;
 
 /** Attempts to change what later scripts see: every one must fail and change nothing. */

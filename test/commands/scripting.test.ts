@@ -55,7 +55,7 @@ const LOOP = 'local i = 0 while true do i = i + 1 end';
 const spin = (ms: number) => `local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000 local i = 0
 while true do
   i = i + 1
-  if i % 10000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
+  if i % 100000 == 0 then t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > ${ms} then break end end
 end`;
 
 /** Connected clients (ioredis's ready check would meet BUSY if it connected during a script). */
@@ -325,10 +325,112 @@ redis.register_function('wspin', function(keys) redis.call('set', keys[1], 'star
       assert.equal(await outcome(c.call('FUNCTION', 'RESTORE', bad)), 'ERR:ERR DUMP payload version or checksum are wrong');
       await c.call('FUNCTION', 'FLUSH');
     });
+
+    it('a read-only script busy with redis.call runs once: each of its calls is counted once', async () => {
+      const c = io(server().port);
+      await c.set('cs', 'v');
+      await c.config('RESETSTAT');
+      // Ours: past 100 ms it stays on the engine thread (over one redis.call per ms). Moved, it
+      // would run again from its start in the worker (each call a thread crossing there), and
+      // the GETs it made before would be counted twice.
+      const n = await c.eval(`local n = 0 local t = redis.call('time') local t0 = t[1] * 1000 + t[2] / 1000
+        while true do
+          for i = 1, 100 do redis.call('get', 'cs') n = n + 1 end
+          t = redis.call('time') if t[1] * 1000 + t[2] / 1000 - t0 > 250 then break end
+        end
+        return n`, 0) as number;
+      const calls = Number(/cmdstat_get:calls=(\d+)/.exec(await c.info('commandstats'))![1]);
+      assert.ok(n >= 100);
+      assert.equal(calls, n);
+    });
+
+    it('a read-only script busy with redis.call past the threshold: BUSY, then SCRIPT KILL stops it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('hk', 'v');
+      // Ours: not moved (over one redis.call per ms): served from its count hook and calls.
+      const running = outcome(runner.eval("local n = 0 while true do redis.call('get', 'hk') n = n + 1 end", 0));
+      await sleep(450);
+      assert.equal(await outcome(other.get('hk')), BUSY_EVAL);
+      assert.equal(await outcome(other.call('FUNCTION', 'KILL')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:1\.$/);
+      assert.equal(await other.get('hk'), 'v');
+    });
+
+    it('a moved script that turns busy with redis.call is run back where it started: same results', async () => {
+      const c = io(server().port);
+      await c.set('mb', 'v');
+      await c.eval('math.randomseed(7)', 0);
+      // Ours: moved after 100 ms (few calls), then busy with GETs in the worker: stopped there
+      // and run again from its start on the engine thread (math.random from the same state).
+      const r = await c.eval(`local a = math.random(1000000) ${spin(150)}
+        local n, v = 0, nil
+        for i = 1, 20000 do v = redis.call('get', 'mb') n = n + 1 end
+        return {a, n, v, math.random(1000000)}`, 0);
+      const after = await c.eval('return math.random(1000000)', 0);
+      assert.deepEqual([r, after], [[266445, 20000, 'v', 682036], 265491]);
+    });
+
+    it('a script run back from the worker past the threshold: BUSY meanwhile, then SCRIPT KILL stops it', async () => {
+      const p = server().port;
+      const [runner, other] = await clients(p, 2);
+      await other.set('mb2', 'w');
+      // Ours: moved after 100 ms; busy (past 300 ms) in the worker when its GETs begin, so it is
+      // run back on the engine thread while its caller waits: the others are served from there.
+      const running = outcome(runner.eval(`${spin(350)} local n = 0
+        for i = 1, 20000 do if redis.call('get', 'mb2') == 'w' then n = n + 1 end end
+        ${LOOP}`, 0));
+      await sleep(450);
+      assert.equal(await outcome(other.get('mb2')), BUSY_EVAL);
+      await sleep(300);
+      assert.equal(await outcome(other.get('mb2')), BUSY_EVAL);
+      assert.equal(await other.call('SCRIPT', 'KILL'), 'OK');
+      assert.match(String(await running), /^ERR:ERR Script killed by user with SCRIPT KILL\.\.\. script: [0-9a-f]{40}, on @user_script:/);
+      assert.equal(await other.get('mb2'), 'w');
+    });
+
+    it('a moved script: arguments and replies past 256 KiB, errors, RESP3 shapes', async () => {
+      const c = io(server().port);
+      await c.del('mbig', 'mlist', 'mh', 'nokey');
+      await c.hset('mh', 'f', 'v');
+      // Ours: moved after 100 ms; its calls cross to the engine thread as shared-memory frames,
+      // those larger than a frame region (256 KiB) on the message port.
+      const r = await c.eval(`${spin(150)}
+        local big = string.rep('x', 300000)
+        redis.call('set', 'mbig', big)
+        local args = {} for i = 1, 7000 do args[i] = string.rep('y', 40) .. i end
+        redis.call('rpush', 'mlist', unpack(args))
+        local got = redis.call('get', 'mbig')
+        local l = redis.call('lrange', 'mlist', 0, -1)
+        local e = redis.pcall('incr', 'mbig')
+        redis.setresp(3)
+        local m = redis.call('hgetall', 'mh')
+        local none = redis.call('get', 'nokey')
+        return {#got, #l, l[7000], e.err, m.map.f, none == nil and 'nil' or 'not nil', redis.call('strlen', 'mbig')}`, 0);
+      assert.deepEqual(r, [300000, 7000, `${'y'.repeat(40)}7000`, 'ERR value is not an integer or out of range', 'v', 'nil', 300000]);
+      await c.del('mbig', 'mlist', 'mh');
+    });
   });
 }
 
 describe('scripting (ours only)', () => {
+  it('redis.log lines of a moved script, and of one run back from the worker, are written once', async () => {
+    const c = io(ours.port);
+    await c.set('lg', 'v');
+    const tag = `wklog${Date.now()}`;
+    // The first moves to the worker and ends there; the second moves, turns busy with GETs
+    // there and is run back on the engine thread (its lines held, then dropped, each time).
+    await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-moved') ${spin(150)} redis.log(redis.LOG_WARNING, '${tag}-moved-end') return 1`, 0);
+    await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-back') ${spin(150)}
+      for i = 1, 20000 do redis.call('get', 'lg') end redis.log(redis.LOG_WARNING, '${tag}-back-end') return 1`, 0);
+    await sleep(100);
+    const out = ours.output();
+    for (const line of ['moved', 'moved-end', 'back', 'back-end']) {
+      assert.equal(out.match(new RegExp(`# ${tag}-${line}$`, 'gm'))?.length, 1, line);
+    }
+  });
+
   it('a FUNCTION DUMP of real Redis restores here', async () => {
     const r = io(redis.port);
     const o = io(ours.port);

@@ -15,30 +15,33 @@
  *   {t:'fload', code} then {t:'fcommit', name} / {t:'fdrop'}   load a library
  *   {t:'fdelete', name}                                FUNCTION DELETE
  *   {t:'fcall', lib, fn, keys, args, name, rand}       FCALL
- * A run's done carries rand, math.random's state after it (it persists across scripts).
- * While a script runs (worker -> engine): {t:'call', argv} and {t:'acl', argv}, answered by
- * {t:'reply', v, err} / {t:'reply', v}; {t:'log', level, msg}.
+ * A run's done carries rand, math.random's state after it (it persists across scripts), and
+ * stopped: whether CTL_KILL stopped it (SCRIPT KILL, or the engine thread running it back there).
+ * While a script runs (worker -> engine): a redis.call as a frame (callFrame; channel.ts),
+ * answered by a reply frame, or when either is too big for a frame region {t:'call', argv}
+ * answered by {t:'reply', v, err}; {t:'acl', argv} answered by {t:'reply', v}; {t:'log', level, msg}.
  */
 import { workerData } from 'node:worker_threads';
 import { Argv } from '../../resp/argv.js';
-import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_DEAD } from './channel.js';
+import { SyncChannel, CTL_MAIN, CTL_WORKER, CTL_KILL, CTL_DEAD, FRAME, FRAME_MAX, type ChannelMemory } from './channel.js';
 import type { LuaValue } from './lua-vm.js';
-import { LuaRuntime, type RuntimeHost } from './runtime.js';
+import { LuaRuntime, Reply, type RuntimeHost } from './runtime.js';
 
 interface WorkerInit {
-  ctl: Int32Array;
+  mem: ChannelMemory;
   port: import('node:worker_threads').MessagePort;
   version: string;
   versionNum: number;
 }
 
 const init = workerData as WorkerInit;
-const ch = new SyncChannel(init.ctl, init.port, CTL_WORKER, CTL_MAIN);
+const ctl = init.mem.ctl;
+const ch = new SyncChannel(init.mem, init.port, CTL_WORKER, CTL_MAIN);
 // However this thread ends, the engine thread must not wait for it forever.
 process.on('exit', () => {
-  Atomics.store(init.ctl, CTL_DEAD, 1);
-  Atomics.add(init.ctl, CTL_MAIN, 1);
-  Atomics.notify(init.ctl, CTL_MAIN);
+  Atomics.store(ctl, CTL_DEAD, 1);
+  Atomics.add(ctl, CTL_MAIN, 1);
+  Atomics.notify(ctl, CTL_MAIN);
 });
 
 function args(rt: LuaRuntime, n: number, argv: Argv | null = null): Uint8Array[] {
@@ -52,12 +55,63 @@ function args(rt: LuaRuntime, n: number, argv: Argv | null = null): Uint8Array[]
 
 /** redis.setresp of the running script: the engine thread renders redis.call replies for it. */
 let resp: 2 | 3 = 2;
+/** The running script was stopped by CTL_KILL (told in its 'done'). */
+let stopped = false;
+
+/**
+ * A redis.call as a frame (channel.ts): resp (1 byte), the argument count (u32), then each
+ * argument as its length (u32) and bytes. Returns the length, or -1 if it does not fit.
+ */
+function callFrame(rt: LuaRuntime, n: number, argv: Argv | null): number {
+  const out = ch.outFrame;
+  const count = argv !== null ? argv.count : n;
+  out[0] = resp;
+  out.writeUInt32LE(count, 1);
+  let p = 5;
+  for (let i = 0; i < count; i++) {
+    if (argv !== null) {
+      const s = argv.start[i];
+      const e = argv.end[i];
+      if (p + 4 + e - s > FRAME_MAX) return -1;
+      out.writeUInt32LE(e - s, p);
+      argv.buf.copy(out, p + 4, s, e);
+      p += 4 + e - s;
+    } else {
+      const src = rt.bytes(i + 1);
+      if (p + 4 + src.length > FRAME_MAX) return -1;
+      out.writeUInt32LE(src.length, p);
+      out.set(src, p + 4);
+      p += 4 + src.length;
+    }
+  }
+  return p;
+}
+
+/** Push the reply frame (the top-level error flag, then the reply as decodeReply reads it). */
+function pushFrameReply(rt: LuaRuntime): Reply {
+  const b = ch.inFrame;
+  const tag = b[1];
+  // perf: the common replies without building a LuaValue.
+  if (tag === 0x73) {
+    rt.vm.pushBytes(b, 6, 6 + b.readUInt32LE(2));
+    return Reply.Value;
+  }
+  if (tag === 0x69 && rt.vm.direct) {
+    rt.vm.pushNumber(b.readDoubleLE(2));
+    return Reply.Value;
+  }
+  return rt.pushReply(decodeReply(b.subarray(1, ch.frameLen)), b[0] === 1);
+}
 
 const host: RuntimeHost = {
   call(rt, n, argv) {
-    ch.send({ t: 'call', argv: args(rt, n, argv), resp });
-    const r = ch.recv() as { v: Uint8Array; err: boolean };
-    return rt.pushReply(decodeReply(r.v), r.err);
+    const len = callFrame(rt, n, argv);
+    if (len < 0) ch.send({ t: 'call', argv: args(rt, n, argv), resp });
+    else ch.sendFrame(len);
+    const r = ch.recv();
+    if (r === FRAME) return pushFrameReply(rt);
+    const m = r as { v: Uint8Array; err: boolean };
+    return rt.pushReply(decodeReply(m.v), m.err);
   },
   acl(rt, n) {
     ch.send({ t: 'acl', argv: args(rt, n) });
@@ -70,7 +124,9 @@ const host: RuntimeHost = {
     resp = v;
   },
   check() {
-    return Atomics.load(init.ctl, CTL_KILL) !== 0 ? 'k' : null;
+    if (Atomics.load(ctl, CTL_KILL) === 0) return null;
+    stopped = true;
+    return 'k';
   },
 };
 
@@ -120,7 +176,9 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
   const keys = msg.keys as Uint8Array[];
   const argv = Argv.of([...keys, ...(msg.args as Uint8Array[])].map((x) => Buffer.from(x.buffer, x.byteOffset, x.length)));
   rt.setRandState(msg.rand as string);
-  Atomics.store(init.ctl, CTL_KILL, 0);
+  stopped = false;
+  // (CTL_KILL was cleared by the engine thread before it sent the request: a SCRIPT KILL that
+  // came since, e.g. while this thread was starting, must stop the script.)
   const r = msg.t === 'eval'
     ? rt.runEval(msg.sha as string, argv, 0, keys.length, msg.name as string)
     : rt.runFunction(msg.lib as string, msg.fn as string, argv, 0, keys.length, msg.name as string);
@@ -130,7 +188,7 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
     : r.raw ? Buffer.concat([Buffer.from(`s${r.len}:`, 'latin1'), r.buf.subarray(r.p, r.p + r.len)])
       : r.buf.slice(r.p, r.p + r.len);
   rt.endRun();
-  return { t: 'done', r: out, rand: rt.randState('now') };
+  return { t: 'done', r: out, rand: rt.randState('now'), stopped };
 }
 
 function handle(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
