@@ -49,22 +49,22 @@ export function takeRdbArgs(args: string[]): RdbOptions {
   return o;
 }
 
-/** Staged record i (file.ts StagedStrings) into db. */
-function importStaged(db: Db, st: StagedStrings, i: number): void {
+/** Staged record i (file.ts StagedStrings) into db; h: the hash of its key (hashBytes). */
+function importStaged(db: Db, st: StagedStrings, i: number, h: number): void {
   const ks = st.keyStart(i);
   const ke = ks + st.keyLength(i);
   const kind = st.kind(i);
   let vs = st.valueStart(i);
   if (kind === STAGED_FILE) {
-    db.importStringBytes(st.file, ks, ke, st.file, vs, vs + st.valueLength(i), 0);
+    db.importStringBytes(st.file, ks, ke, h, st.file, vs, vs + st.valueLength(i), 0);
   } else if (kind === STAGED_LZF) {
     // Decompressed again (the parse checked these bytes): into the LZF module's memory.
     const n = st.valueLength(i);
     if (!lzfDecompressAt(st.file, vs, vs + st.lzfLength(i), n)) throw new Error('RDB import: a checked LZF value failed to decompress');
     vs = lzfOut;
-    db.importStringBytes(st.file, ks, ke, lzfMem(), vs, vs + n, 0);
+    db.importStringBytes(st.file, ks, ke, h, lzfMem(), vs, vs + n, 0);
   } else {
-    db.importStringBytes(st.file, ks, ke, null, 0, 0, st.num[i]);
+    db.importStringBytes(st.file, ks, ke, h, null, 0, 0, st.num[i]);
   }
 }
 
@@ -89,9 +89,10 @@ function bucketOrder(hash: Int32Array, idx: Uint32Array, mask: number): Uint32Ar
  * A key given both as a staged string and as another record of one db: the occurrences that a
  * later one replaces (the two lists are inserted apart, no longer in file order). Returns null
  * when there is none, else the set of record indices (i) and staged indices (~s) to skip.
+ * `sh`: the hashes of the staged records' keys.
  * Candidates are found by hash (a bitset of the records' hashes), then compared by name.
  */
-function crossDuplicates(k: RdbKeys, idx: Uint32Array, st: StagedStrings, staged: number[], r: RdbReader): Set<number> | null {
+function crossDuplicates(k: RdbKeys, idx: Uint32Array, st: StagedStrings, staged: Uint32Array, sh: Int32Array, r: RdbReader): Set<number> | null {
   if (idx.length === 0 || staged.length === 0) return null;
   let bits = 1 << 16;
   while (bits < 32 * idx.length && bits < 1 << 28) bits *= 2;
@@ -103,9 +104,9 @@ function crossDuplicates(k: RdbKeys, idx: Uint32Array, st: StagedStrings, staged
   }
   // Staged keys whose hash may be a record's, by hash.
   const cand = new Map<number, number[]>();
-  for (const s of staged) {
-    const ks = st.keyStart(s);
-    const h = hashBytes(st.file, ks, ks + st.keyLength(s));
+  for (let j = 0; j < staged.length; j++) {
+    const s = staged[j];
+    const h = sh[j];
     const b = h & mask;
     if ((seen[b >>> 5] & (1 << (b & 31))) === 0) continue;
     const l = cand.get(h);
@@ -160,15 +161,23 @@ export function importRdb(eng: Engine, path: string): string {
     for (let i = 0; i < k.length; i++) if (k.db[i] === dbi) n++;
     const idx = new Uint32Array(n);
     for (let i = 0, j = 0; i < k.length; i++) if (k.db[i] === dbi) idx[j++] = i;
-    const staged: number[] = [];
-    for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) staged.push(s);
+    let m = 0;
+    for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) m++;
+    const staged = new Uint32Array(m);
+    const sh = new Int32Array(m);
+    for (let s = 0, j = 0; s < st.n; s++) {
+      if (st.db(s) !== dbi) continue;
+      const ks = st.keyStart(s);
+      staged[j] = s;
+      sh[j++] = hashBytes(st.file, ks, ks + st.keyLength(s));
+    }
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
     db.map.reserve(n + staged.length, eng.lfu ? 0 : staged.length + (lru ? 0 : (k.compactPerDb[dbi] ?? 0)));
     db.beginImport(n + staged.length);
-    const drop = crossDuplicates(k, idx, st, staged, r);
+    const drop = crossDuplicates(k, idx, st, staged, sh, r);
     // The staged strings (mostly off the V8 heap) in file order, then the other keys decoded
     // again, in the order of their table buckets (file.ts RdbKeys: why).
-    for (const s of staged) if (drop === null || !drop.has(~s)) importStaged(db, st, s);
+    for (let j = 0; j < m; j++) if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
     const order = bucketOrder(k.hash, idx, db.map.bucketCount - 1);
     for (let j = 0; j < order.length; j++) {
       const i = order[j];
