@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
-import { len, str, intStr } from './fixtures.js';
+import { len, str, intStr, listpackStrings } from './fixtures.js';
 import { lzfCompress } from './lzf-oracle.js';
 import { Engine } from '../../dist/engine/engine.js';
 import { Client, type Transport } from '../../dist/engine/client.js';
@@ -272,6 +272,45 @@ describe('RDB import of plain strings as bytes', () => {
       assert.equal(lru.c.db.map.compactSize, 2); // s, t
       assert.match(lru.run('OBJECT', 'IDLETIME', 'old'), /^:(499\d|50\d\d)\r\n$/);
       assert.equal(lru.run('GET', 's'), '$1\r\nv\r\n');
+    });
+
+    it('listpack sorted sets (only checked by the parse, built by the insert): good ones load, damaged ones are refused with the value offset', () => {
+      // member, score, member, score... as a listpack of strings; as an RDB string (its length first).
+      const zlp = (items: string[]): Buffer => str(listpackStrings(items));
+      const many = (n: number): string[] => Array.from({ length: n }, (_, i) => [`m${i}`, String(i + 0.5)]).flat();
+      const good = [
+        rec('z3', zlp(['a', '1', 'b', '2.5', 'c', '-3']), { type: 17 }),
+        rec('z20', zlp(many(20)), { type: 17 }),
+        rec('zttl', zlp(['x', 'inf']), { type: 17, exp: later }),
+      ];
+      const { run, imp } = load([[0, [rec('s', str('v')), ...good]]]);
+      assert.match(imp(), /Imported 4 keys/);
+      assert.equal(run('ZRANGE', 'z3', '0', '-1', 'WITHSCORES'), '*6\r\n$1\r\nc\r\n$2\r\n-3\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$3\r\n2.5\r\n');
+      assert.equal(run('ZCARD', 'z20'), ':20\r\n');
+      assert.equal(run('ZSCORE', 'z20', 'm19'), '$4\r\n19.5\r\n');
+      assert.equal(run('ZSCORE', 'zttl', 'x'), '$3\r\ninf\r\n');
+      assert.equal(run('OBJECT', 'ENCODING', 'z20'), '$8\r\nlistpack\r\n');
+      const dup20 = many(20);
+      dup20[30] = 'm3';
+      const cases: Array<[string, string[], RegExp]> = [
+        ['duplicate (small)', ['a', '1', 'b', '2', 'a', '3'], /key "bad": duplicate sorted set member at offset (\d+)/],
+        ['duplicate (large)', dup20, /key "bad": duplicate sorted set member at offset (\d+)/],
+        ['bad score', ['a', '1', 'b', 'x1'], /key "bad": bad sorted set score at offset (\d+)/],
+        ['NaN score', ['a', 'nan'], /key "bad": sorted set NaN score at offset (\d+)/],
+        ['odd count', ['a', '1', 'b'], /key "bad": odd sorted set element count at offset (\d+)/],
+        ['empty', [], /key "bad": empty sorted set at offset (\d+)/],
+      ];
+      for (const [name, items, re] of cases) {
+        const recs = [...good, rec('bad', zlp(items), { type: 17 }), rec('after', str('x'))];
+        const { eng, imp: bad } = load([[0, recs]]);
+        let msg = '';
+        assert.throws(bad, (e: Error) => ((msg = e.message), re.test(e.message)), name);
+        // The offset is the bad value's: after its type byte and key.
+        const whole = rdbFile([[0, recs]]);
+        const at = whole.indexOf(Buffer.concat([Buffer.from([17]), str('bad')])) + 1 + str('bad').length;
+        assert.equal(Number(re.exec(msg)![1]), at, name);
+        assert.equal(eng.dbs[0].size, 0, name);
+      }
     });
 
     it('a damaged staged record is refused with its offset; nothing is imported', () => {
