@@ -16,7 +16,7 @@ import { commandKeys } from '../engine/keys.js';
 import { hashKey, type KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
-import { checkZsetListpack, readValue, type DecodeLimits } from './decode.js';
+import { checkValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
@@ -343,12 +343,10 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
     }
     const kat = r.p;
     const key = r.latin1();
-    let value: Stored | null = null;
+    let value: Stored | null;
     const vat = r.p;
     try {
-      // A listpack sorted set is only checked here (perf; the insert builds it: RdbKeys).
-      if (op === RDB_TYPE.ZSET_LISTPACK) checkZsetListpack(r);
-      else value = readValue(r, op, lim);
+      value = checkValue(r, op, lim);
     } catch (e) {
       if (e instanceof RdbError && e.offset < 0) e.offset = vat;
       if (e instanceof RdbError) e.message = `key ${JSON.stringify(key.slice(0, 64))}: ${e.message}`;

@@ -170,6 +170,20 @@ export class HashValue implements StoredValue {
    * when it is corrupt.
    */
   static fromListpack(b: Buffer, s: number, e: number, lim: HashLimits): HashValue | null | undefined {
+    const n = HashValue.checkListpack(b, s, e, lim);
+    if (n === null || n === undefined) return n;
+    const h = new HashValue();
+    h.lp = b.latin1Slice(s, e);
+    h.n = n;
+    h.capFlat();
+    return h;
+  }
+
+  /**
+   * fromListpack's checks alone: the field count of the hash it would keep as those bytes,
+   * else null or undefined as it (the RDB import's parse, which drops the value: rdb/file.ts).
+   */
+  static checkListpack(b: Buffer, s: number, e: number, lim: HashLimits): number | null | undefined {
     const k = lpCheckFields(b, s, e);
     if (k === -1) return null;
     if (k === -2) return undefined;
@@ -177,12 +191,7 @@ export class HashValue implements StoredValue {
     if (k / 2 > lim.maxEntries || lpMaxText() > lim.maxValue) return undefined;
     const dup = lpDupState();
     if (dup === 1 || (dup === 2 && lpDupFields(b, s, e, k / 2))) return null;
-    const lp = b.latin1Slice(s, e);
-    const h = new HashValue();
-    h.lp = lp;
-    h.n = k / 2;
-    h.capFlat();
-    return h;
+    return k / 2;
   }
 
   get size(): number {
