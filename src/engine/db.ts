@@ -14,7 +14,7 @@
  * client-side caching invalidations.
  */
 import type { Engine } from './engine.js';
-import { KeyTable, REMOVED, VIEW, hashBytes } from './keytable.js';
+import { KeyTable, REMOVED, VIEW } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import { latin1, type Argv } from '../resp/argv.js';
 import type { ReplySink } from '../resp/reply-sink.js';
@@ -814,11 +814,10 @@ export class Db {
 
   /**
    * importKey() of a plain string without TTL given as bytes (perf: no string for the key or
-   * the value): key kb[ks, ke), at most ARENA_MAX_KEY bytes; value vb[vs, ve), at most
-   * ARENA_MAX_VALUE bytes, or when `vb` is null the safe integer `n`.
+   * the value): key kb[ks, ke), at most ARENA_MAX_KEY bytes, of hash h (hashBytes); value
+   * vb[vs, ve), at most ARENA_MAX_VALUE bytes, or when `vb` is null the safe integer `n`.
    */
-  importStringBytes(kb: Uint8Array, ks: number, ke: number, vb: Uint8Array | null, vs: number, ve: number, n: number): void {
-    const h = hashBytes(kb, ks, ke);
+  importStringBytes(kb: Uint8Array, ks: number, ke: number, h: number, vb: Uint8Array | null, vs: number, ve: number, n: number): void {
     if (this.importMaybeHere(h)) {
       const old = this.map.getBytes(kb, ks, ke, h);
       if (old !== undefined) this.remove(old);

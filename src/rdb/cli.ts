@@ -9,14 +9,16 @@ import fs from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Engine } from '../engine/engine.js';
-import type { Db, Entry, Stored } from '../engine/db.js';
-import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
+import type { Db } from '../engine/db.js';
 import { decodeLimits, encodeOptions } from '../engine/commands/dump.js';
 import { scripting } from '../engine/scripting/host.js';
 import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
 import { HashValue, trackVolatile } from '../engine/ds/hash.js';
-import { RdbSnapshot, STAGED_FILE, STAGED_LZF, type StagedStrings, functionCodes, parseRdb } from './file.js';
+import { RdbSnapshot, STAGED_FILE, STAGED_LZF, type RdbKeys, type StagedStrings, functionCodes, parseRdb } from './file.js';
+import { readValue } from './decode.js';
+import { RdbReader } from './reader.js';
+import { hashBytes } from '../engine/keytable.js';
 import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
 
 /** --help lines of the options below. */
@@ -47,33 +49,86 @@ export function takeRdbArgs(args: string[]): RdbOptions {
   return o;
 }
 
-/** How many of an import's keys fit the compact tier (Db.restoreStored): sizes both tiers. */
-function compactCount(keys: string[], values: Stored[], exps: ArrayLike<number>): number {
-  let n = 0;
-  for (let i = 0; i < keys.length; i++) {
-    const v = values[i];
-    if (exps[i] === 0 && keys[i].length <= ARENA_MAX_KEY && (typeof v === 'number' || (typeof v === 'string' && v.length <= ARENA_MAX_VALUE))) n++;
-  }
-  return n;
-}
-
-/** Staged record i (file.ts StagedStrings) into db. */
-function importStaged(db: Db, st: StagedStrings, i: number): void {
+/** Staged record i (file.ts StagedStrings) into db; h: the hash of its key (hashBytes). */
+function importStaged(db: Db, st: StagedStrings, i: number, h: number): void {
   const ks = st.keyStart(i);
   const ke = ks + st.keyLength(i);
   const kind = st.kind(i);
   let vs = st.valueStart(i);
   if (kind === STAGED_FILE) {
-    db.importStringBytes(st.file, ks, ke, st.file, vs, vs + st.valueLength(i), 0);
+    db.importStringBytes(st.file, ks, ke, h, st.file, vs, vs + st.valueLength(i), 0);
   } else if (kind === STAGED_LZF) {
     // Decompressed again (the parse checked these bytes): into the LZF module's memory.
     const n = st.valueLength(i);
     if (!lzfDecompressAt(st.file, vs, vs + st.lzfLength(i), n)) throw new Error('RDB import: a checked LZF value failed to decompress');
     vs = lzfOut;
-    db.importStringBytes(st.file, ks, ke, lzfMem(), vs, vs + n, 0);
+    db.importStringBytes(st.file, ks, ke, h, lzfMem(), vs, vs + n, 0);
   } else {
-    db.importStringBytes(st.file, ks, ke, null, 0, 0, st.num[i]);
+    db.importStringBytes(st.file, ks, ke, h, null, 0, 0, st.num[i]);
   }
+}
+
+/**
+ * The records of one db (`idx`: indices into k, in file order) in the order of the table's
+ * buckets (`mask`: bucket count - 1), file order kept within a bucket (a key given twice: the
+ * later wins). A counting sort over at most 2^20 groups of adjacent buckets.
+ */
+function bucketOrder(hash: Int32Array, idx: Uint32Array, mask: number): Uint32Array {
+  let shift = 0;
+  while (mask >>> shift > 0xfffff) shift++;
+  const groups = (mask >>> shift) + 1;
+  const count = new Uint32Array(groups + 1);
+  for (let j = 0; j < idx.length; j++) count[((hash[idx[j]] & mask) >>> shift) + 1]++;
+  for (let g = 1; g <= groups; g++) count[g] += count[g - 1];
+  const out = new Uint32Array(idx.length);
+  for (let j = 0; j < idx.length; j++) out[count[(hash[idx[j]] & mask) >>> shift]++] = idx[j];
+  return out;
+}
+
+/**
+ * A key given both as a staged string and as another record of one db: the occurrences that a
+ * later one replaces (the two lists are inserted apart, no longer in file order). Returns null
+ * when there is none, else the set of record indices (i) and staged indices (~s) to skip.
+ * `sh`: the hashes of the staged records' keys.
+ * Candidates are found by hash (a bitset of the records' hashes), then compared by name.
+ */
+function crossDuplicates(k: RdbKeys, idx: Uint32Array, st: StagedStrings, staged: Uint32Array, sh: Int32Array, r: RdbReader): Set<number> | null {
+  if (idx.length === 0 || staged.length === 0) return null;
+  let bits = 1 << 16;
+  while (bits < 32 * idx.length && bits < 1 << 28) bits *= 2;
+  const mask = bits - 1;
+  const seen = new Int32Array(bits >>> 5);
+  for (let j = 0; j < idx.length; j++) {
+    const b = k.hash[idx[j]] & mask;
+    seen[b >>> 5] |= 1 << (b & 31);
+  }
+  // Staged keys whose hash may be a record's, by hash.
+  const cand = new Map<number, number[]>();
+  for (let j = 0; j < staged.length; j++) {
+    const s = staged[j];
+    const h = sh[j];
+    const b = h & mask;
+    if ((seen[b >>> 5] & (1 << (b & 31))) === 0) continue;
+    const l = cand.get(h);
+    if (l === undefined) cand.set(h, [s]);
+    else l.push(s);
+  }
+  if (cand.size === 0) return null;
+  const drop = new Set<number>();
+  for (let j = 0; j < idx.length; j++) {
+    const i = idx[j];
+    const l = cand.get(k.hash[i]);
+    if (l === undefined) continue;
+    r.p = k.at[i];
+    const key = r.latin1();
+    for (const s of l) {
+      if (st.keyString(s) !== key) continue;
+      // Record i comes after staged s when s had fewer records before it than i's index.
+      if (i >= st.before(s)) drop.add(~s);
+      else drop.add(i);
+    }
+  }
+  return drop.size === 0 ? null : drop;
 }
 
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
@@ -94,49 +149,60 @@ export function importRdb(eng: Engine, path: string): string {
   // Size empty tables for what comes (no incremental rehashing during the import).
   const k = parsed.keys;
   const st = parsed.staged;
-  const used: number[] = [];
-  for (let dbi = 0; dbi < k.perDb.length; dbi++) if ((k.perDb[dbi] ?? 0) > 0) used.push(dbi);
+  const r = new RdbReader(bytes);
+  const lim = decodeLimits(eng);
+  const lru = k.idle.size > 0 || k.freq.size > 0;
   const names = eng.wantsAddedKeys();
-  for (const dbi of used) {
+  for (let dbi = 0; dbi < k.perDb.length; dbi++) {
+    if ((k.perDb[dbi] ?? 0) === 0) continue;
     const db = eng.dbs[dbi];
-    // perf: one db (the usual file) takes the columns as they are; several are split by index.
-    const idx = used.length === 1 ? null : k.db.flatMap((d, i) => (d === dbi ? [i] : []));
-    const at = (j: number): number => (idx === null ? j : idx[j]);
-    const keys = idx === null ? k.key : idx.map((i) => k.key[i]);
-    const values = idx === null ? k.value : idx.map((i) => k.value[i]);
-    const exps = idx === null ? k.exp.subarray(0, k.length) : Float64Array.from(idx, (i) => k.exp[i]);
-    const lru = k.idle.size > 0 || k.freq.size > 0;
-    let staged = 0;
-    for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) staged++;
+    // perDb counts the staged records too.
+    let n = 0;
+    for (let i = 0; i < k.length; i++) if (k.db[i] === dbi) n++;
+    const idx = new Uint32Array(n);
+    for (let i = 0, j = 0; i < k.length; i++) if (k.db[i] === dbi) idx[j++] = i;
+    let m = 0;
+    for (let s = 0; s < st.n; s++) if (st.db(s) === dbi) m++;
+    const staged = new Uint32Array(m);
+    const sh = new Int32Array(m);
+    for (let s = 0, j = 0; s < st.n; s++) {
+      if (st.db(s) !== dbi) continue;
+      const ks = st.keyStart(s);
+      staged[j] = s;
+      sh[j++] = hashBytes(st.file, ks, ks + st.keyLength(s));
+    }
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
-    db.map.reserve(keys.length + staged, eng.lfu ? 0 : staged + (lru ? 0 : compactCount(keys, values, exps)));
-    db.beginImport(keys.length + staged);
-    const entries: (Entry | undefined)[] | null = lru ? new Array(keys.length) : null;
-    // File order across both lists (the later of a key given twice wins).
-    let s = 0;
-    for (let j = 0; j < keys.length; j++) {
-      const g = at(j);
-      for (; s < st.n && st.before(s) <= g; s++) if (st.db(s) === dbi) importStaged(db, st, s);
-      const e = db.importKey(keys[j], values[j], exps[j], lru);
-      if (entries !== null) entries[j] = e;
+    db.map.reserve(n + staged.length, eng.lfu ? 0 : staged.length + (lru ? 0 : (k.compactPerDb[dbi] ?? 0)));
+    db.beginImport(n + staged.length);
+    const drop = crossDuplicates(k, idx, st, staged, sh, r);
+    // The staged strings (mostly off the V8 heap) in file order, then the other keys decoded
+    // again, in the order of their table buckets (file.ts RdbKeys: why).
+    for (let j = 0; j < m; j++) if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
+    const order = bucketOrder(k.hash, idx, db.map.bucketCount - 1);
+    for (let j = 0; j < order.length; j++) {
+      const i = order[j];
+      r.p = k.at[i];
+      if (drop !== null && drop.has(i)) continue;
+      const key = r.latin1();
+      const v = readValue(r, k.type[i], lim);
+      const e = db.importKey(key, v, k.exp[i], lru);
+      if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
+      if (e !== undefined && lru) {
+        const idle = k.idle.get(i) ?? -1;
+        const freq = k.freq.get(i) ?? -1;
+        if (idle >= 0 || freq >= 0) setLruOrLfu(eng, e, freq, idle);
+      }
     }
-    for (; s < st.n; s++) if (st.db(s) === dbi) importStaged(db, st, s);
-    for (let j = 0; j < values.length; j++) {
-      const v = values[j];
-      if (v instanceof HashValue && v.volatile) trackVolatile(db, keys[j], v);
+    // The names, in file order, are built only for a listener that takes them.
+    const all: string[] = [];
+    if (names) {
+      for (const i of idx) {
+        r.p = k.at[i];
+        all.push(r.latin1());
+      }
+      for (const s of staged) all.push(st.keyString(s));
     }
-    for (let j = 0; entries !== null && j < entries.length; j++) {
-      const idle = k.idle.get(at(j)) ?? -1;
-      const freq = k.freq.get(at(j)) ?? -1;
-      if (idle >= 0 || freq >= 0) setLruOrLfu(eng, entries[j]!, freq, idle);
-    }
-    // The staged keys' names are built only for a listener that takes them.
-    let all = keys;
-    if (names && staged > 0) {
-      all = keys.slice();
-      for (let i = 0; i < st.n; i++) if (st.db(i) === dbi) all.push(st.keyString(i));
-    }
-    db.endImport(all, keys.length + staged);
+    db.endImport(all, n + staged.length);
   }
   const ms = Math.round(performance.now() - t0);
   return `Imported ${k.length + st.n} keys and ${parsed.functions.length} function libraries from ${path} (RDB version ${parsed.version}, ${bytes.length} bytes, ${parsed.expired} expired keys skipped) in ${ms} ms`;

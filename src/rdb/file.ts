@@ -13,10 +13,10 @@ import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
 import { commandKeys } from '../engine/keys.js';
-import type { KeyTable } from '../engine/keytable.js';
+import { hashKey, type KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
-import { readValue, type DecodeLimits } from './decode.js';
+import { checkValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
@@ -27,13 +27,22 @@ import { scripting } from '../engine/scripting/host.js';
 
 /**
  * The keys of a file, as parallel columns (perf: one object per key for a million keys made
- * the import spend a quarter of its time in garbage collection).
+ * the import spend a quarter of its time in garbage collection). The parse checks each value
+ * (decode.ts checkValue) and keeps only where its record is (`at`); the insert reads it again
+ * in key-table order (cli.ts), so that a key's objects lie together in the order the garbage
+ * collector's marker walks the table (perf: built in file order and held until the insert,
+ * they were marked at a cache miss each: the full GC after an import of 1M keys took 4-5x
+ * longer).
  */
 export class RdbKeys {
   length = 0;
-  db: number[] = [];
-  key: string[] = [];
-  value: Stored[] = [];
+  db = new Uint32Array(1024);
+  /** File offset of the record's key (its value follows). */
+  at = new Float64Array(1024);
+  /** The record's value type (RDB_TYPE). */
+  type = new Uint8Array(1024);
+  /** hashKey(key): the key table's hash of the key (its bucket, before the insert). */
+  hash = new Int32Array(1024);
   /** Absolute expiry (ms), 0 = none. */
   exp = new Float64Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
@@ -42,45 +51,42 @@ export class RdbKeys {
   readonly freq = new Map<number, number>();
   /** Keys per db index. */
   readonly perDb: number[] = [];
+  /** Keys per db index that fit the compact tier (a short plain string without TTL: Db.restoreStored). */
+  readonly compactPerDb: number[] = [];
 
   /**
    * Room for `n` more keys (RESIZEDB's count, bounded by the caller by the bytes left): perf,
    * the columns of a million keys grown by doubling were garbage the size of the columns.
    */
   reserve(n: number): void {
-    const want = this.length + n;
-    if (want <= this.key.length) return;
-    const grow = <T>(a: T[]): T[] => {
-      const b = new Array<T>(want);
-      for (let i = 0; i < this.length; i++) b[i] = a[i];
+    this.grow(this.length + n);
+  }
+
+  private grow(want: number): void {
+    if (want <= this.at.length) return;
+    const grow = <A extends Uint32Array | Float64Array | Uint8Array | Int32Array>(a: A, b: A): A => {
+      b.set(a.subarray(0, this.length));
       return b;
     };
-    this.db = grow(this.db);
-    this.key = grow(this.key);
-    this.value = grow(this.value);
-    if (want > this.exp.length) {
-      const e = new Float64Array(want);
-      e.set(this.exp.subarray(0, this.length));
-      this.exp = e;
-    }
+    this.db = grow(this.db, new Uint32Array(want));
+    this.at = grow(this.at, new Float64Array(want));
+    this.type = grow(this.type, new Uint8Array(want));
+    this.hash = grow(this.hash, new Int32Array(want));
+    this.exp = grow(this.exp, new Float64Array(want));
   }
 
-  /** Drop the room reserved and not used (a RESIZEDB hint above the keys that came). */
-  trim(): void {
-    this.db.length = this.key.length = this.value.length = this.length;
-  }
-
-  push(db: number, key: string, value: Stored, exp: number, idle: number, freq = -1): void {
-    const i = this.length++;
+  push(db: number, key: string, at: number, type: number, value: Stored | null, exp: number, idle: number, freq = -1): void {
+    const i = this.length;
+    if (i === this.at.length) this.grow(2 * i);
+    this.length++;
     this.perDb[db] = (this.perDb[db] ?? 0) + 1;
-    this.db[i] = db;
-    this.key[i] = key;
-    this.value[i] = value;
-    if (i === this.exp.length) {
-      const e = new Float64Array(this.exp.length * 2);
-      e.set(this.exp);
-      this.exp = e;
+    if (exp === 0 && key.length <= ARENA_MAX_KEY && (typeof value === 'number' || (typeof value === 'string' && value.length <= ARENA_MAX_VALUE))) {
+      this.compactPerDb[db] = (this.compactPerDb[db] ?? 0) + 1;
     }
+    this.db[i] = db;
+    this.at[i] = at;
+    this.type[i] = type;
+    this.hash[i] = hashKey(key);
     this.exp[i] = exp;
     if (idle >= 0) this.idle.set(i, idle);
     if (freq >= 0) this.freq.set(i, freq);
@@ -284,7 +290,6 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         r.p += 8;
       }
       if (r.p !== b.length) r.fail('data after the end of the RDB');
-      out.keys.trim();
       return out;
     }
     switch (op) {
@@ -336,18 +341,19 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       out.keys.perDb[db] = (out.keys.perDb[db] ?? 0) + 1;
       continue;
     }
+    const kat = r.p;
     const key = r.latin1();
-    let value: Stored;
+    let value: Stored | null;
     const vat = r.p;
     try {
-      value = readValue(r, op, lim);
+      value = checkValue(r, op, lim);
     } catch (e) {
       if (e instanceof RdbError && e.offset < 0) e.offset = vat;
       if (e instanceof RdbError) e.message = `key ${JSON.stringify(key.slice(0, 64))}: ${e.message}`;
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, key, value, exp, idle, freq);
+    else out.keys.push(db, key, kat, op, value, exp, idle, freq);
     exp = 0;
     idle = -1;
     freq = -1;

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
-import { len, str, intStr } from './fixtures.js';
+import { len, str, intStr, listpackStrings } from './fixtures.js';
 import { lzfCompress } from './lzf-oracle.js';
 import { Engine } from '../../dist/engine/engine.js';
 import { Client, type Transport } from '../../dist/engine/client.js';
@@ -154,6 +154,18 @@ async function bothLoad(file: string): Promise<{ rc: Redis; oc: Redis }> {
   return { rc, oc };
 }
 
+/** Both servers load `file`: db 0 has `n` keys, the same DEBUG DIGEST, and `keys` the same DIGEST-VALUE. */
+async function sameDigest(file: string, n: number, keys: string[]): Promise<{ rc: Redis; oc: Redis }> {
+  const { rc, oc } = await bothLoad(file);
+  assert.equal(await rc.dbsize(), n);
+  assert.equal(await oc.dbsize(), n);
+  const digest = String(await rc.call('DEBUG', 'DIGEST'));
+  assert.notEqual(digest, '0'.repeat(40));
+  assert.equal(String(await oc.call('DEBUG', 'DIGEST')), digest);
+  for (const k of keys) assert.deepEqual(await oc.call('DEBUG', 'DIGEST-VALUE', k), await rc.call('DEBUG', 'DIGEST-VALUE', k), k);
+  return { rc, oc };
+}
+
 describe('RDB import of plain strings as bytes', () => {
   it('every string encoding and limit: the same keys, values and encodings as redis-server loading the file', async () => {
     const file = path.join(tmp, 'strings.rdb');
@@ -166,18 +178,35 @@ describe('RDB import of plain strings as bytes', () => {
     }
   });
 
+  it('listpack hashes, sorted sets and one-node lists (checked by the parse, built in bucket order by the insert) among staged strings: the same DEBUG DIGEST as redis-server', async () => {
+    const lpRec = (key: string, i: number, exp?: number): Rec => {
+      const m = i % 3;
+      const items = Array.from({ length: 1 + (i % 7) }, (_, j) => [`${m === 0 ? 'f' : 'm'}${j}-${i}`, m === 1 ? String((i * 7 + j) / 4) : `v${i}:${j}`]).flat();
+      const body = m === 2 ? Buffer.concat([len(1), len(2), str(listpackStrings(items))]) : str(listpackStrings(items));
+      return rec(key, body, { type: m === 0 ? 16 : m === 1 ? 17 : 18, exp });
+    };
+    const recs = (n: number, tag: string): Rec[] => {
+      const out: Rec[] = [];
+      for (let i = 0; i < n; i++) {
+        if (i % 4 === 0) out.push(rec(`${tag}:${i}`, str(`staged ${i}`)));
+        else out.push(lpRec(`${tag}:${i}`, i, i % 5 === 0 ? later + i : undefined));
+      }
+      return out;
+    };
+    const file = path.join(tmp, 'listpacks.rdb');
+    fs.writeFileSync(file, rdbFile([[0, recs(6000, 'k')], [5, recs(1500, 'five')]]));
+    const sample = ['k:0', 'k:1', 'k:2', 'k:3', 'k:5', 'k:6', 'k:7'];
+    const { rc, oc } = await sameDigest(file, 6000, sample);
+    for (const k of sample) {
+      assert.equal(await oc.call('OBJECT', 'ENCODING', k), await rc.call('OBJECT', 'ENCODING', k), k);
+      assert.equal(await oc.pttl(k) > 0, await rc.pttl(k) > 0, k);
+    }
+  });
+
   it('twenty thousand keys of every record path, binary and integer-looking: the same DEBUG DIGEST as redis-server loading the file', async () => {
     const file = path.join(tmp, 'many.rdb');
     fs.writeFileSync(file, rdbFile([[0, manyRecords(20000, 'k')], [3, manyRecords(3000, 'db3')]]));
-    const { rc, oc } = await bothLoad(file);
-    assert.equal(await rc.dbsize(), 20000);
-    assert.equal(await oc.dbsize(), 20000);
-    const digest = String(await rc.call('DEBUG', 'DIGEST'));
-    assert.notEqual(digest, '0'.repeat(40));
-    assert.equal(String(await oc.call('DEBUG', 'DIGEST')), digest);
-    for (const k of ['0', '9', 'k:2', 'k:17', 'k:13']) {
-      assert.deepEqual(await oc.call('DEBUG', 'DIGEST-VALUE', k), await rc.call('DEBUG', 'DIGEST-VALUE', k), k);
-    }
+    await sameDigest(file, 20000, ['0', '9', 'k:2', 'k:17', 'k:13']);
   });
 
   describe('in process', () => {
@@ -203,13 +232,18 @@ describe('RDB import of plain strings as bytes', () => {
           rec('b', str('TTL first'), { exp: later }), rec('b', str('then staged')),
           rec('c', str('staged')), rec('c', Buffer.concat([len(1), str('l')]), { type: 1 }), rec('c', intStr(9)),
           rec('d', lzfStr(b('d'.repeat(50)))), rec('d', str('raw again')),
+          // None staged (the insert reorders these by table bucket): the last still wins.
+          rec('f', Buffer.concat([len(1), str('first list')]), { type: 1 }), rec('f', str('a TTL string'), { exp: later }),
+          rec('f', Buffer.concat([len(1), str('last list')]), { type: 1 }),
         ]],
         [1, [rec('a', str('db1 a')), rec('z', str('db1 z'))]],
         [0, [rec('e', str('back in db 0')), rec('a', str('db0 a, last'))]],
       ]);
-      assert.match(imp(), /Imported 13 keys/);
+      assert.match(imp(), /Imported 16 keys/);
       assert.equal(c.db.map.compactSize, 5); // read before the commands below move keys into the table
-      assert.equal(run('DBSIZE'), ':5\r\n');
+      assert.equal(run('DBSIZE'), ':6\r\n');
+      assert.equal(run('LRANGE', 'f', '0', '-1'), '*1\r\n$9\r\nlast list\r\n');
+      assert.equal(run('TTL', 'f'), ':-1\r\n');
       assert.equal(run('GET', 'a'), '$11\r\ndb0 a, last\r\n');
       assert.equal(run('TTL', 'a'), ':-1\r\n');
       assert.equal(run('GET', 'b'), '$11\r\nthen staged\r\n');
@@ -267,6 +301,45 @@ describe('RDB import of plain strings as bytes', () => {
       assert.equal(lru.c.db.map.compactSize, 2); // s, t
       assert.match(lru.run('OBJECT', 'IDLETIME', 'old'), /^:(499\d|50\d\d)\r\n$/);
       assert.equal(lru.run('GET', 's'), '$1\r\nv\r\n');
+    });
+
+    it('listpack sorted sets (only checked by the parse, built by the insert): good ones load, damaged ones are refused with the value offset', () => {
+      // member, score, member, score... as a listpack of strings; as an RDB string (its length first).
+      const zlp = (items: string[]): Buffer => str(listpackStrings(items));
+      const many = (n: number): string[] => Array.from({ length: n }, (_, i) => [`m${i}`, String(i + 0.5)]).flat();
+      const good = [
+        rec('z3', zlp(['a', '1', 'b', '2.5', 'c', '-3']), { type: 17 }),
+        rec('z20', zlp(many(20)), { type: 17 }),
+        rec('zttl', zlp(['x', 'inf']), { type: 17, exp: later }),
+      ];
+      const { run, imp } = load([[0, [rec('s', str('v')), ...good]]]);
+      assert.match(imp(), /Imported 4 keys/);
+      assert.equal(run('ZRANGE', 'z3', '0', '-1', 'WITHSCORES'), '*6\r\n$1\r\nc\r\n$2\r\n-3\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$3\r\n2.5\r\n');
+      assert.equal(run('ZCARD', 'z20'), ':20\r\n');
+      assert.equal(run('ZSCORE', 'z20', 'm19'), '$4\r\n19.5\r\n');
+      assert.equal(run('ZSCORE', 'zttl', 'x'), '$3\r\ninf\r\n');
+      assert.equal(run('OBJECT', 'ENCODING', 'z20'), '$8\r\nlistpack\r\n');
+      const dup20 = many(20);
+      dup20[30] = 'm3';
+      const cases: Array<[string, string[], RegExp]> = [
+        ['duplicate (small)', ['a', '1', 'b', '2', 'a', '3'], /key "bad": duplicate sorted set member at offset (\d+)/],
+        ['duplicate (large)', dup20, /key "bad": duplicate sorted set member at offset (\d+)/],
+        ['bad score', ['a', '1', 'b', 'x1'], /key "bad": bad sorted set score at offset (\d+)/],
+        ['NaN score', ['a', 'nan'], /key "bad": sorted set NaN score at offset (\d+)/],
+        ['odd count', ['a', '1', 'b'], /key "bad": odd sorted set element count at offset (\d+)/],
+        ['empty', [], /key "bad": empty sorted set at offset (\d+)/],
+      ];
+      for (const [name, items, re] of cases) {
+        const recs = [...good, rec('bad', zlp(items), { type: 17 }), rec('after', str('x'))];
+        const { eng, imp: bad } = load([[0, recs]]);
+        let msg = '';
+        assert.throws(bad, (e: Error) => ((msg = e.message), re.test(e.message)), name);
+        // The offset is the bad value's: after its type byte and key.
+        const whole = rdbFile([[0, recs]]);
+        const at = whole.indexOf(Buffer.concat([Buffer.from([17]), str('bad')])) + 1 + str('bad').length;
+        assert.equal(Number(re.exec(msg)![1]), at, name);
+        assert.equal(eng.dbs[0].size, 0, name);
+      }
     });
 
     it('a damaged staged record is refused with its offset; nothing is imported', () => {

@@ -1,0 +1,43 @@
+// RDB import, two builds in process, alternated: one process per build per round (Node flags of
+// `npm start`, bench/server-cmd.mjs), each importing the file once after a full GC. Prints the CPU
+// of importRdb, then of the full GC the server runs before serving (collectAfterImport), per
+// round and the medians; CPU (all threads), not wall: the machine is shared.
+//   node bench/rdb-import-ab.mjs file.rdb [rounds] [buildA] [buildB]   (builds: base-dist dist)
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import { NODE_FLAGS } from './server-cmd.mjs';
+
+const [file, rounds = '3', A = 'base-dist', B = 'dist'] = process.argv.slice(2);
+const self = fileURLToPath(import.meta.url);
+
+if (process.env.RDB_AB_CHILD) {
+  const { inProcess, cpuMicros } = await import('./inproc.mjs');
+  const { DIST, engine } = await inProcess(process.env.RDB_AB_CHILD);
+  const { importRdb, collectAfterImport } = await import(`${DIST}/rdb/cli.js`);
+  collectAfterImport();
+  const c0 = cpuMicros();
+  importRdb(engine, file);
+  const c1 = cpuMicros();
+  collectAfterImport();
+  const c2 = cpuMicros();
+  console.log(JSON.stringify({ imp: (c1 - c0) / 1000, gc: (c2 - c1) / 1000, heap: process.memoryUsage().heapUsed / 1e6 }));
+  process.exit(0);
+}
+
+const runs = { [A]: [], [B]: [] };
+const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; ${file}; flags ${NODE_FLAGS.join(' ')}`);
+for (let i = 0; i < Number(rounds); i++) {
+  for (const d of [A, B]) {
+    const out = execFileSync(process.execPath, [...NODE_FLAGS, self, file], { env: { ...process.env, RDB_AB_CHILD: d }, encoding: 'utf8', maxBuffer: 1 << 24 });
+    const r = JSON.parse(out.trim().split('\n').pop());
+    runs[d].push(r);
+    console.log(`${d.padEnd(10)} import ${r.imp.toFixed(0).padStart(5)} ms  gc ${r.gc.toFixed(0).padStart(4)} ms  total ${(r.imp + r.gc).toFixed(0).padStart(5)} ms  heap ${r.heap.toFixed(0)} MB`);
+  }
+}
+for (const d of [A, B]) {
+  const rs = runs[d];
+  console.log(`median ${d}: import ${median(rs.map((r) => r.imp)).toFixed(0)}, gc ${median(rs.map((r) => r.gc)).toFixed(0)}, total ${median(rs.map((r) => r.imp + r.gc)).toFixed(0)} ms CPU`);
+}
+console.log(`# load after ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
