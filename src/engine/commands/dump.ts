@@ -27,6 +27,7 @@ import type { Db, Entry, Stored } from '../db.js';
 import { cstr } from '../../bytes.js';
 import { setLruOrLfu } from '../evict.js';
 import { HashValue, trackVolatile } from '../ds/hash.js';
+import { N } from '../notify.js';
 
 /**
  * Highest RDB version RESTORE accepts: 7.4's (hashes with field TTLs), a deliberate leniency
@@ -103,59 +104,87 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
 /** Longest idle time kept (the LRU clock field holds about 2^29 seconds). */
 const MAX_IDLE = 1 << 28;
 
-// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+/** TTLs up to this take the number path: plus any clock reading, still exact (below 2^53). */
+const TTL_FAST = 2 ** 52;
+
+/**
+ * RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+ * (Redis's restoreCommand: options, BUSYKEY, TTL, payload checks, in that order; then the old
+ * key deleted, `new` and `restore` events, or `del` alone when the TTL has already passed).
+ * perf: one key lookup, no BigInt unless the TTL is beyond 2^52.
+ */
 function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   let replace = false;
   let absttl = false;
-  let idle = -1n;
-  let freq = -1n;
+  let idle = -1;
+  let freq = -1;
   for (let j = 4; j < argv.count; j++) {
     const more = argv.count - j - 1;
     if (argv.is(j, 'REPLACE')) {
       replace = true;
     } else if (argv.is(j, 'ABSTTL')) {
       absttl = true;
-    } else if (argv.is(j, 'IDLETIME') && more >= 1 && freq === -1n) {
+    } else if (argv.is(j, 'IDLETIME') && more >= 1 && freq === -1) {
       const v = argv.int64(j + 1);
       if (v === null) return out.error(E.NOT_INTEGER);
       if (v < 0n) return out.error('ERR Invalid IDLETIME value, must be >= 0');
-      idle = v;
+      idle = v > BigInt(MAX_IDLE) ? MAX_IDLE : Number(v);
       j++;
-    } else if (argv.is(j, 'FREQ') && more >= 1 && idle === -1n) {
+    } else if (argv.is(j, 'FREQ') && more >= 1 && idle === -1) {
       const v = argv.int64(j + 1);
       if (v === null) return out.error(E.NOT_INTEGER);
       if (v < 0n || v > 255n) return out.error('ERR Invalid FREQ value, must be >= 0 and <= 255');
-      freq = v;
+      freq = Number(v);
       j++;
     } else {
       return out.error(E.SYNTAX);
     }
   }
   const db = c.db;
-  const key = argv.key(1);
-  if (!replace && db.get(key) !== undefined) return out.error('BUSYKEY Target key name already exists.');
-  let ttl = argv.int64(2);
-  if (ttl === null) return out.error(E.NOT_INTEGER);
-  if (ttl < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
-  const payload = argv.view(3);
-  const v = restoreValue(payload, decodeLimits(c.engine));
+  const old = db.getArg(argv, 1);
+  if (!replace && old !== undefined) return out.error('BUSYKEY Target key name already exists.');
+  let ttl = argv.int(2);
+  let big = 0n;
+  if (!(ttl >= 0 && ttl <= TTL_FAST)) {
+    const v = argv.int64(2);
+    if (v === null) return out.error(E.NOT_INTEGER);
+    if (v < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
+    big = v;
+    ttl = -1;
+  }
+  const v = restoreValue(argv.view(3), decodeLimits(c.engine));
   if (v === BAD_CHECKSUM) return out.error(BAD_PAYLOAD);
   if (v === null) return out.error(BAD_FORMAT);
-  const deleted = replace && db.get(key) !== undefined && db.delete(key);
-  if (ttl !== 0n && !absttl) ttl += BigInt(c.engine.now);
-  if (ttl !== 0n && ttl <= BigInt(c.engine.now)) {
-    // Already expired: nothing is created (the old value, with REPLACE, is gone).
-    void deleted;
+  const now = c.engine.now;
+  // exp: the absolute expiry (0 = none), or -1 for `big`'s (beyond 2^52).
+  let exp = ttl;
+  let past: boolean;
+  if (ttl < 0) {
+    // C's long long arithmetic: ttl + now wraps past 2^63, and then counts as past.
+    if (!absttl) big = BigInt.asIntN(64, big + BigInt(now));
+    past = big <= BigInt(now);
+  } else {
+    if (ttl !== 0 && !absttl) exp += now;
+    past = exp !== 0 && exp <= now;
+  }
+  const key = old !== undefined ? old.key : argv.key(1);
+  if (past) {
+    // Already expired: nothing is created; the old value, with REPLACE, is deleted.
+    if (old !== undefined) {
+      db.deleteEntry(old);
+      db.event(N.GENERIC, 'del', key);
+    }
     out.ok();
     return;
   }
-  const e = db.add(key, v);
-  if (ttl !== 0n) db.setExpireExact(e, ttl);
-  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
-  if (idle >= 0n || freq >= 0n) {
-    const live = db.get(key);
-    if (live !== undefined) setLruOrLfu(c.engine, live, Number(freq), Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle));
+  let e = db.recreate(old, key, v, exp > 0 ? exp : 0);
+  if (exp < 0) {
+    db.setExpireExact(e, big);
+    e = db.peek(key)!;
   }
+  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
+  if (idle >= 0 || freq >= 0) setLruOrLfu(c.engine, e, freq, idle);
+  db.event(N.GENERIC, 'restore', key);
   out.ok();
 }
 
