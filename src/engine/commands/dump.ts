@@ -13,8 +13,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { KF, type KeyRef } from '../keys.js';
 import { hashLimits, listFill, setLimits } from './typed-helpers.js';
-import { DumpUnsupported, dumpPayload, dumpPayloadShared, type EncodeOptions } from '../../rdb/encode.js';
-import type { RdbWriter } from '../../rdb/writer.js';
+import { DumpUnsupported, type PayloadView, dumpPayload, dumpPayloadShared, type EncodeOptions } from '../../rdb/encode.js';
 import { type DecodeLimits, readValue } from '../../rdb/decode.js';
 import { RdbReader } from '../../rdb/reader.js';
 import { Crc64 } from '../../rdb/crc64.js';
@@ -87,9 +86,9 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  let w: RdbWriter;
+  let p: PayloadView;
   try {
-    w = dumpPayloadShared(e.v, encodeOptions(c.engine));
+    p = dumpPayloadShared(e.v, encodeOptions(c.engine));
   } catch (err) {
     if (err instanceof DumpUnsupported) {
       out.error(err.message);
@@ -97,8 +96,8 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     throw err;
   }
-  // The sink copies the bytes now (the writer is reused by the next payload).
-  out.bulkBytes(w.buf, 0, w.pos);
+  // The sink copies the bytes now (the memory is reused by the next payload).
+  out.bulkBytes(p.buf, p.start, p.end);
 }
 
 /** Longest idle time kept (the LRU clock field holds about 2^29 seconds). */
