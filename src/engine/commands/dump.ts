@@ -41,8 +41,18 @@ export function encodeOptions(eng: Engine): EncodeOptions {
   return { listFill: listFill(eng) };
 }
 
+/** decodeLimits' answer, for the engine and configuration generation it was made for. */
+let limits: DecodeLimits | null = null;
+let limitsEng: Engine | null = null;
+let limitsGen = -1;
+
 export function decodeLimits(eng: Engine): DecodeLimits {
-  return { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
+  if (limits === null || eng !== limitsEng || eng.cfgGen !== limitsGen) {
+    limits = { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
+    limitsEng = eng;
+    limitsGen = eng.cfgGen;
+  }
+  return limits;
 }
 
 /**
@@ -52,27 +62,28 @@ export function decodeLimits(eng: Engine): DecodeLimits {
 const BAD_CHECKSUM: unique symbol = Symbol('bad checksum');
 
 /**
- * A RESTORE payload's value: BAD_CHECKSUM when its footer version or CRC-64 is wrong
- * (verifyDumpPayload), null when it is malformed. Never throws on bad input. perf: a payload of
- * up to FIXED_SMALL bytes is copied into the codec's memory once (makeResident): the CRC, the
- * decompression and the listpack checks all read that copy.
+ * The value of a RESTORE payload b[s, e) (argv's bytes, without a view of them): BAD_CHECKSUM
+ * when its footer version or CRC-64 is wrong (verifyDumpPayload), null when it is malformed.
+ * Never throws on bad input. perf: a payload of up to FIXED_SMALL bytes is copied into the
+ * codec's memory once (makeResident): the CRC, the decompression and the listpack checks all
+ * read that copy.
  */
-function restoreValue(p: Buffer, lim: DecodeLimits): Stored | null | typeof BAD_CHECKSUM {
-  if (p.length < 10) return BAD_CHECKSUM;
-  const ver = p[p.length - 10] | (p[p.length - 9] << 8);
+function restoreValue(b: Buffer, s: number, e: number, lim: DecodeLimits): Stored | null | typeof BAD_CHECKSUM {
+  if (e - s < 10) return BAD_CHECKSUM;
+  const ver = b[e - 10] | (b[e - 9] << 8);
   if (ver > RESTORE_MAX_VERSION) return BAD_CHECKSUM;
-  const n = p.length - 8;
-  const at = makeResident(p);
+  const n = e - s - 8;
+  const at = makeResident(b, s, e);
   try {
-    const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(p, 0, n);
-    if (!crc.matchesLE(p, n)) return BAD_CHECKSUM;
+    const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(b, s, s + n);
+    if (!crc.matchesLE(b, s + n)) return BAD_CHECKSUM;
     try {
-      const r = new RdbReader(p, 0, p.length - 10);
+      const r = new RdbReader(b, s, e - 10);
       const type = r.u8();
       return readValue(r, type, lim);
-    } catch (e) {
-      if (e instanceof RdbError || e instanceof RangeError) return null;
-      throw e;
+    } catch (err) {
+      if (err instanceof RdbError || err instanceof RangeError) return null;
+      throw err;
     }
   } finally {
     dropResident();
@@ -151,7 +162,7 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
     big = v;
     ttl = -1;
   }
-  const v = restoreValue(argv.view(3), decodeLimits(c.engine));
+  const v = restoreValue(argv.buf, argv.start[3], argv.end[3], decodeLimits(c.engine));
   if (v === BAD_CHECKSUM) return out.error(BAD_PAYLOAD);
   if (v === null) return out.error(BAD_FORMAT);
   const now = c.engine.now;
