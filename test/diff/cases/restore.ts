@@ -6,7 +6,7 @@
  * we re-encode it), with relative, absolute, past and out-of-range TTLs.
  */
 import type { Script } from '../harness.js';
-import { listpackStrings, payload, str } from '../../rdb/fixtures.js';
+import { listpackStrings, payload, str, xorshiftBytes } from '../../rdb/fixtures.js';
 
 const s = payload(0, str('hello'), 10);
 const fields: string[] = [];
@@ -14,7 +14,18 @@ for (let i = 0; i < 100; i++) fields.push(`field:${i}`, `value:${i}`);
 const h = payload(16, str(listpackStrings(fields)), 10);
 const h2 = payload(16, str(listpackStrings(['a', 'x', 'b', 'yy'])), 10);
 
+/** Strings around the sizes where DUMP and RESTORE change paths (LZF saving or not, the codec's 128 KB). */
+const sizes: Array<[string, Buffer]> = [
+  ['noisy30', xorshiftBytes(30, 256, 7)], ['noisy100k', xorshiftBytes(100_000, 256, 8)],
+  ['noisy300k', xorshiftBytes(300_000, 256, 9)], ['text300k', xorshiftBytes(300_000, 4, 10, 97)],
+  ['text131000', xorshiftBytes(131_000, 3, 11, 97)],
+];
+
 const scripts: Script[] = [
+  { name: 'RESTORE and DUMP of strings from 30 bytes to 300 KB, compressible or not', steps: sizes.flatMap(([k, b]) => [
+    ['RESTORE', k, '0', payload(0, str(b), 10)], ['STRLEN', k], ['GETRANGE', k, '-20', '-1'], ['DUMP', k],
+    ['SET', `${k}:set`, b], ['DUMP', `${k}:set`], ['RESTORE', k, '0', payload(0, str(b), 10), 'REPLACE'],
+  ]) },
   { name: 'RESTORE: new keys, BUSYKEY, REPLACE over each type', steps: [
     ['RESTORE', 'k', '0', s], ['GET', 'k'], ['RESTORE', 'k', '0', s], ['RESTORE', 'k', '0', h],
     ['RESTORE', 'k', '0', h, 'REPLACE'], ['HLEN', 'k'], ['HGET', 'k', 'field:57'], ['OBJECT', 'ENCODING', 'k'],
