@@ -151,7 +151,9 @@ function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
   }
   const db = c.db;
-  const old = db.getArg(argv, 1);
+  // With REPLACE the old key is deleted as it is, even if its TTL has passed (Redis's dbDelete:
+  // no `expired` event); without, it is looked up as for a write (lookupKeyWrite: expires it).
+  const old = replace ? db.peekArg(argv, 1) : db.getArg(argv, 1);
   if (!replace && old !== undefined) return out.error('BUSYKEY Target key name already exists.');
   let ttl = argv.int(2);
   let big = 0n;
