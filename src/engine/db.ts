@@ -512,6 +512,24 @@ export class Db {
   }
 
   /**
+   * RESTORE's write: `old` (the key's live entry, if any) removed and `key` created with `value`
+   * and expiry `exp` (absolute ms within 2^53, in the future; 0 = none), a `new` event and one
+   * change signal. perf: delete(), add() and setExpire() looked the key up three times and
+   * replaced the fresh Entry by a TimedEntry.
+   */
+  recreate(old: Entry | undefined, key: string, value: Stored, exp: number): Entry {
+    if (old !== undefined) this.remove(old);
+    const e = this.insert(key, value, exp);
+    if (exp !== 0) {
+      this.expires++;
+      this.heapPush(exp, key);
+    }
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+    this.signal(e.key, e);
+    return e;
+  }
+
+  /**
    * Add a key known not to exist with the TTL, the encoding hint and (if `keepLru`) the LRU
    * clock of `like`, a live entry of this or another db (RENAME, MOVE, COPY). One change signal.
    */

@@ -24,6 +24,7 @@ import type { ZSet } from '../engine/ds/zset.js';
 import { type Stream, type StreamId, type StreamNode, entryBytes } from '../engine/ds/stream.js';
 import { formatDouble17g } from '../resp/ascii.js';
 import { Crc64 } from './crc64.js';
+import { FIXED_SMALL, LZF_BUNDLED, copyBytes, fixed } from './lzf.js';
 import { LpWriter, backlenSize } from './listpack.js';
 import { RDB_MODULE_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, REJSON_ENCVER, REJSON_NAME, RdbWriter, moduleTypeId } from './writer.js';
 import { type JsonDoc, serialize } from '../engine/ds/json.js';
@@ -442,11 +443,21 @@ const dumpWriter = new RdbWriter(4096);
 /** A writer grown past this by a big value is replaced by a small one at the next payload. */
 const DUMP_KEEP = 1024 * 1024;
 
+/** A payload of dumpPayloadShared: buf[start, end), valid until the next payload or LZF job. */
+export interface PayloadView {
+  buf: Buffer;
+  start: number;
+  end: number;
+}
+
+const payloadView: PayloadView = { buf: dumpWriter.buf, start: 0, end: 0 };
+
 /**
- * createDumpPayload into a shared writer: the payload is its buf[0, pos), valid until the next
- * call (perf: DUMP writes the reply from there, without a Buffer of its own).
+ * createDumpPayload into shared memory (perf: DUMP writes the reply from there, without a
+ * Buffer of its own).
  */
-export function dumpPayloadShared(v: Entry['v'], opt: EncodeOptions): RdbWriter {
+export function dumpPayloadShared(v: Entry['v'], opt: EncodeOptions): PayloadView {
+  if (composeOne(v)) return payloadView;
   if (dumpWriter.buf.length > DUMP_KEEP) dumpWriter.buf = Buffer.allocUnsafe(4096);
   const w = dumpWriter.reset();
   writeValue(w, v, opt);
@@ -457,10 +468,117 @@ export function dumpPayloadShared(v: Entry['v'], opt: EncodeOptions): RdbWriter 
   const crc = new Crc64().update(w.buf, 0, w.pos);
   crc.writeLE(w.buf, w.pos);
   w.pos += 8;
-  return w;
+  payloadView.buf = w.buf;
+  payloadView.start = 0;
+  payloadView.end = w.pos;
+  return payloadView;
 }
 
 /** createDumpPayload: a fresh Buffer with the value, RDB version 10 and the CRC-64. */
 export function dumpPayload(v: Entry['v'], opt: EncodeOptions): Buffer {
-  return Buffer.from(dumpPayloadShared(v, opt).view());
+  const p = dumpPayloadShared(v, opt);
+  return Buffer.from(p.buf.subarray(p.start, p.end));
+}
+
+/** Room kept before a composed string's bytes for the type, prefix and length bytes. */
+const HEAD_ROOM = 16;
+/** Longest string composeOne takes (its bytes, the head and the footer in the output region). */
+const COMPOSE_MAX = FIXED_SMALL - 2 * HEAD_ROOM;
+
+/**
+ * The payload of a value that is one string after its type byte (a listpack hash, a string
+ * past 20 bytes, a flat list after its two length bytes), composed in the LZF codec's memory:
+ * the string compressed straight into the output region (or moved there raw when LZF does not
+ * save 4 bytes, as rdbSaveRawString), the head written before it, the footer after it and the
+ * CRC-64 computed in place. perf: the general path copied the compressed bytes into the
+ * writer, then into the CRC's staging area (a 100-field hash: two copies of 830 bytes).
+ * False when `v` is not such a value (or too long): the caller writes it the general way.
+ */
+function composeOne(v: Entry['v']): boolean {
+  let type: number;
+  let s: string | Uint8Array;
+  let list = false;
+  if (typeof v === 'string' || v instanceof Uint8Array) {
+    type = RDB_TYPE.STRING;
+    s = v;
+  } else if (typeof v !== 'object') {
+    return false;
+  } else if ((v as TypedValue).type === T.HASH) {
+    const h = v as unknown as HashValue;
+    const lp = h.listpackBytes;
+    if (lp === null || h.volatile) return false;
+    type = RDB_TYPE.HASH_LISTPACK;
+    s = lp;
+  } else if ((v as TypedValue).type === T.LIST) {
+    const flat = (v as unknown as ListValue).listpack;
+    if (flat === null) return false;
+    type = RDB_TYPE.LIST_QUICKLIST_2;
+    s = flat;
+    list = true;
+  } else {
+    return false;
+  }
+  const n = s.length;
+  if (n <= 20 || n > COMPOSE_MAX) return false;
+  const mem = fixed.mem;
+  const inAt = fixed.a;
+  const at = fixed.b + HEAD_ROOM;
+  if (typeof s === 'string') mem.latin1Write(s, inAt, n);
+  else copyBytes(s, 0, n, mem, inAt);
+  const c = fixed.x.lzf_compress(inAt, n, at, n - 4, LZF_BUNDLED ? 1 : 0);
+  let start: number;
+  let end: number;
+  if (c > 0) {
+    start = at - lenSize(c) - lenSize(n) - 1;
+    let p = putLen(mem, putByte(mem, start, 0xc3), c);
+    p = putLen(mem, p, n);
+    end = at + c;
+  } else {
+    mem.copyWithin(at, inAt, inAt + n);
+    start = at - lenSize(n);
+    putLen(mem, start, n);
+    end = at + n;
+  }
+  if (list) {
+    start -= 2;
+    mem[start] = 1; // one node
+    mem[start + 1] = 2; // QUICKLIST_NODE_CONTAINER_PACKED
+  }
+  mem[--start] = type;
+  mem[end++] = RDB_VERSION & 0xff;
+  mem[end++] = RDB_VERSION >> 8;
+  new Crc64().update(mem, start, end).writeLE(mem, end);
+  payloadView.buf = mem;
+  payloadView.start = start;
+  payloadView.end = end + 8;
+  return true;
+}
+
+/** Bytes of rdbSaveLen(n) for n < 2^32. */
+function lenSize(n: number): number {
+  return n < 64 ? 1 : n < 16384 ? 2 : 5;
+}
+
+function putByte(b: Buffer, p: number, v: number): number {
+  b[p] = v;
+  return p + 1;
+}
+
+/** rdbSaveLen(n) (n < 2^32) at b[p]: the position after it. */
+function putLen(b: Buffer, p: number, n: number): number {
+  if (n < 64) {
+    b[p] = n;
+    return p + 1;
+  }
+  if (n < 16384) {
+    b[p] = 0x40 | (n >>> 8);
+    b[p + 1] = n & 0xff;
+    return p + 2;
+  }
+  b[p] = 0x80;
+  b[p + 1] = n >>> 24;
+  b[p + 2] = (n >>> 16) & 0xff;
+  b[p + 3] = (n >>> 8) & 0xff;
+  b[p + 4] = n & 0xff;
+  return p + 5;
 }

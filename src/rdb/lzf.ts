@@ -119,27 +119,29 @@ function codecFor(inBytes: number, outBytes: number): Codec {
   return big;
 }
 
-/** The Buffer whose bytes are at RESIDENT_AT (makeResident), or null. */
+/** The Buffer whose bytes [residentBase, ...) are at RESIDENT_AT (makeResident), or null. */
 let residentSrc: Uint8Array | null = null;
+let residentBase = 0;
 
 /**
- * Copy b (at most FIXED_SMALL bytes) into the fixed instance's resident region: until
- * dropResident(), LZF jobs and listpack checks on b's bytes read them there instead of copying
- * them in again (perf: RESTORE's CRC, decompression and checks on one copy of its payload).
- * Returns the region's offset in fixed.mem, or -1 when b is bigger. b MUST NOT change before
- * dropResident().
+ * Copy b[s, e) (at most FIXED_SMALL bytes) into the fixed instance's resident region: until
+ * dropResident(), LZF jobs and listpack checks on those bytes of b read them there instead of
+ * copying them in again (perf: RESTORE's CRC, decompression and checks on one copy of its
+ * payload). Returns the region's offset in fixed.mem, or -1 when the range is bigger. b[s, e)
+ * MUST NOT change before dropResident().
  */
-export function makeResident(b: Uint8Array): number {
+export function makeResident(b: Uint8Array, s = 0, e = b.length): number {
   residentSrc = null;
-  if (b.length > SMALL) return -1;
-  copyBytes(b, 0, b.length, FIXED_MEM, RESIDENT_AT);
+  if (e - s > SMALL) return -1;
+  copyBytes(b, s, e - s, FIXED_MEM, RESIDENT_AT);
   residentSrc = b;
+  residentBase = s;
   return RESIDENT_AT;
 }
 
-/** Where b[s] is in fixed.mem when b is the resident Buffer, else -1. */
+/** Where b[s] is in fixed.mem when b is the resident Buffer (s within its range), else -1. */
 export function residentAt(b: Uint8Array, s: number): number {
-  return b === residentSrc ? RESIDENT_AT + s : -1;
+  return b === residentSrc ? RESIDENT_AT + s - residentBase : -1;
 }
 
 export function dropResident(): void {

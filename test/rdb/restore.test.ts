@@ -18,7 +18,7 @@ let o: Redis;
 let r: Redis;
 
 before(async () => {
-  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no']), startRedis(['--enable-debug-command', 'yes'])]);
+  [ours, redis] = await Promise.all([startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes']), startRedis(['--enable-debug-command', 'yes'])]);
   o = new Redis(ours.port, { maxRetriesPerRequest: 0 });
   r = new Redis(redis.port, { maxRetriesPerRequest: 0 });
 });
@@ -99,7 +99,55 @@ describe('RESTORE: errors and options, differential', () => {
   it('RESTORE-ASKING behaves as RESTORE', async () => {
     await diff([['RESTORE-ASKING', 'k', '0', good], ['GET', 'k'], ['RESTORE-ASKING', 'k', '0', good]]);
   });
+
+  it('keys whose TTL has passed: REPLACE deletes them as they are, a plain RESTORE expires them (events as Redis)', async () => {
+    const [ev, rv] = await Promise.all([pastTtlEvents(ours.port), pastTtlEvents(redis.port)]);
+    assert.deepEqual(ev, rv);
+    assert.ok(rv.includes('expired c') && !rv.includes('expired a'), rv.join(', '));
+  });
 });
+
+/**
+ * With active expiry off, keys whose TTL has just passed, then RESTORE over them: REPLACE with
+ * no TTL, REPLACE with a past TTL, plain RESTORE. The replies, then the keyevent notifications.
+ */
+async function pastTtlEvents(port: number): Promise<string[]> {
+  const c = new Redis(port, { maxRetriesPerRequest: 0 });
+  const sub = new Redis(port, { maxRetriesPerRequest: 0 });
+  const got: string[] = [];
+  try {
+    await c.flushall();
+    await c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0');
+    await c.config('SET', 'notify-keyspace-events', 'KEAn');
+    let marked: () => void = () => {};
+    /** Every event published so far has arrived (a marker published after them has). */
+    const sync = async (): Promise<void> => {
+      const seen = new Promise<void>((res) => { marked = res; });
+      await c.publish('__keyevent@0__:mark', 'x');
+      await seen;
+    };
+    sub.on('pmessage', (_p: string, ch: string, msg: string) => {
+      if (ch.endsWith(':mark')) marked();
+      else got.push(`${ch.slice(ch.indexOf(':') + 1)} ${msg}`);
+    });
+    await sub.psubscribe('__keyevent@0__:*');
+    for (const k of ['a', 'b', 'c']) await c.set(k, 'old', 'PX', 1);
+    await sync();
+    got.length = 0;
+    await new Promise((r) => setTimeout(r, 20));
+    const replies = [
+      await c.call('RESTORE', 'a', '0', good, 'REPLACE'), await c.call('RESTORE', 'b', '1', good, 'REPLACE', 'ABSTTL'),
+      await c.call('RESTORE', 'c', '0', good), await c.exists('a', 'b', 'c'),
+    ];
+    await sync();
+    return [...replies.map(String), ...got];
+  } finally {
+    await c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1');
+    await c.config('SET', 'notify-keyspace-events', '');
+    c.disconnect();
+    sub.disconnect();
+  }
+}
 
 /** A value as replies show it (order-free where Redis's order is unspecified). */
 async function valueText(c: Redis, key: string): Promise<string> {

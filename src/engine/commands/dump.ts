@@ -13,8 +13,7 @@ import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { KF, type KeyRef } from '../keys.js';
 import { hashLimits, listFill, setLimits } from './typed-helpers.js';
-import { DumpUnsupported, dumpPayload, dumpPayloadShared, type EncodeOptions } from '../../rdb/encode.js';
-import type { RdbWriter } from '../../rdb/writer.js';
+import { DumpUnsupported, type PayloadView, dumpPayload, dumpPayloadShared, type EncodeOptions } from '../../rdb/encode.js';
 import { type DecodeLimits, readValue } from '../../rdb/decode.js';
 import { RdbReader } from '../../rdb/reader.js';
 import { Crc64 } from '../../rdb/crc64.js';
@@ -27,6 +26,7 @@ import type { Db, Entry, Stored } from '../db.js';
 import { cstr } from '../../bytes.js';
 import { setLruOrLfu } from '../evict.js';
 import { HashValue, trackVolatile } from '../ds/hash.js';
+import { N } from '../notify.js';
 
 /**
  * Highest RDB version RESTORE accepts: 7.4's (hashes with field TTLs), a deliberate leniency
@@ -41,8 +41,18 @@ export function encodeOptions(eng: Engine): EncodeOptions {
   return { listFill: listFill(eng) };
 }
 
+/** decodeLimits' answer, for the engine and configuration generation it was made for. */
+let limits: DecodeLimits | null = null;
+let limitsEng: Engine | null = null;
+let limitsGen = -1;
+
 export function decodeLimits(eng: Engine): DecodeLimits {
-  return { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
+  if (limits === null || eng !== limitsEng || eng.cfgGen !== limitsGen) {
+    limits = { hash: hashLimits(eng), set: setLimits(eng), listFill: listFill(eng) };
+    limitsEng = eng;
+    limitsGen = eng.cfgGen;
+  }
+  return limits;
 }
 
 /**
@@ -52,27 +62,28 @@ export function decodeLimits(eng: Engine): DecodeLimits {
 const BAD_CHECKSUM: unique symbol = Symbol('bad checksum');
 
 /**
- * A RESTORE payload's value: BAD_CHECKSUM when its footer version or CRC-64 is wrong
- * (verifyDumpPayload), null when it is malformed. Never throws on bad input. perf: a payload of
- * up to FIXED_SMALL bytes is copied into the codec's memory once (makeResident): the CRC, the
- * decompression and the listpack checks all read that copy.
+ * The value of a RESTORE payload b[s, e) (argv's bytes, without a view of them): BAD_CHECKSUM
+ * when its footer version or CRC-64 is wrong (verifyDumpPayload), null when it is malformed.
+ * Never throws on bad input. perf: a payload of up to FIXED_SMALL bytes is copied into the
+ * codec's memory once (makeResident): the CRC, the decompression and the listpack checks all
+ * read that copy.
  */
-function restoreValue(p: Buffer, lim: DecodeLimits): Stored | null | typeof BAD_CHECKSUM {
-  if (p.length < 10) return BAD_CHECKSUM;
-  const ver = p[p.length - 10] | (p[p.length - 9] << 8);
+function restoreValue(b: Buffer, s: number, e: number, lim: DecodeLimits): Stored | null | typeof BAD_CHECKSUM {
+  if (e - s < 10) return BAD_CHECKSUM;
+  const ver = b[e - 10] | (b[e - 9] << 8);
   if (ver > RESTORE_MAX_VERSION) return BAD_CHECKSUM;
-  const n = p.length - 8;
-  const at = makeResident(p);
+  const n = e - s - 8;
+  const at = makeResident(b, s, e);
   try {
-    const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(p, 0, n);
-    if (!crc.matchesLE(p, n)) return BAD_CHECKSUM;
+    const crc = at >= 0 ? new Crc64().update(fixed.mem, at, at + n) : new Crc64().update(b, s, s + n);
+    if (!crc.matchesLE(b, s + n)) return BAD_CHECKSUM;
     try {
-      const r = new RdbReader(p, 0, p.length - 10);
+      const r = new RdbReader(b, s, e - 10);
       const type = r.u8();
       return readValue(r, type, lim);
-    } catch (e) {
-      if (e instanceof RdbError || e instanceof RangeError) return null;
-      throw e;
+    } catch (err) {
+      if (err instanceof RdbError || err instanceof RangeError) return null;
+      throw err;
     }
   } finally {
     dropResident();
@@ -86,9 +97,9 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     out.nil();
     return;
   }
-  let w: RdbWriter;
+  let p: PayloadView;
   try {
-    w = dumpPayloadShared(e.v, encodeOptions(c.engine));
+    p = dumpPayloadShared(e.v, encodeOptions(c.engine));
   } catch (err) {
     if (err instanceof DumpUnsupported) {
       out.error(err.message);
@@ -96,66 +107,96 @@ function dumpCommand(c: Client, argv: Argv, out: ReplySink): void {
     }
     throw err;
   }
-  // The sink copies the bytes now (the writer is reused by the next payload).
-  out.bulkBytes(w.buf, 0, w.pos);
+  // The sink copies the bytes now (the memory is reused by the next payload).
+  out.bulkBytes(p.buf, p.start, p.end);
 }
 
 /** Longest idle time kept (the LRU clock field holds about 2^29 seconds). */
 const MAX_IDLE = 1 << 28;
 
-// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+/** TTLs up to this take the number path: plus any clock reading, still exact (below 2^53). */
+const TTL_FAST = 2 ** 52;
+
+/**
+ * RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+ * (Redis's restoreCommand: options, BUSYKEY, TTL, payload checks, in that order; then the old
+ * key deleted, `new` and `restore` events, or `del` alone when the TTL has already passed).
+ * perf: one key lookup, no BigInt unless the TTL is beyond 2^52.
+ */
 function restoreCommand(c: Client, argv: Argv, out: ReplySink): void {
   let replace = false;
   let absttl = false;
-  let idle = -1n;
-  let freq = -1n;
+  let idle = -1;
+  let freq = -1;
   for (let j = 4; j < argv.count; j++) {
     const more = argv.count - j - 1;
     if (argv.is(j, 'REPLACE')) {
       replace = true;
     } else if (argv.is(j, 'ABSTTL')) {
       absttl = true;
-    } else if (argv.is(j, 'IDLETIME') && more >= 1 && freq === -1n) {
+    } else if (argv.is(j, 'IDLETIME') && more >= 1 && freq === -1) {
       const v = argv.int64(j + 1);
       if (v === null) return out.error(E.NOT_INTEGER);
       if (v < 0n) return out.error('ERR Invalid IDLETIME value, must be >= 0');
-      idle = v;
+      idle = v > BigInt(MAX_IDLE) ? MAX_IDLE : Number(v);
       j++;
-    } else if (argv.is(j, 'FREQ') && more >= 1 && idle === -1n) {
+    } else if (argv.is(j, 'FREQ') && more >= 1 && idle === -1) {
       const v = argv.int64(j + 1);
       if (v === null) return out.error(E.NOT_INTEGER);
       if (v < 0n || v > 255n) return out.error('ERR Invalid FREQ value, must be >= 0 and <= 255');
-      freq = v;
+      freq = Number(v);
       j++;
     } else {
       return out.error(E.SYNTAX);
     }
   }
   const db = c.db;
-  const key = argv.key(1);
-  if (!replace && db.get(key) !== undefined) return out.error('BUSYKEY Target key name already exists.');
-  let ttl = argv.int64(2);
-  if (ttl === null) return out.error(E.NOT_INTEGER);
-  if (ttl < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
-  const payload = argv.view(3);
-  const v = restoreValue(payload, decodeLimits(c.engine));
+  // With REPLACE the old key is deleted as it is, even if its TTL has passed (Redis's dbDelete:
+  // no `expired` event); without, it is looked up as for a write (lookupKeyWrite: expires it).
+  const old = replace ? db.peekArg(argv, 1) : db.getArg(argv, 1);
+  if (!replace && old !== undefined) return out.error('BUSYKEY Target key name already exists.');
+  let ttl = argv.int(2);
+  let big = 0n;
+  if (!(ttl >= 0 && ttl <= TTL_FAST)) {
+    const v = argv.int64(2);
+    if (v === null) return out.error(E.NOT_INTEGER);
+    if (v < 0n) return out.error('ERR Invalid TTL value, must be >= 0');
+    big = v;
+    ttl = -1;
+  }
+  const v = restoreValue(argv.buf, argv.start[3], argv.end[3], decodeLimits(c.engine));
   if (v === BAD_CHECKSUM) return out.error(BAD_PAYLOAD);
   if (v === null) return out.error(BAD_FORMAT);
-  const deleted = replace && db.get(key) !== undefined && db.delete(key);
-  if (ttl !== 0n && !absttl) ttl += BigInt(c.engine.now);
-  if (ttl !== 0n && ttl <= BigInt(c.engine.now)) {
-    // Already expired: nothing is created (the old value, with REPLACE, is gone).
-    void deleted;
+  const now = c.engine.now;
+  // exp: the absolute expiry (0 = none), or -1 for `big`'s (beyond 2^52).
+  let exp = ttl;
+  let past: boolean;
+  if (ttl < 0) {
+    // C's long long arithmetic: ttl + now wraps past 2^63, and then counts as past.
+    if (!absttl) big = BigInt.asIntN(64, big + BigInt(now));
+    past = big <= BigInt(now);
+  } else {
+    if (ttl !== 0 && !absttl) exp += now;
+    past = exp !== 0 && exp <= now;
+  }
+  const key = old !== undefined ? old.key : argv.key(1);
+  if (past) {
+    // Already expired: nothing is created; the old value, with REPLACE, is deleted.
+    if (old !== undefined) {
+      db.deleteEntry(old);
+      db.event(N.GENERIC, 'del', key);
+    }
     out.ok();
     return;
   }
-  const e = db.add(key, v);
-  if (ttl !== 0n) db.setExpireExact(e, ttl);
-  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
-  if (idle >= 0n || freq >= 0n) {
-    const live = db.get(key);
-    if (live !== undefined) setLruOrLfu(c.engine, live, Number(freq), Number(idle > BigInt(MAX_IDLE) ? BigInt(MAX_IDLE) : idle));
+  let e = db.recreate(old, key, v, exp > 0 ? exp : 0);
+  if (exp < 0) {
+    db.setExpireExact(e, big);
+    e = db.peek(key)!;
   }
+  if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
+  if (idle >= 0 || freq >= 0) setLruOrLfu(c.engine, e, freq, idle);
+  db.event(N.GENERIC, 'restore', key);
   out.ok();
 }
 
