@@ -68,6 +68,10 @@ export class RespWriter implements ReplySink {
   private sealedSlab: Buffer | null = null;
   private sealedStart = 0;
   private sealedEnd = 0;
+  /** The last tail write's view, of tailViewSlab from tailViewStart (flush). */
+  private tailView: Uint8Array | null = null;
+  private tailViewSlab: Buffer | null = null;
+  private tailViewStart = 0;
   /** Bytes waiting in the sealed region and `parts` (for output-buffer limits). */
   pendingBytes = 0;
   /** Total bytes handed to the socket (INFO total_net_output_bytes). */
@@ -163,8 +167,15 @@ export class RespWriter implements ReplySink {
     }
     let ok = true;
     if (tailStart >= 0) {
-      // Fast path: one contiguous region at the slab's tail.
-      const region = slabView(tailSlab, tailStart, pos);
+      // Fast path: one contiguous region at the slab's tail. A request/reply client's replies
+      // start at the same rewound offset each time: the last view is reused when it covers
+      // the same bytes (perf: no allocation per reply).
+      let region = this.tailView;
+      if (region === null || this.tailViewSlab !== tailSlab || this.tailViewStart !== tailStart || region.length !== pos - tailStart) {
+        region = this.tailView = slabView(tailSlab, tailStart, pos);
+        this.tailViewSlab = tailSlab;
+        this.tailViewStart = tailStart;
+      }
       RespWriter.totalOut += region.length;
       owner = null;
       ok = sock.write(region);
