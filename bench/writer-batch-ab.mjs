@@ -7,6 +7,7 @@
  * the median ns per reply and scavenges are visible with --trace-gc.
  *
  *   node bench/writer-batch-ab.mjs base-dist dist [clients=50] [bytes=100] [batches=20000] [rounds=9]
+ *   (WBAB_BUF=1: Buffer values through bulk())
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,13 +16,17 @@ const [dA = 'base-dist', dB = 'dist', clients = '50', bytes = '100', batches = '
 const C = Number(clients);
 const D = Number(bytes);
 const value = Buffer.alloc(D, 120).toString('latin1');
+/** WBAB_BUF=1: the value as a Buffer (bulk(), e.g. a DUMP payload) instead of a latin1 string. */
+const asBuf = process.env.WBAB_BUF === '1';
+const bvalue = Buffer.alloc(D, 120);
 const sink = { writableLength: 0, write() { return true; }, cork() {}, uncork() {} };
 
 async function load(dir) {
   const { RespWriter } = await import(pathToFileURL(path.resolve(dir, 'resp/writer.js')).href);
   const ws = Array.from({ length: C }, () => new RespWriter());
   return () => {
-    for (let i = 0; i < C; i++) ws[i].bulkLatin1(value);
+    if (asBuf) for (let i = 0; i < C; i++) ws[i].bulk(bvalue);
+    else for (let i = 0; i < C; i++) ws[i].bulkLatin1(value);
     for (let i = 0; i < C; i++) ws[i].flush(sink);
   };
 }

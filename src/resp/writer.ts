@@ -44,6 +44,15 @@ function slabView(b: Buffer, s: number, e: number): Uint8Array {
 }
 
 /**
+ * The last tail write's view (RespWriter.flush), of tailViewSlab from tailViewStart. One for
+ * the process, not one per writer: a view per writer kept every connection's last slab alive
+ * (256 KB each) after the slab moved on.
+ */
+let tailView: Uint8Array | null = null;
+let tailViewSlab: Buffer | null = null;
+let tailViewStart = 0;
+
+/**
  * A sink for anything that can take bytes (net.Socket). Slab regions come as plain
  * Uint8Array views (slabView), other chunks as Buffers.
  */
@@ -68,10 +77,6 @@ export class RespWriter implements ReplySink {
   private sealedSlab: Buffer | null = null;
   private sealedStart = 0;
   private sealedEnd = 0;
-  /** The last tail write's view, of tailViewSlab from tailViewStart (flush). */
-  private tailView: Uint8Array | null = null;
-  private tailViewSlab: Buffer | null = null;
-  private tailViewStart = 0;
   /** Bytes waiting in the sealed region and `parts` (for output-buffer limits). */
   pendingBytes = 0;
   /** Total bytes handed to the socket (INFO total_net_output_bytes). */
@@ -170,11 +175,11 @@ export class RespWriter implements ReplySink {
       // Fast path: one contiguous region at the slab's tail. A request/reply client's replies
       // start at the same rewound offset each time: the last view is reused when it covers
       // the same bytes (perf: no allocation per reply).
-      let region = this.tailView;
-      if (region === null || this.tailViewSlab !== tailSlab || this.tailViewStart !== tailStart || region.length !== pos - tailStart) {
-        region = this.tailView = slabView(tailSlab, tailStart, pos);
-        this.tailViewSlab = tailSlab;
-        this.tailViewStart = tailStart;
+      let region = tailView;
+      if (region === null || tailViewSlab !== tailSlab || tailViewStart !== tailStart || region.length !== pos - tailStart) {
+        region = tailView = slabView(tailSlab, tailStart, pos);
+        tailViewSlab = tailSlab;
+        tailViewStart = tailStart;
       }
       RespWriter.totalOut += region.length;
       owner = null;
