@@ -8,7 +8,8 @@
  *   node bench/io-ab.mjs                              # ours vs redis, GET and SET
  *   IOAB_VARIANTS='base:;nocb:RS_IO=nocb' IOAB_TESTS=get IOAB_ROUNDS=5 node bench/io-ab.mjs
  *
- * A variant is `name:ENV=v,ENV2=v[:distdir]`. The test `evalsha` runs EVALSHA of a script with
+ * A variant is `name:ENV=v,ENV2=v[:distdir]`. IOAB_TESTS=set,get,strlen IOAB_D=100: GET and
+ * STRLEN (a custom command line) of the 100-byte values SET wrote. The test `evalsha` runs EVALSHA of a script with
  * IOAB_CALLS (default 2) redis.call('GET') on one key (loaded on every server first).
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -27,6 +28,8 @@ const N = Number(process.env.IOAB_N ?? 200000);
 const P = Number(process.env.IOAB_P ?? 1);
 const C = Number(process.env.IOAB_C ?? 50);
 const PORT0 = Number(process.env.IOAB_PORT ?? 22000);
+/** SET's value size (redis-benchmark -d); run `set` first for GET/STRLEN of those values. */
+const D = Number(process.env.IOAB_D ?? 3);
 const variants = (process.env.IOAB_VARIANTS ?? 'ours:').split(';').map((v) => {
   const [name, envs = '', dist = path.join(ROOT, 'dist')] = v.split(':');
   const env = {};
@@ -76,8 +79,8 @@ for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? servers : [...servers].reverse();
     for (const s of order) {
       const a = cpu(s.proc.pid);
-      const what = t === 'evalsha' ? ['EVALSHA', sha, '1', 'key:__rand_int__'] : ['-t', t];
-      const r = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(s.port), '-c', String(C), '-n', String(N), '-P', String(P), '-r', '100000', '--csv', ...what], { encoding: 'utf8', timeout: 120000 });
+      const what = t === 'evalsha' ? ['EVALSHA', sha, '1', 'key:__rand_int__'] : t === 'strlen' ? ['STRLEN', 'key:__rand_int__'] : ['-t', t];
+      const r = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(s.port), '-c', String(C), '-n', String(N), '-P', String(P), '-r', '100000', '-d', String(D), '--csv', ...what], { encoding: 'utf8', timeout: 120000 });
       const b = cpu(s.proc.pid);
       const line = r.stdout.split('\n').find((l) => /^"[A-Za-z]/.test(l) && !l.startsWith('"test"'));
       const rps = line ? Number(line.split(',')[1].replace(/"/g, '')) : NaN;

@@ -34,9 +34,30 @@ const SMALL = 10000;
  */
 export const referenced = new WeakSet<ArrayBufferLike>();
 
-/** A sink for anything that can take bytes (net.Socket). */
+/**
+ * perf: bytes [s, e) of a slab as a plain Uint8Array: Buffer#subarray (TypedArray species
+ * lookup, a Buffer) cost ~145 ns per reply here, this ~50 (bench/RESULTS.md, session 14,
+ * branch sockcost). The socket's handle takes any Uint8Array; socket.write too.
+ */
+function slabView(b: Buffer, s: number, e: number): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset + s, e - s);
+}
+
+/**
+ * The last tail write's view (RespWriter.flush), of tailViewSlab from tailViewStart. One for
+ * the process, not one per writer: a view per writer kept every connection's last slab alive
+ * (256 KB each) after the slab moved on.
+ */
+let tailView: Uint8Array | null = null;
+let tailViewSlab: Buffer | null = null;
+let tailViewStart = 0;
+
+/**
+ * A sink for anything that can take bytes (net.Socket). Slab regions come as plain
+ * Uint8Array views (slabView), other chunks as Buffers.
+ */
 export interface ByteSink {
-  write(b: Buffer): boolean;
+  write(b: Uint8Array): boolean;
   cork(): void;
   uncork(): void;
   readonly writableLength: number;
@@ -45,9 +66,18 @@ export interface ByteSink {
 export class RespWriter implements ReplySink {
   /** Start of this writer's unsealed bytes in the current slab (valid while owner === this). */
   private start = 0;
-  /** Sealed output waiting for the next flush, in order. */
+  /** Sealed output waiting for the next flush, in order (after `sealedSlab`'s region). */
   private parts: Buffer[] = [];
-  /** Bytes waiting in `parts` (for output-buffer limits). */
+  /**
+   * perf: the first sealed slab region, kept as offsets: with several connections batching
+   * their replies (connection.ts deferFlush), each reply is sealed when the next connection
+   * writes, and a parts array per reply (allocated, grown, replaced at flush) cost more than
+   * the reply's own bytes. The region becomes a part when anything is queued behind it.
+   */
+  private sealedSlab: Buffer | null = null;
+  private sealedStart = 0;
+  private sealedEnd = 0;
+  /** Bytes waiting in the sealed region and `parts` (for output-buffer limits). */
   pendingBytes = 0;
   /** Total bytes handed to the socket (INFO total_net_output_bytes). */
   static totalOut = 0;
@@ -69,15 +99,34 @@ export class RespWriter implements ReplySink {
     }
   }
 
-  /** Move this writer's slab bytes into `parts`. */
+  /** Move this writer's slab bytes into the sealed region or `parts`. */
   private seal(): void {
     if (owner === this) {
       if (pos > this.start) {
-        this.parts.push(slab.subarray(this.start, pos));
+        if (this.sealedSlab === null && this.parts.length === 0) {
+          this.sealedSlab = slab;
+          this.sealedStart = this.start;
+          this.sealedEnd = pos;
+        } else {
+          this.spill();
+          this.parts.push(slab.subarray(this.start, pos));
+        }
         this.pendingBytes += pos - this.start;
       }
       this.start = pos;
       owner = null;
+    }
+  }
+
+  /**
+   * The sealed region becomes a part (something is queued behind it). While there is a
+   * sealed region, `parts` is empty: it is only set then (seal), and spilled before any push.
+   */
+  private spill(): void {
+    const b = this.sealedSlab;
+    if (b !== null) {
+      this.sealedSlab = null;
+      this.parts.push(b.subarray(this.sealedStart, this.sealedEnd));
     }
   }
 
@@ -88,12 +137,12 @@ export class RespWriter implements ReplySink {
 
   /** Sealed chunks waiting for the next flush (CLIENT LIST oll). */
   get queuedParts(): number {
-    return this.parts.length;
+    return this.parts.length + (this.sealedSlab !== null ? 1 : 0);
   }
 
   /** True when there is something to flush. */
   get pending(): boolean {
-    return this.parts.length > 0 || (owner === this && pos > this.start);
+    return this.sealedSlab !== null || this.parts.length > 0 || (owner === this && pos > this.start);
   }
 
   /** Drop everything not yet flushed (CLIENT REPLY OFF, killed client). */
@@ -102,7 +151,8 @@ export class RespWriter implements ReplySink {
       pos = this.start;
       owner = null;
     }
-    this.parts = [];
+    this.sealedSlab = null;
+    if (this.parts.length !== 0) this.parts = [];
     this.pendingBytes = 0;
   }
 
@@ -114,7 +164,7 @@ export class RespWriter implements ReplySink {
     let tailStart = -1;
     const tailSlab = slab;
     if (owner === this && pos > this.start) {
-      if (pos === tailSlab.length || this.parts.length > 0) {
+      if (pos === tailSlab.length || this.sealedSlab !== null || this.parts.length > 0) {
         this.seal();
       } else {
         tailStart = this.start;
@@ -122,8 +172,15 @@ export class RespWriter implements ReplySink {
     }
     let ok = true;
     if (tailStart >= 0) {
-      // Fast path: one contiguous region at the slab's tail.
-      const region = tailSlab.subarray(tailStart, pos);
+      // Fast path: one contiguous region at the slab's tail. A request/reply client's replies
+      // start at the same rewound offset each time: the last view is reused when it covers
+      // the same bytes (perf: no allocation per reply).
+      let region = tailView;
+      if (region === null || tailViewSlab !== tailSlab || tailViewStart !== tailStart || region.length !== pos - tailStart) {
+        region = tailView = slabView(tailSlab, tailStart, pos);
+        tailViewSlab = tailSlab;
+        tailViewStart = tailStart;
+      }
       RespWriter.totalOut += region.length;
       owner = null;
       ok = sock.write(region);
@@ -133,6 +190,15 @@ export class RespWriter implements ReplySink {
       this.start = pos;
       return ok;
     }
+    const region = this.sealedSlab;
+    if (region !== null) {
+      // One sealed region (a batched reply): no parts array.
+      this.sealedSlab = null;
+      RespWriter.totalOut += this.pendingBytes;
+      this.pendingBytes = 0;
+      return sock.write(slabView(region, this.sealedStart, this.sealedEnd));
+    }
+    this.spill();
     const parts = this.parts;
     if (parts.length === 0) return true;
     this.parts = [];
@@ -148,6 +214,7 @@ export class RespWriter implements ReplySink {
   /** Concatenate and take everything written so far (tests, HTTP resp2 format, captures). */
   take(): Buffer {
     this.seal();
+    this.spill();
     const out = this.parts.length === 1 ? Buffer.from(this.parts[0]) : Buffer.concat(this.parts);
     this.parts = [];
     this.pendingBytes = 0;
@@ -219,6 +286,7 @@ export class RespWriter implements ReplySink {
       this.claim(16);
       this.header(0x24, n);
       this.seal();
+      this.spill();
       referenced.add(v.buffer);
       this.parts.push(v, CRLF_BUF);
       this.pendingBytes += n + 2;

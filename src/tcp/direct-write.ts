@@ -22,7 +22,7 @@ import type { Socket } from 'node:net';
 import type { ByteSink } from '../resp/writer.js';
 
 interface WriteReq {
-  buffer?: Buffer;
+  buffer?: Uint8Array;
   oncomplete?: (status: number) => void;
 }
 interface StreamWrap {
@@ -31,7 +31,7 @@ interface StreamWrap {
   kLastWriteWasAsync: number;
 }
 interface Handle {
-  writeBuffer(req: WriteReq, b: Buffer): number;
+  writeBuffer(req: WriteReq, b: Uint8Array): number;
 }
 
 let binding: StreamWrap | null | undefined;
@@ -57,11 +57,20 @@ class DirectSink implements ByteSink {
     this.req = new sw.WriteWrap();
   }
 
+  /**
+   * perf: the stream was corked or written to and may still hold bytes; until it is seen
+   * empty and uncorked again, its state is asked at every write. Otherwise (request/reply
+   * traffic) the stream's getters are not read per reply. Every write and cork of the
+   * connection goes through this sink; a destroyed socket has no handle.
+   */
+  private streamed = false;
+
   get writableLength(): number {
-    return this.sock.writableLength + this.inflight;
+    return this.streamed ? this.sock.writableLength + this.inflight : this.inflight;
   }
 
   cork(): void {
+    this.streamed = true;
     this.sock.cork();
   }
 
@@ -69,10 +78,15 @@ class DirectSink implements ByteSink {
     this.sock.uncork();
   }
 
-  write(b: Buffer): boolean {
+  write(b: Uint8Array): boolean {
     const s = this.sock;
     const h = (s as unknown as { _handle?: Handle | null })._handle;
-    if (h == null || this.inflight !== 0 || s.writableLength !== 0 || s.writableCorked !== 0 || s.destroyed || s.writableEnded) {
+    if (this.streamed) {
+      if (s.writableLength !== 0 || s.writableCorked !== 0) return s.write(b);
+      this.streamed = false;
+    }
+    if (h == null || this.inflight !== 0 || s.writableEnded) {
+      this.streamed = true;
       return s.write(b);
     }
     const req = this.req;

@@ -16,12 +16,12 @@ import { replyStats } from '../../dist/resp/reply-sink.js';
 class FakeSocket implements ByteSink {
   mode: 'sync' | 'async' = 'sync';
   /** Every Buffer handed to write(), by reference. */
-  readonly refs: Buffer[] = [];
-  private held: Buffer[] = [];
+  readonly refs: Uint8Array[] = [];
+  private held: Uint8Array[] = [];
   private received: Buffer[] = [];
   private corked = 0;
 
-  write(b: Buffer): boolean {
+  write(b: Uint8Array): boolean {
     this.refs.push(b);
     this.held.push(b);
     if (this.corked === 0 && this.mode === 'sync') this.send();
@@ -259,6 +259,49 @@ describe('RespWriter output and the socket', () => {
     b.flush(sb);
     assert.equal(sa.bytes().toString(), '+a1\r\n+a2\r\n*2\r\n:7\r\n$-1\r\n');
     assert.deepEqual(sb.bytes(), Buffer.concat([enc.simple('b1'), enc.int(2), enc.bulk(Buffer.alloc(20000, 0x42)), enc.simple('b3')]));
+  });
+
+  it('batched replies: each sealed by the next writer, flushed as one write, never overwritten', () => {
+    // connection.ts deferFlush at -P 1: every connection writes one reply, then each flushes.
+    const ws = Array.from({ length: 5 }, () => new RespWriter());
+    const socks = ws.map(() => new FakeSocket());
+    for (let round = 0; round < 3; round++) {
+      ws.forEach((w, i) => w.bulkLatin1(`r${round}w${i}`.repeat(20)));
+      assert.equal(ws[0].queuedParts, 1, 'a sealed reply counts as one queued part');
+      assert.equal(ws[0].pendingBytes, enc.bulkLatin1(`r${round}w0`.repeat(20)).length);
+      assert.equal(ws[0].openBytes, 0);
+      ws.forEach((w, i) => {
+        socks[i].mode = round === 1 ? 'async' : 'sync'; // held by reference in round 1
+        const before = socks[i].refs.length;
+        assert.equal(w.flush(socks[i]), round !== 1);
+        assert.equal(socks[i].refs.length, before + 1, 'one write per batched reply');
+        assert.equal(w.pending, false);
+        assert.equal(w.pendingBytes, 0);
+      });
+    }
+    // Output behind a sealed reply (more replies, a value sent by reference) keeps its order.
+    ws[0].simple('x1');
+    ws[1].simple('y');
+    ws[0].simple('x2');
+    ws[0].bulk(Buffer.alloc(20000, 0x41));
+    ws[1].simple('y2');
+    ws[0].int(5);
+    ws.forEach((w, i) => { socks[i].mode = 'sync'; w.flush(socks[i]); });
+    ws.forEach((_, i) => {
+      const want = [0, 1, 2].map((r) => enc.bulkLatin1(`r${r}w${i}`.repeat(20)));
+      if (i === 0) want.push(enc.simple('x1'), enc.simple('x2'), enc.bulk(Buffer.alloc(20000, 0x41)), enc.int(5));
+      if (i === 1) want.push(enc.simple('y'), enc.simple('y2'));
+      sameBytes(socks[i].bytes(), Buffer.concat(want), `writer ${i}`);
+    });
+    // A sealed reply that is discarded is not sent.
+    ws[2].simple('gone');
+    ws[3].simple('z');
+    ws[2].discard();
+    assert.equal(ws[2].pending, false);
+    assert.equal(ws[2].queuedParts, 0);
+    assert.equal(ws[2].flush(socks[2]), true);
+    ws[3].flush(socks[3]);
+    assert.ok(!socks[2].bytes().includes('gone'));
   });
 
   it('discard drops only this writer\'s unflushed output', () => {
