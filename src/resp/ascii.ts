@@ -209,9 +209,11 @@ function tieDigits(v: number, a: number): { digits: string; x: number } | null {
 
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** Shared buffers for 0..9999 (Redis's shared integers): values are immutable, so keys may share them. */
-const SHARED_INTS: Buffer[] = [];
-for (let i = 0; i < 10000; i++) SHARED_INTS.push(Buffer.from(String(i), 'latin1'));
+/**
+ * Shared buffers for 0..9999 (Redis's shared integers): values are immutable, so keys may share
+ * them. Each is made on its first use (the whole table at start-up was ~1 MB of idle heap).
+ */
+const SHARED_INTS: (Buffer | undefined)[] = new Array(10000);
 
 /**
  * The decimal bytes of an integer (what Redis stores for INCR results), built without an
@@ -222,7 +224,7 @@ export function intBytes(n: number | bigint): Buffer {
     if (n >= -MAX_SAFE_BIG && n <= MAX_SAFE_BIG) return intBytes(Number(n));
     return Buffer.from(n.toString(), 'latin1');
   }
-  if (n >= 0 && n < 10000) return SHARED_INTS[n];
+  if (n >= 0 && n < 10000) return SHARED_INTS[n] ?? (SHARED_INTS[n] = Buffer.from(String(n), 'latin1'));
   const neg = n < 0;
   let v = neg ? -n : n;
   let len = neg ? 2 : 1;
