@@ -131,7 +131,13 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();
   h.convertForCount((argv.count - 2) / 2, lim);
-  for (let i = 2; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
+  let bytes = 0;
+  for (let i = 2; i < argv.count; i++) {
+    h.convertForLength(argv.len(i), lim);
+    bytes += argv.len(i) + 1;
+  }
+  // A new hashtable hash: one arena for these fields and a few more (a BullMQ job's).
+  if (isNew && h.table !== null) h.table.reserveBytes(bytes);
   let created = 0;
   for (let i = 2; i < argv.count; i += 2) {
     if (h.setArg(argv, i, lim)) created++;
