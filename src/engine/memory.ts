@@ -218,12 +218,14 @@ function hashCharge(h: HashValue, n: number, fresh: boolean): number {
     const k = Math.min(n, count);
     // perf: a hashtable's entries sampled by their lengths (no field and value strings, no
     // lookup of the field again); the same draws as randomField.
-    // A hashtable of no more entries than samples is summed whole, in order (what Redis's
-    // objectComputeSize does; perf: no Math.random per entry at each change of a small hash).
+    // A hashtable's samples are evenly spaced positions (systematic sampling: the whole
+    // table when it has no more entries than samples, as Redis's objectComputeSize then
+    // sums; perf: no Math.random, whose boxed result was garbage at every change of a
+    // BullMQ job hash).
     const ht = h.table;
     for (let i = 0; i < k; i++) {
       if (ht !== null) {
-        const p = k === count ? i : ht.randomIndex();
+        const p = Math.floor(((i + 0.5) * count) / k);
         t += sdsSize(ht.keyLength(p)) + sdsSize(ht.valueLength(p));
         continue;
       }
