@@ -194,7 +194,7 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   const lp = h === undefined ? null : h.listpackBytes;
   if (lp !== null) {
     // perf: the value written from the listpack's bytes (no string for it).
-    const p = h!.findFlat(argv.key(2));
+    const p = h!.findFlatArg(argv, 2);
     if (p < 0) out.nil();
     else replyElem(out, lp, lpsNext(lp, p));
     return;
@@ -214,7 +214,7 @@ function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (lp !== null) {
     // perf: values written from the listpack's bytes, as HGET.
     for (let i = 2; i < argv.count; i++) {
-      const p = h!.findFlat(argv.key(i));
+      const p = h!.findFlatArg(argv, i);
       if (p < 0) out.nil();
       else replyElem(out, lp, lpsNext(lp, p));
     }

@@ -201,6 +201,16 @@ const scripts: Script[] = [
     ['HMGET', 't', 'f17', 'f18', 'f0', 'f', 'data'], ['HSET', 't', 'f0', 'again', 'f17', 'x'], ['HGET', 't', 'f17'],
     { cmd: ['HGETALL', 't'], compare: 'sorted' },
   ] },
+  // HGET/HMGET of a small listpack hash search the field from the request's bytes.
+  { name: 'HGET and HMGET of a listpack hash from the field bytes: integer-like, empty and binary fields', steps: [
+    ['HSET', 'm', '1', 'one', '01', 'zero-one', '-0', 'mz', '9007199254740993', 'big', '12345678901234567890', 'huge', '', 'empty',
+      '-1', 'neg', 'opts.maxLenEvents', '10000', Buffer.from([0, 0xff]), 'bin', '1795840337019', 'ts'],
+    ...['1', '01', '-0', '0', '9007199254740993', '9007199254740992', '12345678901234567890', '', '-1', '+1', 'opts.maxLenEvents',
+      'opts.maxLenEvent', Buffer.from([0, 0xff]), Buffer.from([0]), '1795840337019', '1795840337018', 'one'].flatMap((f): Step[] => [
+      ['HGET', 'm', f], ['HMGET', 'm', f, '1', f],
+    ]),
+    ['HMGET', 'nokey', '1', ''], ['HGET', 'nokey', ''], ['OBJECT', 'ENCODING', 'm'],
+  ] },
   // A hashtable hash made by one HSET gets its first arena sized for its fields (and half
   // again); its offsets are a plain array without index and a typed one with: every transition.
   { name: 'hashtable hash created by one HSET, grown past its first arena, index made and dropped', steps: [
