@@ -886,9 +886,8 @@ export class ListValue implements TypedValue {
     const f = this.f!;
     const n = this.length;
     const limit = count === 0 ? n : Math.min(Math.abs(count), n);
-    // Cut entries as [start, end) offset pairs, in scan order (perf: one array reused).
-    const cuts = CUTS;
-    cuts.length = 0;
+    // Cut entries as [start, end) offset pairs, in scan order.
+    const cuts: number[] = [];
     if (count >= 0) {
       for (let k = 0, o = 0; k < n && cuts.length < 2 * limit; k++) {
         const next = nextEntry(f, o);
@@ -913,14 +912,10 @@ export class ListValue implements TypedValue {
       last = cuts[j + 1];
     }
     body += f.slice(last);
-    if (cuts.length > 1024) CUTS = [];
     this.setFlat(body, n - removed);
     return removed;
   }
 }
-
-/** removeEqualFlat's cut offsets (kept between calls unless a big LREM grew it). */
-let CUTS: number[] = [];
 
 /** Size cap of a node when the limit is a count (quicklist's SIZE_SAFETY_LIMIT). */
 const NODE_SAFETY_LIMIT = 8192;
