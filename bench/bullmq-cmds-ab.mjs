@@ -27,6 +27,9 @@ const TESTS = {
   hgetall: (i) => ['HGETALL', `bull:q:${i}`],
   hmget: (i) => ['HMGET', `bull:q:${i}`, 'parentKey', 'parent'],
   hget: () => ['HGET', 'bull:q:meta', 'opts.maxLenEvents'],
+  hmgetMeta: () => ['HMGET', 'bull:q:meta', 'opts.maxLenEvents', 'concurrency', 'paused'],
+  exists: (i) => ['EXISTS', `bull:q:${i}`],
+  zrangebyscoreEmpty: (i) => ['ZRANGEBYSCORE', 'bull:q:delayed', '0', String(7355762028834815 + 4096 * i), 'LIMIT', '0', '1000'],
   xadd: (i) => ['XADD', 'bull:q:events', 'MAXLEN', '~', '10000', '*', 'event', 'added', 'jobId', String(i), 'name', 'job'],
   // Not BullMQ's: XADD's worst case for sharing recent values (unique values of equal length).
   xaddUnique: (i) => ['XADD', 'other:events', '*', 'a', (i * 2654435761 >>> 0).toString(16).padStart(8, '0'), 'b', (i * 40503 >>> 0).toString(16).padStart(8, '0'), 'c', String(1e9 + i)],

@@ -125,8 +125,10 @@ if (process.env.REPLAY_ALLOC) {
   session.connect();
   await session.post('HeapProfiler.enable');
   // REPLAY_ALLOC_LIVE=1: only what is still live at the end (what each scavenge copies and promotes).
+  // REPLAY_ALLOC_PROMOTED=1: what outlived a scavenge (promoted), whether or not a mark-compact freed it later.
   const collected = !process.env.REPLAY_ALLOC_LIVE;
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMinorGC: collected, includeObjectsCollectedByMajorGC: collected });
+  const minor = collected && !process.env.REPLAY_ALLOC_PROMOTED;
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMinorGC: minor, includeObjectsCollectedByMajorGC: collected });
   round(0);
   round(0);
   const { profile } = await session.post('HeapProfiler.stopSampling');

@@ -218,10 +218,14 @@ function hashCharge(h: HashValue, n: number, fresh: boolean): number {
     const k = Math.min(n, count);
     // perf: a hashtable's entries sampled by their lengths (no field and value strings, no
     // lookup of the field again); the same draws as randomField.
+    // A hashtable's samples are evenly spaced positions (systematic sampling: the whole
+    // table when it has no more entries than samples, as Redis's objectComputeSize then
+    // sums; perf: no Math.random, whose boxed result was garbage at every change of a
+    // BullMQ job hash).
     const ht = h.table;
     for (let i = 0; i < k; i++) {
       if (ht !== null) {
-        const p = ht.randomIndex();
+        const p = Math.floor(((i + 0.5) * count) / k);
         t += sdsSize(ht.keyLength(p)) + sdsSize(ht.valueLength(p));
         continue;
       }
@@ -238,7 +242,10 @@ function hashCharge(h: HashValue, n: number, fresh: boolean): number {
 function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
   const count = z.size;
   const lp = z.encoding() === 'listpack';
-  const avg = avgOf(z, count, n, fresh, (k) => {
+  // (cachedAvg first, as hashCharge: no sampling closure per ZADD)
+  let avg = cachedAvg(count, fresh);
+  if (avg < 0) {
+    const k = Math.min(n, count);
     let t = 0;
     const mem = z.members;
     for (let slot = 0, i = 0; slot < mem.limit && i < k; slot++) {
@@ -247,8 +254,8 @@ function zsetCharge(z: ZSet, n: number, fresh: boolean): number {
       t += lp ? lpEntryBytes(mem.arena, at, at + mem.lengthOf(slot)) + lpEntry(String(mem.scores[slot])) : sdsSize(mem.lengthOf(slot));
       i++;
     }
-    return t / k;
-  });
+    avg = keepAvg(count, count === 0 ? 0 : t / k);
+  }
   if (lp) return ROBJ + mallocSize(7 + Math.round(count * avg));
   // zset struct, the dict, the skiplist header and a node per member (1.33 levels on average).
   return ROBJ + 16 + dictCharge(count, 0) + 544 + Math.round(count * (48 + avg));

@@ -107,6 +107,25 @@ describe('memory accounting and maxmemory', () => {
     await redis.r.flushall();
   });
 
+  it('MEMORY USAGE of a hashtable hash: all fields up to the sample count, evenly spaced ones past it (no random draw)', async () => {
+    const data = 'v'.repeat(80); // over hash-max-listpack-value: a hashtable from the start
+    for (const { r } of [ours, redis]) {
+      await r.hset('ht3', 'a', data, 'bb', 'x', 'ccc', 'yy');
+      await r.hset('ht5', 'a', data, 'b', 'x'.repeat(40), 'c', '', 'd', 'y'.repeat(20), 'e', 'z');
+      await r.hset('ht12', ...Array.from({ length: 12 }, (_, i) => [`f${i}`, i === 0 ? data : 'w'.repeat(i * 7)]).flat());
+    }
+    // Fields of unequal sizes: a random draw with replacement would move the figure between calls.
+    // Past the sample count, the samples are evenly spaced positions: the same figure too.
+    for (const [k, samples] of [['ht3', '5'], ['ht5', '5'], ['ht5', '0'], ['ht12', '5'], ['ht12', '3']]) {
+      const seen = new Set<number>();
+      for (let i = 0; i < 8; i++) seen.add(Number(await ours.r.memory('USAGE', k, 'SAMPLES', samples)));
+      assert.equal(seen.size, 1, `${k} SAMPLES ${samples}: ${[...seen]}`);
+    }
+    assert.equal(await ours.r.memory('USAGE', 'ht3'), await redis.r.memory('USAGE', 'ht3'));
+    await ours.r.flushall();
+    await redis.r.flushall();
+  });
+
   it('INFO memory follows the dataset as it changes', async () => {
     const r = ours.r;
     await r.flushall();

@@ -41,7 +41,7 @@ import { pickIndexes } from '../ds/set.js';
 import { INVALID_CURSOR, parseCursor, parseScanOptions } from '../ds/scan.js';
 import { LD_ZERO, formatHuman, ldAdd, ldIsFinite, parseLongDouble } from '../ds/long-double.js';
 import {
-  LONG_MAX, hashLimits, isLongMin, longArg, lookupRead, lookupWrite, lookupWriteArg, outputExhausted, rangeError,
+  LONG_MAX, hashLimits, isLongMin, longArg, lookupWrite, lookupWriteArg, outputExhausted, rangeError,
 } from './typed-helpers.js';
 import { cstr } from '../../bytes.js';
 import { lpsNext } from '../ds/listpack.js';
@@ -91,11 +91,16 @@ function expireFields(c: Client, key: string, h: HashValue): HashValue | undefin
   return h;
 }
 
-function readHash(c: Client, key: string): HashValue | undefined | null {
-  const e = lookupRead(c, key);
+/**
+ * The hash at the key argv[i] for reading (lookupRead), found from the key's bytes (perf: the
+ * key's string is made only when the hash has field TTLs to expire).
+ */
+function readHash(c: Client, argv: Argv, i: number): HashValue | undefined | null {
+  const e = c.db.readArg(argv, i, !c.noTouch);
   if (e === undefined) return undefined;
-  if (!(e.value instanceof HashValue)) return null;
-  return expireFields(c, key, e.value);
+  const h = e.value;
+  if (!(h instanceof HashValue)) return null;
+  return h.volatile ? expireFields(c, argv.key(i), h) : h;
 }
 
 function writeHash(c: Client, key: string): HashValue | undefined | null {
@@ -131,7 +136,13 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   const isNew = h === undefined;
   if (h === undefined) h = new HashValue();
   h.convertForCount((argv.count - 2) / 2, lim);
-  for (let i = 2; i < argv.count; i++) h.convertForLength(argv.len(i), lim);
+  let bytes = 0;
+  for (let i = 2; i < argv.count; i++) {
+    h.convertForLength(argv.len(i), lim);
+    bytes += argv.len(i) + 1;
+  }
+  // A new hashtable hash: one arena for these fields and a few more (a BullMQ job's).
+  if (isNew && h.table !== null) h.table.reserveBytes(bytes);
   let created = 0;
   for (let i = 2; i < argv.count; i += 2) {
     if (h.setArg(argv, i, lim)) created++;
@@ -178,12 +189,12 @@ function hsetnxCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HGET key field
 function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   const lp = h === undefined ? null : h.listpackBytes;
   if (lp !== null) {
     // perf: the value written from the listpack's bytes (no string for it).
-    const p = h!.findFlat(argv.key(2));
+    const p = h!.findFlatArg(argv, 2);
     if (p < 0) out.nil();
     else replyElem(out, lp, lpsNext(lp, p));
     return;
@@ -196,14 +207,14 @@ function hgetCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HMGET key field [field ...]
 function hmgetCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   out.array(argv.count - 2);
   const lp = h === undefined ? null : h.listpackBytes;
   if (lp !== null) {
     // perf: values written from the listpack's bytes, as HGET.
     for (let i = 2; i < argv.count; i++) {
-      const p = h!.findFlat(argv.key(i));
+      const p = h!.findFlatArg(argv, i);
       if (p < 0) out.nil();
       else replyElem(out, lp, lpsNext(lp, p));
     }
@@ -239,14 +250,14 @@ function hdelCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HLEN key
 function hlenCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   out.int(h === undefined ? 0 : h.size);
 }
 
 // HSTRLEN key field
 function hstrlenCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   const v = h === undefined ? undefined : h.get(argv.key(2));
   out.int(v === undefined ? 0 : v.length);
@@ -254,7 +265,7 @@ function hstrlenCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // HEXISTS key field
 function hexistsCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   out.int(h !== undefined && h.has(argv.key(2)) ? 1 : 0);
 }
@@ -263,7 +274,7 @@ const KEYS = 1;
 const VALUES = 2;
 
 function hgetallGeneric(c: Client, argv: Argv, out: ReplySink, what: number): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   if (what === (KEYS | VALUES)) {
     // HGETALL: a map (RESP3), field/value pairs flat (RESP2).
@@ -403,7 +414,7 @@ function hrandfieldCommand(c: Client, argv: Argv, out: ReplySink): void {
     hrandfieldWithCount(c, argv, out, l, withValues);
     return;
   }
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   if (h === undefined) return out.nil();
   out.bulkLatin1(h.randomField());
@@ -416,7 +427,7 @@ function header(out: ReplySink, n: number, withValues: boolean): void {
 }
 
 function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, withValues: boolean): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   if (h === undefined || l === 0) return out.array(0);
   const size = h.size;
@@ -480,7 +491,7 @@ function hrandfieldWithCount(c: Client, argv: Argv, out: ReplySink, l: number, w
 function hscanCommand(c: Client, argv: Argv, out: ReplySink): void {
   const cursor = parseCursor(argv, 2);
   if (cursor < 0) return out.error(INVALID_CURSOR);
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   if (h === undefined) {
     out.array(2);
@@ -629,7 +640,7 @@ const TIME_MS = 3;
 
 /** HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME: key FIELDS numfields field... */
 function httlGeneric(c: Client, argv: Argv, out: ReplySink, mode: number): void {
-  const h = readHash(c, argv.key(1));
+  const h = readHash(c, argv, 1);
   if (h === null) return out.error(E.WRONGTYPE);
   const n = fieldsBlock(argv, 3, NUMFIELDS_POSITIVE);
   if (typeof n === 'string') return out.error(n);

@@ -72,18 +72,43 @@ function parseInt(argv: Argv, i: number): number {
 
 interface ScoreRange { min: number; minEx: boolean; max: number; maxEx: boolean }
 
-/** Redis zslParseRange: "(1.5", "-inf", "+inf", "3". */
-function parseScoreBound(argv: Argv, i: number): [number, boolean] {
+/** parseScoreBound's result (perf: no tuple per bound). */
+let boundEx = false;
+
+/** Redis zslParseRange: "(1.5", "-inf", "+inf", "3"; exclusiveness in boundEx. */
+function parseScoreBound(argv: Argv, i: number): number {
+  const v = plainIntBound(argv, i);
+  if (v === v) return v;
   const s = argv.key(i);
-  let ex = false;
-  let body = s;
-  if (s.startsWith('(')) {
-    ex = true;
-    body = s.slice(1);
+  boundEx = s.startsWith('(');
+  const w = strtodWhole(boundEx ? s.slice(1) : s);
+  if (w !== w) throw new CommandError('ERR min or max is not a float');
+  return w;
+}
+
+/**
+ * perf: a bound of the form [(][-]digits that is a safe integer (BullMQ's "0" and
+ * "(<ms * 4096>") read from its bytes, with no string: strtod gives the same number for it.
+ * NaN for any other form (parseScoreBound then takes strtod's path); sets boundEx.
+ */
+function plainIntBound(argv: Argv, i: number): number {
+  const b = argv.buf;
+  let p = argv.start[i];
+  const e = argv.end[i];
+  const ex = p < e && b[p] === 40; // '('
+  if (ex) p++;
+  const neg = p < e && b[p] === 45; // '-'
+  if (neg) p++;
+  if (p === e || e - p > 16) return NaN;
+  let x = 0;
+  for (; p < e; p++) {
+    const d = b[p] - 48;
+    if (d < 0 || d > 9) return NaN;
+    x = x * 10 + d;
   }
-  const v = strtodWhole(body);
-  if (v !== v) throw new CommandError('ERR min or max is not a float');
-  return [v, ex];
+  if (x > Number.MAX_SAFE_INTEGER) return NaN;
+  boundEx = ex;
+  return neg ? -x : x;
 }
 
 /**
@@ -98,10 +123,18 @@ function strtodWhole(s: string): number {
   return parseDoubleStr(t);
 }
 
+/** The range a command parses (perf: one object reused; a command holds one range at a time). */
+const RANGE: ScoreRange = { min: 0, minEx: false, max: 0, maxEx: false };
+
 function parseScoreRange(argv: Argv, minI: number, maxI: number): ScoreRange {
-  const [min, minEx] = parseScoreBound(argv, minI);
-  const [max, maxEx] = parseScoreBound(argv, maxI);
-  return { min, minEx, max, maxEx };
+  const min = parseScoreBound(argv, minI);
+  const minEx = boundEx;
+  const max = parseScoreBound(argv, maxI);
+  RANGE.min = min;
+  RANGE.minEx = minEx;
+  RANGE.max = max;
+  RANGE.maxEx = boundEx;
+  return RANGE;
 }
 
 function inScoreRange(s: number, r: ScoreRange): boolean {

@@ -6,7 +6,11 @@
  * Buffer, off the JS heap:
  *
  *   arena     entries [key length varint][key bytes] and, with values, [value length][value]
- *   offs      Uint32Array: arena offset of the entry at each position 0..size-1 (dense)
+ *   offs      arena offset of the entry at each position 0..size-1 (dense): a Uint32Array
+ *             in a table with an index; a plain array of exactly `size` numbers in a table
+ *             without (perf: a typed array costs ~200 bytes of heap before its data, and a
+ *             BullMQ job hash made one at 8 fields and another at 9: garbage that the
+ *             young-generation GC promoted with every job).
  *   slots     Int32Array open-addressing index (linear probing, load <= 1/2): position + 1 in
  *             the low 27 bits, the top 5 bits of the key's hash above (most probes that do not
  *             match are rejected without reading the arena); -1 = tombstone, 0 = empty.
@@ -142,7 +146,8 @@ export class DenseTable {
   private mask = 0;
   /** Slots that are taken (members + tombstones). */
   private used = 0;
-  private offs = new Uint32Array(8);
+  /** A number[] (length n) exactly when slots is NO_SLOTS; else a Uint32Array (length >= n). */
+  private offs: Uint32Array | number[] = [];
   private n = 0;
   private arena: Buffer = NO_ARENA;
   private end = 0;
@@ -422,12 +427,16 @@ export class DenseTable {
    */
   private push(o: number, h: number): void {
     const p = this.n;
-    if (p === this.offs.length) {
-      const next = new Uint32Array(p * 2);
-      next.set(this.offs);
-      this.offs = next;
+    const offs = this.offs;
+    if (this.slots.length === 0) (offs as number[]).push(o);
+    else {
+      if (p === offs.length) {
+        const next = new Uint32Array(p * 2);
+        next.set(offs);
+        this.offs = next;
+      }
+      this.offs[p] = o;
     }
-    this.offs[p] = o;
     this.n = p + 1;
     if (this.slots.length === 0 ? p + 1 > this.small : (this.used + 1) * 2 > this.slots.length) {
       this.rebuild(p + 1);
@@ -576,12 +585,13 @@ export class DenseTable {
       }
       offs[p] = offs[last];
     }
+    if (slots.length === 0) (offs as number[]).pop();
     this.n = last;
     if (last === 0) {
       this.slots = NO_SLOTS;
       this.mask = 0;
       this.used = 0;
-      this.offs = new Uint32Array(8);
+      this.offs = [];
       this.arena = NO_ARENA;
       this.end = 0;
       this.garbage = 0;
@@ -589,7 +599,7 @@ export class DenseTable {
     }
     if (last * 8 < this.slots.length && this.slots.length > MIN_SLOTS) {
       this.rebuild(last);
-      if (last * 4 < offs.length && offs.length > 8) this.offs = offs.slice(0, Math.max(8, last * 2));
+      if (this.slots.length !== 0 && last * 4 < offs.length && offs.length > 8) this.offs = offs.slice(0, Math.max(8, last * 2));
     }
     this.maybeCompact();
   }
@@ -612,6 +622,19 @@ export class DenseTable {
   }
 
   /**
+   * An EMPTY table about to take entries of about `bytes` bytes (HSET creating a hash): its
+   * first arena holds them and half as much again (perf: a BullMQ job hash is created with 6
+   * fields of ~200 bytes and gets 5 more when the job runs; sized for the first ones only, it
+   * took a second arena and a copy per job).
+   */
+  reserveBytes(bytes: number): void {
+    if (this.n !== 0 || this.arena.length !== 0) return;
+    let cap = this.withValues ? FIRST_ARENA : FIRST_SET_ARENA;
+    while (cap < bytes * 1.5) cap *= 2;
+    this.arena = newArena(cap);
+  }
+
+  /**
    * Loading: grow the arena, once, to hold `n` entries of the average size so far, so that
    * it does not double later by copying tens of megabytes in one go.
    */
@@ -626,13 +649,24 @@ export class DenseTable {
     return this.withValues ? SMALL_VALUES : SMALL;
   }
 
-  /** Re-index every member in a table sized for `n` members (drops tombstones). */
+  /**
+   * Re-index every member in a table sized for `n` members (drops tombstones). Dropping or
+   * making the index turns `offs` into a plain array or a typed one.
+   */
   private rebuild(n: number): void {
     if (n <= this.small) {
+      if (this.slots.length !== 0) this.offs = Array.from((this.offs as Uint32Array).subarray(0, this.n));
       this.slots = NO_SLOTS;
       this.mask = 0;
       this.used = 0;
       return;
+    }
+    if (this.slots.length === 0) {
+      let size = 8;
+      while (size < n) size *= 2;
+      const offs = new Uint32Array(size);
+      offs.set(this.offs as number[]);
+      this.offs = offs;
     }
     let cap = MIN_SLOTS;
     while (cap < n * 2 + 2) cap *= 2;

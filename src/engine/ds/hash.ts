@@ -232,6 +232,16 @@ export class HashValue implements StoredValue {
     return fieldFind(this, this.lp!, this.n, f, true);
   }
 
+  /**
+   * findFlat() of the field argv[i]: searched from the request's bytes where no field index
+   * is used (perf: HGET/HMGET of a small listpack hash, BullMQ's meta key, make no field string).
+   */
+  findFlatArg(argv: Argv, i: number): number {
+    const lp = this.lp!;
+    if (this.n < IDX_MIN || lp.length > 65535) return lpsFindBytes(lp, argv.buf, argv.start[i], argv.end[i]);
+    return fieldFind(this, lp, this.n, argv.key(i), true);
+  }
+
   get(f: string): string | undefined {
     const lp = this.lp;
     if (lp !== null) {

@@ -70,10 +70,10 @@ function strData(f: string, o: number): number {
   return -1;
 }
 
-/** The integer entry at o as decimal text. */
-function intText(f: string, o: number): string {
+/** The integer entry at o as a number; NaN when beyond ±2^53 (then intText's BigInt path). */
+function intValue(f: string, o: number): number {
   const c = f.charCodeAt(o);
-  if (c < 0x80) return SMALL[c];
+  if (c < 0x80) return c;
   let v: number;
   if (c < 0xe0) {
     v = ((c & 0x1f) << 8) | f.charCodeAt(o + 1);
@@ -87,12 +87,21 @@ function intText(f: string, o: number): string {
   } else if (c === 0xf3) {
     v = u32(f, o + 1) | 0;
   } else {
-    const lo = u32(f, o + 1);
-    const hi = u32(f, o + 5) | 0;
-    v = hi * 0x100000000 + lo;
-    if (!Number.isSafeInteger(v)) return String((BigInt(hi) << 32n) + BigInt(lo));
+    v = (u32(f, o + 5) | 0) * 0x100000000 + u32(f, o + 1);
+    if (!Number.isSafeInteger(v)) return NaN;
   }
-  return String(v);
+  return v;
+}
+
+/** The integer entry at o as decimal text. */
+function intText(f: string, o: number): string {
+  const c = f.charCodeAt(o);
+  if (c < 0x80) return SMALL[c];
+  const v = intValue(f, o);
+  if (v === v) return String(v);
+  const lo = u32(f, o + 1);
+  const hi = u32(f, o + 5) | 0;
+  return String((BigInt(hi) << 32n) + BigInt(lo));
 }
 
 /** The element at entry o. */
@@ -159,12 +168,28 @@ export function elemNext(f: string, o: number): Elem {
  */
 export function entryEquals(f: string, o: number, s: string | null, b: Uint8Array): boolean {
   const n = strData(f, o);
-  if (n < 0) return s !== null && intText(f, o) === s;
+  if (n < 0) {
+    if (s === null) return false;
+    // perf: an integer entry compared as a number with the target's value (LREM of a job id
+    // scans the list: no decimal text per entry). The target is an integer entry's text only
+    // if lpIntOf takes it (canonical, 64-bit); 16 digits and more compare as text.
+    if (s !== targetText) {
+      targetText = s;
+      targetInt = lpIntOf(s);
+    }
+    const t = targetInt;
+    if (t === null) return false;
+    return typeof t === 'number' ? intValue(f, o) === t : intText(f, o) === s;
+  }
   if (n !== b.length) return false;
   if (s !== null) return f.startsWith(s, DATA);
   for (let k = 0; k < n; k++) if (f.charCodeAt(DATA + k) !== b[k]) return false;
   return true;
 }
+
+/** entryEquals' last target and its lpIntOf value. */
+let targetText: string | null = null;
+let targetInt: number | bigint | null = null;
 
 const ew = new LpWriter();
 

@@ -201,6 +201,35 @@ const scripts: Script[] = [
     ['HMGET', 't', 'f17', 'f18', 'f0', 'f', 'data'], ['HSET', 't', 'f0', 'again', 'f17', 'x'], ['HGET', 't', 'f17'],
     { cmd: ['HGETALL', 't'], compare: 'sorted' },
   ] },
+  // HGET/HMGET of a small listpack hash search the field from the request's bytes.
+  { name: 'HGET and HMGET of a listpack hash from the field bytes: integer-like, empty and binary fields', steps: [
+    ['HSET', 'm', '1', 'one', '01', 'zero-one', '-0', 'mz', '9007199254740993', 'big', '12345678901234567890', 'huge', '', 'empty',
+      '-1', 'neg', 'opts.maxLenEvents', '10000', Buffer.from([0, 0xff]), 'bin', '1795840337019', 'ts'],
+    ...['1', '01', '-0', '0', '9007199254740993', '9007199254740992', '12345678901234567890', '', '-1', '+1', 'opts.maxLenEvents',
+      'opts.maxLenEvent', Buffer.from([0, 0xff]), Buffer.from([0]), '1795840337019', '1795840337018', 'one'].flatMap((f): Step[] => [
+      ['HGET', 'm', f], ['HMGET', 'm', f, '1', f],
+    ]),
+    ['HMGET', 'nokey', '1', ''], ['HGET', 'nokey', ''], ['OBJECT', 'ENCODING', 'm'],
+  ] },
+  // A hashtable hash made by one HSET gets its first arena sized for its fields (and half
+  // again); its offsets are a plain array without index and a typed one with: every transition.
+  { name: 'hashtable hash created by one HSET, grown past its first arena, index made and dropped', steps: [
+    ['HMSET', 'job', 'name', 'job', 'data', `{"i":99,"payload":"${'x'.repeat(100)}"}`, 'opts', '{"attempts":0}',
+      'timestamp', '1795840335899', 'delay', '0', 'priority', '0'],
+    ['HMSET', 'job', 'processedOn', '1795840337005'], ['HINCRBY', 'job', 'ats', '1'], { cmd: ['HGETALL', 'job'], compare: 'sorted' },
+    ['HMGET', 'job', 'parentKey', 'parent', 'deid'], ['HINCRBY', 'job', 'atm', '1'],
+    ['HSET', 'job', 'returnvalue', 'r'.repeat(300), 'finishedOn', '1795840337019'], ['HLEN', 'job'],
+    ['HGET', 'job', 'returnvalue'], ['HSTRLEN', 'job', 'data'], { cmd: ['HGETALL', 'job'], compare: 'sorted' },
+    ['HDEL', 'job', 'name', 'data', 'opts', 'timestamp', 'delay', 'priority', 'processedOn', 'ats', 'atm', 'returnvalue'],
+    ['HGETALL', 'job'], ['HDEL', 'job', 'finishedOn'], ['EXISTS', 'job'],
+    ['HSET', 'big', ...Array.from({ length: 40 }, (_, i) => [`field:${i}`, `${i}`.repeat(i === 7 ? 70 : i % 5)]).flat()],
+    ['HLEN', 'big'], ['HMGET', 'big', 'field:0', 'field:7', 'field:39', 'field:40', ''],
+    ['HDEL', 'big', ...Array.from({ length: 37 }, (_, i) => `field:${i + 2}`)], ['HLEN', 'big'],
+    ['HMGET', 'big', 'field:0', 'field:1', 'field:39', 'field:2'], ['HSET', 'big', 'new', 'n', 'field:1', 'one'],
+    { cmd: ['HGETALL', 'big'], compare: 'sorted' }, ['COPY', 'big', 'big2'], ['HDEL', 'big2', 'field:0', 'new'],
+    { cmd: ['HGETALL', 'big2'], compare: 'sorted' }, { cmd: ['HGETALL', 'big'], compare: 'sorted' },
+    { cmd: ['HRANDFIELD', 'big', '-6'], compare: 'type' }, ['HDEL', 'big', 'field:0', 'field:1', 'field:39', 'new'], ['EXISTS', 'big'],
+  ] },
   // Listpack bytes after each kind of change: DUMP must equal redis-server's byte for byte.
   { name: 'DUMP after value updates between integer and string encodings', steps: intStringUpdates() },
   { name: 'DUMP after HDEL in the middle, HINCRBY, HINCRBYFLOAT, HSETNX', steps: [

@@ -17,6 +17,8 @@ const wrongType: Step[] = [
   ['LINDEX', 's', 'x'], ['LSET', 's', 'x', 'v'], ['LMPOP', '0', 's', 'LEFT'], ['LMPOP', '1', 's', 'LEFT', 'COUNT', '0'],
 ];
 
+const INTS = ['0', '1', '127', '128', '-1', '4095', '-4096', '4096', '32767', '-32768', '32768', '8388607', '-8388608', '8388608', '2147483647', '-2147483648', '2147483648', '999999999999999', '-999999999999999', '1000000000000000', '9007199254740991', '9007199254740993', '9223372036854775807', '-9223372036854775808', '1795840337019'];
+
 const scripts: Script[] = [
   { name: 'LPUSH / RPUSH and LRANGE', steps: [
     ['RPUSH', 'l', 'a', 'b', 'c'], ['LPUSH', 'l', 'x', 'y'], ['LRANGE', 'l', '0', '-1'], ['LLEN', 'l'],
@@ -52,6 +54,19 @@ const scripts: Script[] = [
     ['LINSERT', 'l', 'after', 'a', 'y'], ['LINSERT', 'l', 'AFTER', 'z', 'q'], ['LINSERT', 'l', 'MIDDLE', 'a', 'q'],
     ['LINSERT', 'nokey', 'MIDDLE', 'a', 'q'], ['LINSERT', 'l', 'AFTER', 'a', ''], ['LINSERT', 'l', 'BEFORE', '', 'e'],
     ['LRANGE', 'l', '0', '-1'], ['LINSERT', 'l', 'AFTER', 'b', 'b2'], ['LRANGE', 'l', '0', '-1'],
+  ] },
+  // Integer entries are compared with an integer target as numbers: every listpack integer
+  // width, 15/16+ digits, and targets that are not canonical integer text.
+  { name: 'LREM and LPOS of integer elements of every width, canonical and not', steps: [
+    ['RPUSH', 'n', ...INTS, 'x', ...INTS, '007', '-0', '+1', '1.0', ' 1', '9223372036854775808'],
+    ...[...INTS, '007', '-0', '+1', '1.0', ' 1', '9223372036854775808', '00', '', '-'].flatMap((t): Step[] => [
+      ['LPOS', 'n', t, 'COUNT', '0'], ['LPOS', 'n', t, 'RANK', '-1'],
+    ]),
+    ['LREM', 'n', '1', '128'], ['LREM', 'n', '-1', '-4096'], ['LREM', 'n', '0', '9007199254740993'], ['LREM', 'n', '0', '007'],
+    ['LREM', 'n', '0', '7'], ['LREM', 'n', '0', '-0'], ['LREM', 'n', '0', '0'], ['LREM', 'n', '0', '1795840337019'],
+    ['LREM', 'n', '0', '-9223372036854775808'], ['LREM', 'n', '2', '9223372036854775808'], ['LRANGE', 'n', '0', '-1'],
+    ['LREM', 'n', '0', '1000000000000000'], ['LREM', 'n', '-5', '999999999999999'], ['LLEN', 'n'], ['LRANGE', 'n', '0', '-1'],
+    ['RPUSH', 'q', '150', '151', '152', '153'], ['LREM', 'q', '-1', '152'], ['LREM', 'q', '1', '15'], ['LRANGE', 'q', '0', '-1'],
   ] },
   { name: 'LREM', steps: [
     ['RPUSH', 'l', 'a', 'b', 'a', 'c', 'a', 'b', 'a'], ['LREM', 'l', '2', 'a'], ['LRANGE', 'l', '0', '-1'],

@@ -7,7 +7,7 @@
  * The same scripts are event-stream cases: events.test.ts replays them with a subscriber on
  * __key*__:* and compares the events (expiry, key-space and key-event channels, databases).
  */
-import type { Script } from '../harness.js';
+import type { Script, Step } from '../harness.js';
 
 const NKE = 'notify-keyspace-events';
 const restoreNke = ['CONFIG', 'SET', NKE, ''];
@@ -105,6 +105,19 @@ const scripts: Script[] = [
     ['MULTI'], ['SET', 'a', '1'], ['INCR', 'a'], ['LPUSH', 'l', 'x'], ['RPOP', 'l'], ['EXEC'],
     ['EVAL', "redis.call('set', KEYS[1], 'v'); redis.call('hset', 'h', 'f', 'v'); redis.call('del', KEYS[1]); return 1", '1', 'k'],
     ['EVAL', "redis.call('sadd', 's', 'a', 'b'); redis.call('spop', 's'); redis.call('spop', 's'); return 1", '0'],
+  ] },
+  // Hash reads and EXISTS find their keys from the request's bytes: hits, misses (keymiss),
+  // lazy expiry, wrong types and binary names must stay Redis's.
+  { name: 'keyspace events: hash reads and EXISTS of keys found from their bytes', steps: [
+    ['CONFIG', 'SET', NKE, 'KEAm'], ['HSET', 'h', 'f', 'v', 'g', 'w'.repeat(70)], ['HSET', Buffer.from([0, 0xff, 0x0a]), 'f', 'b'],
+    ['HSET', 'hx', 'f', 'v'], ['PEXPIRE', 'hx', '30'], ['SET', 's', 'x'],
+    ...['h', 'nope', 's', Buffer.from([0, 0xff, 0x0a]), Buffer.from([0, 0xff])].flatMap((k): Step[] => [
+      ['HGET', k, 'f'], ['HMGET', k, 'f', 'g', 'z'], ['HLEN', k], ['HEXISTS', k, 'g'], ['HSTRLEN', k, 'g'],
+      { cmd: ['HGETALL', k], compare: 'sorted' }, { cmd: ['HKEYS', k], compare: 'sorted' }, ['HRANDFIELD', k, '0'], ['EXISTS', k, k, 'nope'],
+    ]),
+    { cmd: ['HGET', 'hx', 'f'], sleep: 200 }, ['EXISTS', 'hx', 'h'], ['HLEN', 'hx'], ['HSET', 'hy', 'f', 'v'], ['PEXPIRE', 'hy', '30'],
+    { cmd: ['EXISTS', 'hy', 'h', 'hy'], sleep: 200 }, ['HMGET', 'hy', 'f'], ['EXISTS'], ['DEL', 'h', 's', Buffer.from([0, 0xff, 0x0a])],
+    restoreNke,
   ] },
   { name: 'keyspace events: binary keys and odd names', steps: [
     ['SET', Buffer.from([0, 1, 0xff, 0x0a]), 'v'], ['DEL', Buffer.from([0, 1, 0xff, 0x0a])],

@@ -141,6 +141,16 @@ const scripts: Script[] = [
     ['SSCAN', 'u1', '0', 'MATCH', 'a*'], ['COPY', 'u1', 'u3'], ['SREM', 'u3', 'a'], ['SCARD', 'u1'], ['SCARD', 'u3'],
   ] },
   { name: 'big hashtable set with churn, set operations on it', steps: bigSet() },
+  // A hashtable set's offsets: a plain array up to 8 members, a typed array with its index.
+  { name: 'hashtable set of long members across its 8-member index threshold, up and down', steps: [
+    ['SADD', 'L', 'z'.repeat(65)], ...Array.from({ length: 12 }, (_, i): Step[] => [
+      ['SADD', 'L', `m${i}`, 'z'.repeat(65)], ['SISMEMBER', 'L', `m${i}`], ['SMISMEMBER', 'L', 'm0', `m${i + 1}`, ''], ['SCARD', 'L'],
+    ]).flat(),
+    sortedStep(['SMEMBERS', 'L']), ['SREM', 'L', ...Array.from({ length: 10 }, (_, i) => `m${i}`)], ['SCARD', 'L'],
+    ['SMISMEMBER', 'L', 'm0', 'm10', 'm11', 'z'.repeat(65)], ['SADD', 'L', 'back'], sortedStep(['SMEMBERS', 'L']),
+    ['COPY', 'L', 'L2'], ['SMOVE', 'L', 'L2', 'm10'], ['SADD', 'L', 'after'], sortedStep(['SMEMBERS', 'L2']), sortedStep(['SMEMBERS', 'L']),
+    { cmd: ['SRANDMEMBER', 'L', '-4'], compare: 'type' }, sortedStep(['SPOP', 'L', '10']), ['EXISTS', 'L'],
+  ] },
 ];
 export default scripts;
 

@@ -1,4 +1,4 @@
-import type { Script } from '../harness.js';
+import type { Script, Step } from '../harness.js';
 
 const seed = ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c', '4', 'd', '5', 'e'];
 const lex = ['ZADD', 'l', '0', 'a', '0', 'b', '0', 'c', '0', 'd', '0', 'e', '0', 'f', '0', 'g'];
@@ -52,6 +52,20 @@ const scripts: Script[] = [
     ['ZREVRANGEBYSCORE', 'z', '4', '2'], ['ZREVRANGEBYSCORE', 'z', '+inf', '-inf', 'LIMIT', '1', '1', 'WITHSCORES'],
     lex, ['ZRANGEBYLEX', 'l', '-', '[c'], ['ZRANGEBYLEX', 'l', '-', '+', 'LIMIT', '1', '2'], ['ZREVRANGEBYLEX', 'l', '[c', '-'],
     ['ZREVRANGEBYLEX', 'l', '+', '(d', 'LIMIT', '0', '2'], ['ZRANGEBYLEX', 'l', 'a', 'b'], ['ZRANGEBYLEX', 'l', '-', '+', 'WITHSCORES'],
+  ] },
+  // Integer bounds are read from their bytes (no string); every other form takes strtod's path.
+  { name: 'score bounds: plain integers from bytes and every edge of the fallback', steps: [
+    ['ZADD', 'b', '0', 'zero', '-0', 'nz', '5', 'five', '-5', 'm5', '9007199254740991', 'max', '9007199254740992', 'max1',
+      '7355762028834815', 'bull', '12', 'twelve', '1e3', 'k'],
+    ...['0', '(0', '-0', '(-0', '5', '(5', '-5', '(-5', '007', '(007', '+5', '(+5', '', '(', '-', '(-', '( 5', ' 5', '5 ',
+      '9007199254740991', '(9007199254740991', '9007199254740992', '(9007199254740993', '7355762028834815', '(7355762028834815',
+      '99999999999999999', '12345678901234567890', '1e3', '(1e3', '-(5', '((5', '5(', '0x10', '1.', '.5', 'inf', '(inf', '-inf',
+    ].flatMap((x): Step[] => [
+      ['ZCOUNT', 'b', x, '+inf'], ['ZCOUNT', 'b', '-inf', x], ['ZRANGEBYSCORE', 'b', x, '+inf', 'WITHSCORES'],
+      ['ZREVRANGEBYSCORE', 'b', x, '-inf', 'LIMIT', '0', '3'], ['ZRANGEBYSCORE', 'none', x, '(7355762028834815', 'LIMIT', '0', '1000'],
+    ]),
+    ['ZRANGE', 'b', '(5', '9007199254740991', 'BYSCORE'], ['ZRANGESTORE', 'd', 'b', '(0', '12', 'BYSCORE'], ['ZRANGE', 'd', '0', '-1'],
+    ['ZREMRANGEBYSCORE', 'b', '(5', '(9007199254740992'], ['ZRANGE', 'b', '0', '-1', 'WITHSCORES'], ['ZREMRANGEBYSCORE', 'none', 'x', '1'],
   ] },
   { name: 'ZRANGESTORE', steps: [
     seed, ['ZRANGESTORE', 'd', 'z', '1', '3'], ['ZRANGE', 'd', '0', '-1', 'WITHSCORES'], ['ZRANGESTORE', 'd', 'z', '(2', '+inf', 'BYSCORE', 'LIMIT', '0', '2'],
