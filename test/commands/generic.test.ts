@@ -59,7 +59,10 @@ describe('SCAN', () => {
     // dictScan cursors (as Redis's): a key comes back twice only when the table shrinks,
     // which it does not do here (it never gets below 10% full).
     for (const [k, n] of seen) assert.equal(n, 1, `${k} returned once`);
-    assert.ok(calls >= N / 10, `COUNT 10 paginates (${calls} calls)`);
+    // COUNT is a hint: while a table is being rehashed (incrementally, and by the cron on a
+    // timer, so how long depends on the machine's load), a call visits the buckets of both
+    // tables and returns more keys. A CI run under load gave 232 calls; without the hint, 1.
+    assert.ok(calls >= N / 50, `COUNT 10 paginates (${calls} calls)`);
   });
 
   it('MATCH and TYPE filter while paginating', async () => {
