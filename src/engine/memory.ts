@@ -216,12 +216,10 @@ function hashCharge(h: HashValue, n: number, fresh: boolean): number {
   if (avg < 0) {
     let t = 0;
     const k = Math.min(n, count);
-    // perf: a hashtable's entries sampled by their lengths (no field and value strings, no
-    // lookup of the field again); the same draws as randomField.
-    // A hashtable's samples are evenly spaced positions (systematic sampling: the whole
-    // table when it has no more entries than samples, as Redis's objectComputeSize then
-    // sums; perf: no Math.random, whose boxed result was garbage at every change of a
-    // BullMQ job hash).
+    // A hashtable's samples are evenly spaced positions, read by their lengths: the whole
+    // table when it has no more entries than samples, as Redis's objectComputeSize then sums
+    // (perf: no field or value strings, no Math.random, whose boxed result was garbage at
+    // every change of a BullMQ job hash).
     const ht = h.table;
     for (let i = 0; i < k; i++) {
       if (ht !== null) {

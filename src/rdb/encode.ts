@@ -26,7 +26,7 @@ import { formatDouble17g } from '../resp/ascii.js';
 import { Crc64 } from './crc64.js';
 import { FIXED_SMALL, LZF_BUNDLED, copyBytes, fixed } from './lzf.js';
 import { LpWriter, backlenSize } from './listpack.js';
-import { RDB_MODULE_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, REJSON_ENCVER, REJSON_NAME, RdbWriter, moduleTypeId } from './writer.js';
+import { RDB_MODULE_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, REJSON_ENCVER, REJSON_NAME, RdbWriter, lenSize, moduleTypeId, putLen } from './writer.js';
 import { type JsonDoc, serialize } from '../engine/ds/json.js';
 
 /** A value we cannot express in Redis 7.0's format (the command answers this text). */
@@ -530,8 +530,8 @@ function composeOne(v: Entry['v']): boolean {
   let end: number;
   if (c > 0) {
     start = at - lenSize(c) - lenSize(n) - 1;
-    let p = putLen(mem, putByte(mem, start, 0xc3), c);
-    p = putLen(mem, p, n);
+    mem[start] = 0xc3; // RDB_ENC_LZF
+    putLen(mem, putLen(mem, start + 1, c), n);
     end = at + c;
   } else {
     mem.copyWithin(at, inAt, inAt + n);
@@ -552,33 +552,4 @@ function composeOne(v: Entry['v']): boolean {
   payloadView.start = start;
   payloadView.end = end + 8;
   return true;
-}
-
-/** Bytes of rdbSaveLen(n) for n < 2^32. */
-function lenSize(n: number): number {
-  return n < 64 ? 1 : n < 16384 ? 2 : 5;
-}
-
-function putByte(b: Buffer, p: number, v: number): number {
-  b[p] = v;
-  return p + 1;
-}
-
-/** rdbSaveLen(n) (n < 2^32) at b[p]: the position after it. */
-function putLen(b: Buffer, p: number, n: number): number {
-  if (n < 64) {
-    b[p] = n;
-    return p + 1;
-  }
-  if (n < 16384) {
-    b[p] = 0x40 | (n >>> 8);
-    b[p + 1] = n & 0xff;
-    return p + 2;
-  }
-  b[p] = 0x80;
-  b[p + 1] = n >>> 24;
-  b[p + 2] = (n >>> 16) & 0xff;
-  b[p + 3] = (n >>> 8) & 0xff;
-  b[p + 4] = n & 0xff;
-  return p + 5;
 }

@@ -139,7 +139,7 @@ export function makeResident(b: Uint8Array, s = 0, e = b.length): number {
   return RESIDENT_AT;
 }
 
-/** Where b[s] is in fixed.mem when b is the resident Buffer (s within its range), else -1. */
+/** Where b[s] is in fixed.mem when b is the resident Buffer, else -1 (s must lie in the resident range). */
 export function residentAt(b: Uint8Array, s: number): number {
   return b === residentSrc ? RESIDENT_AT + s - residentBase : -1;
 }

@@ -48,6 +48,27 @@ export const RDB_OP = {
   RESIZEDB: 251, EXPIRETIME_MS: 252, EXPIRETIME: 253, SELECTDB: 254, EOF: 255,
 } as const;
 
+/** Bytes of rdbSaveLen(n) for n < 2^32. */
+export function lenSize(n: number): number {
+  return n < 64 ? 1 : n < 16384 ? 2 : 5;
+}
+
+/** rdbSaveLen(n) (n < 2^32) written at b[p]: the position after it. */
+export function putLen(b: Buffer, p: number, n: number): number {
+  if (n < 64) {
+    b[p] = n;
+    return p + 1;
+  }
+  if (n < 16384) {
+    b[p] = 0x40 | (n >>> 8);
+    b[p + 1] = n & 0xff;
+    return p + 2;
+  }
+  b[p] = 0x80;
+  b.writeUInt32BE(n, p + 1);
+  return p + 5;
+}
+
 export class RdbWriter {
   buf: Buffer;
   pos = 0;
@@ -90,19 +111,11 @@ export class RdbWriter {
   /** rdbSaveLen */
   len(n: number): void {
     this.room(9);
-    const b = this.buf;
-    if (n < 64) {
-      b[this.pos++] = n;
-    } else if (n < 16384) {
-      b[this.pos++] = 0x40 | (n >>> 8);
-      b[this.pos++] = n & 0xff;
-    } else if (n <= 0xffffffff) {
-      b[this.pos++] = 0x80;
-      b.writeUInt32BE(n, this.pos);
-      this.pos += 4;
+    if (n <= 0xffffffff) {
+      this.pos = putLen(this.buf, this.pos, n);
     } else {
-      b[this.pos++] = 0x81;
-      b.writeBigUInt64BE(BigInt(n), this.pos);
+      this.buf[this.pos++] = 0x81;
+      this.buf.writeBigUInt64BE(BigInt(n), this.pos);
       this.pos += 8;
     }
   }
