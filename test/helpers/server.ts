@@ -31,7 +31,8 @@ export interface Proc {
   readonly dir: string;
   /** Everything the process printed so far. */
   output(): string;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Send `signal`; SIGKILL follows after `killAfterMs` (10 s) if the process has not ended. */
+  stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<number | null>;
 }
 
 async function waitForPort(port: number, proc: ChildProcess, out: () => string): Promise<void> {
@@ -56,9 +57,9 @@ function track(proc: ChildProcess): () => string {
 }
 
 function stopper(proc: ChildProcess) {
-  return (signal: NodeJS.Signals = 'SIGTERM') => new Promise<number | null>((resolve) => {
+  return (signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 10000) => new Promise<number | null>((resolve) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
-    const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+    const t = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
     proc.once('exit', (code) => { clearTimeout(t); resolve(code); });
     proc.kill(signal);
   });
@@ -79,14 +80,19 @@ export interface OursOptions {
 
 /** Start our server. `args` are extra command-line options. */
 export async function startOurs(args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: OursOptions = {}): Promise<Proc> {
+  let earlier = '';
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOursOnce(args, env, opts);
+      const proc = await startOursOnce(args, env, opts);
+      return earlier === '' ? proc : { ...proc, output: () => earlier + proc.output() };
     } catch (err) {
       // A probed free port can be taken before the server binds it (another socket of the
       // machine got it meanwhile): probe again. Fixed ports are the caller's choice.
       const raced = opts.port === undefined && opts.httpPort === undefined && /EADDRINUSE/.test(String(err));
       if (!raced || attempt >= 3) throw err;
+      // The failed start may already have changed the data directory (a journal replayed into
+      // LMDB before the listen failed): what it printed stays part of the output tests read.
+      earlier += `[attempt ${attempt}, port taken] ${(err as Error).message}\n`;
     }
   }
 }
@@ -116,8 +122,8 @@ async function startOursOnce(args: string[], env: NodeJS.ProcessEnv, opts: OursO
   const stop = stopper(proc);
   return {
     port, httpPort, proc, dir, output: out,
-    stop: async (signal) => {
-      const code = await stop(signal);
+    stop: async (signal, killAfterMs) => {
+      const code = await stop(signal, killAfterMs);
       if (ownDir) fs.rmSync(dir, { recursive: true, force: true });
       return code;
     },
@@ -146,8 +152,8 @@ export async function startRedis(args: string[] = []): Promise<Proc> {
   const stop = stopper(proc);
   return {
     port, httpPort: 0, proc, dir, output: out,
-    stop: async (signal) => {
-      const code = await stop(signal);
+    stop: async (signal, killAfterMs) => {
+      const code = await stop(signal, killAfterMs);
       fs.rmSync(dir, { recursive: true, force: true });
       return code;
     },
