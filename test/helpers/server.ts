@@ -13,15 +13,40 @@ import { before, after } from 'node:test';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const MAIN = path.join(ROOT, 'dist', 'main.js');
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports below the kernel's ephemeral range: an outgoing connection (any client socket of the
+ * machine) never takes one, so a port probed free stays free until the server binds it, unless
+ * another listener takes it. A port probed inside the range has been taken by a client socket
+ * meanwhile under CI load.
+ */
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'latin1').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+})();
+const PROBE_LOW = Math.max(10000, EPHEMERAL_LOW - 12000);
+
+function tryListen(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+    s.once('error', () => resolve(null));
+    s.listen(port, '127.0.0.1', () => {
+      const got = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(got));
     });
-    s.on('error', reject);
   });
+}
+
+export async function freePort(): Promise<number> {
+  for (let i = 0; EPHEMERAL_LOW - PROBE_LOW >= 1000 && i < 20; i++) {
+    const port = await tryListen(PROBE_LOW + Math.floor(Math.random() * (EPHEMERAL_LOW - PROBE_LOW)));
+    if (port !== null) return port;
+  }
+  const port = await tryListen(0);
+  if (port === null) throw new Error('no free port');
+  return port;
 }
 
 export interface Proc {
