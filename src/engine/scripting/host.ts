@@ -64,7 +64,7 @@ import { call } from '../dispatch.js';
 import { OOM } from '../evict.js';
 import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, FRAME, channelMemory } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
-import { LuaRuntime, Reply, type RuntimeHost } from './runtime.js';
+import { LuaRuntime, Plan, Reply, type RuntimeHost } from './runtime.js';
 import { FLAT_BYTES, FLAT_FALSE, FLAT_MAX, FLAT_NUM, FLAT_STR, type LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
@@ -445,6 +445,32 @@ function readCount(b: Buffer, st: { p: number }, end: number): number {
 
 /** Bulk results up to this length are written from their latin1 text. */
 const SHORT_RESULT = 64;
+
+/**
+ * A table result read by LuaRuntime.tablePlan(): what writeOne writes for its serialised form
+ * (the same sink calls: short strings as latin1 text, longer ones copied, numbers as integers).
+ */
+function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
+  for (let i = 0; i < plan.length;) {
+    switch (plan[i] as Plan) {
+      case Plan.Array:
+        out.array(plan[i + 1]);
+        i += 2;
+        break;
+      case Plan.String: {
+        const p = plan[i + 1];
+        const len = plan[i + 2];
+        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(p, p + len));
+        else out.bulk(Buffer.from(b.subarray(p, p + len)));
+        i += 3;
+        break;
+      }
+      default:
+        out.int(luaNumberToInt(plan[i + 1]));
+        i += 2;
+    }
+  }
+}
 
 /** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
@@ -1316,7 +1342,11 @@ export class Scripting {
         ctx.out.bulk(v);
       }
     }
-    else if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
+    else if (r.len === -2 && rt.tablePlan()) writePlan(rt.plan, rt.vm.heapBuffer(), ctx.out);
+    else {
+      const t = r.len === -2 ? rt.serialised() : r;
+      if (writeResult(t.buf.subarray(t.p, t.p + t.len), ctx.out)) this.countFailed(ctx);
+    }
     rt.endRun();
   }
 

@@ -946,6 +946,7 @@ R.__run_error = function(res)
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
 R.__errh = errh
+R.__finish = finish
 -- A number result serialised, for a runtime that cannot read it in place (runtime.ts).
 R.__ser_num = function(v) return 'n' .. sformat('%.17g', v) .. ';' end
 
@@ -977,8 +978,10 @@ local function run_eval(f, keys, argv)
   local res = f()
   local t = type(res)
   if t == 'string' then return res, 's' end
-  -- A number is read in place by runtime.ts (no text conversion).
+  -- A number is read in place by runtime.ts (no text conversion); a table is read from the
+  -- stack when it is a plain array (runtime.ts tablePlan), else given to finish (__finish).
   if t == 'number' then return res, 'n' end
+  if t == 'table' then return res, 't' end
   local r = finish(res)
   return r
 end
@@ -991,6 +994,7 @@ local function run_fn(f, keys, argv)
   local t = type(res)
   if t == 'string' then return res, 's' end
   if t == 'number' then return res, 'n' end
+  if t == 'table' then return res, 't' end
   local r = finish(res)
   return r
 end

@@ -13,6 +13,32 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 const scripts: Script[] = [
   // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
   // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  // Table results that are plain arrays are read from the Lua stack by runtime.ts (tablePlan);
+  // the rest go through the prelude's serialiser: both must give Redis's replies.
+  { name: 'table results: plain arrays read from the stack, the rest serialised', steps: [
+    ['HSET', 'tr:h', 'f1', 'v1', 'f2', 'x'.repeat(60), 'f3', 'a\0b\r\nc'],
+    ['FUNCTION', 'LOAD', 'REPLACE', "#!lua name=tres\nredis.register_function('tr', function(keys) return {redis.call('hgetall', keys[1]), 'id', 0, {1.5}} end)\nredis.register_function('tb', function() return {1, {ok = 'x'}} end)"],
+    ['FCALL', 'tr', '1', 'tr:h'],
+    ['FCALL', 'tb', '0'],
+    ...evals(['1', 'tr:h'], [
+      "return redis.call('hgetall', KEYS[1])",
+      "return {redis.call('hgetall', KEYS[1]), 'id', 0, 0}",
+    ]),
+    ...evals(['0'], [
+      'return {}', 'return {{}, {{}}}', "return {1, 2, 3}", "return {'a', {'b', {'c'}}, 3}",
+      'return {1.5, -2.5, -0, 0/0, 1/0, -1/0, 2^53, 2^53 + 2, 2^63, -2^63, 1e20, 4095, 4096, -1, 0.999}',
+      "return {string.rep('s', 64), string.rep('t', 65), '', 'a\\0b', 'c\\r\\nd', string.rep('u', 5000)}",
+      "return {1, nil, 3}", "return {nil, 2}", "local t = {} t[1] = 1 t[2] = 2 t[4] = 4 return t",
+      "local t = {1, 2, 3, 4} t[2] = nil return t", "local t = {1, 2, 3} t[5] = 5 return t",
+      "return {1, 2, x = 3}", "return {1, ok = 'x'}", "return {ok = 'fine'}", "return {1, {err = 'E1 inner'}}", "return {1, {ok = 'fine'}}",
+      "return {1, {double = 1.5}}", "return {1, {map = {a = 1}}}", "return {1, {set = {a = true}}}", "return {1, {big_number = '123'}}",
+      "return {true, false, 1}", "return {1, {true}}", "redis.setresp(3) return {true, false, 1}",
+      "return {1, print, 3}", "return {1, coroutine.create(print), 3}",
+      "return setmetatable({}, {__index = function() return 'x' end})", "return setmetatable({1, 2}, {__len = function() return 7 end})",
+      ...[31, 32, 33, 40].map((d) => `local v = {'x'} for i = 1, ${d} do v = {v, i} end return v`),
+      "local t = {} t[1] = t return {1, 2}",
+    ]),
+  ] },
   { name: 'KEYS and ARGV: many, long and binary arguments', steps: [
     ['EVAL', "return {#KEYS, #ARGV, KEYS[1], KEYS[14], ARGV[1], ARGV[9], #ARGV[2], select('#', unpack(KEYS)), next(KEYS, 14)}", '14',
       ...Array.from({ length: 14 }, (_, i) => `k${i + 1}`), 'a\0b', 'x'.repeat(600), ...Array.from({ length: 6 }, (_, i) => `v${i}`), 'z\0'],
