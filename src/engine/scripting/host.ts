@@ -129,7 +129,7 @@ interface Done {
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
 /** Entries of the redis.call site table (Scripting.siteLookup). */
-const SITES = 64;
+const SITES = 256;
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be
@@ -1645,21 +1645,33 @@ export class Scripting {
     const s = argv.start[0];
     const n = argv.end[0] - s;
     const b = argv.buf;
-    const k = (s >>> 4) & (SITES - 1);
-    if (this.siteAt[k] === s) {
-      const name = this.siteName[k];
-      if (name.length === n) {
-        let j = 0;
-        while (j < n && b[s + j] === name[j]) j++;
-        if (j === n) return this.siteDef[k];
-      }
-    }
+    // Sets of two ways (k, k ^ 1) picked by a multiplicative hash of the address: with one way
+    // and its low bits, two hot names whose strings fell on one slot (BullMQ's XADD and HINCRBY
+    // did) evicted each other on every call.
+    const k = Math.imul(s >>> 4, 0x9e3779b1) >>> 24;
+    if (this.siteHit(k, s, n, b)) return this.siteDef[k];
+    if (this.siteHit(k ^ 1, s, n, b)) return this.siteDef[k ^ 1];
     const def = this.eng.registry.lookupName(b, s, s + n);
     if (def === undefined || def.subcommands !== undefined) return this.eng.registry.lookup(argv);
+    // The entry in k moves to k ^ 1 (the older one there goes): least recently set goes first.
+    if (this.siteAt[k] !== -1) {
+      this.siteAt[k ^ 1] = this.siteAt[k];
+      this.siteName[k ^ 1] = this.siteName[k];
+      this.siteDef[k ^ 1] = this.siteDef[k];
+    }
     this.siteAt[k] = s;
     this.siteName[k] = Uint8Array.prototype.slice.call(b, s, s + n);
     this.siteDef[k] = def;
     return def;
+  }
+
+  private siteHit(k: number, s: number, n: number, b: Buffer): boolean {
+    if (this.siteAt[k] !== s) return false;
+    const name = this.siteName[k];
+    if (name.length !== n) return false;
+    let j = 0;
+    while (j < n && b[s + j] === name[j]) j++;
+    return j === n;
   }
 
   private readonly siteAt = new Int32Array(SITES).fill(-1);
