@@ -13,6 +13,11 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 const scripts: Script[] = [
   // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
   // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  // type() pushes the state's fixed type names (native/lua/src/lbaselib.c).
+  { name: 'type() of every type, and its argument error', steps: evals(['0'], [
+    "local o = {} for _, v in ipairs({1, 'a', {}, true, false, tostring, coroutine.create(function() end), 0/0}) do o[#o + 1] = type(v) end o[#o + 1] = type(nil) o[#o + 1] = type(type(1)) return o",
+    "return {pcall(type)}", "local t = {} for i = 1, 100 do t[type(i) .. i] = true end local n = 0 for k in pairs(t) do n = n + 1 end return {n, type(t) == 'table'}",
+  ]) },
   // Table results that are plain arrays are read from the Lua stack by runtime.ts (tablePlan);
   // the rest go through the prelude's serialiser: both must give Redis's replies.
   { name: 'table results: plain arrays read from the stack, the rest serialised', steps: [
