@@ -522,7 +522,7 @@ local json_enc, json_dec = B.json_encode, B.json_decode
 local cjson = { null = NULL }
 function cjson.encode(...)
   if select('#', ...) ~= 1 then error("bad argument #1 to 'encode' (expected 1 argument)", 2) end
-  local ok, r = json_enc(serialise_any((...)))
+  local ok, r = json_enc(VIEW, NULL, (...))
   if not ok then error(r, 2) end
   return r
 end
@@ -947,6 +947,7 @@ R.__run_error = function(res)
 end
 R.__errh = errh
 R.__finish = finish
+R.__ser_any = serialise_any
 -- A number result serialised, for a runtime that cannot read it in place (runtime.ts).
 R.__ser_num = function(v) return 'n' .. sformat('%.17g', v) .. ';' end
 

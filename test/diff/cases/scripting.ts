@@ -13,6 +13,17 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 const scripts: Script[] = [
   // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
   // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  // cjson.encode reads its value from the Lua stack (runtime.ts serLua) up to 20 levels deep,
+  // through prelude.ts's serialiser past that: both must give Redis's text and errors.
+  { name: 'cjson.encode from the stack: proxies, null, other types, keys and depth', steps: evals(['0'], [
+    "return cjson.encode({attempts = 3, delay = 0, backoff = {type = 'fixed', delay = 1000}, jobId = '123', lifo = false, ts = 1764300000000.5})",
+    "return cjson.encode({cjson.null, {x = cjson.null}})", "return {pcall(cjson.encode, string)}", "return {pcall(cjson.encode, {k = redis})}",
+    "return {pcall(cjson.encode, {1, coroutine.create(function() end)})}", "return {pcall(cjson.encode, {[{}] = 1})}",
+    "return cjson.encode({['a\\0b'] = 'c\\0d', [''] = '', [string.rep('k', 40)] = string.rep('v', 300)})",
+    "return cjson.encode({[1] = 'a', [2] = 'b', [4] = 'd'})", "return {pcall(cjson.encode, {[1] = 1, [100] = 2})}",
+    ...[19, 20, 21, 25, 999, 1000, 1001].map((d) => `local v = {'x', n = 1} for i = 1, ${d} do v = {v, i} end local ok, r = pcall(cjson.encode, v) return {tostring(ok), #tostring(r), string.sub(tostring(r), 1, 60)}`),
+    "local v = {} for i = 1, 30 do v = {[v] = i} end return {pcall(cjson.encode, v)}",
+  ]) },
   // type() pushes the state's fixed type names (native/lua/src/lbaselib.c).
   { name: 'type() of every type, and its argument error', steps: evals(['0'], [
     "local o = {} for _, v in ipairs({1, 'a', {}, true, false, tostring, coroutine.create(function() end), 0/0}) do o[#o + 1] = type(v) end o[#o + 1] = type(nil) o[#o + 1] = type(type(1)) return o",
