@@ -651,10 +651,7 @@ export class LuaRuntime {
       M._lua_insert(L, -2);
       M._lua_call(L, 1, 1);
       res.raw = false;
-      res.p = vm.strPtr(-1);
-      res.len = vm.strLen;
-      res.buf = vm.heapBuffer();
-      return res;
+      return this.textResult(-1);
     }
     res.raw = M._lua_type(L, -1) === LUA_TSTRING;
     if (res.raw && M._lua_type(L, -2) === LUA_TTABLE) {
@@ -674,12 +671,16 @@ export class LuaRuntime {
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.serNumKey);
       M._lua_pushvalue(L, -3);
       M._lua_call(L, 1, 1);
-      res.p = vm.strPtr(-1);
-      res.len = vm.strLen;
-      res.buf = vm.heapBuffer();
-      return res;
+      return this.textResult(-1);
     }
-    res.p = vm.strPtr(-2);
+    return this.textResult(-2);
+  }
+
+  /** The run's result: the string at stack index i, in place in the heap. */
+  private textResult(i: number): RunResult {
+    const vm = this.vm;
+    const res = this.result;
+    res.p = vm.strPtr(i);
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();
     return res;
@@ -690,10 +691,8 @@ export class LuaRuntime {
    * fills and returns the run's result.
    */
   serialised(): RunResult {
-    const vm = this.vm;
-    const M = vm.M;
-    const L = vm.L;
-    const res = this.result;
+    const M = this.vm.M;
+    const L = this.vm.L;
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.finishKey);
     M._lua_pushvalue(L, -3);
     if (M._lua_pcall(L, 1, 1, 0) !== 0) {
@@ -702,10 +701,7 @@ export class LuaRuntime {
       M._lua_insert(L, -2);
       M._lua_call(L, 1, 1);
     }
-    res.p = vm.strPtr(-1);
-    res.len = vm.strLen;
-    res.buf = vm.heapBuffer();
-    return res;
+    return this.textResult(-1);
   }
 
   /**
