@@ -21,10 +21,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { LuaVM, LUA_NULL, LUA_REGISTRYINDEX, LUA_TBOOLEAN, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue } from './lua-vm.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPackLua, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonEncodeLua, JSON_STACK_DEPTH, jsonDecode, jsonConfig, resetJsonConfig, mpPackLua, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -86,49 +86,6 @@ const LOAD_TIMEOUT_MS = 500;
  */
 const FAST_ARGS = 12;
 const FAST_ARG_LEN = 512;
-
-/** Nesting of tables serLua() reads; deeper values take the prelude's serialiser. */
-const SER_DEPTH = 20;
-
-/** type() of the values ser_any writes as 'x' (function, userdata, thread). */
-const TYPE_NAMES = ['nil', 'boolean', 'userdata', 'number', 'string', 'table', 'function', 'userdata', 'thread'];
-
-/**
- * The value at stack index i (> 0) as the prelude's ser_any serialises it and parseSer reads
- * it back: a string as a view of its bytes in the heap (valid until Lua allocates), a table
- * (the one a read-only proxy shows: VIEW at index `view`) as its pairs in `next` order, the
- * cjson.null userdata (at index `nul`) as LUA_NULL. undefined past SER_DEPTH levels (the stack
- * is then left as it is: the caller resets it).
- */
-function serLua(vm: LuaVM, i: number, view: number, nul: number, depth: number): Ser | undefined {
-  const M = vm.M;
-  const L = vm.L;
-  const t = M._lua_type(L, i);
-  if (t === LUA_TSTRING) return vm.view(i);
-  if (t === LUA_TNUMBER) return M._lua_tonumber(L, i);
-  if (t === LUA_TBOOLEAN) return M._lua_toboolean(L, i) !== 0;
-  if (t === LUA_TNIL) return null;
-  if (t !== LUA_TTABLE) return vm.sameRef(i, nul) ? LUA_NULL : { x: TYPE_NAMES[t] };
-  if (depth > SER_DEPTH) return undefined;
-  const top = M._lua_gettop(L);
-  let tb = i;
-  M._lua_pushvalue(L, i);
-  M._lua_rawget(L, view);
-  if (M._lua_type(L, -1) !== LUA_TNIL) tb = top + 1;
-  const pairs: [Ser, Ser][] = [];
-  M._lua_pushnil(L);
-  while (M._lua_next(L, tb) !== 0) {
-    const v = M._lua_gettop(L);
-    const k = serLua(vm, v - 1, view, nul, depth + 1);
-    if (k === undefined) return undefined;
-    const x = serLua(vm, v, view, nul, depth + 1);
-    if (x === undefined) return undefined;
-    pairs.push([k, x]);
-    M._lua_settop(L, -2);
-  }
-  M._lua_settop(L, top);
-  return { t: pairs };
-}
 
 /** Nesting of tables tablePlan() walks; deeper results take the prelude's serialiser. */
 const PLAN_DEPTH = 32;
@@ -222,8 +179,16 @@ export class LuaRuntime {
       vm.pushString(why);
       return 1;
     });
-    // (VIEW, NULL, value): the value read from the stack (serStack), as serialise_any gives it.
-    add('json_encode', () => this.pushResult(jsonEncode(this.serStack())));
+    // (VIEW, NULL, value): encoded from the stack (jsonEncodeLua); past its depth, from what
+    // serialise_any makes of the value, as before.
+    add('json_encode', (L) => {
+      if (vm.stackDirect && M._lua_checkstack(L, 4 * JSON_STACK_DEPTH + 8) !== 0) {
+        const r = jsonEncodeLua(vm, 3, 1, 2);
+        if (r !== undefined) return this.pushResult(r);
+        M._lua_settop(L, 3);
+      }
+      return this.pushResult(jsonEncode(this.serAny()));
+    });
     add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
     add('mp_pack', (L) => {
@@ -313,21 +278,11 @@ export class LuaRuntime {
     return vm.M._lua_type(vm.L, i) === LUA_TNUMBER ? vm.numberArg(i) : Number(vm.latin1(i));
   }
 
-  /**
-   * cjson.encode's value (bridge argument 3; 1 is VIEW, 2 is NULL) as prelude.ts's
-   * serialise_any and parseSer give it. perf: read from the stack with the C API (serLua), not
-   * serialised to text in Lua and parsed back (~12 µs for BullMQ's 7-key job options); a value
-   * nested deeper than SER_DEPTH still goes through serialise_any (__ser_any).
-   */
-  private serStack(): Ser {
+  /** cjson.encode's value (bridge argument 3) through prelude.ts's serialise_any and parseSer. */
+  private serAny(): Ser {
     const vm = this.vm;
     const M = vm.M;
     const L = vm.L;
-    if (vm.stackDirect && M._lua_checkstack(L, 3 * SER_DEPTH + 8) !== 0) {
-      const v = serLua(vm, 3, 1, 2, 1);
-      if (v !== undefined) return v;
-      M._lua_settop(L, 3);
-    }
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.serAnyKey);
     M._lua_pushvalue(L, 3);
     M._lua_call(L, 1, 2);

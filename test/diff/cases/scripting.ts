@@ -23,6 +23,10 @@ const scripts: Script[] = [
     "return cjson.encode({[1] = 'a', [2] = 'b', [4] = 'd'})", "return {pcall(cjson.encode, {[1] = 1, [100] = 2})}",
     ...[19, 20, 21, 25, 999, 1000, 1001].map((d) => `local v = {'x', n = 1} for i = 1, ${d} do v = {v, i} end local ok, r = pcall(cjson.encode, v) return {tostring(ok), #tostring(r), string.sub(tostring(r), 1, 60)}`),
     "local v = {} for i = 1, 30 do v = {[v] = i} end return {pcall(cjson.encode, v)}",
+    // Settings are the state's: each script sets and restores them.
+    "cjson.encode_max_depth(3) local a = {pcall(cjson.encode, {{{1}}})} local b = {pcall(cjson.encode, {{{{1}}}})} cjson.encode_max_depth(1000) return {a, b}",
+    "cjson.encode_sparse_array(true) local a = {pcall(cjson.encode, {[1] = 1, [100] = 2})} cjson.encode_sparse_array(false, 2, 10) return a",
+    "cjson.encode_sparse_array(false, 0) local a = {pcall(cjson.encode, {[1] = 1, [100] = 2})} cjson.encode_sparse_array(false, 2, 10) return a",
   ]) },
   // type() pushes the state's fixed type names (native/lua/src/lbaselib.c).
   { name: 'type() of every type, and its argument error', steps: evals(['0'], [
