@@ -672,7 +672,9 @@ export class LuaRuntime {
   tablePlan(): boolean {
     const vm = this.vm;
     const M = vm.M;
-    this.plan.length = 0;
+    // (A big result's plan is not kept for the next one.)
+    if (this.plan.length > 4096) this.plan = [];
+    else this.plan.length = 0;
     if (!vm.direct || M._lua_checkstack(vm.L, PLAN_DEPTH + 4) === 0) return false;
     const top = M._lua_gettop(vm.L);
     const ok = this.planTable(top - 1, 1);
@@ -681,7 +683,7 @@ export class LuaRuntime {
   }
 
   /** The array header, strings and numbers of the result (tablePlan()). */
-  readonly plan: number[] = [];
+  plan: number[] = [];
 
   private planTable(t: number, depth: number): boolean {
     if (depth > PLAN_DEPTH) return false;
