@@ -128,8 +128,9 @@ interface Done {
  */
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
-/** Entries of the redis.call site table (Scripting.siteLookup). */
-const SITES = 256;
+/** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
+const SITE_BITS = 8;
+const SITES = 1 << SITE_BITS;
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be
@@ -1648,7 +1649,7 @@ export class Scripting {
     // Sets of two ways (k, k ^ 1) picked by a multiplicative hash of the address: with one way
     // and its low bits, two hot names whose strings fell on one slot (BullMQ's XADD and HINCRBY
     // did) evicted each other on every call.
-    const k = Math.imul(s >>> 4, 0x9e3779b1) >>> 24;
+    const k = Math.imul(s >>> 4, 0x9e3779b1) >>> (32 - SITE_BITS);
     if (this.siteHit(k, s, n, b)) return this.siteDef[k];
     if (this.siteHit(k ^ 1, s, n, b)) return this.siteDef[k ^ 1];
     const def = this.eng.registry.lookupName(b, s, s + n);
