@@ -36,7 +36,9 @@ const bodies = { return1: 'return 1', calls2: script(2), calls10: script(10), ca
   // HMGET of 4 fields (one missing), ZRANGE of 10 members with scores.
   hgetall10: "for i = 1, 10 do redis.call('HGETALL', 'bench:lua:job') end return 1",
   hmget10: "for i = 1, 10 do redis.call('HMGET', 'bench:lua:job', 'name', 'data', 'nope', 'timestamp') end return 1",
-  zrange10: "for i = 1, 10 do redis.call('ZRANGE', 'bench:lua:z', 0, 9, 'WITHSCORES') end return 1" };
+  zrange10: "for i = 1, 10 do redis.call('ZRANGE', 'bench:lua:z', 0, 9, 'WITHSCORES') end return 1",
+  // A table result shaped as moveToFinished's next job: {HGETALL of the job hash, id, 0, 0}.
+  jobResult: "return {redis.call('HGETALL', 'bench:lua:job'), 'id', 0, 0}" };
 const Q = 'bull:one:';
 const bullmqAddArgs = ['9', ...['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'].map((k) => Q + k),
   Buffer.concat([Buffer.from([0x9a, 0xa9]), Buffer.from(Q), Buffer.from([0xa0, 0xa3]), Buffer.from('job'),

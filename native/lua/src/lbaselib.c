@@ -218,7 +218,9 @@ static int luaB_collectgarbage (lua_State *L) {
 
 static int luaB_type (lua_State *L) {
   luaL_checkany(L, 1);
-  lua_pushstring(L, luaL_typename(L, 1));
+  /* redstash: the state's fixed type name (ltm.c), not lua_pushstring's interning of it */
+  setsvalue2s(L, L->top, G(L)->typename[lua_type(L, 1)]);
+  api_incr_top(L);
   return 1;
 }
 

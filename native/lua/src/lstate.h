@@ -91,6 +91,7 @@ typedef struct global_State {
   UpVal uvhead;  /* head of double-linked list of all open upvalues */
   struct Table *mt[NUM_TAGS];  /* metatables for basic types */
   TString *tmname[TM_N];  /* array with tag-method names */
+  TString *typename[LUA_TTHREAD+1];  /* type names (redstash: type() pushes them, see ltm.c) */
 } global_State;
 
 

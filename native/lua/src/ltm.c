@@ -40,6 +40,11 @@ void luaT_init (lua_State *L) {
     G(L)->tmname[i] = luaS_new(L, luaT_eventname[i]);
     luaS_fix(G(L)->tmname[i]);  /* never collect these names */
   }
+  /* redstash: the type names, made once like the names above (type() pushes them) */
+  for (i=0; i<=LUA_TTHREAD; i++) {
+    G(L)->typename[i] = luaS_new(L, luaT_typenames[i]);
+    luaS_fix(G(L)->typename[i]);
+  }
 }
 
 

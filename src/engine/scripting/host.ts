@@ -64,7 +64,7 @@ import { call } from '../dispatch.js';
 import { OOM } from '../evict.js';
 import { SyncChannel, PeerGone, CTL_MAIN, CTL_WORKER, CTL_KILL, FRAME, channelMemory } from './channel.js';
 import { FunctionStore, type FunctionInfo, type Library, type Shebang, parseShebang, parsePayload } from './functions.js';
-import { LuaRuntime, Reply, type RuntimeHost } from './runtime.js';
+import { LuaRuntime, Plan, Reply, type RuntimeHost } from './runtime.js';
 import { FLAT_BYTES, FLAT_FALSE, FLAT_MAX, FLAT_NUM, FLAT_STR, type LuaValue } from './lua-vm.js';
 import { REDIS_VERSION } from '../commands/connection.js';
 import { drainPushed } from '../commands/pubsub.js';
@@ -128,8 +128,9 @@ interface Done {
  */
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
-/** Entries of the redis.call site table (Scripting.siteLookup). */
-const SITES = 64;
+/** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
+const SITE_BITS = 8;
+const SITES = 1 << SITE_BITS;
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be
@@ -445,6 +446,32 @@ function readCount(b: Buffer, st: { p: number }, end: number): number {
 
 /** Bulk results up to this length are written from their latin1 text. */
 const SHORT_RESULT = 64;
+
+/**
+ * A table result read by LuaRuntime.tablePlan(): what writeOne writes for its serialised form
+ * (the same sink calls: short strings as latin1 text, longer ones copied, numbers as integers).
+ */
+function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
+  for (let i = 0; i < plan.length;) {
+    switch (plan[i] as Plan) {
+      case Plan.Array:
+        out.array(plan[i + 1]);
+        i += 2;
+        break;
+      case Plan.String: {
+        const p = plan[i + 1];
+        const len = plan[i + 2];
+        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(p, p + len));
+        else out.bulk(Buffer.from(b.subarray(p, p + len)));
+        i += 3;
+        break;
+      }
+      default:
+        out.int(luaNumberToInt(plan[i + 1]));
+        i += 2;
+    }
+  }
+}
 
 /** One value (iterative: a reply may nest 7995 levels deep, past the JS stack). */
 function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
@@ -1316,7 +1343,11 @@ export class Scripting {
         ctx.out.bulk(v);
       }
     }
-    else if (writeResult(r.buf.subarray(r.p, r.p + r.len), ctx.out)) this.countFailed(ctx);
+    else if (r.len === -2 && rt.tablePlan()) writePlan(rt.plan, rt.vm.heapBuffer(), ctx.out);
+    else {
+      const t = r.len === -2 ? rt.serialised() : r;
+      if (writeResult(t.buf.subarray(t.p, t.p + t.len), ctx.out)) this.countFailed(ctx);
+    }
     rt.endRun();
   }
 
@@ -1615,21 +1646,33 @@ export class Scripting {
     const s = argv.start[0];
     const n = argv.end[0] - s;
     const b = argv.buf;
-    const k = (s >>> 4) & (SITES - 1);
-    if (this.siteAt[k] === s) {
-      const name = this.siteName[k];
-      if (name.length === n) {
-        let j = 0;
-        while (j < n && b[s + j] === name[j]) j++;
-        if (j === n) return this.siteDef[k];
-      }
-    }
+    // Sets of two ways (k, k ^ 1) picked by a multiplicative hash of the address: with one way
+    // and its low bits, two hot names whose strings fell on one slot (BullMQ's XADD and HINCRBY
+    // did) evicted each other on every call.
+    const k = Math.imul(s >>> 4, 0x9e3779b1) >>> (32 - SITE_BITS);
+    if (this.siteHit(k, s, n, b)) return this.siteDef[k];
+    if (this.siteHit(k ^ 1, s, n, b)) return this.siteDef[k ^ 1];
     const def = this.eng.registry.lookupName(b, s, s + n);
     if (def === undefined || def.subcommands !== undefined) return this.eng.registry.lookup(argv);
+    // The entry in k moves to k ^ 1 (the older one there goes): least recently set goes first.
+    if (this.siteAt[k] !== -1) {
+      this.siteAt[k ^ 1] = this.siteAt[k];
+      this.siteName[k ^ 1] = this.siteName[k];
+      this.siteDef[k ^ 1] = this.siteDef[k];
+    }
     this.siteAt[k] = s;
     this.siteName[k] = Uint8Array.prototype.slice.call(b, s, s + n);
     this.siteDef[k] = def;
     return def;
+  }
+
+  private siteHit(k: number, s: number, n: number, b: Buffer): boolean {
+    if (this.siteAt[k] !== s) return false;
+    const name = this.siteName[k];
+    if (name.length !== n) return false;
+    let j = 0;
+    while (j < n && b[s + j] === name[j]) j++;
+    return j === n;
   }
 
   private readonly siteAt = new Int32Array(SITES).fill(-1);

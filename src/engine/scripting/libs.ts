@@ -147,9 +147,14 @@ ESC[34] = '\\"'; ESC[47] = '\\/'; ESC[92] = '\\\\'; ESC[127] = '\\u007f';
 // Buffer at the end.
 
 function jsonString(s: Buffer): string {
-  let start = 0;
+  return jsonBytes(s, 0, s.length);
+}
+
+/** The JSON string of s[from, to). */
+function jsonBytes(s: Buffer, from: number, to: number): string {
+  let start = from;
   let r = '"';
-  for (let i = 0; i < s.length; i++) {
+  for (let i = from; i < to; i++) {
     const e = ESC[s[i]];
     if (e !== null) {
       if (i > start) r += s.latin1Slice(start, i);
@@ -157,7 +162,7 @@ function jsonString(s: Buffer): string {
       start = i + 1;
     }
   }
-  if (start < s.length) r += s.latin1Slice(start, s.length);
+  if (start < to) r += s.latin1Slice(start, to);
   return r + '"';
 }
 
@@ -215,6 +220,112 @@ function jsonTable(pairs: [Ser, Ser][], depth: number): string {
     else if (Buffer.isBuffer(k)) r += jsonString(k);
     else throw new JsonError(`Cannot serialise ${typeName(k)}: table key must be a number or string`);
     r += ':' + jsonValue(x, depth);
+  }
+  return r + '}';
+}
+
+/** Tables cjson.encode reads from the stack (jsonEncodeLua); deeper values take jsonEncode. */
+export const JSON_STACK_DEPTH = 20;
+
+/** type() of the stack values jsonLua names in its errors. */
+const TYPE_NAMES = ['nil', 'boolean', 'userdata', 'number', 'string', 'table', 'function', 'userdata', 'thread'];
+
+/** Thrown by jsonLua past JSON_STACK_DEPTH levels: the caller takes the serialised path. */
+const TOO_DEEP = new Error('json: too deep for the stack path');
+
+/**
+ * cjson.encode of stack value i, read with the C API: what jsonEncode makes of the Ser values
+ * prelude.ts's serialise_any gives for it (the same walk in the same order, so the same text
+ * and the same first error), without those values. `view`: stack index of the prelude's VIEW
+ * (a read-only proxy is encoded as the table it shows); `nul`: of cjson.null. undefined past
+ * JSON_STACK_DEPTH levels (the stack is then left as it is: the caller resets it). Needs
+ * 4 * JSON_STACK_DEPTH + 8 free stack slots and vm.stackDirect; allocates nothing in Lua.
+ */
+export function jsonEncodeLua(vm: LuaVM, i: number, view: number, nul: number): LuaValue[] | undefined {
+  let text: string;
+  try {
+    text = jsonLua(vm, i, 0, view, nul);
+  } catch (e) {
+    if (e === TOO_DEEP) return undefined;
+    if (e instanceof JsonError) return [false, Buffer.from(e.message, 'latin1')];
+    throw e;
+  }
+  return [true, Buffer.from(text, 'latin1')];
+}
+
+/** jsonValue of stack value i (depth as there). */
+function jsonLua(vm: LuaVM, i: number, depth: number, view: number, nul: number): string {
+  const M = vm.M;
+  const L = vm.L;
+  const t = M._lua_type(L, i);
+  if (t === LUA_TSTRING) {
+    const p = vm.strPtr(i);
+    return jsonBytes(vm.heapBuffer(), p, p + vm.strLen);
+  }
+  if (t === LUA_TNUMBER) return jsonNumber(M._lua_tonumber(L, i));
+  if (t === LUA_TBOOLEAN) return M._lua_toboolean(L, i) !== 0 ? 'true' : 'false';
+  if (t === LUA_TNIL) return 'null';
+  if (t !== LUA_TTABLE) {
+    if (vm.sameRef(i, nul)) return 'null';
+    throw new JsonError(`Cannot serialise ${TYPE_NAMES[t]}: type not supported`);
+  }
+  if (depth >= JSON_STACK_DEPTH) throw TOO_DEEP;
+  const top = M._lua_gettop(L);
+  let tb = i;
+  M._lua_pushvalue(L, i);
+  M._lua_rawget(L, view);
+  if (M._lua_type(L, -1) !== LUA_TNIL) tb = top + 1;
+  const r = jsonTableLua(vm, tb, depth + 1, view, nul);
+  M._lua_settop(L, top);
+  return r;
+}
+
+/** jsonTable of the table at stack index tb: its pairs in `next` order. */
+function jsonTableLua(vm: LuaVM, tb: number, depth: number, view: number, nul: number): string {
+  const M = vm.M;
+  const L = vm.L;
+  // (serialise_any serialises the keys too: a key table nested too deep is a Ser path case.)
+  if (depth > jsonCfg.encodeMaxDepth) throw new JsonError(`Cannot serialise, excessive nesting (${depth})`);
+  let max = 0;
+  let count = 0;
+  let isArray = true;
+  M._lua_pushnil(L);
+  while (M._lua_next(L, tb) !== 0) {
+    count++;
+    M._lua_settop(L, -2);
+    if (!isArray) continue;
+    const k = M._lua_type(L, -1) === LUA_TNUMBER ? M._lua_tonumber(L, -1) : 0;
+    if (k >= 1 && Math.floor(k) === k) {
+      if (k > max) max = k;
+    } else isArray = false;
+  }
+  if (isArray && max > 0 && jsonCfg.sparseRatio > 0 && max > count * jsonCfg.sparseRatio && max > jsonCfg.sparseSafe) {
+    if (!jsonCfg.sparseConvert) throw new JsonError('Cannot serialise table: excessively sparse array');
+    isArray = false;
+  }
+  if (isArray && max > 0) {
+    let r = '[';
+    for (let j = 1; j <= max; j++) {
+      if (j > 1) r += ',';
+      M._lua_rawgeti(L, tb, j);
+      r += jsonLua(vm, M._lua_gettop(L), depth, view, nul);
+      M._lua_settop(L, -2);
+    }
+    return r + ']';
+  }
+  let r = '{';
+  let first = true;
+  M._lua_pushnil(L);
+  while (M._lua_next(L, tb) !== 0) {
+    const v = M._lua_gettop(L);
+    if (!first) r += ',';
+    first = false;
+    const kt = M._lua_type(L, v - 1);
+    if (kt === LUA_TNUMBER) r += '"' + jsonNumber(M._lua_tonumber(L, v - 1)) + '"';
+    else if (kt === LUA_TSTRING) r += jsonLua(vm, v - 1, depth, view, nul);
+    else throw new JsonError(`Cannot serialise ${TYPE_NAMES[kt]}: table key must be a number or string`);
+    r += ':' + jsonLua(vm, v, depth, view, nul);
+    M._lua_settop(L, -2);
   }
   return r + '}';
 }

@@ -207,6 +207,18 @@ export class LuaVM {
     return true;
   }
 
+  /**
+   * Stack slots i and j (> 0) of the running bridge hold the same value, compared as lua_rawequal
+   * does for reference types: the type tag and the object pointer (only when stackDirect).
+   */
+  sameRef(i: number, j: number): boolean {
+    const u32 = this.M.HEAPU32;
+    const base = u32[(this.L + 12) >> 2];
+    const a = base + (i - 1) * 16;
+    const b = base + (j - 1) * 16;
+    return u32[(a + 8) >> 2] === u32[(b + 8) >> 2] && u32[a >> 2] === u32[b >> 2];
+  }
+
   /** Where stringArgs() writes integer arguments' digits (NUM_AREA bytes of the heap). */
   private readonly numArea: number;
 

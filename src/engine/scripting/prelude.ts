@@ -522,7 +522,7 @@ local json_enc, json_dec = B.json_encode, B.json_decode
 local cjson = { null = NULL }
 function cjson.encode(...)
   if select('#', ...) ~= 1 then error("bad argument #1 to 'encode' (expected 1 argument)", 2) end
-  local ok, r = json_enc(serialise_any((...)))
+  local ok, r = json_enc(VIEW, NULL, (...))
   if not ok then error(r, 2) end
   return r
 end
@@ -946,6 +946,8 @@ R.__run_error = function(res)
   return (rawget(res, 'ignore_err_stats_update') and 'E' or 'e') .. #msg .. ':' .. msg
 end
 R.__errh = errh
+R.__finish = finish
+R.__ser_any = serialise_any
 -- A number result serialised, for a runtime that cannot read it in place (runtime.ts).
 R.__ser_num = function(v) return 'n' .. sformat('%.17g', v) .. ';' end
 
@@ -977,8 +979,10 @@ local function run_eval(f, keys, argv)
   local res = f()
   local t = type(res)
   if t == 'string' then return res, 's' end
-  -- A number is read in place by runtime.ts (no text conversion).
+  -- A number is read in place by runtime.ts (no text conversion); a table is read from the
+  -- stack when it is a plain array (runtime.ts tablePlan), else given to finish (__finish).
   if t == 'number' then return res, 'n' end
+  if t == 'table' then return res, 't' end
   local r = finish(res)
   return r
 end
@@ -991,6 +995,7 @@ local function run_fn(f, keys, argv)
   local t = type(res)
   if t == 'string' then return res, 's' end
   if t == 'number' then return res, 'n' end
+  if t == 'table' then return res, 't' end
   local r = finish(res)
   return r
 end

@@ -21,10 +21,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Argv } from '../../resp/argv.js';
-import { LuaVM, LUA_REGISTRYINDEX, LUA_TNUMBER, LUA_TSTRING, RAISE, type LuaValue } from './lua-vm.js';
+import { LuaVM, LUA_REGISTRYINDEX, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue } from './lua-vm.js';
 import { PRELUDE, PRELUDE_NAME } from './prelude.js';
 import {
-  type Ser, parseSer, jsonEncode, jsonDecode, jsonConfig, resetJsonConfig, mpPackLua, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
+  type Ser, parseSer, jsonEncode, jsonEncodeLua, JSON_STACK_DEPTH, jsonDecode, jsonConfig, resetJsonConfig, mpPackLua, mpUnpack, mpUnpackLua, MP_OTHER, structPack, structUnpack, structSize, bitOp,
 } from './libs.js';
 
 /** What a runtime asks of its thread. */
@@ -58,7 +58,8 @@ type RunnerKeys = number[];
 
 /**
  * A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts);
- * or, when len is -1, the number num.
+ * or, when len is -1, the number num; or, when len is -2, a table left on the stack (see
+ * LuaRuntime.tablePlan and serialised).
  */
 export interface RunResult {
   buf: Buffer;
@@ -85,6 +86,12 @@ const LOAD_TIMEOUT_MS = 500;
  */
 const FAST_ARGS = 12;
 const FAST_ARG_LEN = 512;
+
+/** Nesting of tables tablePlan() walks; deeper results take the prelude's serialiser. */
+const PLAN_DEPTH = 32;
+
+/** Entries of LuaRuntime.plan: an array header (its count), a string (offset, length), a number. */
+export const enum Plan { Array, String, Number }
 
 /** What pushReply() pushed for a redis.call reply (see finish()). */
 export const enum Reply {
@@ -172,7 +179,16 @@ export class LuaRuntime {
       vm.pushString(why);
       return 1;
     });
-    add('json_encode', () => this.pushResult(jsonEncode(this.ser(1)[0] ?? null)));
+    // (VIEW, NULL, value): encoded from the stack (jsonEncodeLua); past its depth, from what
+    // serialise_any makes of the value, as before.
+    add('json_encode', (L) => {
+      if (vm.stackDirect && M._lua_checkstack(L, 4 * JSON_STACK_DEPTH + 8) !== 0) {
+        const r = jsonEncodeLua(vm, 3, 1, 2);
+        if (r !== undefined) return this.pushResult(r);
+        M._lua_settop(L, 3);
+      }
+      return this.pushResult(jsonEncode(this.serAny()));
+    });
     add('json_decode', () => this.pushResult(jsonDecode(vm.buf(1))));
     add('json_config', () => this.pushResult(jsonConfig(vm.latin1(1), this.ser(2))));
     add('mp_pack', (L) => {
@@ -216,6 +232,8 @@ export class LuaRuntime {
     this.errhKey = vm.cstr('__errh');
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
+    this.finishKey = vm.cstr('__finish');
+    this.serAnyKey = vm.cstr('__ser_any');
     this.okField = vm.cstr('ok');
     this.errField = vm.cstr('err');
     this.ignoreStatsField = vm.cstr('ignore_err_stats_update');
@@ -258,6 +276,18 @@ export class LuaRuntime {
   private numArg(i: number): number {
     const vm = this.vm;
     return vm.M._lua_type(vm.L, i) === LUA_TNUMBER ? vm.numberArg(i) : Number(vm.latin1(i));
+  }
+
+  /** cjson.encode's value (bridge argument 3) through prelude.ts's serialise_any and parseSer. */
+  private serAny(): Ser {
+    const vm = this.vm;
+    const M = vm.M;
+    const L = vm.L;
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.serAnyKey);
+    M._lua_pushvalue(L, 3);
+    M._lua_call(L, 1, 2);
+    const top = M._lua_gettop(L);
+    return parseSer(vm.buf(top - 1), vm.direct ? (k) => vm.tableNumber(top, k) : null)[0] ?? null;
   }
 
   /**
@@ -497,6 +527,8 @@ export class LuaRuntime {
   private readonly errhKey: number;
   private readonly serNumKey: number;
   private readonly runErrorKey: number;
+  private readonly finishKey: number;
+  private readonly serAnyKey: number;
 
   /** Run function `fn` of library `lib`, as runEval. */
   runFunction(lib: string, fn: string, argv: Argv, first: number, nk: number, name: string): RunResult {
@@ -574,12 +606,15 @@ export class LuaRuntime {
       M._lua_insert(L, -2);
       M._lua_call(L, 1, 1);
       res.raw = false;
-      res.p = vm.strPtr(-1);
-      res.len = vm.strLen;
-      res.buf = vm.heapBuffer();
-      return res;
+      return this.textResult(-1);
     }
     res.raw = M._lua_type(L, -1) === LUA_TSTRING;
+    if (res.raw && M._lua_type(L, -2) === LUA_TTABLE) {
+      // (table, 't'): left on the stack for tablePlan() (or serialised()).
+      res.raw = false;
+      res.len = -2;
+      return res;
+    }
     if (res.raw && M._lua_type(L, -2) === LUA_TNUMBER) {
       // (number, 'n'): read in place, or serialised by the prelude.
       res.raw = false;
@@ -591,15 +626,91 @@ export class LuaRuntime {
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.serNumKey);
       M._lua_pushvalue(L, -3);
       M._lua_call(L, 1, 1);
-      res.p = vm.strPtr(-1);
-      res.len = vm.strLen;
-      res.buf = vm.heapBuffer();
-      return res;
+      return this.textResult(-1);
     }
-    res.p = vm.strPtr(-2);
+    return this.textResult(-2);
+  }
+
+  /** The run's result: the string at stack index i, in place in the heap. */
+  private textResult(i: number): RunResult {
+    const vm = this.vm;
+    const res = this.result;
+    res.p = vm.strPtr(i);
     res.len = vm.strLen;
     res.buf = vm.heapBuffer();
     return res;
+  }
+
+  /**
+   * A table result (len -2) serialised by the prelude (its finish()), as the other results are:
+   * fills and returns the run's result.
+   */
+  serialised(): RunResult {
+    const M = this.vm.M;
+    const L = this.vm.L;
+    M._lua_getfield(L, LUA_REGISTRYINDEX, this.finishKey);
+    M._lua_pushvalue(L, -3);
+    if (M._lua_pcall(L, 1, 1, 0) !== 0) {
+      // Out of memory: the reply a run that raised it gets.
+      M._lua_getfield(L, LUA_REGISTRYINDEX, this.runErrorKey);
+      M._lua_insert(L, -2);
+      M._lua_call(L, 1, 1);
+    }
+    return this.textResult(-1);
+  }
+
+  /**
+   * A table result (len -2) read from the stack into `plan` (array headers, strings in place in
+   * the heap, numbers) when it is what the prelude's ser_resp writes as plain arrays: tables
+   * whose keys are 1..#t (`next(t, #t)` finds nothing), their elements up to the first nil
+   * strings, numbers or such tables, at most PLAN_DEPTH deep. Anything else (error and status
+   * tables, booleans, RESP3 types...): false, and the caller takes serialised().
+   * perf: no Lua code runs and nothing is allocated (the string offsets stay valid until
+   * endRun()); the prelude's walk cost ~10 µs for a BullMQ job's 24 values (type(), table
+   * stores, table.concat, then the parse of its text).
+   */
+  tablePlan(): boolean {
+    const vm = this.vm;
+    const M = vm.M;
+    // (A big result's plan is not kept for the next one.)
+    if (this.plan.length > 4096) this.plan = [];
+    else this.plan.length = 0;
+    if (!vm.direct || M._lua_checkstack(vm.L, PLAN_DEPTH + 4) === 0) return false;
+    const top = M._lua_gettop(vm.L);
+    const ok = this.planTable(top - 1, 1);
+    M._lua_settop(vm.L, top);
+    return ok;
+  }
+
+  /** The array header, strings and numbers of the result (tablePlan()). */
+  plan: number[] = [];
+
+  private planTable(t: number, depth: number): boolean {
+    if (depth > PLAN_DEPTH) return false;
+    const vm = this.vm;
+    const M = vm.M;
+    const L = vm.L;
+    const plan = this.plan;
+    // ser_resp: `next(v, #v ~= 0 and #v or nil) ~= nil` means other keys (maybe err, ok...).
+    const len = M._lua_objlen(L, t);
+    if (len === 0) M._lua_pushnil(L);
+    else M._lua_pushnumber(L, len);
+    if (M._lua_next(L, t) !== 0) return false;
+    const at = plan.length;
+    plan.push(Plan.Array, 0);
+    let j = 1;
+    for (;; j++) {
+      M._lua_rawgeti(L, t, j);
+      const ty = M._lua_type(L, -1);
+      if (ty === LUA_TNIL) break;
+      if (ty === LUA_TSTRING) plan.push(Plan.String, vm.strPtr(-1), vm.strLen);
+      else if (ty === LUA_TNUMBER) plan.push(Plan.Number, vm.numberAt(-1));
+      else if (ty !== LUA_TTABLE || !this.planTable(M._lua_gettop(L), depth + 1)) return false;
+      M._lua_settop(L, -2);
+    }
+    M._lua_settop(L, -2);
+    plan[at + 1] = j - 1;
+    return true;
   }
 
   /** Drop what the last run left on the stack. */

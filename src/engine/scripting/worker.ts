@@ -179,9 +179,10 @@ function run(rt: LuaRuntime, msg: Record<string, unknown>): unknown {
   stopped = false;
   // (CTL_KILL was cleared by the engine thread before it sent the request: a SCRIPT KILL that
   // came since, e.g. while this thread was starting, must stop the script.)
-  const r = msg.t === 'eval'
+  let r = msg.t === 'eval'
     ? rt.runEval(msg.sha as string, argv, 0, keys.length, msg.name as string)
     : rt.runFunction(msg.lib as string, msg.fn as string, argv, 0, keys.length, msg.name as string);
+  if (r.len === -2) r = rt.serialised();
   // The host reads serialised replies only (see prelude.ts).
   // A number as text that reads back to the same double.
   const out = r.len === -1 ? Buffer.from(`n${r.num};`, 'latin1')

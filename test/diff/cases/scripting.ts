@@ -13,6 +13,52 @@ function evals(numkeys: string[], bodies: string[]): Step[] {
 const scripts: Script[] = [
   // KEYS and ARGV of more than 12 arguments or long ones: tables built with lua_createtable and
   // lua_rawseti (runtime.ts), as Redis's luaCreateArray builds them.
+  // cjson.encode reads its value from the Lua stack (runtime.ts serLua) up to 20 levels deep,
+  // through prelude.ts's serialiser past that: both must give Redis's text and errors.
+  { name: 'cjson.encode from the stack: proxies, null, other types, keys and depth', steps: evals(['0'], [
+    "return cjson.encode({attempts = 3, delay = 0, backoff = {type = 'fixed', delay = 1000}, jobId = '123', lifo = false, ts = 1764300000000.5})",
+    "return cjson.encode({cjson.null, {x = cjson.null}})", "return {pcall(cjson.encode, string)}", "return {pcall(cjson.encode, {k = redis})}",
+    "return {pcall(cjson.encode, {1, coroutine.create(function() end)})}", "return {pcall(cjson.encode, {[{}] = 1})}",
+    "return cjson.encode({['a\\0b'] = 'c\\0d', [''] = '', [string.rep('k', 40)] = string.rep('v', 300)})",
+    "return cjson.encode({[1] = 'a', [2] = 'b', [4] = 'd'})", "return {pcall(cjson.encode, {[1] = 1, [100] = 2})}",
+    ...[19, 20, 21, 25, 999, 1000, 1001].map((d) => `local v = {'x', n = 1} for i = 1, ${d} do v = {v, i} end local ok, r = pcall(cjson.encode, v) return {tostring(ok), #tostring(r), string.sub(tostring(r), 1, 60)}`),
+    "local v = {} for i = 1, 30 do v = {[v] = i} end return {pcall(cjson.encode, v)}",
+    // Settings are the state's: each script sets and restores them.
+    "cjson.encode_max_depth(3) local a = {pcall(cjson.encode, {{{1}}})} local b = {pcall(cjson.encode, {{{{1}}}})} cjson.encode_max_depth(1000) return {a, b}",
+    "cjson.encode_sparse_array(true) local a = {pcall(cjson.encode, {[1] = 1, [100] = 2})} cjson.encode_sparse_array(false, 2, 10) return a",
+    "cjson.encode_sparse_array(false, 0) local a = {pcall(cjson.encode, {[1] = 1, [100] = 2})} cjson.encode_sparse_array(false, 2, 10) return a",
+  ]) },
+  // type() pushes the state's fixed type names (native/lua/src/lbaselib.c).
+  { name: 'type() of every type, and its argument error', steps: evals(['0'], [
+    "local o = {} for _, v in ipairs({1, 'a', {}, true, false, tostring, coroutine.create(function() end), 0/0}) do o[#o + 1] = type(v) end o[#o + 1] = type(nil) o[#o + 1] = type(type(1)) return o",
+    "return {pcall(type)}", "local t = {} for i = 1, 100 do t[type(i) .. i] = true end local n = 0 for k in pairs(t) do n = n + 1 end return {n, type(t) == 'table'}",
+  ]) },
+  // Table results that are plain arrays are read from the Lua stack by runtime.ts (tablePlan);
+  // the rest go through the prelude's serialiser: both must give Redis's replies.
+  { name: 'table results: plain arrays read from the stack, the rest serialised', steps: [
+    ['HSET', 'tr:h', 'f1', 'v1', 'f2', 'x'.repeat(60), 'f3', 'a\0b\r\nc'],
+    ['FUNCTION', 'LOAD', 'REPLACE', "#!lua name=tres\nredis.register_function('tr', function(keys) return {redis.call('hgetall', keys[1]), 'id', 0, {1.5}} end)\nredis.register_function('tb', function() return {1, {ok = 'x'}} end)"],
+    ['FCALL', 'tr', '1', 'tr:h'],
+    ['FCALL', 'tb', '0'],
+    ...evals(['1', 'tr:h'], [
+      "return redis.call('hgetall', KEYS[1])",
+      "return {redis.call('hgetall', KEYS[1]), 'id', 0, 0}",
+    ]),
+    ...evals(['0'], [
+      'return {}', 'return {{}, {{}}}', "return {1, 2, 3}", "return {'a', {'b', {'c'}}, 3}",
+      'return {1.5, -2.5, -0, 0/0, 1/0, -1/0, 2^53, 2^53 + 2, 2^63, -2^63, 1e20, 4095, 4096, -1, 0.999}',
+      "return {string.rep('s', 64), string.rep('t', 65), '', 'a\\0b', 'c\\r\\nd', string.rep('u', 5000)}",
+      "return {1, nil, 3}", "return {nil, 2}", "local t = {} t[1] = 1 t[2] = 2 t[4] = 4 return t",
+      "local t = {1, 2, 3, 4} t[2] = nil return t", "local t = {1, 2, 3} t[5] = 5 return t",
+      "return {1, 2, x = 3}", "return {1, ok = 'x'}", "return {ok = 'fine'}", "return {1, {err = 'E1 inner'}}", "return {1, {ok = 'fine'}}",
+      "return {1, {double = 1.5}}", "return {1, {map = {a = 1}}}", "return {1, {set = {a = true}}}", "return {1, {big_number = '123'}}",
+      "return {true, false, 1}", "return {1, {true}}", "redis.setresp(3) return {true, false, 1}",
+      "return {1, print, 3}", "return {1, coroutine.create(print), 3}",
+      "return setmetatable({}, {__index = function() return 'x' end})", "return setmetatable({1, 2}, {__len = function() return 7 end})",
+      ...[31, 32, 33, 40].map((d) => `local v = {'x'} for i = 1, ${d} do v = {v, i} end return v`),
+      "local t = {} t[1] = t return {1, 2}",
+    ]),
+  ] },
   { name: 'KEYS and ARGV: many, long and binary arguments', steps: [
     ['EVAL', "return {#KEYS, #ARGV, KEYS[1], KEYS[14], ARGV[1], ARGV[9], #ARGV[2], select('#', unpack(KEYS)), next(KEYS, 14)}", '14',
       ...Array.from({ length: 14 }, (_, i) => `k${i + 1}`), 'a\0b', 'x'.repeat(600), ...Array.from({ length: 6 }, (_, i) => `v${i}`), 'z\0'],
