@@ -20,7 +20,7 @@ import { checkValue, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { lzfDecompressAt } from './lzf.js';
+import { lzfCheck } from './lzf.js';
 import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { RDB_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
@@ -106,7 +106,7 @@ const STAGED_LZF_MAX = 0x3fff;
  * raw key and a value of at most 255 bytes each), held as byte ranges, not as JS strings (perf:
  * a million key and value strings, all alive until the insert, were the import's GC work).
  * Keys and raw values stay in the file's Buffer; LZF-compressed values too: the parse
- * decompresses them once to check them, the insert again straight from the file (perf: a side
+ * checks them (lzfCheck: no output), the insert decompresses them straight from the file (perf: a side
  * Buffer of their decompressed bytes, doubled as it grew, was 130 MB of external memory,
  * whose pressure started a full mark of the whole heap during the import); integer-encoded
  * ones are kept as numbers.
@@ -234,7 +234,7 @@ function stageString(r: RdbReader, st: StagedStrings, before: number, db: number
       return false;
     }
     const cs = r.p;
-    if (len === 0 || len > ARENA_MAX_VALUE || clen > STAGED_LZF_MAX || cs + clen > end || !lzfDecompressAt(b, cs, cs + clen, len)) {
+    if (len === 0 || len > ARENA_MAX_VALUE || clen > STAGED_LZF_MAX || cs + clen > end || !lzfCheck(b, cs, cs + clen, len)) {
       r.p = at;
       return false;
     }
