@@ -13,7 +13,7 @@ import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
 import { commandKeys } from '../engine/keys.js';
-import { hashKey, type KeyTable } from '../engine/keytable.js';
+import { hashBytes, hashKey, type KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
 import { checkValue, type DecodeLimits } from './decode.js';
@@ -75,18 +75,19 @@ export class RdbKeys {
     this.exp = grow(this.exp, new Float64Array(want));
   }
 
-  push(db: number, key: string, at: number, type: number, value: Stored | null, exp: number, idle: number, freq = -1): void {
+  /** A record whose key is `keyLength` bytes of hash `hash` (hashKey). */
+  push(db: number, keyLength: number, hash: number, at: number, type: number, value: Stored | null, exp: number, idle: number, freq = -1): void {
     const i = this.length;
     if (i === this.at.length) this.grow(2 * i);
     this.length++;
     this.perDb[db] = (this.perDb[db] ?? 0) + 1;
-    if (exp === 0 && key.length <= ARENA_MAX_KEY && (typeof value === 'number' || (typeof value === 'string' && value.length <= ARENA_MAX_VALUE))) {
+    if (exp === 0 && keyLength <= ARENA_MAX_KEY && (typeof value === 'number' || (typeof value === 'string' && value.length <= ARENA_MAX_VALUE))) {
       this.compactPerDb[db] = (this.compactPerDb[db] ?? 0) + 1;
     }
     this.db[i] = db;
     this.at[i] = at;
     this.type[i] = type;
-    this.hash[i] = hashKey(key);
+    this.hash[i] = hash;
     this.exp[i] = exp;
     if (idle >= 0) this.idle.set(i, idle);
     if (freq >= 0) this.freq.set(i, freq);
@@ -342,18 +343,34 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       continue;
     }
     const kat = r.p;
-    const key = r.latin1();
+    // A short raw key (the usual one) hashed from its bytes (perf: no string per record, the
+    // insert makes the one it keeps); any other form, or one past the end, through latin1().
+    let keyLength: number;
+    let hash: number;
+    const c = b[kat];
+    if (c < 0x40 && kat + 1 + c <= b.length) {
+      keyLength = c;
+      hash = hashBytes(b, kat + 1, kat + 1 + c);
+      r.p = kat + 1 + c;
+    } else {
+      const key = r.latin1();
+      keyLength = key.length;
+      hash = hashKey(key);
+    }
     let value: Stored | null;
     const vat = r.p;
     try {
-      value = checkValue(r, op, lim);
+      value = checkValue(r, op, lim, exp !== 0);
     } catch (e) {
       if (e instanceof RdbError && e.offset < 0) e.offset = vat;
-      if (e instanceof RdbError) e.message = `key ${JSON.stringify(key.slice(0, 64))}: ${e.message}`;
+      if (e instanceof RdbError) {
+        r.p = kat;
+        e.message = `key ${JSON.stringify(r.latin1().slice(0, 64))}: ${e.message}`;
+      }
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, key, kat, op, value, exp, idle, freq);
+    else out.keys.push(db, keyLength, hash, kat, op, value, exp, idle, freq);
     exp = 0;
     idle = -1;
     freq = -1;
