@@ -152,6 +152,14 @@ function touchAhead(k: RdbKeys, order: Uint32Array, j: number, file: Buffer): vo
   touched = t;
 }
 
+/** touchAhead for staged records (`sh`: their keys' hashes): the words their inserts take (Db.importTouch). */
+function touchStaged(db: Db, sh: Int32Array, j: number): void {
+  const end = Math.min(sh.length, j + TOUCH_AHEAD);
+  let t = touched;
+  for (let q = j; q < end; q++) t ^= db.importTouch(sh[q]);
+  touched = t;
+}
+
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
 export function importRdb(eng: Engine, path: string): string {
   const t0 = performance.now();
@@ -198,7 +206,10 @@ export function importRdb(eng: Engine, path: string): string {
     const drop = crossDuplicates(k, idx, st, staged, sh, r);
     // The staged strings (mostly off the V8 heap) in file order, then the other keys decoded
     // again, in the order of their table buckets (file.ts RdbKeys: why).
-    for (let j = 0; j < m; j++) if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
+    for (let j = 0; j < m; j++) {
+      if ((j & (TOUCH_AHEAD - 1)) === 0) touchStaged(db, sh, j);
+      if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
+    }
     const order = bucketOrder(k.hash, idx, db.map.bucketCount - 1);
     for (let j = 0; j < order.length; j++) {
       if ((j & (TOUCH_AHEAD - 1)) === 0) touchAhead(k, order, j, bytes);
