@@ -16,7 +16,7 @@ import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
 import { HashValue, trackVolatile } from '../engine/ds/hash.js';
 import { RdbSnapshot, STAGED_FILE, STAGED_LZF, type RdbKeys, type StagedStrings, functionCodes, parseRdb } from './file.js';
-import { readValue } from './decode.js';
+import { readChecked, readValue } from './decode.js';
 import { RdbReader } from './reader.js';
 import { hashBytes } from '../engine/keytable.js';
 import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
@@ -217,7 +217,8 @@ export function importRdb(eng: Engine, path: string): string {
       r.p = k.at[i];
       if (drop !== null && drop.has(i)) continue;
       const key = r.latin1();
-      const v = readValue(r, k.type[i], lim);
+      const c = k.count[i];
+      const v = c > 0 ? readChecked(r, k.type[i], c) : readValue(r, k.type[i], lim);
       const e = db.importKey(key, v, k.exp[i], lru);
       if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
       if (e !== undefined && lru) {

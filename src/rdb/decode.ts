@@ -345,6 +345,7 @@ function zsetListpackScore(s: LpElem): number {
  */
 export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volatile = false): Stored | null {
   const at = r.p;
+  checkedCount = 0;
   switch (type) {
     case RDB_TYPE.STRING:
       // A string with a TTL is never compact (the caller counts those from the value).
@@ -365,7 +366,10 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volati
       const b = r.span();
       const n = HashValue.checkListpack(b, r.s0, r.s1, lim.hash);
       if (n === null) bad('bad hash listpack');
-      if (n !== undefined) return null;
+      if (n !== undefined) {
+        checkedCount = n;
+        return null;
+      }
       break;
     }
     case RDB_TYPE.LIST_QUICKLIST_2:
@@ -373,7 +377,9 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volati
         r.p++;
         const b = r.span();
         if (r.s1 - r.s0 <= FLAT_MAX) {
-          if (lpValidate(b, r.s0, r.s1) === 0) bad('empty list');
+          const n = lpValidate(b, r.s0, r.s1);
+          if (n === 0) bad('empty list');
+          checkedCount = n;
           return null;
         }
       }
@@ -383,6 +389,28 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volati
   }
   r.p = at;
   return readValue(r, type, lim);
+}
+
+/**
+ * After checkValue: the element count of a listpack hash (fields) or a one-node list (elements)
+ * it checked whole, else 0; readChecked then builds the value without checking it again.
+ */
+export let checkedCount = 0;
+
+/**
+ * readValue of a value checkValue checked with these limits and counted (`count`: its
+ * checkedCount, > 0): a listpack hash or a one-node list built from its bytes without the checks
+ * again (perf: the import's insert reads every such value a second time: cli.ts).
+ */
+export function readChecked(r: RdbReader, type: number, count: number): Stored {
+  if (type === RDB_TYPE.HASH_LISTPACK) {
+    const b = r.span();
+    return HashValue.fromCheckedListpack(b, r.s0, r.s1, count);
+  }
+  r.len(); // one node
+  r.p++; // container 2 (a listpack)
+  const b = r.span();
+  return ListValue.fromEntries(b.latin1Slice(r.s0 + 6, r.s1 - 1), count);
 }
 
 /**

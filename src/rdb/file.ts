@@ -16,7 +16,7 @@ import { commandKeys } from '../engine/keys.js';
 import { hashBytes, hashKey, type KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
-import { checkValue, type DecodeLimits } from './decode.js';
+import { checkValue, checkedCount, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
@@ -45,6 +45,8 @@ export class RdbKeys {
   hash = new Int32Array(1024);
   /** Absolute expiry (ms), 0 = none. */
   exp = new Float64Array(1024);
+  /** decode.ts checkedCount of the record's value (0: read it with readValue). */
+  count = new Uint32Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
   readonly idle = new Map<number, number>();
   /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
@@ -73,10 +75,11 @@ export class RdbKeys {
     this.type = grow(this.type, new Uint8Array(want));
     this.hash = grow(this.hash, new Int32Array(want));
     this.exp = grow(this.exp, new Float64Array(want));
+    this.count = grow(this.count, new Uint32Array(want));
   }
 
   /** A record whose key is `keyLength` bytes of hash `hash` (hashKey). */
-  push(db: number, keyLength: number, hash: number, at: number, type: number, value: Stored | null, exp: number, idle: number, freq = -1): void {
+  push(db: number, keyLength: number, hash: number, at: number, type: number, value: Stored | null, count: number, exp: number, idle: number, freq = -1): void {
     const i = this.length;
     if (i === this.at.length) this.grow(2 * i);
     this.length++;
@@ -89,6 +92,7 @@ export class RdbKeys {
     this.type[i] = type;
     this.hash[i] = hash;
     this.exp[i] = exp;
+    this.count[i] = count;
     if (idle >= 0) this.idle.set(i, idle);
     if (freq >= 0) this.freq.set(i, freq);
   }
@@ -370,7 +374,7 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, keyLength, hash, kat, op, value, exp, idle, freq);
+    else out.keys.push(db, keyLength, hash, kat, op, value, checkedCount, exp, idle, freq);
     exp = 0;
     idle = -1;
     freq = -1;
