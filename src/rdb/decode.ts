@@ -22,7 +22,7 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode, lpDecodeInto, lpValidate } from './listpack.js';
+import { type LpElem, elemText, lpDecode, lpDecodeInto, lpSmallZsetValid, lpValidate } from './listpack.js';
 import { MAX_STRING, RdbReader, strtod } from './reader.js';
 import { LZF_MAX_RATIO, lzfCheck } from './lzf.js';
 import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
@@ -491,6 +491,7 @@ function skipSmallSet(r: RdbReader): boolean {
 /** readValue's ZSET_LISTPACK checks without building the set (checkValue). */
 function checkZsetListpack(r: RdbReader): void {
   const b = r.span();
+  if (lpSmallZsetValid(b, r.s0, r.s1)) return;
   const count = zsetListpackCount(lpDecodeInto(b, r.s0, r.s1, false, SCRATCH));
   for (let i = 0; i < count; i++) zsetListpackScore(SCRATCH[2 * i + 1]);
   if (count <= 8) {

@@ -24,6 +24,7 @@ import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
 import { RespWriter } from '../../dist/resp/writer.js';
 import { importRdb } from '../../dist/rdb/cli.js';
+import { LpWriter } from '../../dist/rdb/listpack.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-staged-'));
 const procs: Proc[] = [];
@@ -330,7 +331,29 @@ describe('RDB import of plain strings as bytes', () => {
         ['empty', [], /key "bad": empty sorted set at offset (\d+)/],
       ];
       for (const [name, items, re] of cases) {
-        const recs = [...good, rec('bad', zlp(items), { type: 17 }), rec('after', str('x'))];
+        checkBad(name, zlp(items), re);
+      }
+      // Integer members and scores (the parse's small-set check compares them without text),
+      // and a damaged back-length in a set that check takes.
+      // Numbers as integer entries, strings as string entries (even when they read as integers).
+      const lpOf = (items: Array<string | number>): Buffer => {
+        const w = new LpWriter().start();
+        const raw = w as unknown as { rawText(v: string): void };
+        for (const x of items) if (typeof x === 'number') w.int(x); else raw.rawText(x);
+        return Buffer.from(w.finish());
+      };
+      const ints = load([[0, [rec('zi', str(lpOf([7, 1, 300, 2, -70000, 3])), { type: 17 }), rec('zm', str(lpOf([5, 1, 'x', 2])), { type: 17 })]]]);
+      assert.match(ints.imp(), /Imported 2 keys/);
+      assert.equal(ints.run('ZRANGE', 'zi', '0', '-1'), '*3\r\n$1\r\n7\r\n$3\r\n300\r\n$6\r\n-70000\r\n');
+      assert.equal(ints.run('ZSCORE', 'zm', 'x'), '$1\r\n2\r\n');
+      checkBad('duplicate member, integer scores', str(lpOf(['ab', 1, 'b', 2, 'ab', 3])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      checkBad('duplicate integer member', str(lpOf([7, 1, 8, 2, 7, 3])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      checkBad('integer and text member alike', str(lpOf([7, 1, '7', 2])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      const badBack = lpOf(['a', 1, 'b', 2]);
+      badBack[6 + 2] = 9; // the first entry's back-length
+      checkBad('bad back-length', str(badBack), /key "bad": listpack bad back-length at offset (\d+)/);
+      function checkBad(name: string, value: Buffer, re: RegExp): void {
+        const recs = [...good, rec('bad', value, { type: 17 }), rec('after', str('x'))];
         const { eng, imp: bad } = load([[0, recs]]);
         let msg = '';
         assert.throws(bad, (e: Error) => ((msg = e.message), re.test(e.message)), name);
