@@ -149,7 +149,7 @@ function touchAhead(k: RdbKeys, order: Uint32Array, j: number, file: Buffer): vo
   let t = touched;
   for (let q = j; q < end; q++) {
     const i = order[q];
-    t ^= file[k.at[i]] ^ k.type[i] ^ (k.exp[i] > 0 ? 1 : 0) ^ k.hash[i];
+    t ^= file[k.at[i]] ^ k.type[i] ^ (k.exp[i] > 0 ? 1 : 0) ^ k.count[i];
   }
   touched = t;
 }
