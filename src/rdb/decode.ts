@@ -24,7 +24,6 @@ import {
 import { RdbError } from './errors.js';
 import { type LpElem, elemText, lpDecode, lpDecodeInto, lpSmallZsetValid, lpValidate } from './listpack.js';
 import { MAX_STRING, RdbReader, strtod } from './reader.js';
-import { LZF_MAX_RATIO, lzfCheck } from './lzf.js';
 import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
 import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
 
@@ -428,16 +427,8 @@ function skipStoredString(r: RdbReader): boolean {
   else if (c >> 6 === 1) p += 2 + (((c & 0x3f) << 8) | b[p + 1]);
   else if (c === 0xc3) {
     r.p = p + 1;
-    let clen: number, len: number;
-    try {
-      clen = r.len();
-      len = r.len();
-    } catch {
-      return false;
-    }
-    p = r.p;
-    if (len === 0 || len > MAX_STRING || len > clen * LZF_MAX_RATIO + 64 || p + clen > r.end || !lzfCheck(b, p, p + clen, len)) return false;
-    p += clen;
+    if (r.checkedLzf(MAX_STRING) < 0) return false;
+    p = r.p + r.lzfClen;
   } else return false;
   if (p > r.end) return false;
   r.p = p;

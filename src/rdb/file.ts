@@ -20,7 +20,6 @@ import { checkValue, checkedCount, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { lzfCheck } from './lzf.js';
 import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { RDB_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
@@ -230,19 +229,13 @@ function stageString(r: RdbReader, st: StagedStrings, before: number, db: number
     // RDB_ENC_LZF: two lengths, then the compressed bytes.
     const at = r.p;
     r.p = p + 1;
-    let clen: number, len: number;
-    try {
-      clen = r.len();
-      len = r.len();
-    } catch {
+    const len = r.checkedLzf(ARENA_MAX_VALUE);
+    const clen = r.lzfClen;
+    if (len < 0 || clen > STAGED_LZF_MAX) {
       r.p = at;
       return false;
     }
     const cs = r.p;
-    if (len === 0 || len > ARENA_MAX_VALUE || clen > STAGED_LZF_MAX || cs + clen > end || !lzfCheck(b, cs, cs + clen, len)) {
-      r.p = at;
-      return false;
-    }
     st.push(before, db, ks, kl, cs, len, STAGED_LZF, 0, clen);
     r.p = cs + clen;
     return true;
