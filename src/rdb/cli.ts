@@ -90,7 +90,8 @@ function bucketOrder(hash: Int32Array, idx: Uint32Array, mask: number): Uint32Ar
 /**
  * A key given both as a staged string and as another record of one db: the occurrences that a
  * later one replaces (the two lists are inserted apart, no longer in file order). Returns null
- * when there is none, else the set of record indices (i) and staged indices (~s) to skip.
+ * when there is none, else the set of record indices (i) and staged indices (~s) that a later
+ * occurrence replaces (the insert skips those records).
  * `sh`: the hashes of the staged records' keys.
  * Candidates are found by hash (a bitset of the records' hashes), then compared by name.
  */
@@ -205,20 +206,30 @@ export function importRdb(eng: Engine, path: string): string {
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
     db.map.reserve(n + staged.length, eng.lfu ? 0 : staged.length + (lru ? 0 : (k.compactPerDb[dbi] ?? 0)));
     db.beginImport(n + staged.length);
-    const drop = crossDuplicates(k, idx, st, staged, sh, r);
     // The staged strings (mostly off the V8 heap) in file order, then the other keys decoded
     // again, in the order of their table buckets (file.ts RdbKeys: why).
     for (let j = 0; j < m; j++) {
       if ((j & (TOUCH_AHEAD - 1)) === 0) touchStaged(db, sh, j);
-      if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
+      importStaged(db, st, staged[j], sh[j]);
     }
+    // A record whose key a later staged string gives again is skipped (crossDuplicates); one
+    // that comes after replaces the staged key as any duplicate. Those are looked for only once
+    // a record meets a key already here (perf: up front, a pass over every key of every file).
+    let drop: Set<number> | null = null;
+    let dropKnown = false;
     const order = bucketOrder(k.hash, idx, db.map.bucketCount - 1);
     for (let j = 0; j < order.length; j++) {
       if ((j & (TOUCH_AHEAD - 1)) === 0) touchAhead(k, order, j, bytes);
       const i = order[j];
       r.p = k.at[i];
-      if (drop !== null && drop.has(i)) continue;
       const key = r.latin1();
+      if (!dropKnown && db.importPresent(key)) {
+        dropKnown = true;
+        const at = r.p;
+        drop = crossDuplicates(k, idx, st, staged, sh, r);
+        r.p = at;
+      }
+      if (drop !== null && drop.has(i)) continue;
       const c = k.count[i];
       const v = c > 0 ? readChecked(r, k.type[i], c) : readValue(r, k.type[i], lim);
       const e = db.importKey(key, v, k.exp[i], lru);
