@@ -3,6 +3,8 @@
 // of importRdb, then of the full GC the server runs before serving (collectAfterImport), per
 // round and the medians; CPU (all threads), not wall: the machine is shared.
 //   node bench/rdb-import-ab.mjs file.rdb [rounds] [buildA] [buildB]   (builds: base-dist dist)
+//   RDB_AB_PARSE=5 ...: instead, the parse alone (parseRdb: read and check, nothing inserted),
+//   5 times per process, the median's CPU (a change to the parse measured without the insert's noise).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
@@ -15,6 +17,22 @@ if (process.env.RDB_AB_CHILD) {
   const { inProcess, cpuMicros } = await import('./inproc.mjs');
   const { DIST, engine } = await inProcess(process.env.RDB_AB_CHILD);
   const { importRdb, collectAfterImport } = await import(`${DIST}/rdb/cli.js`);
+  if (process.env.RDB_AB_PARSE) {
+    const { parseRdb } = await import(`${DIST}/rdb/file.js`);
+    const { decodeLimits } = await import(`${DIST}/engine/commands/dump.js`);
+    const fs = await import('node:fs');
+    const bytes = fs.readFileSync(file);
+    const times = [];
+    for (let i = 0; i < Number(process.env.RDB_AB_PARSE); i++) {
+      collectAfterImport();
+      const c0 = cpuMicros();
+      parseRdb(bytes, decodeLimits(engine), engine.dbs.length, Date.now());
+      times.push((cpuMicros() - c0) / 1000);
+    }
+    times.sort((x, y) => x - y);
+    console.log(JSON.stringify({ imp: times[times.length >> 1], gc: 0, heap: process.memoryUsage().heapUsed / 1e6 }));
+    process.exit(0);
+  }
   collectAfterImport();
   const c0 = cpuMicros();
   importRdb(engine, file);

@@ -465,6 +465,14 @@ export class Arena {
     return s;
   }
 
+  /**
+   * The index word at hash h's home slot, nothing changed: an import reads those of the next
+   * records ahead (Db.importTouch), so that their cache misses overlap.
+   */
+  touch(h: number): number {
+    return this.ix[2 * (h & this.mask) + 1];
+  }
+
   private indexInsert(h: number, r: number): void {
     if (this.oldIx !== null) this.migrate(MIGRATE_STEP);
     if ((this.filled + 1) * 4 > (this.mask + 1) * 3) this.startResize(this.slotsFor(this.count + 1));

@@ -818,6 +818,29 @@ export class Db {
   }
 
   /**
+   * During an import: whether a key of this name is in the db now (importKey would replace it).
+   * Nothing changes; a key the import bitset has not seen is not looked up.
+   */
+  importPresent(key: string): boolean {
+    const s = this.importSeen;
+    if (s !== null) {
+      const i = this.map.hash(key) & this.importMask;
+      if ((s[i >>> 5] & (1 << (i & 31))) === 0) return false;
+    }
+    return this.map.has(key);
+  }
+
+  /**
+   * During an import: read (nothing changed) the words a key of hash h will take in the import
+   * bitset and the compact index. perf: the caller reads those of the next records in a batch,
+   * so that their cache misses overlap instead of stalling each insert in turn.
+   */
+  importTouch(h: number): number {
+    const s = this.importSeen;
+    return (s === null ? 0 : s[(h & this.importMask) >>> 5]) ^ this.map.touchCompact(h);
+  }
+
+  /**
    * One key of an import (`exp`: absolute ms, 0 = none): an Entry if `entry`, else a short
    * string without TTL goes to the compact tier (then undefined: no Entry).
    */

@@ -153,6 +153,11 @@ export class KeyTable {
     return undefined;
   }
 
+  /** Arena.touch: read the compact index where hash h goes (an import reads ahead). */
+  touchCompact(h: number): number {
+    return this.arena.touch(h);
+  }
+
   /**
    * get() of the key whose latin1 string is the bytes b[s, e), without building that string
    * (perf: a read or an overwrite of an existing key allocates nothing for its name).

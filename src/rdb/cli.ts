@@ -16,7 +16,7 @@ import { RdbError } from './errors.js';
 import { setLruOrLfu } from '../engine/evict.js';
 import { HashValue, trackVolatile } from '../engine/ds/hash.js';
 import { RdbSnapshot, STAGED_FILE, STAGED_LZF, type RdbKeys, type StagedStrings, functionCodes, parseRdb } from './file.js';
-import { readValue } from './decode.js';
+import { readChecked, readValue } from './decode.js';
 import { RdbReader } from './reader.js';
 import { hashBytes } from '../engine/keytable.js';
 import { lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
@@ -71,11 +71,13 @@ function importStaged(db: Db, st: StagedStrings, i: number, h: number): void {
 /**
  * The records of one db (`idx`: indices into k, in file order) in the order of the table's
  * buckets (`mask`: bucket count - 1), file order kept within a bucket (a key given twice: the
- * later wins). A counting sort over at most 2^20 groups of adjacent buckets.
+ * later wins). A counting sort over at most 2^16 groups of adjacent buckets (perf: the counts
+ * stay in the cache, where 2^20 of them cost a miss per record; a group of a few adjacent
+ * buckets keeps the locality the order is for).
  */
 function bucketOrder(hash: Int32Array, idx: Uint32Array, mask: number): Uint32Array {
   let shift = 0;
-  while (mask >>> shift > 0xfffff) shift++;
+  while (mask >>> shift > 0xffff) shift++;
   const groups = (mask >>> shift) + 1;
   const count = new Uint32Array(groups + 1);
   for (let j = 0; j < idx.length; j++) count[((hash[idx[j]] & mask) >>> shift) + 1]++;
@@ -88,7 +90,8 @@ function bucketOrder(hash: Int32Array, idx: Uint32Array, mask: number): Uint32Ar
 /**
  * A key given both as a staged string and as another record of one db: the occurrences that a
  * later one replaces (the two lists are inserted apart, no longer in file order). Returns null
- * when there is none, else the set of record indices (i) and staged indices (~s) to skip.
+ * when there is none, else the set of record indices (i) and staged indices (~s) that a later
+ * occurrence replaces (the insert skips those records).
  * `sh`: the hashes of the staged records' keys.
  * Candidates are found by hash (a bitset of the records' hashes), then compared by name.
  */
@@ -129,6 +132,35 @@ function crossDuplicates(k: RdbKeys, idx: Uint32Array, st: StagedStrings, staged
     }
   }
   return drop.size === 0 ? null : drop;
+}
+
+/** Records whose columns and first file bytes are read ahead together (touchAhead). */
+const TOUCH_AHEAD = 32;
+/** Where touchAhead's reads go (so that they are not optimised away). */
+let touched = 0;
+
+/**
+ * Read the columns and the first byte of records order[j, j + TOUCH_AHEAD). perf: in bucket
+ * order each record lies at a random place in the file and the columns, a cache miss each; read
+ * in a tight loop of independent loads, the misses of a batch overlap instead of stalling the
+ * insert one by one.
+ */
+function touchAhead(k: RdbKeys, order: Uint32Array, j: number, file: Buffer): void {
+  const end = Math.min(order.length, j + TOUCH_AHEAD);
+  let t = touched;
+  for (let q = j; q < end; q++) {
+    const i = order[q];
+    t ^= file[k.at[i]] ^ k.type[i] ^ (k.exp[i] > 0 ? 1 : 0) ^ k.count[i];
+  }
+  touched = t;
+}
+
+/** touchAhead for staged records (`sh`: their keys' hashes): the words their inserts take (Db.importTouch). */
+function touchStaged(db: Db, sh: Int32Array, j: number): void {
+  const end = Math.min(sh.length, j + TOUCH_AHEAD);
+  let t = touched;
+  for (let q = j; q < end; q++) t ^= db.importTouch(sh[q]);
+  touched = t;
 }
 
 /** Load an RDB file into the engine; returns a summary line. Throws with the damage's offset. */
@@ -174,17 +206,32 @@ export function importRdb(eng: Engine, path: string): string {
     // Keys with the file's LRU/LFU data become Entries (importKey); others may be compact.
     db.map.reserve(n + staged.length, eng.lfu ? 0 : staged.length + (lru ? 0 : (k.compactPerDb[dbi] ?? 0)));
     db.beginImport(n + staged.length);
-    const drop = crossDuplicates(k, idx, st, staged, sh, r);
     // The staged strings (mostly off the V8 heap) in file order, then the other keys decoded
     // again, in the order of their table buckets (file.ts RdbKeys: why).
-    for (let j = 0; j < m; j++) if (drop === null || !drop.has(~staged[j])) importStaged(db, st, staged[j], sh[j]);
+    for (let j = 0; j < m; j++) {
+      if ((j & (TOUCH_AHEAD - 1)) === 0) touchStaged(db, sh, j);
+      importStaged(db, st, staged[j], sh[j]);
+    }
+    // A record whose key a later staged string gives again is skipped (crossDuplicates); one
+    // that comes after replaces the staged key as any duplicate. Those are looked for only once
+    // a record meets a key already here (perf: up front, a pass over every key of every file).
+    let drop: Set<number> | null = null;
+    let dropKnown = false;
     const order = bucketOrder(k.hash, idx, db.map.bucketCount - 1);
     for (let j = 0; j < order.length; j++) {
+      if ((j & (TOUCH_AHEAD - 1)) === 0) touchAhead(k, order, j, bytes);
       const i = order[j];
       r.p = k.at[i];
-      if (drop !== null && drop.has(i)) continue;
       const key = r.latin1();
-      const v = readValue(r, k.type[i], lim);
+      if (!dropKnown && db.importPresent(key)) {
+        dropKnown = true;
+        const at = r.p;
+        drop = crossDuplicates(k, idx, st, staged, sh, r);
+        r.p = at;
+      }
+      if (drop !== null && drop.has(i)) continue;
+      const c = k.count[i];
+      const v = c > 0 ? readChecked(r, k.type[i], c) : readValue(r, k.type[i], lim);
       const e = db.importKey(key, v, k.exp[i], lru);
       if (v instanceof HashValue && v.volatile) trackVolatile(db, key, v);
       if (e !== undefined && lru) {

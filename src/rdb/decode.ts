@@ -22,8 +22,8 @@ import {
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
-import { type LpElem, elemText, lpDecode, lpDecodeInto, lpValidate } from './listpack.js';
-import { RdbReader, strtod } from './reader.js';
+import { type LpElem, elemText, lpDecode, lpDecodeInto, lpSmallZsetValid, lpValidate } from './listpack.js';
+import { MAX_STRING, RdbReader, strtod } from './reader.js';
 import { RDB_MODULE_OP, RDB_TYPE, REJSON_NAME, moduleTypeName } from './writer.js';
 import { JsonDoc, JsonParseError, parseJson } from '../engine/ds/json.js';
 
@@ -337,12 +337,27 @@ function zsetListpackScore(s: LpElem): number {
 /**
  * readValue() for the RDB file parse, which drops the value (the insert reads it again:
  * file.ts RdbKeys): the commonest encodings are only checked, with every check readValue makes
- * in its order and words; null then, else the value read. perf: values built only to be
+ * in its order and words (listpack sorted sets and hashes, one-node lists), or only accepted
+ * when they are plainly good (strings with a TTL, `volatile`; intsets; small plain sets);
+ * null then, else the value read. perf: values built only to be
  * dropped (a ZSet's typed arrays above all) were a third of the parse.
  */
-export function checkValue(r: RdbReader, type: number, lim: DecodeLimits): Stored | null {
+export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volatile = false): Stored | null {
   const at = r.p;
+  checkedCount = 0;
   switch (type) {
+    case RDB_TYPE.STRING:
+      // A string with a TTL is never compact (the caller counts those from the value).
+      if (volatile && skipStoredString(r)) return null;
+      break;
+    case RDB_TYPE.SET_INTSET: {
+      const b = r.span();
+      if (intsetValid(b, r.s0, r.s1)) return null;
+      break;
+    }
+    case RDB_TYPE.SET:
+      if (skipSmallSet(r)) return null;
+      break;
     case RDB_TYPE.ZSET_LISTPACK:
       checkZsetListpack(r);
       return null;
@@ -350,7 +365,10 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits): Store
       const b = r.span();
       const n = HashValue.checkListpack(b, r.s0, r.s1, lim.hash);
       if (n === null) bad('bad hash listpack');
-      if (n !== undefined) return null;
+      if (n !== undefined) {
+        checkedCount = n;
+        return null;
+      }
       break;
     }
     case RDB_TYPE.LIST_QUICKLIST_2:
@@ -358,7 +376,9 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits): Store
         r.p++;
         const b = r.span();
         if (r.s1 - r.s0 <= FLAT_MAX) {
-          if (lpValidate(b, r.s0, r.s1) === 0) bad('empty list');
+          const n = lpValidate(b, r.s0, r.s1);
+          if (n === 0) bad('empty list');
+          checkedCount = n;
           return null;
         }
       }
@@ -370,9 +390,99 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits): Store
   return readValue(r, type, lim);
 }
 
+/**
+ * After checkValue: the element count of a listpack hash (fields) or a one-node list (elements)
+ * it checked whole, else 0; readChecked then builds the value without checking it again.
+ */
+export let checkedCount = 0;
+
+/**
+ * readValue of a value checkValue checked with these limits and counted (`count`: its
+ * checkedCount, > 0): a listpack hash or a one-node list built from its bytes without the checks
+ * again (perf: the import's insert reads every such value a second time: cli.ts).
+ */
+export function readChecked(r: RdbReader, type: number, count: number): Stored {
+  if (type === RDB_TYPE.HASH_LISTPACK) {
+    const b = r.span();
+    return HashValue.fromCheckedListpack(b, r.s0, r.s1, count);
+  }
+  r.len(); // one node
+  r.p++; // container 2 (a listpack)
+  const b = r.span();
+  return ListValue.fromEntries(b.latin1Slice(r.s0 + 6, r.s1 - 1), count);
+}
+
+/**
+ * checkValue's fast paths below answer true only for a value readValue accepts (then r.p is
+ * past it); false leaves the verdict (and the words and offset of any error) to readValue.
+ */
+
+/** A raw or LZF string value (r.stored()) that reads, skipped; false for any other form. */
+function skipStoredString(r: RdbReader): boolean {
+  const b = r.b;
+  let p = r.p;
+  if (p + 1 >= r.end) return false;
+  const c = b[p];
+  if (c < 0x40) p += 1 + c;
+  else if (c >> 6 === 1) p += 2 + (((c & 0x3f) << 8) | b[p + 1]);
+  else if (c === 0xc3) {
+    r.p = p + 1;
+    if (r.checkedLzf(MAX_STRING) < 0) return false;
+    p = r.p + r.lzfClen;
+  } else return false;
+  if (p > r.end) return false;
+  r.p = p;
+  return true;
+}
+
+/** An intset of 16- or 32-bit members that intsetValue (or the general path) accepts. */
+function intsetValid(b: Buffer, s: number, e: number): boolean {
+  if (e - s < 8) return false;
+  const width = b.readUInt32LE(s);
+  const count = b.readUInt32LE(s + 4);
+  if ((width !== 2 && width !== 4) || count === 0 || 8 + count * width !== e - s) return false;
+  let prev = -Infinity;
+  for (let o = s + 8; o < e; o += width) {
+    const v = width === 2 ? b.readInt16LE(o) : b.readInt32LE(o);
+    if (v <= prev) return false;
+    prev = v;
+  }
+  return true;
+}
+
+/** Offsets of the members skipSmallSet compares. */
+const SET_AT = new Int32Array(8);
+
+/** A plain set (RDB_TYPE_SET) of 1 to 8 distinct short raw members, skipped. */
+function skipSmallSet(r: RdbReader): boolean {
+  const b = r.b;
+  const end = r.end;
+  let p = r.p;
+  if (p >= end) return false;
+  const n = b[p++];
+  if (n === 0 || n > SET_AT.length) return false;
+  for (let i = 0; i < n; i++) {
+    if (p >= end) return false;
+    const c = b[p];
+    if (c >= 0x40 || p + 1 + c > end) return false;
+    // Distinct: the length byte and the bytes differ from every earlier member's.
+    for (let j = 0; j < i; j++) {
+      const q = SET_AT[j];
+      let k = 0;
+      while (k <= c && b[q + k] === b[p + k]) k++;
+      if (k > c) return false;
+    }
+    SET_AT[i] = p;
+    p += 1 + c;
+  }
+  r.p = p;
+  return true;
+}
+
 /** readValue's ZSET_LISTPACK checks without building the set (checkValue). */
 function checkZsetListpack(r: RdbReader): void {
   const b = r.span();
+  if (lpSmallZsetValid(b, r.s0, r.s1)) return;
   const count = zsetListpackCount(lpDecodeInto(b, r.s0, r.s1, false, SCRATCH));
   for (let i = 0; i < count; i++) zsetListpackScore(SCRATCH[2 * i + 1]);
   if (count <= 8) {

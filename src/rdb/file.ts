@@ -13,14 +13,13 @@ import type { Client } from '../engine/client.js';
 import type { CommandDef } from '../engine/command.js';
 import type { Argv } from '../resp/argv.js';
 import { commandKeys } from '../engine/keys.js';
-import { hashKey, type KeyTable } from '../engine/keytable.js';
+import { hashBytes, hashKey, type KeyTable } from '../engine/keytable.js';
 import { P, lfuCounter, parsePolicy } from '../engine/evict.js';
 import { Crc64 } from './crc64.js';
-import { checkValue, type DecodeLimits } from './decode.js';
+import { checkValue, checkedCount, type DecodeLimits } from './decode.js';
 import { DumpUnsupported, needsHfeVersion, writeValue, type EncodeOptions } from './encode.js';
 import { RdbError } from './errors.js';
 import { RdbReader } from './reader.js';
-import { lzfDecompressAt } from './lzf.js';
 import { ARENA_MAX_KEY, ARENA_MAX_VALUE } from '../engine/arena.js';
 import { RDB_OP, RDB_TYPE, RDB_VERSION, RDB_VERSION_HFE, RdbWriter } from './writer.js';
 import { scripting } from '../engine/scripting/host.js';
@@ -45,6 +44,8 @@ export class RdbKeys {
   hash = new Int32Array(1024);
   /** Absolute expiry (ms), 0 = none. */
   exp = new Float64Array(1024);
+  /** decode.ts checkedCount of the record's value (0: read it with readValue). */
+  count = new Uint32Array(1024);
   /** Idle seconds (RDB_OPCODE_IDLE) by key index, when given. */
   readonly idle = new Map<number, number>();
   /** LFU counters (RDB_OPCODE_FREQ) by key index, when given. */
@@ -73,21 +74,24 @@ export class RdbKeys {
     this.type = grow(this.type, new Uint8Array(want));
     this.hash = grow(this.hash, new Int32Array(want));
     this.exp = grow(this.exp, new Float64Array(want));
+    this.count = grow(this.count, new Uint32Array(want));
   }
 
-  push(db: number, key: string, at: number, type: number, value: Stored | null, exp: number, idle: number, freq = -1): void {
+  /** A record whose key is `keyLength` bytes of hash `hash` (hashKey). */
+  push(db: number, keyLength: number, hash: number, at: number, type: number, value: Stored | null, count: number, exp: number, idle: number, freq = -1): void {
     const i = this.length;
     if (i === this.at.length) this.grow(2 * i);
     this.length++;
     this.perDb[db] = (this.perDb[db] ?? 0) + 1;
-    if (exp === 0 && key.length <= ARENA_MAX_KEY && (typeof value === 'number' || (typeof value === 'string' && value.length <= ARENA_MAX_VALUE))) {
+    if (exp === 0 && keyLength <= ARENA_MAX_KEY && (typeof value === 'number' || (typeof value === 'string' && value.length <= ARENA_MAX_VALUE))) {
       this.compactPerDb[db] = (this.compactPerDb[db] ?? 0) + 1;
     }
     this.db[i] = db;
     this.at[i] = at;
     this.type[i] = type;
-    this.hash[i] = hashKey(key);
+    this.hash[i] = hash;
     this.exp[i] = exp;
+    this.count[i] = count;
     if (idle >= 0) this.idle.set(i, idle);
     if (freq >= 0) this.freq.set(i, freq);
   }
@@ -106,7 +110,7 @@ const STAGED_LZF_MAX = 0x3fff;
  * raw key and a value of at most 255 bytes each), held as byte ranges, not as JS strings (perf:
  * a million key and value strings, all alive until the insert, were the import's GC work).
  * Keys and raw values stay in the file's Buffer; LZF-compressed values too: the parse
- * decompresses them once to check them, the insert again straight from the file (perf: a side
+ * checks them (lzfCheck: no output), the insert decompresses them straight from the file (perf: a side
  * Buffer of their decompressed bytes, doubled as it grew, was 130 MB of external memory,
  * whose pressure started a full mark of the whole heap during the import); integer-encoded
  * ones are kept as numbers.
@@ -225,19 +229,13 @@ function stageString(r: RdbReader, st: StagedStrings, before: number, db: number
     // RDB_ENC_LZF: two lengths, then the compressed bytes.
     const at = r.p;
     r.p = p + 1;
-    let clen: number, len: number;
-    try {
-      clen = r.len();
-      len = r.len();
-    } catch {
+    const len = r.checkedLzf(ARENA_MAX_VALUE);
+    const clen = r.lzfClen;
+    if (len < 0 || clen > STAGED_LZF_MAX) {
       r.p = at;
       return false;
     }
     const cs = r.p;
-    if (len === 0 || len > ARENA_MAX_VALUE || clen > STAGED_LZF_MAX || cs + clen > end || !lzfDecompressAt(b, cs, cs + clen, len)) {
-      r.p = at;
-      return false;
-    }
     st.push(before, db, ks, kl, cs, len, STAGED_LZF, 0, clen);
     r.p = cs + clen;
     return true;
@@ -342,18 +340,34 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
       continue;
     }
     const kat = r.p;
-    const key = r.latin1();
+    // A short raw key (the usual one) hashed from its bytes (perf: no string per record, the
+    // insert makes the one it keeps); any other form, or one past the end, through latin1().
+    let keyLength: number;
+    let hash: number;
+    const c = b[kat];
+    if (c < 0x40 && kat + 1 + c <= b.length) {
+      keyLength = c;
+      hash = hashBytes(b, kat + 1, kat + 1 + c);
+      r.p = kat + 1 + c;
+    } else {
+      const key = r.latin1();
+      keyLength = key.length;
+      hash = hashKey(key);
+    }
     let value: Stored | null;
     const vat = r.p;
     try {
-      value = checkValue(r, op, lim);
+      value = checkValue(r, op, lim, exp !== 0);
     } catch (e) {
       if (e instanceof RdbError && e.offset < 0) e.offset = vat;
-      if (e instanceof RdbError) e.message = `key ${JSON.stringify(key.slice(0, 64))}: ${e.message}`;
+      if (e instanceof RdbError) {
+        r.p = kat;
+        e.message = `key ${JSON.stringify(r.latin1().slice(0, 64))}: ${e.message}`;
+      }
       throw e;
     }
     if (exp !== 0 && exp < now) out.expired++;
-    else out.keys.push(db, key, kat, op, value, exp, idle, freq);
+    else out.keys.push(db, keyLength, hash, kat, op, value, checkedCount, exp, idle, freq);
     exp = 0;
     idle = -1;
     freq = -1;

@@ -4,7 +4,7 @@
  * is bounded by what its input can expand to).
  */
 import { RdbError } from './errors.js';
-import { LZF_MAX_RATIO, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
+import { LZF_MAX_RATIO, lzfCheck, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut } from './lzf.js';
 import { SMALL_STRING, type Stored, storedFrom } from '../engine/db.js';
 
 /** Longest string accepted (proto-max-bulk-len's default). */
@@ -108,6 +108,29 @@ export class RdbReader {
       return hi * 4294967296 + lo;
     }
     return this.fail('bad length encoding');
+  }
+
+  /** The compressed length of the last checkedLzf(). */
+  lzfClen = 0;
+
+  /**
+   * At an LZF string's two lengths (after its encoding byte): the output length when the
+   * string is sound (lengths, bytes present, lzfCheck) and its output at most maxLen, with r.p
+   * at the compressed bytes (lzfClen of them); else -1, r.p anywhere. Nothing is thrown: the
+   * RDB parse's fast paths (file.ts stageString, decode.ts checkValue) leave any verdict on a
+   * damaged string to the full read.
+   */
+  checkedLzf(maxLen: number): number {
+    let clen: number, len: number;
+    try {
+      clen = this.len();
+      len = this.len();
+    } catch {
+      return -1;
+    }
+    this.lzfClen = clen;
+    const p = this.p;
+    return len === 0 || len > maxLen || p + clen > this.end || !lzfCheck(this.b, p, p + clen, len) ? -1 : len;
   }
 
   /** rdbGenericLoadStringObject: raw, integer-encoded or LZF; a view when raw. */

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
-import { len, str, intStr, listpackStrings } from './fixtures.js';
+import { len, str, intStr, intset, listpackStrings } from './fixtures.js';
 import { lzfCompress } from './lzf-oracle.js';
 import { Engine } from '../../dist/engine/engine.js';
 import { Client, type Transport } from '../../dist/engine/client.js';
@@ -24,6 +24,7 @@ import { loadConfig } from '../../dist/config.js';
 import { Argv } from '../../dist/resp/argv.js';
 import { RespWriter } from '../../dist/resp/writer.js';
 import { importRdb } from '../../dist/rdb/cli.js';
+import { LpWriter } from '../../dist/rdb/listpack.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-staged-'));
 const procs: Proc[] = [];
@@ -330,13 +331,92 @@ describe('RDB import of plain strings as bytes', () => {
         ['empty', [], /key "bad": empty sorted set at offset (\d+)/],
       ];
       for (const [name, items, re] of cases) {
-        const recs = [...good, rec('bad', zlp(items), { type: 17 }), rec('after', str('x'))];
+        checkBad(name, zlp(items), re);
+      }
+      // Integer members and scores (the parse's small-set check compares them without text),
+      // and a damaged back-length in a set that check takes.
+      // Numbers as integer entries, strings as string entries (even when they read as integers).
+      const lpOf = (items: Array<string | number>): Buffer => {
+        const w = new LpWriter().start();
+        const raw = w as unknown as { rawText(v: string): void };
+        for (const x of items) if (typeof x === 'number') w.int(x); else raw.rawText(x);
+        return Buffer.from(w.finish());
+      };
+      const ints = load([[0, [rec('zi', str(lpOf([7, 1, 300, 2, -70000, 3])), { type: 17 }), rec('zm', str(lpOf([5, 1, 'x', 2])), { type: 17 })]]]);
+      assert.match(ints.imp(), /Imported 2 keys/);
+      assert.equal(ints.run('ZRANGE', 'zi', '0', '-1'), '*3\r\n$1\r\n7\r\n$3\r\n300\r\n$6\r\n-70000\r\n');
+      assert.equal(ints.run('ZSCORE', 'zm', 'x'), '$1\r\n2\r\n');
+      checkBad('duplicate member, integer scores', str(lpOf(['ab', 1, 'b', 2, 'ab', 3])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      checkBad('duplicate integer member', str(lpOf([7, 1, 8, 2, 7, 3])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      checkBad('integer and text member alike', str(lpOf([7, 1, '7', 2])), /key "bad": duplicate sorted set member at offset (\d+)/);
+      const badBack = lpOf(['a', 1, 'b', 2]);
+      badBack[6 + 2] = 9; // the first entry's back-length
+      checkBad('bad back-length', str(badBack), /key "bad": listpack bad back-length at offset (\d+)/);
+      function checkBad(name: string, value: Buffer, re: RegExp): void {
+        const recs = [...good, rec('bad', value, { type: 17 }), rec('after', str('x'))];
         const { eng, imp: bad } = load([[0, recs]]);
         let msg = '';
         assert.throws(bad, (e: Error) => ((msg = e.message), re.test(e.message)), name);
         // The offset is the bad value's: after its type byte and key.
         const whole = rdbFile([[0, recs]]);
         const at = whole.indexOf(Buffer.concat([Buffer.from([17]), str('bad')])) + 1 + str('bad').length;
+        assert.equal(Number(re.exec(msg)![1]), at, name);
+        assert.equal(eng.dbs[0].size, 0, name);
+      }
+    });
+
+    it('strings with a TTL, intsets and small plain sets (only checked by the parse): good ones load, damaged ones are refused with readValue\'s words and offset', () => {
+      // A plain set (RDB_TYPE_SET, 2): its count, then each member as a string.
+      const plainSet = (members: Buffer[]): Buffer => Buffer.concat([len(members.length), ...members]);
+      const good = [
+        rec('t-raw', str('short'), { exp: later }),
+        rec('t-long', str('y'.repeat(300)), { exp: later }),
+        rec('t-lzf', lzfStr(b('z'.repeat(90))), { exp: later }),
+        rec('t-int', intStr(77), { exp: later }),
+        rec('i16', str(intset(2, [-5, 1, 300])), { type: 11 }),
+        rec('i32', str(intset(4, [-70000, 2, 70000])), { type: 11 }),
+        rec('i64', str(intset(8, [1, 2, 2 ** 40])), { type: 11 }),
+        rec('s3', plainSet([str('a'), str('b'), str('ab')]), { type: 2 }),
+        rec('s-int', plainSet([str('x'), intStr(5)]), { type: 2 }),
+        rec('s9', plainSet(Array.from({ length: 9 }, (_, i) => str(`m${i}`))), { type: 2 }),
+      ];
+      const { run, imp } = load([[0, [rec('s', str('v')), ...good]]]);
+      assert.match(imp(), /Imported 11 keys/);
+      assert.equal(run('GET', 't-raw'), '$5\r\nshort\r\n');
+      assert.equal(run('STRLEN', 't-long'), ':300\r\n');
+      assert.equal(run('GET', 't-lzf'), `$90\r\n${'z'.repeat(90)}\r\n`);
+      assert.equal(run('GET', 't-int'), '$2\r\n77\r\n');
+      for (const k of ['t-raw', 't-long', 't-lzf', 't-int']) assert.match(run('PTTL', k), /^:3\d{6}\r\n$/, k);
+      assert.equal(run('SMEMBERS', 'i16'), '*3\r\n$2\r\n-5\r\n$1\r\n1\r\n$3\r\n300\r\n');
+      assert.equal(run('SISMEMBER', 'i32', '-70000'), ':1\r\n');
+      assert.equal(run('SISMEMBER', 'i64', String(2 ** 40)), ':1\r\n');
+      assert.equal(run('OBJECT', 'ENCODING', 'i16'), '$6\r\nintset\r\n');
+      assert.equal(run('SCARD', 's3'), ':3\r\n');
+      assert.equal(run('SISMEMBER', 's3', 'ab'), ':1\r\n');
+      assert.equal(run('SISMEMBER', 's-int', '5'), ':1\r\n');
+      assert.equal(run('SCARD', 's9'), ':9\r\n');
+      // LZF data whose back reference points before the output's start (at its compressed bytes).
+      const badLzf = Buffer.concat([Buffer.from([0xc3]), len(3), len(20), Buffer.from([0x20, 0x05, 0x00])]);
+      const cases: Array<[string, Buffer, number, RegExp, number]> = [
+        ['TTL string, invalid LZF', badLzf, 0, /key "bad": invalid LZF data at offset (\d+)/, 3],
+        ['TTL string, LZF lengths', Buffer.concat([Buffer.from([0xc3]), len(3), len(0), Buffer.from([1, 2, 3])]), 0, /key "bad": bad LZF lengths at offset (\d+)/, 3],
+        ['intset not sorted', str(intset(2, [1, 3, 2])), 11, /key "bad": intset not sorted at offset (\d+)/, 0],
+        ['intset repeated', str(intset(4, [1, 1])), 11, /key "bad": intset not sorted at offset (\d+)/, 0],
+        ['intset length', str(Buffer.concat([intset(2, [1, 2]), Buffer.from([0])])), 11, /key "bad": intset length mismatch at offset (\d+)/, 0],
+        ['intset empty', str(intset(2, [])), 11, /key "bad": empty intset at offset (\d+)/, 0],
+        ['intset width', str(intset(2, [1]).fill(3, 0, 1)), 11, /key "bad": intset bad encoding at offset (\d+)/, 0],
+        ['set duplicate', plainSet([str('a'), str('b'), str('a')]), 2, /key "bad": duplicate set member at offset (\d+)/, 0],
+        ['set duplicate (2)', plainSet([str('ab'), str('ab')]), 2, /key "bad": duplicate set member at offset (\d+)/, 0],
+        ['set empty', plainSet([]), 2, /key "bad": empty set at offset (\d+)/, 0],
+      ];
+      for (const [name, value, type, re, past] of cases) {
+        const recs = [...good, rec('bad', value, { type, exp: type === 0 ? later : undefined }), rec('after', str('x'))];
+        const { eng, imp: bad } = load([[0, recs]]);
+        let msg = '';
+        assert.throws(bad, (e: Error) => ((msg = e.message), re.test(e.message)), name);
+        // The offset is the bad value's (after its type byte and key), or `past` bytes into it.
+        const whole = rdbFile([[0, recs]]);
+        const at = whole.indexOf(Buffer.concat([Buffer.from([type]), str('bad')])) + 1 + str('bad').length + past;
         assert.equal(Number(re.exec(msg)![1]), at, name);
         assert.equal(eng.dbs[0].size, 0, name);
       }

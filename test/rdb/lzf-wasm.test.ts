@@ -7,7 +7,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { lzfCompress, lzfCompressLatin1, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut, fixed } from '../../dist/rdb/lzf.js';
+import { lzfCheck, lzfCompress, lzfCompressLatin1, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut, fixed } from '../../dist/rdb/lzf.js';
 import { Crc64, crc64 } from '../../dist/rdb/crc64.js';
 import * as oracle from './lzf-oracle.js';
 import { xorshiftBytes } from './fixtures.js';
@@ -92,6 +92,7 @@ describe('native LZF against the JavaScript oracle', () => {
       // In the middle of a larger buffer.
       const framed = Buffer.concat([Buffer.from('head'), c, Buffer.from('tail')]);
       assert.ok(lzfDecompress(framed, 4, 4 + c.length, inp.length)?.equals(inp));
+      assert.ok(lzfCheck(framed, 4, 4 + c.length, inp.length), `${inp.length} bytes: lzfCheck, intact`);
       const cases: [Buffer, number][] = [
         [c, inp.length - 1],
         [c, inp.length + 1],
@@ -108,6 +109,8 @@ describe('native LZF against the JavaScript oracle', () => {
         const g = lzfDecompress(b, 0, b.length, n);
         if (w === null) refused++;
         assert.deepEqual(g, w, `${inp.length} bytes, corrupted input of ${b.length} into ${n}`);
+        // The RDB parse's check (no output) gives the decompressor's answer.
+        assert.equal(lzfCheck(b, 0, b.length, n), w !== null, `lzfCheck: ${inp.length} bytes, input of ${b.length} into ${n}`);
       }
     }
     assert.ok(refused > 100, `${refused} refusals`);
@@ -120,6 +123,7 @@ describe('native LZF against the JavaScript oracle', () => {
     assert.equal(lzfDecompressAt(c, 0, 3, Number.MAX_SAFE_INTEGER), false);
     assert.equal(lzfDecompressAt(c, 0, 3, -1), false);
     assert.equal(lzfDecompressAt(c, 0, 3, NaN), false);
+    for (const n of [2 ** 31, Number.MAX_SAFE_INTEGER, -1, NaN]) assert.equal(lzfCheck(c, 0, 3, n), false);
     // Within what 20 MB could expand to, but past the longest string: refused before any memory.
     const big = Buffer.alloc(20 * 1024 * 1024);
     assert.equal(lzfDecompressAt(big, 0, big.length, 1024 * 1024 * 1024 + 1), false);

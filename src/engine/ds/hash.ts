@@ -172,6 +172,14 @@ export class HashValue implements StoredValue {
   static fromListpack(b: Buffer, s: number, e: number, lim: HashLimits): HashValue | null | undefined {
     const n = HashValue.checkListpack(b, s, e, lim);
     if (n === null || n === undefined) return n;
+    return HashValue.fromCheckedListpack(b, s, e, n);
+  }
+
+  /**
+   * fromListpack of bytes that checkListpack answered `n` for with the same limits (an RDB
+   * import's insert, after its parse checked them: rdb/cli.ts): the same value, unchecked.
+   */
+  static fromCheckedListpack(b: Buffer, s: number, e: number, n: number): HashValue {
     const h = new HashValue();
     h.lp = b.latin1Slice(s, e);
     h.n = n;
