@@ -41,6 +41,7 @@ const P16 = 0x10000;
 const P32 = 0x100000000;
 const P48 = 0x1000000000000;
 export const U64_MAX = 0xffffffffffffffffn;
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 export const ID_MIN: StreamId = '\0\0\0\0\0\0\0\0';
 export const ID_MAX: StreamId = '\uffff\uffff\uffff\uffff\uffff\uffff\uffff\uffff';
@@ -66,7 +67,7 @@ export function makeIdNum(ms: number, seq: number): StreamId {
 }
 
 /** The 64-bit half at `o` (0 = ms, 4 = seq) as a number when exact, else -1. */
-function halfNum(id: StreamId, o: number): number {
+export function halfNum(id: StreamId, o: number): number {
   const a = id.charCodeAt(o);
   if (a >= 32) return -1;
   return a * P48 + id.charCodeAt(o + 1) * P32 + id.charCodeAt(o + 2) * P16 + id.charCodeAt(o + 3);
@@ -896,8 +897,12 @@ export class Stream implements TypedValue {
   firstId: StreamId = ID_MIN;
   /** max-deleted-entry-id */
   maxDeletedId: StreamId = ID_MIN;
-  /** entries-added (uint64). */
-  entriesAdded = 0n;
+  /**
+   * entries-added (uint64): a number while it is a safe integer (perf: XADD counts without
+   * allocating a BigInt), else `addedBig`.
+   */
+  private added = 0;
+  private addedBig: bigint | null = null;
   /** Consumer groups by name (latin1). */
   readonly groups = new Map<string, ConsumerGroup>();
   /**
@@ -908,6 +913,25 @@ export class Stream implements TypedValue {
 
   encoding(): string {
     return 'stream';
+  }
+
+  /** entries-added (uint64). */
+  get entriesAdded(): bigint {
+    return this.addedBig ?? BigInt(this.added);
+  }
+
+  set entriesAdded(v: bigint) {
+    if (v >= 0n && v <= MAX_SAFE_BIG) {
+      this.added = Number(v);
+      this.addedBig = null;
+    } else {
+      this.addedBig = v;
+    }
+  }
+
+  /** entries-added is 0. */
+  private noneAdded(): boolean {
+    return this.addedBig === null && this.added === 0;
   }
 
   clone(): Stream {
@@ -1098,7 +1122,8 @@ export class Stream implements TypedValue {
 
   private appended(id: StreamId): void {
     this.length++;
-    this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
+    if (this.addedBig === null && this.added < Number.MAX_SAFE_INTEGER) this.added++;
+    else this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
     this.lastId = id;
     if (this.length === 1) this.firstId = id;
     this.signals++;
@@ -1215,7 +1240,7 @@ export class Stream implements TypedValue {
 
   /** streamEstimateDistanceFromFirstEverEntry; ENTRIES_READ_INVALID when unknowable. */
   estimateDistance(id: StreamId): bigint {
-    if (this.entriesAdded === 0n) return 0n;
+    if (this.noneAdded()) return 0n;
     // entries_added is unsigned; the estimate is a long long.
     const added = BigInt.asIntN(64, this.entriesAdded);
     if (this.length === 0 && id <= this.lastId) return added;
@@ -1231,7 +1256,7 @@ export class Stream implements TypedValue {
 
   /** The lag XINFO reports for a group, or null when it cannot be computed. */
   lag(g: ConsumerGroup): bigint | null {
-    if (this.entriesAdded === 0n) return 0n;
+    if (this.noneAdded()) return 0n;
     if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(g.lastId)) {
       return BigInt.asIntN(64, this.entriesAdded - g.entriesRead);
     }
@@ -1287,7 +1312,7 @@ export class Stream implements TypedValue {
     if (id > g.lastId) {
       if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(id)) {
         g.entriesRead = BigInt.asIntN(64, g.entriesRead + 1n);
-      } else if (this.entriesAdded !== 0n) {
+      } else if (!this.noneAdded()) {
         g.entriesRead = this.estimateDistance(id);
       }
       g.lastId = id;
