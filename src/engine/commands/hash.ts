@@ -144,8 +144,12 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   // A new hashtable hash: one arena for these fields and a few more (a BullMQ job's).
   if (isNew && h.table !== null) h.table.reserveBytes(bytes);
   let created = 0;
-  for (let i = 2; i < argv.count; i += 2) {
-    if (h.setArg(argv, i, lim)) created++;
+  if (isNew && h.initArgs(argv, 2, lim)) {
+    created = (argv.count - 2) / 2;
+  } else {
+    for (let i = 2; i < argv.count; i += 2) {
+      if (h.setArg(argv, i, lim)) created++;
+    }
   }
   if (isNew) c.db.add(key, h);
   else c.db.modified(key, e);
