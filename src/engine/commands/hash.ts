@@ -144,7 +144,7 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   // A new hashtable hash: one arena for these fields and a few more (a BullMQ job's).
   if (isNew && h.table !== null) h.table.reserveBytes(bytes);
   let created = 0;
-  if (isNew && h.initArgs(argv, 2, lim)) {
+  if (argv.count > 4 && h.appendArgs(argv, 2, lim)) {
     created = (argv.count - 2) / 2;
   } else {
     for (let i = 2; i < argv.count; i += 2) {

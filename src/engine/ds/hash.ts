@@ -51,7 +51,7 @@ export interface HashLimits {
  * redis.conf: what most listpack hashes in the field hold.
  */
 export const FLAT_MAX = 128;
-/** The most pairs initArgs() builds a new hash of (its field compares are pairwise). */
+/** The most pairs appendArgs() adds in one build (its field compares are pairwise). */
 const NEW_MAX = 16;
 
 /** Scratch of listpack edits: the new listpack is built here, then cut out as a string. */
@@ -436,19 +436,21 @@ export class HashValue implements StoredValue {
   }
 
   /**
-   * HSET/HMSET of the pairs argv[from..] into this new, empty listpack hash in one build, when
-   * the fields are distinct and the hash stays a small listpack; false when that does not
-   * apply and nothing changed (the caller sets the pairs one by one). perf: one listpack
-   * string, where setArg() cuts one per field (a BullMQ job hash: 6 fields).
+   * HSET/HMSET of the pairs argv[from..], all new fields, appended to this listpack hash in
+   * one build, when the fields are distinct, absent and the hash stays a small listpack;
+   * false when that does not apply and nothing changed (the caller sets the pairs one by
+   * one). perf: one listpack string, where setArg() cuts one per field (a BullMQ job hash: 6
+   * fields at its creation, then 2 when it completes).
    */
-  initArgs(argv: Argv, from: number, lim: HashLimits): boolean {
+  appendArgs(argv: Argv, from: number, lim: HashLimits): boolean {
+    const lp = this.lp;
     const pairs = (argv.count - from) >> 1;
-    if (this.lp !== LPS_EMPTY || this.sid !== 0 || pairs > NEW_MAX || pairs > lim.maxEntries) return false;
+    if (lp === null || this.sid !== 0 || pairs > NEW_MAX || this.n + pairs >= IDX_MIN || this.n + pairs > lim.maxEntries) return false;
     const b = argv.buf;
     const st = argv.start;
     const en = argv.end;
     for (let i = from; i < argv.count; i++) if (en[i] - st[i] > lim.maxValue) return false;
-    // Distinct fields (byte compares of a few short fields; a repeated one takes the slow path).
+    // Distinct fields (byte compares of a few short fields), none in the hash yet.
     for (let i = from; i < argv.count; i += 2) {
       const n = en[i] - st[i];
       for (let j = from; j < i; j += 2) {
@@ -457,11 +459,15 @@ export class HashValue implements StoredValue {
         while (k < n && b[st[i] + k] === b[st[j] + k]) k++;
         if (k === n) return false;
       }
+      if (this.n > 0 && lpsFindBytes(lp, b, st[i], en[i]) >= 0) return false;
     }
-    W.start();
+    const len = lp.length;
+    load(lp, len);
+    W.pos = len - 1;
+    W.count = 2 * this.n;
     for (let i = from; i < argv.count; i++) W.strRange(b, st[i], en[i]);
     this.lp = cut(W.finishLength());
-    this.n = pairs;
+    this.n += pairs;
     return true;
   }
 

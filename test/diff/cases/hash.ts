@@ -37,6 +37,9 @@ const scripts: Script[] = [
       'b', Buffer.from([0, 255, 13, 10]), '', 'empty'],
     ['HGETALL', 'n3'], ['DUMP', 'n3'], ['OBJECT', 'ENCODING', 'n3'],
     ['HSET', 'n3', 'processedOn', '1795871820902', 'name', 'job2'], ['HINCRBY', 'n3', 'ats', '1'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    // Pairs added to an existing listpack hash: all new; one repeated in the call; the last one present.
+    ['HSET', 'n3', 'returnvalue', '{"ok":0}', 'finishedOn', '1795871820907'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    ['HSET', 'n3', 'r1', 'a', 'r2', 'b', 'r1', 'c'], ['HSET', 'n3', 'r3', 'x', 'ats', '7'], ['HGETALL', 'n3'], ['HLEN', 'n3'], ['DUMP', 'n3'],
     // Values at and past hash-max-listpack-value; 16 and 17 pairs; past hash-max-listpack-entries.
     ['HSET', 'v64', 'f', 'x'.repeat(64), 'g', '1'], ['OBJECT', 'ENCODING', 'v64'], ['DUMP', 'v64'],
     ['HSET', 'v65', 'f', 'x'.repeat(65), 'g', '1'], ['OBJECT', 'ENCODING', 'v65'], { cmd: ['HGETALL', 'v65'], compare: 'sorted' },
