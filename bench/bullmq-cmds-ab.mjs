@@ -17,9 +17,13 @@ if (!distA || !distB) throw new Error('usage: bullmq-cmds-ab.mjs <distA> <distB>
 const N = Number(process.env.AB_N ?? 2000);
 const BATCHES = Number(process.env.AB_BATCHES ?? 15);
 const data = JSON.stringify({ i: 1, payload: 'x'.repeat(100) });
+const dataLp = JSON.stringify({ i: 1, payload: 'x'.repeat(20) });
 // The calls as BullMQ 6.7 makes them (captured with MONITOR): job hash fields, event stream, lists.
 const TESTS = {
   hmsetNew: (i) => ['HMSET', `bull:q:${i}`, 'name', 'job', 'data', data, 'opts', '{"attempts":0}', 'timestamp', '1795840335853', 'delay', '0', 'priority', '0'],
+  // A job whose data fits a listpack hash (hash-max-listpack-value 64): created, then completed.
+  hmsetNewLp: (i) => ['HMSET', `bull:lp:${i}`, 'name', 'job', 'data', dataLp, 'opts', '{"attempts":0}', 'timestamp', '1795840335853', 'delay', '0', 'priority', '0'],
+  hsetFinishedLp: (i) => ['HSET', `bull:lp:${i}`, 'returnvalue', '{"ok":0}', 'finishedOn', '1795840335999'],
   hincrbyNewField: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
   hincrbyAgain: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
   hsetFinished: (i) => ['HSET', `bull:q:${i}`, 'returnvalue', String(i), 'finishedOn', '1795840335999'],

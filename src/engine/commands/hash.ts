@@ -333,7 +333,7 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   const f = argv.key(2);
   if (big === null && h !== undefined && h.listpackBytes !== null) {
     // perf: an integer value of a listpack hash edited in place (no string, no BigInt).
-    const sum = h.incrFlat(f, by, hashLimits(c.engine).maxValue);
+    const sum = h.incrFlat(f, by, hashLimits(c.engine));
     if (sum !== null) {
       c.db.modified(key);
       keyEvent(c, N.HASH, 'hincrby', key);

@@ -529,14 +529,30 @@ export class HashValue implements StoredValue {
    * HINCRBY on a listpack hash (perf): when `f` exists, its value is an integer entry and the
    * sum stays within ±2^53 (and its text within hash-max-listpack-value), the new integer is
    * written over the old entry (a splice only when its width changes; no string, no BigInt)
-   * and the sum returned. Otherwise null and nothing changed: the caller takes the general
-   * path (a new field, a value that is not an integer, overflow, conversion).
+   * and the sum returned; a new field is appended with `by`. Otherwise null and nothing
+   * changed: the caller takes the general path (a value that is not an integer, overflow,
+   * conversion).
    */
-  incrFlat(f: string, by: number, maxValue: number): number | null {
+  incrFlat(f: string, by: number, lim: HashLimits): number | null {
     const lp = this.lp;
     if (lp === null) return null;
+    const maxValue = lim.maxValue;
     const p = fieldFind(this, lp, this.n, f, false);
-    if (p < 0) return null;
+    if (p < 0) {
+      // A new field (BullMQ's "ats"): appended with `by` as its value, in one build, when the
+      // hash stays a small listpack (else the general path converts it).
+      if (this.sid !== 0 || this.n + 1 >= IDX_MIN || this.n + 1 > lim.maxEntries || f.length > maxValue) return null;
+      if (maxValue < 17 && decimalLength(by) > maxValue) return null;
+      const len = lp.length;
+      load(lp, len);
+      W.pos = len - 1;
+      W.count = 2 * this.n;
+      W.text(f);
+      W.int(by);
+      this.lp = cut(W.finishLength());
+      this.n++;
+      return by;
+    }
     const vp = lpsNext(lp, p);
     if (lpsStrHeader(lp, vp) !== 0) return null;
     const cur = lpsInt(lp, vp);

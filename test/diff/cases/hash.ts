@@ -40,6 +40,14 @@ const scripts: Script[] = [
     // Pairs added to an existing listpack hash: all new; one repeated in the call; the last one present.
     ['HSET', 'n3', 'returnvalue', '{"ok":0}', 'finishedOn', '1795871820907'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
     ['HSET', 'n3', 'r1', 'a', 'r2', 'b', 'r1', 'c'], ['HSET', 'n3', 'r3', 'x', 'ats', '7'], ['HGETALL', 'n3'], ['HLEN', 'n3'], ['DUMP', 'n3'],
+    // HINCRBY of new fields: small, negative, zero, past int32, past 2^53 (the exact path), a
+    // field past hash-max-listpack-value, a value past a small hash-max-listpack-value.
+    ['HINCRBY', 'n3', 'i1', '1'], ['HINCRBY', 'n3', 'i2', '-4097'], ['HINCRBY', 'n3', 'i3', '-0'], ['HINCRBY', 'n3', 'i4', '1795871820907'],
+    ['HINCRBY', 'n3', 'i5', '9007199254740993'], ['HINCRBY', 'n3', 'i1', '1'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    ['HSET', 'n4', 'a', '1'], ['HINCRBY', 'n4', 'f'.repeat(65), '3'], ['OBJECT', 'ENCODING', 'n4'],
+    ['HSET', 'n5', 'a', '1'], ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HINCRBY', 'n5', 'b', '123'], ['OBJECT', 'ENCODING', 'n5'],
+    ['HINCRBY', 'n5', 'c', '1234'], ['OBJECT', 'ENCODING', 'n5'], ['CONFIG', 'SET', 'hash-max-listpack-value', '64'],
+    { cmd: ['HGETALL', 'n5'], compare: 'sorted' },
     // Values at and past hash-max-listpack-value; 16 and 17 pairs; past hash-max-listpack-entries.
     ['HSET', 'v64', 'f', 'x'.repeat(64), 'g', '1'], ['OBJECT', 'ENCODING', 'v64'], ['DUMP', 'v64'],
     ['HSET', 'v65', 'f', 'x'.repeat(65), 'g', '1'], ['OBJECT', 'ENCODING', 'v65'], { cmd: ['HGETALL', 'v65'], compare: 'sorted' },
