@@ -329,11 +329,16 @@ export class StreamNode {
     return a >= 0 ? a : -1 - a;
   }
 
-  /** Room for n more bytes (the tail node doubles its arena; seal() trims it). */
+  /**
+   * Room for n more bytes. The tail node's arena grows 4x from 256 bytes to 1 KB, then 2x (a
+   * node of BullMQ events is ~2.5 KB: three allocations; Redis preallocates 4 KB per new
+   * node), and seal() trims it when the next node opens.
+   */
   private reserve(n: number): void {
     const need = this.used + n;
     if (need <= this.data.length) return;
-    const d = Buffer.allocUnsafeSlow(Math.max(need, 2 * this.data.length, 128));
+    const len = this.data.length;
+    const d = Buffer.allocUnsafeSlow(Math.max(need, len < 1024 ? 4 * len : 2 * len, 256));
     this.data.copy(d, 0, 0, this.used);
     this.data = d;
   }
@@ -349,24 +354,35 @@ export class StreamNode {
     this.used = p;
   }
 
-  /** Append src[s, s + n) as an element. */
-  private putElem(src: Buffer, s: number, n: number): void {
+  /** Append src[s, s + n) as an element; returns its modelled listpack bytes. */
+  private putElem(src: Buffer, s: number, n: number): number {
     this.putVarint(n);
     const d = this.data;
     let p = this.used;
-    if (n > 32) src.copy(d, p, s, s + n);
+    // (Buffer#copy of part of a Buffer allocates a view: a JS loop up to 64 bytes.)
+    if (n > 64) src.copy(d, p, s, s + n);
     else for (let k = 0; k < n; k++) d[p + k] = src[s + k];
     this.used = p + n;
+    return strElemSizeAt(src, s, n);
   }
 
-  /** The record just written at `start` becomes entry `id` (a tombstone when `dead`). */
-  private added(id: StreamId, start: number, dead: boolean): void {
-    const i = this.ids.length;
+  /**
+   * The record just written at `start` becomes entry `id` (a tombstone when `dead`): nf
+   * fields, `same` as the master's, `elems` the modelled bytes of its written elements.
+   */
+  private added(id: StreamId, start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
     this.ids.push(id);
     this.at.push(dead ? -1 - start : start);
     if (dead) this.dead++;
     else this.live++;
-    this.fixed += this.entryBytes(i);
+    this.fixed += this.frameBytes(id, nf, same) + elems;
+  }
+
+  /** Modelled bytes of an entry's listpack elements other than its fields and values. */
+  private frameBytes(id: StreamId, nf: number, same: boolean): number {
+    // flags, ms and seq deltas, [num-fields], lp-count.
+    const bytes = 2 + deltaSize(id, this.master, 0) + deltaSize(id, this.master, 4) + intElemSize(same ? nf + 3 : 2 * nf + 4);
+    return same ? bytes : bytes + intElemSize(nf);
   }
 
   /** Append entry `id` with fields and values `fv` (a tombstone when `dead`). */
@@ -380,8 +396,9 @@ export class StreamNode {
     this.reserve(room);
     const start = this.used;
     this.putVarint(2 * nf + (same ? 1 : 0));
-    for (let k = same ? 1 : 0; k < fv.length; k += same ? 2 : 1) this.putElem(fv[k], 0, fv[k].length);
-    this.added(id, start, dead);
+    let elems = 0;
+    for (let k = same ? 1 : 0; k < fv.length; k += same ? 2 : 1) elems += this.putElem(fv[k], 0, fv[k].length);
+    this.added(id, start, dead, nf, same, elems);
   }
 
   /** Append live entry `id` whose fields and values are src[start[k], end[k]) for k in [from, to). */
@@ -398,8 +415,9 @@ export class StreamNode {
     this.reserve(room);
     const at = this.used;
     this.putVarint(2 * nf + (same ? 1 : 0));
-    for (let k = same ? from + 1 : from; k < to; k += same ? 2 : 1) this.putElem(src, start[k], end[k] - start[k]);
-    this.added(id, at, false);
+    let elems = 0;
+    for (let k = same ? from + 1 : from; k < to; k += same ? 2 : 1) elems += this.putElem(src, start[k], end[k] - start[k]);
+    this.added(id, at, false, nf, same, elems);
   }
 
   /** Append a tombstone of unknown contents that took `bytes` of its listpack. */
@@ -426,16 +444,13 @@ export class StreamNode {
     const h = rdv(d);
     const nf = h >>> 1;
     const same = (h & 1) === 1;
-    const id = this.ids[i];
-    // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
-    let bytes = 2 + deltaSize(id, this.master, 0) + deltaSize(id, this.master, 4);
-    if (!same) bytes += intElemSize(nf);
+    let bytes = this.frameBytes(this.ids[i], nf, same);
     for (let k = same ? nf : 2 * nf; k > 0; k--) {
       const n = rdv(d);
       bytes += strElemSizeAt(d, rp, n);
       rp += n;
     }
-    return bytes + intElemSize(same ? nf + 3 : 2 * nf + 4);
+    return bytes;
   }
 
   /**
