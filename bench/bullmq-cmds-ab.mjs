@@ -35,6 +35,8 @@ const TESTS = {
   exists: (i) => ['EXISTS', `bull:q:${i}`],
   zrangebyscoreEmpty: (i) => ['ZRANGEBYSCORE', 'bull:q:delayed', '0', String(7355762028834815 + 4096 * i), 'LIMIT', '0', '1000'],
   xadd: (i) => ['XADD', 'bull:q:events', 'MAXLEN', '~', '10000', '*', 'event', 'added', 'jobId', String(i), 'name', 'job'],
+  // QueueEvents' read of the events stream (its XREAD BLOCK returns up to COUNT entries).
+  xrange10: (i) => ['XRANGE', 'bull:q:events', String(1 + (i % 1000)), '+', 'COUNT', '10'],
   // Not BullMQ's: XADD's worst case for sharing recent values (unique values of equal length).
   xaddUnique: (i) => ['XADD', 'other:events', '*', 'a', (i * 2654435761 >>> 0).toString(16).padStart(8, '0'), 'b', (i * 40503 >>> 0).toString(16).padStart(8, '0'), 'c', String(1e9 + i)],
   zadd: (i) => ['ZADD', 'bull:q:completed', String(1795840335000 + i), String(i)],

@@ -485,20 +485,31 @@ export class StreamNode {
   /** Reply with entry i's fields and values (an array), written from the arena. */
   reply(i: number, out: ElemSink): void {
     const d = this.data;
-    rp = this.recordStart(i);
-    const h = rdv(d);
+    // perf: the cursor in a local (rdv() only for a length of two bytes or more).
+    let p = this.recordStart(i);
+    let h = d[p++];
+    if (h >= 128) {
+      rp = p - 1;
+      h = rdv(d);
+      p = rp;
+    }
     const nf = h >>> 1;
     const same = (h & 1) === 1;
+    const mf = this.masterFields;
     out.array(2 * nf);
     for (let k = 0; k < 2 * nf; k++) {
       if (same && (k & 1) === 0) {
-        out.bulk(this.masterFields[k >> 1]);
+        out.bulk(mf[k >> 1]);
         continue;
       }
-      const n = rdv(d);
-      const s = rp;
-      rp += n;
-      out.bulkBytes(d, s, s + n);
+      let n = d[p++];
+      if (n >= 128) {
+        rp = p - 1;
+        n = rdv(d);
+        p = rp;
+      }
+      out.bulkBytes(d, p, p + n);
+      p += n;
     }
   }
 
