@@ -135,7 +135,7 @@ const scripts: Script[] = [
     // Different field sets do not share the master entry's fields.
     ...range(120, 1).map((i): Step => ['XADD', 'm', `${i}-0`, i % 2 ? 'a' : 'b', 'v'.repeat(i % 70)]), ...info('m'),
   ] },
-  { name: 'XADD of values repeated from recent entries (shared element Buffers) stays byte-exact', steps: [
+  { name: 'XADD of values repeated from recent entries stays byte-exact', steps: [
     // BullMQ's event stream: alternating shapes repeat most fields and values; one value per
     // entry (the job id) is new. Later changes to one entry never show in another.
     ['CONFIG', 'SET', 'stream-node-max-entries', '4'],
