@@ -187,7 +187,9 @@ export class LpWriter {
     const h = this.strHeader(n);
     const d = this.buf;
     let p = this.pos;
-    if (n <= 32) for (let k = s; k < e; k++) d[p++] = b[k];
+    // (Buffer#copy of part of a Buffer allocates a view: a JS loop up to a listpack value's
+    // default limit, 64 bytes.)
+    if (n <= 64) for (let k = s; k < e; k++) d[p++] = b[k];
     else p += b.copy(d, p, s, e);
     this.pos = p;
     this.backlen(h + n);
