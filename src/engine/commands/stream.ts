@@ -21,7 +21,7 @@ import {
   ID_MIN, ID_MAX, ENTRIES_READ_INVALID, LISTPACK_MAX_SIZE, TRIM_MAXLEN, TRIM_MINID,
   formatId, halfNum, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
 } from '../ds/stream.js';
-import { lookupRead, lookupWrite } from './typed-helpers.js';
+import { lookupRead, lookupWrite, lookupWriteArg } from './typed-helpers.js';
 import type { KeyRef } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
 import { cstr } from '../../bytes.js';
@@ -359,8 +359,11 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (n < 2 || n % 2 === 1) throw new CommandError(wrongArity('xadd'));
   if (a.idGiven && a.seqGiven && a.id === ID_MIN) throw new CommandError(ID_ZERO);
   const db = c.db;
-  const key = argv.key(1);
-  let s = writeStream(c, key);
+  // perf: the key found from its bytes; its string is the entry's (one is made for a new key).
+  const e = lookupWriteArg(c, argv, 1);
+  if (e !== undefined && !(e.value instanceof Stream)) throw WRONGTYPE;
+  const key = e !== undefined ? e.key : argv.key(1);
+  let s = e !== undefined ? (e.value as Stream) : undefined;
   let created = false;
   if (s === undefined) {
     if (a.noMkStream) {
@@ -391,7 +394,7 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   replyId(out, id);
   const trimmed = a.trim !== null ? s.trim(a.trim) : 0;
   if (created) db.add(key, s);
-  else db.modified(key);
+  else db.modified(key, e);
   keyEvent(c, N.STREAM, 'xadd', key);
   if (trimmed > 0) keyEvent(c, N.STREAM, 'xtrim', key);
 }
@@ -399,15 +402,16 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 function xtrimCommand(c: Client, argv: Argv, out: ReplySink): void {
   const a = parseAddTrim(c, argv, false);
-  const key = argv.key(1);
-  const s = writeStream(c, key);
-  if (s === undefined) {
+  // perf: the key found from its bytes (BullMQ trims its events stream once per job).
+  const e = lookupWriteArg(c, argv, 1);
+  if (e === undefined) {
     out.int(0);
     return;
   }
-  const deleted = s.trim(a.trim ?? NO_TRIM);
-  if (deleted > 0) c.db.modified(key);
-  if (deleted > 0) keyEvent(c, N.STREAM, 'xtrim', key);
+  if (!(e.value instanceof Stream)) throw WRONGTYPE;
+  const deleted = (e.value as Stream).trim(a.trim ?? NO_TRIM);
+  if (deleted > 0) c.db.modified(e.key, e);
+  if (deleted > 0) keyEvent(c, N.STREAM, 'xtrim', e.key);
   out.int(deleted);
 }
 

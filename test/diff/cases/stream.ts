@@ -173,6 +173,9 @@ const scripts: Script[] = [
     ['XADD', 'l', '1-4', 'k'.repeat(40), '-12', 'w', '9007199254740993'],
     ['XRANGE', 'l', '-', '+'], ['XREVRANGE', 'l', '+', '-', 'COUNT', '2'], ['DUMP', 'l'], ...info('l'),
     ['XREAD', 'STREAMS', 'l', 'p', '1-2', '1-0'],
+    // XADD finds an existing key from its bytes: a binary key name, created then appended to.
+    ['XADD', Buffer.from([0xff, 0, 0x80, 0x41]), '1-1', 'a', '1'], ['XADD', Buffer.from([0xff, 0, 0x80, 0x41]), '1-2', 'a', '2'],
+    ['XLEN', Buffer.from([0xff, 0, 0x80, 0x41])], ['XRANGE', Buffer.from([0xff, 0, 0x80, 0x41]), '-', '+'], ['KEYS', '*A'],
   ] },
   { name: 'DUMP after XDEL and exact XTRIM: deleted entries keep their fields and values', steps: [
     ['XADD', 'd', '1-1', 'a', '1'], ['XADD', 'd', '1-2', 'b', 'hello'], ['XADD', 'd', '1-3', 'a', '3'],
