@@ -19,7 +19,7 @@ import { container, family, row } from '../command.js';
 import {
   Stream, type StreamNode, type ConsumerGroup, type Consumer, type Nack, type StreamId, type StreamLimits, type TrimSpec,
   ID_MIN, ID_MAX, ENTRIES_READ_INVALID, LISTPACK_MAX_SIZE, TRIM_MAXLEN, TRIM_MINID,
-  formatId, halfNum, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
+  formatId, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
 } from '../ds/stream.js';
 import { lookupRead, lookupWrite, lookupWriteArg } from './typed-helpers.js';
 import type { KeyRef } from '../keys.js';
@@ -176,8 +176,15 @@ function isByte(argv: Argv, i: number, ch: number): boolean {
 /** Scratch for an id's text: every ReplySink copies bulkBytes' bytes before it returns. */
 const ID_TEXT = Buffer.allocUnsafeSlow(41);
 
-/** The decimal digits of n (a safe non-negative integer) into ID_TEXT, ending before `end`; returns their start. */
-function putDigits(n: number, end: number): number {
+/**
+ * The decimal digits of the id half at `o` (0 = ms, 4 = seq) into ID_TEXT, ending before
+ * `end`; returns their start, or -1 when the half is not a safe integer. perf: read from the
+ * id's char codes here (a halfNum() call returned a boxed double for every ms timestamp).
+ */
+function putHalf(id: StreamId, o: number, end: number): number {
+  const a = id.charCodeAt(o);
+  if (a >= 32) return -1;
+  let n = a * 281474976710656 + id.charCodeAt(o + 1) * 4294967296 + id.charCodeAt(o + 2) * 65536 + id.charCodeAt(o + 3);
   do {
     const q = Math.floor(n / 10);
     ID_TEXT[--end] = 48 + n - q * 10;
@@ -188,15 +195,15 @@ function putDigits(n: number, end: number): number {
 
 /** "<ms>-<seq>" (perf: written as bytes, no number-to-string conversions or concatenation). */
 function replyId(out: ReplySink, id: StreamId): void {
-  const ms = halfNum(id, 0);
-  const seq = halfNum(id, 4);
-  if (ms < 0 || seq < 0) {
+  let p = putHalf(id, 4, 41);
+  if (p >= 0) {
+    ID_TEXT[--p] = 0x2d;
+    p = putHalf(id, 0, p);
+  }
+  if (p < 0) {
     out.bulkLatin1(formatId(id));
     return;
   }
-  let p = putDigits(seq, 41);
-  ID_TEXT[--p] = 0x2d;
-  p = putDigits(ms, p);
   out.bulkBytes(ID_TEXT, p, 41);
 }
 

@@ -67,7 +67,7 @@ export function makeIdNum(ms: number, seq: number): StreamId {
 }
 
 /** The 64-bit half at `o` (0 = ms, 4 = seq) as a number when exact, else -1. */
-export function halfNum(id: StreamId, o: number): number {
+function halfNum(id: StreamId, o: number): number {
   const a = id.charCodeAt(o);
   if (a >= 32) return -1;
   return a * P48 + id.charCodeAt(o + 1) * P32 + id.charCodeAt(o + 2) * P16 + id.charCodeAt(o + 3);
@@ -1084,9 +1084,11 @@ export class Stream implements TypedValue {
 
   /** streamNextID: the `*` id for the current time. */
   nextAutoId(nowMs: number): StreamId | null {
-    const lastMs = halfNum(this.lastId, 0);
-    if (lastMs >= 0 && nowMs > lastMs) return makeIdNum(nowMs, 0);
-    return idIncr(this.lastId);
+    // perf: the last ms read here, not by halfNum() (whose result was a boxed double per XADD).
+    const last = this.lastId;
+    const a = last.charCodeAt(0);
+    if (a < 32 && nowMs > a * P48 + last.charCodeAt(1) * P32 + last.charCodeAt(2) * P16 + last.charCodeAt(3)) return makeIdNum(nowMs, 0);
+    return idIncr(last);
   }
 
   // ------------------------------------------------ XADD
