@@ -17,9 +17,13 @@ if (!distA || !distB) throw new Error('usage: bullmq-cmds-ab.mjs <distA> <distB>
 const N = Number(process.env.AB_N ?? 2000);
 const BATCHES = Number(process.env.AB_BATCHES ?? 15);
 const data = JSON.stringify({ i: 1, payload: 'x'.repeat(100) });
+const dataLp = JSON.stringify({ i: 1, payload: 'x'.repeat(20) });
 // The calls as BullMQ 6.7 makes them (captured with MONITOR): job hash fields, event stream, lists.
 const TESTS = {
   hmsetNew: (i) => ['HMSET', `bull:q:${i}`, 'name', 'job', 'data', data, 'opts', '{"attempts":0}', 'timestamp', '1795840335853', 'delay', '0', 'priority', '0'],
+  // A job whose data fits a listpack hash (hash-max-listpack-value 64): created, then completed.
+  hmsetNewLp: (i) => ['HMSET', `bull:lp:${i}`, 'name', 'job', 'data', dataLp, 'opts', '{"attempts":0}', 'timestamp', '1795840335853', 'delay', '0', 'priority', '0'],
+  hsetFinishedLp: (i) => ['HSET', `bull:lp:${i}`, 'returnvalue', '{"ok":0}', 'finishedOn', '1795840335999'],
   hincrbyNewField: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
   hincrbyAgain: (i) => ['HINCRBY', `bull:q:${i}`, 'atm', '1'],
   hsetFinished: (i) => ['HSET', `bull:q:${i}`, 'returnvalue', String(i), 'finishedOn', '1795840335999'],
@@ -31,6 +35,8 @@ const TESTS = {
   exists: (i) => ['EXISTS', `bull:q:${i}`],
   zrangebyscoreEmpty: (i) => ['ZRANGEBYSCORE', 'bull:q:delayed', '0', String(7355762028834815 + 4096 * i), 'LIMIT', '0', '1000'],
   xadd: (i) => ['XADD', 'bull:q:events', 'MAXLEN', '~', '10000', '*', 'event', 'added', 'jobId', String(i), 'name', 'job'],
+  // QueueEvents' read of the events stream (its XREAD BLOCK returns up to COUNT entries).
+  xrange10: (i) => ['XRANGE', 'bull:q:events', String(1 + (i % 1000)), '+', 'COUNT', '10'],
   // Not BullMQ's: XADD's worst case for sharing recent values (unique values of equal length).
   xaddUnique: (i) => ['XADD', 'other:events', '*', 'a', (i * 2654435761 >>> 0).toString(16).padStart(8, '0'), 'b', (i * 40503 >>> 0).toString(16).padStart(8, '0'), 'c', String(1e9 + i)],
   zadd: (i) => ['ZADD', 'bull:q:completed', String(1795840335000 + i), String(i)],

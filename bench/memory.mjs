@@ -139,6 +139,15 @@ const DATASETS = {
       }
     },
   },
+  // Not in the default set (BENCH_SETS=stream): one stream of N entries shaped as BullMQ's
+  // events ("event" "added" "jobId" <n>), 100 XADDs per EVAL (an integer reply each).
+  stream: {
+    get label() { return `one stream, ${N} entries (event/added/jobId/n)`; },
+    *commands() {
+      const lua = "for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('XADD', KEYS[1], i .. '-0', 'event', 'added', 'jobId', i) end return 1";
+      for (let i = 1; i <= N; i += 100) yield ['EVAL', lua, '1', 'bench:stream', String(i), String(Math.min(N, i + 99))];
+    },
+  },
 };
 
 function encode(argv) {

@@ -18,7 +18,7 @@ import { SetValue, type SetLimits } from '../engine/ds/set.js';
 import { HashValue, type HashLimits } from '../engine/ds/hash.js';
 import { ZSet } from '../engine/ds/zset.js';
 import {
-  Consumer, ConsumerGroup, ENTRIES_READ_INVALID, ID_MIN, Stream, StreamNode, entryBytes, idMs, idSeq, makeId,
+  Consumer, ConsumerGroup, ENTRIES_READ_INVALID, ID_MIN, Stream, StreamNode, idMs, idSeq, makeId,
   nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import { RdbError } from './errors.js';
@@ -582,20 +582,11 @@ function streamNode(master: StreamId, lp: Buffer, s: Stream, prev: StreamId | nu
     const lpCount = lpSmall(el[i++], 2 * el.length + 4);
     if (lpCount !== (flags & 2 ? n + 3 : 2 * n + 4)) bad('stream entry lp-count mismatch');
     if (n === 0) bad('stream entry without fields');
-    const bytes = entryBytes(node, id, fv);
-    node.ids.push(id);
-    if (flags & 1) {
-      (node.tombs ??= new Map()).set(node.fv.length, fv);
-      node.fv.push(null);
-      node.dead++;
-      seenDead++;
-    } else {
-      node.fv.push(fv);
-      node.live++;
-      seenLive++;
-    }
-    node.fixed += bytes;
+    node.push(id, fv, (flags & 1) !== 0);
+    if (flags & 1) seenDead++;
+    else seenLive++;
   }
+  node.seal();
   if (seenLive !== live || seenDead !== dead) bad('stream node counts mismatch');
   if (seenLive === 0) bad('stream node without live entries');
   s.length += seenLive;
@@ -672,7 +663,7 @@ function readStream(r: RdbReader, type: number): Stream {
 }
 
 function firstLive(s: Stream): StreamId {
-  for (const n of s.nodes) for (let i = 0; i < n.ids.length; i++) if (n.fv[i] !== null) return n.ids[i];
+  for (const n of s.nodes) for (let i = 0; i < n.ids.length; i++) if (n.isLive(i)) return n.ids[i];
   return ID_MIN;
 }
 

@@ -21,7 +21,7 @@ import type { SetValue } from '../engine/ds/set.js';
 import { int64Of } from '../engine/ds/set.js';
 import type { HashValue } from '../engine/ds/hash.js';
 import type { ZSet } from '../engine/ds/zset.js';
-import { type Stream, type StreamId, type StreamNode, entryBytes } from '../engine/ds/stream.js';
+import { type Stream, type StreamId, type StreamNode, emptyEntryBytes } from '../engine/ds/stream.js';
 import { formatDouble17g } from '../resp/ascii.js';
 import { Crc64 } from './crc64.js';
 import { FIXED_SMALL, LZF_BUNDLED, copyBytes, fixed } from './lzf.js';
@@ -337,9 +337,7 @@ const FLAG_SAMEFIELDS = 2;
  */
 function tombstoneOfSize(n: StreamNode, id: StreamId, size: number | undefined): void {
   const mf = n.masterFields;
-  const empty: Buffer[] = [];
-  for (const f of mf) empty.push(f, EMPTY);
-  const base = entryBytes(n, id, empty);
+  const base = emptyEntryBytes(n, id);
   const target = size ?? base;
   let pad = 0;
   for (let len = Math.max(0, target - base - 2 - 5); len <= target - base + 2; len++) {
@@ -366,17 +364,12 @@ function nodeListpack(n: StreamNode): Buffer {
   lp.int(0);
   for (let i = 0; i < n.ids.length; i++) {
     const id = n.ids[i];
-    let fv = n.fv[i];
-    let flags = 0;
+    const fv = n.contents(i);
     if (fv === null) {
-      const tomb = n.tombs?.get(i);
-      if (typeof tomb !== 'object') {
-        tombstoneOfSize(n, id, tomb);
-        continue;
-      }
-      fv = tomb;
-      flags = FLAG_DELETED;
+      tombstoneOfSize(n, id, n.tombSize(i));
+      continue;
     }
+    const flags = n.isLive(i) ? 0 : FLAG_DELETED;
     const nf = fv.length >> 1;
     let same = nf === mf.length;
     for (let k = 0; same && k < nf; k++) if (!mf[k].equals(fv[2 * k])) same = false;

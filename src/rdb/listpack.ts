@@ -140,8 +140,12 @@ export class LpWriter {
       b.writeInt32LE(v, p + 1);
       l = 5;
     } else {
+      // perf: the two 32-bit halves of the integral double, no BigInt (a job hash's ms
+      // timestamps). Both are exact for any integer of int64's range.
       b[p] = 0xf4;
-      b.writeBigInt64LE(BigInt(v), p + 1);
+      const hi = Math.floor(v / 4294967296);
+      b.writeUInt32LE(v - hi * 4294967296, p + 1);
+      b.writeInt32LE(hi, p + 5);
       l = 9;
     }
     p += l;
@@ -183,7 +187,9 @@ export class LpWriter {
     const h = this.strHeader(n);
     const d = this.buf;
     let p = this.pos;
-    if (n <= 32) for (let k = s; k < e; k++) d[p++] = b[k];
+    // (Buffer#copy of part of a Buffer allocates a view: a JS loop up to a listpack value's
+    // default limit, 64 bytes.)
+    if (n <= 64) for (let k = s; k < e; k++) d[p++] = b[k];
     else p += b.copy(d, p, s, e);
     this.pos = p;
     this.backlen(h + n);

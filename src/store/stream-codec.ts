@@ -30,7 +30,7 @@
  */
 import { T } from '../engine/db.js';
 import {
-  Consumer, ConsumerGroup, Stream, StreamNode, entryBytes, nodeHeaderBytes, type Nack, type StreamId,
+  Consumer, ConsumerGroup, Stream, StreamNode, nodeHeaderBytes, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder } from './codec.js';
 import { ByteWriter, packWhole, unpackWhole } from './pack.js';
@@ -120,18 +120,13 @@ function pendingKey(gid: number, id: StreamId): Buffer {
 
 function entryValue(node: StreamNode, i: number): Buffer {
   const w = new ByteWriter(64);
-  let fv = node.fv[i];
+  const fv = node.contents(i);
   let flags = i === 0 ? F_MASTER : 0;
   let size = 0;
-  if (fv === null) {
+  if (!node.isLive(i)) {
     flags |= F_DEAD;
-    const tomb = node.tombs?.get(i);
-    if (typeof tomb === 'object') {
-      fv = tomb;
-      flags |= F_KEPT;
-    } else {
-      size = tomb ?? 0;
-    }
+    if (fv !== null) flags |= F_KEPT;
+    else size = node.tombSize(i) ?? 0;
   }
   const mf = node.masterFields;
   let same = false;
@@ -246,6 +241,7 @@ function loadBegin(header: Buffer): RecordBuilder<Stream> {
         if (flags & F_MASTER) {
           const fields: Buffer[] = [];
           for (let k = rdVarint(value); k > 0; k--) fields.push(rdBytes(value));
+          if (node !== null) node.seal();
           node = new StreamNode(id, fields);
           node.fixed = nodeHeaderBytes(fields);
           s.nodes.push(node);
@@ -253,12 +249,7 @@ function loadBegin(header: Buffer): RecordBuilder<Stream> {
         if (node === null) throw new Error('stream entry record before any node');
         if ((flags & (F_DEAD | F_KEPT)) === F_DEAD) {
           // Written before tombstones kept their contents: only the size.
-          const bytes = rdVarint(value);
-          (node.tombs ??= new Map()).set(node.ids.length, bytes);
-          node.ids.push(id);
-          node.fv.push(null);
-          node.dead++;
-          node.fixed += bytes;
+          node.pushSized(id, rdVarint(value));
         } else {
           const fv: Buffer[] = [];
           if (flags & F_SAME) {
@@ -266,17 +257,8 @@ function loadBegin(header: Buffer): RecordBuilder<Stream> {
           } else {
             for (let k = 2 * rdVarint(value); k > 0; k--) fv.push(rdBytes(value));
           }
-          if (flags & F_DEAD) {
-            (node.tombs ??= new Map()).set(node.ids.length, fv);
-            node.fv.push(null);
-            node.dead++;
-          } else {
-            node.fv.push(fv);
-            node.live++;
-            s.length++;
-          }
-          node.ids.push(id);
-          node.fixed += entryBytes(node, id, fv);
+          node.push(id, fv, (flags & F_DEAD) !== 0);
+          if ((flags & F_DEAD) === 0) s.length++;
         }
         break;
       }

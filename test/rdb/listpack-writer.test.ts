@@ -41,3 +41,23 @@ test('LpWriter.text and LpWriter.strRange write what LpWriter.str writes', () =>
     assert.deepEqual(c2.finish(), want, JSON.stringify(c.slice(0, 40)));
   }
 });
+
+test('LpWriter.int of a number past int32 writes what the BigInt path writes', () => {
+  // The number path writes the 64-bit integer from its two 32-bit halves (no BigInt).
+  const xs = [2147483648, -2147483649, 4294967295, 4294967296, -4294967296, -4294967297, 1795871820903, -1795871820903,
+    Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 62, -(2 ** 63)];
+  const r = rng(23);
+  for (let i = 0; i < 2000; i++) {
+    const v = Math.floor(r() * 2 ** (32 + Math.floor(r() * 21)));
+    xs.push(v + 2147483648, -v - 2147483649);
+  }
+  const a = new LpWriter();
+  const b = new LpWriter();
+  for (const v of xs) {
+    a.start();
+    a.int(v);
+    b.start();
+    b.int(BigInt(v));
+    assert.deepEqual(a.finish(), b.finish(), String(v));
+  }
+});

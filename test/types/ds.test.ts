@@ -108,8 +108,14 @@ describe('HashValue encodings', () => {
         } else if (op < 0.45) {
           const by = [1, -1, 100, 5000, -70000, 2 ** 31][Math.floor(r() * 6)];
           const cur = model.get(f);
-          const sum = h.incrFlat(f, by, 64);
-          if (cur === undefined || !/^(0|-?[1-9][0-9]*)$/.test(cur) || !Number.isSafeInteger(Number(cur) + by)) {
+          const sum = h.incrFlat(f, by, HL);
+          if (cur === undefined) {
+            // A new field is appended with `by` while the hash stays a small listpack.
+            if (sum !== null) {
+              assert.equal(sum, by);
+              model.set(f, String(by));
+            }
+          } else if (!/^(0|-?[1-9][0-9]*)$/.test(cur) || !Number.isSafeInteger(Number(cur) + by)) {
             assert.equal(sum, null);
           } else {
             assert.equal(sum, Number(cur) + by);

@@ -144,8 +144,12 @@ function hsetGeneric(c: Client, argv: Argv, out: ReplySink, name: string): void 
   // A new hashtable hash: one arena for these fields and a few more (a BullMQ job's).
   if (isNew && h.table !== null) h.table.reserveBytes(bytes);
   let created = 0;
-  for (let i = 2; i < argv.count; i += 2) {
-    if (h.setArg(argv, i, lim)) created++;
+  if (argv.count > 4 && h.appendArgs(argv, 2, lim)) {
+    created = (argv.count - 2) / 2;
+  } else {
+    for (let i = 2; i < argv.count; i += 2) {
+      if (h.setArg(argv, i, lim)) created++;
+    }
   }
   if (isNew) c.db.add(key, h);
   else c.db.modified(key, e);
@@ -323,15 +327,17 @@ function hincrbyCommand(c: Client, argv: Argv, out: ReplySink): void {
   const by = argv.int(3);
   const big = by === by ? null : argv.int64(3);
   if (by !== by && big === null) return out.error(E.NOT_INTEGER);
-  const key = argv.key(1);
-  let h = writeHash(c, key);
+  // perf: the key found from its bytes (writeHash() of the entry's own key string).
+  const e = lookupWriteArg(c, argv, 1);
+  const key = e !== undefined ? e.key : argv.key(1);
+  const h = e === undefined ? undefined : e.value instanceof HashValue ? expireFields(c, key, e.value) : null;
   if (h === null) return out.error(E.WRONGTYPE);
   const f = argv.key(2);
   if (big === null && h !== undefined && h.listpackBytes !== null) {
     // perf: an integer value of a listpack hash edited in place (no string, no BigInt).
-    const sum = h.incrFlat(f, by, hashLimits(c.engine).maxValue);
+    const sum = h.incrFlat(f, by, hashLimits(c.engine));
     if (sum !== null) {
-      c.db.modified(key);
+      c.db.modified(key, e);
       keyEvent(c, N.HASH, 'hincrby', key);
       return out.int(sum);
     }

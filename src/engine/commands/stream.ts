@@ -21,7 +21,7 @@ import {
   ID_MIN, ID_MAX, ENTRIES_READ_INVALID, LISTPACK_MAX_SIZE, TRIM_MAXLEN, TRIM_MINID,
   formatId, idIncr, idDecr, makeId, makeIdNum, sameMs, seqIsMax, U64_MAX,
 } from '../ds/stream.js';
-import { lookupRead, lookupWrite } from './typed-helpers.js';
+import { lookupRead, lookupWrite, lookupWriteArg } from './typed-helpers.js';
 import type { KeyRef } from '../keys.js';
 import { N, keyEvent } from '../notify.js';
 import { cstr } from '../../bytes.js';
@@ -171,58 +171,40 @@ function isByte(argv: Argv, i: number, ch: number): boolean {
   return argv.len(i) === 1 && argv.buf[argv.start[i]] === ch;
 }
 
-/** Argument i equals m (perf: fields are a few bytes; Buffer.compare is a native call). */
-function argEquals(argv: Argv, i: number, m: Buffer): boolean {
-  const s = argv.start[i];
-  const n = argv.end[i] - s;
-  if (n !== m.length) return false;
-  if (n > 32) return argv.buf.compare(m, 0, n, s, s + n) === 0;
-  const b = argv.buf;
-  for (let k = 0; k < n; k++) if (b[s + k] !== m[k]) return false;
-  return true;
-}
-
-/** How many of the last node's latest entries XADD looks in for a Buffer to share. */
-const SHARE_BACK = 2;
-/** Longer elements are copied without a look (ids, payloads: mostly unique; compared natively). */
-const SHARE_MAX = 32;
-
-/**
- * Argument i as an entry's element at place j: the Buffer at place j of one of the last
- * SHARE_BACK entries of `node` when byte-equal (shared: entries are immutable), else a copy.
- */
-function recentArg(node: StreamNode | null, argv: Argv, i: number, j: number): Buffer {
-  const s = argv.start[i];
-  const n = argv.end[i] - s;
-  if (node !== null && n <= SHARE_MAX) {
-    const fvs = node.fv;
-    const b0 = n > 0 ? argv.buf[s] : 0;
-    for (let e = fvs.length - 1, k = 0; e >= 0 && k < SHARE_BACK; e--, k++) {
-      const x = fvs[e];
-      if (x === null || j >= x.length) continue;
-      const m = x[j];
-      // Length and first byte first: most unequal elements differ there.
-      if (m.length === n && (n === 0 || m[0] === b0) && argEquals(argv, i, m)) return m;
-    }
-  }
-  return argCopy(argv, i);
-}
-
-/** A copy of argument i (perf: short ones copied in JS, not by a native Buffer.copy). */
-function argCopy(argv: Argv, i: number): Buffer {
-  const s = argv.start[i];
-  const n = argv.end[i] - s;
-  if (n > 32) return argv.copy(i);
-  const out = Buffer.allocUnsafe(n);
-  const b = argv.buf;
-  for (let k = 0; k < n; k++) out[k] = b[s + k];
-  return out;
-}
-
 // ---------------------------------------------------------------- replies
 
+/** Scratch for an id's text: every ReplySink copies bulkBytes' bytes before it returns. */
+const ID_TEXT = Buffer.allocUnsafeSlow(41);
+
+/**
+ * The decimal digits of the id half at `o` (0 = ms, 4 = seq) into ID_TEXT, ending before
+ * `end`; returns their start, or -1 when the half is not a safe integer. perf: read from the
+ * id's char codes here (a halfNum() call returned a boxed double for every ms timestamp).
+ */
+function putHalf(id: StreamId, o: number, end: number): number {
+  const a = id.charCodeAt(o);
+  if (a >= 32) return -1;
+  let n = a * 281474976710656 + id.charCodeAt(o + 1) * 4294967296 + id.charCodeAt(o + 2) * 65536 + id.charCodeAt(o + 3);
+  do {
+    const q = Math.floor(n / 10);
+    ID_TEXT[--end] = 48 + n - q * 10;
+    n = q;
+  } while (n > 0);
+  return end;
+}
+
+/** "<ms>-<seq>" (perf: written as bytes, no number-to-string conversions or concatenation). */
 function replyId(out: ReplySink, id: StreamId): void {
-  out.bulkLatin1(formatId(id));
+  let p = putHalf(id, 4, 41);
+  if (p >= 0) {
+    ID_TEXT[--p] = 0x2d;
+    p = putHalf(id, 0, p);
+  }
+  if (p < 0) {
+    out.bulkLatin1(formatId(id));
+    return;
+  }
+  out.bulkBytes(ID_TEXT, p, 41);
 }
 
 function replyEntry(out: ReplySink, id: StreamId, fv: Buffer[] | null): void {
@@ -236,17 +218,20 @@ function replyEntry(out: ReplySink, id: StreamId, fv: Buffer[] | null): void {
   for (const b of fv) out.bulk(b);
 }
 
+/** Entries to reply with: entry idx[k] of nodes[k] (null: a deleted pending entry, nil). */
 interface Collected {
   ids: StreamId[];
-  fvs: (Buffer[] | null)[];
+  nodes: (StreamNode | null)[];
+  idx: number[];
 }
 
 /** Entries of [start, end], `count` at most (0 = all). */
 function collectRange(s: Stream, start: StreamId, end: StreamId, rev: boolean, count: number): Collected {
-  const r: Collected = { ids: [], fvs: [] };
-  s.forRange(start, end, rev, (id, fv) => {
+  const r: Collected = { ids: [], nodes: [], idx: [] };
+  s.forRangeAt(start, end, rev, (id, n, i) => {
     r.ids.push(id);
-    r.fvs.push(fv);
+    r.nodes.push(n);
+    r.idx.push(i);
     return count === 0 || r.ids.length < count;
   });
   return r;
@@ -254,7 +239,13 @@ function collectRange(s: Stream, start: StreamId, end: StreamId, rev: boolean, c
 
 function replyCollected(out: ReplySink, r: Collected): void {
   out.array(r.ids.length);
-  for (let i = 0; i < r.ids.length; i++) replyEntry(out, r.ids[i], r.fvs[i]);
+  for (let k = 0; k < r.ids.length; k++) {
+    const n = r.nodes[k];
+    out.array(2);
+    replyId(out, r.ids[k]);
+    if (n === null) out.nilArray();
+    else n.reply(r.idx[k], out);
+  }
 }
 
 /** addReplyLongLong of an unsigned 64-bit counter (Redis casts it). */
@@ -375,8 +366,11 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   if (n < 2 || n % 2 === 1) throw new CommandError(wrongArity('xadd'));
   if (a.idGiven && a.seqGiven && a.id === ID_MIN) throw new CommandError(ID_ZERO);
   const db = c.db;
-  const key = argv.key(1);
-  let s = writeStream(c, key);
+  // perf: the key found from its bytes; its string is the entry's (one is made for a new key).
+  const e = lookupWriteArg(c, argv, 1);
+  if (e !== undefined && !(e.value instanceof Stream)) throw WRONGTYPE;
+  const key = e !== undefined ? e.key : argv.key(1);
+  let s = e !== undefined ? (e.value as Stream) : undefined;
   let created = false;
   if (s === undefined) {
     if (a.noMkStream) {
@@ -402,27 +396,12 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   let total = 0;
   for (let i = fieldPos; i < argv.count; i++) total += argv.len(i);
   if (total > LISTPACK_MAX_SIZE) throw new CommandError(TOO_LARGE);
-  // perf: sized once (the entry keeps this array: push() from empty would reserve 16 slots).
-  const fv = new Array<Buffer>(n);
-  // perf: entries hold their fields and values as Buffers, which are never changed in place
-  // (clones share them). A field equal to the last node's master field, and a field or value
-  // of up to SHARE_MAX bytes equal to the one at the same place in one of the node's last
-  // SHARE_BACK entries, shares that Buffer: an event stream repeats most of its values in two
-  // alternating shapes (BullMQ: "event" "added" "jobId" <id> "name" "job", then "event"
-  // "waiting" "jobId" <id>), and each Buffer kept is ~100 bytes of heap that the young
-  // generation's GC copies and promotes.
-  const last = s.nodes.length > 0 ? s.nodes[s.nodes.length - 1] : null;
-  const mf = last !== null ? last.masterFields : null;
-  for (let i = fieldPos, f = 0; i < argv.count; i += 2, f++) {
-    const m = mf !== null && f < mf.length ? mf[f] : null;
-    fv[2 * f] = m !== null && argEquals(argv, i, m) ? m : recentArg(last, argv, i, 2 * f);
-    fv[2 * f + 1] = recentArg(last, argv, i + 1, 2 * f + 1);
-  }
-  s.append(id, fv, streamLimits(c.engine));
-  out.bulkLatin1(formatId(id));
+  // The entry's fields and values are copied from the arguments into the last node's arena.
+  s.appendArgs(id, argv.buf, argv.start, argv.end, fieldPos, argv.count, streamLimits(c.engine));
+  replyId(out, id);
   const trimmed = a.trim !== null ? s.trim(a.trim) : 0;
   if (created) db.add(key, s);
-  else db.modified(key);
+  else db.modified(key, e);
   keyEvent(c, N.STREAM, 'xadd', key);
   if (trimmed > 0) keyEvent(c, N.STREAM, 'xtrim', key);
 }
@@ -430,15 +409,16 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 function xtrimCommand(c: Client, argv: Argv, out: ReplySink): void {
   const a = parseAddTrim(c, argv, false);
-  const key = argv.key(1);
-  const s = writeStream(c, key);
-  if (s === undefined) {
+  // perf: the key found from its bytes (BullMQ trims its events stream once per job).
+  const e = lookupWriteArg(c, argv, 1);
+  if (e === undefined) {
     out.int(0);
     return;
   }
-  const deleted = s.trim(a.trim ?? NO_TRIM);
-  if (deleted > 0) c.db.modified(key);
-  if (deleted > 0) keyEvent(c, N.STREAM, 'xtrim', key);
+  if (!(e.value instanceof Stream)) throw WRONGTYPE;
+  const deleted = (e.value as Stream).trim(a.trim ?? NO_TRIM);
+  if (deleted > 0) c.db.modified(e.key, e);
+  if (deleted > 0) keyEvent(c, N.STREAM, 'xtrim', e.key);
   out.int(deleted);
 }
 
@@ -568,12 +548,14 @@ function serveGroup(c: Client, s: Stream, g: ConsumerGroup, consumer: Consumer, 
   const now = c.engine.now;
   if (history) {
     // streamReplyWithRangeFromConsumerPEL: the consumer's own pending entries from start.
-    const r: Collected = { ids: [], fvs: [] };
+    const r: Collected = { ids: [], nodes: [], idx: [] };
     for (let k = consumer.pel.ceil(start); k !== undefined && (count === 0 || r.ids.length < count); k = consumer.pel.higher(k)) {
-      const fv = s.get(k);
+      const at = s.locate(k);
+      const live = at !== null && at.node.isLive(at.index);
       r.ids.push(k);
-      r.fvs.push(fv);
-      if (fv !== null) g.redeliver(k, consumer.pel.get(k)!, now);
+      r.nodes.push(live ? at.node : null);
+      r.idx.push(live ? at.index : 0);
+      if (live) g.redeliver(k, consumer.pel.get(k)!, now);
     }
     return r;
   }

@@ -51,6 +51,8 @@ export interface HashLimits {
  * redis.conf: what most listpack hashes in the field hold.
  */
 export const FLAT_MAX = 128;
+/** The most pairs appendArgs() adds in one build (its field compares are pairwise). */
+const NEW_MAX = 16;
 
 /** Scratch of listpack edits: the new listpack is built here, then cut out as a string. */
 const W = new LpWriter();
@@ -441,6 +443,42 @@ export class HashValue implements StoredValue {
     return false;
   }
 
+  /**
+   * HSET/HMSET of the pairs argv[from..], all new fields, appended to this listpack hash in
+   * one build, when the fields are distinct, absent and the hash stays a small listpack;
+   * false when that does not apply and nothing changed (the caller sets the pairs one by
+   * one). perf: one listpack string, where setArg() cuts one per field (a BullMQ job hash: 6
+   * fields at its creation, then 2 when it completes).
+   */
+  appendArgs(argv: Argv, from: number, lim: HashLimits): boolean {
+    const lp = this.lp;
+    const pairs = (argv.count - from) >> 1;
+    if (lp === null || this.sid !== 0 || pairs > NEW_MAX || this.n + pairs >= IDX_MIN || this.n + pairs > lim.maxEntries) return false;
+    const b = argv.buf;
+    const st = argv.start;
+    const en = argv.end;
+    for (let i = from; i < argv.count; i++) if (en[i] - st[i] > lim.maxValue) return false;
+    // Distinct fields (byte compares of a few short fields), none in the hash yet.
+    for (let i = from; i < argv.count; i += 2) {
+      const n = en[i] - st[i];
+      for (let j = from; j < i; j += 2) {
+        if (en[j] - st[j] !== n) continue;
+        let k = 0;
+        while (k < n && b[st[i] + k] === b[st[j] + k]) k++;
+        if (k === n) return false;
+      }
+      if (this.n > 0 && lpsFindBytes(lp, b, st[i], en[i]) >= 0) return false;
+    }
+    const len = lp.length;
+    load(lp, len);
+    W.pos = len - 1;
+    W.count = 2 * this.n;
+    for (let i = from; i < argv.count; i++) W.strRange(b, st[i], en[i]);
+    this.lp = cut(W.finishLength());
+    this.n += pairs;
+    return true;
+  }
+
   /** The entry at [vp, ve) of lp has the bytes of the one entry V holds. */
   private sameEntry(vp: number, ve: number): boolean {
     const ins = V.pos - 6;
@@ -499,14 +537,30 @@ export class HashValue implements StoredValue {
    * HINCRBY on a listpack hash (perf): when `f` exists, its value is an integer entry and the
    * sum stays within ±2^53 (and its text within hash-max-listpack-value), the new integer is
    * written over the old entry (a splice only when its width changes; no string, no BigInt)
-   * and the sum returned. Otherwise null and nothing changed: the caller takes the general
-   * path (a new field, a value that is not an integer, overflow, conversion).
+   * and the sum returned; a new field is appended with `by`. Otherwise null and nothing
+   * changed: the caller takes the general path (a value that is not an integer, overflow,
+   * conversion).
    */
-  incrFlat(f: string, by: number, maxValue: number): number | null {
+  incrFlat(f: string, by: number, lim: HashLimits): number | null {
     const lp = this.lp;
     if (lp === null) return null;
+    const maxValue = lim.maxValue;
     const p = fieldFind(this, lp, this.n, f, false);
-    if (p < 0) return null;
+    if (p < 0) {
+      // A new field (BullMQ's "ats"): appended with `by` as its value, in one build, when the
+      // hash stays a small listpack (else the general path converts it).
+      if (this.sid !== 0 || this.n + 1 >= IDX_MIN || this.n + 1 > lim.maxEntries || f.length > maxValue) return null;
+      if (maxValue < 17 && decimalLength(by) > maxValue) return null;
+      const len = lp.length;
+      load(lp, len);
+      W.pos = len - 1;
+      W.count = 2 * this.n;
+      W.text(f);
+      W.int(by);
+      this.lp = cut(W.finishLength());
+      this.n++;
+      return by;
+    }
     const vp = lpsNext(lp, p);
     if (lpsStrHeader(lp, vp) !== 0) return null;
     const cur = lpsInt(lp, vp);

@@ -28,8 +28,8 @@
  * Persistence (src/store/stream-codec.ts): a big stream is stored one record per entry plus
  * records for groups, consumers and pending entries. While `sid !== 0` every mutation logs
  * what it changed in `Stream.log` (entry ids, groups, consumer names, pending ids); the store
- * writes those records and clears the log. A tombstone keeps its contents
- * (`StreamNode.tombs`), so that node sizes, node boundaries and DUMP bytes survive.
+ * writes those records and clears the log. A tombstone keeps its record (see "entry
+ * records"), so that node sizes, node boundaries and DUMP bytes survive.
  */
 import { T, type TypedValue } from '../db.js';
 
@@ -41,6 +41,7 @@ const P16 = 0x10000;
 const P32 = 0x100000000;
 const P48 = 0x1000000000000;
 export const U64_MAX = 0xffffffffffffffffn;
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 export const ID_MIN: StreamId = '\0\0\0\0\0\0\0\0';
 export const ID_MAX: StreamId = '\uffff\uffff\uffff\uffff\uffff\uffff\uffff\uffff';
@@ -97,7 +98,13 @@ export function formatId(id: StreamId): string {
 
 /** The next id (streamIncrID); null when `id` is the last possible one. */
 export function idIncr(id: StreamId): StreamId | null {
-  for (let i = 7; i >= 0; i--) {
+  const c7 = id.charCodeAt(7);
+  if (c7 !== 0xffff) {
+    // perf: one flat string (XADD's "*" within a millisecond), not slices and a cons string.
+    return String.fromCharCode(id.charCodeAt(0), id.charCodeAt(1), id.charCodeAt(2), id.charCodeAt(3),
+      id.charCodeAt(4), id.charCodeAt(5), id.charCodeAt(6), c7 + 1);
+  }
+  for (let i = 6; i >= 0; i--) {
     const c = id.charCodeAt(i);
     if (c !== 0xffff) return id.slice(0, i) + String.fromCharCode(c + 1) + ID_MIN.slice(i + 1);
   }
@@ -149,31 +156,31 @@ const INT64_MAX_TEXT = '9223372036854775807';
 const INT64_MIN_TEXT = '9223372036854775808';
 
 /**
- * Bytes of a listpack element holding `b`: integer-encoded when lpStringToInt64 accepts it
- * (canonical decimal within int64), else a string element.
+ * Bytes of a listpack element holding b[s, s + n): integer-encoded when lpStringToInt64
+ * accepts it (canonical decimal within int64), else a string element.
  */
-export function strElemSize(b: Buffer): number {
-  const n = b.length;
+export function strElemSizeAt(b: Buffer, s: number, n: number): number {
   if (n > 0 && n < 21) {
-    let p = 0;
-    const neg = b[0] === 0x2d;
-    if (neg) p = 1;
-    const digits = n - p;
+    const e = s + n;
+    let p = s;
+    const neg = b[s] === 0x2d;
+    if (neg) p++;
+    const digits = e - p;
     let ok = digits > 0;
     if (ok) {
       if (b[p] === 0x30) ok = n === 1; // "0" only: no leading zeros, no "-0"
       else if (b[p] < 0x31 || b[p] > 0x39) ok = false;
-      for (let i = p + 1; ok && i < n; i++) if (b[i] < 0x30 || b[i] > 0x39) ok = false;
+      for (let i = p + 1; ok && i < e; i++) if (b[i] < 0x30 || b[i] > 0x39) ok = false;
     }
     if (ok) {
       if (digits <= 15) {
         let v = 0;
-        for (let i = p; i < n; i++) v = v * 10 + (b[i] - 0x30);
+        for (let i = p; i < e; i++) v = v * 10 + (b[i] - 0x30);
         return intElemSize(neg ? -v : v);
       }
       if (digits < 19) return 10;
       if (digits === 19) {
-        const t = b.latin1Slice(p, n);
+        const t = b.latin1Slice(p, e);
         if (t <= (neg ? INT64_MIN_TEXT : INT64_MAX_TEXT)) return 10;
       }
     }
@@ -184,6 +191,11 @@ export function strElemSize(b: Buffer): number {
 
 /** Size of the signed 64-bit difference a - b of two id halves (ms at 0, seq at 4). */
 function deltaSize(a: StreamId, b: StreamId, o: number): number {
+  // perf: ids of one node mostly share the top 32 bits of each half; the difference of the
+  // rest is a small integer, where halfNum() would box two ms timestamps.
+  if (a.charCodeAt(o) === b.charCodeAt(o) && a.charCodeAt(o + 1) === b.charCodeAt(o + 1)) {
+    return intElemSize((a.charCodeAt(o + 2) - b.charCodeAt(o + 2)) * P16 + a.charCodeAt(o + 3) - b.charCodeAt(o + 3));
+  }
   const x = halfNum(a, o);
   const y = halfNum(b, o);
   if (x >= 0 && y >= 0) return intElemSize(x - y);
@@ -196,26 +208,17 @@ export const LISTPACK_MAX_SIZE = 1 << 30;
 /** Modelled bytes of a new node before its first entry: header, master fields, terminator. */
 export function nodeHeaderBytes(fields: readonly Buffer[]): number {
   let fixed = 7 + intElemSize(fields.length) + 2;
-  for (const f of fields) fixed += strElemSize(f);
+  for (const f of fields) fixed += strElemSizeAt(f, 0, f.length);
   return fixed;
 }
 
-/** Modelled listpack bytes of entry `id` with fields and values `fv` in `node`. */
-export function entryBytes(node: StreamNode, id: StreamId, fv: readonly Buffer[]): number {
-  const numFields = fv.length >> 1;
-  const mf = node.masterFields;
-  let sameFields = mf.length === numFields;
-  // (XADD shares the master's Buffer for an equal field: identity first, no native compare)
-  for (let i = 0; sameFields && i < numFields; i++) if (mf[i] !== fv[2 * i] && !mf[i].equals(fv[2 * i])) sameFields = false;
-  // flags, ms and seq deltas, [num-fields, fields], values, lp-count.
-  let bytes = 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4);
-  if (!sameFields) {
-    bytes += intElemSize(numFields);
-    for (let i = 0; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
-  }
-  for (let i = 1; i < fv.length; i += 2) bytes += strElemSize(fv[i]);
-  bytes += intElemSize(sameFields ? numFields + 3 : 2 * numFields + 4);
-  return bytes;
+/**
+ * Modelled listpack bytes of a SAMEFIELDS entry `id` of `node` whose values are all empty
+ * (an empty string element is 2 bytes).
+ */
+export function emptyEntryBytes(node: StreamNode, id: StreamId): number {
+  const nf = node.masterFields.length;
+  return 2 + deltaSize(id, node.master, 0) + deltaSize(id, node.master, 4) + 2 * nf + intElemSize(nf + 3);
 }
 
 export interface StreamLimits {
@@ -225,14 +228,63 @@ export interface StreamLimits {
   readonly maxEntries: number;
 }
 
+// ---------------------------------------------------------------- entry records
+
+/*
+ * An entry's fields and values are packed into its node's arena (`StreamNode.data`) as one
+ * record: a varint header h, then elements as [varint length][bytes]. With h & 1 the entry
+ * has its node's master fields (Redis's SAMEFIELDS flag) and h >> 1 values follow; without,
+ * h >> 1 fields follow, each with its value. perf: an entry used to be an Array of Buffers
+ * (~100 bytes of heap per element), which the young generation's GC copied and then promoted
+ * (BullMQ: ~1 KB per job, kept until MAXLEN ~ trims the node); now it is bytes in an arena
+ * the node owns, and one number.
+ */
+
+/** Read cursor of rdv() (module state: no reader here calls out while it is in use). */
+let rp = 0;
+
+/** The varint at rp (LEB128, lengths < 2^31); advances rp. */
+function rdv(d: Buffer): number {
+  let b = d[rp++];
+  if (b < 128) return b;
+  let v = b & 127;
+  let m = 128;
+  do {
+    b = d[rp++];
+    v += (b & 127) * m;
+    m *= 128;
+  } while (b >= 128);
+  return v;
+}
+
+/** Whether src[s, s + n) holds the bytes of b (perf: fields are a few bytes; no native call). */
+function bytesEqual(src: Buffer, s: number, n: number, b: Buffer): boolean {
+  if (n !== b.length) return false;
+  if (n > 32) return src.compare(b, 0, n, s, s + n) === 0;
+  for (let k = 0; k < n; k++) if (src[s + k] !== b[k]) return false;
+  return true;
+}
+
+const NO_DATA = Buffer.alloc(0);
+
+/** Where a reply of an entry's elements goes (a ReplySink). */
+export interface ElemSink {
+  array(n: number): void;
+  bulk(b: Buffer): void;
+  bulkBytes(b: Buffer, s: number, e: number): void;
+}
+
 // ---------------------------------------------------------------- nodes
 
 /** One macro node: the entries of one Redis listpack. */
 export class StreamNode {
   /** Entry ids in order, tombstones included. */
   readonly ids: StreamId[] = [];
-  /** field, value, field, value... per entry; null for a tombstone. */
-  readonly fv: (Buffer[] | null)[] = [];
+  /** Per entry, where its record starts in `data`; -1 - start for a tombstone. */
+  readonly at: number[] = [];
+  /** The records (see "entry records"); bytes from `used` on are free room for appends. */
+  data: Buffer = NO_DATA;
+  used = 0;
   live = 0;
   dead = 0;
   /** Modelled listpack size without the live/deleted counter elements. */
@@ -244,11 +296,11 @@ export class StreamNode {
    */
   sorted = true;
   /**
-   * Each tombstone by index: its fields and values, which Redis keeps in the listpack until
-   * the node goes (DUMP and RDB write them back byte for byte), or only its listpack bytes
-   * when it was read from a data dir written before tombstones kept their contents.
+   * Tombstones read from a data dir written before tombstones kept their contents: their
+   * listpack bytes by index (their records are empty). Every other tombstone keeps its
+   * record, as Redis keeps it in the listpack until the node goes (DUMP and RDB write it).
    */
-  tombs: Map<number, Buffer[] | number> | null = null;
+  tombSizes: Map<number, number> | null = null;
 
   constructor(
     /** Id of the master entry: the radix tree key. */
@@ -262,10 +314,211 @@ export class StreamNode {
     return this.fixed + intElemSize(this.live) + intElemSize(this.dead);
   }
 
-  /** Mark live entry i deleted in place (a tombstone). */
+  /** Whether entry i is live (not a tombstone). */
+  isLive(i: number): boolean {
+    return this.at[i] >= 0;
+  }
+
+  /** Mark live entry i deleted in place (a tombstone keeping its record). */
   kill(i: number): void {
-    (this.tombs ??= new Map()).set(i, this.fv[i]!);
-    this.fv[i] = null;
+    this.at[i] = -1 - this.at[i];
+  }
+
+  private recordStart(i: number): number {
+    const a = this.at[i];
+    return a >= 0 ? a : -1 - a;
+  }
+
+  /**
+   * Room for n more bytes. The tail node's arena grows 4x from 256 bytes to 1 KB, then 2x (a
+   * node of BullMQ events is ~2.5 KB: three allocations; Redis preallocates 4 KB per new
+   * node), and seal() trims it when the next node opens.
+   */
+  private reserve(n: number): void {
+    const need = this.used + n;
+    if (need <= this.data.length) return;
+    const len = this.data.length;
+    const d = Buffer.allocUnsafeSlow(Math.max(need, len < 1024 ? 4 * len : 2 * len, 256));
+    this.data.copy(d, 0, 0, this.used);
+    this.data = d;
+  }
+
+  private putVarint(v: number): void {
+    const d = this.data;
+    let p = this.used;
+    while (v >= 128) {
+      d[p++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    d[p++] = v;
+    this.used = p;
+  }
+
+  /** Append src[s, s + n) as an element; returns its modelled listpack bytes. */
+  private putElem(src: Buffer, s: number, n: number): number {
+    this.putVarint(n);
+    const d = this.data;
+    let p = this.used;
+    // (Buffer#copy of part of a Buffer allocates a view: a JS loop up to 64 bytes.)
+    if (n > 64) src.copy(d, p, s, s + n);
+    else for (let k = 0; k < n; k++) d[p + k] = src[s + k];
+    this.used = p + n;
+    return strElemSizeAt(src, s, n);
+  }
+
+  /**
+   * The record just written at `start` becomes entry `id` (a tombstone when `dead`): nf
+   * fields, `same` as the master's, `elems` the modelled bytes of its written elements.
+   */
+  private added(id: StreamId, start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
+    this.ids.push(id);
+    this.at.push(dead ? -1 - start : start);
+    if (dead) this.dead++;
+    else this.live++;
+    this.fixed += this.frameBytes(id, nf, same) + elems;
+  }
+
+  /** Modelled bytes of an entry's listpack elements other than its fields and values. */
+  private frameBytes(id: StreamId, nf: number, same: boolean): number {
+    // flags, ms and seq deltas, [num-fields], lp-count.
+    const bytes = 2 + deltaSize(id, this.master, 0) + deltaSize(id, this.master, 4) + intElemSize(same ? nf + 3 : 2 * nf + 4);
+    return same ? bytes : bytes + intElemSize(nf);
+  }
+
+  /** Append entry `id` with fields and values `fv` (a tombstone when `dead`). */
+  push(id: StreamId, fv: readonly Buffer[], dead: boolean): void {
+    const nf = fv.length >> 1;
+    const mf = this.masterFields;
+    let same = mf.length === nf;
+    for (let k = 0; same && k < nf; k++) if (mf[k] !== fv[2 * k] && !mf[k].equals(fv[2 * k])) same = false;
+    let room = 5;
+    for (const b of fv) room += 5 + b.length;
+    this.reserve(room);
+    const start = this.used;
+    this.putVarint(2 * nf + (same ? 1 : 0));
+    let elems = 0;
+    for (let k = same ? 1 : 0; k < fv.length; k += same ? 2 : 1) elems += this.putElem(fv[k], 0, fv[k].length);
+    this.added(id, start, dead, nf, same, elems);
+  }
+
+  /** Append live entry `id` whose fields and values are src[start[k], end[k]) for k in [from, to). */
+  pushArgs(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number): void {
+    const nf = (to - from) >> 1;
+    const mf = this.masterFields;
+    let same = mf.length === nf;
+    for (let k = 0; same && k < nf; k++) {
+      const s = start[from + 2 * k];
+      if (!bytesEqual(src, s, end[from + 2 * k] - s, mf[k])) same = false;
+    }
+    let room = 5;
+    for (let k = from; k < to; k++) room += 5 + end[k] - start[k];
+    this.reserve(room);
+    const at = this.used;
+    this.putVarint(2 * nf + (same ? 1 : 0));
+    let elems = 0;
+    for (let k = same ? from + 1 : from; k < to; k += same ? 2 : 1) elems += this.putElem(src, start[k], end[k] - start[k]);
+    this.added(id, at, false, nf, same, elems);
+  }
+
+  /** Append a tombstone of unknown contents that took `bytes` of its listpack. */
+  pushSized(id: StreamId, bytes: number): void {
+    (this.tombSizes ??= new Map()).set(this.ids.length, bytes);
+    this.reserve(1);
+    const start = this.used;
+    this.putVarint(0);
+    this.ids.push(id);
+    this.at.push(-1 - start);
+    this.dead++;
+    this.fixed += bytes;
+  }
+
+  /** The listpack bytes of tombstone i when its contents are unknown (pushSized), else undefined. */
+  tombSize(i: number): number | undefined {
+    return this.tombSizes?.get(i);
+  }
+
+  /** Modelled listpack bytes of entry i (its record read back; not for a pushSized tombstone). */
+  entryBytes(i: number): number {
+    const d = this.data;
+    rp = this.recordStart(i);
+    const h = rdv(d);
+    const nf = h >>> 1;
+    const same = (h & 1) === 1;
+    let bytes = this.frameBytes(this.ids[i], nf, same);
+    for (let k = same ? nf : 2 * nf; k > 0; k--) {
+      const n = rdv(d);
+      bytes += strElemSizeAt(d, rp, n);
+      rp += n;
+    }
+    return bytes;
+  }
+
+  /**
+   * Fields and values of entry i, live or tombstone (null for a pushSized tombstone): views of
+   * the arena (never written again) and the master's field Buffers.
+   */
+  contents(i: number): Buffer[] | null {
+    if (this.tombSizes !== null && this.tombSizes.has(i)) return null;
+    const d = this.data;
+    rp = this.recordStart(i);
+    const h = rdv(d);
+    const nf = h >>> 1;
+    const fv = new Array<Buffer>(2 * nf);
+    const same = (h & 1) === 1;
+    for (let k = 0; k < 2 * nf; k++) {
+      if (same && (k & 1) === 0) {
+        fv[k] = this.masterFields[k >> 1];
+        continue;
+      }
+      const n = rdv(d);
+      fv[k] = d.subarray(rp, rp + n);
+      rp += n;
+    }
+    return fv;
+  }
+
+  /** Fields and values of live entry i; null for a tombstone. */
+  entry(i: number): Buffer[] | null {
+    return this.at[i] >= 0 ? this.contents(i) : null;
+  }
+
+  /** Reply with entry i's fields and values (an array), written from the arena. */
+  reply(i: number, out: ElemSink): void {
+    const d = this.data;
+    // perf: the cursor in a local (rdv() only for a length of two bytes or more).
+    let p = this.recordStart(i);
+    let h = d[p++];
+    if (h >= 128) {
+      rp = p - 1;
+      h = rdv(d);
+      p = rp;
+    }
+    const nf = h >>> 1;
+    const same = (h & 1) === 1;
+    const mf = this.masterFields;
+    out.array(2 * nf);
+    for (let k = 0; k < 2 * nf; k++) {
+      if (same && (k & 1) === 0) {
+        out.bulk(mf[k >> 1]);
+        continue;
+      }
+      let n = d[p++];
+      if (n >= 128) {
+        rp = p - 1;
+        n = rdv(d);
+        p = rp;
+      }
+      out.bulkBytes(d, p, p + n);
+      p += n;
+    }
+  }
+
+  /** Trim the arena to its records (a node that takes no more appends). */
+  seal(): void {
+    if (this.data.length === this.used) return;
+    const d = Buffer.allocUnsafeSlow(this.used);
+    this.data.copy(d, 0, 0, this.used);
+    this.data = d;
   }
 
   /** Index where a forward scan for ids >= `id` may start. */
@@ -285,11 +538,11 @@ export class StreamNode {
     const ids = this.ids;
     if (this.sorted) {
       const i = this.lowerBound(id);
-      return i < ids.length && ids[i] === id && this.fv[i] !== null ? i : -1;
+      return i < ids.length && ids[i] === id && this.at[i] >= 0 ? i : -1;
     }
     // Redis's seek: the first live entry >= id in physical order must be id itself.
     for (let i = 0; i < ids.length; i++) {
-      if (this.fv[i] !== null && ids[i] >= id) return ids[i] === id ? i : -1;
+      if (this.at[i] >= 0 && ids[i] >= id) return ids[i] === id ? i : -1;
     }
     return -1;
   }
@@ -311,13 +564,17 @@ export class StreamNode {
     const n = new StreamNode(this.master, this.masterFields);
     for (let i = 0; i < this.ids.length; i++) {
       n.ids.push(this.ids[i]);
-      n.fv.push(this.fv[i]);
+      n.at.push(this.at[i]);
     }
+    // A copy of the records: the clone's appends must not write into this arena's free room.
+    n.data = Buffer.allocUnsafeSlow(this.used);
+    this.data.copy(n.data, 0, 0, this.used);
+    n.used = this.used;
     n.live = this.live;
     n.dead = this.dead;
     n.fixed = this.fixed;
     n.sorted = this.sorted;
-    if (this.tombs !== null) n.tombs = new Map(this.tombs);
+    if (this.tombSizes !== null) n.tombSizes = new Map(this.tombSizes);
     return n;
   }
 }
@@ -666,8 +923,12 @@ export class Stream implements TypedValue {
   firstId: StreamId = ID_MIN;
   /** max-deleted-entry-id */
   maxDeletedId: StreamId = ID_MIN;
-  /** entries-added (uint64). */
-  entriesAdded = 0n;
+  /**
+   * entries-added (uint64): a number while it is a safe integer (perf: XADD counts without
+   * allocating a BigInt), else `addedBig`.
+   */
+  private added = 0;
+  private addedBig: bigint | null = null;
   /** Consumer groups by name (latin1). */
   readonly groups = new Map<string, ConsumerGroup>();
   /**
@@ -678,6 +939,25 @@ export class Stream implements TypedValue {
 
   encoding(): string {
     return 'stream';
+  }
+
+  /** entries-added (uint64). */
+  get entriesAdded(): bigint {
+    return this.addedBig ?? BigInt(this.added);
+  }
+
+  set entriesAdded(v: bigint) {
+    if (v >= 0n && v <= MAX_SAFE_BIG) {
+      this.added = Number(v);
+      this.addedBig = null;
+    } else {
+      this.addedBig = v;
+    }
+  }
+
+  /** entries-added is 0. */
+  private noneAdded(): boolean {
+    return this.addedBig === null && this.added === 0;
   }
 
   clone(): Stream {
@@ -715,7 +995,7 @@ export class Stream implements TypedValue {
         continue;
       }
       found = i;
-      if (n.fv[i] !== null) break;
+      if (n.at[i] >= 0) break;
     }
     return found < 0 ? null : { node: n, index: found };
   }
@@ -741,25 +1021,29 @@ export class Stream implements TypedValue {
     if (ni < 0) return null;
     const n = this.nodes[ni];
     const i = n.indexOf(id);
-    return i < 0 ? null : n.fv[i];
+    return i < 0 ? null : n.contents(i);
+  }
+
+  /** forRangeAt() with each entry's fields and values (views of its node's arena). */
+  forRange(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, fv: Buffer[]) => boolean): void {
+    this.forRangeAt(start, end, rev, (id, n, i) => fn(id, n.contents(i)!));
   }
 
   /**
-   * Visit live entries with start <= id <= end, ascending (or descending when `rev`), until
-   * `fn` returns false. Like Redis's iterator: tombstones are skipped before the range check,
-   * and the first live entry past the range ends the walk.
+   * Visit live entries (entry i of node n) with start <= id <= end, ascending (or descending
+   * when `rev`), until `fn` returns false. Like Redis's iterator: tombstones are skipped
+   * before the range check, and the first live entry past the range ends the walk.
    */
-  forRange(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, fv: Buffer[]) => boolean): void {
+  forRangeAt(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, n: StreamNode, i: number) => boolean): void {
     const nodes = this.nodes;
     if (!rev) {
       let ni = Math.max(0, this.nodeFor(start));
       for (; ni < nodes.length; ni++) {
         const n = nodes[ni];
         for (let i = n.scanFrom(start); i < n.ids.length; i++) {
-          const fv = n.fv[i];
           const id = n.ids[i];
-          if (fv === null || id < start) continue;
-          if (id > end || !fn(id, fv)) return;
+          if (n.at[i] < 0 || id < start) continue;
+          if (id > end || !fn(id, n, i)) return;
         }
       }
     } else {
@@ -768,10 +1052,9 @@ export class Stream implements TypedValue {
       for (; ni >= 0; ni--) {
         const n = nodes[ni];
         for (let i = n.scanBackFrom(end); i >= 0; i--) {
-          const fv = n.fv[i];
           const id = n.ids[i];
-          if (fv === null || id > end) continue;
-          if (id < start || !fn(id, fv)) return;
+          if (n.at[i] < 0 || id > end) continue;
+          if (id < start || !fn(id, n, i)) return;
         }
       }
     }
@@ -780,7 +1063,7 @@ export class Stream implements TypedValue {
   /** First or last live entry id (streamGetEdgeID with tombstones skipped); null when empty. */
   edge(first: boolean): StreamId | null {
     let found: StreamId | null = null;
-    this.forRange(ID_MIN, ID_MAX, !first, (id) => {
+    this.forRangeAt(ID_MIN, ID_MAX, !first, (id) => {
       found = id;
       return false;
     });
@@ -801,42 +1084,74 @@ export class Stream implements TypedValue {
 
   /** streamNextID: the `*` id for the current time. */
   nextAutoId(nowMs: number): StreamId | null {
-    const lastMs = halfNum(this.lastId, 0);
-    if (lastMs >= 0 && nowMs > lastMs) return makeIdNum(nowMs, 0);
-    return idIncr(this.lastId);
+    // perf: the last ms read here, not by halfNum() (whose result was a boxed double per XADD).
+    const last = this.lastId;
+    const a = last.charCodeAt(0);
+    if (a < 32 && nowMs > a * P48 + last.charCodeAt(1) * P32 + last.charCodeAt(2) * P16 + last.charCodeAt(3)) return makeIdNum(nowMs, 0);
+    return idIncr(last);
   }
 
   // ------------------------------------------------ XADD
 
   /**
-   * streamAppendItem for an id already validated (> lastId). `fv` holds owned Buffers:
-   * field, value, field, value...
+   * streamAppendItem for an id already validated (> lastId): fields and values `fv` (field,
+   * value, field, value...), copied into the node.
    */
-  append(id: StreamId, fv: Buffer[], limits: StreamLimits): void {
+  append(id: StreamId, fv: readonly Buffer[], limits: StreamLimits): void {
     let totElemLen = 0;
     for (const b of fv) totElemLen += b.length;
-    let node: StreamNode | null = this.nodes.length > 0 ? this.nodes[this.nodes.length - 1] : null;
-    if (node !== null) {
-      let maxBytes = limits.maxBytes;
-      if (maxBytes === 0 || maxBytes > LISTPACK_MAX_SIZE) maxBytes = LISTPACK_MAX_SIZE;
-      if (node.bytes + totElemLen >= maxBytes) node = null;
-      else if (limits.maxEntries !== 0 && node.live + node.dead >= limits.maxEntries) node = null;
-    }
+    let node = this.tailFor(totElemLen, limits);
     if (node === null) {
       const fields: Buffer[] = [];
-      for (let i = 0; i < fv.length; i += 2) fields.push(fv[i]);
-      node = new StreamNode(id, fields);
-      // Header and end byte, master num-fields, fields and the zero terminator.
-      node.fixed = nodeHeaderBytes(fields);
-      this.nodes.push(node);
+      for (let i = 0; i < fv.length; i += 2) fields.push(Buffer.from(fv[i]));
+      node = this.openNode(id, fields);
     }
-    node.fixed += entryBytes(node, id, fv);
     if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
-    node.ids.push(id);
-    node.fv.push(fv);
-    node.live++;
+    node.push(id, fv, false);
+    this.appended(id);
+  }
+
+  /** append() of the fields and values src[start[k], end[k]) for k in [from, to) (XADD's arguments). */
+  appendArgs(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): void {
+    let totElemLen = 0;
+    for (let k = from; k < to; k++) totElemLen += end[k] - start[k];
+    let node = this.tailFor(totElemLen, limits);
+    if (node === null) {
+      const fields: Buffer[] = [];
+      for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
+      node = this.openNode(id, fields);
+    }
+    if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
+    node.pushArgs(id, src, start, end, from, to);
+    this.appended(id);
+  }
+
+  /** The last node when an entry of `totElemLen` bytes fits in it, else null. */
+  private tailFor(totElemLen: number, limits: StreamLimits): StreamNode | null {
+    if (this.nodes.length === 0) return null;
+    const node = this.nodes[this.nodes.length - 1];
+    let maxBytes = limits.maxBytes;
+    if (maxBytes === 0 || maxBytes > LISTPACK_MAX_SIZE) maxBytes = LISTPACK_MAX_SIZE;
+    if (node.bytes + totElemLen >= maxBytes) return null;
+    if (limits.maxEntries !== 0 && node.live + node.dead >= limits.maxEntries) return null;
+    return node;
+  }
+
+  /** A new last node whose master entry is `id` (the old last node takes no more entries). */
+  private openNode(id: StreamId, fields: Buffer[]): StreamNode {
+    if (this.nodes.length > 0) this.nodes[this.nodes.length - 1].seal();
+    const node = new StreamNode(id, fields);
+    // Header and end byte, master num-fields, fields and the zero terminator.
+    node.fixed = nodeHeaderBytes(fields);
+    this.nodes.push(node);
+    return node;
+  }
+
+  private appended(id: StreamId): void {
     this.length++;
-    this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
+    if (this.addedBig === null && this.added < Number.MAX_SAFE_INTEGER) this.added++;
+    else this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
     this.lastId = id;
     if (this.length === 1) this.firstId = id;
     this.signals++;
@@ -910,7 +1225,7 @@ export class Stream implements TypedValue {
       for (let i = 0; i < n.ids.length; i++) {
         const stop = spec.strategy === TRIM_MAXLEN ? this.length <= spec.maxlen : n.ids[i] >= spec.minid;
         if (stop) break;
-        if (n.fv[i] !== null) {
+        if (n.at[i] >= 0) {
           n.kill(i);
           this.changes()?.entries.add(n.ids[i]);
           fromNode++;
@@ -953,7 +1268,7 @@ export class Stream implements TypedValue {
 
   /** streamEstimateDistanceFromFirstEverEntry; ENTRIES_READ_INVALID when unknowable. */
   estimateDistance(id: StreamId): bigint {
-    if (this.entriesAdded === 0n) return 0n;
+    if (this.noneAdded()) return 0n;
     // entries_added is unsigned; the estimate is a long long.
     const added = BigInt.asIntN(64, this.entriesAdded);
     if (this.length === 0 && id <= this.lastId) return added;
@@ -969,7 +1284,7 @@ export class Stream implements TypedValue {
 
   /** The lag XINFO reports for a group, or null when it cannot be computed. */
   lag(g: ConsumerGroup): bigint | null {
-    if (this.entriesAdded === 0n) return 0n;
+    if (this.noneAdded()) return 0n;
     if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(g.lastId)) {
       return BigInt.asIntN(64, this.entriesAdded - g.entriesRead);
     }
@@ -1025,7 +1340,7 @@ export class Stream implements TypedValue {
     if (id > g.lastId) {
       if (g.entriesRead !== ENTRIES_READ_INVALID && !this.tombstoneAfter(id)) {
         g.entriesRead = BigInt.asIntN(64, g.entriesRead + 1n);
-      } else if (this.entriesAdded !== 0n) {
+      } else if (!this.noneAdded()) {
         g.entriesRead = this.estimateDistance(id);
       }
       g.lastId = id;

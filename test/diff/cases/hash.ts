@@ -28,6 +28,35 @@ const scripts: Script[] = [
   { name: 'HSET with the same field twice in one call', steps: [
     ['HSET', 'h', 'a', '1', 'a', '2', 'b', '3'], ['HGETALL', 'h'],
   ] },
+  { name: 'a new hash built by one HSET or HMSET: repeated fields, lengths, integers, limits', steps: [
+    // Repeated fields of the same length, not adjacent; the last value wins, HSET counts once.
+    ['HSET', 'n1', 'ab', '1', 'ac', '2', 'ab', '3'], ['HGETALL', 'n1'], ['DUMP', 'n1'],
+    ['HMSET', 'n2', 'x', '', '', 'y', 'x', 'z'], ['HGETALL', 'n2'], ['HLEN', 'n2'],
+    // Integer-encoded values (past int32: ms timestamps), empty and binary ones, then more HSETs.
+    ['HMSET', 'n3', 'name', 'job', 'timestamp', '1795871820887', 'delay', '0', 'neg', '-1795871820887', 'big', '9223372036854775807',
+      'b', Buffer.from([0, 255, 13, 10]), '', 'empty'],
+    ['HGETALL', 'n3'], ['DUMP', 'n3'], ['OBJECT', 'ENCODING', 'n3'],
+    ['HSET', 'n3', 'processedOn', '1795871820902', 'name', 'job2'], ['HINCRBY', 'n3', 'ats', '1'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    // Pairs added to an existing listpack hash: all new; one repeated in the call; the last one present.
+    ['HSET', 'n3', 'returnvalue', '{"ok":0}', 'finishedOn', '1795871820907'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    ['HSET', 'n3', 'r1', 'a', 'r2', 'b', 'r1', 'c'], ['HSET', 'n3', 'r3', 'x', 'ats', '7'], ['HGETALL', 'n3'], ['HLEN', 'n3'], ['DUMP', 'n3'],
+    // HINCRBY of new fields: small, negative, zero, past int32, past 2^53 (the exact path), a
+    // field past hash-max-listpack-value, a value past a small hash-max-listpack-value.
+    ['HINCRBY', 'n3', 'i1', '1'], ['HINCRBY', 'n3', 'i2', '-4097'], ['HINCRBY', 'n3', 'i3', '-0'], ['HINCRBY', 'n3', 'i4', '1795871820907'],
+    ['HINCRBY', 'n3', 'i5', '9007199254740993'], ['HINCRBY', 'n3', 'i1', '1'], ['HGETALL', 'n3'], ['DUMP', 'n3'],
+    ['HSET', 'n4', 'a', '1'], ['HINCRBY', 'n4', 'f'.repeat(65), '3'], ['OBJECT', 'ENCODING', 'n4'],
+    ['HSET', 'n5', 'a', '1'], ['CONFIG', 'SET', 'hash-max-listpack-value', '3'], ['HINCRBY', 'n5', 'b', '123'], ['OBJECT', 'ENCODING', 'n5'],
+    ['HINCRBY', 'n5', 'c', '1234'], ['OBJECT', 'ENCODING', 'n5'], ['CONFIG', 'SET', 'hash-max-listpack-value', '64'],
+    { cmd: ['HGETALL', 'n5'], compare: 'sorted' },
+    // Values at and past hash-max-listpack-value; 16 and 17 pairs; past hash-max-listpack-entries.
+    ['HSET', 'v64', 'f', 'x'.repeat(64), 'g', '1'], ['OBJECT', 'ENCODING', 'v64'], ['DUMP', 'v64'],
+    ['HSET', 'v65', 'f', 'x'.repeat(65), 'g', '1'], ['OBJECT', 'ENCODING', 'v65'], { cmd: ['HGETALL', 'v65'], compare: 'sorted' },
+    ['HSET', 'p16', 'f0', '0', 'f1', '1000003', 'f2', '2000006', 'f3', '3000009', 'f4', '4000012', 'f5', '5000015', 'f6', '6000018', 'f7', '7000021', 'f8', '8000024', 'f9', '9000027', 'f10', '10000030', 'f11', '11000033', 'f12', '12000036', 'f13', '13000039', 'f14', '14000042', 'f15', '15000045'], ['DUMP', 'p16'],
+    ['HSET', 'p17', 'f0', '0', 'f1', '1000003', 'f2', '2000006', 'f3', '3000009', 'f4', '4000012', 'f5', '5000015', 'f6', '6000018', 'f7', '7000021', 'f8', '8000024', 'f9', '9000027', 'f10', '10000030', 'f11', '11000033', 'f12', '12000036', 'f13', '13000039', 'f14', '14000042', 'f15', '15000045', 'f16', '16000048'], ['DUMP', 'p17'],
+    ['CONFIG', 'SET', 'hash-max-listpack-entries', '4'],
+    ['HSET', 'e4', 'k0', '0', 'k1', '1000003', 'k2', '2000006', 'k3', '3000009'], ['OBJECT', 'ENCODING', 'e4'], ['HSET', 'e5', 'k0', '0', 'k1', '1000003', 'k2', '2000006', 'k3', '3000009', 'k4', '4000012'], ['OBJECT', 'ENCODING', 'e5'],
+    { cmd: ['HGETALL', 'e5'], compare: 'sorted' }, ['CONFIG', 'SET', 'hash-max-listpack-entries', '512'],
+  ] },
   { name: 'HSET / HMSET argument count errors', steps: [
     ['HSET', 'h', 'a'], ['HSET', 'h', 'a', '1', 'b'], ['HMSET', 'h', 'a', '1', 'b'], ['HMSET', 'h', 'a'],
     ['HMSET', 'h', 'a', '1', 'b', '2'], ['HGETALL', 'h'], ['HSET', 's'],

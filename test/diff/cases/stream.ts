@@ -135,7 +135,7 @@ const scripts: Script[] = [
     // Different field sets do not share the master entry's fields.
     ...range(120, 1).map((i): Step => ['XADD', 'm', `${i}-0`, i % 2 ? 'a' : 'b', 'v'.repeat(i % 70)]), ...info('m'),
   ] },
-  { name: 'XADD of values repeated from recent entries (shared element Buffers) stays byte-exact', steps: [
+  { name: 'XADD of values repeated from recent entries stays byte-exact', steps: [
     // BullMQ's event stream: alternating shapes repeat most fields and values; one value per
     // entry (the job id) is new. Later changes to one entry never show in another.
     ['CONFIG', 'SET', 'stream-node-max-entries', '4'],
@@ -157,6 +157,25 @@ const scripts: Script[] = [
     ['XADD', 'e', '21-1', 'event', 'added', 'jobId', '7', 'name', 'job'], ['XRANGE', 'e', '20-0', '+'],
     ['XTRIM', 'e', 'MAXLEN', '5'], ['XRANGE', 'e', '-', '+'], ...info('e'),
     ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
+  ] },
+  { name: 'entries packed in their node: COPY then XADD to both, element lengths, long fields', steps: [
+    // A copy's last node takes appends of its own (its records are not the original's).
+    ['XADD', 'p', '1-1', 'f', 'a', 'g', 'b'], ['XADD', 'p', '1-2', 'f', 'c', 'g', 'd'], ['COPY', 'p', 'q'],
+    ['XADD', 'p', '1-3', 'f', 'from-p', 'g', 'p'], ['XADD', 'q', '1-3', 'f', 'from-q', 'g', 'q', 'h', 'qq'],
+    ['XADD', 'q', '1-4', 'f', 'q2', 'g', 'q2'], ['XADD', 'p', '1-4', 'x', 'p2'],
+    ['XRANGE', 'p', '-', '+'], ['XRANGE', 'q', '-', '+'], ['DUMP', 'p'], ['DUMP', 'q'], ...info('p'), ...info('q'),
+    ['XDEL', 'q', '1-1'], ['XRANGE', 'p', '-', '+'], ['XRANGE', 'q', '-', '+'],
+    // Lengths at the varint steps (127/128, 16383/16384) and past them; fields over 32 bytes,
+    // equal to the master's or one byte off.
+    ['XADD', 'l', '1-1', 'k'.repeat(40), 'v'.repeat(127), 'w', 'x'.repeat(128)],
+    ['XADD', 'l', '1-2', 'k'.repeat(40), 'v'.repeat(16383), 'w', 'x'.repeat(16384)],
+    ['XADD', 'l', '1-3', `${'k'.repeat(39)}j`, 'y'.repeat(70000), 'w', ''],
+    ['XADD', 'l', '1-4', 'k'.repeat(40), '-12', 'w', '9007199254740993'],
+    ['XRANGE', 'l', '-', '+'], ['XREVRANGE', 'l', '+', '-', 'COUNT', '2'], ['DUMP', 'l'], ...info('l'),
+    ['XREAD', 'STREAMS', 'l', 'p', '1-2', '1-0'],
+    // XADD finds an existing key from its bytes: a binary key name, created then appended to.
+    ['XADD', Buffer.from([0xff, 0, 0x80, 0x41]), '1-1', 'a', '1'], ['XADD', Buffer.from([0xff, 0, 0x80, 0x41]), '1-2', 'a', '2'],
+    ['XLEN', Buffer.from([0xff, 0, 0x80, 0x41])], ['XRANGE', Buffer.from([0xff, 0, 0x80, 0x41]), '-', '+'], ['KEYS', '*A'],
   ] },
   { name: 'DUMP after XDEL and exact XTRIM: deleted entries keep their fields and values', steps: [
     ['XADD', 'd', '1-1', 'a', '1'], ['XADD', 'd', '1-2', 'b', 'hello'], ['XADD', 'd', '1-3', 'a', '3'],
