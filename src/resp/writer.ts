@@ -7,10 +7,12 @@
  * owner's bytes are sealed into its `parts` list first, so each writer's output stays in order.
  *
  * Lifetime rules (MUST):
- *  - Bytes handed to socket.write() are never overwritten: the slab only moves forward, except
- *    that a writer whose region is the slab's tail rewinds `pos` after its socket took every
- *    byte synchronously (writableLength === 0), so the hot request/reply loop reuses the
- *    same cache-warm bytes.
+ *  - Bytes handed to socket.write() are never overwritten while the socket holds them: the
+ *    slab only moves forward, except that a writer whose region is the slab's tail rewinds
+ *    `pos` after its socket took every byte synchronously (writableLength === 0), and the
+ *    whole slab starts over at 0 once no region of it is open, sealed or held by a socket
+ *    (rewindIfFree), so the hot request/reply loop reuses the same cache-warm bytes. A sink
+ *    that reports writableLength 0 MUST have copied the bytes it was given.
  *  - Values of at least BIG_VALUE bytes are not copied: the Buffer itself is queued. Such a
  *    Buffer MUST be immutable (stored values are: APPEND and SETRANGE build new Buffers).
  */
@@ -23,6 +25,31 @@ const BIG_VALUE = 16 * 1024;
 let slab = Buffer.allocUnsafe(SLAB_SIZE);
 let pos = 0;
 let owner: RespWriter | null = null;
+/**
+ * perf: regions of the current slab that are sealed (a writer's sealed region or a part) and
+ * not yet flushed or discarded. With no owner, no pinned region and no region of this slab
+ * still held by a socket (`held`), no byte before `pos` is referenced: the slab starts over
+ * at 0 (rewindIfFree). Batched replies (connection.ts deferFlush: 50 connections, one reply
+ * each per poll phase) so reuse the same few KB of the slab instead of walking through it and
+ * faulting in a new 256 KB slab every ~2,500 replies (bench/RESULTS.md, session 15, sockjs).
+ */
+let pinned = 0;
+/** A socket kept bytes of the current slab (an asynchronous write): no rewind in this slab. */
+let held = false;
+
+/** A sealed region of `b` (a slab) was flushed or dropped. */
+function unpin(b: ArrayBufferLike): void {
+  if (b === slab.buffer) pinned--;
+}
+
+/** After a flush of bytes of `b` to `sock`: bytes the socket still holds stay untouched. */
+function noteHeld(b: ArrayBufferLike, sock: ByteSink): void {
+  if (b === slab.buffer && sock.writableLength !== 0) held = true;
+}
+
+function rewindIfFree(): void {
+  if (owner === null && pinned === 0 && !held) pos = 0;
+}
 
 /** Pre-encoded small integers ":0\r\n" .. ":9999\r\n" and bulk headers "$0\r\n" ... */
 const SMALL = 10000;
@@ -94,6 +121,8 @@ export class RespWriter implements ReplySink {
       this.seal();
       slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
       pos = 0;
+      pinned = 0;
+      held = false;
       this.start = 0;
       owner = this; // seal() released ownership: without this, the next claim orphans these bytes
     }
@@ -103,6 +132,7 @@ export class RespWriter implements ReplySink {
   private seal(): void {
     if (owner === this) {
       if (pos > this.start) {
+        pinned++;
         if (this.sealedSlab === null && this.parts.length === 0) {
           this.sealedSlab = slab;
           this.sealedStart = this.start;
@@ -151,8 +181,14 @@ export class RespWriter implements ReplySink {
       pos = this.start;
       owner = null;
     }
-    this.sealedSlab = null;
-    if (this.parts.length !== 0) this.parts = [];
+    if (this.sealedSlab !== null) {
+      unpin(this.sealedSlab.buffer);
+      this.sealedSlab = null;
+    }
+    if (this.parts.length !== 0) {
+      for (const p of this.parts) unpin(p.buffer);
+      this.parts = [];
+    }
     this.pendingBytes = 0;
   }
 
@@ -184,8 +220,10 @@ export class RespWriter implements ReplySink {
       RespWriter.totalOut += region.length;
       owner = null;
       ok = sock.write(region);
-      if (sock.writableLength === 0 && slab === tailSlab && pos === tailStart + region.length) {
-        pos = tailStart; // the kernel has every byte: reuse the region
+      if (slab === tailSlab) {
+        if (sock.writableLength !== 0) held = true;
+        else if (pos === tailStart + region.length) pos = tailStart; // the kernel has every byte: reuse the region
+        rewindIfFree();
       }
       this.start = pos;
       return ok;
@@ -196,7 +234,11 @@ export class RespWriter implements ReplySink {
       this.sealedSlab = null;
       RespWriter.totalOut += this.pendingBytes;
       this.pendingBytes = 0;
-      return sock.write(slabView(region, this.sealedStart, this.sealedEnd));
+      ok = sock.write(slabView(region, this.sealedStart, this.sealedEnd));
+      unpin(region.buffer);
+      noteHeld(region.buffer, sock);
+      rewindIfFree();
+      return ok;
     }
     this.spill();
     const parts = this.parts;
@@ -204,10 +246,18 @@ export class RespWriter implements ReplySink {
     this.parts = [];
     RespWriter.totalOut += this.pendingBytes;
     this.pendingBytes = 0;
-    if (parts.length === 1) return sock.write(parts[0]);
-    sock.cork();
-    for (const p of parts) ok = sock.write(p);
-    sock.uncork();
+    if (parts.length === 1) {
+      ok = sock.write(parts[0]);
+    } else {
+      sock.cork();
+      for (const p of parts) ok = sock.write(p);
+      sock.uncork();
+    }
+    for (const p of parts) {
+      unpin(p.buffer);
+      noteHeld(p.buffer, sock);
+    }
+    rewindIfFree();
     return ok;
   }
 
@@ -216,6 +266,7 @@ export class RespWriter implements ReplySink {
     this.seal();
     this.spill();
     const out = this.parts.length === 1 ? Buffer.from(this.parts[0]) : Buffer.concat(this.parts);
+    for (const p of this.parts) unpin(p.buffer);
     this.parts = [];
     this.pendingBytes = 0;
     return out;
