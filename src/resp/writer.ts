@@ -66,18 +66,33 @@ export const referenced = new WeakSet<ArrayBufferLike>();
  * lookup, a Buffer) cost ~145 ns per reply here, this ~50 (bench/RESULTS.md, session 14,
  * branch sockcost). The socket's handle takes any Uint8Array; socket.write too.
  */
-function slabView(b: Buffer, s: number, e: number): Uint8Array {
+function newView(b: Buffer, s: number, e: number): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset + s, e - s);
 }
 
 /**
- * The last tail write's view (RespWriter.flush), of tailViewSlab from tailViewStart. One for
- * the process, not one per writer: a view per writer kept every connection's last slab alive
- * (256 KB each) after the slab moved on.
+ * perf: views of the current slab by start offset (direct-mapped, VIEWS entries). The slab
+ * starts over at 0 (rewindIfFree), so request/reply traffic writes its replies at the same
+ * few offsets again and again: a lone connection at one, the 50 batched replies of a poll
+ * phase at 50 (same-sized replies in the same order). A view is immutable and only says which
+ * bytes to send, so one may serve many writes. Emptied when the slab is replaced: only the
+ * current slab is pinned by it.
  */
-let tailView: Uint8Array | null = null;
-let tailViewSlab: Buffer | null = null;
-let tailViewStart = 0;
+const VIEWS = 512;
+const views: (Uint8Array | null)[] = new Array<Uint8Array | null>(VIEWS).fill(null);
+/** Start and end of views[i] in the slab (perf: no reads of the view's own fields). */
+const viewStart = new Int32Array(VIEWS);
+const viewEnd = new Int32Array(VIEWS);
+
+function slabView(b: Buffer, s: number, e: number): Uint8Array {
+  if (b !== slab) return newView(b, s, e);
+  const i = s & (VIEWS - 1);
+  const v = views[i];
+  if (v !== null && viewStart[i] === s && viewEnd[i] === e) return v;
+  viewStart[i] = s;
+  viewEnd[i] = e;
+  return (views[i] = newView(b, s, e));
+}
 
 /**
  * A sink for anything that can take bytes (net.Socket). Slab regions come as plain
@@ -123,6 +138,7 @@ export class RespWriter implements ReplySink {
       pos = 0;
       pinned = 0;
       held = false;
+      views.fill(null);
       this.start = 0;
       owner = this; // seal() released ownership: without this, the next claim orphans these bytes
     }
@@ -209,14 +225,8 @@ export class RespWriter implements ReplySink {
     let ok = true;
     if (tailStart >= 0) {
       // Fast path: one contiguous region at the slab's tail. A request/reply client's replies
-      // start at the same rewound offset each time: the last view is reused when it covers
-      // the same bytes (perf: no allocation per reply).
-      let region = tailView;
-      if (region === null || tailViewSlab !== tailSlab || tailViewStart !== tailStart || region.length !== pos - tailStart) {
-        region = tailView = slabView(tailSlab, tailStart, pos);
-        tailViewSlab = tailSlab;
-        tailViewStart = tailStart;
-      }
+      // start at the same rewound offset each time: the view is reused (slabView).
+      const region = slabView(tailSlab, tailStart, pos);
       RespWriter.totalOut += region.length;
       owner = null;
       ok = sock.write(region);

@@ -324,6 +324,7 @@ describe('RespWriter output and the socket', () => {
     }
     assert.deepEqual(offsets[1], offsets[0], 'second batch at the first one\'s offsets');
     assert.deepEqual(offsets[2], offsets[0]);
+    ws.forEach((_, i) => assert.equal(socks[i].refs[2], socks[i].refs[1], 'the same bytes go out through the same view'));
     // A sealed region not yet flushed (writer 0, held back) keeps the slab from starting over.
     ws.forEach((w, i) => w.simple(`s${i}`));
     ws.forEach((w, i) => { if (i !== 0) w.flush(socks[i]); });
