@@ -141,6 +141,29 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     assert.deepEqual(written((w) => w.bulk(bin)), Buffer.from('$6\r\n\x00\r\n\xff$*\r\n', 'latin1'));
   });
 
+  it('bulkBytes writes any byte range of its source, from any offset, across slab roll-overs', () => {
+    // Two sources taken in turn (the word copy keeps a view of the last one), values with NaN
+    // bit patterns (a float copy could change them), lengths around each copy method's bounds.
+    const srcs = [Buffer.alloc(4096), Buffer.alloc(4096).subarray(3)];
+    for (const b of srcs) for (let i = 0; i < b.length; i++) b[i] = i % 7 === 0 ? 0xff : (i * 37 + 11) & 0xff;
+    const w = new RespWriter();
+    const sock = new FakeSocket();
+    const want: Buffer[] = [];
+    for (let round = 0; round < 40; round++) {
+      for (const n of [0, 1, 7, 8, 31, 32, 33, 39, 40, 41, 100, 255, 256, 257, 1000]) {
+        const b = srcs[(round + n) & 1];
+        const s = (round * 131 + n * 17) % (b.length - n);
+        w.bulkBytes(b, s, s + n);
+        want.push(enc.bulk(Buffer.from(b.subarray(s, s + n))));
+      }
+      w.bulkLatin1('x'.repeat(8000)); // roll-overs of the slab now and then
+      want.push(enc.bulkLatin1('x'.repeat(8000)));
+      if (round % 3 === 0) w.flush(sock);
+    }
+    w.flush(sock);
+    sameBytes(sock.bytes(), Buffer.concat(want), 'bulkBytes stream');
+  });
+
   it('latin1 keys keep one byte per char and UTF-8 text is encoded', () => {
     let all = '';
     for (let i = 0; i < 256; i++) all += String.fromCharCode(i);
