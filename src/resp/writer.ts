@@ -209,7 +209,7 @@ export class RespWriter implements ReplySink {
       owner = null;
     }
     if (this.sealedSlab !== null) {
-      unpin(this.sealedSlab.buffer);
+      if (this.sealedSlab === slab) pinned--;
       this.sealedSlab = null;
     }
     if (this.parts.length !== 0) {
@@ -256,9 +256,11 @@ export class RespWriter implements ReplySink {
       RespWriter.totalOut += this.pendingBytes;
       this.pendingBytes = 0;
       ok = sock.write(slabView(region, this.sealedStart, this.sealedEnd));
-      unpin(region.buffer);
-      noteHeld(region.buffer, sock);
-      rewindIfFree();
+      if (region === slab) {
+        pinned--;
+        if (sock.writableLength !== 0) held = true;
+        rewindIfFree();
+      }
       return ok;
     }
     this.spill();
