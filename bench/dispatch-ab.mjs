@@ -12,7 +12,8 @@
  * DISPATCH_PHASE=1: a poll phase as at `-c 50 -P 1`: one read per connection, then the check
  * phase (setImmediate) where the batched replies are flushed (connection.ts deferFlush);
  * without it the reads run back to back and a batch is flushed only at the round's end.
- * `get100` is GET of a 100-byte value (set first on both sides).
+ * `get100` is GET of a 100-byte value (set first on both sides), `get100s` of one set twice
+ * (no longer in the compact tier: its reply is written from a string).
  */
 import { FakeSock, TESTS, encode } from './dispatch-common.mjs';
 import os from 'node:os';
@@ -37,9 +38,11 @@ async function load(dist) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dispatch-ab-'));
   const server = await createServer(loadConfig(['--port', '0', '--http-port', '-1', '--appendfsync', 'no', '--dir', dir]));
   const conns = Array.from({ length: CONNS }, (_, i) => new Connection(new FakeSock(i), server.engine, () => {}, true));
-  const set = Buffer.from(encode(['SET', 'key:000000000000', 'v'.repeat(100)]));
-  set.copy(BUF, 0);
-  conns[0].onRead(set.length, BUF);
+  for (const args of [['SET', 'key:000000000000', 'v'.repeat(100)], ['SET', 'skey', 'w'.repeat(100)], ['SET', 'skey', 'v'.repeat(100)]]) {
+    const set = Buffer.from(encode(args));
+    set.copy(BUF, 0);
+    conns[0].onRead(set.length, BUF);
+  }
   return { server, conns, dir };
 }
 
@@ -47,7 +50,7 @@ const BUF = Buffer.allocUnsafe(64 * 1024);
 const sides = [await load(distA), await load(distB)];
 const buf = BUF;
 const PHASE = process.env.DISPATCH_PHASE === '1';
-const TESTS_AB = { ...TESTS, get100: () => ['GET', 'key:__rand_int__'] };
+const TESTS_AB = { ...TESTS, get100: () => ['GET', 'key:__rand_int__'], get100s: () => ['GET', 'skey'] };
 const tick = () => new Promise((r) => setImmediate(r));
 
 async function run(side, name, pipe, ops) {
