@@ -181,6 +181,7 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     assert.deepEqual(written((w) => w.array(9)), Buffer.from('*9\r\n'));
     assert.deepEqual(written((w) => w.array(10)), Buffer.from('*10\r\n'));
     assert.deepEqual(written((w) => w.array(1234567)), Buffer.from('*1234567\r\n'));
+    for (let n = 0; n <= 1100; n++) assert.deepEqual(written((w) => w.array(n)), Buffer.from(`*${n}\r\n`), `array(${n})`);
     const nested = written((w) => {
       w.array(3); w.int(1); w.array(2); w.bulkLatin1('a'); w.nil(); w.simple('x');
     });
