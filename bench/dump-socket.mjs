@@ -5,6 +5,7 @@
 // closed loop.
 //   node bench/dump-socket.mjs [distA] [distB ...]     (ROUNDS=3 N=100000 PORT=<spare>)
 //   SAME=1 ROUNDS=8 node bench/dump-socket.mjs base-dist dist   (servers started once, order rotated: A/B)
+//   SAME=1 ROWS='RESTORE string,DUMP string' ...                 (only these rows)
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -84,6 +85,8 @@ async function restoreBench(port, pid, payload) {
  * minute-to-minute load of a shared machine bias less than fresh servers in a fixed order.
  */
 const SAME = process.env.SAME === '1';
+/** ROWS='DUMP hash,RESTORE string': only these rows (SAME=1). */
+const ROWS = process.env.ROWS ? process.env.ROWS.split(',') : null;
 
 async function sameServers() {
   const base = Number(process.env.PORT ?? 0);
@@ -114,6 +117,7 @@ async function sameServers() {
       const rows = new Map(servers.map((s) => [s, {}]));
       for (const [k, run] of [['DUMP string', (s) => dumpBench(s.port, s.p.pid, 'bs')], ['DUMP hash', (s) => dumpBench(s.port, s.p.pid, 'bh')],
         ['RESTORE string', (s) => restoreBench(s.port, s.p.pid, s.ps)], ['RESTORE hash', (s) => restoreBench(s.port, s.p.pid, s.ph)]]) {
+        if (ROWS !== null && !ROWS.includes(k)) continue;
         for (const s of order) rows.get(s)[k] = await run(s);
       }
       for (const s of servers) for (const [k, v] of Object.entries(rows.get(s))) ((res[k] ??= {})[s.d] ??= []).push(v);
