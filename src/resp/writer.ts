@@ -32,8 +32,9 @@ let pos = 0;
  * Float64: a NaN's bits need not survive a float round trip.
  */
 let slabWords: DataView<ArrayBufferLike> = new DataView(slab.buffer, slab.byteOffset, slab.length);
-let srcBuf: Buffer = slab;
-let srcWords = slabWords;
+/** Not the slab: a replaced slab must not stay referenced here. */
+let srcBuf: Buffer = Buffer.alloc(0);
+let srcWords: DataView<ArrayBufferLike> = new DataView(srcBuf.buffer, srcBuf.byteOffset, 0);
 let owner: RespWriter | null = null;
 /**
  * perf: regions of the current slab that are sealed (a writer's sealed region or a part) and
