@@ -7,10 +7,12 @@
  * owner's bytes are sealed into its `parts` list first, so each writer's output stays in order.
  *
  * Lifetime rules (MUST):
- *  - Bytes handed to socket.write() are never overwritten: the slab only moves forward, except
- *    that a writer whose region is the slab's tail rewinds `pos` after its socket took every
- *    byte synchronously (writableLength === 0), so the hot request/reply loop reuses the
- *    same cache-warm bytes.
+ *  - Bytes handed to socket.write() are never overwritten while the socket holds them: the
+ *    slab only moves forward, except that a writer whose region is the slab's tail rewinds
+ *    `pos` after its socket took every byte synchronously (writableLength === 0), and the
+ *    whole slab starts over at 0 once no region of it is open, sealed or held by a socket
+ *    (rewindIfFree), so the hot request/reply loop reuses the same cache-warm bytes. A sink
+ *    that reports writableLength 0 MUST have copied the bytes it was given.
  *  - Values of at least BIG_VALUE bytes are not copied: the Buffer itself is queued. Such a
  *    Buffer MUST be immutable (stored values are: APPEND and SETRANGE build new Buffers).
  */
@@ -22,7 +24,43 @@ const BIG_VALUE = 16 * 1024;
 
 let slab = Buffer.allocUnsafe(SLAB_SIZE);
 let pos = 0;
+/**
+ * perf: bulkBytes copies 33-256 bytes four at a time through DataViews (the slab's, and one
+ * for the last source buffer: arena chunks serve many replies each). Buffer#copy of a byte
+ * range validates its arguments and makes a Uint8Array of the range per call: 100 bytes took
+ * ~120 ns that way, ~65 this way (bench/RESULTS.md, session 15, sockjs). Integer reads, not
+ * Float64: a NaN's bits need not survive a float round trip.
+ */
+let slabWords: DataView<ArrayBufferLike> = new DataView(slab.buffer, slab.byteOffset, slab.length);
+/** Not the slab: a replaced slab must not stay referenced here. */
+let srcBuf: Buffer = Buffer.alloc(0);
+let srcWords: DataView<ArrayBufferLike> = new DataView(srcBuf.buffer, srcBuf.byteOffset, 0);
 let owner: RespWriter | null = null;
+/**
+ * perf: regions of the current slab that are sealed (a writer's sealed region or a part) and
+ * not yet flushed or discarded. With no owner, no pinned region and no region of this slab
+ * still held by a socket (`held`), no byte before `pos` is referenced: the slab starts over
+ * at 0 (rewindIfFree). Batched replies (connection.ts deferFlush: 50 connections, one reply
+ * each per poll phase) so reuse the same few KB of the slab instead of walking through it and
+ * faulting in a new 256 KB slab every ~2,500 replies (bench/RESULTS.md, session 15, sockjs).
+ */
+let pinned = 0;
+/** A socket kept bytes of the current slab (an asynchronous write): no rewind in this slab. */
+let held = false;
+
+/** A sealed region of `b` (a slab) was flushed or dropped. */
+function unpin(b: ArrayBufferLike): void {
+  if (b === slab.buffer) pinned--;
+}
+
+/** After a flush of bytes of `b` to `sock`: bytes the socket still holds stay untouched. */
+function noteHeld(b: ArrayBufferLike, sock: ByteSink): void {
+  if (b === slab.buffer && sock.writableLength !== 0) held = true;
+}
+
+function rewindIfFree(): void {
+  if (owner === null && pinned === 0 && !held) pos = 0;
+}
 
 /** Pre-encoded small integers ":0\r\n" .. ":9999\r\n" and bulk headers "$0\r\n" ... */
 const SMALL = 10000;
@@ -39,18 +77,33 @@ export const referenced = new WeakSet<ArrayBufferLike>();
  * lookup, a Buffer) cost ~145 ns per reply here, this ~50 (bench/RESULTS.md, session 14,
  * branch sockcost). The socket's handle takes any Uint8Array; socket.write too.
  */
-function slabView(b: Buffer, s: number, e: number): Uint8Array {
+function newView(b: Buffer, s: number, e: number): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset + s, e - s);
 }
 
 /**
- * The last tail write's view (RespWriter.flush), of tailViewSlab from tailViewStart. One for
- * the process, not one per writer: a view per writer kept every connection's last slab alive
- * (256 KB each) after the slab moved on.
+ * perf: views of the current slab by start offset (direct-mapped, VIEWS entries). The slab
+ * starts over at 0 (rewindIfFree), so request/reply traffic writes its replies at the same
+ * few offsets again and again: a lone connection at one, the 50 batched replies of a poll
+ * phase at 50 (same-sized replies in the same order). A view is immutable and only says which
+ * bytes to send, so one may serve many writes. Emptied when the slab is replaced: only the
+ * current slab is pinned by it.
  */
-let tailView: Uint8Array | null = null;
-let tailViewSlab: Buffer | null = null;
-let tailViewStart = 0;
+const VIEWS = 512;
+const views: (Uint8Array | null)[] = new Array<Uint8Array | null>(VIEWS).fill(null);
+/** Start and end of views[i] in the slab (perf: no reads of the view's own fields). */
+const viewStart = new Int32Array(VIEWS);
+const viewEnd = new Int32Array(VIEWS);
+
+function slabView(b: Buffer, s: number, e: number): Uint8Array {
+  if (b !== slab) return newView(b, s, e);
+  const i = s & (VIEWS - 1);
+  const v = views[i];
+  if (v !== null && viewStart[i] === s && viewEnd[i] === e) return v;
+  viewStart[i] = s;
+  viewEnd[i] = e;
+  return (views[i] = newView(b, s, e));
+}
 
 /**
  * A sink for anything that can take bytes (net.Socket). Slab regions come as plain
@@ -93,7 +146,11 @@ export class RespWriter implements ReplySink {
     if (slab.length - pos < need) {
       this.seal();
       slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, need));
+      slabWords = new DataView(slab.buffer, slab.byteOffset, slab.length);
       pos = 0;
+      pinned = 0;
+      held = false;
+      views.fill(null);
       this.start = 0;
       owner = this; // seal() released ownership: without this, the next claim orphans these bytes
     }
@@ -103,6 +160,7 @@ export class RespWriter implements ReplySink {
   private seal(): void {
     if (owner === this) {
       if (pos > this.start) {
+        pinned++;
         if (this.sealedSlab === null && this.parts.length === 0) {
           this.sealedSlab = slab;
           this.sealedStart = this.start;
@@ -151,8 +209,14 @@ export class RespWriter implements ReplySink {
       pos = this.start;
       owner = null;
     }
-    this.sealedSlab = null;
-    if (this.parts.length !== 0) this.parts = [];
+    if (this.sealedSlab !== null) {
+      if (this.sealedSlab === slab) pinned--;
+      this.sealedSlab = null;
+    }
+    if (this.parts.length !== 0) {
+      for (const p of this.parts) unpin(p.buffer);
+      this.parts = [];
+    }
     this.pendingBytes = 0;
   }
 
@@ -173,19 +237,15 @@ export class RespWriter implements ReplySink {
     let ok = true;
     if (tailStart >= 0) {
       // Fast path: one contiguous region at the slab's tail. A request/reply client's replies
-      // start at the same rewound offset each time: the last view is reused when it covers
-      // the same bytes (perf: no allocation per reply).
-      let region = tailView;
-      if (region === null || tailViewSlab !== tailSlab || tailViewStart !== tailStart || region.length !== pos - tailStart) {
-        region = tailView = slabView(tailSlab, tailStart, pos);
-        tailViewSlab = tailSlab;
-        tailViewStart = tailStart;
-      }
+      // start at the same rewound offset each time: the view is reused (slabView).
+      const region = slabView(tailSlab, tailStart, pos);
       RespWriter.totalOut += region.length;
       owner = null;
       ok = sock.write(region);
-      if (sock.writableLength === 0 && slab === tailSlab && pos === tailStart + region.length) {
-        pos = tailStart; // the kernel has every byte: reuse the region
+      if (slab === tailSlab) {
+        if (sock.writableLength !== 0) held = true;
+        else if (pos === tailStart + region.length) pos = tailStart; // the kernel has every byte: reuse the region
+        rewindIfFree();
       }
       this.start = pos;
       return ok;
@@ -196,7 +256,13 @@ export class RespWriter implements ReplySink {
       this.sealedSlab = null;
       RespWriter.totalOut += this.pendingBytes;
       this.pendingBytes = 0;
-      return sock.write(slabView(region, this.sealedStart, this.sealedEnd));
+      ok = sock.write(slabView(region, this.sealedStart, this.sealedEnd));
+      if (region === slab) {
+        pinned--;
+        if (sock.writableLength !== 0) held = true;
+        rewindIfFree();
+      }
+      return ok;
     }
     this.spill();
     const parts = this.parts;
@@ -204,10 +270,18 @@ export class RespWriter implements ReplySink {
     this.parts = [];
     RespWriter.totalOut += this.pendingBytes;
     this.pendingBytes = 0;
-    if (parts.length === 1) return sock.write(parts[0]);
-    sock.cork();
-    for (const p of parts) ok = sock.write(p);
-    sock.uncork();
+    if (parts.length === 1) {
+      ok = sock.write(parts[0]);
+    } else {
+      sock.cork();
+      for (const p of parts) ok = sock.write(p);
+      sock.uncork();
+    }
+    for (const p of parts) {
+      unpin(p.buffer);
+      noteHeld(p.buffer, sock);
+    }
+    rewindIfFree();
     return ok;
   }
 
@@ -216,6 +290,7 @@ export class RespWriter implements ReplySink {
     this.seal();
     this.spill();
     const out = this.parts.length === 1 ? Buffer.from(this.parts[0]) : Buffer.concat(this.parts);
+    for (const p of this.parts) unpin(p.buffer);
     this.parts = [];
     this.pendingBytes = 0;
     return out;
@@ -273,6 +348,23 @@ export class RespWriter implements ReplySink {
       slab[pos + 2] = 13;
       slab[pos + 3] = 10;
       pos += 4;
+    } else if (n < 1000) {
+      // perf: two or three digits written directly (writeDigits' length search and loop
+      // showed in a 100-byte GET's profile).
+      const b = slab;
+      let p = pos;
+      b[p++] = prefix;
+      if (n >= 100) {
+        const h = (n / 100) | 0;
+        b[p++] = 48 + h;
+        n -= h * 100;
+      }
+      const t = (n / 10) | 0;
+      b[p] = 48 + t;
+      b[p + 1] = 48 + (n - t * 10);
+      b[p + 2] = 13;
+      b[p + 3] = 10;
+      pos = p + 4;
     } else {
       slab[pos++] = prefix;
       pos = writeDigits(slab, pos, n);
@@ -336,6 +428,9 @@ export class RespWriter implements ReplySink {
       const d = slab;
       const q = pos - s;
       for (let i = s; i < e; i++) d[q + i] = b[i];
+      pos += n;
+    } else if (n <= 256) {
+      copyWords(b, s, n);
       pos += n;
     } else {
       pos += b.copy(slab, pos, s, e);
@@ -495,6 +590,24 @@ export class RespWriter implements ReplySink {
     pos += slab.latin1Write(digits, pos);
     crlf();
   }
+}
+
+/** b[s, s + n) into the slab at pos (pos is not moved), see slabWords. */
+function copyWords(b: Buffer, s: number, n: number): void {
+  if (b !== srcBuf) {
+    srcBuf = b;
+    srcWords = new DataView(b.buffer, b.byteOffset, b.length);
+  }
+  const src = srcWords;
+  const dst = slabWords;
+  const p = pos;
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    dst.setInt32(p + i, src.getInt32(s + i, true), true);
+    dst.setInt32(p + i + 4, src.getInt32(s + i + 4, true), true);
+  }
+  const d = slab;
+  for (; i < n; i++) d[p + i] = b[s + i];
 }
 
 /** "\r\n" at pos. perf: plain stores (Buffer#writeUInt16LE validates its arguments, slowly). */

@@ -220,10 +220,10 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
     // One active connection among idle ones (a pool, a blocked BullMQ connection): the last
     // batch held only it, so flush at once; every PROBE_EVERY-th flush batches again to see
     // whether others have become active.
-    if (batch.length === 0 && lastBatch < 2 && ++sinceProbe < PROBE_EVERY) return false;
+    if (batchLen === 0 && lastBatch < 2 && ++sinceProbe < PROBE_EVERY) return false;
     sinceProbe = 0;
     this.inBatch = true;
-    batch.push(this);
+    batch[batchLen++] = this;
     if (!batchQueued) {
       batchQueued = true;
       setImmediate(flushBatch);
@@ -437,8 +437,14 @@ export class Connection implements Transport, HeldOutput, QueuedReader {
 let liveConnections = 0;
 /** Batched output: at most this many bytes wait for flushBatch per connection. */
 const DEFER_MAX = 64 * 1024;
-/** Connections whose replies wait for flushBatch, in the order they were read. */
-const batch: Connection[] = [];
+/**
+ * Connections whose replies wait for flushBatch, in the order they were read: batch[0, batchLen).
+ * perf: the array keeps its length (flushed slots hold null): `batch.length = 0` per poll phase
+ * freed its backing store (through V8's runtime), and the next phase's pushes grew it again,
+ * ~24 bytes allocated per request at -c 50 -P 1 (bench/RESULTS.md, session 15, sockjs).
+ */
+const batch: (Connection | null)[] = [];
+let batchLen = 0;
 let batchQueued = false;
 /** Connections the last flushBatch wrote for (deferFlush: below 2, only probes batch). */
 let lastBatch = 2;
@@ -448,10 +454,13 @@ const PROBE_EVERY = 64;
 
 function flushBatch(): void {
   batchQueued = false;
-  lastBatch = batch.length;
+  lastBatch = batchLen;
   // A flush runs no command, so nothing joins the batch while it is written out.
-  for (let i = 0; i < batch.length; i++) batch[i].flushBatched();
-  batch.length = 0;
+  for (let i = 0; i < batchLen; i++) {
+    batch[i]!.flushBatched();
+    batch[i] = null;
+  }
+  batchLen = 0;
 }
 
 type Limit = readonly [hard: number, soft: number, seconds: number];

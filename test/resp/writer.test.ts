@@ -141,6 +141,29 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     assert.deepEqual(written((w) => w.bulk(bin)), Buffer.from('$6\r\n\x00\r\n\xff$*\r\n', 'latin1'));
   });
 
+  it('bulkBytes writes any byte range of its source, from any offset, across slab roll-overs', () => {
+    // Two sources taken in turn (the word copy keeps a view of the last one), values with NaN
+    // bit patterns (a float copy could change them), lengths around each copy method's bounds.
+    const srcs = [Buffer.alloc(4096), Buffer.alloc(4096).subarray(3)];
+    for (const b of srcs) for (let i = 0; i < b.length; i++) b[i] = i % 7 === 0 ? 0xff : (i * 37 + 11) & 0xff;
+    const w = new RespWriter();
+    const sock = new FakeSocket();
+    const want: Buffer[] = [];
+    for (let round = 0; round < 40; round++) {
+      for (const n of [0, 1, 7, 8, 31, 32, 33, 39, 40, 41, 100, 255, 256, 257, 1000]) {
+        const b = srcs[(round + n) & 1];
+        const s = (round * 131 + n * 17) % (b.length - n);
+        w.bulkBytes(b, s, s + n);
+        want.push(enc.bulk(Buffer.from(b.subarray(s, s + n))));
+      }
+      w.bulkLatin1('x'.repeat(8000)); // roll-overs of the slab now and then
+      want.push(enc.bulkLatin1('x'.repeat(8000)));
+      if (round % 3 === 0) w.flush(sock);
+    }
+    w.flush(sock);
+    sameBytes(sock.bytes(), Buffer.concat(want), 'bulkBytes stream');
+  });
+
   it('latin1 keys keep one byte per char and UTF-8 text is encoded', () => {
     let all = '';
     for (let i = 0; i < 256; i++) all += String.fromCharCode(i);
@@ -158,6 +181,7 @@ describe('RespWriter encodes every reply type byte for byte', () => {
     assert.deepEqual(written((w) => w.array(9)), Buffer.from('*9\r\n'));
     assert.deepEqual(written((w) => w.array(10)), Buffer.from('*10\r\n'));
     assert.deepEqual(written((w) => w.array(1234567)), Buffer.from('*1234567\r\n'));
+    for (let n = 0; n <= 1100; n++) assert.deepEqual(written((w) => w.array(n)), Buffer.from(`*${n}\r\n`), `array(${n})`);
     const nested = written((w) => {
       w.array(3); w.int(1); w.array(2); w.bulkLatin1('a'); w.nil(); w.simple('x');
     });
@@ -304,6 +328,50 @@ describe('RespWriter output and the socket', () => {
     assert.ok(!socks[2].bytes().includes('gone'));
   });
 
+  it('batched replies reuse the slab from its start once every region was flushed', () => {
+    // Earlier tests left bytes of the current slab held by 'async' sockets: roll over to a new
+    // slab first (20 x 14 KB through a synchronous socket, more than one 256 KB slab).
+    const filler = new RespWriter();
+    const fs = new FakeSocket();
+    for (let i = 0; i < 20; i++) {
+      filler.bulkLatin1('f'.repeat(14000));
+      filler.bulkLatin1('g'.repeat(100)); // not the tail alone: the region moves on
+    }
+    filler.flush(fs);
+    const ws = Array.from({ length: 4 }, () => new RespWriter());
+    const socks = ws.map(() => new FakeSocket());
+    const offsets: number[][] = [];
+    for (let round = 0; round < 3; round++) {
+      ws.forEach((w, i) => w.bulkLatin1(`q${round}w${i}`.repeat(10)));
+      ws.forEach((w, i) => w.flush(socks[i]));
+      offsets.push(ws.map((_, i) => socks[i].refs[round].byteOffset));
+    }
+    assert.deepEqual(offsets[1], offsets[0], 'second batch at the first one\'s offsets');
+    assert.deepEqual(offsets[2], offsets[0]);
+    ws.forEach((_, i) => assert.equal(socks[i].refs[2], socks[i].refs[1], 'the same bytes go out through the same view'));
+    // A sealed region not yet flushed (writer 0, held back) keeps the slab from starting over.
+    ws.forEach((w, i) => w.simple(`s${i}`));
+    ws.forEach((w, i) => { if (i !== 0) w.flush(socks[i]); });
+    ws[1].simple('after');
+    ws[1].flush(socks[1]);
+    ws[0].flush(socks[0]);
+    // A sealed region whose socket keeps it (an asynchronous write) is not written over by
+    // the next batch, though every region was flushed.
+    socks[0].mode = 'async';
+    ws.forEach((w, i) => w.bulkLatin1(`h${i}`.repeat(10)));
+    ws.forEach((w, i) => w.flush(socks[i]));
+    ws.forEach((w, i) => w.bulkLatin1(`k${i}`.repeat(10)));
+    ws.forEach((w, i) => w.flush(socks[i]));
+    socks[0].mode = 'sync';
+    ws.forEach((_, i) => {
+      const want = [0, 1, 2].map((r) => enc.bulkLatin1(`q${r}w${i}`.repeat(10)));
+      want.push(enc.simple(`s${i}`));
+      if (i === 1) want.push(enc.simple('after'));
+      want.push(enc.bulkLatin1(`h${i}`.repeat(10)), enc.bulkLatin1(`k${i}`.repeat(10)));
+      sameBytes(socks[i].bytes(), Buffer.concat(want), `writer ${i}`);
+    });
+  });
+
   it('discard drops only this writer\'s unflushed output', () => {
     const a = new RespWriter();
     const b = new RespWriter();
@@ -354,7 +422,7 @@ describe('RespWriter output and the socket', () => {
       const i = pick(n);
       const w = writers[i];
       const e = expect[i];
-      const op = pick(14);
+      const op = pick(16);
       switch (op) {
         case 0: w.ok(); e.push(enc.ok()); break;
         case 1: { const s = 'st' + pick(1e6); w.simple(s); e.push(enc.simple(s)); break; }
@@ -379,6 +447,21 @@ describe('RespWriter output and the socket', () => {
           break;
         }
         case 13: socks[pick(n)].send(); break;
+        case 14: { // discard: what the socket was given stays, the rest is dropped
+          if (rnd() > 0.1) break;
+          w.discard();
+          e.length = 0;
+          e.push(socks[i].bytes());
+          break;
+        }
+        case 15: { // take: what was not flushed yet comes out as a copy
+          if (rnd() > 0.1) break;
+          const got = socks[i].bytes();
+          sameBytes(Buffer.concat([got, w.take()]), Buffer.concat(e), `take, writer ${i}, seed ${seed}`);
+          e.length = 0;
+          e.push(got);
+          break;
+        }
       }
     }
     for (let i = 0; i < n; i++) {
