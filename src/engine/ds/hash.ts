@@ -493,13 +493,9 @@ export class HashValue implements StoredValue {
   /** lpReplace of the value of `f`, or lpAppend of f and v. True when f is new. */
   private lpSet(f: string, v: string): boolean {
     const lp = this.lp!;
-    const len = lp.length;
     const p = fieldFind(this, lp, this.n, f, false);
     if (p < 0) {
-      load(lp, len);
-      W.pos = len - 1;
-      W.count = 2 * this.n;
-      W.text(f);
+      this.appendField(lp, f);
       W.text(v);
       this.lp = cut(W.finishLength());
       if (this.n >= IDX_MIN) fieldIndexEdited(this, lp, this.lp, true);
@@ -513,6 +509,15 @@ export class HashValue implements StoredValue {
     // The same bytes (an HSET repeating the value): nothing to rebuild.
     if (!this.sameEntry(vp, ve)) this.lpReplaceV(vp, ve);
     return false;
+  }
+
+  /** lpAppend's start: W holds listpack `lp` of this hash with field `f` appended; its value comes next. */
+  private appendField(lp: string, f: string): void {
+    const len = lp.length;
+    load(lp, len);
+    W.pos = len - 1;
+    W.count = 2 * this.n;
+    W.text(f);
   }
 
   /** lpReplace: the entry at [vp, ve) of lp becomes the one entry V holds (one splice, or in place). */
@@ -551,11 +556,7 @@ export class HashValue implements StoredValue {
       // hash stays a small listpack (else the general path converts it).
       if (this.sid !== 0 || this.n + 1 >= IDX_MIN || this.n + 1 > lim.maxEntries || f.length > maxValue) return null;
       if (maxValue < 17 && decimalLength(by) > maxValue) return null;
-      const len = lp.length;
-      load(lp, len);
-      W.pos = len - 1;
-      W.count = 2 * this.n;
-      W.text(f);
+      this.appendField(lp, f);
       W.int(by);
       this.lp = cut(W.finishLength());
       this.n++;
