@@ -27,7 +27,7 @@ export interface ApplyReply {
 
 export const APPLY_WORKER = process.env.REDSTASH_APPLY_WORKER !== '0';
 
-/** Slots of the gate shared with the thread: it is inside its LMDB transaction; the process is exiting. */
+/** Slots of the gate shared with the thread: it is inside its LMDB transaction or that transaction's flush; the process is exiting. */
 export const GATE_BUSY = 0;
 export const GATE_EXITING = 1;
 /** How long an exiting process waits for the thread's transaction to end (16 MB of frames: ~1-2 s). */

@@ -65,14 +65,17 @@ port.on('message', (m: ApplyRequest | 'close') => {
     port.postMessage({ id: m.id, error: fault(err) } satisfies ApplyReply);
     return;
   }
-  done();
   // Committed; durable once flushed (overlapping sync may leave the flush to a later commit).
+  // Busy until the flush is over: an exiting process waits for it too, instead of tearing the
+  // environment down while the flush still uses it (a CI run's process ended by a signal, not
+  // exit code 0, when its forced exit came during this transaction).
   (root as unknown as { sync(cb: (err?: unknown) => void): void }).sync((err) => {
+    done();
     port.postMessage({ id: m.id, error: null, unsynced: err !== undefined && err !== null } satisfies ApplyReply);
   });
 });
 
-/** Out of the transaction: an exiting process waiting for it goes on. */
+/** Out of the transaction and its flush: an exiting process waiting for it goes on. */
 function done(): void {
   Atomics.store(gate, GATE_BUSY, 0);
   Atomics.notify(gate, GATE_BUSY);
