@@ -32,6 +32,9 @@ const PORT = Number(process.env.CPUAB_PORT ?? 7510);
 const CLIENTS = String(process.env.CPUAB_C ?? 50);
 /** CPUAB_R=n: redis-benchmark -r n (random keys / members: the data set grows through the run). */
 const RAND = process.env.CPUAB_R ? ['-r', process.env.CPUAB_R] : [];
+/** CPUAB_APPENDFSYNC=everysec|always: ours with that mode, redis-server with AOF and the same fsync (default no: neither persists). */
+const FSYNC = process.env.CPUAB_APPENDFSYNC ?? 'no';
+const REDIS_AOF = FSYNC === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', FSYNC];
 /**
  * Tests beyond redis-benchmark's -t names: a custom command line (sets of session 12: many
  * small sets under -r 100000, filled by `ssadd` first, then read; run them in this order).
@@ -72,17 +75,19 @@ function ours(dist, port, name) {
     if (v === '') delete env[k];
     else env[k] = v;
   }
-  return spawn(process.execPath, [...flags, path.join(dist, 'main.js'), '--port', String(port), '--http-port', '-1', '--appendfsync', 'no', '--dir', dir], { stdio: 'ignore', env });
+  return spawn(process.execPath, [...flags, path.join(dist, 'main.js'), '--port', String(port), '--http-port', '-1', '--appendfsync', FSYNC, '--dir', dir], { stdio: 'ignore', env });
 }
+const redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cpuab-redis-'));
+dirs.push(redisDir);
 const servers = [
   { name: 'A', proc: ours(A, PORT, 'A'), port: PORT },
   { name: 'B', proc: ours(B, PORT + 1, 'B'), port: PORT + 1 },
-  { name: 'redis', proc: spawn('redis-server', ['--port', String(PORT + 2), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' }), port: PORT + 2 },
+  { name: 'redis', proc: spawn('redis-server', ['--port', String(PORT + 2), '--save', '', ...REDIS_AOF, '--dir', redisDir], { stdio: 'ignore' }), port: PORT + 2 },
 ];
 try {
   for (const s of servers) await up(s.port);
   const res = {};
-  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}${RAND.length ? ` -r ${RAND[1]}` : ''}, ${ROUNDS} rounds; A=${A} ${process.env.CPUAB_FLAGS_A ?? ""} ${process.env.CPUAB_ENV_A ?? ""} B=${B} ${process.env.CPUAB_FLAGS_B ?? ""} ${process.env.CPUAB_ENV_B ?? ""}`);
+  console.log(`# ${new Date().toISOString()} load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; -c ${CLIENTS} -P ${P} -n ${N}${RAND.length ? ` -r ${RAND[1]}` : ''}, appendfsync ${FSYNC}, ${ROUNDS} rounds; A=${A} ${process.env.CPUAB_FLAGS_A ?? ""} ${process.env.CPUAB_ENV_A ?? ""} B=${B} ${process.env.CPUAB_FLAGS_B ?? ""} ${process.env.CPUAB_ENV_B ?? ""}`);
   for (const t of TESTS) for (const s of servers) spawnSync('redis-benchmark', ['-p', String(s.port), '-c', CLIENTS, '-P', String(P), '-n', String(Math.min(N, 200000)), '-q', ...RAND, ...testArgs(t)]);
   for (let r = 0; r < ROUNDS; r++) for (const t of TESTS) for (const s of servers) {
     const c0 = cpu(s.proc.pid);
