@@ -210,7 +210,7 @@ export class RespWriter implements ReplySink {
       owner = null;
     }
     if (this.sealedSlab !== null) {
-      if (this.sealedSlab === slab) pinned--;
+      unpin(this.sealedSlab.buffer);
       this.sealedSlab = null;
     }
     if (this.parts.length !== 0) {

@@ -184,6 +184,16 @@ function jsonValue(v: Ser, depth: number): string {
   throw new JsonError(`Cannot serialise ${v.x}: type not supported`);
 }
 
+/**
+ * lua_array_length's sparse check of an array of `count` elements up to index `max`: true when
+ * it is encoded as an object (encode_sparse_array's convert), an error when it is refused.
+ */
+function tooSparse(max: number, count: number): boolean {
+  if (jsonCfg.sparseRatio <= 0 || max <= count * jsonCfg.sparseRatio || max <= jsonCfg.sparseSafe) return false;
+  if (!jsonCfg.sparseConvert) throw new JsonError('Cannot serialise table: excessively sparse array');
+  return true;
+}
+
 function jsonTable(pairs: [Ser, Ser][], depth: number): string {
   if (depth > jsonCfg.encodeMaxDepth) throw new JsonError(`Cannot serialise, excessive nesting (${depth})`);
   // lua_array_length: every key a positive integer -> array of length max.
@@ -197,10 +207,7 @@ function jsonTable(pairs: [Ser, Ser][], depth: number): string {
       break;
     }
   }
-  if (isArray && max > 0 && jsonCfg.sparseRatio > 0 && max > pairs.length * jsonCfg.sparseRatio && max > jsonCfg.sparseSafe) {
-    if (!jsonCfg.sparseConvert) throw new JsonError('Cannot serialise table: excessively sparse array');
-    isArray = false;
-  }
+  if (isArray && max > 0) isArray = !tooSparse(max, pairs.length);
   if (isArray && max > 0) {
     const byIndex = new Map<number, Ser>();
     for (const [k, x] of pairs) byIndex.set(k as number, x);
@@ -299,10 +306,7 @@ function jsonTableLua(vm: LuaVM, tb: number, depth: number, view: number, nul: n
       if (k > max) max = k;
     } else isArray = false;
   }
-  if (isArray && max > 0 && jsonCfg.sparseRatio > 0 && max > count * jsonCfg.sparseRatio && max > jsonCfg.sparseSafe) {
-    if (!jsonCfg.sparseConvert) throw new JsonError('Cannot serialise table: excessively sparse array');
-    isArray = false;
-  }
+  if (isArray && max > 0) isArray = !tooSparse(max, count);
   if (isArray && max > 0) {
     let r = '[';
     for (let j = 1; j <= max; j++) {
