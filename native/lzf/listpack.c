@@ -135,12 +135,105 @@ static u32 max_text;
 /* lp_check's duplicate-field answer (with a table): 0 none, 1 two equal fields, 2 not known
  * (more fields than the table takes). */
 static u32 dup_state;
+/* Set when an entry is valid but not as lpAppend would encode it (lp_check clears it). */
+static u32 noncanon;
+/* The longest text among the entries entry_slow checked (lp_check clears it). */
+static u64 slow_max;
 
 EXPORT("lp_dup_state")
 u32 lp_dup_state(void) { return dup_state; }
 
 EXPORT("lp_max_text")
 u32 lp_max_text(void) { return max_text; }
+
+/* A string entry's text p[0, n) that starts with a digit or '-': noncanon when lpAppend would
+ * have stored it as an integer. */
+static __attribute__((noinline)) void check_int_text(const u8 *p, u32 n) {
+  if (canonical_int(p, n)) noncanon = 1;
+}
+
+/*
+ * The entry at s + p, any encoding, checked as lpValidateNext does (within bounds, back-length
+ * exact) and for canonical encoding (noncanon, slow_max): the offset of its end (after the
+ * back-length), or 0 when it is corrupt. noinline: lp_check's loop takes the usual entry
+ * itself, and a small loop keeps its state in registers.
+ */
+static __attribute__((noinline)) u64 entry_slow(const u8 *s, u64 p, u64 end) {
+  const u32 c = s[p];
+  u64 l, text, next;
+  if (c - 0x80 < 0x40) {
+    /* A string of up to 63 bytes whose back-length is not its plain byte, or past the end. */
+    l = 1 + (c & 0x3f);
+    next = p + l + 1;
+    if (next > end || backlen_at(s + p + l) != l) return 0;
+    text = l - 1;
+    const u32 d = s[p + 1];
+    if (text && (d == '-' || d - '0' < 10)) check_int_text(s + p + 1, (u32)text);
+    if (text > slow_max) slow_max = text;
+    return next;
+  }
+  if (c < 0x80) {
+    l = 1;
+    text = c < 10 ? 1 : c < 100 ? 2 : 3;
+  } else if (c < 0xe0) {
+    l = 2;
+    if (p + l > end) return 0;
+    const i64 v = entry_int(s + p, c);
+    if (v >= 0 && v <= 127) noncanon = 1;
+    text = int_text_len(v);
+  } else if (c < 0xf0) {
+    if (p + 2 > end) return 0;
+    l = 2 + (((c & 0x0f) << 8) | s[p + 1]);
+    text = l - 2;
+    if (text < 64) noncanon = 1;
+  } else if (c == 0xf0) {
+    if (p + 5 > end) return 0;
+    text = u32le(s + p + 1);
+    l = 5 + text;
+    if (text < 4096) noncanon = 1;
+  } else if (c <= 0xf4) {
+    l = c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
+    if (p + l > end) return 0;
+    const i64 v = entry_int(s + p, c);
+    const i64 lo = c == 0xf1 ? -4096 : c == 0xf2 ? -32768 : c == 0xf3 ? -8388608 : -2147483648LL;
+    if (v >= lo && v < -lo) noncanon = 1;
+    text = int_text_len(v);
+  } else {
+    return 0;
+  }
+  next = p + l;
+  if (next > end) return 0;
+  /* The back-length must read back as l (backlen_at). */
+  const u32 bl = backlen_size(l);
+  if (next + bl > end || backlen_at(s + next + bl - 1) != l) return 0;
+  if (text > slow_max) slow_max = text;
+  return next + bl;
+}
+
+/*
+ * One entry of lp_check's loop, at q (offset q - s): q moves past it, or lp_check answers -1.
+ * perf: a string of up to 63 bytes with its plain 1-byte back-length (a hash's usual field and
+ * value) is checked here in one step; the next entry's address is q + its length byte's low
+ * bits + 2, the shortest chain of loads from one entry to the next.
+ */
+#define LP_ENTRY()                                                                           \
+  do {                                                                                       \
+    const u32 c = *q;                                                                        \
+    const u32 t = c & 0x3f;                                                                  \
+    if (c - 0x80 < 0x40 && q + t + 2 <= e && q[t + 1] == t + 1) {                            \
+      /* Only a string starting with a digit or '-' can be an integer's text (perf: the      \
+       * usual text entry skips canonical_int). */                                           \
+      const u32 d = q[1];                                                                    \
+      if (t && (d == '-' || d - '0' < 10)) check_int_text(q + 1, t);                         \
+      if (t > max) max = t;                                                                  \
+      q += t + 2;                                                                            \
+    } else {                                                                                 \
+      const u64 next = entry_slow(s, (u64)(q - s), end);                                     \
+      if (next == 0) return -1;                                                              \
+      q = s + next;                                                                          \
+    }                                                                                        \
+    k++;                                                                                     \
+  } while (0)
 
 /*
  * Validate a listpack (lpValidateIntegrity, deep): header length, every entry within bounds,
@@ -155,88 +248,41 @@ u32 lp_max_text(void) { return max_text; }
  */
 EXPORT("lp_check")
 int lp_check(const u8 *s, u32 n, u32 *table, u32 size) {
-  /* perf: the state is kept in locals (a store into the table could alias a global, which the
-   * compiler then reloads on every entry), and written out at the end. */
   u32 dups = size ? 0 : 2;
   dup_state = dups;
   if (size)
     for (u32 i = 0; i < size; i++) table[i] = 0;
   const u32 mask = size - 1;
-  /* At most half the slots filled: probes stay short and always end. */
-  const u32 room = size / 2;
   if (n < 7 || u32le(s) != n || s[n - 1] != 0xff) return -1;
   const u32 declared = s[4] | (s[5] << 8);
   const u64 end = n - 1;
-  int canonical = 1;
-  u64 max = 0;
-  int k = 0;
-  u32 fields = 0;
-  u64 p = 6;
-  while (p < end) {
-    const u32 c = s[p];
-    u64 l, text, next;
-    if (c - 0x80 < 0x40) {
-      /* perf: a string of up to 63 bytes (a hash's usual field and value), whose back-length
-       * is one byte, checked in one step (every failure answers -1 alike). */
-      l = 1 + (c & 0x3f);
-      next = p + l + 1;
-      if (next > end || (s[p + l] != l && backlen_at(s + p + l) != l)) return -1;
-      text = l - 1;
-      /* Only a string starting with a digit or '-' can be an integer's text (perf: the
-       * usual text entry skips canonical_int). */
-      const u32 d = s[p + 1];
-      if (canonical && text && (d == '-' || d - '0' < 10) && canonical_int(s + p + 1, (u32)text)) canonical = 0;
-    } else {
-      if (c < 0x80) {
-        l = 1;
-        text = c < 10 ? 1 : c < 100 ? 2 : 3;
-      } else if (c < 0xe0) {
-        l = 2;
-        if (p + l > end) return -1;
-        const i64 v = entry_int(s + p, c);
-        if (v >= 0 && v <= 127) canonical = 0;
-        text = int_text_len(v);
-      } else if (c < 0xf0) {
-        if (p + 2 > end) return -1;
-        l = 2 + (((c & 0x0f) << 8) | s[p + 1]);
-        text = l - 2;
-        if (text < 64) canonical = 0;
-      } else if (c == 0xf0) {
-        if (p + 5 > end) return -1;
-        text = u32le(s + p + 1);
-        l = 5 + text;
-        if (text < 4096) canonical = 0;
-      } else if (c <= 0xf4) {
-        l = c == 0xf1 ? 3 : c == 0xf2 ? 4 : c == 0xf3 ? 5 : 9;
-        if (p + l > end) return -1;
-        const i64 v = entry_int(s + p, c);
-        const i64 lo = c == 0xf1 ? -4096 : c == 0xf2 ? -32768 : c == 0xf3 ? -8388608 : -2147483648LL;
-        if (v >= lo && v < -lo) canonical = 0;
-        text = int_text_len(v);
-      } else {
-        return -1;
+  const u8 *const e = s + end;
+  noncanon = 0;
+  slow_max = 0;
+  u32 max = 0;
+  u32 k = 0;
+  const u8 *q = s + 6;
+  if (size) {
+    /* A hash: a field, then its value (perf: no test of k's parity per entry). At most half
+     * the slots filled (k counts two entries per field): probes stay short and always end. */
+    while (q < e) {
+      const u8 *const f = q;
+      LP_ENTRY();
+      if (dups == 0) {
+        if (k > size) dups = 2;
+        else if (dup_insert(s, (u32)(f - s), entry_len(f), table, mask)) dups = 1;
       }
-      next = p + l;
-      if (next > end) return -1;
-      /* The back-length must read back as l (backlen_at). */
-      const u32 bl = backlen_size(l);
-      if (next + bl > end || backlen_at(s + next + bl - 1) != l) return -1;
-      next += bl;
+      if (q >= e) break;
+      LP_ENTRY();
     }
-    if (dups == 0 && !(k & 1)) {
-      if (fields >= room) dups = 2;
-      else if (dup_insert(s, (u32)p, (u32)l, table, mask)) dups = 1;
-      fields++;
-    }
-    p = next;
-    if (text > max) max = text;
-    k++;
+  } else {
+    while (q < e) LP_ENTRY();
   }
-  if (p != end) return -1;
-  if (declared != 65535 && declared != (u32)k) return -1;
+  if (q != e) return -1;
+  if (declared != 65535 && declared != k) return -1;
   dup_state = dups;
-  max_text = (u32)max;
-  return canonical ? k : -2;
+  max_text = slow_max > max ? (u32)slow_max : max;
+  return noncanon ? -2 : (int)k;
 }
 
 /*
