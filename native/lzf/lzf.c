@@ -211,7 +211,8 @@ int lzf_decompress(const u8 *in, int in_len, u8 *out, int out_len) {
  * CRC-64/Jones as Redis's crc64.c (reflected polynomial 0xad93d23594c935a9, initial value 0,
  * no final xor), by slicing: T[k][b] is the CRC of byte b followed by k zero bytes, so sixteen
  * input bytes cost sixteen independent lookups (by 16: 490-517 ns for 830 bytes in V8, by 8:
- * 623-670; the tables take 32 KB).
+ * 623-670; the tables take 32 KB). The second word's eight lookups by byte loads, xored
+ * apart: 420-427 -> 350-353 ns CPU for 820 bytes.
  */
 #define POLY 0x95ac9329ac4bc9b5ULL /* 0xad93d23594c935a9 bit-reversed */
 static u64 crct[16][256];
@@ -238,12 +239,14 @@ EXPORT("crc64_update")
 void crc64_update(const u8 *p, u32 n) {
   u64 crc = ((u64)crc_state[1] << 32) | crc_state[0];
   for (; n >= 16; n -= 16, p += 16) {
-    const u64 a = crc ^ load64(p), b = load64(p + 8);
-    crc = crct[15][a & 0xff] ^ crct[14][(a >> 8) & 0xff] ^ crct[13][(a >> 16) & 0xff] ^
-          crct[12][(a >> 24) & 0xff] ^ crct[11][(a >> 32) & 0xff] ^ crct[10][(a >> 40) & 0xff] ^
-          crct[9][(a >> 48) & 0xff] ^ crct[8][a >> 56] ^ crct[7][b & 0xff] ^ crct[6][(b >> 8) & 0xff] ^
-          crct[5][(b >> 16) & 0xff] ^ crct[4][(b >> 24) & 0xff] ^ crct[3][(b >> 32) & 0xff] ^
-          crct[2][(b >> 40) & 0xff] ^ crct[1][(b >> 48) & 0xff] ^ crct[0][b >> 56];
+    /* perf: the second word's lookups by byte loads (no shift or mask) and xored apart from the
+     * first's, which alone depend on the running CRC (a shorter chain from one block to the
+     * next). */
+    const u64 hi = (crct[7][p[8]] ^ crct[6][p[9]]) ^ (crct[5][p[10]] ^ crct[4][p[11]]) ^
+                   ((crct[3][p[12]] ^ crct[2][p[13]]) ^ (crct[1][p[14]] ^ crct[0][p[15]]));
+    const u64 a = crc ^ load64(p);
+    crc = ((crct[15][a & 0xff] ^ crct[14][(a >> 8) & 0xff]) ^ (crct[13][(a >> 16) & 0xff] ^ crct[12][(a >> 24) & 0xff])) ^
+          ((crct[11][(a >> 32) & 0xff] ^ crct[10][(a >> 40) & 0xff]) ^ (crct[9][(a >> 48) & 0xff] ^ crct[8][a >> 56])) ^ hi;
   }
   if (n >= 8) {
     crc ^= load64(p);
