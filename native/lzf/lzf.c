@@ -195,9 +195,28 @@ int lzf_decompress(const u8 *in, int in_len, u8 *out, int out_len) {
           ref += 8;
         } while (op < end);
       } else {
-        /* Overlapping: lzf_d.c's byte order repeats the last `back` bytes. */
-        do *op++ = *ref++;
-        while (op < end);
+        /* Overlapping: lzf_d.c's byte order repeats the last `back` bytes. perf: the first
+         * eight bytes one by one (always eight: no loop), then words from `far` back, the
+         * smallest multiple of the period that is at least 8, where they already repeat (a
+         * run of one byte, a common reference: 99 bytes took a byte loop). */
+        op[0] = ref[0];
+        op[1] = ref[1];
+        op[2] = ref[2];
+        op[3] = ref[3];
+        op[4] = ref[4];
+        op[5] = ref[5];
+        op[6] = ref[6];
+        op[7] = ref[7];
+        if (len > 8) {
+          const u32 far = back * ((7 + back) / back);
+          op += 8;
+          ref = op - far;
+          do {
+            store64(op, load64(ref));
+            op += 8;
+            ref += 8;
+          } while (op < end);
+        }
       }
       op = end;
     }
