@@ -596,7 +596,7 @@ export class Db {
     return true;
   }
 
-  /** delete() of an entry already at hand (eviction): it must be live, of this db. */
+  /** delete() of an entry already at hand (eviction, DEL): it must be live, of this db. */
   deleteEntry(e: Entry): void {
     this.remove(e);
     this.signal(e.key);
