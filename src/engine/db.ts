@@ -483,6 +483,19 @@ export class Db {
   }
 
   /**
+   * set() of a key known to be absent (peek() said so) with a TTL `when` in the future: what
+   * create() then setExpire() do, with one change signal (SET ... PX of a new key).
+   */
+  createTimed(key: string, value: Stored, when: number): Entry {
+    const e = this.insert(key, value, when);
+    this.expires++;
+    this.heapPush(when, e.key);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+    this.signal(e.key, e);
+    return e;
+  }
+
+  /**
    * Replace the value of the live entry `e` (from get()/read() in this command): the TTL is
    * kept, the LRU clock refreshed, the raw flag cleared (INCR and the like). One change signal.
    */
