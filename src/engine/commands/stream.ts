@@ -84,6 +84,15 @@ function llArg(argv: Argv, i: number, msg: string = E.NOT_INTEGER): bigint {
   return v;
 }
 
+/**
+ * llArg() as a number (exact within ±2^53; past that the bigint's Number, as the trim
+ * arguments used it). perf: no BigInt for XADD's usual MAXLEN ~ 10000.
+ */
+function llNum(argv: Argv, i: number): number {
+  const v = argv.int(i);
+  return v === v ? v : Number(llArg(argv, i));
+}
+
 const MAX_U64_TEXT_DIGITS = 20;
 
 /**
@@ -296,9 +305,9 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
       if (strategy !== 0) throw new CommandError('ERR syntax error, MAXLEN and MINID options at the same time are not compatible');
       approx = false;
       if (more >= 2 && isByte(argv, i + 1, 0x7e)) { approx = true; i++; } else if (more >= 2 && isByte(argv, i + 1, 0x3d)) i++;
-      const v = llArg(argv, i + 1);
-      if (v < 0n) throw new CommandError('ERR The MAXLEN argument must be >= 0.');
-      maxlen = Number(v);
+      const v = llNum(argv, i + 1);
+      if (v < 0) throw new CommandError('ERR The MAXLEN argument must be >= 0.');
+      maxlen = v;
       i++;
       strategy = TRIM_MAXLEN;
     } else if (argv.is(i, 'MINID') && more > 0) {
@@ -309,9 +318,9 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
       i++;
       strategy = TRIM_MINID;
     } else if (argv.is(i, 'LIMIT') && more > 0) {
-      const v = llArg(argv, i + 1);
-      if (v < 0n) throw new CommandError('ERR The LIMIT argument must be >= 0.');
-      limit = Number(v);
+      const v = llNum(argv, i + 1);
+      if (v < 0) throw new CommandError('ERR The LIMIT argument must be >= 0.');
+      limit = v;
       limitGiven = true;
       i++;
     } else if (xadd && argv.is(i, 'NOMKSTREAM')) {
