@@ -328,6 +328,13 @@ export class StreamNode {
     return String.fromCharCode(a >>> 16, a & 0xffff, b >>> 16, b & 0xffff, c >>> 16, c & 0xffff, d >>> 16, d & 0xffff);
   }
 
+  /** Half h (0 = ms, 1 = seq) of entry i's id as a number when below 2^53, else -1. */
+  idHalf(i: number, h: number): number {
+    const o = 4 * i + 2 * h;
+    const hi = this.iw[o];
+    return hi < 0x200000 ? hi * P32 + this.iw[o + 1] : -1;
+  }
+
   /** Entry i's id compared with `id`: negative, 0 or positive (the order of the id strings). */
   cmpId(i: number, id: StreamId): number {
     const w = this.iw;
@@ -1082,6 +1089,11 @@ export class Stream implements TypedValue {
    * before the range check, and the first live entry past the range ends the walk.
    */
   forRangeAt(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, n: StreamNode, i: number) => boolean): void {
+    this.forRangeIdx(start, end, rev, (n, i) => fn(n.id(i), n, i));
+  }
+
+  /** forRangeAt() without the id strings (perf: replies write ids from the node's words). */
+  forRangeIdx(start: StreamId, end: StreamId, rev: boolean, fn: (n: StreamNode, i: number) => boolean): void {
     const nodes = this.nodes;
     if (!rev) {
       let ni = Math.max(0, this.nodeFor(start));
@@ -1089,7 +1101,7 @@ export class Stream implements TypedValue {
         const n = nodes[ni];
         for (let i = n.scanFrom(start); i < n.count; i++) {
           if (n.at[i] < 0 || n.cmpId(i, start) < 0) continue;
-          if (n.cmpId(i, end) > 0 || !fn(n.id(i), n, i)) return;
+          if (n.cmpId(i, end) > 0 || !fn(n, i)) return;
         }
       }
     } else {
@@ -1099,7 +1111,7 @@ export class Stream implements TypedValue {
         const n = nodes[ni];
         for (let i = n.scanBackFrom(end); i >= 0; i--) {
           if (n.at[i] < 0 || n.cmpId(i, end) > 0) continue;
-          if (n.cmpId(i, start) < 0 || !fn(n.id(i), n, i)) return;
+          if (n.cmpId(i, start) < 0 || !fn(n, i)) return;
         }
       }
     }
