@@ -288,6 +288,8 @@ export class StreamNode {
   private iw: Uint32Array = NO_IDS;
   /** Entries in the node, tombstones included. */
   count = 0;
+  /** The most entries this node takes (stream-node-max-entries when it opened; 0 = unknown). */
+  idCap = 0;
   /** Per entry, where its record starts in `data`; -1 - start for a tombstone. */
   readonly at: number[] = [];
   /** The records (see "entry records"); bytes from `used` on are free room for appends. */
@@ -351,7 +353,11 @@ export class StreamNode {
   private pushId(id: StreamId): void {
     const o = 4 * this.count;
     if (o === this.iw.length) {
-      const w = new Uint32Array(Math.max(16, 2 * o));
+      // perf: 4 entries on the heap, then x4 up to the node's entry limit (BullMQ's nodes of
+      // 100: two off-heap allocations, none left to trim); seal() trims what is left over.
+      let cap = Math.max(4, 4 * this.count);
+      if (this.idCap > 0 && cap > this.idCap && this.idCap > this.count) cap = this.idCap;
+      const w = new Uint32Array(4 * cap);
       w.set(this.iw);
       this.iw = w;
     }
@@ -1161,7 +1167,7 @@ export class Stream implements TypedValue {
     if (node === null) {
       const fields: Buffer[] = [];
       for (let i = 0; i < fv.length; i += 2) fields.push(Buffer.from(fv[i]));
-      node = this.openNode(id, fields);
+      node = this.openNode(id, fields, limits);
     }
     if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
     node.push(id, fv, false);
@@ -1177,7 +1183,7 @@ export class Stream implements TypedValue {
     if (node === null) {
       const fields: Buffer[] = [];
       for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
-      node = this.openNode(id, fields);
+      node = this.openNode(id, fields, limits);
     }
     if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
     node.pushArgs(id, src, start, end, from, to);
@@ -1196,9 +1202,10 @@ export class Stream implements TypedValue {
   }
 
   /** A new last node whose master entry is `id` (the old last node takes no more entries). */
-  private openNode(id: StreamId, fields: Buffer[]): StreamNode {
+  private openNode(id: StreamId, fields: Buffer[], limits: StreamLimits): StreamNode {
     if (this.nodes.length > 0) this.nodes[this.nodes.length - 1].seal();
     const node = new StreamNode(id, fields);
+    node.idCap = limits.maxEntries;
     // Header and end byte, master num-fields, fields and the zero terminator.
     node.fixed = nodeHeaderBytes(fields);
     this.nodes.push(node);
