@@ -267,6 +267,7 @@ function bytesEqual(src: Buffer, s: number, n: number, b: Buffer): boolean {
 
 const NO_DATA = Buffer.alloc(0);
 const NO_IDS = new Uint32Array(0);
+const NO_AT = new Int32Array(0);
 
 /** Where a reply of an entry's elements goes (a ReplySink). */
 export interface ElemSink {
@@ -290,8 +291,11 @@ export class StreamNode {
   count = 0;
   /** The most entries this node takes (stream-node-max-entries when it opened; 0 = unknown). */
   idCap = 0;
-  /** Per entry, where its record starts in `data`; -1 - start for a tombstone. */
-  readonly at: number[] = [];
+  /**
+   * Per entry, where its record starts in `data`; -1 - start for a tombstone. (Shares one
+   * ArrayBuffer with the id words: perf, an Array here was regrown and promoted with the node.)
+   */
+  at: Int32Array = NO_AT;
   /** The records (see "entry records"); bytes from `used` on are free room for appends. */
   data: Buffer = NO_DATA;
   used = 0;
@@ -349,24 +353,39 @@ export class StreamNode {
     return 0;
   }
 
-  /** Append `id` to the ids. */
-  private pushId(id: StreamId): void {
-    const o = 4 * this.count;
-    if (o === this.iw.length) {
-      // perf: 4 entries on the heap, then x4 up to the node's entry limit (BullMQ's nodes of
-      // 100: two off-heap allocations, none left to trim); seal() trims what is left over.
-      let cap = Math.max(4, 4 * this.count);
-      if (this.idCap > 0 && cap > this.idCap && this.idCap > this.count) cap = this.idCap;
-      const w = new Uint32Array(4 * cap);
-      w.set(this.iw);
-      this.iw = w;
-    }
+  /** Append entry `id` whose record starts at `a` (-1 - start for a tombstone). */
+  private pushEntry(id: StreamId, a: number): void {
+    const i = this.count;
+    if (i === this.at.length) this.grow();
     const w = this.iw;
+    const o = 4 * i;
     w[o] = id.charCodeAt(0) * P16 + id.charCodeAt(1);
     w[o + 1] = id.charCodeAt(2) * P16 + id.charCodeAt(3);
     w[o + 2] = id.charCodeAt(4) * P16 + id.charCodeAt(5);
     w[o + 3] = id.charCodeAt(6) * P16 + id.charCodeAt(7);
-    this.count++;
+    this.at[i] = a;
+    this.count = i + 1;
+  }
+
+  /**
+   * Room for more entries: 4 (on the heap), then x4 up to the node's entry limit (BullMQ's
+   * nodes of 100: two off-heap allocations, none left to trim); seal() trims what is left over.
+   */
+  private grow(): void {
+    let cap = Math.max(4, 4 * this.count);
+    if (this.idCap > 0 && cap > this.idCap && this.idCap > this.count) cap = this.idCap;
+    this.resize(cap);
+  }
+
+  /** Id words and record starts in one new ArrayBuffer of `cap` entries (>= count). */
+  private resize(cap: number): void {
+    const b = new ArrayBuffer(20 * cap);
+    const w = new Uint32Array(b, 0, 4 * cap);
+    const at = new Int32Array(b, 16 * cap, cap);
+    w.set(this.iw.subarray(0, 4 * this.count));
+    at.set(this.at.subarray(0, this.count));
+    this.iw = w;
+    this.at = at;
   }
 
   /** lpBytes() of the listpack this node models. */
@@ -431,8 +450,7 @@ export class StreamNode {
    * fields, `same` as the master's, `elems` the modelled bytes of its written elements.
    */
   private added(id: StreamId, start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
-    this.pushId(id);
-    this.at.push(dead ? -1 - start : start);
+    this.pushEntry(id, dead ? -1 - start : start);
     if (dead) this.dead++;
     else this.live++;
     this.fixed += this.frameBytes(id, nf, same) + elems;
@@ -486,8 +504,7 @@ export class StreamNode {
     this.reserve(1);
     const start = this.used;
     this.putVarint(0);
-    this.pushId(id);
-    this.at.push(-1 - start);
+    this.pushEntry(id, -1 - start);
     this.dead++;
     this.fixed += bytes;
   }
@@ -575,7 +592,7 @@ export class StreamNode {
 
   /** Trim the arena to its records (a node that takes no more appends). */
   seal(): void {
-    if (this.iw.length > 4 * this.count) this.iw = this.iw.slice(0, 4 * this.count);
+    if (this.at.length > this.count) this.resize(this.count);
     if (this.data.length === this.used) return;
     const d = Buffer.allocUnsafeSlow(this.used);
     this.data.copy(d, 0, 0, this.used);
@@ -623,9 +640,10 @@ export class StreamNode {
 
   clone(): StreamNode {
     const n = new StreamNode(this.master, this.masterFields);
-    for (let i = 0; i < this.count; i++) n.at.push(this.at[i]);
-    n.iw = this.iw.slice(0, 4 * this.count);
     n.count = this.count;
+    n.resize(this.count);
+    n.iw.set(this.iw.subarray(0, 4 * this.count));
+    n.at.set(this.at.subarray(0, this.count));
     // A copy of the records: the clone's appends must not write into this arena's free room.
     n.data = Buffer.allocUnsafeSlow(this.used);
     this.data.copy(n.data, 0, 0, this.used);
