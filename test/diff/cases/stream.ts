@@ -236,7 +236,7 @@ const scripts: Script[] = [
     ['XREAD', 'COUNT', '3', 'STREAMS', 'w', '4294967295-0'], ['XTRIM', 'w', 'MINID', '4294967296-4294967296'],
     ['XRANGE', 'w', '-', '+'], ['XINFO', 'STREAM', 'w'],
     ['XADD', 'u', '5-0', 'f', '1'], ['XADD', 'u', '6-0', 'f', '2'], ['XADD', 'u', '7-0', 'f', '3'], ['XDEL', 'u', '7-0'],
-    ['XSETID', 'u', '6-5'], ['XADD', 'u', '6-6', 'f', '4'], ['XADD', 'u', '*', 'f', '5'], ['XRANGE', 'u', '-', '+'],
+    ['XSETID', 'u', '6-5'], ['XADD', 'u', '6-6', 'f', '4'], ['XADD', 'u', '6-7', 'f', '5'], ['XRANGE', 'u', '-', '+'],
     ['XREVRANGE', 'u', '+', '-'], ['XRANGE', 'u', '6-6', '6-6'], ['XDEL', 'u', '6-6', '7-0'], ['XRANGE', 'u', '6', '7'],
     ['XREAD', 'STREAMS', 'u', '6-0'], ['XINFO', 'STREAM', 'u'], ['XTRIM', 'u', 'MINID', '7'], ['XRANGE', 'u', '-', '+'],
     ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
