@@ -368,8 +368,8 @@ export class StreamNode {
   }
 
   /**
-   * Room for more entries: 4 (on the heap), then x4 up to the node's entry limit (BullMQ's
-   * nodes of 100: two off-heap allocations, none left to trim); seal() trims what is left over.
+   * Room for more entries: 4, then x4 up to the node's entry limit (BullMQ's nodes of 100:
+   * three allocations, none left to trim); seal() trims what is left over.
    */
   private grow(): void {
     let cap = Math.max(4, 4 * this.count);
