@@ -483,6 +483,19 @@ export class Db {
   }
 
   /**
+   * set() of a key known to be absent (peek() said so) with a TTL `when` in the future: what
+   * create() then setExpire() do, with one change signal (SET ... PX of a new key).
+   */
+  createTimed(key: string, value: Stored, when: number): Entry {
+    const e = this.insert(key, value, when);
+    this.expires++;
+    this.heapPush(when, e.key);
+    if (this.eng.notifyFlags & N.NEW) dbEvent(this.eng, N.NEW, 'new', key, this.index);
+    this.signal(e.key, e);
+    return e;
+  }
+
+  /**
    * Replace the value of the live entry `e` (from get()/read() in this command): the TTL is
    * kept, the LRU clock refreshed, the raw flag cleared (INCR and the like). One change signal.
    */
@@ -596,7 +609,7 @@ export class Db {
     return true;
   }
 
-  /** delete() of an entry already at hand (eviction): it must be live, of this db. */
+  /** delete() of an entry already at hand (eviction, DEL): it must be live, of this db. */
   deleteEntry(e: Entry): void {
     this.remove(e);
     this.signal(e.key);
@@ -978,8 +991,11 @@ export class Db {
     }
     he[i] = exp;
     hk[i] = key;
-    // Stale pairs accumulate when TTLs are changed often: drop them when they dominate.
-    if (he.length > 1024 && he.length > 4 * this.expires) this.rebuildHeap();
+    // Stale pairs accumulate when TTLs are changed often or keys with TTLs are deleted: drop
+    // them when they dominate. perf: soon (64 past 4x the live ones), so that the key strings of
+    // deleted keys (BullMQ's lock keys, set with PX and deleted within the job) die young
+    // instead of being promoted; each pair is still checked once (amortised O(1) per push).
+    if (he.length > 64 + 4 * this.expires) this.rebuildHeap();
   }
 
   private heapPop(): void {

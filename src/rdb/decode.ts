@@ -663,7 +663,7 @@ function readStream(r: RdbReader, type: number): Stream {
 }
 
 function firstLive(s: Stream): StreamId {
-  for (const n of s.nodes) for (let i = 0; i < n.ids.length; i++) if (n.isLive(i)) return n.ids[i];
+  for (const n of s.nodes) for (let i = 0; i < n.count; i++) if (n.isLive(i)) return n.id(i);
   return ID_MIN;
 }
 

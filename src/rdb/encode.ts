@@ -362,8 +362,8 @@ function nodeListpack(n: StreamNode): Buffer {
   lp.int(mf.length);
   for (const f of mf) lp.str(f);
   lp.int(0);
-  for (let i = 0; i < n.ids.length; i++) {
-    const id = n.ids[i];
+  for (let i = 0; i < n.count; i++) {
+    const id = n.id(i);
     const fv = n.contents(i);
     if (fv === null) {
       tombstoneOfSize(n, id, n.tombSize(i));

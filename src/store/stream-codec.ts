@@ -184,7 +184,7 @@ function writeGroupAll(g: ConsumerGroup, w: ItemWriter): void {
 
 function writeAll(s: Stream, w: ItemWriter): void {
   for (const n of s.nodes) {
-    for (let i = 0; i < n.ids.length; i++) w.put(entryKey(n.ids[i]), entryValue(n, i));
+    for (let i = 0; i < n.count; i++) w.put(entryKey(n.id(i)), entryValue(n, i));
   }
   for (const g of s.groups.values()) writeGroupAll(g, w);
 }
@@ -311,7 +311,7 @@ export const streamCodec: CollectionCodec<Stream> = {
   encodeWhole(s) {
     const nodes = s.nodes;
     if (nodes.length > 1) return null;
-    if (nodes.length === 1 && (nodes[0].ids.length > WHOLE_MAX_ENTRIES || nodes[0].bytes > WHOLE_MAX_BYTES)) return null;
+    if (nodes.length === 1 && (nodes[0].count > WHOLE_MAX_ENTRIES || nodes[0].bytes > WHOLE_MAX_BYTES)) return null;
     let records = 0;
     for (const g of s.groups.values()) {
       records += 1 + g.consumers.size + g.pel.size;

@@ -130,6 +130,34 @@ describe('expiry', () => {
     assert.equal(n, 1, 'DBSIZE dropped to the one key without a TTL');
   });
 
+  it('active expiry removes keys created by SET with PX or EX (created with their TTL)', async () => {
+    await r.flushall();
+    await r.set('keep', 'v');
+    await r.set('long', 'v', 'EX', 1000);
+    const p = r.pipeline();
+    for (let i = 0; i < 500; i++) p.set(`px:${i}`, 'v', 'PX', 300);
+    for (let i = 0; i < 10; i++) p.set(`ex:${i}`, 'v', 'EX', 1);
+    // Deleted and persisted keys leave stale pairs in the expiry heap, which is rebuilt
+    // without them as more keys get TTLs: the live ones must still expire, the others stay.
+    for (let i = 0; i < 400; i++) p.del(`px:${i}`);
+    for (let i = 0; i < 3; i++) p.persist(`ex:${i}`);
+    for (let i = 0; i < 300; i++) p.set(`px2:${i}`, 'v', 'PX', 300);
+    for (let i = 0; i < 290; i++) p.del(`px2:${i}`);
+    await p.exec();
+    const ttl = await r.ttl('long');
+    assert.ok(ttl > 990 && ttl <= 1000, `TTL ${ttl}`);
+    const deadline = Date.now() + 10000;
+    let n = -1;
+    while (Date.now() < deadline) {
+      await sleep(100);
+      n = await r.dbsize();
+      if (n === 5) break;
+    }
+    assert.equal(n, 5, 'DBSIZE dropped to the keys without a TTL and the one with a long TTL');
+    assert.match(await r.info('keyspace'), /db0:keys=5,expires=1,/);
+    assert.deepEqual((await r.keys('ex:*')).sort(), ['ex:0', 'ex:1', 'ex:2']);
+  });
+
   it('TTL and PTTL have millisecond precision', async () => {
     await r.flushall();
     await r.set('t', 'v');

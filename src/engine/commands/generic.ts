@@ -51,10 +51,12 @@ function keyBytes(key: string): Buffer {
 function delCommand(c: Client, argv: Argv, out: ReplySink): void {
   const db = c.db;
   let n = 0;
+  // perf: each key found from its bytes (no key string; BullMQ deletes each job's lock key).
   for (let i = 1; i < argv.count; i++) {
-    const key = argv.key(i);
-    if (db.get(key) !== undefined && db.delete(key)) {
-      keyEvent(c, N.GENERIC, 'del', key);
+    const e = db.getArg(argv, i);
+    if (e !== undefined) {
+      db.deleteEntry(e);
+      keyEvent(c, N.GENERIC, 'del', e.key);
       n++;
     }
   }

@@ -159,9 +159,12 @@ function rpopCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // LLEN key
 function llenCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const l = readList(c, argv.key(1));
-  if (l === null) return out.error(E.WRONGTYPE);
-  out.int(l === undefined ? 0 : l.length);
+  // perf: the key found from its bytes (no key string).
+  const e = c.db.readArg(argv, 1, !c.noTouch);
+  if (e === undefined) return out.int(0);
+  const l = e.value;
+  if (!(l instanceof ListValue)) return out.error(E.WRONGTYPE);
+  out.int(l.length);
 }
 
 // LRANGE key start stop
@@ -247,14 +250,15 @@ function lremCommand(c: Client, argv: Argv, out: ReplySink): void {
   // A plain long in Redis: LONG_MIN is accepted (removes every match, from the tail).
   const count = longArg(argv, 2);
   if (count !== count) return out.error(E.NOT_INTEGER);
-  const key = argv.key(1);
-  const l = writeList(c, key);
-  if (l === null) return out.error(E.WRONGTYPE);
-  if (l === undefined) return out.int(0);
+  // perf: the key found from its bytes; its string is the entry's.
+  const e = lookupWriteArg(c, argv, 1);
+  if (e === undefined) return out.int(0);
+  const l = e.value;
+  if (!(l instanceof ListValue)) return out.error(E.WRONGTYPE);
   const removed = l.removeEqual(targetStr(argv, 3), argv.view(3), count);
   if (removed > 0) {
-    keyEvent(c, N.LIST, 'lrem', key);
-    afterRemoval(c, key, l);
+    keyEvent(c, N.LIST, 'lrem', e.key);
+    afterRemoval(c, e.key, l, e);
   }
   out.int(removed);
 }
@@ -347,16 +351,26 @@ function lposCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 /** Pop from `src` and push onto `dst` (LMOVE / RPOPLPUSH). */
 function lmoveGeneric(c: Client, argv: Argv, out: ReplySink, from: number, to: number): void {
-  const skey = argv.key(1);
-  const src = writeList(c, skey);
-  if (src === null) return out.error(E.WRONGTYPE);
-  if (src === undefined) return out.nil();
-  moveOne(c, skey, src, argv.key(2), from, to, out);
+  // perf: both keys found from their bytes; a key string only for a destination to create.
+  const se = lookupWriteArg(c, argv, 1);
+  if (se === undefined) return out.nil();
+  const src = se.value;
+  if (!(src instanceof ListValue)) return out.error(E.WRONGTYPE);
+  const de = lookupWriteArg(c, argv, 2);
+  if (de !== undefined && !(de.value instanceof ListValue)) return out.error(E.WRONGTYPE);
+  moveOne(c, se.key, src, de !== undefined ? de.key : argv.key(2), from, to, out, se, de === undefined ? null : de);
 }
 
-/** Move one element from `src`, the non-empty list at `skey`, to `dkey` and reply with it. */
-function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: number, to: number, out: ReplySink): void {
-  let dst = writeList(c, dkey);
+/**
+ * Move one element from `src`, the non-empty list at `skey`, to `dkey` and reply with it.
+ * `se`: skey's entry when at hand. `de`: dkey's entry when the caller looked it up (then it
+ * holds a list), null when it looked it up and found none, undefined: looked up here.
+ */
+function moveOne(
+  c: Client, skey: string, src: ListValue, dkey: string, from: number, to: number, out: ReplySink,
+  se?: Entry, de?: Entry | null,
+): void {
+  let dst = de === undefined ? writeList(c, dkey) : de === null ? undefined : de.value as ListValue;
   if (dst === null) return out.error(E.WRONGTYPE);
   const fill = listFill(c.engine);
   const v = from === HEAD ? src.popHead() : src.popTail();
@@ -366,10 +380,10 @@ function moveOne(c: Client, skey: string, src: ListValue, dkey: string, from: nu
   if (to === HEAD) dst.pushHead(v);
   else dst.pushTail(v);
   if (created) c.db.add(dkey, dst);
-  else c.db.modified(dkey);
+  else c.db.modified(dkey, de ?? undefined);
   keyEvent(c, N.LIST, to === HEAD ? 'lpush' : 'rpush', dkey);
   keyEvent(c, N.LIST, from === HEAD ? 'lpop' : 'rpop', skey);
-  afterRemoval(c, skey, src);
+  afterRemoval(c, skey, src, se);
   bulkElem(out, v);
 }
 

@@ -8,7 +8,7 @@ import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, CommandError } from '../../resp/errors.js';
 import { formatDouble17g, parseDoubleStr } from '../../resp/ascii.js';
 import type { Client } from '../client.js';
-import type { Db, Value } from '../db.js';
+import type { Db, Entry, Value } from '../db.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { ZSet } from '../ds/zset.js';
@@ -31,6 +31,16 @@ export function lookupZset(db: Db, key: string, read = true): ZSet | null {
   if (e === undefined) return null;
   if (!(e.value instanceof ZSet)) throw WRONGTYPE;
   return e.value;
+}
+
+/**
+ * lookupZset() of the key argv[i], found from its bytes (perf: no key string; Db.readArg/getArg):
+ * its entry, undefined when missing; throws WRONGTYPE.
+ */
+function zsetEntryArg(db: Db, argv: Argv, i: number, read = true): Entry | undefined {
+  const e = read ? db.readArg(argv, i) : db.getArg(argv, i);
+  if (e !== undefined && !(e.value instanceof ZSet)) throw WRONGTYPE;
+  return e;
 }
 
 /** Get or create the zset at key for writing. */
@@ -352,8 +362,8 @@ function zremCommand(c: Client, argv: Argv, out: ReplySink): void {
 
 // ZCARD key
 function zcardCommand(c: Client, argv: Argv, out: ReplySink): void {
-  const z = lookupZset(c.db, argv.key(1));
-  out.int(z === null ? 0 : z.size);
+  const e = zsetEntryArg(c.db, argv, 1);
+  out.int(e === undefined ? 0 : (e.value as ZSet).size);
 }
 
 // ZSCORE key member
@@ -534,12 +544,20 @@ function collectRange(z: ZSet, argv: Argv, minI: number, maxI: number, spec: Ran
   return out;
 }
 
+/** The spec a range command parses (perf: one object reused; a command holds one at a time). */
+const SPEC: RangeSpec = { kind: 'rank', rev: false, offset: 0, limit: -1, withScores: false };
+
 /**
  * Parse the options of ZRANGE/ZRANGESTORE from index `from`: BYSCORE BYLEX REV LIMIT WITHSCORES.
  * `kind`/`rev` give the defaults of the legacy commands (ZRANGEBYSCORE...).
  */
 function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boolean, store: boolean, legacy: boolean): RangeSpec {
-  const spec: RangeSpec = { kind, rev, offset: 0, limit: -1, withScores: false };
+  const spec = SPEC;
+  spec.kind = kind;
+  spec.rev = rev;
+  spec.offset = 0;
+  spec.limit = -1;
+  spec.withScores = false;
   let hasLimit = false;
   for (let i = from; i < argv.count; i++) {
     const left = argv.count - i - 1;
@@ -567,21 +585,26 @@ function parseRangeOptions(argv: Argv, from: number, kind: RangeKind, rev: boole
 
 /** Parse a range's bounds (errors first, as Redis parses them before looking the key up). */
 function checkBounds(argv: Argv, minI: number, maxI: number, spec: RangeSpec): void {
-  if (spec.kind !== 'rank') collectRange(EMPTY_ZSET, argv, minI, maxI, spec);
-  else {
+  // perf: the bounds parsed as collectRange parses them, with nothing collected. Both bounds of
+  // a kind fail with the same message, so the order (swapped for REV) does not show.
+  if (spec.kind === 'score') parseScoreRange(argv, minI, maxI);
+  else if (spec.kind === 'lex') {
+    parseLexBound(argv, minI);
+    parseLexBound(argv, maxI);
+  } else {
     parseInt(argv, minI);
     parseInt(argv, maxI);
   }
 }
-const EMPTY_ZSET = new ZSet();
 
 function rangeReply(c: Client, argv: Argv, out: ReplySink, spec: RangeSpec): void {
   checkBounds(argv, 2, 3, spec);
-  const z = lookupZset(c.db, argv.key(1));
-  if (z === null) {
+  const e = zsetEntryArg(c.db, argv, 1);
+  if (e === undefined) {
     out.array(0);
     return;
   }
+  const z = e.value as ZSet;
   if (spec.kind === 'rank') {
     // Straight from the tree to the reply.
     const len = z.size;
@@ -717,13 +740,12 @@ function popGeneric(c: Client, argv: Argv, out: ReplySink, max: boolean): void {
     if (count !== count || count < 0) throw new CommandError('ERR value is out of range, must be positive');
   }
   const db = c.db;
-  const key = argv.key(1);
-  const z = lookupZset(db, key, false);
-  if (z === null || count === 0) {
+  const e = zsetEntryArg(db, argv, 1, false);
+  if (e === undefined || count === 0) {
     out.array(0);
     return;
   }
-  const res = popFrom(db, key, z, max, count);
+  const res = popFrom(db, e.key, e.value as ZSet, max, count);
   // Without a count, one flat [member, score] in RESP3 too; with one, (member, score) tuples.
   const nested = argv.count === 3;
   if (nested) out.pairs(res.length);

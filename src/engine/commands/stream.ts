@@ -84,6 +84,15 @@ function llArg(argv: Argv, i: number, msg: string = E.NOT_INTEGER): bigint {
   return v;
 }
 
+/**
+ * llArg() as a number (exact within ±2^53; past that the bigint's Number, as the trim
+ * arguments used it). perf: no BigInt for XADD's usual MAXLEN ~ 10000.
+ */
+function llNum(argv: Argv, i: number): number {
+  const v = argv.int(i);
+  return v === v ? v : Number(llArg(argv, i));
+}
+
 const MAX_U64_TEXT_DIGITS = 20;
 
 /**
@@ -184,7 +193,11 @@ const ID_TEXT = Buffer.allocUnsafeSlow(41);
 function putHalf(id: StreamId, o: number, end: number): number {
   const a = id.charCodeAt(o);
   if (a >= 32) return -1;
-  let n = a * 281474976710656 + id.charCodeAt(o + 1) * 4294967296 + id.charCodeAt(o + 2) * 65536 + id.charCodeAt(o + 3);
+  return putDigits(a * 281474976710656 + id.charCodeAt(o + 1) * 4294967296 + id.charCodeAt(o + 2) * 65536 + id.charCodeAt(o + 3), end);
+}
+
+/** The decimal digits of n (a safe non-negative integer) into ID_TEXT, ending before `end`; returns their start. */
+function putDigits(n: number, end: number): number {
   do {
     const q = Math.floor(n / 10);
     ID_TEXT[--end] = 48 + n - q * 10;
@@ -207,6 +220,20 @@ function replyId(out: ReplySink, id: StreamId): void {
   out.bulkBytes(ID_TEXT, p, 41);
 }
 
+/** replyId() of entry i of node n, from the node's id words (no id string while both halves are safe). */
+function replyNodeId(out: ReplySink, n: StreamNode, i: number): void {
+  const ms = n.idHalf(i, 0);
+  const seq = n.idHalf(i, 1);
+  if (ms < 0 || seq < 0) {
+    replyId(out, n.id(i));
+    return;
+  }
+  let p = putDigits(seq, 41);
+  ID_TEXT[--p] = 0x2d;
+  p = putDigits(ms, p);
+  out.bulkBytes(ID_TEXT, p, 41);
+}
+
 function replyEntry(out: ReplySink, id: StreamId, fv: Buffer[] | null): void {
   out.array(2);
   replyId(out, id);
@@ -218,31 +245,36 @@ function replyEntry(out: ReplySink, id: StreamId, fv: Buffer[] | null): void {
   for (const b of fv) out.bulk(b);
 }
 
-/** Entries to reply with: entry idx[k] of nodes[k] (null: a deleted pending entry, nil). */
+/**
+ * Entries to reply with: entry idx[k] of nodes[k] (null: a deleted pending entry, nil), with
+ * their ids in `ids`, or `ids` empty when they are read from the nodes (plain range reads).
+ */
 interface Collected {
   ids: StreamId[];
   nodes: (StreamNode | null)[];
   idx: number[];
 }
 
-/** Entries of [start, end], `count` at most (0 = all). */
-function collectRange(s: Stream, start: StreamId, end: StreamId, rev: boolean, count: number): Collected {
+/** Entries of [start, end], `count` at most (0 = all); their id strings only when `ids`. */
+function collectRange(s: Stream, start: StreamId, end: StreamId, rev: boolean, count: number, ids = false): Collected {
   const r: Collected = { ids: [], nodes: [], idx: [] };
-  s.forRangeAt(start, end, rev, (id, n, i) => {
-    r.ids.push(id);
+  s.forRangeIdx(start, end, rev, (n, i) => {
+    if (ids) r.ids.push(n.id(i));
     r.nodes.push(n);
     r.idx.push(i);
-    return count === 0 || r.ids.length < count;
+    return count === 0 || r.nodes.length < count;
   });
   return r;
 }
 
 function replyCollected(out: ReplySink, r: Collected): void {
-  out.array(r.ids.length);
-  for (let k = 0; k < r.ids.length; k++) {
+  const fromNodes = r.ids.length === 0;
+  out.array(r.nodes.length);
+  for (let k = 0; k < r.nodes.length; k++) {
     const n = r.nodes[k];
     out.array(2);
-    replyId(out, r.ids[k]);
+    if (fromNodes) replyNodeId(out, n!, r.idx[k]);
+    else replyId(out, r.ids[k]);
     if (n === null) out.nilArray();
     else n.reply(r.idx[k], out);
   }
@@ -296,9 +328,9 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
       if (strategy !== 0) throw new CommandError('ERR syntax error, MAXLEN and MINID options at the same time are not compatible');
       approx = false;
       if (more >= 2 && isByte(argv, i + 1, 0x7e)) { approx = true; i++; } else if (more >= 2 && isByte(argv, i + 1, 0x3d)) i++;
-      const v = llArg(argv, i + 1);
-      if (v < 0n) throw new CommandError('ERR The MAXLEN argument must be >= 0.');
-      maxlen = Number(v);
+      const v = llNum(argv, i + 1);
+      if (v < 0) throw new CommandError('ERR The MAXLEN argument must be >= 0.');
+      maxlen = v;
       i++;
       strategy = TRIM_MAXLEN;
     } else if (argv.is(i, 'MINID') && more > 0) {
@@ -309,9 +341,9 @@ function parseAddTrim(c: Client, argv: Argv, xadd: boolean): AddTrimArgs {
       i++;
       strategy = TRIM_MINID;
     } else if (argv.is(i, 'LIMIT') && more > 0) {
-      const v = llArg(argv, i + 1);
-      if (v < 0n) throw new CommandError('ERR The LIMIT argument must be >= 0.');
-      limit = Number(v);
+      const v = llNum(argv, i + 1);
+      if (v < 0) throw new CommandError('ERR The LIMIT argument must be >= 0.');
+      limit = v;
       limitGiven = true;
       i++;
     } else if (xadd && argv.is(i, 'NOMKSTREAM')) {
@@ -559,7 +591,7 @@ function serveGroup(c: Client, s: Stream, g: ConsumerGroup, consumer: Consumer, 
     }
     return r;
   }
-  const r = collectRange(s, start, ID_MAX, false, count);
+  const r = collectRange(s, start, ID_MAX, false, count, true);
   for (const id of r.ids) s.deliver(g, id, consumer, noack, now);
   return r;
 }

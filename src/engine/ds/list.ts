@@ -886,36 +886,53 @@ export class ListValue implements TypedValue {
     const f = this.f!;
     const n = this.length;
     const limit = count === 0 ? n : Math.min(Math.abs(count), n);
-    // Cut entries as [start, end) offset pairs, in scan order.
-    const cuts: number[] = [];
+    // Cut entries as [start, end) offset pairs, in scan order (perf: in a reused scratch, no
+    // array per LREM; BullMQ removes one job id from its active list per job).
+    if (CUTS.length < 2 * limit) CUTS = new Int32Array(Math.max(2 * limit, 2 * CUTS.length));
+    const cuts = CUTS;
+    let k2 = 0;
     if (count >= 0) {
-      for (let k = 0, o = 0; k < n && cuts.length < 2 * limit; k++) {
+      for (let k = 0, o = 0; k < n && k2 < 2 * limit; k++) {
         const next = nextEntry(f, o);
-        if (entryEquals(f, o, s, b)) cuts.push(o, next);
+        if (entryEquals(f, o, s, b)) {
+          cuts[k2++] = o;
+          cuts[k2++] = next;
+        }
         o = next;
       }
     } else {
-      for (let k = 0, o = f.length; k < n && cuts.length < 2 * limit; k++) {
+      for (let k = 0, o = f.length; k < n && k2 < 2 * limit; k++) {
         const prev = prevEntry(f, o);
-        if (entryEquals(f, prev, s, b)) cuts.push(prev, o);
+        if (entryEquals(f, prev, s, b)) {
+          cuts[k2++] = prev;
+          cuts[k2++] = o;
+        }
         o = prev;
       }
     }
-    const removed = cuts.length >> 1;
+    const removed = k2 >> 1;
     if (removed === 0) return 0;
-    let body = '';
-    let last = 0;
-    const fwd = count >= 0;
-    for (let k = 0; k < removed; k++) {
-      const j = fwd ? 2 * k : 2 * (removed - 1 - k);
-      body += f.slice(last, cuts[j]);
-      last = cuts[j + 1];
+    let body: string;
+    if (removed === 1) {
+      body = f.slice(0, cuts[0]) + f.slice(cuts[1]);
+    } else {
+      body = '';
+      let last = 0;
+      const fwd = count >= 0;
+      for (let k = 0; k < removed; k++) {
+        const j = fwd ? 2 * k : 2 * (removed - 1 - k);
+        body += f.slice(last, cuts[j]);
+        last = cuts[j + 1];
+      }
+      body += f.slice(last);
     }
-    body += f.slice(last);
     this.setFlat(body, n - removed);
     return removed;
   }
 }
+
+/** removeEqualFlat's offsets scratch (grown as needed; never held past a call). */
+let CUTS = new Int32Array(16);
 
 /** Size cap of a node when the limit is a count (quicklist's SIZE_SAFETY_LIMIT). */
 const NODE_SAFETY_LIMIT = 8192;

@@ -266,6 +266,8 @@ function bytesEqual(src: Buffer, s: number, n: number, b: Buffer): boolean {
 }
 
 const NO_DATA = Buffer.alloc(0);
+const NO_IDS = new Uint32Array(0);
+const NO_AT = new Int32Array(0);
 
 /** Where a reply of an entry's elements goes (a ReplySink). */
 export interface ElemSink {
@@ -278,10 +280,22 @@ export interface ElemSink {
 
 /** One macro node: the entries of one Redis listpack. */
 export class StreamNode {
-  /** Entry ids in order, tombstones included. */
-  readonly ids: StreamId[] = [];
-  /** Per entry, where its record starts in `data`; -1 - start for a tombstone. */
-  readonly at: number[] = [];
+  /**
+   * Entry ids in order, tombstones included: four 32-bit words each (the ms half's high and low
+   * words, then the seq half's), read through id(i), cmpId() and count. perf: an id was an
+   * 8-char string per entry (~36 bytes with its array slot, promoted with the node: BullMQ's
+   * events stream kept 4 per job until MAXLEN ~ trimmed them); now 16 bytes off the heap.
+   */
+  private iw: Uint32Array = NO_IDS;
+  /** Entries in the node, tombstones included. */
+  count = 0;
+  /** The most entries this node takes (stream-node-max-entries when it opened; 0 = unknown). */
+  idCap = 0;
+  /**
+   * Per entry, where its record starts in `data`; -1 - start for a tombstone. (Shares one
+   * ArrayBuffer with the id words: perf, an Array here was regrown and promoted with the node.)
+   */
+  at: Int32Array = NO_AT;
   /** The records (see "entry records"); bytes from `used` on are free room for appends. */
   data: Buffer = NO_DATA;
   used = 0;
@@ -308,6 +322,71 @@ export class StreamNode {
     /** The master entry's fields (the first entry's fields). */
     readonly masterFields: Buffer[],
   ) {}
+
+  /** Id of entry i (a string made on each call). */
+  id(i: number): StreamId {
+    const w = this.iw;
+    const o = 4 * i;
+    const a = w[o];
+    const b = w[o + 1];
+    const c = w[o + 2];
+    const d = w[o + 3];
+    return String.fromCharCode(a >>> 16, a & 0xffff, b >>> 16, b & 0xffff, c >>> 16, c & 0xffff, d >>> 16, d & 0xffff);
+  }
+
+  /** Half h (0 = ms, 1 = seq) of entry i's id as a number when below 2^53, else -1. */
+  idHalf(i: number, h: number): number {
+    const o = 4 * i + 2 * h;
+    const hi = this.iw[o];
+    return hi < 0x200000 ? hi * P32 + this.iw[o + 1] : -1;
+  }
+
+  /** Entry i's id compared with `id`: negative, 0 or positive (the order of the id strings). */
+  cmpId(i: number, id: StreamId): number {
+    const w = this.iw;
+    const o = 4 * i;
+    for (let k = 0; k < 4; k++) {
+      const a = w[o + k];
+      const b = id.charCodeAt(2 * k) * P16 + id.charCodeAt(2 * k + 1);
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  }
+
+  /** Append entry `id` whose record starts at `a` (-1 - start for a tombstone). */
+  private pushEntry(id: StreamId, a: number): void {
+    const i = this.count;
+    if (i === this.at.length) this.grow();
+    const w = this.iw;
+    const o = 4 * i;
+    w[o] = id.charCodeAt(0) * P16 + id.charCodeAt(1);
+    w[o + 1] = id.charCodeAt(2) * P16 + id.charCodeAt(3);
+    w[o + 2] = id.charCodeAt(4) * P16 + id.charCodeAt(5);
+    w[o + 3] = id.charCodeAt(6) * P16 + id.charCodeAt(7);
+    this.at[i] = a;
+    this.count = i + 1;
+  }
+
+  /**
+   * Room for more entries: 4, then x4 up to the node's entry limit (BullMQ's nodes of 100:
+   * three allocations, none left to trim); seal() trims what is left over.
+   */
+  private grow(): void {
+    let cap = Math.max(4, 4 * this.count);
+    if (this.idCap > 0 && cap > this.idCap && this.idCap > this.count) cap = this.idCap;
+    this.resize(cap);
+  }
+
+  /** Id words and record starts in one new ArrayBuffer of `cap` entries (>= count). */
+  private resize(cap: number): void {
+    const b = new ArrayBuffer(20 * cap);
+    const w = new Uint32Array(b, 0, 4 * cap);
+    const at = new Int32Array(b, 16 * cap, cap);
+    w.set(this.iw.subarray(0, 4 * this.count));
+    at.set(this.at.subarray(0, this.count));
+    this.iw = w;
+    this.at = at;
+  }
 
   /** lpBytes() of the listpack this node models. */
   get bytes(): number {
@@ -371,8 +450,7 @@ export class StreamNode {
    * fields, `same` as the master's, `elems` the modelled bytes of its written elements.
    */
   private added(id: StreamId, start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
-    this.ids.push(id);
-    this.at.push(dead ? -1 - start : start);
+    this.pushEntry(id, dead ? -1 - start : start);
     if (dead) this.dead++;
     else this.live++;
     this.fixed += this.frameBytes(id, nf, same) + elems;
@@ -422,12 +500,11 @@ export class StreamNode {
 
   /** Append a tombstone of unknown contents that took `bytes` of its listpack. */
   pushSized(id: StreamId, bytes: number): void {
-    (this.tombSizes ??= new Map()).set(this.ids.length, bytes);
+    (this.tombSizes ??= new Map()).set(this.count, bytes);
     this.reserve(1);
     const start = this.used;
     this.putVarint(0);
-    this.ids.push(id);
-    this.at.push(-1 - start);
+    this.pushEntry(id, -1 - start);
     this.dead++;
     this.fixed += bytes;
   }
@@ -444,7 +521,7 @@ export class StreamNode {
     const h = rdv(d);
     const nf = h >>> 1;
     const same = (h & 1) === 1;
-    let bytes = this.frameBytes(this.ids[i], nf, same);
+    let bytes = this.frameBytes(this.id(i), nf, same);
     for (let k = same ? nf : 2 * nf; k > 0; k--) {
       const n = rdv(d);
       bytes += strElemSizeAt(d, rp, n);
@@ -515,6 +592,7 @@ export class StreamNode {
 
   /** Trim the arena to its records (a node that takes no more appends). */
   seal(): void {
+    if (this.at.length > this.count) this.resize(this.count);
     if (this.data.length === this.used) return;
     const d = Buffer.allocUnsafeSlow(this.used);
     this.data.copy(d, 0, 0, this.used);
@@ -528,33 +606,33 @@ export class StreamNode {
 
   /** Index where a backward scan for ids <= `id` may start. */
   scanBackFrom(id: StreamId): number {
-    if (!this.sorted) return this.ids.length - 1;
+    if (!this.sorted) return this.count - 1;
     const i = this.lowerBound(id);
-    return i < this.ids.length && this.ids[i] === id ? i : i - 1;
+    return i < this.count && this.cmpId(i, id) === 0 ? i : i - 1;
   }
 
   /** Index of the live entry `id`, or -1. */
   indexOf(id: StreamId): number {
-    const ids = this.ids;
     if (this.sorted) {
       const i = this.lowerBound(id);
-      return i < ids.length && ids[i] === id && this.at[i] >= 0 ? i : -1;
+      return i < this.count && this.at[i] >= 0 && this.cmpId(i, id) === 0 ? i : -1;
     }
     // Redis's seek: the first live entry >= id in physical order must be id itself.
-    for (let i = 0; i < ids.length; i++) {
-      if (this.at[i] >= 0 && ids[i] >= id) return ids[i] === id ? i : -1;
+    for (let i = 0; i < this.count; i++) {
+      if (this.at[i] < 0) continue;
+      const c = this.cmpId(i, id);
+      if (c >= 0) return c === 0 ? i : -1;
     }
     return -1;
   }
 
-  /** Index of the first entry with id >= `id` (ids.length when none); sorted nodes only. */
+  /** Index of the first entry with id >= `id` (count when none); sorted nodes only. */
   lowerBound(id: StreamId): number {
-    const ids = this.ids;
     let lo = 0;
-    let hi = ids.length;
+    let hi = this.count;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (ids[mid] < id) lo = mid + 1;
+      if (this.cmpId(mid, id) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -562,10 +640,10 @@ export class StreamNode {
 
   clone(): StreamNode {
     const n = new StreamNode(this.master, this.masterFields);
-    for (let i = 0; i < this.ids.length; i++) {
-      n.ids.push(this.ids[i]);
-      n.at.push(this.at[i]);
-    }
+    n.count = this.count;
+    n.resize(this.count);
+    n.iw.set(this.iw.subarray(0, 4 * this.count));
+    n.at.set(this.at.subarray(0, this.count));
     // A copy of the records: the clone's appends must not write into this arena's free room.
     n.data = Buffer.allocUnsafeSlow(this.used);
     this.data.copy(n.data, 0, 0, this.used);
@@ -980,7 +1058,7 @@ export class Stream implements TypedValue {
 
   private logNodeGone(n: StreamNode): void {
     const l = this.changes();
-    if (l !== null) for (const id of n.ids) l.entries.add(id);
+    if (l !== null) for (let i = 0; i < n.count; i++) l.entries.add(n.id(i));
   }
 
   /** The node and index of entry `id`, live or tombstone (a live one first); null if absent. */
@@ -989,8 +1067,8 @@ export class Stream implements TypedValue {
     if (ni < 0) return null;
     const n = this.nodes[ni];
     let found = -1;
-    for (let i = n.scanFrom(id); i < n.ids.length; i++) {
-      if (n.ids[i] !== id) {
+    for (let i = n.scanFrom(id); i < n.count; i++) {
+      if (n.cmpId(i, id) !== 0) {
         if (n.sorted) break;
         continue;
       }
@@ -1035,15 +1113,19 @@ export class Stream implements TypedValue {
    * before the range check, and the first live entry past the range ends the walk.
    */
   forRangeAt(start: StreamId, end: StreamId, rev: boolean, fn: (id: StreamId, n: StreamNode, i: number) => boolean): void {
+    this.forRangeIdx(start, end, rev, (n, i) => fn(n.id(i), n, i));
+  }
+
+  /** forRangeAt() without the id strings (perf: replies write ids from the node's words). */
+  forRangeIdx(start: StreamId, end: StreamId, rev: boolean, fn: (n: StreamNode, i: number) => boolean): void {
     const nodes = this.nodes;
     if (!rev) {
       let ni = Math.max(0, this.nodeFor(start));
       for (; ni < nodes.length; ni++) {
         const n = nodes[ni];
-        for (let i = n.scanFrom(start); i < n.ids.length; i++) {
-          const id = n.ids[i];
-          if (n.at[i] < 0 || id < start) continue;
-          if (id > end || !fn(id, n, i)) return;
+        for (let i = n.scanFrom(start); i < n.count; i++) {
+          if (n.at[i] < 0 || n.cmpId(i, start) < 0) continue;
+          if (n.cmpId(i, end) > 0 || !fn(n, i)) return;
         }
       }
     } else {
@@ -1052,9 +1134,8 @@ export class Stream implements TypedValue {
       for (; ni >= 0; ni--) {
         const n = nodes[ni];
         for (let i = n.scanBackFrom(end); i >= 0; i--) {
-          const id = n.ids[i];
-          if (n.at[i] < 0 || id > end) continue;
-          if (id < start || !fn(id, n, i)) return;
+          if (n.at[i] < 0 || n.cmpId(i, end) > 0) continue;
+          if (n.cmpId(i, start) < 0 || !fn(n, i)) return;
         }
       }
     }
@@ -1104,9 +1185,9 @@ export class Stream implements TypedValue {
     if (node === null) {
       const fields: Buffer[] = [];
       for (let i = 0; i < fv.length; i += 2) fields.push(Buffer.from(fv[i]));
-      node = this.openNode(id, fields);
+      node = this.openNode(id, fields, limits);
     }
-    if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
+    if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
     node.push(id, fv, false);
     this.appended(id);
   }
@@ -1120,9 +1201,9 @@ export class Stream implements TypedValue {
     if (node === null) {
       const fields: Buffer[] = [];
       for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
-      node = this.openNode(id, fields);
+      node = this.openNode(id, fields, limits);
     }
-    if (node.ids.length > 0 && id < node.ids[node.ids.length - 1]) node.sorted = false;
+    if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
     node.pushArgs(id, src, start, end, from, to);
     this.appended(id);
   }
@@ -1139,9 +1220,10 @@ export class Stream implements TypedValue {
   }
 
   /** A new last node whose master entry is `id` (the old last node takes no more entries). */
-  private openNode(id: StreamId, fields: Buffer[]): StreamNode {
+  private openNode(id: StreamId, fields: Buffer[], limits: StreamLimits): StreamNode {
     if (this.nodes.length > 0) this.nodes[this.nodes.length - 1].seal();
     const node = new StreamNode(id, fields);
+    node.idCap = limits.maxEntries;
     // Header and end byte, master num-fields, fields and the zero terminator.
     node.fixed = nodeHeaderBytes(fields);
     this.nodes.push(node);
@@ -1211,7 +1293,7 @@ export class Stream implements TypedValue {
       if (spec.limit !== 0 && deleted + entries > spec.limit) break;
       const removeNode = spec.strategy === TRIM_MAXLEN
         ? this.length - entries >= spec.maxlen
-        : n.ids[n.ids.length - 1] < spec.minid; // the last id, tombstone or not
+        : n.cmpId(n.count - 1, spec.minid) < 0; // the last id, tombstone or not
       if (removeNode) {
         removeUpTo = ni + 1;
         this.logNodeGone(n);
@@ -1222,12 +1304,12 @@ export class Stream implements TypedValue {
       if (spec.approx) break;
       // Mark entries deleted from the head of this node.
       let fromNode = 0;
-      for (let i = 0; i < n.ids.length; i++) {
-        const stop = spec.strategy === TRIM_MAXLEN ? this.length <= spec.maxlen : n.ids[i] >= spec.minid;
+      for (let i = 0; i < n.count; i++) {
+        const stop = spec.strategy === TRIM_MAXLEN ? this.length <= spec.maxlen : n.cmpId(i, spec.minid) >= 0;
         if (stop) break;
         if (n.at[i] >= 0) {
           n.kill(i);
-          this.changes()?.entries.add(n.ids[i]);
+          this.changes()?.entries.add(n.id(i));
           fromNode++;
           this.length--;
         }

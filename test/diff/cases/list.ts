@@ -68,6 +68,16 @@ const scripts: Script[] = [
     ['LREM', 'n', '0', '1000000000000000'], ['LREM', 'n', '-5', '999999999999999'], ['LLEN', 'n'], ['LRANGE', 'n', '0', '-1'],
     ['RPUSH', 'q', '150', '151', '152', '153'], ['LREM', 'q', '-1', '152'], ['LREM', 'q', '1', '15'], ['LRANGE', 'q', '0', '-1'],
   ] },
+  // The flat list's LREM cuts entries through a reused offsets scratch: one match (at either
+  // end or inside), several from either side, and more matches than the scratch first holds.
+  { name: 'LREM of a flat list: one match, several, and more than 8', steps: [
+    ['RPUSH', 'f', '1', '2', '3', '4', '5'], ['LREM', 'f', '-1', '5'], ['LREM', 'f', '1', '1'], ['LREM', 'f', '-1', '3'],
+    ['LRANGE', 'f', '0', '-1'], ['LREM', 'f', '0', '2'], ['LREM', 'f', '1', '4'], ['EXISTS', 'f'],
+    ['RPUSH', 'g', ...Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? 'x' : `v${i}`))], ['LREM', 'g', '-3', 'x'],
+    ['LREM', 'g', '4', 'x'], ['LRANGE', 'g', '0', '-1'], ['LREM', 'g', '0', 'x'], ['LRANGE', 'g', '0', '-1'],
+    ['RPUSH', 'h', ...Array.from({ length: 40 }, () => '7')], ['LREM', 'h', '-25', '7'], ['LRANGE', 'h', '0', '-1'],
+    ['LREM', 'h', '0', '7'], ['EXISTS', 'h'],
+  ] },
   { name: 'LREM', steps: [
     ['RPUSH', 'l', 'a', 'b', 'a', 'c', 'a', 'b', 'a'], ['LREM', 'l', '2', 'a'], ['LRANGE', 'l', '0', '-1'],
     ['LREM', 'l', '-1', 'a'], ['LRANGE', 'l', '0', '-1'], ['LREM', 'l', '0', 'b'], ['LRANGE', 'l', '0', '-1'],

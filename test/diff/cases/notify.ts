@@ -119,6 +119,29 @@ const scripts: Script[] = [
     { cmd: ['EXISTS', 'hy', 'h', 'hy'], sleep: 200 }, ['HMGET', 'hy', 'f'], ['EXISTS'], ['DEL', 'h', 's', Buffer.from([0, 0xff, 0x0a])],
     restoreNke,
   ] },
+  // LLEN, LREM, RPOPLPUSH/LMOVE, ZCARD, ZRANGE*, ZPOPMIN and DEL find their keys from the
+  // request's bytes too (the key string is the entry's): the same checks.
+  { name: 'keyspace events: list, sorted-set and DEL commands with keys found from their bytes', steps: [
+    ['CONFIG', 'SET', NKE, 'KEAm'], ['RPUSH', 'l', 'a', 'b', 'c', 'b'], ['RPUSH', Buffer.from([0, 0xff, 0x0a]), 'x', 'y'],
+    ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'], ['ZADD', Buffer.from([0, 0xfe]), '1', 'm'], ['SET', 's', 'x'],
+    ['RPUSH', 'lx', 'a'], ['PEXPIRE', 'lx', '30'], ['ZADD', 'zx', '1', 'a'], ['PEXPIRE', 'zx', '30'],
+    ...['l', 'z', 'nope', 's', Buffer.from([0, 0xff, 0x0a]), Buffer.from([0, 0xfe])].flatMap((k): Step[] => [
+      ['LLEN', k], ['ZCARD', k], ['ZRANGEBYSCORE', k, '0', '(3', 'LIMIT', '0', '10'], ['ZRANGE', k, '0', '0', 'WITHSCORES'],
+      ['ZREVRANGEBYSCORE', k, '+inf', 'x'], ['ZRANGEBYLEX', k, '-', 'x'], ['ZREVRANGEBYSCORE', k, '3', '(1'],
+    ]),
+    ['LREM', 'l', '-1', 'b'], ['LREM', 'l', '0', 'zz'], ['LREM', 's', '1', 'x'], ['LREM', 'nope', '1', 'x'],
+    ['LREM', Buffer.from([0, 0xff, 0x0a]), '0', 'x'], ['RPOPLPUSH', 'l', 'l'], ['RPOPLPUSH', 'l', 'l2'], ['RPOPLPUSH', 'l', 's'],
+    ['RPOPLPUSH', 's', 'l'], ['RPOPLPUSH', 'nope', 'l'], ['LMOVE', 'l2', Buffer.from([0, 0xff, 0x0a]), 'LEFT', 'RIGHT'],
+    ['RPOPLPUSH', Buffer.from([0, 0xff, 0x0a]), 'l3'], ['RPOPLPUSH', Buffer.from([0, 0xff, 0x0a]), 'l3'],
+    ['RPOPLPUSH', Buffer.from([0, 0xff, 0x0a]), 'l3'], ['LRANGE', 'l3', '0', '-1'], ['LRANGE', 'l', '0', '-1'],
+    ['ZPOPMIN', 'z'], ['ZPOPMAX', 'z', '1'], ['ZPOPMIN', 's'], ['ZPOPMIN', 'nope'], ['ZPOPMIN', Buffer.from([0, 0xfe])],
+    ['ZPOPMIN', 'z', '0'], ['ZPOPMIN', 'z', '5'],
+    { cmd: ['LLEN', 'lx'], sleep: 200 }, ['ZCARD', 'zx'], ['RPUSH', 'ly', 'a'], ['PEXPIRE', 'ly', '30'],
+    ['ZADD', 'zy', '1', 'a'], ['PEXPIRE', 'zy', '30'], { cmd: ['RPOPLPUSH', 'l', 'ly'], sleep: 200 }, ['ZPOPMIN', 'zy'],
+    ['LREM', 'ly', '0', 'a'], ['SET', 'k1', 'v', 'PX', '30'], ['SET', 'k2', 'v'],
+    { cmd: ['DEL', 'k1', 'k2', 'k2', 'nope', 'l', Buffer.from([0, 0xff, 0x0a])], sleep: 200 }, ['DEL', 'l3', 'ly'],
+    restoreNke,
+  ] },
   { name: 'keyspace events: binary keys and odd names', steps: [
     ['SET', Buffer.from([0, 1, 0xff, 0x0a]), 'v'], ['DEL', Buffer.from([0, 1, 0xff, 0x0a])],
     ['SET', '__keyspace@0__:x', '1'], ['RENAME', '__keyspace@0__:x', '*'], ['EXPIRE', '*', '0'],

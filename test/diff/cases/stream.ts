@@ -82,6 +82,9 @@ const scripts: Script[] = [
     ['XADD', 's', 'LIMIT', '0', '1-1', 'a', '1'], ['XADD', 's', 'MINID', '-', '2-1', 'a', '1'], ['XADD', 's', 'MINID', '+', '2-1', 'a', '1'],
     ['XADD', 's', 'MINID', '1-*', '2-1', 'a', '1'], ['XADD', 's', 'MAXLEN', '~', 'x', '2-1', 'a', '1'],
     ['XADD', 's', 'MAXLEN', '=', '~', '2-1', 'a', '1'], ['XADD', 's', 'MAXLEN', '9223372036854775808', '2-1', 'a', '1'],
+    ['XTRIM', 's', 'MAXLEN', '9223372036854775807'], ['XTRIM', 's', 'MAXLEN', '-9223372036854775808'],
+    ['XTRIM', 's', 'MAXLEN', '~', '9007199254740993', 'LIMIT', '9007199254740993'], ['XTRIM', 's', 'MAXLEN', '-0'],
+    ['XTRIM', 's', 'MAXLEN', '~', '0', 'LIMIT', '-0'], ['XTRIM', 's', 'MAXLEN', '007'],
     ['XADD', 's', 'BOGUS', '2-1', 'a', '1'], ['XADD', 's', 'maxlen', '~', '9223372036854775807', '3-1', 'a', '1'],
     ['XADD', 's', 'MAXLEN', '=', '5', 'LIMIT', '5', '4-1', 'a', '1'], ['XADD', 's', 'LIMIT', '5', 'MAXLEN', '~', '5', '4-1', 'a', '1'],
     ['XRANGE', 's', '-', '+'],
@@ -217,6 +220,26 @@ const scripts: Script[] = [
     ['XRANGE', 's', '99', '102'], ['XRANGE', 's', '199', '203'], ['XREVRANGE', 's', '203', '199'],
     ['XRANGE', 's', '-', '+', 'COUNT', '3'], ['XREVRANGE', 's', '+', '-', 'COUNT', '3'], ['XRANGE', 's', '(99-0', '(102-0'],
     ['XLEN', 's'], ['XINFO', 'STREAM', 's'],
+  ] },
+  // A node keeps its entries' ids as 32-bit words (ms high, ms low, seq high, seq low): ids that
+  // differ only in one word, at every word's edges, compared within and across nodes; a node
+  // whose ids stop ascending (XSETID below a tombstone, then XADD) is searched in physical order.
+  { name: 'ids as words: every word and its edges, in and across nodes, an unsorted node', steps: [
+    ['CONFIG', 'SET', 'stream-node-max-entries', '4'],
+    ...['1-0', '1-1', '1-4294967295', '1-4294967296', '1-18446744073709551614', '4294967295-0', '4294967296-0',
+      '4294967296-4294967296', '281474976710655-7', '281474976710656-7', '9007199254740993-1', '18446744073709551615-0',
+      '18446744073709551615-18446744073709551614'].map((id): Step => ['XADD', 'w', id, 'f', id]),
+    ['XRANGE', 'w', '-', '+'], ['XREVRANGE', 'w', '+', '-', 'COUNT', '5'], ['XRANGE', 'w', '1-4294967295', '4294967296'],
+    ['XRANGE', 'w', '(1-4294967295', '(4294967296-4294967296'], ['XREVRANGE', 'w', '281474976710656', '(1-4294967296'],
+    ['XRANGE', 'w', '9007199254740992', '9007199254740993-1'], ['XRANGE', 'w', '18446744073709551615', '+'],
+    ['XDEL', 'w', '4294967296-0', '1-1', '18446744073709551615-18446744073709551614'], ['XRANGE', 'w', '-', '+', 'COUNT', '4'],
+    ['XREAD', 'COUNT', '3', 'STREAMS', 'w', '4294967295-0'], ['XTRIM', 'w', 'MINID', '4294967296-4294967296'],
+    ['XRANGE', 'w', '-', '+'], ['XINFO', 'STREAM', 'w'],
+    ['XADD', 'u', '5-0', 'f', '1'], ['XADD', 'u', '6-0', 'f', '2'], ['XADD', 'u', '7-0', 'f', '3'], ['XDEL', 'u', '7-0'],
+    ['XSETID', 'u', '6-5'], ['XADD', 'u', '6-6', 'f', '4'], ['XADD', 'u', '6-7', 'f', '5'], ['XRANGE', 'u', '-', '+'],
+    ['XREVRANGE', 'u', '+', '-'], ['XRANGE', 'u', '6-6', '6-6'], ['XDEL', 'u', '6-6', '7-0'], ['XRANGE', 'u', '6', '7'],
+    ['XREAD', 'STREAMS', 'u', '6-0'], ['XINFO', 'STREAM', 'u'], ['XTRIM', 'u', 'MINID', '7'], ['XRANGE', 'u', '-', '+'],
+    ['CONFIG', 'SET', 'stream-node-max-entries', '100'],
   ] },
   // ------------------------------------------------------------ XDEL / XINFO STREAM
   { name: 'XDEL, tombstones and the counters XINFO reports', steps: [
