@@ -361,6 +361,33 @@ export class LuaVM {
     this.M._lua_pushlstring(this.L, p, e - s);
   }
 
+  /**
+   * Arguments argv[first, count) for a run, written into the heap once and pushed by one wasm
+   * call (lua_wasm_args): nk < 0, as count - first strings on the stack (room checked by the
+   * caller); else as two tables, KEYS (the first nk) and ARGV (the rest).
+   */
+  pushArgs(argv: Argv, first: number, nk: number): void {
+    const n = argv.count - first;
+    let total = 4 * n;
+    for (let i = first; i < argv.count; i++) total += argv.end[i] - argv.start[i];
+    const p = this.buffer(total);
+    const u8 = this.u8;
+    const len = this.M.HEAPU32;
+    const src = argv.buf;
+    let d = p + 4 * n;
+    for (let i = first; i < argv.count; i++) {
+      const s = argv.start[i];
+      const e = argv.end[i];
+      len[(p >> 2) + i - first] = e - s;
+      if (e - s < 64) for (let j = s; j < e; j++) u8[d++] = src[j];
+      else {
+        u8.set(src.subarray(s, e), d);
+        d += e - s;
+      }
+    }
+    this.M._lua_wasm_args(this.L, p, n, nk);
+  }
+
   /** Push latin1 text (one byte per char). */
   pushLatin1(s: string): void {
     const n = s.length;

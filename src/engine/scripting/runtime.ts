@@ -580,17 +580,10 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+      if (count > 0) vm.pushArgs(argv, first, -1);
     } else {
-      // KEYS and ARGV built here, as Redis's luaCreateArray builds them (an array part of
-      // exactly their size, elements set raw).
-      for (const [from, to] of [[first, first + nk], [first + nk, argv.count]]) {
-        M._lua_createtable(L, to - from, 0);
-        for (let i = from; i < to; i++) {
-          vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
-          M._lua_rawseti(L, -2, i - from + 1);
-        }
-      }
+      // KEYS and ARGV built as Redis's luaCreateArray builds them (lua_wasm_args).
+      vm.pushArgs(argv, first, nk);
       nargs = 3;
     }
     this.active = true;
