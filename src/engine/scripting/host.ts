@@ -444,12 +444,9 @@ function readCount(b: Buffer, st: { p: number }, end: number): number {
   return v;
 }
 
-/** Bulk results up to this length are written from their latin1 text. */
-const SHORT_RESULT = 64;
-
 /**
  * A table result read by LuaRuntime.tablePlan(): what writeOne writes for its serialised form
- * (the same sink calls: short strings as latin1 text, longer ones copied, numbers as integers).
+ * (the same sink calls: strings copied from the heap by bulkBytes, numbers as integers).
  */
 function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
   for (let i = 0; i < plan.length;) {
@@ -461,8 +458,7 @@ function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
       case Plan.String: {
         const p = plan[i + 1];
         const len = plan[i + 2];
-        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(p, p + len));
-        else out.bulk(Buffer.from(b.subarray(p, p + len)));
+        out.bulkBytes(b, p, p + len);
         i += 3;
         break;
       }
@@ -489,10 +485,9 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
     switch (c) {
       case 0x73: { // s
         const len = readCount(b, st, 0x3a);
-        // perf: a short one as its latin1 text (one string; the sinks copy it at once), a
-        // longer one copied out of the heap (the RESP writer may keep a big value by reference).
-        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(st.p, st.p + len));
-        else out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
+        // perf: copied by the sink straight from the heap (no JS string, no Buffer; every sink
+        // copies bulkBytes' bytes before it returns).
+        out.bulkBytes(b, st.p, st.p + len);
         st.p += len;
         continue;
       }
@@ -1335,13 +1330,8 @@ export class Scripting {
     }
     if (r.len === -1) ctx.out.int(luaNumberToInt(r.num));
     else if (r.raw) {
-      // perf: a short string goes out as latin1 text (exact bytes) without a Buffer copy.
-      if (r.len <= 1024) ctx.out.bulkLatin1(r.buf.latin1Slice(r.p, r.p + r.len));
-      else {
-        const v = Buffer.allocUnsafe(r.len);
-        r.buf.copy(v, 0, r.p, r.p + r.len);
-        ctx.out.bulk(v);
-      }
+      // perf: copied by the sink straight from the heap (no JS string, no Buffer).
+      ctx.out.bulkBytes(r.buf, r.p, r.p + r.len);
     }
     else if (r.len === -2 && rt.tablePlan()) writePlan(rt.plan, rt.vm.heapBuffer(), ctx.out);
     else {
