@@ -36,6 +36,7 @@ export interface LuaModule {
   _free(p: number): void;
   _lua_wasm_newstate(nbridges: number): number;
   _lua_wasm_args(L: number, len: number, n: number, nk: number): void;
+  _lua_wasm_mp_unpack(L: number, src: number, len: number, offset: number, limit: number, decodeAll: number): number;
   _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
   _lua_pcall(L: number, nargs: number, nres: number, errfunc: number): number;
   _lua_call(L: number, nargs: number, nres: number): void;
@@ -128,6 +129,7 @@ export function instantiateLua(host: LuaHost): LuaModule {
     _free: fn('free'),
     _lua_wasm_newstate: fn('lua_wasm_newstate'),
     _lua_wasm_args: fn('lua_wasm_args'),
+    _lua_wasm_mp_unpack: fn('lua_wasm_mp_unpack'),
     _luaL_loadbuffer: fn('luaL_loadbuffer'),
     _lua_pcall: fn('lua_pcall'),
     _lua_call: fn('lua_call'),
