@@ -710,6 +710,19 @@ const scripts: Script[] = [
     ['EVAL', 'return 1', '99999999999999999999'], ['EVAL', 'return 1'], ['EVAL_RO', 'return 1', '-1'],
     ['EVAL', 'return {KEYS[1], ARGV[1]}', '0', 'a'], ['EVAL', 'return {KEYS[1], ARGV[1]}', '1', 'a'],
   ] },
+  // Compiled scripts are also kept at integer registry keys (runtime.ts fnRefs), given anew in
+  // the fresh state after SCRIPT FLUSH: each sha must still run its own body.
+  { name: 'scripts compiled again after SCRIPT FLUSH run their own bodies', steps: [
+    ['SCRIPT', 'FLUSH'], ['EVAL', "return 'fl-a'", '0'], ['EVAL', "return 'fl-b'", '0'],
+    ['SCRIPT', 'FLUSH'],
+    ['EVAL', "return 'fl-c'", '0'], ['EVAL', "return 'fl-a'", '0'],
+    ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'], ['EVALSHA', '7a528986ffb4140fba250ac63e1c2725336cc6e1', '0'],
+    ['EVALSHA', 'ae4713f5408cb73b3716b9a51d9a0bf9f3cd1816', '0'],
+    ['SCRIPT', 'FLUSH'],
+    ['SCRIPT', 'LOAD', "return 'fl-b'"], ['SCRIPT', 'LOAD', "return 'fl-c'"],
+    ['EVALSHA', 'ae4713f5408cb73b3716b9a51d9a0bf9f3cd1816', '0'], ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'],
+    ['EVALSHA', '7a528986ffb4140fba250ac63e1c2725336cc6e1', '0'],
+  ] },
   { name: 'EVALSHA, SCRIPT LOAD and SCRIPT EXISTS', steps: [
     ['SCRIPT', 'FLUSH'],
     ['SCRIPT', 'LOAD', 'return ARGV[1]'],
