@@ -51,6 +51,8 @@ const extraArgs = {
 };
 const TESTS = {
   ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(extraArgs[k] ?? ['0'])]]])),
+  // Two scripts in turn (as BullMQ's add and moveToFinished): per op, one EVALSHA of each.
+  alt2: [['EVALSHA', sha(bodies.return1), '0'], ['EVALSHA', sha(bodies.args23), ...extraArgs.args23]],
   // The commands of one cycle of the scripts, called directly (per command: divide by 4).
   direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
 };

@@ -60,11 +60,13 @@ type RunnerKeys = number[];
  * perf: what every run fetches from the registry is also kept there at an integer key (pinRefs,
  * compile), read with lua_rawgeti: lua_getfield makes a Lua string of its C string key on every
  * call (every byte hashed, then looked up in the string table; "f_" + a sha is 42 bytes).
- * 1: __errh; 2-6: __run_eval<0|1|2|n|t>; 7-11: __run_fn<...>; from 12: compiled scripts.
+ * 1: __errh; 2-6: __run_eval<0|1|2|n|t>; 7-11: __run_fn<...>; 12: __set_name; from 13, two
+ * per compiled script: its function, then its name (the sha, for setName).
  */
 const REF_ERRH = 1;
 const RUNNER_REFS = { eval: [2, 3, 4, 5, 6], fn: [7, 8, 9, 10, 11] };
-const FIRST_SCRIPT_REF = 12;
+const REF_SET_NAME = 12;
+const FIRST_SCRIPT_REF = 13;
 
 /**
  * A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts);
@@ -275,6 +277,7 @@ export class LuaRuntime {
       vm.M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref);
     };
     pin('__errh', REF_ERRH);
+    pin('__set_name', REF_SET_NAME);
     for (const kind of ['eval', 'fn'] as const) {
       ['0', '1', '2', 'n', 't'].forEach((v, i) => pin(`__run_${kind}${v}`, RUNNER_REFS[kind][i]));
     }
@@ -525,10 +528,13 @@ export class LuaRuntime {
     vm.setRegistry(`f_${sha}`);
     let ref = this.fnRefs.get(sha);
     if (ref === undefined) {
-      ref = this.nextRef++;
+      ref = this.nextRef;
+      this.nextRef += 2;
       this.fnRefs.set(sha, ref);
     }
     M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref);
+    vm.pushString(sha);
+    M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref + 1);
     this.compiled.add(sha);
     M._lua_settop(vm.L, 0);
     return null;
@@ -541,8 +547,8 @@ export class LuaRuntime {
    */
   runEval(sha: string, argv: Argv, first: number, nk: number, name: string): RunResult {
     const vm = this.vm;
-    this.setName(name);
     const ref = this.fnRefs.get(sha);
+    this.setName(name, ref !== undefined && name === sha ? ref + 1 : 0);
     if (ref !== undefined) vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, ref);
     else vm.getRegistry(`f_${sha}`);
     return this.run(this.runEvalKey, argv, first, nk);
@@ -574,11 +580,13 @@ export class LuaRuntime {
   /** The script name the prelude holds for error replies. */
   private name = '';
 
-  private setName(name: string): void {
+  private setName(name: string, nameRef = 0): void {
     if (name === this.name) return;
     const vm = this.vm;
-    vm.getRegistry('__set_name');
-    vm.pushString(name);
+    // (nameRef: the name's string at that registry key, see REF_ERRH: no text to intern.)
+    vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, REF_SET_NAME);
+    if (nameRef !== 0) vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, nameRef);
+    else vm.pushString(name);
     vm.M._lua_call(vm.L, 1, 0);
     this.name = name;
   }

@@ -722,6 +722,10 @@ const scripts: Script[] = [
     ['SCRIPT', 'LOAD', "return 'fl-b'"], ['SCRIPT', 'LOAD', "return 'fl-c'"],
     ['EVALSHA', 'ae4713f5408cb73b3716b9a51d9a0bf9f3cd1816', '0'], ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'],
     ['EVALSHA', '7a528986ffb4140fba250ac63e1c2725336cc6e1', '0'],
+    // Error replies name their script (runtime.ts setName, the sha from its registry key).
+    ['EVAL', "return redis.call('fl-nosuch')", '0'], ['EVAL', "return redis.call('fl-nosuch', 2)", '0'],
+    ['EVALSHA', '0e77f5971634544772c7630e193d8c862e2fb9cb', '0'], ['EVALSHA', '148aec009ff5909a12a9da1828366cd53d2fc1a7', '0'],
+    ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'], ['EVALSHA', '148aec009ff5909a12a9da1828366cd53d2fc1a7', '0'],
   ] },
   { name: 'EVALSHA, SCRIPT LOAD and SCRIPT EXISTS', steps: [
     ['SCRIPT', 'FLUSH'],
