@@ -128,6 +128,9 @@ interface Done {
  */
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
+/** EVALSHA sha1 arguments whose strings are kept (Scripting.shaArg). */
+const SHA_SEEN = 8;
+
 /** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
 const SITE_BITS = 8;
 const SITES = 1 << SITE_BITS;
@@ -1695,30 +1698,36 @@ export class Scripting {
 
   // ---------------------------------------------------------------- EVAL cache
 
-  /** The last sha1 argument of EVALSHA: lower-cased bytes and string. */
-  private lastShaBytes: Buffer | null = null;
-  private lastSha = '';
+  /**
+   * The last SHA_SEEN sha1 arguments of EVALSHA: lower-cased bytes and string (slot shaNext is
+   * replaced next). Several: BullMQ calls its scripts in turn (add, moveToActive, moveToFinished).
+   */
+  private readonly shaBytes: Buffer[] = [];
+  private readonly shaStrings: string[] = [];
+  private shaNext = 0;
 
   /**
-   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: the same script called again gets the
-   * same string (no allocation, its hash already computed for the cache lookups).
+   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: a script called again gets the same
+   * string (no allocation, its hash already computed for the cache lookups).
    */
   shaArg(argv: Argv, i: number): string {
     const b = argv.buf;
     const s = argv.start[i];
-    const last = this.lastShaBytes;
-    if (last !== null) {
+    for (let k = 0; k < this.shaStrings.length; k++) {
+      const seen = this.shaBytes[k];
       let j = 0;
       for (; j < 40; j++) {
         let ch = b[s + j];
         if (ch >= 65 && ch <= 90) ch += 32;
-        if (ch !== last[j]) break;
+        if (ch !== seen[j]) break;
       }
-      if (j === 40) return this.lastSha;
+      if (j === 40) return this.shaStrings[k];
     }
     const sha = argv.key(i).toLowerCase();
-    this.lastShaBytes = Buffer.from(sha, 'latin1');
-    this.lastSha = sha;
+    const k = this.shaNext;
+    this.shaNext = (k + 1) % SHA_SEEN;
+    this.shaBytes[k] = Buffer.from(sha, 'latin1');
+    this.shaStrings[k] = sha;
     return sha;
   }
 
