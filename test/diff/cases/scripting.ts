@@ -465,6 +465,15 @@ const scripts: Script[] = [
   // flat, lua-vm.ts pushFlat): up to 256 elements of bulks up to 4,096 bytes, integers and nils;
   // anything else (a nested array, a longer string, RESP3) turns what was staged into the value
   // tree. Pairs order and # show the tables' layout; big ones grow the wasm memory while pushed.
+  // Integers inside flat array replies (runtime: lua_wasm_flat pushes them as numbers).
+  { name: 'array replies into Lua: integers of every size in flat arrays', steps: [
+    ['DEL', 'fa:bf', 'fa:s2'], ['SADD', 'fa:s2', 'a', 'c'],
+    ...evals(['0'], [
+      "local t = redis.call('BITFIELD', 'fa:bf', 'SET', 'i64', 0, '-9007199254740993', 'SET', 'u32', 64, 4000000000, 'GET', 'i64', 0, 'GET', 'u32', 64, 'INCRBY', 'i8', 100, -200, 'GET', 'u16', 64) return {#t, t[1], t[2], t[3], t[4], t[5], t[6], tostring(t[3])}",
+      "local t = redis.call('BITFIELD', 'fa:bf', 'SET', 'i64', 0, '9223372036854775807', 'GET', 'i64', 0, 'SET', 'i64', 0, '123456789012', 'GET', 'i64', 0) return {tostring(t[1]), tostring(t[2]), t[3], t[4] * 2}",
+      "local t = redis.call('SMISMEMBER', 'fa:s2', 'a', 'b', 'c', 'd') return {#t, t[1], t[2], t[3], t[4], type(t[1])}",
+    ]),
+  ] },
   { name: 'array replies into Lua: staged flat arrays, their limits and fallbacks', steps: [
     ['DEL', 'fa:h', 'fa:ht', 'fa:l', 'fa:z', 'fa:s', 'fa:x', 'fa:big', 'fa:big2'],
     ['HSET', 'fa:h', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i % 3 === 0 ? Buffer.from([0, 0xff, 13, 10, i]) : `v${i}`]).flat(), 'e', ''],
