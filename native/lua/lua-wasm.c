@@ -117,32 +117,30 @@ double lua_wasm_str2number(const char *s, char **end) {
   return neg ? -(double)v : (double)v;
 }
 
-/* A table of the strings from..to-1 of lua_wasm_args's buffer (s: the first's bytes), as
- * Redis's luaCreateArray builds it (an array part of exactly its size, elements set raw). */
-static const char *args_table(lua_State *L, const uint32_t *len, const char *s, int from, int to) {
+/* A table of the strings from..to-1 of lua_wasm_args's buffer, as Redis's luaCreateArray
+ * builds it (an array part of exactly its size, elements set raw). */
+static void args_table(lua_State *L, const uint32_t *at, const char *base, int from, int to) {
   lua_createtable(L, to - from, 0);
-  for (int i = from; i < to; s += len[i++]) {
-    lua_pushlstring(L, s, len[i]);
+  for (int i = from; i < to; i++) {
+    lua_pushlstring(L, base + at[2 * i], at[2 * i + 1]);
     lua_rawseti(L, -2, i - from + 1);
   }
-  return s;
 }
 
 /*
- * A script's KEYS and ARGV from one buffer the host wrote once (runtime.ts run()): n 32-bit
- * lengths at len, then the n strings' bytes one after another. nk < 0: the n strings are pushed
- * onto the stack (the runner's arguments; the host checked the stack has room). Else two tables,
- * KEYS (the first nk strings) and ARGV (the rest). perf: one host call for all of them instead
- * of a lua_pushlstring (and a lua_rawseti) each through the JS/wasm boundary.
+ * A script's KEYS and ARGV from bytes the host wrote once (runtime.ts run()): string i is
+ * base[at[2i], at[2i] + at[2i + 1]). nk < 0: the n strings are pushed onto the stack (the
+ * runner's arguments; the host checked the stack has room). Else two tables, KEYS (the first
+ * nk strings) and ARGV (the rest). perf: one host call for all of them instead of a
+ * lua_pushlstring (and a lua_rawseti) each through the JS/wasm boundary.
  */
-EXPORT("lua_wasm_args") void lua_wasm_args(lua_State *L, const uint32_t *len, int n, int nk) {
-  const char *s = (const char *)(len + n);
+EXPORT("lua_wasm_args") void lua_wasm_args(lua_State *L, const uint32_t *at, const char *base, int n, int nk) {
   if (nk < 0) {
-    for (int i = 0; i < n; s += len[i++]) lua_pushlstring(L, s, len[i]);
+    for (int i = 0; i < n; i++) lua_pushlstring(L, base + at[2 * i], at[2 * i + 1]);
     return;
   }
-  s = args_table(L, len, s, 0, nk);
-  args_table(L, len, s, nk, n);
+  args_table(L, at, base, 0, nk);
+  args_table(L, at, base, nk, n);
 }
 
 /* lua_wasm_mp_unpack's results besides a count: not handled (nothing pushed), raise the top. */

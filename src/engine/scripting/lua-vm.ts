@@ -368,24 +368,44 @@ export class LuaVM {
    */
   pushArgs(argv: Argv, first: number, nk: number): void {
     const n = argv.count - first;
-    let total = 4 * n;
-    for (let i = first; i < argv.count; i++) total += argv.end[i] - argv.start[i];
-    const p = this.buffer(total);
-    const u8 = this.u8;
-    const len = this.M.HEAPU32;
-    const src = argv.buf;
-    let d = p + 4 * n;
+    const st = argv.start;
+    const en = argv.end;
+    const s0 = st[first];
+    // perf: arguments in order with small gaps between them (the RESP parser's: each one's
+    // header) are copied as one block, gaps included; else one by one, packed.
+    let total = 0;
+    let inOrder = true;
     for (let i = first; i < argv.count; i++) {
-      const s = argv.start[i];
-      const e = argv.end[i];
-      len[(p >> 2) + i - first] = e - s;
-      if (e - s < 64) for (let j = s; j < e; j++) u8[d++] = src[j];
-      else {
-        u8.set(src.subarray(s, e), d);
-        d += e - s;
+      total += en[i] - st[i];
+      if (i > first && st[i] < en[i - 1]) inOrder = false;
+    }
+    const span = en[argv.count - 1] - s0;
+    const block = inOrder && span <= total + 32 * n;
+    const p = this.buffer(8 * n + (block ? span : total));
+    const at = this.M.HEAPU32;
+    const base = p + 8 * n;
+    const src = argv.buf;
+    if (block) {
+      for (let i = 0; i < n; i++) {
+        at[(p >> 2) + 2 * i] = st[first + i] - s0;
+        at[(p >> 2) + 2 * i + 1] = en[first + i] - st[first + i];
+      }
+      if (span <= 64) {
+        const u8 = this.u8;
+        for (let j = 0; j < span; j++) u8[base + j] = src[s0 + j];
+      } else src.copy(this.heapBuffer(), base, s0, s0 + span);
+    } else {
+      const u8 = this.u8;
+      let d = 0;
+      for (let i = 0; i < n; i++) {
+        const s = st[first + i];
+        const e = en[first + i];
+        at[(p >> 2) + 2 * i] = d;
+        at[(p >> 2) + 2 * i + 1] = e - s;
+        for (let j = s; j < e; j++) u8[base + d++] = src[j];
       }
     }
-    this.M._lua_wasm_args(this.L, p, n, nk);
+    this.M._lua_wasm_args(this.L, p, base, n, nk);
   }
 
   /** Push latin1 text (one byte per char). */

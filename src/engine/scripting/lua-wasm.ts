@@ -35,7 +35,7 @@ export interface LuaModule {
   _malloc(n: number): number;
   _free(p: number): void;
   _lua_wasm_newstate(nbridges: number): number;
-  _lua_wasm_args(L: number, len: number, n: number, nk: number): void;
+  _lua_wasm_args(L: number, at: number, base: number, n: number, nk: number): void;
   _lua_wasm_mp_unpack(L: number, src: number, len: number, offset: number, limit: number, decodeAll: number): number;
   _lua_wasm_flat(L: number, n: number, narr: number, num: number, end: number, kind: number, bytes: number): void;
   _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
