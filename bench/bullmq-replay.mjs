@@ -12,7 +12,6 @@
  *   REPLAY_ROUNDS=9 node --cpu-prof bench/bullmq-replay.mjs /tmp/mon.txt
  *   REPLAY_INNER=1 node bench/bullmq-replay.mjs /tmp/mon.txt
  *   REPLAY_SINK=resp node bench/bullmq-replay.mjs /tmp/mon.txt A B   (replies through a RespWriter)
- *   node --expose-gc bench/bullmq-replay.mjs ...   (a full GC before each round: steadier ratios)
  *
  * REPLAY_INNER=1 replays, instead of each EVALSHA, the commands its script called (MONITOR's
  * "[0 lua]" lines) as top-level commands: what the same work costs with no Lua VM and no bridge
@@ -97,9 +96,6 @@ const perScript = sides.map(() => new Map());
 function round(k) {
   const { s, run, argvs } = sides[k];
   run(['FLUSHALL']);
-  // node --expose-gc: a full GC before each round, so that no round pays for another's garbage
-  // (the round ratios then spread less).
-  globalThis.gc?.();
   const t = new Map();
   const keys = cmds.map((w) => (w[0].toUpperCase() === 'EVALSHA' ? label(w[1]) : w[0].toUpperCase()));
   const c0 = cpuMicros();
