@@ -11,6 +11,7 @@
  *   node bench/bullmq-replay.mjs /tmp/mon.txt [distA] [distB]
  *   REPLAY_ROUNDS=9 node --cpu-prof bench/bullmq-replay.mjs /tmp/mon.txt
  *   REPLAY_INNER=1 node bench/bullmq-replay.mjs /tmp/mon.txt
+ *   REPLAY_SINK=resp node bench/bullmq-replay.mjs /tmp/mon.txt A B   (replies through a RespWriter)
  *
  * REPLAY_INNER=1 replays, instead of each EVALSHA, the commands its script called (MONITOR's
  * "[0 lua]" lines) as top-level commands: what the same work costs with no Lua VM and no bridge
@@ -46,6 +47,7 @@ function words(line) {
 }
 
 const INNER = !!process.env.REPLAY_INNER;
+const SINK_RESP = process.env.REPLAY_SINK === 'resp';
 const scripts = new Map();
 const cmds = [];
 for (const line of fs.readFileSync(file, 'latin1').split('\n')) {
@@ -72,6 +74,17 @@ async function side(dist) {
   s.lastInt = null;
   s.NULL_SINK = { ...s.NULL_SINK, error(m) { s.errors.set(m, (s.errors.get(m) ?? 0) + 1); }, int(n) { s.lastInt = n; } };
   const run = (w) => s.execute(s.client, argvOf(s.Argv, w), s.NULL_SINK);
+  s.flush = () => {};
+  s.out = s.NULL_SINK;
+  if (SINK_RESP) {
+    // The rounds' replies written by the build's RespWriter and flushed after each command (as
+    // a -P 1 connection) to a socket that drops them; errors are not counted then.
+    const { RespWriter } = await import(`${s.DIST}/resp/writer.js`);
+    const w = new RespWriter();
+    const sock = { write: () => true, writableLength: 0 };
+    s.out = w;
+    s.flush = () => w.flush(sock);
+  }
   for (const body of scripts.values()) run(['SCRIPT', 'LOAD', body]);
   const argvs = cmds.map((w) => argvOf(s.Argv, w));
   return { s, run, argvs };
@@ -89,7 +102,8 @@ function round(k) {
   for (let i = 0; i < argvs.length; i++) {
     const w = cmds[i];
     const t0 = performance.now();
-    s.execute(s.client, argvs[i], s.NULL_SINK);
+    s.execute(s.client, argvs[i], s.out);
+    s.flush();
     const key = keys[i];
     const e = t.get(key) ?? (t.set(key, [0, 0]), t.get(key));
     e[0]++; e[1] += performance.now() - t0;

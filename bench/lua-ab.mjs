@@ -7,6 +7,7 @@
  *
  *   node bench/lua-ab.mjs /path/to/base/dist dist                 # A = base, B = this tree
  *   LUA_TESTS=bullmqAdd,calls10 AB_BATCHES=41 AB_OPS=500 node bench/lua-ab.mjs A B
+ *   LUA_SINK=resp node bench/lua-ab.mjs A B   # replies through each build's RespWriter
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -27,9 +28,12 @@ console.log('|---|---:|---:|---:|');
 for (const name of names) {
   const argvs = sides.map((s) => s.argvsOf(name));
   const run = (i) => {
-    const { execute, client, NULL_SINK } = sides[i];
+    const { execute, client, NULL_SINK, flush } = sides[i];
     const t0 = cpuMicros();
-    for (let k = 0; k < OPS; k++) for (const a of argvs[i]) execute(client, a, NULL_SINK);
+    for (let k = 0; k < OPS; k++) {
+      for (const a of argvs[i]) execute(client, a, NULL_SINK);
+      flush();
+    }
     return ((cpuMicros() - t0) * 1000) / OPS;
   };
   run(0); run(1); // warm

@@ -51,6 +51,8 @@ const extraArgs = {
 };
 const TESTS = {
   ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(extraArgs[k] ?? ['0'])]]])),
+  // Two scripts in turn (as BullMQ's add and moveToFinished): per op, one EVALSHA of each.
+  alt2: [['EVALSHA', sha(bodies.return1), '0'], ['EVALSHA', sha(bodies.args23), ...extraArgs.args23]],
   // The commands of one cycle of the scripts, called directly (per command: divide by 4).
   direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
 };
@@ -66,7 +68,18 @@ export async function setup(dist) {
     execute(client, Argv.of(w.map((s) => Buffer.from(s))), NULL_SINK);
   }
   const argvsOf = (name) => TESTS[name].map((w) => Argv.of(w.map((s) => (Buffer.isBuffer(s) ? s : Buffer.from(s)))));
-  return { DIST, client, execute, NULL_SINK, argvsOf };
+  // LUA_SINK=resp: replies written by the build's RespWriter, flushed to a socket that drops
+  // them after each command (as a -P 1 connection), instead of NULL_SINK's nothing.
+  let sink = NULL_SINK;
+  let flush = () => {};
+  if (process.env.LUA_SINK === 'resp') {
+    const { RespWriter } = await import(`${DIST}/resp/writer.js`);
+    const w = new RespWriter();
+    const sock = { write: () => true, writableLength: 0 };
+    sink = w;
+    flush = () => w.flush(sock);
+  }
+  return { DIST, client, execute, NULL_SINK: sink, flush, argvsOf };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();

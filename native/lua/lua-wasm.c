@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lua.h"
@@ -114,4 +115,259 @@ double lua_wasm_str2number(const char *s, char **end) {
     return strtod(s, end);
   *end = (char *)p;
   return neg ? -(double)v : (double)v;
+}
+
+/* A table of the strings from..to-1 of lua_wasm_args's buffer, as Redis's luaCreateArray
+ * builds it (an array part of exactly its size, elements set raw). */
+static void args_table(lua_State *L, const uint32_t *at, const char *base, int from, int to) {
+  lua_createtable(L, to - from, 0);
+  for (int i = from; i < to; i++) {
+    lua_pushlstring(L, base + at[2 * i], at[2 * i + 1]);
+    lua_rawseti(L, -2, i - from + 1);
+  }
+}
+
+/*
+ * A script's KEYS and ARGV from bytes the host wrote once (runtime.ts run()): string i is
+ * base[at[2i], at[2i] + at[2i + 1]). nk < 0: the n strings are pushed onto the stack (the
+ * runner's arguments; the host checked the stack has room). Else two tables, KEYS (the first
+ * nk strings) and ARGV (the rest). perf: one host call for all of them instead of a
+ * lua_pushlstring (and a lua_rawseti) each through the JS/wasm boundary.
+ */
+EXPORT("lua_wasm_args") void lua_wasm_args(lua_State *L, const uint32_t *at, const char *base, int n, int nk) {
+  if (nk < 0) {
+    for (int i = 0; i < n; i++) lua_pushlstring(L, base + at[2 * i], at[2 * i + 1]);
+    return;
+  }
+  args_table(L, at, base, 0, nk);
+  args_table(L, at, base, nk, n);
+}
+
+/* lua_wasm_mp_unpack's results besides a count: not handled (nothing pushed), raise the top. */
+#define MP_OTHER (-2)
+#define MP_RAISE (-1)
+/* Values lua_wasm_mp_unpack pushes at most (a bridge has LUA_MINSTACK slots), nesting it handles. */
+#define MP_DIRECT_VALUES 8
+#define MP_DIRECT_DEPTH 64
+/* Per open map: the pending key is NaN or nil; per open array: it has a nil. */
+#define MP_KEY_NAN 1
+#define MP_KEY_NIL 2
+
+/*
+ * The array on the stack top (n elements, some nil) replaced by the table cmsgpack's reference
+ * decoder (libs.ts mpUnpack) makes of it: filled from empty in index order, or pre-sized when
+ * the nils were all at the end (a sequence).
+ */
+static void mp_holes(lua_State *L, int n) {
+  int m = 0, seq = 1;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    int nil = lua_type(L, -1) == LUA_TNIL;
+    lua_settop(L, -2);
+    if (nil) continue;
+    if (m != i - 1) seq = 0;
+    m++;
+  }
+  lua_createtable(L, seq ? m : 0, 0);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, -2, i);
+    if (lua_type(L, -1) == LUA_TNIL) lua_settop(L, -2);
+    else lua_rawseti(L, -2, i);
+  }
+  lua_replace(L, -2);
+}
+
+static uint32_t mp_be(const unsigned char *p, int w) {
+  uint32_t v = 0;
+  for (int i = 0; i < w; i++) v = v << 8 | p[i];
+  return v;
+}
+
+/*
+ * cmsgpack.unpack / unpack_one / unpack_limit of the n bytes at src, decoded onto the stack as
+ * (true, count, [next offset,] values...) from byte `offset`, at most `limit` values (decodeAll:
+ * all, no next offset). The tables are the ones libs.ts mpUnpack's values become (arrays:
+ * lua_rawseti from 1; maps: an empty table, lua_rawset of the pairs in order, as Redis's
+ * cmsgpack fills them). Returns the values pushed; MP_RAISE with the error on the stack for a
+ * NaN or nil key (lua_settable's); MP_OTHER with the stack as it was for anything but the
+ * common case (bad input, deep nesting, more than MP_DIRECT_VALUES values): the host then runs
+ * mpUnpack, whose results and error texts stay the reference. perf: one host call, where the
+ * same walk in JS crossed into wasm for every value (~30 times for a BullMQ job's options).
+ */
+EXPORT("lua_wasm_mp_unpack")
+int lua_wasm_mp_unpack(lua_State *L, const unsigned char *src, int len, int offset, double limit, int decodeAll) {
+  double left[MP_DIRECT_DEPTH], done_[MP_DIRECT_DEPTH];
+  unsigned char ismap[MP_DIRECT_DEPTH], flag[MP_DIRECT_DEPTH];
+  const unsigned char *end = src + len, *p = src + offset;
+  int base = lua_gettop(L), count = 0, depth = 0, bad = 0;
+  if (!lua_checkstack(L, 8)) return MP_OTHER;
+  lua_pushboolean(L, 1);
+  lua_pushnumber(L, 0);
+  if (!decodeAll) lua_pushnumber(L, 0);
+  while (p < end && count < limit && !bad) {
+    if (count == MP_DIRECT_VALUES || !lua_checkstack(L, 4)) {
+      bad = 1;
+      break;
+    }
+    /* One value: containers opened as their header is read, closed as their last element lands. */
+    for (;;) {
+      if (p >= end) {
+        bad = 1;
+        break;
+      }
+      int c = *p++;
+      double n = -1;
+      int map = 0, nan = 0, nil = 0;
+      if ((c & 0xf0) == 0x90) n = c & 0x0f;
+      else if ((c & 0xf0) == 0x80) {
+        n = c & 0x0f;
+        map = 1;
+      } else if (c == 0xdc || c == 0xdd || c == 0xde || c == 0xdf) {
+        int w = c == 0xdc || c == 0xde ? 2 : 4;
+        if (w > end - p) {
+          bad = 1;
+          break;
+        }
+        n = mp_be(p, w);
+        p += w;
+        map = c >= 0xde;
+      }
+      if (n >= 0) {
+        if (depth == MP_DIRECT_DEPTH || !lua_checkstack(L, 4)) {
+          bad = 1;
+          break;
+        }
+        /* (Each element takes a byte at least: the size hint follows the input, not n.) */
+        lua_createtable(L, map ? 0 : (int)(n < end - p ? n : end - p), 0);
+        if (n > 0) {
+          left[depth] = map ? n * 2 : n;
+          done_[depth] = 0;
+          ismap[depth] = (unsigned char)map;
+          flag[depth] = 0;
+          depth++;
+          continue;
+        }
+      } else if (c <= 0x7f) lua_pushnumber(L, c);
+      else if (c >= 0xe0) lua_pushnumber(L, c - 256);
+      else if ((c & 0xe0) == 0xa0 || c == 0xd9 || c == 0xda || c == 0xdb) {
+        uint32_t k = c & 0x1f;
+        if (c >= 0xd9) {
+          int w = c == 0xd9 ? 1 : c == 0xda ? 2 : 4;
+          if (w > end - p) {
+            bad = 1;
+            break;
+          }
+          k = mp_be(p, w);
+          p += w;
+        }
+        if (k > (uint32_t)(end - p)) {
+          bad = 1;
+          break;
+        }
+        lua_pushlstring(L, (const char *)p, k);
+        p += k;
+      } else if (c == 0xc2 || c == 0xc3) lua_pushboolean(L, c - 0xc2);
+      else if (c == 0xc0) {
+        lua_pushnil(L);
+        nil = 1;
+      } else {
+        /* Numbers (unknown bytes: bad). */
+        int w = c == 0xcc || c == 0xd0 ? 1 : c == 0xcd || c == 0xd1 ? 2 : c == 0xce || c == 0xd2 || c == 0xca ? 4
+          : c == 0xcf || c == 0xd3 || c == 0xcb ? 8 : 0;
+        double x;
+        if (w == 0 || w > end - p) {
+          bad = 1;
+          break;
+        }
+        if (c == 0xca) {
+          uint32_t u = mp_be(p, 4);
+          float f;
+          memcpy(&f, &u, 4);
+          x = f;
+          nan = x != x;
+        } else if (w == 8) {
+          uint64_t u = (uint64_t)mp_be(p, 4) << 32 | mp_be(p + 4, 4);
+          if (c == 0xcb) {
+            memcpy(&x, &u, 8);
+            nan = x != x;
+          } else {
+            /* One rounding, as Number() of the 64-bit integer. */
+            x = c == 0xd3 ? (double)(int64_t)u : (double)u;
+          }
+        } else {
+          uint32_t u = mp_be(p, w);
+          x = u;
+          if (c >= 0xd0 && u >= (uint32_t)1 << (8 * w - 1)) x -= w == 4 ? 4294967296.0 : (double)((uint32_t)1 << (8 * w));
+        }
+        p += w;
+        lua_pushnumber(L, x);
+      }
+      /*
+       * The value on the top goes into the containers it completes. mpUnpack's values are the
+       * reference: an array with a nil becomes its other elements' pairs (mp_holes), a map loses
+       * the pairs with a nil value.
+       */
+      while (depth > 0) {
+        int d = depth - 1;
+        double done = ++done_[d];
+        if (!ismap[d]) {
+          if (nil) {
+            lua_settop(L, -2);
+            flag[d] = 1;
+          } else lua_rawseti(L, -2, (int)done);
+        } else if ((long long)done & 1) {
+          /* A key: its value comes next (a NaN or nil key: lua_settable's error, raised with the pair). */
+          flag[d] = nan ? MP_KEY_NAN : nil ? MP_KEY_NIL : 0;
+          break;
+        } else if (flag[d] != 0) {
+          lua_settop(L, base);
+          lua_pushstring(L, flag[d] == MP_KEY_NAN ? "table index is NaN" : "table index is nil");
+          return MP_RAISE;
+        } else if (nil) lua_settop(L, -3);
+        else lua_rawset(L, -3);
+        if (done < left[d]) break;
+        if (!ismap[d] && flag[d] == 1) mp_holes(L, (int)done);
+        depth--;
+        nil = 0;
+        nan = 0;
+      }
+      if (bad || depth == 0) break;
+    }
+    count++;
+  }
+  if (bad || (p < end && count < limit)) {
+    /* mpUnpack from the start, on what the stack was. */
+    lua_settop(L, base);
+    return MP_OTHER;
+  }
+  int pushed = lua_gettop(L) - base;
+  lua_pushnumber(L, pushed - 2);
+  lua_replace(L, base + 2);
+  if (!decodeAll) {
+    lua_pushnumber(L, p >= end ? -1 : (double)(p - src));
+    lua_replace(L, base + 3);
+  }
+  return pushed;
+}
+
+/*
+ * A redis.call array reply of n scalars staged by the host (lua-vm.ts pushFlat), pushed as a
+ * table: per element at most one of kinds 0 (bytes: from the previous bytes' end to end[i] in
+ * bytes), 1 (the number num[i]) or 2 (false); the table made with an array part of narr, the
+ * elements set raw from 1. perf: one host call for the whole reply (a BullMQ job's HGETALL is
+ * ~30 elements) instead of a lua_pushlstring or lua_pushnumber and a lua_rawseti each.
+ */
+EXPORT("lua_wasm_flat")
+void lua_wasm_flat(lua_State *L, int n, int narr, const double *num, const int32_t *end, const unsigned char *kind,
+                   const char *bytes) {
+  int32_t p = 0;
+  lua_createtable(L, narr, 0);
+  for (int i = 0; i < n; i++) {
+    if (kind[i] == 0) {
+      lua_pushlstring(L, bytes + p, (size_t)(end[i] - p));
+      p = end[i];
+    } else if (kind[i] == 1) lua_pushnumber(L, num[i]);
+    else lua_pushboolean(L, 0);
+    lua_rawseti(L, -2, i + 1);
+  }
 }

@@ -128,6 +128,9 @@ interface Done {
  */
 const MAY_REPLICATE = new Set(['publish', 'spublish', 'pfcount']);
 
+/** EVALSHA sha1 arguments whose strings are kept (Scripting.shaArg). */
+const SHA_SEEN = 8;
+
 /** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
 const SITE_BITS = 8;
 const SITES = 1 << SITE_BITS;
@@ -444,12 +447,9 @@ function readCount(b: Buffer, st: { p: number }, end: number): number {
   return v;
 }
 
-/** Bulk results up to this length are written from their latin1 text. */
-const SHORT_RESULT = 64;
-
 /**
  * A table result read by LuaRuntime.tablePlan(): what writeOne writes for its serialised form
- * (the same sink calls: short strings as latin1 text, longer ones copied, numbers as integers).
+ * (the same sink calls: strings copied from the heap by bulkBytes, numbers as integers).
  */
 function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
   for (let i = 0; i < plan.length;) {
@@ -461,8 +461,7 @@ function writePlan(plan: number[], b: Buffer, out: ReplySink): void {
       case Plan.String: {
         const p = plan[i + 1];
         const len = plan[i + 2];
-        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(p, p + len));
-        else out.bulk(Buffer.from(b.subarray(p, p + len)));
+        out.bulkBytes(b, p, p + len);
         i += 3;
         break;
       }
@@ -489,10 +488,9 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
     switch (c) {
       case 0x73: { // s
         const len = readCount(b, st, 0x3a);
-        // perf: a short one as its latin1 text (one string; the sinks copy it at once), a
-        // longer one copied out of the heap (the RESP writer may keep a big value by reference).
-        if (len <= SHORT_RESULT) out.bulkLatin1(b.latin1Slice(st.p, st.p + len));
-        else out.bulk(Buffer.from(b.subarray(st.p, st.p + len)));
+        // perf: copied by the sink straight from the heap (no JS string, no Buffer; every sink
+        // copies bulkBytes' bytes before it returns).
+        out.bulkBytes(b, st.p, st.p + len);
         st.p += len;
         continue;
       }
@@ -1278,11 +1276,16 @@ export class Scripting {
   exec(ctx: RunCtx): void {
     // Only a TCP client outside MULTI can wait for its reply: others run the script to the end.
     ctx.movable = ctx.caller.transport.kind === 'tcp' && !this.eng.inExec;
-    this.runLocal(ctx);
+    // perf: the command's start (dispatch.ts read the clock just before its handler) is the
+    // run's start: one clock read less per script.
+    this.runLocal(ctx, -1, true);
   }
 
-  /** Run `ctx` on the engine thread; moved to the worker if it runs long and can. */
-  private runLocal(ctx: RunCtx, busyAt = -1): void {
+  /**
+   * Run `ctx` on the engine thread; moved to the worker if it runs long and can. fromCommand:
+   * it starts at its command's start (engine.lastClock), else now.
+   */
+  private runLocal(ctx: RunCtx, busyAt = -1, fromCommand = false): void {
     let rt: LuaRuntime;
     try {
       rt = this.local();
@@ -1294,8 +1297,9 @@ export class Scripting {
     sc.dbIndex = ctx.caller.dbIndex;
     sc.aclUser = ctx.caller.aclUser;
     sc.user = ctx.caller.user;
-    // (From now rather than from ctx.start: the difference is this command's parsing.)
-    const t0 = performance.now();
+    // (From now or the command's start rather than from ctx.start, a time in ms. perf: the time
+    // is read here, not passed: a double argument is boxed.)
+    const t0 = fromCommand ? this.eng.lastClock : performance.now();
     this.moveAt = ctx.movable ? t0 + Math.min(MOVE_AFTER_MS, this.threshold) : Infinity;
     this.busyAt = busyAt >= 0 ? busyAt : t0 + this.threshold;
     this.checkAt = Math.min(this.moveAt, this.busyAt);
@@ -1335,13 +1339,8 @@ export class Scripting {
     }
     if (r.len === -1) ctx.out.int(luaNumberToInt(r.num));
     else if (r.raw) {
-      // perf: a short string goes out as latin1 text (exact bytes) without a Buffer copy.
-      if (r.len <= 1024) ctx.out.bulkLatin1(r.buf.latin1Slice(r.p, r.p + r.len));
-      else {
-        const v = Buffer.allocUnsafe(r.len);
-        r.buf.copy(v, 0, r.p, r.p + r.len);
-        ctx.out.bulk(v);
-      }
+      // perf: copied by the sink straight from the heap (no JS string, no Buffer).
+      ctx.out.bulkBytes(r.buf, r.p, r.p + r.len);
     }
     else if (r.len === -2 && rt.tablePlan()) writePlan(rt.plan, rt.vm.heapBuffer(), ctx.out);
     else {
@@ -1699,30 +1698,36 @@ export class Scripting {
 
   // ---------------------------------------------------------------- EVAL cache
 
-  /** The last sha1 argument of EVALSHA: lower-cased bytes and string. */
-  private lastShaBytes: Buffer | null = null;
-  private lastSha = '';
+  /**
+   * The last SHA_SEEN sha1 arguments of EVALSHA: lower-cased bytes and string (slot shaNext is
+   * replaced next). Several: BullMQ calls its scripts in turn (add, moveToActive, moveToFinished).
+   */
+  private readonly shaBytes: Buffer[] = [];
+  private readonly shaStrings: string[] = [];
+  private shaNext = 0;
 
   /**
-   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: the same script called again gets the
-   * same string (no allocation, its hash already computed for the cache lookups).
+   * EVALSHA's 40-byte sha1 argument i, lower-cased. perf: a script called again gets the same
+   * string (no allocation, its hash already computed for the cache lookups).
    */
   shaArg(argv: Argv, i: number): string {
     const b = argv.buf;
     const s = argv.start[i];
-    const last = this.lastShaBytes;
-    if (last !== null) {
+    for (let k = 0; k < this.shaStrings.length; k++) {
+      const seen = this.shaBytes[k];
       let j = 0;
       for (; j < 40; j++) {
         let ch = b[s + j];
         if (ch >= 65 && ch <= 90) ch += 32;
-        if (ch !== last[j]) break;
+        if (ch !== seen[j]) break;
       }
-      if (j === 40) return this.lastSha;
+      if (j === 40) return this.shaStrings[k];
     }
     const sha = argv.key(i).toLowerCase();
-    this.lastShaBytes = Buffer.from(sha, 'latin1');
-    this.lastSha = sha;
+    const k = this.shaNext;
+    this.shaNext = (k + 1) % SHA_SEEN;
+    this.shaBytes[k] = Buffer.from(sha, 'latin1');
+    this.shaStrings[k] = sha;
     return sha;
   }
 

@@ -4,7 +4,7 @@
  * (lua_cmsgpack), struct (Roberto Ierusalimschy's struct.c) and bit (LuaBitOp). Outputs and
  * error texts follow those C sources; Lua values arrive serialised (see prelude.ts).
  */
-import { LUA_NULL, LUA_TBOOLEAN, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, RAISE, type LuaValue, type LuaVM } from './lua-vm.js';
+import { LUA_NULL, LUA_TBOOLEAN, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, type LuaValue, type LuaVM } from './lua-vm.js';
 
 // ---------------------------------------------------------------- the serialised form
 
@@ -967,220 +967,23 @@ export function mpUnpack(s: Buffer, mode: string, a: number, b: number): LuaValu
   return out;
 }
 
-/**
- * The array on the stack top (n elements, some nil) replaced by the table mpUnpack's value
- * becomes ({h} pairs of the others, lua-vm.ts pushSmall): filled from empty in index order, or
- * pre-sized when the nils were all at the end (a sequence).
- */
-function mpHoles(M: LuaVM['M'], L: number, n: number): void {
-  let m = 0;
-  let seq = true;
-  for (let i = 1; i <= n; i++) {
-    M._lua_rawgeti(L, -1, i);
-    const isNil = M._lua_type(L, -1) === 0;
-    M._lua_settop(L, -2);
-    if (isNil) continue;
-    if (m !== i - 1) seq = false;
-    m++;
-  }
-  M._lua_createtable(L, seq ? m : 0, 0);
-  for (let i = 1; i <= n; i++) {
-    M._lua_rawgeti(L, -2, i);
-    if (M._lua_type(L, -1) === 0) M._lua_settop(L, -2);
-    else M._lua_rawseti(L, -2, i);
-  }
-  M._lua_replace(L, -2);
-}
-
 /** mpUnpackLua(): not handled here, nothing pushed (RAISE is -1). */
 export const MP_OTHER = -2;
-/** Values mpUnpackLua() pushes at most (a bridge has LUA_MINSTACK slots; more: mpUnpack). */
-const MP_DIRECT_VALUES = 8;
-/** Nesting mpUnpackLua() handles (deeper: mpUnpack). */
-const MP_DIRECT_DEPTH = 64;
-/** mpUnpackLua()'s open containers: elements still to read (maps: keys and values), read so far, map or not. */
-const mpLeft = new Float64Array(MP_DIRECT_DEPTH);
-const mpDone = new Float64Array(MP_DIRECT_DEPTH);
-const mpIsMap = new Uint8Array(MP_DIRECT_DEPTH);
-/** Per open map: the pending key is NaN (KEY_NAN) or nil (KEY_NIL); per open array: it has a nil. */
-const mpFlag = new Uint8Array(MP_DIRECT_DEPTH);
-const KEY_NAN = 1;
-const KEY_NIL = 2;
 
 /**
- * perf: mpUnpack's result pushed straight onto the running bridge's Lua stack (BullMQ unpacks an
- * options map per script call): no JS value per element, strings pushed from the input's own
- * bytes (heap offset src, len bytes: a Lua string on the stack, which Lua's GC never moves).
- * The tables are the ones mpUnpack's values become (arrays: lua_rawseti from 1; maps: an empty
- * table, lua_rawset of the pairs in order, as Redis's cmsgpack fills them). Returns the values
- * pushed, RAISE with the error on the stack for a NaN or nil key (lua_settable's), or MP_OTHER with
- * the stack as it was for anything but the common case (bad input, deep nesting, more than MP_DIRECT_VALUES values): the caller then
- * runs mpUnpack, whose results and error texts stay the reference.
- * Any push may grow the wasm memory: the heap view is re-read after each.
+ * perf: mpUnpack's result decoded straight onto the running bridge's Lua stack by lua.wasm
+ * (native/lua/lua-wasm.c lua_wasm_mp_unpack) from the string's own bytes (heap offset src, len
+ * bytes: a Lua string on the stack, which Lua's GC never moves): no JS value per element and one
+ * wasm call. The tables are the ones mpUnpack's values become. Returns the values pushed, RAISE
+ * with the error on the stack for a NaN or nil key (lua_settable's), or MP_OTHER with the stack
+ * as it was for anything but the common case (bad input, deep nesting, more than 8 values): the
+ * caller then runs mpUnpack, whose results and error texts stay the reference.
  */
 export function mpUnpackLua(vm: LuaVM, src: number, len: number, mode: string, a: number, b: number): number {
-  const [limit0, offset] = mpRange(mode, a, b);
-  if (!(offset >= 0 && offset <= len && limit0 >= 0)) return MP_OTHER;
-  const decodeAll = limit0 === 0 && offset === 0;
-  const limit = decodeAll ? 2147483647 : limit0;
-  const M = vm.M;
-  const L = vm.L;
-  const base = M._lua_gettop(L);
-  if (M._lua_checkstack(L, 8) === 0) return MP_OTHER;
-  M._lua_pushboolean(L, 1);
-  M._lua_pushnumber(L, 0);
-  if (!decodeAll) M._lua_pushnumber(L, 0);
-  const end = src + len;
-  let p = src + offset;
-  let u8 = M.HEAPU8;
-  let count = 0;
-  let depth = 0;
-  let bad = false;
-  while (p < end && count < limit && !bad) {
-    if (count === MP_DIRECT_VALUES || M._lua_checkstack(L, 4) === 0) {
-      bad = true;
-      break;
-    }
-    // One value: containers opened as their header is read, closed as their last element lands.
-    // `bad` on anything mpUnpack is left to (bad input included).
-    for (;;) {
-      if (p >= end) {
-        bad = true;
-        break;
-      }
-      const c = u8[p++];
-      let n = -1;
-      let map = false;
-      let nan = false;
-      let nil = false;
-      if ((c & 0xf0) === 0x90) n = c & 0x0f;
-      else if ((c & 0xf0) === 0x80) {
-        n = c & 0x0f;
-        map = true;
-      } else if (c === 0xdc || c === 0xdd || c === 0xde || c === 0xdf) {
-        const w = c === 0xdc || c === 0xde ? 2 : 4;
-        if (p + w > end) {
-          bad = true;
-          break;
-        }
-        n = 0;
-        for (let i = 0; i < w; i++) n = n * 256 + u8[p++];
-        map = c >= 0xde;
-      }
-      if (n >= 0) {
-        if (depth === MP_DIRECT_DEPTH || M._lua_checkstack(L, 4) === 0) {
-          bad = true;
-          break;
-        }
-        // (Each element takes a byte at least: the size hint follows the input, not n.)
-        M._lua_createtable(L, map ? 0 : Math.min(n, end - p), 0);
-        u8 = M.HEAPU8;
-        if (n > 0) {
-          mpLeft[depth] = map ? n * 2 : n;
-          mpDone[depth] = 0;
-          mpIsMap[depth] = map ? 1 : 0;
-          mpFlag[depth] = 0;
-          depth++;
-          continue;
-        }
-      } else if (c <= 0x7f) M._lua_pushnumber(L, c);
-      else if (c >= 0xe0) M._lua_pushnumber(L, c - 256);
-      else if ((c & 0xe0) === 0xa0 || c === 0xd9 || c === 0xda || c === 0xdb) {
-        let k = c & 0x1f;
-        if (c >= 0xd9) {
-          const w = c === 0xd9 ? 1 : c === 0xda ? 2 : 4;
-          if (p + w > end) {
-            bad = true;
-            break;
-          }
-          k = 0;
-          for (let i = 0; i < w; i++) k = k * 256 + u8[p++];
-        }
-        if (k > end - p) {
-          bad = true;
-          break;
-        }
-        M._lua_pushlstring(L, p, k);
-        u8 = M.HEAPU8;
-        p += k;
-      } else if (c === 0xc2 || c === 0xc3) M._lua_pushboolean(L, c - 0xc2);
-      else if (c === 0xc0) {
-        M._lua_pushnil(L);
-        nil = true;
-      } else {
-        // Numbers (unknown bytes: bad).
-        const w = c === 0xcc || c === 0xd0 ? 1 : c === 0xcd || c === 0xd1 ? 2 : c === 0xce || c === 0xd2 || c === 0xca ? 4
-          : c === 0xcf || c === 0xd3 || c === 0xcb ? 8 : 0;
-        if (w === 0 || p + w > end) {
-          bad = true;
-          break;
-        }
-        let x: number;
-        if (c === 0xca || c === 0xcb) {
-          const hb = vm.heapBuffer();
-          x = c === 0xca ? hb.readFloatBE(p) : hb.readDoubleBE(p);
-          nan = x !== x;
-        } else if (w === 8) {
-          // hi * 2^32 is exact, the sum rounded once: Number() of the 64-bit integer.
-          const hi = u8[p] * 0x1000000 + ((u8[p + 1] << 16) | (u8[p + 2] << 8) | u8[p + 3]);
-          const lo = u8[p + 4] * 0x1000000 + ((u8[p + 5] << 16) | (u8[p + 6] << 8) | u8[p + 7]);
-          x = (c === 0xd3 && hi >= 0x80000000 ? hi - 0x100000000 : hi) * 0x100000000 + lo;
-        } else {
-          x = 0;
-          for (let i = 0; i < w; i++) x = x * 256 + u8[p + i];
-          if (c >= 0xd0 && x >= 2 ** (8 * w - 1)) x -= 2 ** (8 * w);
-        }
-        p += w;
-        M._lua_pushnumber(L, x);
-      }
-      // The value on the top goes into the containers it completes. mpUnpack's values are the
-      // reference: an array with a nil becomes its other elements' pairs (see mpHoles), a map
-      // loses the pairs with a nil value.
-      while (depth > 0) {
-        const d = depth - 1;
-        const done = ++mpDone[d];
-        if (mpIsMap[d] === 0) {
-          if (nil) {
-            M._lua_settop(L, -2);
-            mpFlag[d] = 1;
-          } else M._lua_rawseti(L, -2, done);
-        } else if ((done & 1) === 1) {
-          // A key: its value comes next (a NaN or nil key: lua_settable's error, raised with the pair).
-          mpFlag[d] = nan ? KEY_NAN : nil ? KEY_NIL : 0;
-          break;
-        } else if (mpFlag[d] !== 0) {
-          M._lua_settop(L, base);
-          vm.pushString(mpFlag[d] === KEY_NAN ? 'table index is NaN' : 'table index is nil');
-          return RAISE;
-        } else if (nil) M._lua_settop(L, -3);
-        else M._lua_rawset(L, -3);
-        u8 = M.HEAPU8;
-        if (done < mpLeft[d]) break;
-        if (mpIsMap[d] === 0 && mpFlag[d] === 1) {
-          mpHoles(M, L, done);
-          u8 = M.HEAPU8;
-        }
-        depth--;
-        nil = false;
-        nan = false;
-      }
-      if (bad || depth === 0) break;
-    }
-    count++;
-  }
-  if (bad || (p < end && count < limit)) {
-    // mpUnpack from the start, on what the stack was.
-    M._lua_settop(L, base);
-    return MP_OTHER;
-  }
-  const pushed = M._lua_gettop(L) - base;
-  M._lua_pushnumber(L, pushed - 2);
-  M._lua_replace(L, base + 2);
-  if (!decodeAll) {
-    M._lua_pushnumber(L, p >= end ? -1 : p - src);
-    M._lua_replace(L, base + 3);
-  }
-  return pushed;
+  const [limit, offset] = mpRange(mode, a, b);
+  if (!(offset >= 0 && offset <= len && limit >= 0)) return MP_OTHER;
+  const decodeAll = limit === 0 && offset === 0;
+  return vm.M._lua_wasm_mp_unpack(vm.L, src, len, offset, decodeAll ? 2147483647 : limit, decodeAll ? 1 : 0);
 }
 
 // ---------------------------------------------------------------- struct

@@ -361,6 +361,53 @@ export class LuaVM {
     this.M._lua_pushlstring(this.L, p, e - s);
   }
 
+  /**
+   * Arguments argv[first, count) for a run, written into the heap once and pushed by one wasm
+   * call (lua_wasm_args): nk < 0, as count - first strings on the stack (room checked by the
+   * caller); else as two tables, KEYS (the first nk) and ARGV (the rest).
+   */
+  pushArgs(argv: Argv, first: number, nk: number): void {
+    const n = argv.count - first;
+    const st = argv.start;
+    const en = argv.end;
+    const s0 = st[first];
+    // perf: arguments in order with small gaps between them (the RESP parser's: each one's
+    // header) are copied as one block, gaps included; else one by one, packed.
+    let total = 0;
+    let inOrder = true;
+    for (let i = first; i < argv.count; i++) {
+      total += en[i] - st[i];
+      if (i > first && st[i] < en[i - 1]) inOrder = false;
+    }
+    const span = en[argv.count - 1] - s0;
+    const block = inOrder && span <= total + 32 * n;
+    const p = this.buffer(8 * n + (block ? span : total));
+    const at = this.M.HEAPU32;
+    const base = p + 8 * n;
+    const src = argv.buf;
+    if (block) {
+      for (let i = 0; i < n; i++) {
+        at[(p >> 2) + 2 * i] = st[first + i] - s0;
+        at[(p >> 2) + 2 * i + 1] = en[first + i] - st[first + i];
+      }
+      if (span <= 64) {
+        const u8 = this.u8;
+        for (let j = 0; j < span; j++) u8[base + j] = src[s0 + j];
+      } else src.copy(this.heapBuffer(), base, s0, s0 + span);
+    } else {
+      const u8 = this.u8;
+      let d = 0;
+      for (let i = 0; i < n; i++) {
+        const s = st[first + i];
+        const e = en[first + i];
+        at[(p >> 2) + 2 * i] = d;
+        at[(p >> 2) + 2 * i + 1] = e - s;
+        for (let j = s; j < e; j++) u8[base + d++] = src[j];
+      }
+    }
+    this.M._lua_wasm_args(this.L, p, base, n, nk);
+  }
+
   /** Push latin1 text (one byte per char). */
   pushLatin1(s: string): void {
     const n = s.length;
@@ -529,26 +576,25 @@ export class LuaVM {
    * (bytes[the previous element's end, end[i])), FLAT_NUM (num[i]) or FLAT_FALSE.
    */
   pushFlat(n: number, kind: Uint8Array, end: Int32Array, num: Float64Array, bytes: Buffer): void {
-    const M = this.M;
-    const L = this.L;
-    M._lua_createtable(L, Math.min(n, SMALL_ELEMS), 0);
-    let p = 0;
+    // perf: written into the heap once (numbers, ends, kinds, then the bytes) and pushed by one
+    // wasm call (lua_wasm_flat), not one or two per element.
+    const total = n === 0 ? 0 : end[n - 1];
+    const p = this.buffer(13 * n + total);
+    const f64 = this.heapF64;
+    const u32 = this.M.HEAPU32;
+    const u8 = this.u8;
+    const pe = p + 8 * n;
+    const pk = pe + 4 * n;
+    const pb = pk + n;
     for (let i = 0; i < n; i++) {
       const k = kind[i];
-      if (k === FLAT_BYTES) {
-        // (As pushBytes; perf: a loop up to 256 bytes, where a copy makes a view object.)
-        const e = end[i];
-        const d = this.buffer(e - p);
-        if (e - p <= 256) {
-          const u8 = this.u8;
-          for (let j = p; j < e; j++) u8[d + j - p] = bytes[j];
-        } else bytes.copy(this.heapBuffer(), d, p, e);
-        M._lua_pushlstring(L, d, e - p);
-        p = e;
-      } else if (k === FLAT_NUM) this.pushNumber(num[i]);
-      else M._lua_pushboolean(L, 0);
-      M._lua_rawseti(L, -2, i + 1);
+      if (k === FLAT_NUM) f64[(p >> 3) + i] = num[i];
+      u32[(pe >> 2) + i] = end[i];
+      u8[pk + i] = k;
     }
+    if (total <= 256) for (let j = 0; j < total; j++) u8[pb + j] = bytes[j];
+    else bytes.copy(this.heapBuffer(), pb, 0, total);
+    this.M._lua_wasm_flat(this.L, n, Math.min(n, SMALL_ELEMS), p, pe, pk, pb);
   }
 
   /** Registry key (C string) of cjson.null (set by the constructor). */

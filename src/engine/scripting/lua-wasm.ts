@@ -35,6 +35,9 @@ export interface LuaModule {
   _malloc(n: number): number;
   _free(p: number): void;
   _lua_wasm_newstate(nbridges: number): number;
+  _lua_wasm_args(L: number, at: number, base: number, n: number, nk: number): void;
+  _lua_wasm_mp_unpack(L: number, src: number, len: number, offset: number, limit: number, decodeAll: number): number;
+  _lua_wasm_flat(L: number, n: number, narr: number, num: number, end: number, kind: number, bytes: number): void;
   _luaL_loadbuffer(L: number, p: number, n: number, name: number): number;
   _lua_pcall(L: number, nargs: number, nres: number, errfunc: number): number;
   _lua_call(L: number, nargs: number, nres: number): void;
@@ -126,6 +129,9 @@ export function instantiateLua(host: LuaHost): LuaModule {
     _malloc: fn('malloc'),
     _free: fn('free'),
     _lua_wasm_newstate: fn('lua_wasm_newstate'),
+    _lua_wasm_args: fn('lua_wasm_args'),
+    _lua_wasm_mp_unpack: fn('lua_wasm_mp_unpack'),
+    _lua_wasm_flat: fn('lua_wasm_flat'),
     _luaL_loadbuffer: fn('luaL_loadbuffer'),
     _lua_pcall: fn('lua_pcall'),
     _lua_call: fn('lua_call'),

@@ -57,6 +57,18 @@ export interface Registration {
 type RunnerKeys = number[];
 
 /**
+ * perf: what every run fetches from the registry is also kept there at an integer key (pinRefs,
+ * compile), read with lua_rawgeti: lua_getfield makes a Lua string of its C string key on every
+ * call (every byte hashed, then looked up in the string table; "f_" + a sha is 42 bytes).
+ * 1: __errh; 2-6: __run_eval<0|1|2|n|t>; 7-11: __run_fn<...>; 12: __set_name; from 13, two
+ * per compiled script: its function, then its name (the sha, for setName).
+ */
+const REF_ERRH = 1;
+const RUNNER_REFS = { eval: [2, 3, 4, 5, 6], fn: [7, 8, 9, 10, 11] };
+const REF_SET_NAME = 12;
+const FIRST_SCRIPT_REF = 13;
+
+/**
  * A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts);
  * or, when len is -1, the number num; or, when len is -2, a table left on the stack (see
  * LuaRuntime.tablePlan and serialised).
@@ -226,10 +238,8 @@ export class LuaRuntime {
     spec.push(`version=${version};`, `version_num=${versionNum};`, `direct=${vm.direct ? 1 : 0};`);
     this.spec = spec.join('');
     this.startPrelude();
-    const keys = (kind: string): RunnerKeys => ['0', '1', '2', 'n', 't'].map((v) => vm.cstr(`__run_${kind}${v}`));
-    this.runEvalKey = keys('eval');
-    this.runFnKey = keys('fn');
-    this.errhKey = vm.cstr('__errh');
+    this.runEvalKey = RUNNER_REFS.eval;
+    this.runFnKey = RUNNER_REFS.fn;
     this.serNumKey = vm.cstr('__ser_num');
     this.runErrorKey = vm.cstr('__run_error');
     this.finishKey = vm.cstr('__finish');
@@ -256,6 +266,23 @@ export class LuaRuntime {
     vm.pushString(this.spec);
     if (M._lua_pcall(vm.L, 2, 0, 0) !== 0) throw new Error(`prelude: ${vm.latin1(-1)}`);
     M._lua_settop(vm.L, 0);
+    this.pinRefs();
+  }
+
+  /** Integer registry keys of the prelude's run values (REF_ERRH, RUNNER_REFS) in a new state. */
+  private pinRefs(): void {
+    const vm = this.vm;
+    const pin = (name: string, ref: number): void => {
+      vm.getRegistry(name);
+      vm.M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref);
+    };
+    pin('__errh', REF_ERRH);
+    pin('__set_name', REF_SET_NAME);
+    for (const kind of ['eval', 'fn'] as const) {
+      ['0', '1', '2', 'n', 't'].forEach((v, i) => pin(`__run_${kind}${v}`, RUNNER_REFS[kind][i]));
+    }
+    this.fnRefs.clear();
+    this.nextRef = FIRST_SCRIPT_REF;
   }
 
   /**
@@ -497,7 +524,17 @@ export class LuaRuntime {
     vm.getRegistry('__prep');
     M._lua_insert(vm.L, -2);
     M._lua_call(vm.L, 1, 1);
+    M._lua_pushvalue(vm.L, -1);
     vm.setRegistry(`f_${sha}`);
+    let ref = this.fnRefs.get(sha);
+    if (ref === undefined) {
+      ref = this.nextRef;
+      this.nextRef += 2;
+      this.fnRefs.set(sha, ref);
+    }
+    M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref);
+    vm.pushString(sha);
+    M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, ref + 1);
     this.compiled.add(sha);
     M._lua_settop(vm.L, 0);
     return null;
@@ -510,21 +547,19 @@ export class LuaRuntime {
    */
   runEval(sha: string, argv: Argv, first: number, nk: number, name: string): RunResult {
     const vm = this.vm;
-    this.setName(name);
-    let k = this.fnKeys.get(sha);
-    if (k === undefined) {
-      k = vm.cstr(`f_${sha}`);
-      this.fnKeys.set(sha, k);
-    }
-    vm.M._lua_getfield(vm.L, LUA_REGISTRYINDEX, k);
+    const ref = this.fnRefs.get(sha);
+    this.setName(name, ref !== undefined && name === sha ? ref + 1 : 0);
+    if (ref !== undefined) vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, ref);
+    else vm.getRegistry(`f_${sha}`);
     return this.run(this.runEvalKey, argv, first, nk);
   }
 
-  /** Registry keys (C strings) of the compiled scripts and of the runners. */
-  private readonly fnKeys = new Map<string, number>();
+  /** Integer registry keys of the scripts compiled in this state (see REF_ERRH), the next one. */
+  private readonly fnRefs = new Map<string, number>();
+  private nextRef = FIRST_SCRIPT_REF;
+  /** Integer registry keys of the runners (RUNNER_REFS). */
   private readonly runEvalKey: RunnerKeys;
   private readonly runFnKey: RunnerKeys;
-  private readonly errhKey: number;
   private readonly serNumKey: number;
   private readonly runErrorKey: number;
   private readonly finishKey: number;
@@ -545,11 +580,13 @@ export class LuaRuntime {
   /** The script name the prelude holds for error replies. */
   private name = '';
 
-  private setName(name: string): void {
+  private setName(name: string, nameRef = 0): void {
     if (name === this.name) return;
     const vm = this.vm;
-    vm.getRegistry('__set_name');
-    vm.pushString(name);
+    // (nameRef: the name's string at that registry key, see REF_ERRH: no text to intern.)
+    vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, REF_SET_NAME);
+    if (nameRef !== 0) vm.M._lua_rawgeti(vm.L, LUA_REGISTRYINDEX, nameRef);
+    else vm.pushString(name);
     vm.M._lua_call(vm.L, 1, 0);
     this.name = name;
   }
@@ -568,8 +605,8 @@ export class LuaRuntime {
     for (let i = first; fast && i < argv.count; i++) {
       fast = argv.len(i) <= FAST_ARG_LEN;
     }
-    M._lua_getfield(L, LUA_REGISTRYINDEX, this.errhKey);
-    M._lua_getfield(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
+    M._lua_rawgeti(L, LUA_REGISTRYINDEX, REF_ERRH);
+    M._lua_rawgeti(L, LUA_REGISTRYINDEX, fast ? (nk <= 2 ? kind[nk] : kind[3]) : kind[4]);
     M._lua_insert(L, -3);
     M._lua_insert(L, -3); // errh runner fn
     const errh = M._lua_gettop(L) - 2;
@@ -580,17 +617,10 @@ export class LuaRuntime {
         vm.pushString(String(nk));
         nargs++;
       }
-      for (let i = first; i < argv.count; i++) vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
+      if (count > 0) vm.pushArgs(argv, first, -1);
     } else {
-      // KEYS and ARGV built here, as Redis's luaCreateArray builds them (an array part of
-      // exactly their size, elements set raw).
-      for (const [from, to] of [[first, first + nk], [first + nk, argv.count]]) {
-        M._lua_createtable(L, to - from, 0);
-        for (let i = from; i < to; i++) {
-          vm.pushBytes(argv.buf, argv.start[i], argv.end[i]);
-          M._lua_rawseti(L, -2, i - from + 1);
-        }
-      }
+      // KEYS and ARGV built as Redis's luaCreateArray builds them (lua_wasm_args).
+      vm.pushArgs(argv, first, nk);
       nargs = 3;
     }
     this.active = true;

@@ -465,6 +465,15 @@ const scripts: Script[] = [
   // flat, lua-vm.ts pushFlat): up to 256 elements of bulks up to 4,096 bytes, integers and nils;
   // anything else (a nested array, a longer string, RESP3) turns what was staged into the value
   // tree. Pairs order and # show the tables' layout; big ones grow the wasm memory while pushed.
+  // Integers inside flat array replies (runtime: lua_wasm_flat pushes them as numbers).
+  { name: 'array replies into Lua: integers of every size in flat arrays', steps: [
+    ['DEL', 'fa:bf', 'fa:s2'], ['SADD', 'fa:s2', 'a', 'c'],
+    ...evals(['0'], [
+      "local t = redis.call('BITFIELD', 'fa:bf', 'SET', 'i64', 0, '-9007199254740993', 'SET', 'u32', 64, 4000000000, 'GET', 'i64', 0, 'GET', 'u32', 64, 'INCRBY', 'i8', 100, -200, 'GET', 'u16', 64) return {#t, t[1], t[2], t[3], t[4], t[5], t[6], tostring(t[3])}",
+      "local t = redis.call('BITFIELD', 'fa:bf', 'SET', 'i64', 0, '9223372036854775807', 'GET', 'i64', 0, 'SET', 'i64', 0, '123456789012', 'GET', 'i64', 0) return {tostring(t[1]), tostring(t[2]), t[3], t[4] * 2}",
+      "local t = redis.call('SMISMEMBER', 'fa:s2', 'a', 'b', 'c', 'd') return {#t, t[1], t[2], t[3], t[4], type(t[1])}",
+    ]),
+  ] },
   { name: 'array replies into Lua: staged flat arrays, their limits and fallbacks', steps: [
     ['DEL', 'fa:h', 'fa:ht', 'fa:l', 'fa:z', 'fa:s', 'fa:x', 'fa:big', 'fa:big2'],
     ['HSET', 'fa:h', ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i % 3 === 0 ? Buffer.from([0, 0xff, 13, 10, i]) : `v${i}`]).flat(), 'e', ''],
@@ -709,6 +718,23 @@ const scripts: Script[] = [
     ['EVAL', 'return 1', '-1'], ['EVAL', 'return 1', '2', 'a'], ['EVAL', 'return 1', 'x'],
     ['EVAL', 'return 1', '99999999999999999999'], ['EVAL', 'return 1'], ['EVAL_RO', 'return 1', '-1'],
     ['EVAL', 'return {KEYS[1], ARGV[1]}', '0', 'a'], ['EVAL', 'return {KEYS[1], ARGV[1]}', '1', 'a'],
+  ] },
+  // Compiled scripts are also kept at integer registry keys (runtime.ts fnRefs), given anew in
+  // the fresh state after SCRIPT FLUSH: each sha must still run its own body.
+  { name: 'scripts compiled again after SCRIPT FLUSH run their own bodies', steps: [
+    ['SCRIPT', 'FLUSH'], ['EVAL', "return 'fl-a'", '0'], ['EVAL', "return 'fl-b'", '0'],
+    ['SCRIPT', 'FLUSH'],
+    ['EVAL', "return 'fl-c'", '0'], ['EVAL', "return 'fl-a'", '0'],
+    ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'], ['EVALSHA', '7a528986ffb4140fba250ac63e1c2725336cc6e1', '0'],
+    ['EVALSHA', 'ae4713f5408cb73b3716b9a51d9a0bf9f3cd1816', '0'],
+    ['SCRIPT', 'FLUSH'],
+    ['SCRIPT', 'LOAD', "return 'fl-b'"], ['SCRIPT', 'LOAD', "return 'fl-c'"],
+    ['EVALSHA', 'ae4713f5408cb73b3716b9a51d9a0bf9f3cd1816', '0'], ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'],
+    ['EVALSHA', '7a528986ffb4140fba250ac63e1c2725336cc6e1', '0'],
+    // Error replies name their script (runtime.ts setName, the sha from its registry key).
+    ['EVAL', "return redis.call('fl-nosuch')", '0'], ['EVAL', "return redis.call('fl-nosuch', 2)", '0'],
+    ['EVALSHA', '0e77f5971634544772c7630e193d8c862e2fb9cb', '0'], ['EVALSHA', '148aec009ff5909a12a9da1828366cd53d2fc1a7', '0'],
+    ['EVALSHA', '3de5998590b08972f7a0933e2a09b282904eb2b3', '0'], ['EVALSHA', '148aec009ff5909a12a9da1828366cd53d2fc1a7', '0'],
   ] },
   { name: 'EVALSHA, SCRIPT LOAD and SCRIPT EXISTS', steps: [
     ['SCRIPT', 'FLUSH'],
