@@ -424,9 +424,17 @@ describe('scripting (ours only)', () => {
     await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-moved') ${spin(150)} redis.log(redis.LOG_WARNING, '${tag}-moved-end') return 1`, 0);
     await c.eval(`redis.log(redis.LOG_WARNING, '${tag}-back') ${spin(150)}
       for i = 1, 20000 do redis.call('get', 'lg') end redis.log(redis.LOG_WARNING, '${tag}-back-end') return 1`, 0);
-    await sleep(100);
+    // The lines reach our pipe from the process's stdout in their own time (later under load):
+    // wait for all four, then a little more, so a second copy of any would be there too.
+    const lines = ['moved', 'moved-end', 'back', 'back-end'];
+    for (const end = Date.now() + 10_000; Date.now() < end;) {
+      const seen = ours.output();
+      if (lines.every((line) => new RegExp(`# ${tag}-${line}$`, 'm').test(seen))) break;
+      await sleep(50);
+    }
+    await sleep(200);
     const out = ours.output();
-    for (const line of ['moved', 'moved-end', 'back', 'back-end']) {
+    for (const line of lines) {
       assert.equal(out.match(new RegExp(`# ${tag}-${line}$`, 'gm'))?.length, 1, line);
     }
   });
