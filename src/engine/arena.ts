@@ -115,12 +115,25 @@ function putLatin1(c: Buffer, o: number, s: string): void {
   else for (let i = 0; i < n; i++) c[o + i] = s.charCodeAt(i);
 }
 
+/**
+ * b[s, s + n) into chunk c (w: a DataView of it) at d. perf: four bytes per store from 8 bytes
+ * on (an import's 700k values copied byte by byte took ~120 ms, ~45 so; a DataView of each
+ * source, or Buffer#copy, would be an object per call).
+ */
+function copyInto(w: DataView, c: Buffer, d: number, b: Uint8Array, s: number, n: number): void {
+  let i = 0;
+  if (n >= 8) for (; i + 4 <= n; i += 4) w.setInt32(d + i, b[s + i] | (b[s + i + 1] << 8) | (b[s + i + 2] << 16) | (b[s + i + 3] << 24), true);
+  for (; i < n; i++) c[d + i] = b[s + i];
+}
+
 function recordBytes(klen: number, vlen: number): number {
   return (HEADER + klen + vlen + 7) & ~7;
 }
 
 export class Arena {
   private chunks: (Buffer | null)[] = [];
+  /** The tail chunk's bytes as a DataView (addBytes' copies). */
+  private tailWords: DataView | null = null;
   /** Bytes written in each chunk (its records end there). */
   private used: number[] = [];
   /** Bytes of live records in each chunk. */
@@ -297,7 +310,8 @@ export class Arena {
         this.used.push(0);
         this.live.push(0);
       }
-      this.chunks[k] = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+      const c = (this.chunks[k] = Buffer.allocUnsafeSlow(CHUNK_BYTES));
+      this.tailWords = new DataView(c.buffer, c.byteOffset, CHUNK_BYTES);
       this.tail = k;
       this.pos = k === 0 ? 8 : 0; // unit 0 is never a ref
     }
@@ -338,8 +352,8 @@ export class Arena {
     const r = this.alloc(size);
     const c = this.chunkOf(r);
     const o = this.header(r, klen, vlen, int, bits);
-    for (let i = 0, d = o + HEADER; i < klen; i++) c[d + i] = kb[ks + i];
-    for (let i = 0, d = o + HEADER + klen; i < vlen; i++) c[d + i] = vb[vs + i];
+    copyInto(this.tailWords!, c, o + HEADER, kb, ks, klen);
+    copyInto(this.tailWords!, c, o + HEADER + klen, vb, vs, vlen);
     this.indexInsert(h, r);
     this.count++;
     return r;
@@ -436,6 +450,7 @@ export class Arena {
   /** Drop everything. */
   clear(): void {
     this.chunks = [];
+    this.tailWords = null;
     this.used = [];
     this.live = [];
     this.tail = -1;
