@@ -34,6 +34,7 @@
 import { hashBytes, hashKey } from './keytable.js';
 import { parseSafeInt } from '../resp/ascii.js';
 import type { ReplySink } from '../resp/reply-sink.js';
+import { lzfInto } from '../rdb/lzf.js';
 
 const CHUNK_SHIFT = 24; // 16 MB
 const CHUNK_BYTES = 1 << CHUNK_SHIFT;
@@ -345,15 +346,46 @@ export class Arena {
    * bytes must be its canonical decimal form (an RDB import's values, without a string each).
    */
   addBytes(h: number, kb: Uint8Array, ks: number, ke: number, vb: Uint8Array, vs: number, ve: number, int: boolean, bits: number): number {
-    const klen = ke - ks;
     const vlen = ve - vs;
+    const r = this.openRecord(kb, ks, ke, vlen, int, bits);
+    if (r === 0) return 0;
+    copyInto(this.tailWords!, this.chunkOf(r), this.valueAt, vb, vs, vlen);
+    return this.closeRecord(h, r);
+  }
+
+  /**
+   * addBytes() of a value of `vlen` bytes (not an integer) given LZF-compressed as inp[cs, ce),
+   * which the caller checked (lzfCheck) expands to exactly that: decompressed straight into the
+   * record (an RDB import's values). Throws when it does not.
+   */
+  addLzf(h: number, kb: Uint8Array, ks: number, ke: number, inp: Uint8Array, cs: number, ce: number, vlen: number, bits: number): number {
+    const r = this.openRecord(kb, ks, ke, vlen, false, bits);
+    if (r === 0) return 0;
+    if (!lzfInto(inp, cs, ce, this.chunkOf(r), this.valueAt, vlen)) throw new Error('a checked LZF value failed to decompress');
+    return this.closeRecord(h, r);
+  }
+
+  /** Where openRecord's value goes in its chunk. */
+  private valueAt = 0;
+
+  /**
+   * A new record of key kb[ks, ke) and a value of `vlen` bytes (addBytes, addLzf): header and
+   * key written, the value to go at `valueAt` in its chunk. Returns its ref, 0 when there is no room.
+   */
+  private openRecord(kb: Uint8Array, ks: number, ke: number, vlen: number, int: boolean, bits: number): number {
+    const klen = ke - ks;
     const size = recordBytes(klen, vlen);
     if (!this.room(size)) return 0;
     const r = this.alloc(size);
     const c = this.chunkOf(r);
     const o = this.header(r, klen, vlen, int, bits);
     copyInto(this.tailWords!, c, o + HEADER, kb, ks, klen);
-    copyInto(this.tailWords!, c, o + HEADER + klen, vb, vs, vlen);
+    this.valueAt = o + HEADER + klen;
+    return r;
+  }
+
+  /** openRecord's record `r` (key hash h), its value written, into the index; returns r. */
+  private closeRecord(h: number, r: number): number {
     this.indexInsert(h, r);
     this.count++;
     return r;

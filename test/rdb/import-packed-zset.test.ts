@@ -15,6 +15,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
 import { len, payload, str } from './fixtures.js';
+import { bothLoad } from './both-load.js';
 import { Engine } from '../../dist/engine/engine.js';
 import { Client, type Transport } from '../../dist/engine/client.js';
 import { execute } from '../../dist/engine/dispatch.js';
@@ -203,15 +204,7 @@ describe('RDB import: listpack sorted sets held as their bytes until first used'
     for (const s of Object.keys(SHAPES)) for (const a of Object.keys(ACCESSES)) recs.push([key(s, a), SHAPES[s]]);
     const file = path.join(tmp, 'both.rdb');
     fs.writeFileSync(file, rdbOf(recs));
-    const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
-    fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
-    const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb', '--enable-debug-command', 'yes']);
-    procs.push(r);
-    const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes', '--import-rdb', file]);
-    procs.push(ours);
-    const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
-    const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
-    clients.push(rc, oc);
+    const { rc, oc } = await bothLoad(file, tmp, procs, clients);
     const reply = async (cl: Redis, cmd: string[]): Promise<unknown> => {
       try {
         return await cl.callBuffer(cmd[0], ...cmd.slice(1));
