@@ -166,6 +166,7 @@ describe('RDB import: listpack sorted sets held as their bytes until first used'
     const recs: Array<[string, Buffer]> = [];
     // (L: and E: keys: the same length, so that MEMORY USAGE's key charge is the same.)
     for (const s of Object.keys(shapes)) for (const a of Object.keys(ACCESSES)) recs.push([`L:${key(s, a)}`, shapes[s]]);
+    for (const s of Object.keys(shapes)) recs.push([`S:${s}`, shapes[s]]); // for the store alone (below)
     const file = path.join(tmp, 'inproc.rdb');
     fs.writeFileSync(file, rdbOf(recs));
     const eng = new Engine(loadConfig(['--enable-debug-command', 'yes'], {}), FAMILIES);
@@ -195,6 +196,15 @@ describe('RDB import: listpack sorted sets held as their bytes until first used'
       }
     }
     assert.equal(packed(`L:${key('mixed', 'zcard')}`), false, 'read whole after');
+    // The store's whole form (zsetCodec) of a set not used yet: the same bytes as the built set's;
+    // written from its bytes it stays packed (unless its pairs are out of order: then built).
+    for (const s of Object.keys(shapes)) {
+      const lazy = c.db.map.get(`S:${s}`)!.v as unknown as { storeWhole(): Buffer | null };
+      const built = c.db.map.get(`E:${key(s, 'type')}`)!.v as unknown as { storeWhole(): Buffer | null };
+      const bytes = lazy.storeWhole();
+      assert.deepEqual(bytes === null ? null : Buffer.from(bytes), built.storeWhole() === null ? null : Buffer.from(built.storeWhole()!), `${s}: store's whole form`);
+      assert.equal(packed(`S:${s}`), PACKED.includes(s) && s !== 'unordered', `${s} packed after the store wrote it`);
+    }
     // A listpack-sized set holds -0 as 0 (as a listpack stores it), built at once or not.
     assert.equal(run(['ZSCORE', `L:${key('negzero', 'type')}`, 'a']), '$1\r\n0\r\n');
   });

@@ -175,13 +175,9 @@ export class ZSet implements StoredValue {
     if (n > loadScores.length) loadScores = new Float64Array(Math.max(n, 2 * loadScores.length));
     const scores = loadScores;
     const members = loadMembers;
-    let p = 6;
-    for (let i = 0; i < n; i++) {
-      members[i] = lpsRead(s, p);
-      p = lpsAfter;
-      // A score as the import's check read it (decode.ts zsetListpackScore).
-      scores[i] = lpsStrHeader(s, p) === 0 ? Number(lpsInt(s, p)) : strtod(lpsText(s, p))!;
-      p = lpsNext(s, p);
+    for (let i = 0, p = 6; i < n; i++, p = pairEnd) {
+      members[i] = readPair(s, p);
+      scores[i] = pairScore;
     }
     const m = (this.m = new ZMembers());
     this.packed = null;
@@ -281,6 +277,14 @@ export class ZSet implements StoredValue {
    * is stored as records).
    */
   storeWhole(): Buffer | null {
+    if (this.packed !== null) {
+      // perf: a packed set written from its bytes stays packed (an import's sets stored next).
+      const b = packedWhole(this.packed);
+      if (b !== null) {
+        this.changed = null;
+        return b;
+      }
+    }
     const size = this.members.size;
     if (this.big) {
       if (size > wholeItems(this.sid)) return null;
@@ -523,6 +527,46 @@ export class ZDict {
     const m = this.m;
     for (let slot = 0; slot < m.limit; slot++) if (m.live(slot)) yield [m.memberAt(slot), m.scores[slot]];
   }
+}
+
+/** readPair's score of the pair it read, and where the next pair starts. */
+let pairScore = 0;
+let pairEnd = 0;
+
+/**
+ * The member of the pair at p of a packed set's listpack (see ZSet `packed`); its score, as the
+ * import's check read it (decode.ts zsetListpackScore), in pairScore.
+ */
+function readPair(s: string, p: number): string {
+  const m = lpsRead(s, p);
+  const q = lpsAfter;
+  pairScore = lpsStrHeader(s, q) === 0 ? Number(lpsInt(s, q)) : strtod(lpsText(s, q))!;
+  pairEnd = lpsNext(s, q);
+  return m;
+}
+
+/**
+ * storeWhole() of a packed set, from its bytes: what it writes once the set is built (a
+ * listpack-sized set, the pairs in zset order, -0 as 0); null when the pairs are not in zset
+ * order (then the set is built: fill() sorts them).
+ */
+function packedWhole(s: string): Buffer | null {
+  const n = packedCount(s) >> 1;
+  const pk = scratch.reset(256);
+  pk.u8(0);
+  pk.varint(n);
+  let prevScore = 0;
+  let prev = '';
+  for (let i = 0, p = 6; i < n; i++, p = pairEnd) {
+    const m = readPair(s, p);
+    const score = pairScore === 0 ? 0 : pairScore;
+    if (i > 0 && !(prevScore < score || (prevScore === score && prev < m))) return null;
+    pk.f64(score);
+    pk.str(m);
+    prevScore = score;
+    prev = m;
+  }
+  return pk.view();
 }
 
 /** Element count in the header of a listpack held as a latin1 string. */
