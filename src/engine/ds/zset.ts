@@ -49,11 +49,12 @@ export class ZSet implements StoredValue {
   /**
    * A listpack-sized set imported from an RDB file and not used since: the listpack's bytes as
    * the import checked them (latin1, one char per byte), and nothing else built. The first use
-   * of `members` (every read, write, DUMP, digest, MEMORY USAGE and store of the set goes
-   * through it, or through `tree`, which uses it) builds the members from them (unpack), and
-   * the set is then as fromLoaded makes it. perf: a 3-member set is ~10 objects and ~1.5 KB
-   * built, each copied twice by the young generation's collector during an import; packed it
-   * is this object and one string.
+   * of `members` (every read, write, DUMP, digest and MEMORY USAGE of the set goes through it,
+   * or through `tree`, which uses it) builds the members from them (unpack), and the set is
+   * then as fromLoaded makes it. Only `size`, `encoding()` and the store's whole form
+   * (storeWhole: the same bytes, from these) answer without building it. perf: a 3-member set
+   * is ~10 objects and ~1.5 KB built, each copied twice by the young generation's collector
+   * during an import; packed it is this object and one string.
    */
   private packed: string | null;
 
