@@ -312,7 +312,8 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         r.len();
         // A key takes at least 3 bytes: the hint cannot make us allocate past the file.
         out.keys.reserve(Math.min(n, Math.floor((b.length - r.p) / 3)));
-        out.staged.reserve(Math.min(n, Math.floor((b.length - r.p) / 3)));
+        // (At most 4M up front: past that the records are grown, a false hint costs no more.)
+        out.staged.reserve(Math.min(n, Math.floor((b.length - r.p) / 3), 1 << 22));
         continue;
       }
       case RDB_OP.SELECTDB:
