@@ -896,6 +896,23 @@ export class Db {
     this.insertRestored(latin1(kb as Buffer, ks, ke), vb === null ? n : storedFrom(vb, vs, ve), 0);
   }
 
+  /**
+   * importStringBytes() of a value of `n` bytes, 16 < n <= ARENA_MAX_VALUE (never an integer
+   * here), given LZF-compressed as inp[cs, ce) and checked (lzfCheck): decompressed straight
+   * into the compact tier. False, with nothing of it inserted, when it does not go there (LFU
+   * keys, the tier full): the caller gives the decompressed bytes to importStringBytes.
+   */
+  importStringLzf(kb: Uint8Array, ks: number, ke: number, h: number, inp: Uint8Array, cs: number, ce: number, n: number): boolean {
+    if (this.eng.lfu) return false;
+    if (this.importMaybeHere(h)) {
+      const old = this.map.getBytes(kb, ks, ke, h);
+      if (old !== undefined) this.remove(old);
+    }
+    if (!this.map.addCompactLzf(h, kb, ks, ke, inp, cs, ce, n, (this.eng.lruClock - LRU_BASE) * 4)) return false;
+    this.mem += keyChargeLen(ke - ks) + stringChargeLen(n, false);
+    return true;
+  }
+
   /** The end of an import of `n` keys; `keys`: their names, for the change listeners. */
   endImport(keys: string[], n: number): void {
     this.importSeen = null;

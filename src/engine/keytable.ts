@@ -230,6 +230,14 @@ export class KeyTable {
     return true;
   }
 
+  /** addCompactBytes() of a value given LZF-compressed (Arena.addLzf: an RDB import's). */
+  addCompactLzf(h: number, kb: Uint8Array, ks: number, ke: number, inp: Uint8Array, cs: number, ce: number, vlen: number, bits: number): boolean {
+    if (this.shrinkPaused > 0) this.walkFloor();
+    if (this.arena.addLzf(h, kb, ks, ke, inp, cs, ce, vlen, bits) === 0) return false;
+    this.balance();
+    return true;
+  }
+
   /**
    * GET of the compact key whose bytes are b[s, e), left where it is: its value written to
    * `out` as a bulk straight from the arena's bytes (an integer's are its decimal digits), its

@@ -58,8 +58,10 @@ function importStaged(db: Db, st: StagedStrings, i: number, h: number): void {
   if (kind === STAGED_FILE) {
     db.importStringBytes(st.file, ks, ke, h, st.file, vs, vs + st.valueLength(i), 0);
   } else if (kind === STAGED_LZF) {
-    // Decompressed again (the parse checked these bytes): into the LZF module's memory.
+    // Decompressed again (the parse checked these bytes): straight into the compact tier
+    // (perf), or else into the LZF module's memory. (At most 16 bytes it may be an integer.)
     const n = st.valueLength(i);
+    if (n > 16 && db.importStringLzf(st.file, ks, ke, h, st.file, vs, vs + st.lzfLength(i), n)) return;
     if (!lzfDecompressAt(st.file, vs, vs + st.lzfLength(i), n)) throw new Error('RDB import: a checked LZF value failed to decompress');
     vs = lzfOut;
     db.importStringBytes(st.file, ks, ke, h, lzfMem(), vs, vs + n, 0);

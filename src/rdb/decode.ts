@@ -16,7 +16,7 @@ import type { Stored } from '../engine/db.js';
 import { ListValue, elemOf, elemFromStr } from '../engine/ds/list.js';
 import { SetValue, type SetLimits } from '../engine/ds/set.js';
 import { HashValue, type HashLimits } from '../engine/ds/hash.js';
-import { ZSet } from '../engine/ds/zset.js';
+import { ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE, ZSet } from '../engine/ds/zset.js';
 import {
   Consumer, ConsumerGroup, ENTRIES_READ_INVALID, ID_MIN, Stream, StreamNode, idMs, idSeq, makeId,
   nodeHeaderBytes, type Nack, type StreamId,
@@ -359,7 +359,7 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volati
       if (skipSmallSet(r)) return null;
       break;
     case RDB_TYPE.ZSET_LISTPACK:
-      checkZsetListpack(r);
+      checkedCount = checkZsetListpack(r);
       return null;
     case RDB_TYPE.HASH_LISTPACK: {
       const b = r.span();
@@ -391,20 +391,28 @@ export function checkValue(r: RdbReader, type: number, lim: DecodeLimits, volati
 }
 
 /**
- * After checkValue: the element count of a listpack hash (fields) or a one-node list (elements)
- * it checked whole, else 0; readChecked then builds the value without checking it again.
+ * After checkValue: the element count of a listpack hash (fields), a one-node list (elements)
+ * or a listpack-sized listpack sorted set (members) it checked whole, else 0; readChecked then
+ * builds the value without checking it again.
  */
 export let checkedCount = 0;
 
 /**
  * readValue of a value checkValue checked with these limits and counted (`count`: its
  * checkedCount, > 0): a listpack hash or a one-node list built from its bytes without the checks
- * again (perf: the import's insert reads every such value a second time: cli.ts).
+ * again, a sorted set held as its bytes until first used (ZSet `packed`) (perf: the import's
+ * insert reads every such value a second time: cli.ts).
  */
 export function readChecked(r: RdbReader, type: number, count: number): Stored {
   if (type === RDB_TYPE.HASH_LISTPACK) {
     const b = r.span();
     return HashValue.fromCheckedListpack(b, r.s0, r.s1, count);
+  }
+  if (type === RDB_TYPE.ZSET_LISTPACK) {
+    const b = r.span();
+    const z = ZSet.fromCheckedListpack(b.latin1Slice(r.s0, r.s1));
+    lpPrecharge(z, count, r.s1 - r.s0); // as readValue charges it
+    return z;
   }
   r.len(); // one node
   r.p++; // container 2 (a listpack)
@@ -479,25 +487,41 @@ function skipSmallSet(r: RdbReader): boolean {
   return true;
 }
 
-/** readValue's ZSET_LISTPACK checks without building the set (checkValue). */
-function checkZsetListpack(r: RdbReader): void {
+/**
+ * readValue's ZSET_LISTPACK checks without building the set (checkValue). Returns its member
+ * count when ZSet.fromCheckedListpack may hold it (listpack-sized here, its element count in
+ * the header), else 0.
+ */
+function checkZsetListpack(r: RdbReader): number {
   const b = r.span();
-  if (lpSmallZsetValid(b, r.s0, r.s1)) return;
+  // (The header is read once a check has found it there.)
+  if (lpSmallZsetValid(b, r.s0, r.s1)) return packedCount(b, r.s0); // <= 8 members of < 64 bytes
   const count = zsetListpackCount(lpDecodeInto(b, r.s0, r.s1, false, SCRATCH));
+  const declared = b.readUInt16LE(r.s0 + 4);
   for (let i = 0; i < count; i++) zsetListpackScore(SCRATCH[2 * i + 1]);
+  let small = count <= ZSET_MAX_LISTPACK_ENTRIES && declared !== 65535;
   if (count <= 8) {
-    for (let i = 1; i < count; i++) {
+    for (let i = 0; i < count; i++) {
       const m = elemText(SCRATCH[2 * i]);
+      if (m.length > ZSET_MAX_LISTPACK_VALUE) small = false;
       for (let j = 0; j < i; j++) if (elemText(SCRATCH[2 * j]) === m) bad('duplicate sorted set member');
     }
-    return;
+    return small ? count : 0;
   }
   const seen = new Set<string>();
   for (let i = 0; i < count; i++) {
     const m = elemText(SCRATCH[2 * i]);
+    if (m.length > ZSET_MAX_LISTPACK_VALUE) small = false;
     if (seen.has(m)) bad('duplicate sorted set member');
     seen.add(m);
   }
+  return small ? count : 0;
+}
+
+/** Members of a checked listpack sorted set at b[s, ...) by its header's count (0 when not given there). */
+function packedCount(b: Buffer, s: number): number {
+  const declared = b.readUInt16LE(s + 4);
+  return declared === 65535 ? 0 : declared / 2;
 }
 
 /** Pairs from a ziplist/listpack of member, score, member, score... */

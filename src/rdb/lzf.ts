@@ -238,6 +238,21 @@ export function lzfDecompressAt(inp: Uint8Array, s: number, e: number, outLen: n
  */
 export function lzfCheck(inp: Uint8Array, s: number, e: number, outLen: number): boolean {
   if (!(outLen >= 0 && outLen <= (e - s) * LZF_MAX_RATIO + 64 && outLen <= MAX_OUT)) return false;
+  return lzfWalk(inp, s, e, outLen, null, 0);
+}
+
+/**
+ * lzf_decompress of inp[s, e), which lzfCheck accepted for outLen bytes, into
+ * out[o, o + outLen): false when it is not such input (then at most outLen bytes were written).
+ * The RDB import's second decompression, straight into the key's arena record (perf: no copy
+ * into the module's memory and out again).
+ */
+export function lzfInto(inp: Uint8Array, s: number, e: number, out: Uint8Array, o: number, outLen: number): boolean {
+  return lzfWalk(inp, s, e, outLen, out, o);
+}
+
+/** lzfCheck's walk, writing the output to out[o, ...) unless `out` is null. */
+function lzfWalk(inp: Uint8Array, s: number, e: number, outLen: number, out: Uint8Array | null, o: number): boolean {
   let ip = s;
   let op = 0;
   while (ip < e) {
@@ -245,6 +260,7 @@ export function lzfCheck(inp: Uint8Array, s: number, e: number, outLen: number):
     if (ctrl < 32) {
       const n = ctrl + 1;
       if (op + n > outLen || ip + n > e) return false;
+      if (out !== null) for (let i = 0; i < n; i++) out[o + op + i] = inp[ip + i];
       op += n;
       ip += n;
     } else {
@@ -257,6 +273,8 @@ export function lzfCheck(inp: Uint8Array, s: number, e: number, outLen: number):
       const back = ((ctrl & 0x1f) << 8) + 1 + inp[ip++];
       len += 2;
       if (outLen - op < len || op < back) return false;
+      // Byte by byte: a reference may overlap what it writes (a run repeats).
+      if (out !== null) for (let i = 0, d = o + op; i < len; i++) out[d + i] = out[d - back + i];
       op += len;
     }
   }

@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { type Proc } from '../helpers/server.js';
+import { bothLoad as loadBoth } from './both-load.js';
 import { len, str, intStr, intset, listpackStrings } from './fixtures.js';
 import { lzfCompress } from './lzf-oracle.js';
 import { Engine } from '../../dist/engine/engine.js';
@@ -140,19 +141,8 @@ function manyRecords(n: number, tag: string): Rec[] {
 }
 
 /** redis-server loading `file` at start-up and ours importing it (DEBUG enabled on both): a client of each. */
-async function bothLoad(file: string): Promise<{ rc: Redis; oc: Redis }> {
-  const dir = fs.mkdtempSync(path.join(tmp, 'redis-'));
-  fs.copyFileSync(file, path.join(dir, 'dump.rdb'));
-  const r = await startRedis(['--dir', dir, '--dbfilename', 'dump.rdb', '--enable-debug-command', 'yes']);
-  procs.push(r);
-  const ours = await startOurs(['--appendfsync', 'no', '--enable-debug-command', 'yes', '--import-rdb', file]);
-  procs.push(ours);
-  const rc = new Redis(r.port, { maxRetriesPerRequest: 0 });
-  const oc = new Redis(ours.port, { maxRetriesPerRequest: 0 });
-  clients.push(rc, oc);
-  rc.on('error', () => undefined);
-  oc.on('error', () => undefined);
-  return { rc, oc };
+function bothLoad(file: string): Promise<{ rc: Redis; oc: Redis }> {
+  return loadBoth(file, tmp, procs, clients);
 }
 
 /** Both servers load `file`: db 0 has `n` keys, the same DEBUG DIGEST, and `keys` the same DIGEST-VALUE. */

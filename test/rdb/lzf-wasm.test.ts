@@ -7,7 +7,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { lzfCheck, lzfCompress, lzfCompressLatin1, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut, fixed } from '../../dist/rdb/lzf.js';
+import { lzfCheck, lzfInto, lzfCompress, lzfCompressLatin1, lzfDecompress, lzfDecompressAt, lzfMem, lzfOut, fixed } from '../../dist/rdb/lzf.js';
 import { Crc64, crc64 } from '../../dist/rdb/crc64.js';
 import * as oracle from './lzf-oracle.js';
 import { xorshiftBytes } from './fixtures.js';
@@ -93,6 +93,14 @@ describe('native LZF against the JavaScript oracle', () => {
       const framed = Buffer.concat([Buffer.from('head'), c, Buffer.from('tail')]);
       assert.ok(lzfDecompress(framed, 4, 4 + c.length, inp.length)?.equals(inp));
       assert.ok(lzfCheck(framed, 4, 4 + c.length, inp.length), `${inp.length} bytes: lzfCheck, intact`);
+      // The RDB import's second decompression, into a record in the middle of a chunk.
+      const into = (b: Buffer, n: number): Buffer | null => {
+        const out = Buffer.alloc(n + 16, 0xee);
+        if (!lzfInto(b, 0, b.length, out, 8, n)) return null;
+        assert.ok(out.subarray(0, 8).every((x) => x === 0xee) && out.subarray(8 + n).every((x) => x === 0xee), 'lzfInto wrote outside its range');
+        return out.subarray(8, 8 + n);
+      };
+      assert.ok(into(c, inp.length)?.equals(inp), `${inp.length} bytes: lzfInto, intact`);
       const cases: [Buffer, number][] = [
         [c, inp.length - 1],
         [c, inp.length + 1],
@@ -111,6 +119,7 @@ describe('native LZF against the JavaScript oracle', () => {
         assert.deepEqual(g, w, `${inp.length} bytes, corrupted input of ${b.length} into ${n}`);
         // The RDB parse's check (no output) gives the decompressor's answer.
         assert.equal(lzfCheck(b, 0, b.length, n), w !== null, `lzfCheck: ${inp.length} bytes, input of ${b.length} into ${n}`);
+        if (n >= 0) assert.deepEqual(into(b, n), w, `lzfInto: ${inp.length} bytes, input of ${b.length} into ${n}`);
       }
     }
     assert.ok(refused > 100, `${refused} refusals`);

@@ -17,6 +17,8 @@ import type { CollectionCodec, ItemWriter, RecordBuilder, StoredValue } from '..
 import { Unpacker, scratch, subScratch, wholeBytes, wholeItems } from '../../store/packing.js';
 import { ZTree, type ZCursor } from './zset-tree.js';
 import { ZMembers } from './zset-members.js';
+import { lpsAfter, lpsInt, lpsNext, lpsRead, lpsStrHeader, lpsText } from './listpack.js';
+import { strtod } from '../../rdb/reader.js';
 
 export const ZSET_MAX_LISTPACK_ENTRIES = 128;
 export const ZSET_MAX_LISTPACK_VALUE = 64;
@@ -27,10 +29,10 @@ export class ZSet implements StoredValue {
   mem = 0;
   memN = -1;
   memAvg = 0;
-  /** The members and their scores (bytes in an arena, a slot each; zset-members.ts). */
-  readonly members = new ZMembers();
+  /** The members and their scores (`members`); null while the set is `packed`. */
+  private m: ZMembers | null;
   /** The ordered pairs (member slots); null until first use after loading (see `pending`). */
-  private list: ZTree | null = new ZTree(this.members);
+  private list: ZTree | null;
   /** Loaded members' slots in zset order, turned into the tree on first use. */
   private pending: Int32Array | null = null;
   private big = false;
@@ -44,9 +46,38 @@ export class ZSet implements StoredValue {
    * these without looking the members up again (in a big set each lookup misses the cache).
    */
   private changed: Map<string, number> | null = null;
+  /**
+   * A listpack-sized set imported from an RDB file and not used since: the listpack's bytes as
+   * the import checked them (latin1, one char per byte), and nothing else built. The first use
+   * of `members` (every read, write, DUMP, digest and MEMORY USAGE of the set goes through it,
+   * or through `tree`, which uses it) builds the members from them (unpack), and the set is
+   * then as fromLoaded makes it. Only `size`, `encoding()` and the store's whole form
+   * (storeWhole: the same bytes, from these) answer without building it. perf: a 3-member set
+   * is ~10 objects and ~1.5 KB built, each copied twice by the young generation's collector
+   * during an import; packed it is this object and one string.
+   */
+  private packed: string | null;
+
+  /** An empty set; with `packed`, a set held as those listpack bytes (see `packed`). */
+  constructor(packed: string | null = null) {
+    this.packed = packed;
+    if (packed === null) {
+      this.m = new ZMembers();
+      this.list = new ZTree(this.m);
+    } else {
+      this.m = null;
+      this.list = null;
+    }
+  }
+
+  /** The members and their scores (bytes in an arena, a slot each; zset-members.ts). */
+  get members(): ZMembers {
+    return this.m ?? this.unpack();
+  }
 
   get size(): number {
-    return this.members.size;
+    const m = this.m;
+    return m !== null ? m.size : packedCount(this.packed!) >> 1;
   }
 
   /** member -> score, read-only, iterated in no particular order. */
@@ -60,6 +91,10 @@ export class ZSet implements StoredValue {
   }
 
   private buildList(): ZTree {
+    if (this.m === null) {
+      this.unpack();
+      if (this.list !== null) return this.list; // unpack built it (pairs not in order)
+    }
     const slots = this.pending!;
     const l = new ZTree(this.members);
     if (!l.loadSorted(slots, slots.length)) {
@@ -96,26 +131,65 @@ export class ZSet implements StoredValue {
     const z = new ZSet();
     z.big = big;
     z.list = null;
-    const mem = z.members;
+    return z.fill(members, scores, n) ? z : null;
+  }
+
+  /**
+   * A set held as the listpack `lp` (latin1) that the RDB import checked as readValue checks a
+   * listpack sorted set (well formed, scores that parse and are not NaN, no member twice) and
+   * that is listpack-sized here (at most ZSET_MAX_LISTPACK_ENTRIES members of at most
+   * ZSET_MAX_LISTPACK_VALUE bytes, its element count in the header): see `packed`.
+   */
+  static fromCheckedListpack(lp: string): ZSet {
+    return new ZSet(lp);
+  }
+
+  /**
+   * Put the first `n` pairs members[i] / scores[i] (as loaded) into this set's empty members,
+   * their slots into `pending` (the tree waits for its first use); false when a member is
+   * given twice.
+   */
+  private fill(members: string[], scores: Float64Array, n: number): boolean {
+    const big = this.big;
+    const mem = this.m!;
     const slots = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       if (!big && scores[i] === 0) scores[i] = 0; // -0 as a listpack stores it
-      if (mem.find(members[i]) >= 0) return null;
+      if (mem.find(members[i]) >= 0) return false;
       slots[i] = mem.add(members[i], scores[i]);
     }
-    z.pending = slots;
+    this.pending = slots;
     for (let k = 1; k < n; k++) {
       const a = scores[k - 1], b = scores[k];
       if (!(a < b || (a === b && members[k - 1] < members[k]))) {
-        z.buildList(); // not in order: `pending` is only ever sorted (loadedPairs)
+        this.buildList(); // not in order: `pending` is only ever sorted (loadedPairs)
         break;
       }
     }
-    return z;
+    return true;
+  }
+
+  /** Build the members of a `packed` set from its bytes (the set's first use); returns them. */
+  private unpack(): ZMembers {
+    const s = this.packed!;
+    const n = packedCount(s) >> 1;
+    if (n > loadScores.length) loadScores = new Float64Array(Math.max(n, 2 * loadScores.length));
+    const scores = loadScores;
+    const members = loadMembers;
+    for (let i = 0, p = 6; i < n; i++, p = pairEnd) {
+      members[i] = readPair(s, p);
+      scores[i] = pairScore;
+    }
+    const m = (this.m = new ZMembers());
+    this.packed = null;
+    this.fill(members, scores, n);
+    members.length = 0;
+    return m;
   }
 
   /** The members' slots in order while the tree is not built yet (a loaded set nobody used): DUMP, RDB. */
   get loadedPairs(): Int32Array | null {
+    if (this.m === null) this.unpack();
     return this.pending;
   }
 
@@ -204,6 +278,14 @@ export class ZSet implements StoredValue {
    * is stored as records).
    */
   storeWhole(): Buffer | null {
+    if (this.packed !== null) {
+      // perf: a packed set written from its bytes stays packed (an import's sets stored next).
+      const b = packedWhole(this.packed);
+      if (b !== null) {
+        this.changed = null;
+        return b;
+      }
+    }
     const size = this.members.size;
     if (this.big) {
       if (size > wholeItems(this.sid)) return null;
@@ -448,7 +530,52 @@ export class ZDict {
   }
 }
 
-/** Scratch of loadWhole (values are decoded one at a time). */
+/** readPair's score of the pair it read, and where the next pair starts. */
+let pairScore = 0;
+let pairEnd = 0;
+
+/**
+ * The member of the pair at p of a packed set's listpack (see ZSet `packed`); its score, as the
+ * import's check read it (decode.ts zsetListpackScore), in pairScore.
+ */
+function readPair(s: string, p: number): string {
+  const m = lpsRead(s, p);
+  const q = lpsAfter;
+  pairScore = lpsStrHeader(s, q) === 0 ? Number(lpsInt(s, q)) : strtod(lpsText(s, q))!;
+  pairEnd = lpsNext(s, q);
+  return m;
+}
+
+/**
+ * storeWhole() of a packed set, from its bytes: what it writes once the set is built (a
+ * listpack-sized set, the pairs in zset order, -0 as 0); null when the pairs are not in zset
+ * order (then the set is built: fill() sorts them).
+ */
+function packedWhole(s: string): Buffer | null {
+  const n = packedCount(s) >> 1;
+  const pk = scratch.reset(256);
+  pk.u8(0);
+  pk.varint(n);
+  let prevScore = 0;
+  let prev = '';
+  for (let i = 0, p = 6; i < n; i++, p = pairEnd) {
+    const m = readPair(s, p);
+    const score = pairScore === 0 ? 0 : pairScore;
+    if (i > 0 && !(prevScore < score || (prevScore === score && prev < m))) return null;
+    pk.f64(score);
+    pk.str(m);
+    prevScore = score;
+    prev = m;
+  }
+  return pk.view();
+}
+
+/** Element count in the header of a listpack held as a latin1 string. */
+function packedCount(s: string): number {
+  return s.charCodeAt(4) | (s.charCodeAt(5) << 8);
+}
+
+/** Scratch of loadWhole and unpack (values are decoded one at a time). */
 let loadScores = new Float64Array(256);
 const loadMembers: string[] = [];
 
