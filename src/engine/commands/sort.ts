@@ -329,13 +329,15 @@ function sortGeneric(c: Client, argv: Argv, out: ReplySink, readonly: boolean): 
   if (val !== undefined && !(val instanceof ListValue || val instanceof SetValue || val instanceof ZSet)) {
     return out.error(E.WRONGTYPE);
   }
-  // A set with nothing to sort by is still sorted (ALPHA) when the result is stored, so
-  // that it does not depend on the set's internal order.
-  if (dontsort && val instanceof SetValue && write) {
+  // A set with nothing to sort by is still sorted (ALPHA) when the result is stored or a
+  // script asked (Redis: storekey or CLIENT_SCRIPT), so that it does not depend on the set's
+  // internal order.
+  if (dontsort && val instanceof SetValue && (write || c.transport.kind === 'internal')) {
     dontsort = false;
     alpha = true;
     sortby = null;
   }
+  if (val instanceof ZSet) val.toSkiplist();
 
   let len = val === undefined ? 0 : val instanceof ListValue ? val.length : val.size;
   let start = Math.min(Math.max(limitStart, 0), len);

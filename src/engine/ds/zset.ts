@@ -110,6 +110,13 @@ export class ZSet implements StoredValue {
     return this.big ? 'skiplist' : 'listpack';
   }
 
+  /** Redis's SORT converts the sorted set it sorts to a skiplist (sort.c, zsetConvert). */
+  toSkiplist(): void {
+    if (this.big) return;
+    void this.members; // a packed set is built first: its bytes are the listpack form
+    this.big = true;
+  }
+
   /** Build a set from pairs and give it the encoding Redis gives a store result (by size). */
   static from(pairs: ReadonlyArray<readonly [string, number]>): ZSet {
     const z = new ZSet();

@@ -163,6 +163,18 @@ const scripts: Script[] = [
     ['MSET', 'w_30', '1', 'w_10', '2', 'w_20', '3', 'w_5', '4', 'w_-1', '5', 'w_-2', '6', 'w_abc', '7'],
     ['SORT', 'z', 'BY', 'w_*'], ['SORT', 'z', 'BY', 'w_*', 'DESC', 'LIMIT', '1', '2'], ['SORT', 'z', 'BY', 'w_*', 'ALPHA'],
   ] },
+  { name: 'SORT and SORT_RO turn a listpack sorted set into a skiplist (DUMP bytes follow)', steps: [
+    ['ZADD', 'zl', '1', 'a', '2', 'b', '-0', 'c'], ['OBJECT', 'ENCODING', 'zl'], ['SORT', 'zl', 'BY', 'nosort'],
+    ['OBJECT', 'ENCODING', 'zl'], ['DUMP', 'zl'], ['ZADD', 'zl', '-0', 'd'], ['ZSCORE', 'zl', 'd'], ['DUMP', 'zl'],
+    ['ZADD', 'zr', '3', 'x'], ['SORT_RO', 'zr', 'ALPHA'], ['OBJECT', 'ENCODING', 'zr'], ['DUMP', 'zr'],
+    ['ZADD', 'zs', '1', 'x'], ['SORT', 'zs', 'LIMIT', '5', '1'], ['OBJECT', 'ENCODING', 'zs'],
+  ] },
+  { name: 'a script\'s SORT of a set BY nosort is sorted (ALPHA), as with STORE', steps: [
+    ['SADD', 'sn', 'c', 'a', 'b', 'e', 'd'], ['EVAL', "return redis.call('sort', KEYS[1], 'by', 'nosort')", '1', 'sn'],
+    ['EVAL', "return redis.call('sort', KEYS[1], 'by', 'nosort', 'desc', 'limit', '1', '2')", '1', 'sn'],
+    ['EVAL', "return redis.call('sort_ro', KEYS[1], 'by', 'nosort')", '1', 'sn'],
+    ['SADD', 'sni', '5', '3', '9'], ['EVAL', "return redis.call('sort', KEYS[1], 'by', 'nosort')", '1', 'sni'],
+  ] },
   { name: 'sets: intset, strings, BY nosort (sorted when stored)', steps: [
     ['SADD', 'is', '5', '-3', '100', '7', '0'], ['SORT', 'is'], ['SORT', 'is', 'DESC', 'LIMIT', '1', '2'],
     ['SORT', 'is', 'BY', 'nosort'], ['SORT', 'is', 'BY', 'nosort', 'DESC'], ['SORT', 'is', 'BY', 'nosort', 'LIMIT', '1', '2'],
