@@ -200,6 +200,11 @@ function buildSet(members: readonly string[], lim: DecodeLimits, n = members.len
   return s;
 }
 
+/** `lim` with no value-length limit for hashes: a listpack or ziplist is kept by its count alone. */
+function byCount(lim: DecodeLimits): DecodeLimits {
+  return { ...lim, hash: { maxEntries: lim.hash.maxEntries, maxValue: Infinity } };
+}
+
 function buildHash(pairs: readonly string[], lim: DecodeLimits, n = pairs.length): HashValue {
   if (n === 0) bad('empty hash');
   if (n % 2 !== 0) bad('odd hash element count');
@@ -293,7 +298,7 @@ function moduleString(r: RdbReader): Buffer {
   return r.string();
 }
 
-function buildZset(members: string[], scores: number[]): ZSet {
+function buildZset(members: string[], scores: number[], byCount = false): ZSet {
   if (members.length === 0) bad('empty sorted set');
   const seen = new Set<string>();
   const pairs: [string, number][] = [];
@@ -304,7 +309,7 @@ function buildZset(members: string[], scores: number[]): ZSet {
     seen.add(members[i]);
     pairs.push([members[i], s]);
   }
-  return ZSet.from(pairs);
+  return ZSet.from(pairs, byCount);
 }
 
 /** A sorted set from the first `n` elements of a listpack: member, score, member, score... */
@@ -316,7 +321,8 @@ function zsetFromListpack(el: readonly LpElem[], n: number): ZSet {
     members[i] = elemText(el[2 * i]);
     scores[i] = zsetListpackScore(el[2 * i + 1]);
   }
-  return ZSet.fromLoaded(members, scores, count) ?? bad('duplicate sorted set member');
+  // As Redis 7.0 loads a listpack: by its count alone (a long member stays in it).
+  return ZSet.fromLoaded(members, scores, count, true) ?? bad('duplicate sorted set member');
 }
 
 /** Members in a listpack sorted set of n elements. */
@@ -536,7 +542,7 @@ function zsetFromPacked(el: LpElem[]): ZSet {
     if (v === null) bad('bad sorted set score');
     scores.push(v);
   }
-  return buildZset(members, scores);
+  return buildZset(members, scores, true); // as Redis 7.0 loads a ziplist: by its count alone
 }
 
 // ---------------------------------------------------------------- streams
@@ -785,7 +791,8 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       return z;
     }
     case RDB_TYPE.HASH_ZIPLIST:
-      return buildHash(zlDecode(r.string()).map(elemText), lim);
+      // As Redis 7.0 loads a ziplist: by its field count alone (a long value stays in it).
+      return buildHash(zlDecode(r.string()).map(elemText), byCount(lim));
     case RDB_TYPE.HASH_LISTPACK: {
       const b = r.span();
       // perf: kept as its bytes when it may be (no string per field).
@@ -793,7 +800,7 @@ export function readValue(r: RdbReader, type: number, lim: DecodeLimits): Stored
       if (h === null) bad('bad hash listpack');
       if (h !== undefined) return h;
       const n = lpDecodeInto(b, r.s0, r.s1, true, SCRATCH);
-      return buildHash(SCRATCH as string[], lim, n);
+      return buildHash(SCRATCH as string[], byCount(lim), n);
     }
     case RDB_TYPE.LIST_QUICKLIST:
     case RDB_TYPE.LIST_QUICKLIST_2: {

@@ -213,6 +213,32 @@ describe('RESTORE: every old encoding, byte-built, on both servers', () => {
     await both(payload(13, str(ziplist(['f', 'v', 'n', 12, 'big', big]))));
   });
 
+  it('hashes and sorted sets as listpacks or ziplists keep that encoding by their count alone (a value past *-max-listpack-value stays), as Redis 7.0 loads them', async () => {
+    // Listpack payloads made by redis-server itself while its limit was higher.
+    await Promise.all([r.config('SET', 'hash-max-listpack-value', '200'), r.config('SET', 'zset-max-listpack-value', '200')]);
+    let ph: Buffer, pz: Buffer;
+    try {
+      await r.del('h', 'z');
+      await r.hset('h', 'f', 'v', 'long', big);
+      await r.zadd('z', 1, big, 2, 'a');
+      [ph, pz] = [(await r.dumpBuffer('h'))!, (await r.dumpBuffer('z'))!];
+    } finally {
+      await Promise.all([r.config('SET', 'hash-max-listpack-value', '64'), r.config('SET', 'zset-max-listpack-value', '64')]);
+    }
+    const steps: Step[] = [];
+    for (const [k, p] of [['h', ph], ['hz', payload(13, str(ziplist(['f', 'v', 'long', big])))]] as const) {
+      steps.push(['RESTORE', k, '0', p], ['OBJECT', 'ENCODING', k], ['DUMP', k], ['HGET', k, 'long'], ['HSET', k, 'g', 'w'],
+        ['OBJECT', 'ENCODING', k], ['DUMP', k], ['HDEL', k, 'f'], ['HGETALL', k], ['HSTRLEN', k, 'long'], ['DUMP', k],
+        ['HSET', k, 'x', big], ['OBJECT', 'ENCODING', k]);
+    }
+    for (const [k, p] of [['z', pz], ['zz', payload(12, str(ziplist([big, 1, 'a', 2])))]] as const) {
+      steps.push(['RESTORE', k, '0', p], ['OBJECT', 'ENCODING', k], ['DUMP', k], ['ZSCORE', k, big], ['ZADD', k, '3', 'b'],
+        ['OBJECT', 'ENCODING', k], ['DUMP', k], ['ZRANGE', k, '0', '-1', 'WITHSCORES'], ['ZREM', k, 'a'], ['DUMP', k],
+        ['ZADD', k, '4', `${big}x`], ['OBJECT', 'ENCODING', k]);
+    }
+    await diff(steps);
+  });
+
   it('hash listpacks: kept byte for byte, rebuilt when not encoded as lpAppend would, refused when corrupt', async () => {
     // Redis's own payload comes back from our DUMP unchanged.
     await r.del('h');

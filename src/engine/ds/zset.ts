@@ -117,13 +117,18 @@ export class ZSet implements StoredValue {
     this.big = true;
   }
 
-  /** Build a set from pairs and give it the encoding Redis gives a store result (by size). */
-  static from(pairs: ReadonlyArray<readonly [string, number]>): ZSet {
+  /**
+   * Build a set from pairs and give it the encoding Redis gives a store result (by size).
+   * `byCount`: by the member count alone, as Redis 7.0 loads a ziplist or listpack value (a
+   * member longer than zset-max-listpack-value stays in the listpack it came in).
+   */
+  static from(pairs: ReadonlyArray<readonly [string, number]>, byCount = false): ZSet {
     const z = new ZSet();
     let big = pairs.length > ZSET_MAX_LISTPACK_ENTRIES;
-    if (!big) for (const [m] of pairs) if (m.length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
+    if (!big && !byCount) for (const [m] of pairs) if (m.length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
     z.big = big; // decided first: a skiplist result keeps -0 scores, a listpack one does not
     for (const [m, s] of pairs) z.set(m, s);
+    if (byCount) z.big = big; // insert() turned it into a skiplist at a long member
     return z;
   }
 
@@ -132,9 +137,9 @@ export class ZSet implements StoredValue {
    * built on first use, which also checks the order (a listpack holds the pairs sorted).
    * Null when a member is given twice.
    */
-  static fromLoaded(members: string[], scores: Float64Array, n: number): ZSet | null {
+  static fromLoaded(members: string[], scores: Float64Array, n: number, byCount = false): ZSet | null {
     let big = n > ZSET_MAX_LISTPACK_ENTRIES;
-    if (!big) for (let i = 0; i < n; i++) if (members[i].length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
+    if (!big && !byCount) for (let i = 0; i < n; i++) if (members[i].length > ZSET_MAX_LISTPACK_VALUE) { big = true; break; }
     const z = new ZSet();
     z.big = big;
     z.list = null;

@@ -165,7 +165,7 @@ const scripts: Script[] = [
   ] },
   { name: 'SORT and SORT_RO turn a listpack sorted set into a skiplist (DUMP bytes follow)', steps: [
     ['ZADD', 'zl', '1', 'a', '2', 'b', '-0', 'c'], ['OBJECT', 'ENCODING', 'zl'], ['SORT', 'zl', 'BY', 'nosort'],
-    ['OBJECT', 'ENCODING', 'zl'], ['DUMP', 'zl'], ['ZADD', 'zl', '-0', 'd'], ['ZSCORE', 'zl', 'd'], ['DUMP', 'zl'],
+    ['OBJECT', 'ENCODING', 'zl'], ['DUMP', 'zl'], ['ZADD', 'zl', '5', 'd'], ['ZSCORE', 'zl', 'c'], ['DUMP', 'zl'],
     ['ZADD', 'zr', '3', 'x'], ['SORT_RO', 'zr', 'ALPHA'], ['OBJECT', 'ENCODING', 'zr'], ['DUMP', 'zr'],
     ['ZADD', 'zs', '1', 'x'], ['SORT', 'zs', 'LIMIT', '5', '1'], ['OBJECT', 'ENCODING', 'zs'],
   ] },
