@@ -193,9 +193,22 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
 /** Nesting of call(): EXEC and scripts call commands inside their own call. */
 let callDepth = 0;
 
-/** Run a resolved command: handler, statistics, MONITOR. Used by EXEC for queued commands. */
+/** Run a resolved command: handler, statistics, MONITOR. Used by scripts (redis.call). */
 export function call(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
   c.engine.lastClock = performance.now();
+  callTimed(c, def, argv, out);
+}
+
+/**
+ * EXEC's queued commands: startClock() once, then callNext() for each; a command starts when
+ * the one before it ended (as a pipelined command does, clockNext): one clock read per command
+ * instead of two (~40 ns each here).
+ */
+export function startClock(c: Client): void {
+  c.engine.lastClock = performance.now();
+}
+
+export function callNext(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
   callTimed(c, def, argv, out);
 }
 
