@@ -25,7 +25,7 @@ import { F } from './flags.js';
 import { feedMonitors } from './monitor.js';
 import { discardTransaction } from './commands/transactions.js';
 import { clientInfo } from './commands/client.js';
-import { recordLatency } from './engine.js';
+import { CS_CALLS, CS_FAILED, CS_REJECTED, CS_ROW, CS_USEC, recordLatency } from './engine.js';
 import { EVICT_FAIL, OOM, performEvictions, rejectOnOom } from './evict.js';
 import { pausedFor, postpone, runner } from './pause.js';
 import { cstr } from '../bytes.js';
@@ -220,7 +220,6 @@ export function callNext(c: Client, def: CommandDef, argv: Argv, out: ReplySink)
 function callTimed(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void {
   const eng = c.engine;
   const t0 = eng.lastClock;
-  const st = eng.stats.perCommand[def.id];
   // Errors a top-level command did not cause (another client's, a rejection) are not its own.
   if (callDepth++ === 0) replyStats.mark = replyStats.errors;
   if (eng.beforeWrite !== null && def.flags & F.WRITE) eng.beforeWrite(c, def, argv);
@@ -239,17 +238,20 @@ function callTimed(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void
   eng.lastCallEnd = t1;
   eng.lastClock = t1;
   const usec = (t1 - t0) * 1000;
-  st.usec += usec;
-  st.calls++;
-  recordLatency(st, usec);
+  const stats = eng.stats;
+  const cmd = stats.cmd;
+  const row = def.id * CS_ROW;
+  cmd[row + CS_USEC] += usec;
+  cmd[row + CS_CALLS]++;
+  recordLatency(stats.hist, def.id, usec);
   if (usec >= eng.slowlog.minUsec) eng.slowlog.record(c, def, argv, usec);
-  if (replyStats.errors > replyStats.mark) st.failed++;
+  if (replyStats.errors > replyStats.mark) cmd[row + CS_FAILED]++;
   replyStats.mark = replyStats.errors;
   // Client-side caching: the keys read for a tracking client (also by its scripts and EXEC).
   if (eng.tracking.clients !== 0 && def.flags & F.READONLY && eng.current !== null) {
     eng.tracking.remember(eng.current, def, argv);
   }
-  eng.stats.totalCommands++;
+  stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
 }
 
@@ -270,7 +272,7 @@ function reject(c: Client, out: ReplySink, msg: string): void {
 }
 
 function rejectCmd(c: Client, def: CommandDef, out: ReplySink, msg: string): void {
-  c.engine.stats.perCommand[def.id].rejected++;
+  c.engine.stats.cmd[def.id * CS_ROW + CS_REJECTED]++;
   if (def.name === 'exec') {
     // Redis's execCommandAbort: a rejected EXEC also discards the transaction.
     discardTransaction(c);
