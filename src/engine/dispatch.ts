@@ -40,9 +40,6 @@ export function debugAllowed(c: Client): boolean {
   return c.transport.kind === 'internal' || c.addr.startsWith('127.0.0.1:') || c.addr.startsWith('::1:') || c.addr.startsWith('/');
 }
 
-/** Commands that run immediately even inside MULTI. */
-const MULTI_PASSTHROUGH = new Set(['exec', 'discard', 'multi', 'watch', 'quit', 'reset']);
-
 /** A sink that drops everything (CLIENT REPLY OFF/SKIP); exported so CLIENT REPLY ON and RESET can answer past it. */
 export const NULL_SINK: ReplySink = {
   ok() {}, simple() {}, error(msg: string) { countError(msg); }, int() {}, bulk() {}, bulkLatin1() {}, bulkLatin1Range() {}, bulkInt() {}, bulkBytes() {},
@@ -179,7 +176,7 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     postpone(eng, c, argv, out);
     return;
   }
-  if (c.multi !== null && !MULTI_PASSTHROUGH.has(def.name)) {
+  if (c.multi !== null && eng.registry.runsInMulti[def.id] === 0) {
     c.multi.push({ def, argv: queuedCopy(argv) });
     out.simple('QUEUED');
     return;
