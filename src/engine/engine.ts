@@ -21,23 +21,47 @@ import { CLIENT_BASE, STARTUP } from './memory.js';
 import { clientEvictionLimit, evictClients } from './client-evict.js';
 import { EVICT_OK, P, parsePolicy, performEvictions, resetEvictionPool } from './evict.js';
 
-export interface CommandStats {
-  calls: number;
-  usec: number;
-  rejected: number;
-  failed: number;
-  /** Latency histogram (INFO latencystats): LATENCY_BUCKETS log buckets, 4 per power of two. */
-  hist: Uint32Array | null;
-}
+/** Per-command counters, in Stats.cmd at id * CS_ROW: usec, calls, rejected, failed. */
+export const CS_ROW = 4;
+export const CS_USEC = 0;
+export const CS_CALLS = 1;
+export const CS_REJECTED = 2;
+export const CS_FAILED = 3;
 
 /** Number of latency buckets: bucket b holds calls of at most 2^(b/4) microseconds. */
 export const LATENCY_BUCKETS = 128;
 
+/**
+ * One command's counters (INFO commandstats and latencystats, LATENCY HISTOGRAM), read and
+ * written through Stats.cmd and Stats.hist. perf: the dispatcher writes those arrays directly,
+ * so a call touches no stats object, no boxed double (usec) and no histogram object.
+ */
+export class CommandStats {
+  private view: Uint32Array | null = null;
+  constructor(private readonly stats: Stats, private readonly id: number) {}
+  get usec(): number { return this.stats.cmd[this.id * CS_ROW + CS_USEC]; }
+  set usec(v: number) { this.stats.cmd[this.id * CS_ROW + CS_USEC] = v; }
+  get calls(): number { return this.stats.cmd[this.id * CS_ROW + CS_CALLS]; }
+  set calls(v: number) { this.stats.cmd[this.id * CS_ROW + CS_CALLS] = v; }
+  get rejected(): number { return this.stats.cmd[this.id * CS_ROW + CS_REJECTED]; }
+  set rejected(v: number) { this.stats.cmd[this.id * CS_ROW + CS_REJECTED] = v; }
+  get failed(): number { return this.stats.cmd[this.id * CS_ROW + CS_FAILED]; }
+  set failed(v: number) { this.stats.cmd[this.id * CS_ROW + CS_FAILED] = v; }
+  /**
+   * Latency histogram: LATENCY_BUCKETS log buckets, 4 per power of two; null while the command
+   * has had no call since the start or the last reset (each call records one bucket).
+   */
+  get hist(): Uint32Array | null {
+    if (this.calls === 0) return null;
+    return this.view ??= this.stats.hist.subarray(this.id * LATENCY_BUCKETS, (this.id + 1) * LATENCY_BUCKETS);
+  }
+}
+
 /** Upper bound of each latency bucket: 2^(b/4) µs. */
 const BUCKET_MAX = Array.from({ length: LATENCY_BUCKETS }, (_, b) => 2 ** (b / 4));
 
-/** Record one call's duration (microseconds) in its command's histogram. */
-export function recordLatency(st: CommandStats, usec: number): void {
+/** Record one call's duration (microseconds) in command `id`'s histogram (Stats.hist). */
+export function recordLatency(hist: Uint32Array, id: number, usec: number): void {
   // The smallest b with usec <= 2^(b/4), i.e. ceil(4 * log2(usec)), without Math.log2 (perf:
   // once per command): the power of two from clz32, then at most four comparisons.
   let b = 0;
@@ -47,7 +71,7 @@ export function recordLatency(st: CommandStats, usec: number): void {
     if (b < 1) b = 1;
     while (b < LATENCY_BUCKETS - 1 && usec > BUCKET_MAX[b]) b++;
   }
-  (st.hist ??= new Uint32Array(LATENCY_BUCKETS))[b]++;
+  hist[id * LATENCY_BUCKETS + b]++;
 }
 
 export class Stats {
@@ -73,6 +97,10 @@ export class Stats {
   totalErrorReplies = 0;
   errorCodes = new Map<string, number>();
   perCommand: CommandStats[] = [];
+  /** Every command's counters, CS_ROW per command id (see CommandStats). */
+  cmd = new Float64Array(0);
+  /** Every command's latency histogram, LATENCY_BUCKETS per command id. */
+  hist = new Uint32Array(0);
   /** Ring of (time, total commands) samples for instantaneous_ops_per_sec. */
   opsSamples: number[] = [];
   /** Highest used_memory seen (INFO used_memory_peak), sampled by cron and INFO. */
@@ -83,6 +111,13 @@ export class Stats {
   netOutputBase = 0;
   /** Completed saves (INFO rdb_saves). */
   rdbSaves = 0;
+  /** Counters for `n` command ids (the registry's rows). */
+  commands(n: number): void {
+    this.cmd = new Float64Array(n * CS_ROW);
+    this.hist = new Uint32Array(n * LATENCY_BUCKETS);
+    this.perCommand = Array.from({ length: n }, (_, id) => new CommandStats(this, id));
+  }
+
   reset(): void {
     this.totalCommands = 0;
     this.totalConnections = 0;
@@ -100,10 +135,8 @@ export class Stats {
     this.netSamples = [];
     this.totalErrorReplies = 0;
     this.errorCodes.clear();
-    for (const s of this.perCommand) {
-      s.calls = s.usec = s.rejected = s.failed = 0;
-      s.hist = null;
-    }
+    this.cmd.fill(0);
+    this.hist.fill(0);
     this.memPeak = 0;
     this.rdbSaves = 0;
   }
@@ -304,9 +337,7 @@ export class Engine {
     this.acl.onUserDeleted = (name) => {
       for (const c of this.clients.values()) if (c.user === name) c.transport.close(true);
     };
-    for (let i = 0; i < this.registry.all.length; i++) {
-      this.stats.perCommand.push({ calls: 0, usec: 0, rejected: 0, failed: 0, hist: null });
-    }
+    this.stats.commands(this.registry.all.length);
     this.blocking = new Blocking(this);
     this.notifyFlags = notifyFlagsOf(this.cfg('notify-keyspace-events'));
     this.memoryConfig();

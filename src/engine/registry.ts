@@ -19,6 +19,11 @@ export class Registry {
   private readonly hashed = new Map<number, { name: Buffer; def: CommandDef }[]>();
   /** perf: the row found by the last lookup (pipelines repeat one command), tried first. */
   private last: { name: Buffer; def: CommandDef } | null = null;
+  /**
+   * 1 for the rows that run at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI,
+   * WATCH, QUIT, RESET), by id. perf: the dispatcher tests this, not a Set of names, per command.
+   */
+  readonly runsInMulti: Uint8Array;
 
   constructor(families: readonly Family[]) {
     for (const fam of families) {
@@ -34,6 +39,11 @@ export class Registry {
         if (list) list.push({ name, def: r });
         else this.hashed.set(h, [{ name, def: r }]);
       }
+    }
+    this.runsInMulti = new Uint8Array(this.all.length);
+    for (const name of MULTI_PASSTHROUGH) {
+      const def = this.commands.get(name);
+      if (def !== undefined) this.runsInMulti[def.id] = 1;
     }
   }
 
@@ -95,6 +105,9 @@ export class Registry {
     return ACL_CATEGORIES.filter((c) => set.has(c));
   }
 }
+
+/** Commands that run immediately even inside MULTI. */
+const MULTI_PASSTHROUGH = ['exec', 'discard', 'multi', 'watch', 'quit', 'reset'];
 
 /**
  * A row without a key spec in keyspecs.ts (none of Redis's): one spec from its legacy key

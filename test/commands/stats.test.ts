@@ -76,6 +76,29 @@ describe('INFO counters', () => {
   });
 });
 
+describe('per-command counters after CONFIG RESETSTAT', () => {
+  it('LATENCY HISTOGRAM and INFO latencystats list the commands called since, with their calls', async () => {
+    // A command only rejected (arity) or only queued has no histogram, as in Redis (its
+    // histogram is made by call()); EXEC's commands and a script's commands have one each.
+    const steps = [['SET', 'k', '1'], ['INCR', 'k'], ['INCR', 'k'], ['GET'], ['LLEN'], ['MULTI'], ['HSET', 'h', 'f', 'v'], ['EXEC'],
+      ['EVAL', 'return redis.call("zcard", KEYS[1])', '1', 'z']];
+    const names = (x: Buffer) => [...x.toString('latin1').matchAll(/\$\d+\r\n([a-z|]+)\r\n\*4\r\n\$5\r\ncalls\r\n:(\d+)/g)].map((m) => `${m[1]}=${m[2]}`).sort();
+    const stats = (x: Buffer) => x.toString().split('\r\n').filter((l) => l.startsWith('latency_percentiles_usec_')).map((l) => l.slice(0, l.indexOf(':'))).sort();
+    const seen: string[][][] = [];
+    for (const c of [oc, rc]) {
+      await c.call('CONFIG', 'RESETSTAT');
+      for (const s of steps) await c.call(...s);
+      const hist = names(await c.call('LATENCY', 'HISTOGRAM'));
+      const some = names(await c.call('LATENCY', 'HISTOGRAM', 'incr', 'get', 'llen', 'hset'));
+      const info = stats(await c.call('INFO', 'latencystats'));
+      await c.call('CONFIG', 'RESETSTAT');
+      seen.push([hist, some, info, names(await c.call('LATENCY', 'HISTOGRAM', 'set'))]);
+    }
+    assert.deepEqual(seen[0], seen[1]);
+    assert.ok(seen[0][0].includes('incr=2') && seen[0][0].includes('zcard=1') && seen[0][0].includes('hset=1'), seen[0][0].join(' '));
+  });
+});
+
 describe('CLIENT LIST fields', () => {
   it('sub, psub and ssub count each kind of subscription; every field has a number where Redis has one', async () => {
     const lines: string[] = [];

@@ -2,13 +2,13 @@
  * Transactions: MULTI EXEC DISCARD WATCH UNWATCH.
  *
  * Queueing happens in the dispatcher (commands are cloned: their argv views die with the read).
- * EXEC replays the queue through call() with the time frozen, as Redis does.
+ * EXEC replays the queue through callNext() with the time frozen, as Redis does.
  */
 import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E } from '../../resp/errors.js';
 import type { Client } from '../client.js';
-import { call } from '../dispatch.js';
+import { callNext, startClock } from '../dispatch.js';
 import { F } from '../flags.js';
 import { family, row } from '../command.js';
 import { clientInfo } from './client.js';
@@ -79,6 +79,7 @@ function execCommand(c: Client, _argv: Argv, out: ReplySink): void {
   eng.inExec = true;
   try {
     out.array(queue.length);
+    startClock(c);
     for (const q of queue) {
       // Redis re-checks ACLs at EXEC: the rules may have changed since the command was queued.
       const r = c.aclUser.unrestricted ? null : eng.acl.check(c.aclUser, q.def, q.argv);
@@ -89,7 +90,7 @@ function execCommand(c: Client, _argv: Argv, out: ReplySink): void {
             : r.reason === 'key' ? 'no permission to touch the specified keys' : 'no permission to access one of the channels used as arguments'));
         continue;
       }
-      call(c, q.def, q.argv, out);
+      callNext(c, q.def, q.argv, out);
     }
   } finally {
     eng.inExec = false;

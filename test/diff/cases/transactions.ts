@@ -4,6 +4,11 @@ const scripts: Script[] = [
   { name: 'MULTI/EXEC runs queued commands in order', steps: [
     ['MULTI'], ['SET', 'a', '1'], ['GET', 'a'], ['EXEC'], ['GET', 'a'],
   ] },
+  { name: 'queued arguments of every size keep their bytes (empty, 1, 32, 33, 1000; binary)', steps: [
+    ['MULTI'], ['SET', '', ''], ['SET', 'k1', 'x'], ['SET', 'k'.repeat(16), 'v'.repeat(32)], ['SET', 'k'.repeat(33), 'w'.repeat(33)],
+    ['HSET', 'h\x00\xff', 'f'.repeat(31), 'a\r\nb', 'g'.repeat(1000), 'z'.repeat(33)], ['RPUSH', 'l', ...Array.from({ length: 20 }, (_, i) => 'e'.repeat(i * 3))],
+    ['EXEC'], ['GET', ''], ['GET', 'k1'], ['GET', 'k'.repeat(16)], ['GET', 'k'.repeat(33)], ['HMGET', 'h\x00\xff', 'f'.repeat(31), 'g'.repeat(1000), 'a\r\nb'], ['LRANGE', 'l', '0', '-1'],
+  ] },
   { name: 'EXEC and DISCARD without MULTI', steps: [['EXEC'], ['DISCARD'], ['exec', 'x']] },
   { name: 'nested MULTI is an error that does not abort', steps: [
     ['MULTI'], ['MULTI'], ['SET', 'a', '1'], ['EXEC'],
