@@ -531,8 +531,21 @@ export class Db {
    * replaced the fresh Entry by a TimedEntry.
    */
   recreate(old: Entry | undefined, key: string, value: Stored, exp: number): Entry {
-    if (old !== undefined) this.remove(old);
-    const e = this.insert(key, value, exp);
+    let e: Entry;
+    if (old !== undefined && exp === 0 && !(old instanceof TimedEntry)) {
+      // perf (RESTORE … REPLACE over a key without a TTL): the Entry is reused in its table
+      // slot, as remove() then insert() would leave it (new value, fresh LRU/LFU bits, no hint).
+      this.aboutToChange(old);
+      const ov = old.v;
+      if (typeof ov === 'object' && !(ov instanceof Uint8Array)) this.eng.onValueDropped(ov);
+      this.mem += newCharge(value) - chargeOf(ov);
+      old.v = value;
+      old.bits = this.eng.lfu ? lfuNewBits(this.eng) : (this.eng.lruClock - LRU_BASE) * 4;
+      e = old;
+    } else {
+      if (old !== undefined) this.remove(old);
+      e = this.insert(key, value, exp);
+    }
     if (exp !== 0) {
       this.expires++;
       this.heapPush(exp, key);

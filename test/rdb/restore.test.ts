@@ -85,9 +85,12 @@ describe('RESTORE: errors and options, differential', () => {
         ['RESTORE', 'f3', '0', good, 'FREQ', '0'], ['OBJECT', 'FREQ', 'f3'],
         ['RESTORE', 'f1', '0', good, 'FREQ', '255', 'REPLACE'], ['OBJECT', 'FREQ', 'f1'],
         { cmd: ['OBJECT', 'IDLETIME', 'f1'], compare: 'idle' },
+        ['RESTORE', 'f1', '0', good, 'REPLACE'], ['OBJECT', 'FREQ', 'f1'], // a new key's counter, not 255
         ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'],
         ['RESTORE', 'l1', '0', good, 'FREQ', '100'], { cmd: ['OBJECT', 'IDLETIME', 'l1'], compare: 'idle' }, // ignored
         ['RESTORE', 'l2', '0', good, 'IDLETIME', '500'], { cmd: ['OBJECT', 'IDLETIME', 'l2'], compare: 'idle' }, ['OBJECT', 'FREQ', 'l2'],
+        ['RESTORE', 'l2', '0', good, 'REPLACE'], { cmd: ['OBJECT', 'IDLETIME', 'l2'], compare: 'idle' }, // idle 0 again
+        ['SET', 'l3', '12345'], ['OBJECT', 'ENCODING', 'l3'], ['RESTORE', 'l3', '0', good, 'REPLACE'], ['OBJECT', 'ENCODING', 'l3'],
         ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'],
         ['RESTORE', 'n1', '0', good, 'IDLETIME', '300'], { cmd: ['OBJECT', 'IDLETIME', 'n1'], compare: 'idle' },
       ]);
