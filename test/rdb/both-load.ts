@@ -1,5 +1,7 @@
 /** RDB tests' servers: redis-server loading a file at start-up beside ours importing it. */
+import { after } from 'node:test';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startOurs, startRedis, type Proc } from '../helpers/server.js';
@@ -22,4 +24,18 @@ export async function bothLoad(file: string, tmp: string, procs: Proc[], clients
   rc.on('error', () => undefined);
   oc.on('error', () => undefined);
   return { rc, oc };
+}
+
+/**
+ * A test file's scratch: a temporary directory (`prefix` + random), and lists for the servers
+ * and clients the file starts; all are stopped and removed after the file's tests.
+ */
+export function scratch(prefix: string): { tmp: string; procs: Proc[]; clients: Redis[] } {
+  const s = { tmp: fs.mkdtempSync(path.join(os.tmpdir(), prefix)), procs: [] as Proc[], clients: [] as Redis[] };
+  after(async () => {
+    for (const c of s.clients) c.disconnect();
+    await Promise.all(s.procs.map((p) => p.stop()));
+    fs.rmSync(s.tmp, { recursive: true, force: true });
+  });
+  return s;
 }

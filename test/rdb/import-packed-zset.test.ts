@@ -7,15 +7,14 @@
  *  - against redis-server loading the same file: each access first, replies compared;
  *  - ours restarted from its data directory after the import (the store wrote the sets first).
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { startOurs, startRedis } from '../helpers/server.js';
 import { len, payload, str } from './fixtures.js';
-import { bothLoad } from './both-load.js';
+import { bothLoad, scratch } from './both-load.js';
 import { Engine } from '../../dist/engine/engine.js';
 import { Client, type Transport } from '../../dist/engine/client.js';
 import { execute } from '../../dist/engine/dispatch.js';
@@ -26,14 +25,7 @@ import { RespWriter } from '../../dist/resp/writer.js';
 import { importRdb } from '../../dist/rdb/cli.js';
 import { LpWriter } from '../../dist/rdb/listpack.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-packed-zset-'));
-const procs: Proc[] = [];
-const clients: Redis[] = [];
-after(async () => {
-  for (const c of clients) c.disconnect();
-  await Promise.all(procs.map((p) => p.stop()));
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, procs, clients } = scratch('rs-packed-zset-');
 
 const ZSET_LISTPACK = 17;
 

@@ -7,14 +7,12 @@
  * and encodings compared. Then, in process: file order across staged and other records (a key
  * given twice), LFU and LRU data, and damaged staged records refused with their offset.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { type Proc } from '../helpers/server.js';
-import { bothLoad as loadBoth } from './both-load.js';
+import { bothLoad as loadBoth, scratch } from './both-load.js';
 import { len, str, intStr, intset, listpackStrings } from './fixtures.js';
 import { lzfCompress } from './lzf-oracle.js';
 import { Engine } from '../../dist/engine/engine.js';
@@ -27,14 +25,7 @@ import { RespWriter } from '../../dist/resp/writer.js';
 import { importRdb } from '../../dist/rdb/cli.js';
 import { LpWriter } from '../../dist/rdb/listpack.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-staged-'));
-const procs: Proc[] = [];
-const clients: Redis[] = [];
-after(async () => {
-  for (const c of clients) c.disconnect();
-  await Promise.all(procs.map((p) => p.stop()));
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, procs, clients } = scratch('rs-staged-');
 
 /** An LZF-encoded RDB string (RDB_ENC_LZF) of `v`. */
 function lzfStr(v: Buffer): Buffer {

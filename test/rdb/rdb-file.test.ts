@@ -6,24 +6,16 @@
  *  - the same from our side first (and --export-rdb);
  *  - damaged files are refused with the offset, and nothing is imported.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { runOursToExit, startOurs, startRedis, type Proc } from '../helpers/server.js';
+import { runOursToExit, startOurs, startRedis } from '../helpers/server.js';
+import { scratch } from './both-load.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-rdb-'));
-const procs: Proc[] = [];
-const clients: Redis[] = [];
-
-after(async () => {
-  for (const c of clients) c.disconnect();
-  await Promise.all(procs.map((p) => p.stop()));
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, procs, clients } = scratch('rs-rdb-');
 
 function client(port: number): Redis {
   const c = new Redis(port, { maxRetriesPerRequest: 0, retryStrategy: () => null });
