@@ -134,6 +134,8 @@ const SHA_SEEN = 8;
 /** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
 const SITE_BITS = 8;
 const SITES = 1 << SITE_BITS;
+/** Longest command name the site table keeps (its bytes in one flat array: no object per entry). */
+const SITE_NAME_MAX = 24;
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be
@@ -1653,29 +1655,35 @@ export class Scripting {
     if (this.siteHit(k ^ 1, s, n, b)) return this.siteDef[k ^ 1];
     const def = this.eng.registry.lookupName(b, s, s + n);
     if (def === undefined || def.subcommands !== undefined) return this.eng.registry.lookup(argv);
+    if (n > SITE_NAME_MAX) return def;
     // The entry in k moves to k ^ 1 (the older one there goes): least recently set goes first.
+    const names = this.siteNames;
     if (this.siteAt[k] !== -1) {
       this.siteAt[k ^ 1] = this.siteAt[k];
-      this.siteName[k ^ 1] = this.siteName[k];
+      this.siteLen[k ^ 1] = this.siteLen[k];
+      names.copyWithin((k ^ 1) * SITE_NAME_MAX, k * SITE_NAME_MAX, k * SITE_NAME_MAX + this.siteLen[k]);
       this.siteDef[k ^ 1] = this.siteDef[k];
     }
     this.siteAt[k] = s;
-    this.siteName[k] = Uint8Array.prototype.slice.call(b, s, s + n);
+    this.siteLen[k] = n;
+    names.set(b.subarray(s, s + n), k * SITE_NAME_MAX);
     this.siteDef[k] = def;
     return def;
   }
 
   private siteHit(k: number, s: number, n: number, b: Buffer): boolean {
-    if (this.siteAt[k] !== s) return false;
-    const name = this.siteName[k];
-    if (name.length !== n) return false;
+    if (this.siteAt[k] !== s || this.siteLen[k] !== n) return false;
+    const names = this.siteNames;
+    const at = k * SITE_NAME_MAX;
     let j = 0;
-    while (j < n && b[s + j] === name[j]) j++;
+    while (j < n && b[s + j] === names[at + j]) j++;
     return j === n;
   }
 
   private readonly siteAt = new Int32Array(SITES).fill(-1);
-  private readonly siteName: Uint8Array[] = new Array<Uint8Array>(SITES).fill(new Uint8Array(0));
+  private readonly siteLen = new Int32Array(SITES);
+  /** Each entry's name bytes at k * SITE_NAME_MAX (flat: a hit reads no per-entry object). */
+  private readonly siteNames = new Uint8Array(SITES * SITE_NAME_MAX);
   private readonly siteDef: CommandDef[] = [];
 
   private allowOom(ctx: RunCtx): boolean {

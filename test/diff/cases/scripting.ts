@@ -66,6 +66,29 @@ const scripts: Script[] = [
     ['EVAL', "return {#KEYS, #ARGV, ARGV[1]}", '0', 'w'.repeat(5000)],
     ['EVAL', "return {#KEYS, #ARGV}", '13', ...Array.from({ length: 13 }, (_, i) => `k${i}`)],
   ] },
+  // redis.call's site table keys a command name by its string's place in the Lua heap: names
+  // built at run time and collected in between land on freed places, where another name may
+  // have been; each call must still run the command it names.
+  { name: 'command names built at run time, collected between calls', steps: [
+    ['SET', 'sn', '10'],
+    ['EVAL', `local out = {}
+for i = 1, 300 do
+  local name = (i % 3 == 0) and ('in' .. 'cr') or ((i % 3 == 1) and ('de' .. 'cr') or ('ge' .. 't'))
+  out[#out + 1] = redis.call(name, KEYS[1])
+  name = nil
+  if i % 7 == 0 then collectgarbage('collect') end
+  local pad = {}
+  for j = 1, 20 do pad[j] = 'x' .. i .. '-' .. j end
+end
+return {out[1], out[2], out[3], out[150], out[299], out[300], #out}`, '1', 'sn'],
+    ['EVAL', `local r = {}
+for i = 1, 200 do
+  local name = string.lower((i % 2 == 0) and 'SADD' or 'SREM')
+  r[#r + 1] = redis.call(name, KEYS[1], 'm' .. (i % 5))
+  if i % 5 == 0 then collectgarbage('collect') end
+end
+return {r[1], r[2], r[199], r[200], redis.call('scard', KEYS[1])}`, '1', 'ss'],
+  ] },
   // Tables pushed into Lua (cmsgpack/cjson results, array replies): built with the C API
   // (lua-vm.ts pushSmall); their iteration order and borders show their layout.
   { name: 'tables pushed into Lua: pairs order and # of decoded maps, arrays and replies', steps: [
