@@ -540,7 +540,7 @@ export class Db {
       if (typeof ov === 'object' && !(ov instanceof Uint8Array)) this.eng.onValueDropped(ov);
       this.mem += newCharge(value) - chargeOf(ov);
       old.v = value;
-      old.bits = this.eng.lfu ? lfuNewBits(this.eng) : (this.eng.lruClock - LRU_BASE) * 4;
+      old.bits = this.newBits();
       e = old;
     } else {
       if (old !== undefined) this.remove(old);
@@ -598,9 +598,14 @@ export class Db {
     return undefined;
   }
 
+  /** A new key's bits: the LRU clock now, or under an LFU policy a new counter. */
+  private newBits(): number {
+    return this.eng.lfu ? lfuNewBits(this.eng) : (this.eng.lruClock - LRU_BASE) * 4;
+  }
+
   /** A new entry in the table: a TimedEntry with expiry `exp` if `timed` (0 = none yet). */
   private insert(key: string, value: Stored, exp = 0, timed = exp !== 0): Entry {
-    const bits = this.eng.lfu ? lfuNewBits(this.eng) : (this.eng.lruClock - LRU_BASE) * 4;
+    const bits = this.newBits();
     let e: Entry;
     if (!timed) {
       e = new Entry(key, value, bits);

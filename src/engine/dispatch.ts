@@ -16,7 +16,7 @@
  * A rejection at steps 1-7 while in MULTI flags the transaction: EXEC answers EXECABORT.
  */
 import { performance } from 'node:perf_hooks'; // a module binding: the global is an accessor (slow load)
-import { Argv } from '../resp/argv.js';
+import type { Argv } from '../resp/argv.js';
 import { type ReplySink, replyStats, countError } from '../resp/reply-sink.js';
 import { E, CommandError, unknownCommand, unknownSubcommand, wrongArity } from '../resp/errors.js';
 import { ReplyMode, type Client } from './client.js';
@@ -177,7 +177,7 @@ function executeCommand(c: Client, argv: Argv, out: ReplySink): void {
     return;
   }
   if (c.multi !== null && eng.registry.runsInMulti[def.id] === 0) {
-    c.multi.push({ def, argv: queuedCopy(argv) });
+    c.multi.push({ def, argv: argv.clone() });
     out.simple('QUEUED');
     return;
   }
@@ -250,35 +250,6 @@ function callTimed(c: Client, def: CommandDef, argv: Argv, out: ReplySink): void
   }
   stats.totalCommands++;
   if (eng.monitors.size !== 0 && !(def.flags & (F.SKIP_MONITOR | F.ADMIN))) feedMonitors(c, argv);
-}
-
-/**
- * A queued MULTI command's own copy of its arguments (the parser's buffer is reused), as
- * Argv.clone() makes it: one buffer of exactly the arguments' bytes (CLIENT LIST's multi-mem
- * and client eviction count them). perf: arguments up to 32 bytes are copied byte by byte;
- * Buffer#copy's checks cost more than the copy for them (clone() was ~30% of a MULTI/EXEC of
- * ten small commands, in process).
- */
-function queuedCopy(argv: Argv): Argv {
-  const n = argv.count;
-  const st = argv.start;
-  const en = argv.end;
-  let total = 0;
-  for (let i = 0; i < n; i++) total += en[i] - st[i];
-  const src = argv.buf;
-  const buf = Buffer.allocUnsafe(total);
-  const a = new Argv();
-  a.reset(buf);
-  let p = 0;
-  for (let i = 0; i < n; i++) {
-    const s = st[i];
-    const len = en[i] - s;
-    if (len <= 32) for (let j = 0; j < len; j++) buf[p + j] = src[s + j];
-    else src.copy(buf, p, s, s + len);
-    a.push(p, p + len);
-    p += len;
-  }
-  return a;
 }
 
 /**

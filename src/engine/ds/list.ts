@@ -913,6 +913,8 @@ export class ListValue implements TypedValue {
     const removed = k2 >> 1;
     if (removed === 0) return 0;
     let body: string;
+    // perf: one match (BullMQ's LREM of a job id) as one concatenation: the loop below costs
+    // 6-12% more per LREM (bullmq-cmds-ab, both orders).
     if (removed === 1) {
       body = f.slice(0, cuts[0]) + f.slice(cuts[1]);
     } else {
