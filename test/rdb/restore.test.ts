@@ -242,6 +242,21 @@ describe('RESTORE: every old encoding, byte-built, on both servers', () => {
     await diff(steps);
   });
 
+  it('zipmap hashes: turned into a hashtable by a field or value past hash-max-listpack-value, kept as listpack past 128 pairs, as Redis 7.0 loads them', async () => {
+    const many = Array.from({ length: 129 }, (_, i): [string, string] => [`f${i}`, 'v']);
+    const cases: Array<[string, Buffer]> = [
+      ['zlong', payload(9, str(zipmap([['f', 'v'], ['long', big]])), 6)],
+      ['zkey', payload(9, str(zipmap([[big, 'v']])), 6)],
+      ['z64', payload(9, str(zipmap([['f', 'x'.repeat(64)]])), 6)],
+      ['z65', payload(9, str(zipmap([['f', 'x'.repeat(65)]])), 6)],
+      ['z128', payload(9, str(zipmap(many.slice(0, 128))), 6)],
+      ['z129', payload(9, str(zipmap(many)), 6)],
+    ];
+    const steps: Step[] = [];
+    for (const [k, p] of cases) steps.push(['RESTORE', k, '0', p], ['OBJECT', 'ENCODING', k], ['DUMP', k], ['HLEN', k]);
+    await diff(steps);
+  });
+
   it('hash listpacks: kept byte for byte, rebuilt when not encoded as lpAppend would, refused when corrupt', async () => {
     // Redis's own payload comes back from our DUMP unchanged.
     await r.del('h');
