@@ -663,7 +663,7 @@ export class LuaRuntime {
     this.active = true;
     let st: number;
     try {
-      st = M._lua_pcall(L, nargs, 2, errh);
+      st = M._lua_pcall(L, nargs, 1, errh);
     } finally {
       this.active = false;
     }
@@ -675,27 +675,32 @@ export class LuaRuntime {
       res.raw = false;
       return this.textResult(-1);
     }
-    res.raw = M._lua_type(L, -1) === LUA_TSTRING;
-    if (res.raw && M._lua_type(L, -2) === LUA_TTABLE) {
-      // (table, 't'): left on the stack for tablePlan() (or serialised()).
-      res.raw = false;
+    // The script's result alone (prelude.ts runners), read by its type.
+    const t = M._lua_type(L, -1);
+    if (t === LUA_TSTRING) {
+      res.raw = true;
+      return this.textResult(-1);
+    }
+    res.raw = false;
+    if (t === LUA_TTABLE) {
+      // Left on the stack for tablePlan() (or serialised()).
       res.len = -2;
       return res;
     }
-    if (res.raw && M._lua_type(L, -2) === LUA_TNUMBER) {
-      // (number, 'n'): read in place, or serialised by the prelude.
-      res.raw = false;
+    if (t === LUA_TNUMBER) {
+      // Read in place, or serialised by the prelude.
       if (vm.direct) {
-        res.num = vm.numberAt(-2);
+        res.num = vm.numberAt(-1);
         res.len = -1;
         return res;
       }
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.serNumKey);
-      M._lua_pushvalue(L, -3);
+      M._lua_pushvalue(L, -2);
       M._lua_call(L, 1, 1);
       return this.textResult(-1);
     }
-    return this.textResult(-2);
+    // nil, booleans and the rest: serialised as finish() does.
+    return this.serialised();
   }
 
   /** The run's result: the string at stack index i, in place in the heap. */
@@ -709,14 +714,14 @@ export class LuaRuntime {
   }
 
   /**
-   * A table result (len -2) serialised by the prelude (its finish()), as the other results are:
-   * fills and returns the run's result.
+   * The result on the stack top (a table, len -2; or nil, a boolean...) serialised by the
+   * prelude's finish(): fills and returns the run's result.
    */
   serialised(): RunResult {
     const M = this.vm.M;
     const L = this.vm.L;
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.finishKey);
-    M._lua_pushvalue(L, -3);
+    M._lua_pushvalue(L, -2);
     if (M._lua_pcall(L, 1, 1, 0) !== 0) {
       // Out of memory: the reply a run that raised it gets.
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.runErrorKey);
@@ -744,7 +749,7 @@ export class LuaRuntime {
     else this.plan.length = 0;
     if (!vm.direct || M._lua_checkstack(vm.L, PLAN_DEPTH + 4) === 0) return false;
     const top = M._lua_gettop(vm.L);
-    const ok = this.planTable(top - 1, 1);
+    const ok = this.planTable(top, 1);
     M._lua_settop(vm.L, top);
     return ok;
   }
