@@ -74,23 +74,23 @@ import { clientInfo } from '../commands/client.js';
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
 
-/** The script being run. */
+/** The script being run (fields set once per run: see Scripting.call, which reuses one). */
 export interface RunCtx {
-  readonly caller: Client;
-  readonly out: ReplySink;
+  caller: Client;
+  out: ReplySink;
   /** sha1 (EVAL) or function name (FCALL): "script: <name>" in errors. */
-  readonly name: string;
-  readonly isEval: boolean;
-  readonly readOnly: boolean;
+  name: string;
+  isEval: boolean;
+  readOnly: boolean;
   /** The caller's arguments (borrowed: valid while the EVAL / FCALL handler runs). */
-  readonly src: Argv;
+  src: Argv;
   /** numkeys: KEYS are src[3, 3+nk), ARGV the rest. */
-  readonly nk: number;
+  nk: number;
   /** FCALL's function (null for EVAL). */
-  readonly fn: FunctionInfo | null;
+  fn: FunctionInfo | null;
   /** The caller's argv, copied when the script goes busy (FUNCTION STATS). */
   argv: Buffer[] | null;
-  readonly start: number;
+  start: number;
   /** The caller can wait for a late reply: the script may go busy (moved to the worker). */
   movable: boolean;
   wrote: boolean;
@@ -106,10 +106,27 @@ export interface RunCtx {
  * arrived; inside EXEC, the script's own start.
  */
 export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
-  return {
-    caller: c, out, name: fn === null ? sha : fn.name, isEval: fn === null, readOnly, src: argv, nk, fn,
-    argv: null, start: c.engine.inExec ? Date.now() : c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
+  const ctx: RunCtx = {
+    caller: c, out, name: '', isEval: true, readOnly, src: argv, nk, fn,
+    argv: null, start: 0, movable: false, wrote: false, pinned: false, killed: false, async: false,
   };
+  return setRun(ctx, c, out, argv, nk, readOnly, sha, fn);
+}
+
+/** Make `ctx` a new run (newRun's), whatever it held. */
+function setRun(ctx: RunCtx, c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
+  ctx.caller = c;
+  ctx.out = out;
+  ctx.name = fn === null ? sha : fn.name;
+  ctx.isEval = fn === null;
+  ctx.readOnly = readOnly;
+  ctx.src = argv;
+  ctx.nk = nk;
+  ctx.fn = fn;
+  ctx.argv = null;
+  ctx.start = c.engine.inExec ? Date.now() : c.engine.now;
+  ctx.movable = ctx.wrote = ctx.pinned = ctx.killed = ctx.async = false;
+  return ctx;
 }
 
 interface Done {
@@ -1291,11 +1308,25 @@ export class Scripting {
   }
 
   /**
-   * Run EVAL / FCALL `ctx` (its script compiled / library loaded here), replying to ctx.out.
-   * Returns after the reply unless the script was moved to the worker and outlives
-   * busy-reply-threshold, in which case the caller stays blocked and gets its reply later.
+   * Run EVAL (sha) or FCALL (fn) called by `c` with `argv` (its script compiled / library loaded
+   * here), replying to `out`. Returns after the reply unless the script was moved to the worker
+   * and outlives busy-reply-threshold, in which case the caller stays blocked and gets its reply
+   * later. perf: the RunCtx (newRun) of the last run that ended here is reused: no object per run.
    */
-  exec(ctx: RunCtx): void {
+  call(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): void {
+    const spare = this.spare;
+    // (Taken: a run started before this one ends makes its own.)
+    this.spare = null;
+    const ctx = spare === null ? newRun(c, out, argv, nk, readOnly, sha, fn) : setRun(spare, c, out, argv, nk, readOnly, sha, fn);
+    this.exec(ctx);
+    // Ended here (not busy in the worker, which keeps it until its reply): the next run's.
+    if (!ctx.async && this.run !== ctx) this.spare = ctx;
+  }
+
+  /** A RunCtx whose run has ended, for the next call(). */
+  private spare: RunCtx | null = null;
+
+  private exec(ctx: RunCtx): void {
     // Only a TCP client outside MULTI can wait for its reply: others run the script to the end.
     ctx.movable = ctx.caller.transport.kind === 'tcp' && !this.eng.inExec;
     // perf: the command's start (dispatch.ts read the clock just before its handler) is the
