@@ -935,17 +935,15 @@ R.__prep = function(f) setfenv(f, ENV) return f end
 local run_name = ''
 R.__set_name = function(n) run_name = n end
 
--- The reply of a run: (bytes, 's') for a string result (the common case, no copy), (number,
--- 'n') for a number, else (serialised reply, nil).
+-- A run's result serialised (__finish: runtime.ts reads strings, numbers and plain arrays
+-- itself and gives the rest to this).
 local function ser_result(res)
   local out = {}
   local n = ser_resp(res, out, 0, 1)
   return tconcat(out, '', 1, n)
 end
 local function finish(res)
-  local t = type(res)
-  if t == 'string' then return res, 's' end
-  if t ~= 'table' then return ser_result(res) end
+  if type(res) ~= 'table' then return ser_result(res) end
   -- Only a table can fail to serialise (too deep): as an error of the run itself.
   local ok, r = pcall0(ser_result, res)
   if ok then return r end
