@@ -302,9 +302,9 @@ export class LuaRuntime {
   /**
    * perf (the host's redis.call site table): keep the string at stack index 1 of the calling
    * state (a redis.call's command name) alive at anchor `slot`, first moving what slot held to
-   * `moveTo` (>= 0; what was there goes); false (nothing done) if it is not a string. Lua 5.1 never moves an object and interns every
-   * string, so while anchored, a string at that heap address is that very string: the table
-   * knows a name by its address alone.
+   * `moveTo` (>= 0; what was there goes); false (nothing done) if it is not a string. Lua 5.1
+   * never moves an object and interns every string, so while anchored, a string at that heap
+   * address is that very string: the table knows a name by its address alone.
    */
   anchorSite(slot: number, moveTo: number): boolean {
     const M = this.vm.M;
