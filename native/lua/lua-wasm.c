@@ -36,10 +36,30 @@ void *sbrk(intptr_t increment) {
 }
 
 /* A negative count from the host (RAISE in lua-vm.ts): raise the value on the stack top. */
-static int bridge(lua_State *L) {
-  int n = lua_wasm_bridge((int)lua_tointeger(L, lua_upvalueindex(1)), L);
+static int bridge_to(lua_State *L, int k) {
+  int n = lua_wasm_bridge(k, L);
   return n >= 0 ? n : lua_error(L);
 }
+
+/* A bridge past the numbered ones below: its number in its upvalue. */
+static int bridge(lua_State *L) {
+  return bridge_to(L, (int)lua_tointeger(L, lua_upvalueindex(1)));
+}
+
+/*
+ * perf: bridges 0..23 are C functions of their own, their number a constant: no upvalue to
+ * read on every redis.call (lua_tointeger through index2adr's pseudo-index switch).
+ */
+#define BRIDGE_FN(k) static int bridge_##k(lua_State *L) { return bridge_to(L, k); }
+BRIDGE_FN(0) BRIDGE_FN(1) BRIDGE_FN(2) BRIDGE_FN(3) BRIDGE_FN(4) BRIDGE_FN(5) BRIDGE_FN(6)
+BRIDGE_FN(7) BRIDGE_FN(8) BRIDGE_FN(9) BRIDGE_FN(10) BRIDGE_FN(11) BRIDGE_FN(12) BRIDGE_FN(13)
+BRIDGE_FN(14) BRIDGE_FN(15) BRIDGE_FN(16) BRIDGE_FN(17) BRIDGE_FN(18) BRIDGE_FN(19) BRIDGE_FN(20)
+BRIDGE_FN(21) BRIDGE_FN(22) BRIDGE_FN(23)
+static const lua_CFunction bridges[] = {
+  bridge_0, bridge_1, bridge_2, bridge_3, bridge_4, bridge_5, bridge_6, bridge_7, bridge_8,
+  bridge_9, bridge_10, bridge_11, bridge_12, bridge_13, bridge_14, bridge_15, bridge_16,
+  bridge_17, bridge_18, bridge_19, bridge_20, bridge_21, bridge_22, bridge_23,
+};
 
 /*
  * A new state with the libraries Redis 7.0 gives scripts that are part of Lua (base, table,
@@ -64,8 +84,12 @@ EXPORT("lua_wasm_newstate") lua_State *lua_wasm_newstate(int n) {
     while (v / w >= 10) w *= 10;
     for (; w > 0; w /= 10) name[d++] = (char)('0' + (v / w) % 10);
     name[d] = 0;
-    lua_pushinteger(L, i);
-    lua_pushcclosure(L, bridge, 1);
+    if (i < (int)(sizeof bridges / sizeof bridges[0])) {
+      lua_pushcfunction(L, bridges[i]);
+    } else {
+      lua_pushinteger(L, i);
+      lua_pushcclosure(L, bridge, 1);
+    }
     lua_setfield(L, LUA_REGISTRYINDEX, name);
   }
   return L;

@@ -12,7 +12,7 @@ import { row, container, family } from '../command.js';
 import { F } from '../flags.js';
 import { globMatch } from '../glob.js';
 import { feedMonitors } from '../monitor.js';
-import { scripting, newRun } from '../scripting/host.js';
+import { scripting } from '../scripting/host.js';
 import { parsePayload } from '../scripting/functions.js';
 import { numkeysKeys } from '../keys.js';
 
@@ -73,7 +73,7 @@ function evalGeneric(c: Client, argv: Argv, out: ReplySink, isSha: boolean, ro: 
   const readOnly = prepare(present, flags, ro, out);
   if (readOnly === null) return;
   if (c.engine.monitors.size !== 0) feedMonitors(c, argv);
-  s.exec(newRun(c, out, argv, nk, readOnly, sha, null));
+  s.call(c, out, argv, nk, readOnly, sha, null);
 }
 
 // EVAL script numkeys [key [key ...]] [arg [arg ...]]
@@ -108,7 +108,7 @@ function fcallGeneric(c: Client, argv: Argv, out: ReplySink, ro: boolean): void 
   if (Number.isNaN(nk)) return;
   const readOnly = prepare(true, fi.flags, ro, out);
   if (readOnly === null) return;
-  s.exec(newRun(c, out, argv, nk, readOnly, '', fi));
+  s.call(c, out, argv, nk, readOnly, '', fi);
 }
 
 // FCALL function numkeys [key [key ...]] [arg [arg ...]]

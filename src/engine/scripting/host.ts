@@ -74,23 +74,23 @@ import { clientInfo } from '../commands/client.js';
 export const SLOW_EVAL = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.';
 export const SLOW_SCRIPT = 'BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.';
 
-/** The script being run. */
+/** The script being run (fields set once per run: see Scripting.call, which reuses one). */
 export interface RunCtx {
-  readonly caller: Client;
-  readonly out: ReplySink;
+  caller: Client;
+  out: ReplySink;
   /** sha1 (EVAL) or function name (FCALL): "script: <name>" in errors. */
-  readonly name: string;
-  readonly isEval: boolean;
-  readonly readOnly: boolean;
+  name: string;
+  isEval: boolean;
+  readOnly: boolean;
   /** The caller's arguments (borrowed: valid while the EVAL / FCALL handler runs). */
-  readonly src: Argv;
+  src: Argv;
   /** numkeys: KEYS are src[3, 3+nk), ARGV the rest. */
-  readonly nk: number;
+  nk: number;
   /** FCALL's function (null for EVAL). */
-  readonly fn: FunctionInfo | null;
+  fn: FunctionInfo | null;
   /** The caller's argv, copied when the script goes busy (FUNCTION STATS). */
   argv: Buffer[] | null;
-  readonly start: number;
+  start: number;
   /** The caller can wait for a late reply: the script may go busy (moved to the worker). */
   movable: boolean;
   wrote: boolean;
@@ -106,10 +106,27 @@ export interface RunCtx {
  * arrived; inside EXEC, the script's own start.
  */
 export function newRun(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
-  return {
-    caller: c, out, name: fn === null ? sha : fn.name, isEval: fn === null, readOnly, src: argv, nk, fn,
-    argv: null, start: c.engine.inExec ? Date.now() : c.engine.now, movable: false, wrote: false, pinned: false, killed: false, async: false,
+  const ctx: RunCtx = {
+    caller: c, out, name: '', isEval: true, readOnly, src: argv, nk, fn,
+    argv: null, start: 0, movable: false, wrote: false, pinned: false, killed: false, async: false,
   };
+  return setRun(ctx, c, out, argv, nk, readOnly, sha, fn);
+}
+
+/** Make `ctx` a new run (newRun's), whatever it held. */
+function setRun(ctx: RunCtx, c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): RunCtx {
+  ctx.caller = c;
+  ctx.out = out;
+  ctx.name = fn === null ? sha : fn.name;
+  ctx.isEval = fn === null;
+  ctx.readOnly = readOnly;
+  ctx.src = argv;
+  ctx.nk = nk;
+  ctx.fn = fn;
+  ctx.argv = null;
+  ctx.start = c.engine.inExec ? Date.now() : c.engine.now;
+  ctx.movable = ctx.wrote = ctx.pinned = ctx.killed = ctx.async = false;
+  return ctx;
 }
 
 interface Done {
@@ -134,8 +151,6 @@ const SHA_SEEN = 8;
 /** Entries of the redis.call site table (Scripting.siteLookup): 2^SITE_BITS. */
 const SITE_BITS = 8;
 const SITES = 1 << SITE_BITS;
-/** Longest command name the site table keeps (its bytes in one flat array: no object per entry). */
-const SITE_NAME_MAX = 24;
 
 /**
  * How long a script runs on the engine thread before it is moved to the worker if it can be
@@ -542,6 +557,27 @@ function writeOne(b: Buffer, st: { p: number }, out: ReplySink): void {
     }
     throw new Error('bad script result');
   }
+}
+
+/**
+ * perf: b[s, s+40) is `seen` (lower case) byte for byte, four bytes a step: clients send the
+ * sha as SCRIPT LOAD gave it, and this is ~half the folding loop's cost (sameShaFolded).
+ */
+function sameSha(b: Uint8Array, s: number, seen: Uint8Array): boolean {
+  for (let j = 0; j < 40; j += 4) {
+    if (b[s + j] !== seen[j] || b[s + j + 1] !== seen[j + 1] || b[s + j + 2] !== seen[j + 2] || b[s + j + 3] !== seen[j + 3]) return false;
+  }
+  return true;
+}
+
+/** b[s, s+40) lower-cased is `seen`. */
+function sameShaFolded(b: Uint8Array, s: number, seen: Uint8Array): boolean {
+  for (let j = 0; j < 40; j++) {
+    let ch = b[s + j];
+    if (ch >= 65 && ch <= 90) ch += 32;
+    if (ch !== seen[j]) return false;
+  }
+  return true;
 }
 
 export function sha1hex(b: Uint8Array): string {
@@ -1014,6 +1050,7 @@ export class Scripting {
   /** redis.call from the engine thread's state: the command runs right here. */
   private localCall(rt: LuaRuntime, argv: Argv): Reply {
     this.calls++;
+    if (rt.stateId !== this.siteState) this.sitesOf(rt);
     const sink = this.sink;
     sink.reset(rt.vm.heapArrayBuffer);
     this.scriptCall(argv, sink, true);
@@ -1271,11 +1308,25 @@ export class Scripting {
   }
 
   /**
-   * Run EVAL / FCALL `ctx` (its script compiled / library loaded here), replying to ctx.out.
-   * Returns after the reply unless the script was moved to the worker and outlives
-   * busy-reply-threshold, in which case the caller stays blocked and gets its reply later.
+   * Run EVAL (sha) or FCALL (fn) called by `c` with `argv` (its script compiled / library loaded
+   * here), replying to `out`. Returns after the reply unless the script was moved to the worker
+   * and outlives busy-reply-threshold, in which case the caller stays blocked and gets its reply
+   * later. perf: the RunCtx (newRun) of the last run that ended here is reused: no object per run.
    */
-  exec(ctx: RunCtx): void {
+  call(c: Client, out: ReplySink, argv: Argv, nk: number, readOnly: boolean, sha: string, fn: FunctionInfo | null): void {
+    const spare = this.spare;
+    // (Taken: a run started before this one ends makes its own.)
+    this.spare = null;
+    const ctx = spare === null ? newRun(c, out, argv, nk, readOnly, sha, fn) : setRun(spare, c, out, argv, nk, readOnly, sha, fn);
+    this.exec(ctx);
+    // Ended here (not busy in the worker, which keeps it until its reply): the next run's.
+    if (!ctx.async && this.run !== ctx) this.spare = ctx;
+  }
+
+  /** A RunCtx whose run has ended, for the next call(). */
+  private spare: RunCtx | null = null;
+
+  private exec(ctx: RunCtx): void {
     // Only a TCP client outside MULTI can wait for its reply: others run the script to the end.
     ctx.movable = ctx.caller.transport.kind === 'tcp' && !this.eng.inExec;
     // perf: the command's start (dispatch.ts read the clock just before its handler) is the
@@ -1638,53 +1689,47 @@ export class Scripting {
 
   /**
    * perf: the command of a redis.call site. Lua interns strings, so a script's command name is
-   * one string at one heap offset from call to call: a small table keyed by that offset gives
+   * one string at one heap address from call to call: a small table keyed by that address gives
    * the command without hashing the name (registry.lookup: ~40 ns when the command changes from
-   * call to call). The exact bytes are compared, as a freed string's place is reused. Commands
-   * with subcommands are not kept (their second argument decides).
+   * call to call). Each name in the table is anchored in the Lua state (rt.anchorSite), so it is
+   * never freed and no other string can take its address: the address alone is the name (no
+   * bytes compared). Commands with subcommands are not kept (their second argument decides).
    */
   private siteLookup(argv: Argv): CommandDef | undefined {
     const s = argv.start[0];
-    const n = argv.end[0] - s;
-    const b = argv.buf;
     // Sets of two ways (k, k ^ 1) picked by a multiplicative hash of the address: with one way
     // and its low bits, two hot names whose strings fell on one slot (BullMQ's XADD and HINCRBY
     // did) evicted each other on every call.
     const k = Math.imul(s >>> 4, 0x9e3779b1) >>> (32 - SITE_BITS);
-    if (this.siteHit(k, s, n, b)) return this.siteDef[k];
-    if (this.siteHit(k ^ 1, s, n, b)) return this.siteDef[k ^ 1];
-    const def = this.eng.registry.lookupName(b, s, s + n);
+    if (this.siteAt[k] === s) return this.siteDef[k];
+    if (this.siteAt[k ^ 1] === s) return this.siteDef[k ^ 1];
+    const def = this.eng.registry.lookupName(argv.buf, s, argv.end[0]);
     if (def === undefined || def.subcommands !== undefined) return this.eng.registry.lookup(argv);
-    if (n > SITE_NAME_MAX) return def;
     // The entry in k moves to k ^ 1 (the older one there goes): least recently set goes first.
-    const names = this.siteNames;
-    if (this.siteAt[k] !== -1) {
+    const moved = this.siteAt[k] !== -1;
+    if (!this.siteRt!.anchorSite(k, moved ? k ^ 1 : -1)) return def;
+    if (moved) {
       this.siteAt[k ^ 1] = this.siteAt[k];
-      this.siteLen[k ^ 1] = this.siteLen[k];
-      names.copyWithin((k ^ 1) * SITE_NAME_MAX, k * SITE_NAME_MAX, k * SITE_NAME_MAX + this.siteLen[k]);
       this.siteDef[k ^ 1] = this.siteDef[k];
     }
     this.siteAt[k] = s;
-    this.siteLen[k] = n;
-    names.set(b.subarray(s, s + n), k * SITE_NAME_MAX);
     this.siteDef[k] = def;
     return def;
   }
 
-  private siteHit(k: number, s: number, n: number, b: Buffer): boolean {
-    if (this.siteAt[k] !== s || this.siteLen[k] !== n) return false;
-    const names = this.siteNames;
-    const at = k * SITE_NAME_MAX;
-    let j = 0;
-    while (j < n && b[s + j] === names[at + j]) j++;
-    return j === n;
+  /** The site table is of one Lua state (rt.stateId): emptied when another one runs. */
+  private sitesOf(rt: LuaRuntime): void {
+    if (rt.stateId === this.siteState) return;
+    this.siteAt.fill(-1);
+    this.siteState = rt.stateId;
+    this.siteRt = rt;
   }
 
+  /** Each entry's name: the heap address of its (anchored) Lua string's bytes. */
   private readonly siteAt = new Int32Array(SITES).fill(-1);
-  private readonly siteLen = new Int32Array(SITES);
-  /** Each entry's name bytes at k * SITE_NAME_MAX (flat: a hit reads no per-entry object). */
-  private readonly siteNames = new Uint8Array(SITES * SITE_NAME_MAX);
   private readonly siteDef: CommandDef[] = [];
+  private siteState = 0;
+  private siteRt: LuaRuntime | null = null;
 
   private allowOom(ctx: RunCtx): boolean {
     const flags = ctx.fn !== null ? ctx.fn.flags : this.shebangs.get(ctx.name)?.flags;
@@ -1723,13 +1768,7 @@ export class Scripting {
     const s = argv.start[i];
     for (let k = 0; k < this.shaStrings.length; k++) {
       const seen = this.shaBytes[k];
-      let j = 0;
-      for (; j < 40; j++) {
-        let ch = b[s + j];
-        if (ch >= 65 && ch <= 90) ch += 32;
-        if (ch !== seen[j]) break;
-      }
-      if (j === 40) return this.shaStrings[k];
+      if (sameSha(b, s, seen) || sameShaFolded(b, s, seen)) return this.shaStrings[k];
     }
     const sha = argv.key(i).toLowerCase();
     const k = this.shaNext;

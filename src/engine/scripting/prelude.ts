@@ -15,6 +15,32 @@
  */
 export const PRELUDE_NAME = '=redis';
 
+/**
+ * The runners' Lua text (see "The runners" in PRELUDE): for EVAL (KEYS and ARGV set in G) and
+ * functions (given as arguments), by the shape their arguments come in.
+ */
+const RUNNERS = (['eval', 'fn'] as const).flatMap((kind) => [
+  ['0', 'f, ...', '{}', '{ ... }'],
+  ['1', 'f, k1, ...', '{ k1 }', '{ ... }'],
+  ['2', 'f, k1, k2, ...', '{ k1, k2 }', '{ ... }'],
+  ['n', 'f, nk, ...', null, null],
+  ['t', 'f, keys, argv', 'keys', 'argv'],
+].map(([shape, params, keys, argv]) => {
+  // G has no __newindex: plain assignments (no rawset call). No tail call: errh walks the frames.
+  const args = keys === null ? ['local keys, argv = split(nk, ...)'] : keys === 'keys' ? [] : [`local keys, argv = ${keys}, ${argv}`];
+  return [
+    `R.__run_${kind}${shape} = function(${params})`,
+    ...args,
+    ...(kind === 'eval' ? ['  G.KEYS = keys', '  G.ARGV = argv'] : []),
+    '  if resp ~= 2 then resp2() end',
+    '  start_h, start_l = rh, rl',
+    '  if not armed then arm() end',
+    `  local res = f(${kind === 'eval' ? '' : 'keys, argv'})`,
+    '  return res',
+    'end',
+  ].join('\n');
+})).join('\n');
+
 export const PRELUDE = String.raw`
 local R, spec = ...
 local G = _G
@@ -909,17 +935,15 @@ R.__prep = function(f) setfenv(f, ENV) return f end
 local run_name = ''
 R.__set_name = function(n) run_name = n end
 
--- The reply of a run: (bytes, 's') for a string result (the common case, no copy), (number,
--- 'n') for a number, else (serialised reply, nil).
+-- A run's result serialised (__finish: runtime.ts reads strings, numbers and plain arrays
+-- itself and gives the rest to this).
 local function ser_result(res)
   local out = {}
   local n = ser_resp(res, out, 0, 1)
   return tconcat(out, '', 1, n)
 end
 local function finish(res)
-  local t = type(res)
-  if t == 'string' then return res, 's' end
-  if t ~= 'table' then return ser_result(res) end
+  if type(res) ~= 'table' then return ser_result(res) end
   -- Only a table can fail to serialise (too deep): as an error of the run itself.
   local ok, r = pcall0(ser_result, res)
   if ok then return r end
@@ -964,42 +988,14 @@ R.__rand_set = function(s)
 end
 
 -- The runners. runtime.ts calls one with lua_pcall and errh as the error handler (one protected
--- call per run); each returns finish()'s reply, and __run_error makes the reply of a run that
--- raised. perf: every run goes through here, so KEYS and ARGV come as the runner's arguments
--- in the shape that builds them cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for
--- numkeys 0 to 2, __run_<eval|fn>n (f, nk, KEYS..., ARGV...) with nk a decimal string, and
--- __run_<eval|fn>t (f, KEYS, ARGV) with the tables built by runtime.ts (many or long arguments).
-local function run_eval(f, keys, argv)
-  -- G has no __newindex: plain assignments (no rawset call).
-  G.KEYS = keys
-  G.ARGV = argv
-  if resp ~= 2 then resp2() end
-  start_h, start_l = rh, rl
-  if not armed then arm() end
-  local res = f()
-  local t = type(res)
-  if t == 'string' then return res, 's' end
-  -- A number is read in place by runtime.ts (no text conversion); a table is read from the
-  -- stack when it is a plain array (runtime.ts tablePlan), else given to finish (__finish).
-  if t == 'number' then return res, 'n' end
-  if t == 'table' then return res, 't' end
-  local r = finish(res)
-  return r
-end
-
-local function run_fn(f, keys, argv)
-  if resp ~= 2 then resp2() end
-  start_h, start_l = rh, rl
-  if not armed then arm() end
-  local res = f(keys, argv)
-  local t = type(res)
-  if t == 'string' then return res, 's' end
-  if t == 'number' then return res, 'n' end
-  if t == 'table' then return res, 't' end
-  local r = finish(res)
-  return r
-end
-
+-- call per run); each returns the script's result alone, and runtime.ts reads it by its type
+-- (a string or a number in place, a table from the stack or through __finish, anything else
+-- through __finish); __run_error makes the reply of a run that raised. perf: every run goes
+-- through here, so KEYS and ARGV come as the runner's arguments in the shape that builds them
+-- cheapest: __run_<eval|fn><nk> (f, KEYS..., ARGV...) for numkeys 0 to 2, __run_<eval|fn>n (f,
+-- nk, KEYS..., ARGV...) with nk a decimal string, and __run_<eval|fn>t (f, KEYS, ARGV) with the
+-- tables built by runtime.ts (many or long arguments). Each is written out whole (RUNNERS): no
+-- Lua call between it and the script.
 local function split(nk, ...)
   local keys, argv = { ... }, {}
   nk = nk + 0
@@ -1009,19 +1005,7 @@ local function split(nk, ...)
   end
   return keys, argv
 end
-
-for name, run in pairs({ eval = run_eval, fn = run_fn }) do
-  R['__run_' .. name .. '0'] = function(f, ...) local a, b = run(f, {}, { ... }) return a, b end
-  R['__run_' .. name .. '1'] = function(f, k1, ...) local a, b = run(f, { k1 }, { ... }) return a, b end
-  R['__run_' .. name .. '2'] = function(f, k1, k2, ...) local a, b = run(f, { k1, k2 }, { ... }) return a, b end
-  R['__run_' .. name .. 'n'] = function(f, nk, ...)
-    local keys, argv = split(nk, ...)
-    local a, b = run(f, keys, argv)
-    return a, b
-  end
-  R['__run_' .. name .. 't'] = function(f, keys, argv) local a, b = run(f, keys, argv) return a, b end
-end
-
+${RUNNERS}
 -- ------------------------------------------------------------------ function libraries
 
 -- FUNCTION LOAD runs the library code in an environment holding only a restricted redis table.

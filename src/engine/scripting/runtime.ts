@@ -60,13 +60,18 @@ type RunnerKeys = number[];
  * perf: what every run fetches from the registry is also kept there at an integer key (pinRefs,
  * compile), read with lua_rawgeti: lua_getfield makes a Lua string of its C string key on every
  * call (every byte hashed, then looked up in the string table; "f_" + a sha is 42 bytes).
- * 1: __errh; 2-6: __run_eval<0|1|2|n|t>; 7-11: __run_fn<...>; 12: __set_name; from 13, two
- * per compiled script: its function, then its name (the sha, for setName).
+ * 1: __errh; 2-6: __run_eval<0|1|2|n|t>; 7-11: __run_fn<...>; 12: __set_name; 13: the
+ * anchors of the redis.call site table (anchorSite); from 14, two per compiled script: its
+ * function, then its name (the sha, for setName).
  */
 const REF_ERRH = 1;
 const RUNNER_REFS = { eval: [2, 3, 4, 5, 6], fn: [7, 8, 9, 10, 11] };
 const REF_SET_NAME = 12;
-const FIRST_SCRIPT_REF = 13;
+const REF_SITES = 13;
+const FIRST_SCRIPT_REF = 14;
+
+/** Lua states made so far in this thread (LuaRuntime.stateId). */
+let statesMade = 0;
 
 /**
  * A run's reply: buf[p, p+len), the bytes of a string result (raw) or serialised (prelude.ts);
@@ -283,6 +288,38 @@ export class LuaRuntime {
     }
     this.fnRefs.clear();
     this.nextRef = FIRST_SCRIPT_REF;
+    vm.M._lua_createtable(vm.L, 0, 0);
+    vm.M._lua_rawseti(vm.L, LUA_REGISTRYINDEX, REF_SITES);
+    this.stateId = ++statesMade;
+  }
+
+  /**
+   * Which Lua state this is (unique in the thread, new at every renew): the anchored strings of
+   * anchorSite belong to one state.
+   */
+  stateId = 0;
+
+  /**
+   * perf (the host's redis.call site table): keep the string at stack index 1 of the calling
+   * state (a redis.call's command name) alive at anchor `slot`, first moving what slot held to
+   * `moveTo` (>= 0; what was there goes); false (nothing done) if it is not a string. Lua 5.1
+   * never moves an object and interns every string, so while anchored, a string at that heap
+   * address is that very string: the table knows a name by its address alone.
+   */
+  anchorSite(slot: number, moveTo: number): boolean {
+    const M = this.vm.M;
+    const L = this.vm.L;
+    // (A number argument's digits are not a Lua string: not kept.)
+    if (M._lua_type(L, 1) !== LUA_TSTRING) return false;
+    M._lua_rawgeti(L, LUA_REGISTRYINDEX, REF_SITES);
+    if (moveTo >= 0) {
+      M._lua_rawgeti(L, -1, slot + 1);
+      M._lua_rawseti(L, -2, moveTo + 1);
+    }
+    M._lua_pushvalue(L, 1);
+    M._lua_rawseti(L, -2, slot + 1);
+    M._lua_settop(L, -2);
+    return true;
   }
 
   /**
@@ -626,7 +663,7 @@ export class LuaRuntime {
     this.active = true;
     let st: number;
     try {
-      st = M._lua_pcall(L, nargs, 2, errh);
+      st = M._lua_pcall(L, nargs, 1, errh);
     } finally {
       this.active = false;
     }
@@ -638,27 +675,32 @@ export class LuaRuntime {
       res.raw = false;
       return this.textResult(-1);
     }
-    res.raw = M._lua_type(L, -1) === LUA_TSTRING;
-    if (res.raw && M._lua_type(L, -2) === LUA_TTABLE) {
-      // (table, 't'): left on the stack for tablePlan() (or serialised()).
-      res.raw = false;
+    // The script's result alone (prelude.ts runners), read by its type.
+    const t = M._lua_type(L, -1);
+    if (t === LUA_TSTRING) {
+      res.raw = true;
+      return this.textResult(-1);
+    }
+    res.raw = false;
+    if (t === LUA_TTABLE) {
+      // Left on the stack for tablePlan() (or serialised()).
       res.len = -2;
       return res;
     }
-    if (res.raw && M._lua_type(L, -2) === LUA_TNUMBER) {
-      // (number, 'n'): read in place, or serialised by the prelude.
-      res.raw = false;
+    if (t === LUA_TNUMBER) {
+      // Read in place, or serialised by the prelude.
       if (vm.direct) {
-        res.num = vm.numberAt(-2);
+        res.num = vm.numberAt(-1);
         res.len = -1;
         return res;
       }
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.serNumKey);
-      M._lua_pushvalue(L, -3);
+      M._lua_pushvalue(L, -2);
       M._lua_call(L, 1, 1);
       return this.textResult(-1);
     }
-    return this.textResult(-2);
+    // nil, booleans and the rest: serialised as finish() does.
+    return this.serialised();
   }
 
   /** The run's result: the string at stack index i, in place in the heap. */
@@ -672,14 +714,14 @@ export class LuaRuntime {
   }
 
   /**
-   * A table result (len -2) serialised by the prelude (its finish()), as the other results are:
-   * fills and returns the run's result.
+   * The result on the stack top (a table, len -2; or nil, a boolean...) serialised by the
+   * prelude's finish(): fills and returns the run's result.
    */
   serialised(): RunResult {
     const M = this.vm.M;
     const L = this.vm.L;
     M._lua_getfield(L, LUA_REGISTRYINDEX, this.finishKey);
-    M._lua_pushvalue(L, -3);
+    M._lua_pushvalue(L, -2);
     if (M._lua_pcall(L, 1, 1, 0) !== 0) {
       // Out of memory: the reply a run that raised it gets.
       M._lua_getfield(L, LUA_REGISTRYINDEX, this.runErrorKey);
@@ -707,7 +749,7 @@ export class LuaRuntime {
     else this.plan.length = 0;
     if (!vm.direct || M._lua_checkstack(vm.L, PLAN_DEPTH + 4) === 0) return false;
     const top = M._lua_gettop(vm.L);
-    const ok = this.planTable(top - 1, 1);
+    const ok = this.planTable(top, 1);
     M._lua_settop(vm.L, top);
     return ok;
   }

@@ -89,6 +89,17 @@ for i = 1, 200 do
 end
 return {r[1], r[2], r[199], r[200], redis.call('scard', KEYS[1])}`, '1', 'ss'],
   ] },
+  // The site table knows a name by its string's heap address in one Lua state: SCRIPT FLUSH
+  // starts a fresh state, whose strings take the old state's addresses (the same allocations in
+  // the same order), so a name here lands where another name was there.
+  { name: 'command names in the fresh Lua state after SCRIPT FLUSH', steps: [
+    ['SET', 'fs', '10'],
+    ...['INCR', 'DECR', 'INCR', 'DECR', 'DECR'].flatMap((c) => [['SCRIPT', 'FLUSH'], ['EVAL', `return redis.call('${c}', KEYS[1])`, '1', 'fs']]),
+    ...['INCRBY', 'DECRBY', 'DECRBY'].flatMap((c) => [['SCRIPT', 'FLUSH'], ['EVAL', `return redis.call('${c}', KEYS[1], '5')`, '1', 'fs']]),
+    ['SCRIPT', 'FLUSH'], ['EVAL', "return {redis.call('DECR', KEYS[1]), redis.call('INCR', KEYS[1])}", '1', 'fs'],
+    ['SCRIPT', 'FLUSH'], ['EVAL', "return {redis.call('INCR', KEYS[1]), redis.call('DECR', KEYS[1])}", '1', 'fs'],
+    ['GET', 'fs'],
+  ] },
   // Tables pushed into Lua (cmsgpack/cjson results, array replies): built with the C API
   // (lua-vm.ts pushSmall); their iteration order and borders show their layout.
   { name: 'tables pushed into Lua: pairs order and # of decoded maps, arrays and replies', steps: [
