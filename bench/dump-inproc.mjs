@@ -1,7 +1,8 @@
 // In-process CPU per DUMP / RESTORE of a 100-byte string, a 100- and a 5-field hash (and
 // HGET/HGETALL/HSET on them) and lists of 5 and 100 elements, through the dispatcher (no
 // socket), for one build or two alternated (before/after):
-//   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5)
+//   node bench/dump-inproc.mjs [distA] [distB]     (N=20000 ROUNDS=5 ONLY=name,name)
+// Run it with node --max-semi-space-size=1 for npm start's young generation.
 import { inProcess, cpuMicros } from './inproc.mjs';
 
 const N = Number(process.env.N ?? 20000);
@@ -40,6 +41,9 @@ async function setup(dist) {
     'RESTORE string': argvOf(['RESTORE', 'rs', '0', ps, 'REPLACE']),
     'DUMP hash': argvOf(['DUMP', 'bh']),
     'RESTORE hash': argvOf(['RESTORE', 'rh', '0', ph, 'REPLACE']),
+    // Over 50 keys in turn, as bench/dump-socket.mjs's clients: the last 50 hashes stay live
+    // (what a young-generation collection copies).
+    'RESTORE hash 50 keys': Array.from({ length: 50 }, (_, i) => argvOf(['RESTORE', `rh:${i}`, '0', ph, 'REPLACE'])),
     'DUMP hash 5': argvOf(['DUMP', 'bh5']),
     'RESTORE hash 5': argvOf(['RESTORE', 'rh5', '0', ph5, 'REPLACE']),
     'HGET hash 100': argvOf(['HGET', 'bh', 'field:50']),
@@ -50,6 +54,7 @@ async function setup(dist) {
     'DUMP list 100': argvOf(['DUMP', 'bl100']),
     'RESTORE list 100': argvOf(['RESTORE', 'rl100', '0', pl100, 'REPLACE']),
   };
+  if (process.env.ONLY) for (const k of Object.keys(tests)) if (!process.env.ONLY.split(',').includes(k)) delete tests[k];
   return { client, execute, NULL_SINK, tests };
 }
 
@@ -60,7 +65,8 @@ for (let r = 0; r < ROUNDS; r++) {
   sides.forEach((s, si) => {
     for (const [name, argv] of Object.entries(s.tests)) {
       const t0 = cpuMicros();
-      for (let i = 0; i < N; i++) s.execute(s.client, argv, s.NULL_SINK);
+      if (Array.isArray(argv)) for (let i = 0; i < N; i++) s.execute(s.client, argv[i % argv.length], s.NULL_SINK);
+      else for (let i = 0; i < N; i++) s.execute(s.client, argv, s.NULL_SINK);
       const us = (cpuMicros() - t0) / N;
       if (!res[si].has(name)) res[si].set(name, []);
       res[si].get(name).push(us);

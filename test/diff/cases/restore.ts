@@ -5,7 +5,7 @@
  * by byte (test/rdb/fixtures.ts; canonical listpacks: Redis DUMPs a non-canonical one as it came,
  * we re-encode it), with relative, absolute, past and out-of-range TTLs.
  */
-import type { Script } from '../harness.js';
+import type { Script, Step } from '../harness.js';
 import { listpackStrings, payload, str, xorshiftBytes } from '../../rdb/fixtures.js';
 
 const s = payload(0, str('hello'), 10);
@@ -21,7 +21,45 @@ const sizes: Array<[string, Buffer]> = [
   ['text131000', xorshiftBytes(131_000, 3, 11, 97)],
 ];
 
+/**
+ * A listpack hash of 512 bytes or more (ds/hash.ts RAW_MIN) that RESTORE loads is held as its
+ * loaded bytes until its first read or change: each kind of first access, on a fresh copy, then
+ * its state read back. `src`: 60 integer counters and 20 strings (~1 KB), restored from its DUMP
+ * inside a script; `h`: 100 string fields (payload built byte by byte).
+ */
+const firstAccess: string[][] = [
+  ['DUMP'], ['OBJECT', 'ENCODING'], ['HLEN'], ['TYPE'], ['HGET', 'counter:7'], ['HGET', 'nope'],
+  ['HMGET', 'counter:1', 'nope', 'name:3'], ['HGETALL'], ['HKEYS'], ['HVALS'], ['HEXISTS', 'name:4'],
+  ['HSTRLEN', 'name:5'], ['HSET', 'counter:2', 'x'], ['HSET', 'new', 'v'], ['HSET', 'name:6', 'text-6'],
+  ['HMSET', 'a', '1', 'b', '2'], ['HSETNX', 'name:1', 'z'], ['HSETNX', 'fresh', 'z'], ['HINCRBY', 'counter:3', '5'],
+  ['HINCRBY', 'counter:3', '100000000'], ['HINCRBY', 'nc', '7'], ['HINCRBYFLOAT', 'counter:4', '1.5'],
+  ['HDEL', 'counter:0', 'name:19'], ['HDEL', 'nope'], ['HSET', 'long', 'v'.repeat(100)],
+  ['HRANDFIELD', '200'], ['HRANDFIELD', '200', 'WITHVALUES'], ['HSCAN', '0'], ['HSCAN', '0', 'MATCH', 'name:*'],
+  ['COPY', 'copy'], ['RENAME', 'renamed'], ['DEL'], ['EXPIRE', '100'], ['SORT', 'BY', 'nosort'],
+];
+const restoreFrom = "redis.call('restore', KEYS[2], 0, redis.call('dump', KEYS[1]), 'REPLACE') return 1";
+const srcPairs: string[] = [];
+for (let i = 0; i < 60; i++) srcPairs.push(`counter:${i}`, String(i * 1000 - 7000));
+for (let i = 0; i < 20; i++) srcPairs.push(`name:${i}`, `text-${i}`);
+const readBack = (k: string, table = false): Step[] => table
+  ? [['OBJECT', 'ENCODING', k], { cmd: ['HGETALL', k], compare: 'sorted' }, ['HLEN', k]] // a hashtable: order unspecified
+  : [['DUMP', k], ['OBJECT', 'ENCODING', k], ['HGETALL', k], ['HLEN', k]];
+const loadedSteps: Step[] = [['HSET', 'src', ...srcPairs], ['DUMP', 'src']];
+for (const [i, a] of firstAccess.entries()) {
+  const k = `k${i}`;
+  const cmd = [a[0], ...(a[0] === 'OBJECT' ? [a[1], k] : [k, ...a.slice(1)])];
+  const table = a[1] === 'long';
+  loadedSteps.push(['EVAL', restoreFrom, '2', 'src', k], cmd, ...readBack(k, table));
+  if (a[0] === 'COPY') loadedSteps.push(['HSET', 'copy', 'counter:9', 'changed'], ...readBack('copy'), ...readBack(k));
+  if (a[0] === 'RENAME') loadedSteps.push(...readBack('renamed'));
+  const kh = `h${i}`;
+  const cmdh = [a[0], ...(a[0] === 'OBJECT' ? [a[1], kh] : [kh, ...a.slice(1)])].map((w) => w.replace('counter:', 'field:').replace('name:', 'field:'));
+  loadedSteps.push(['RESTORE', kh, '0', h], cmdh, ...readBack(kh, table));
+}
+loadedSteps.push(['EVAL', restoreFrom, '2', 'src', 'r'], ['EVAL', restoreFrom, '2', 'src', 'r'], ['HGET', 'r', 'counter:5'], ['DUMP', 'r']);
+
 const scripts: Script[] = [
+  { name: 'RESTORE of a listpack hash held as its loaded bytes: every kind of first access, then its state', steps: loadedSteps },
   { name: 'RESTORE and DUMP of strings from 30 bytes to 300 KB, compressible or not', steps: sizes.flatMap(([k, b]) => [
     ['RESTORE', k, '0', payload(0, str(b), 10)], ['STRLEN', k], ['GETRANGE', k, '-20', '-1'], ['DUMP', k],
     ['SET', `${k}:set`, b], ['DUMP', `${k}:set`], ['RESTORE', k, '0', payload(0, str(b), 10), 'REPLACE'],
