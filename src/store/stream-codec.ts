@@ -245,10 +245,15 @@ function writeAll(s: Stream, w: ItemWriter): void {
 function writeChanges(s: Stream, w: ItemWriter): void {
   const log = s.log;
   if (log === null) return;
+  let hint = -1;
   for (const id of log.entries) {
-    const at = s.locate(id);
-    if (at === null) w.del(entryKey(id));
-    else w.put(entryKey(id), entryValue(at.node, at.index));
+    const at = s.locate(id, hint);
+    if (at === null) {
+      w.del(entryKey(id));
+    } else {
+      hint = at.ni;
+      w.put(entryKey(id), entryValue(at.node, at.index));
+    }
   }
   const live = (g: ConsumerGroup) => s.groups.get(g.name) === g;
   for (const g of log.groups) {

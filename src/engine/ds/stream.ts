@@ -1085,9 +1085,13 @@ export class Stream implements TypedValue {
     if (l !== null) for (let i = 0; i < n.count; i++) l.entries.add(n.id(i));
   }
 
-  /** The node and index of entry `id`, live or tombstone (a live one first); null if absent. */
-  locate(id: StreamId): { node: StreamNode; index: number } | null {
-    const ni = this.nodeFor(id);
+  /**
+   * The node (and its index `ni`) and index of entry `id`, live or tombstone (a live one
+   * first); null if absent. `hint`: a node index to try first (the store walks its change log
+   * in id order: the previous answer's node).
+   */
+  locate(id: StreamId, hint = -1): { node: StreamNode; ni: number; index: number } | null {
+    const ni = this.nodeFor(id, hint);
     if (ni < 0) return null;
     const n = this.nodes[ni];
     let found = -1;
@@ -1099,20 +1103,22 @@ export class Stream implements TypedValue {
       found = i;
       if (n.at[i] >= 0) break;
     }
-    return found < 0 ? null : { node: n, index: found };
+    return found < 0 ? null : { node: n, ni, index: found };
   }
 
   // ------------------------------------------------ lookups
 
   /** Index of the node that would hold `id`: the last node whose master is <= id (-1 if none). */
-  private nodeFor(id: StreamId): number {
+  private nodeFor(id: StreamId, hint = -1): number {
     const nodes = this.nodes;
     let hi = nodes.length;
-    // The ends first (masters ascend: appends open nodes above every master, RDB loads check
-    // it). perf: the store's change log asks for the newest entries and for those of trimmed
-    // head nodes; each string compare of the search costs as much as one of these.
+    // The ends and the hinted node first (masters ascend: appends open nodes above every
+    // master, RDB loads check it). perf: the store's change log asks for the newest entries,
+    // in order, and for those of trimmed head nodes; each string compare of the search costs
+    // as much as one of these.
     if (hi === 0 || id < nodes[0].master) return -1;
     if (nodes[hi - 1].master <= id) return hi - 1;
+    if (hint >= 0 && hint < hi - 1 && nodes[hint].master <= id && id < nodes[hint + 1].master) return hint;
     let lo = 0;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
