@@ -64,7 +64,11 @@ export interface StoredValue extends TypedValue {
   sid: number;
 }
 
-/** Where a codec writes item records of one object (the store adds the sid prefix). */
+/**
+ * Where a codec writes item records of one object (the store adds the sid prefix). Both the
+ * sub-key and the value are copied before put/del returns (into the journal frame, or a
+ * whole-value body), so a codec may pass scratch buffers it reuses for the next record.
+ */
 export interface ItemWriter {
   put(sub: Buffer, value: Buffer): void;
   del(sub: Buffer): void;
