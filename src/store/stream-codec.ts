@@ -258,13 +258,13 @@ function writeAll(s: Stream, w: ItemWriter): void {
 function writeChanges(s: Stream, w: ItemWriter): void {
   const log = s.log;
   if (log === null) return;
-  let hint = -1;
+  let at: ReturnType<Stream['locate']> = null;
   for (const id of log.entries) {
-    const at = s.locate(id, hint);
-    if (at === null) {
+    const found = s.locateAfter(id, at);
+    if (found === null) {
       w.del(entryKey(id));
     } else {
-      hint = at.ni;
+      at = found;
       w.put(entryKey(id), entryValue(at.node, at.index));
     }
   }

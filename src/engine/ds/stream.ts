@@ -1106,6 +1106,27 @@ export class Stream implements TypedValue {
     return found < 0 ? null : { node: n, ni, index: found };
   }
 
+  /**
+   * locate(id) where `prev`, an earlier answer the caller owns, is likely the entry just before
+   * `id` (the store walks its log of appended ids in order): when the next entry of prev's node
+   * is `id`, live, and that node is the one locate() would search, `prev` moved to it (no
+   * search, no object); else locate(id) hinted with prev's node. (Live ids are unique, so
+   * locate() would answer that entry.)
+   */
+  locateAfter(id: StreamId, prev: { node: StreamNode; ni: number; index: number } | null): { node: StreamNode; ni: number; index: number } | null {
+    if (prev === null) return this.locate(id);
+    const n = prev.node;
+    const i = prev.index + 1;
+    const ni = prev.ni;
+    const nodes = this.nodes;
+    if (i < n.count && nodes[ni] === n && n.at[i] >= 0 && n.cmpId(i, id) === 0 && n.master <= id &&
+      (ni === nodes.length - 1 || id < nodes[ni + 1].master)) {
+      prev.index = i;
+      return prev;
+    }
+    return this.locate(id, ni);
+  }
+
   // ------------------------------------------------ lookups
 
   /** Index of the node that would hold `id`: the last node whose master is <= id (-1 if none). */
