@@ -12,10 +12,18 @@
  *   REPLAY_ROUNDS=9 node --cpu-prof bench/bullmq-replay.mjs /tmp/mon.txt
  *   REPLAY_INNER=1 node bench/bullmq-replay.mjs /tmp/mon.txt
  *   REPLAY_SINK=resp node bench/bullmq-replay.mjs /tmp/mon.txt A B   (replies through a RespWriter)
+ *   REPLAY_PERSIST=everysec node bench/bullmq-replay.mjs /tmp/mon.txt A B   (with the store, below)
  *
  * REPLAY_INNER=1 replays, instead of each EVALSHA, the commands its script called (MONITOR's
  * "[0 lua]" lines) as top-level commands: what the same work costs with no Lua VM and no bridge
  * (a floor for any Lua implementation; the commands run outside a script context).
+ *
+ * REPLAY_PERSIST=everysec|always: each build with its store open on a fresh data directory
+ * (LMDB, the journal, the applier thread); every REPLAY_BATCH commands (default 3000, about an
+ * everysec batch's 100 ms of BullMQ at the socket) the batch of changed keys is encoded and
+ * appended to the journal as the store's timer would (its `submit()`), inside the timed round
+ * (row "(batch)"); the journal applied to LMDB between rounds, outside the round's CPU (its
+ * CPU, all threads, printed apart).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -67,8 +75,16 @@ for (const line of fs.readFileSync(file, 'latin1').split('\n')) {
 const labels = new Map();
 const label = (sha) => labels.get(sha) ?? (labels.set(sha, (scripts.get(sha) ?? sha).replace(/^--\[\[\s*/, '').split('\n')[0].slice(0, 50)), labels.get(sha));
 
+const PERSIST = process.env.REPLAY_PERSIST;
+const BATCH = Number(process.env.REPLAY_BATCH ?? 3000);
+
 async function side(dist) {
   const s = await inProcess(dist);
+  if (PERSIST) {
+    const { Persistence } = await import(`${s.DIST}/store/persistence.js`);
+    s.persist = Persistence.open(s.engine, { dir: fs.mkdtempSync(`${os.tmpdir()}/replay-store-`), mode: PERSIST });
+    s.persist.finishLoading();
+  }
   // Replies are dropped but errors counted and integers kept: a replay that goes wrong shows.
   s.errors = new Map();
   s.lastInt = null;
@@ -107,20 +123,41 @@ function round(k) {
     const key = keys[i];
     const e = t.get(key) ?? (t.set(key, [0, 0]), t.get(key));
     e[0]++; e[1] += performance.now() - t0;
+    if (s.persist !== undefined && (i + 1) % BATCH === 0) batchNow(s, t);
   }
+  if (s.persist !== undefined) batchNow(s, t);
   const cpu = cpuMicros() - c0;
   for (const [key, [n, ms]] of t) (perScript[k].get(key) ?? (perScript[k].set(key, []), perScript[k].get(key))).push([n, (ms * 1000) / n]);
   return cpu;
 }
+/** The store's batch now (its timer's work: changed keys encoded, one journal frame appended). */
+function batchNow(s, t) {
+  const t0 = performance.now();
+  s.persist.submit();
+  const e = t.get('(batch)') ?? (t.set('(batch)', [0, 0]), t.get('(batch)'));
+  e[0]++; e[1] += performance.now() - t0;
+}
+/** Between rounds, outside the round's CPU: the journal applied to LMDB, each build in turn (its CPU kept). */
+const applyCpu = sides.map(() => []);
+async function settle() {
+  for (let k = 0; k < sides.length; k++) {
+    if (sides[k].s.persist === undefined) continue;
+    const c0 = cpuMicros();
+    await sides[k].s.persist.idle();
+    applyCpu[k].push(cpuMicros() - c0);
+  }
+}
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 console.log(`# ${cmds.length} commands, ${scripts.size} scripts; ${ROUNDS} rounds; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 for (let k = 0; k < sides.length; k++) round(k); // warm
+await settle();
 const cpus = sides.map(() => []);
 const ratios = [];
 for (let r = 0; r < ROUNDS; r++) {
   const order = sides.length === 2 && r % 2 ? [1, 0] : sides.map((_, k) => k);
   const got = [];
   for (const k of order) got[k] = round(k);
+  await settle();
   got.forEach((c, k) => cpus[k].push(c));
   if (sides.length === 2) ratios.push(got[1] / got[0]);
 }
@@ -128,7 +165,8 @@ for (let k = 0; k < sides.length; k++) {
   const { s, run } = sides[k];
   run(['ZCARD', 'bull:q:completed']);
   console.log(`## errors over all rounds: ${JSON.stringify([...s.errors])}; ZCARD bull:q:completed ${s.lastInt}`);
-  console.log(`## ${dists[k] ?? 'dist'}: CPU per round ${med(cpus[k])} µs (${(med(cpus[k]) / cmds.length).toFixed(1)} µs per command)`);
+  console.log(`## ${dists[k] ?? 'dist'}: CPU per round ${med(cpus[k])} µs (${(med(cpus[k]) / cmds.length).toFixed(1)} µs per command)` +
+    (applyCpu[k].length ? `; applying its journal to LMDB after it (all threads, ${applyCpu[k].length} rounds) ${med(applyCpu[k])} µs` : ''));
   for (const [key, xs] of perScript[k]) console.log(`  ${key.padEnd(52)} ${String(xs[0][0]).padStart(6)} calls ${med(xs.map((x) => x[1])).toFixed(1).padStart(8)} µs wall each`);
 }
 // Allocation sampling over rounds of the first build, collected objects included (what feeds

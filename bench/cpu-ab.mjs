@@ -47,6 +47,8 @@ const CUSTOM = {
   ssinter: ['-r', '100000', 'SINTER', 'set:__rand_int__', 'set:__rand_int__'],
   ssrem: ['-r', '100000', 'SREM', 'set:__rand_int__', 'm:__rand_int__'],
   ssismember1: ['SISMEMBER', 'myset', 'element:__rand_int__'],
+  // BullMQ's events stream (issue 21): XADD with MAXLEN ~ 10000 and `*` ids.
+  xadd: ['XADD', 'bull:q:events', 'MAXLEN', '~', '10000', '*', 'event', 'added', 'jobId', '__rand_int__', 'name', 'job'],
 };
 const testArgs = (t) => CUSTOM[t] ?? ['-t', t];
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

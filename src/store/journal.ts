@@ -69,6 +69,14 @@ export class FrameBuilder {
     this.buf.set(value, p + key.length);
   }
 
+  /** put() of the key src[0, kl) (perf: the store's scratch key, without a view of it per record). */
+  putFirst(op: number, src: Uint8Array, kl: number, value: Uint8Array): void {
+    const p = this.reserve(op, kl, value.length);
+    const b = this.buf;
+    for (let i = 0; i < kl; i++) b[p + i] = src[i];
+    b.set(value, p + kl);
+  }
+
   /**
    * Room for a put of a `kl`-byte key and a `vl`-byte value, its op and lengths written:
    * returns where the key goes in `buffer` (the value follows it), for the caller to fill.
@@ -92,14 +100,18 @@ export class FrameBuilder {
   }
 
   del(op: number, key: Uint8Array): void {
-    const kl = key.length;
+    this.delFirst(op, key, key.length);
+  }
+
+  /** del() of the key src[0, kl) (see putFirst). */
+  delFirst(op: number, src: Uint8Array, kl: number): void {
     this.room(3 + kl);
     const b = this.buf;
     const p = this.pos;
     b[p] = op;
     b[p + 1] = kl & 0xff;
     b[p + 2] = kl >>> 8;
-    b.set(key, p + 3);
+    for (let i = 0; i < kl; i++) b[p + 3 + i] = src[i];
     this.pos = p + 3 + kl;
     this.ops++;
   }

@@ -125,11 +125,26 @@ export class LmdbStore {
   // The writes below MUST be called inside `write(fn)`: they join its atomic block.
 
   put(db: Database<Buffer, Buffer>, klen: number, value: Buffer): void {
-    this.putKey(db, this.kbuf.subarray(0, klen), value);
+    const r = this.rec;
+    if (r === null) {
+      this.putKey(db, this.kbuf.subarray(0, klen), value);
+      return;
+    }
+    // perf: into the frame from the scratch (a view of it per record: ~100 B of young garbage).
+    this.stats.puts++;
+    this.stats.bytes += klen + value.length;
+    r.putFirst(db === this.meta ? OP_META_PUT : db === this.items ? OP_ITEM_PUT : OP_GC_PUT, this.kbuf, klen, value);
   }
 
   del(db: Database<Buffer, Buffer>, klen: number): void {
-    this.delKey(db, this.kbuf.subarray(0, klen));
+    const r = this.rec;
+    if (r === null) {
+      this.delKey(db, this.kbuf.subarray(0, klen));
+      return;
+    }
+    this.stats.dels++;
+    this.stats.bytes += klen;
+    r.delFirst(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, this.kbuf, klen);
   }
 
   putKey(db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): void {

@@ -1285,7 +1285,11 @@ class SidWriter implements ItemWriter {
   put(sub: Buffer, value: Buffer): void {
     const st = this.st;
     const kl = itemKey(st.keyBuf, this.sid, sub);
-    st.put(st.items, kl, sub.length < LONG ? value : encodeLongItem(st.slab, sub, value));
+    // Codecs pass scratch values (ItemWriter): a frame copies them; lmdb-js would keep the
+    // Buffer until its commit, so a direct write gets its own copy (batches always have a frame).
+    if (sub.length >= LONG) value = encodeLongItem(st.slab, sub, value);
+    else if (st.rec === null) value = Buffer.from(value);
+    st.put(st.items, kl, value);
   }
 
   del(sub: Buffer): void {

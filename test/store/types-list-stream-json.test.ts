@@ -377,6 +377,28 @@ for (const mode of ['always', 'everysec'] as const) {
       await n.p!.close();
     });
 
+    it('an entry re-added live after XSETID, behind its own tombstone, is the one written', async () => {
+      // The store walks its log of ids in order and takes the next entry of the node when it
+      // is the next id: here that entry is the tombstone, and the live entry after it (same id)
+      // is the one to write (as Stream.locate answers).
+      const dir = freshDir();
+      let n = open(dir, mode);
+      for (let i = 1; i <= 40; i++) n.run('XADD', 's', `1-${i}`, 'f', `v${i}`);
+      await n.p!.idle(); // records on disk: the next batch writes from the change log
+      n.run('XADD', 's', '2-1', 'f', 'x');
+      n.run('XADD', 's', '2-2', 'f', 'dead');
+      n.run('XDEL', 's', '2-2');
+      assert.equal(n.run('XSETID', 's', '2-1'), '+OK\r\n');
+      n.run('XADD', 's', '2-2', 'f', 'live');
+      n.run('XADD', 's', '2-3', 'f', 'y');
+      const before = n.run('XRANGE', 's', '-', '+');
+      assert.match(before, /live/);
+      n = await restart(n, dir, mode);
+      assert.equal(n.run('XRANGE', 's', '-', '+'), before);
+      assert.equal(n.run('XLEN', 's'), ':43\r\n');
+      await n.p!.close();
+    });
+
     it('node boundaries and radix-tree counts are those of a server that never restarted', async () => {
       const dir = freshDir();
       let n = open(dir, mode);

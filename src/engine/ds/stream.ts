@@ -243,6 +243,9 @@ export interface StreamLimits {
 /** Read cursor of rdv() (module state: no reader here calls out while it is in use). */
 let rp = 0;
 
+/** The elements of the record StreamNode.rawRecord() read last: data[from, to). */
+export const recordSpan = { from: 0, to: 0 };
+
 /** The varint at rp (LEB128, lengths < 2^31); advances rp. */
 function rdv(d: Buffer): number {
   let b = d[rp++];
@@ -552,6 +555,27 @@ export class StreamNode {
       rp += n;
     }
     return fv;
+  }
+
+  /**
+   * Entry i's record as it is, for the store (which writes its elements unchanged): returns the
+   * record's header (2 * fields, + 1 when they are the master's and only values are kept) and
+   * sets `recordSpan` to its elements' bytes in `data`; -1 for a pushSized tombstone. perf: no
+   * Array and view per element, as contents() makes.
+   */
+  rawRecord(i: number): number {
+    if (this.tombSizes !== null && this.tombSizes.has(i)) return -1;
+    const d = this.data;
+    rp = this.recordStart(i);
+    const h = rdv(d);
+    const from = rp;
+    for (let k = (h & 1) === 1 ? h >>> 1 : h; k > 0; k--) {
+      const n = rdv(d);
+      rp += n;
+    }
+    recordSpan.from = from;
+    recordSpan.to = rp;
+    return h;
   }
 
   /** Fields and values of live entry i; null for a tombstone. */
@@ -1061,9 +1085,13 @@ export class Stream implements TypedValue {
     if (l !== null) for (let i = 0; i < n.count; i++) l.entries.add(n.id(i));
   }
 
-  /** The node and index of entry `id`, live or tombstone (a live one first); null if absent. */
-  locate(id: StreamId): { node: StreamNode; index: number } | null {
-    const ni = this.nodeFor(id);
+  /**
+   * The node (and its index `ni`) and index of entry `id`, live or tombstone (a live one
+   * first); null if absent. `hint`: a node index to try first (the store walks its change log
+   * in id order: the previous answer's node).
+   */
+  locate(id: StreamId, hint = -1): { node: StreamNode; ni: number; index: number } | null {
+    const ni = this.nodeFor(id, hint);
     if (ni < 0) return null;
     const n = this.nodes[ni];
     let found = -1;
@@ -1075,16 +1103,44 @@ export class Stream implements TypedValue {
       found = i;
       if (n.at[i] >= 0) break;
     }
-    return found < 0 ? null : { node: n, index: found };
+    return found < 0 ? null : { node: n, ni, index: found };
+  }
+
+  /**
+   * locate(id) where `prev`, an earlier answer the caller owns, is likely the entry just before
+   * `id` (the store walks its log of appended ids in order): when the next entry of prev's node
+   * is `id`, live, and that node is the one locate() would search, `prev` moved to it (no
+   * search, no object); else locate(id) hinted with prev's node. (Live ids are unique, so
+   * locate() would answer that entry.)
+   */
+  locateAfter(id: StreamId, prev: { node: StreamNode; ni: number; index: number } | null): { node: StreamNode; ni: number; index: number } | null {
+    if (prev === null) return this.locate(id);
+    const n = prev.node;
+    const i = prev.index + 1;
+    const ni = prev.ni;
+    const nodes = this.nodes;
+    if (i < n.count && nodes[ni] === n && n.at[i] >= 0 && n.cmpId(i, id) === 0 && n.master <= id &&
+      (ni === nodes.length - 1 || id < nodes[ni + 1].master)) {
+      prev.index = i;
+      return prev;
+    }
+    return this.locate(id, ni);
   }
 
   // ------------------------------------------------ lookups
 
   /** Index of the node that would hold `id`: the last node whose master is <= id (-1 if none). */
-  private nodeFor(id: StreamId): number {
+  private nodeFor(id: StreamId, hint = -1): number {
     const nodes = this.nodes;
-    let lo = 0;
     let hi = nodes.length;
+    // The ends and the hinted node first (masters ascend: appends open nodes above every
+    // master, RDB loads check it). perf: the store's change log asks for the newest entries,
+    // in order, and for those of trimmed head nodes; each string compare of the search costs
+    // as much as one of these.
+    if (hi === 0 || id < nodes[0].master) return -1;
+    if (nodes[hi - 1].master <= id) return hi - 1;
+    if (hint >= 0 && hint < hi - 1 && nodes[hint].master <= id && id < nodes[hint + 1].master) return hint;
+    let lo = 0;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (nodes[mid].master <= id) lo = mid + 1;

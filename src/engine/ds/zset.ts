@@ -354,10 +354,11 @@ export class ZSet implements StoredValue {
     if (all) {
       for (let c = this.tree.first(); c !== null; c = c.next()) w.put(sub(c.member), scoreValue(c.score));
     } else if (this.changed !== null) {
-      for (const [m, s] of this.changed) {
+      // (forEach: no [member, score] Array per entry, as for-of makes.)
+      this.changed.forEach((s, m) => {
         if (s !== s) w.del(sub(m));
         else w.put(sub(m), scoreValue(s));
-      }
+      });
     }
     this.changed = null;
   }
@@ -591,11 +592,12 @@ function packedCount(s: string): number {
 let loadScores = new Float64Array(256);
 const loadMembers: string[] = [];
 
+/** A record's value: `score` in a shared scratch (writers copy values at once: ItemWriter). */
 function scoreValue(score: number): Buffer {
-  const b = Buffer.allocUnsafe(8);
-  b.writeDoubleBE(score, 0);
-  return b;
+  scoreScratch.writeDoubleBE(score, 0);
+  return scoreScratch;
 }
+const scoreScratch = Buffer.allocUnsafe(8);
 
 /** Sub-key bytes of a member, in the shared scratch (the store copies it at once). */
 function sub(m: string): Buffer {
