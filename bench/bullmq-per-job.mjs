@@ -12,8 +12,15 @@
  *   BENCH_DIST=/tmp/base-dist node bench/bullmq-per-job.mjs     # another build of ours
  *   BULLMQ_B_DIST=base-dist node bench/bullmq-per-job.mjs       # + a second server "oursB" of that build
  *   BULLMQ_B_FLAGS='--max-semi-space-size=8' node bench/bullmq-per-job.mjs   # + "oursB" with other Node flags
+ *   BULLMQ_SYSCALLS=1 node bench/bullmq-per-job.mjs  # + socket syscalls per job while the Worker runs
+ *
+ * Per round also: the kernel's share of the CPU (stime, all threads) and the main thread's CPU
+ * outside the top-level commands (main-thread CPU minus commandstats' usec of the commands a
+ * client sent, TOP: the socket, parser, replies, event loop, timers and GC between commands).
+ * BULLMQ_SYSCALLS counts syscalls with `perf stat` tracepoints, which do not stop the process:
+ * strace's ptrace stops slow a server so much that every job became its own read and write.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +44,7 @@ const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }
  * and compiler threads, libuv, LMDB).
  */
 function threads(pid) {
-  const r = { vol: 0, invol: 0, main: 0, rest: 0 };
+  const r = { vol: 0, invol: 0, main: 0, rest: 0, kernel: 0 };
   for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
     let status;
     let stat;
@@ -51,6 +58,7 @@ function threads(pid) {
     r.invol += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const cpu = (Number(f[11]) + Number(f[12])) / CLK_TCK;
+    r.kernel += Number(f[12]) / CLK_TCK;
     if (t === String(pid)) r.main += cpu;
     else r.rest += cpu;
   }
@@ -66,10 +74,36 @@ function commandstats(port) {
   return out;
 }
 
-async function run(port, qname, n) {
+/** Commands BullMQ's clients send (the rest of commandstats are calls made by its scripts). */
+const TOP = /^(evalsha|eval|evalsha_ro|eval_ro|client\|.*|hello|info|ping|select|quit|script\|.*|config\|.*)$/;
+const SYSCALLS = ['read', 'write', 'writev', 'epoll_wait', 'epoll_pwait', 'futex'];
+
+/** `perf stat` of syscall tracepoints on `pid` (BULLMQ_SYSCALLS=1): stop() resolves to {name: calls}. */
+async function syscallsStart(pid) {
+  const out = path.join(os.tmpdir(), `bqj-sys-${pid}-${Date.now()}`);
+  const ev = SYSCALLS.map((n) => `syscalls:sys_enter_${n}`).join(',');
+  const p = spawn('perf', ['stat', '-x', ',', '-e', ev, '-p', String(pid), '-o', out], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300)); // attached
+  return () => new Promise((resolve) => {
+    p.once('exit', () => {
+      const calls = {};
+      for (const line of fs.readFileSync(out, 'utf8').split('\n')) {
+        const f = line.split(',');
+        const m = /sys_enter_(\w+)/.exec(f[2] ?? '');
+        if (m) calls[m[1]] = Number(f[0]) || 0;
+      }
+      fs.rmSync(out, { force: true });
+      resolve(calls);
+    });
+    p.kill('SIGINT');
+  });
+}
+
+async function run(port, qname, n, pid) {
   const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
   const q = new Queue(qname, { connection });
   await q.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'job', data: { i, user: `user:${i % 97}`, payload: 'x'.repeat(64) } })));
+  const sysStop = process.env.BULLMQ_SYSCALLS === '1' && pid !== undefined ? await syscallsStart(pid) : null;
   let done = 0;
   const w = new Worker(qname, async (job) => job.data.i, { connection, concurrency: CONC, autorun: false });
   w.on('completed', () => { done++; });
@@ -80,9 +114,10 @@ async function run(port, qname, n) {
     await new Promise((r) => setTimeout(r, 2));
   }
   const ms = performance.now() - t0;
+  const sys = sysStop === null ? null : await sysStop();
   await w.close();
   await q.close();
-  return ms;
+  return { ms, sys };
 }
 
 const B = process.env.BULLMQ_B_DIST !== undefined || process.env.BULLMQ_B_FLAGS !== undefined;
@@ -112,14 +147,19 @@ try {
       cli(s.port, 'CONFIG', 'RESETSTAT');
       const c0 = cpuSeconds(s.proc.pid);
       const x0 = threads(s.proc.pid);
-      const ms = await run(s.port, `r${r}`, N);
+      const { ms, sys } = await run(s.port, `r${r}`, N, s.proc.pid);
       const cpu = ((cpuSeconds(s.proc.pid) - c0) * 1e6) / N;
       const x1 = threads(s.proc.pid);
       const mainCpu = ((x1.main - x0.main) * 1e6) / N;
       const restCpu = ((x1.rest - x0.rest) * 1e6) / N;
       const cmds = commandstats(s.port);
-      rows[s.name].push({ rate: (N * 1000) / ms, cpu, vol: (x1.vol - x0.vol) / N, invol: (x1.invol - x0.invol) / N, cmds, mainCpu, restCpu });
-      console.log(`round ${r + 1} ${s.name.padEnd(5)} ${((N * 1000) / ms).toFixed(0).padStart(6)} jobs/s ${cpu.toFixed(1).padStart(6)} µs CPU/job (main thread ${mainCpu.toFixed(0)}, other threads ${restCpu.toFixed(0)})  ctxsw/job ${((x1.vol - x0.vol) / N).toFixed(2)} vol ${((x1.invol - x0.invol) / N).toFixed(2)} invol`);
+      const kernel = ((x1.kernel - x0.kernel) * 1e6) / N;
+      let top = 0;
+      for (const [k, v] of Object.entries(cmds)) if (TOP.test(k)) top += v.usec;
+      const outside = mainCpu - top / N;
+      rows[s.name].push({ rate: (N * 1000) / ms, cpu, vol: (x1.vol - x0.vol) / N, invol: (x1.invol - x0.invol) / N, cmds, mainCpu, restCpu, kernel, outside });
+      console.log(`round ${r + 1} ${s.name.padEnd(5)} ${((N * 1000) / ms).toFixed(0).padStart(6)} jobs/s ${cpu.toFixed(1).padStart(6)} µs CPU/job (main thread ${mainCpu.toFixed(0)}, other threads ${restCpu.toFixed(0)}, kernel ${kernel.toFixed(0)}; main outside commands ${outside.toFixed(0)})  ctxsw/job ${((x1.vol - x0.vol) / N).toFixed(2)} vol ${((x1.invol - x0.invol) / N).toFixed(2)} invol`);
+      if (sys !== null) console.log(`  syscalls/job: ${SYSCALLS.filter((k) => sys[k]).map((k) => `${k} ${(sys[k] / N).toFixed(3)}`).join(', ')}`);
     }
   }
 } finally {
@@ -128,11 +168,11 @@ try {
 }
 const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 console.log(`\nN=${N} conc=${CONC} mode=${MODE} rounds=${ROUNDS}${B ? ` oursB: ${process.env.BULLMQ_B_DIST ?? 'dist'} ${process.env.BULLMQ_B_FLAGS ?? ''}` : ''} load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log('| server | jobs/s | µs CPU/job | main thread | other threads | vol ctxsw/job | invol ctxsw/job |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('| server | jobs/s | µs CPU/job | main thread | other threads | kernel | main outside commands | vol ctxsw/job | invol ctxsw/job |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const k of Object.keys(rows)) {
   const r = rows[k];
-  console.log(`| ${k} | ${med(r.map((x) => x.rate)).toFixed(0)} | ${med(r.map((x) => x.cpu)).toFixed(1)} | ${med(r.map((x) => x.mainCpu)).toFixed(0)} | ${med(r.map((x) => x.restCpu)).toFixed(0)} | ${med(r.map((x) => x.vol)).toFixed(2)} | ${med(r.map((x) => x.invol)).toFixed(2)} |`);
+  console.log(`| ${k} | ${med(r.map((x) => x.rate)).toFixed(0)} | ${med(r.map((x) => x.cpu)).toFixed(1)} | ${med(r.map((x) => x.mainCpu)).toFixed(0)} | ${med(r.map((x) => x.restCpu)).toFixed(0)} | ${med(r.map((x) => x.kernel)).toFixed(0)} | ${med(r.map((x) => x.outside)).toFixed(0)} | ${med(r.map((x) => x.vol)).toFixed(2)} | ${med(r.map((x) => x.invol)).toFixed(2)} |`);
 }
 // Commands per job, last round of each (the untimed addBulk is counted too; nested calls of
 // scripts included), and their wall µs per job (commandstats' usec: the whole EVALSHA for a
