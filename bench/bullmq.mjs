@@ -195,13 +195,16 @@ function procCounters(pid) {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
   const num = (k) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)[1]);
-  return { user: Number(f[11]), sys: Number(f[12]), syscr: num('syscr'), syscw: num('syscw') };
+  const m = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const g = m.slice(m.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(f[11]), sys: Number(f[12]), main: Number(g[11]) + Number(g[12]), syscr: num('syscr'), syscw: num('syscw') };
 }
 
 /** BULLMQ_STATS: INFO commandstats as lines "cmd calls/job usec/call usec/job", largest usec/job first. */
 function printStats(port, who, p, jobs, c0, c1) {
   const tick = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-  console.log(`    stats ${who} ${p}: user ${(((c1.user - c0.user) * tick) / jobs).toFixed(1)} sys ${(((c1.sys - c0.sys) * tick) / jobs).toFixed(1)} µs/job; read syscalls ${((c1.syscr - c0.syscr) / jobs).toFixed(2)} write syscalls ${((c1.syscw - c0.syscw) / jobs).toFixed(2)} per job`);
+  const other = c1.user + c1.sys - c0.user - c0.sys - (c1.main - c0.main);
+  console.log(`    stats ${who} ${p}: user ${(((c1.user - c0.user) * tick) / jobs).toFixed(1)} sys ${(((c1.sys - c0.sys) * tick) / jobs).toFixed(1)} µs/job (main thread ${(((c1.main - c0.main) * tick) / jobs).toFixed(1)}, other threads ${((other * tick) / jobs).toFixed(1)}); read syscalls ${((c1.syscr - c0.syscr) / jobs).toFixed(2)} write syscalls ${((c1.syscw - c0.syscw) / jobs).toFixed(2)} per job`);
   const rows = [];
   let total = 0;
   for (const line of cli(port, 'INFO', 'commandstats').split(/\r?\n/)) {
