@@ -19,7 +19,9 @@
  * appendfsync everysec`, and ours with `--appendfsync no` against redis-server without
  * persistence (BULLMQ_MODES=everysec,no). Per mode both servers run side by side; rounds
  * alternate which one goes first. Per phase: jobs/s (median of the rounds), the ratio
- * ours/Redis, and each server's CPU time (utime+stime of its process, all threads) per job.
+ * ours/Redis, and each server's CPU time (utime+stime of its process, all threads) per job,
+ * read from the timed part's start (the process and delayed phases' addBulk is not in it).
+ * Before session 17 it was read before the setup: those rows' CPU included an addBulk of N jobs.
  * Every phase checks its outcome (N jobs completed, each with the processor's return value):
  * a wrong result stops the benchmark.
  *
@@ -29,6 +31,7 @@
  *   BULLMQ_WARMUP=2000 node bench/bullmq.mjs                            # steady state: phases run once untimed first
  *   BULLMQ_DIST=.base-dist node bench/bullmq.mjs                       # another build of ours (before/after)
  *   BULLMQ_OURS_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' BULLMQ_MODES=no node bench/bullmq.mjs   # profile ours
+ *   BULLMQ_STATS=1 BULLMQ_PHASES=addBulk node bench/bullmq.mjs      # + INFO commandstats per phase and server
  *
  * Bounded: a phase that does not finish in BULLMQ_PHASE_S seconds (default 120) is reported
  * as a timeout and the run goes on with the next server.
@@ -52,6 +55,9 @@ const PHASE_S = Number(process.env.BULLMQ_PHASE_S ?? 120);
 const ALL = ['add', 'addBulk', 'process1', 'process10', 'process50', 'delayed', 'flow'];
 const PHASES = (process.env.BULLMQ_PHASES ?? ALL.join(',')).split(',').filter(Boolean);
 const DELAY_MS = 1500;
+// BULLMQ_STATS=1: CONFIG RESETSTAT before each timed phase and INFO commandstats after it, printed
+// per server as calls and µs per call per job (where a row's CPU goes, command by command).
+const STATS = process.env.BULLMQ_STATS === '1';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,12 +98,17 @@ function worker(name, connection, concurrency) {
   return { w, state };
 }
 
-/** One phase on one server: { ms, jobs }. Setup outside the timed part. */
-async function phase(p, connection, qname, N) {
+/**
+ * One phase on one server: { ms, jobs }. Setup outside the timed part: `atStart()` is called
+ * right before the clock starts, so that the CPU and commandstats read there leave the setup
+ * out (the process and delayed phases' addBulk of N jobs).
+ */
+async function phase(p, connection, qname, N, atStart = () => {}) {
   const q = new Queue(qname, { connection });
   await q.waitUntilReady();
   try {
     if (p === 'add') {
+      atStart();
       const t0 = performance.now();
       for (let i = 0; i < N; i++) await q.add('job', jobData(i));
       const ms = performance.now() - t0;
@@ -107,6 +118,7 @@ async function phase(p, connection, qname, N) {
     }
     if (p === 'addBulk') {
       const jobs = Array.from({ length: N }, (_, i) => ({ name: 'job', data: jobData(i) }));
+      atStart();
       const t0 = performance.now();
       await withTimeout(q.addBulk(jobs), 'addBulk');
       const ms = performance.now() - t0;
@@ -125,6 +137,7 @@ async function phase(p, connection, qname, N) {
         await sleep(Math.max(0, due - Date.now()) + 50);
       }
       const { w, state } = worker(qname, connection, conc);
+      atStart();
       const t0 = performance.now();
       w.run();
       try {
@@ -142,6 +155,7 @@ async function phase(p, connection, qname, N) {
       const fp = new FlowProducer({ connection });
       const flows = Math.max(1, Math.floor(N / 10));
       const { w, state } = worker(qname, connection, 10);
+      atStart();
       const t0 = performance.now();
       try {
         for (let f = 0; f < flows; f++) {
@@ -171,6 +185,41 @@ async function phase(p, connection, qname, N) {
 /** FLUSHALL through a plain connection (BullMQ's Queue has no such call). */
 function flushall(port) {
   execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'FLUSHALL'], { encoding: 'utf8' });
+}
+
+const cli = (port, ...args) => execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
+
+/** BULLMQ_STATS: user and system CPU seconds, read and write syscalls of a process so far. */
+function procCounters(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+  const num = (k) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)[1]);
+  const m = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const g = m.slice(m.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(f[11]), sys: Number(f[12]), main: Number(g[11]) + Number(g[12]), syscr: num('syscr'), syscw: num('syscw') };
+}
+
+/** BULLMQ_STATS: INFO commandstats as lines "cmd calls/job usec/call usec/job", largest usec/job first. */
+function printStats(port, who, p, jobs, c0, c1) {
+  const tick = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const other = c1.user + c1.sys - c0.user - c0.sys - (c1.main - c0.main);
+  console.log(`    stats ${who} ${p}: user ${(((c1.user - c0.user) * tick) / jobs).toFixed(1)} sys ${(((c1.sys - c0.sys) * tick) / jobs).toFixed(1)} µs/job (main thread ${(((c1.main - c0.main) * tick) / jobs).toFixed(1)}, other threads ${((other * tick) / jobs).toFixed(1)}); read syscalls ${((c1.syscr - c0.syscr) / jobs).toFixed(2)} write syscalls ${((c1.syscw - c0.syscw) / jobs).toFixed(2)} per job`);
+  const rows = [];
+  let total = 0;
+  for (const line of cli(port, 'INFO', 'commandstats').split(/\r?\n/)) {
+    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+),usec_per_call=([\d.]+)/.exec(line);
+    if (m === null) continue;
+    const [calls, usec] = [Number(m[2]), Number(m[3])];
+    total += usec;
+    rows.push({ cmd: m[1], calls, usec });
+  }
+  rows.sort((a, b) => b.usec - a.usec);
+  console.log(`    stats ${who} ${p}: commands ${(total / jobs).toFixed(1)} µs/job`);
+  for (const r of rows) {
+    if (r.usec / jobs < 0.05 && r.calls < jobs) continue;
+    console.log(`      ${r.cmd.padEnd(22)} ${(r.calls / jobs).toFixed(2).padStart(7)} calls/job ${(r.usec / r.calls).toFixed(2).padStart(8)} µs/call ${(r.usec / jobs).toFixed(2).padStart(8)} µs/job`);
+  }
 }
 
 const median = (xs) => {
@@ -205,11 +254,17 @@ async function runMode(mode) {
         for (const s of order) {
           flushall(s.port);
           const connection = { host: '127.0.0.1', port: s.port, maxRetriesPerRequest: null };
-          const cpu0 = cpuSeconds(s.proc.pid);
+          let c0 = null;
+          let cpu0 = 0;
           let row;
           try {
-            const { ms, jobs } = await phase(p, connection, `bench-${p}-${r}`, N);
+            const { ms, jobs } = await phase(p, connection, `bench-${p}-${r}`, N, () => {
+              if (STATS) cli(s.port, 'CONFIG', 'RESETSTAT');
+              c0 = STATS ? procCounters(s.proc.pid) : null;
+              cpu0 = cpuSeconds(s.proc.pid);
+            });
             row = { rate: (jobs * 1000) / ms, cpu: ((cpuSeconds(s.proc.pid) - cpu0) * 1e6) / jobs };
+            if (STATS) printStats(s.port, s.name, p, jobs, c0, procCounters(s.proc.pid));
           } catch (err) {
             if (!/timeout/.test(err.message)) throw err;
             console.log(`  ${s.name} ${p}: ${err.message}`);

@@ -53,6 +53,14 @@ const TESTS = {
   ...Object.fromEntries(Object.entries(bodies).map(([k, b]) => [k, [['EVALSHA', sha(b), ...(extraArgs[k] ?? ['0'])]]])),
   // Two scripts in turn (as BullMQ's add and moveToFinished): per op, one EVALSHA of each.
   alt2: [['EVALSHA', sha(bodies.return1), '0'], ['EVALSHA', sha(bodies.args23), ...extraArgs.args23]],
+  // A FlowProducer-sized transaction (bench:bullmq's flow row): MULTI, ten BullMQ adds, EXEC;
+  // and the same ten adds without MULTI. MULTI's cost per queued script: (multiAdd10 - add10) / 10.
+  multiAdd10: [['MULTI'], ...Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.bullmqAdd), ...bullmqAddArgs]), ['EXEC']],
+  add10: Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.bullmqAdd), ...bullmqAddArgs]),
+  multiCalls2x10: [['MULTI'], ...Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.calls2), '0']), ['EXEC']],
+  calls2x10: Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.calls2), '0']),
+  multiArgs23x10: [['MULTI'], ...Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.args23), ...extraArgs.args23]), ['EXEC']],
+  args23x10: Array.from({ length: 10 }, () => ['EVALSHA', sha(bodies.args23), ...extraArgs.args23]),
   // The commands of one cycle of the scripts, called directly (per command: divide by 4).
   direct4: [['SET', 'bench:lua:0', '0123456789abcdef'], ['GET', 'bench:lua:1'], ['INCR', 'bench:lua:n'], ['HSET', 'bench:lua:h', 'f3', 'value']],
 };

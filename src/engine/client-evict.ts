@@ -32,7 +32,7 @@ export function clientMemory(c: Client): number {
   let m = CLIENT_BASE + t.inputBytes() + t.outputBytes();
   const b = t.bufferStats?.();
   if (b !== undefined) m += b.qbufFree + b.obl;
-  if (c.multi !== null) for (const q of c.multi) m += q.argv.buf.length;
+  if (c.multi !== null) for (const q of c.multi) m += q.argv.size();
   return m;
 }
 

@@ -514,6 +514,8 @@ describe('CLIENT', () => {
     assert.equal(ma[5], 'x');
     assert.equal(ma[6], '3');
     assert.equal(ma[7], '2');
+    // multi-mem: the queued arguments' bytes (SET x 1, GET x), not their RESP framing.
+    assert.match(ma[0], / multi-mem=9 /);
     assert.equal(ma[8], 'get');
     const mb = all.find((m) => Number(m[1]) === idB)!;
     assert.equal(mb[8], 'client|list');

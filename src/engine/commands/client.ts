@@ -60,7 +60,7 @@ function flagLetters(c: Client): string {
 function multiBytes(c: Client): number {
   if (c.multi === null) return 0;
   let n = 0;
-  for (const q of c.multi) n += q.argv.buf.length;
+  for (const q of c.multi) n += q.argv.size();
   return n;
 }
 
