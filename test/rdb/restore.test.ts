@@ -253,7 +253,10 @@ describe('RESTORE: every old encoding, byte-built, on both servers', () => {
       ['z129', payload(9, str(zipmap(many)), 6)],
     ];
     const steps: Step[] = [];
-    for (const [k, p] of cases) steps.push(['RESTORE', k, '0', p], ['OBJECT', 'ENCODING', k], ['DUMP', k], ['HLEN', k]);
+    for (const [k, p] of cases) steps.push(['RESTORE', k, '0', p], ['OBJECT', 'ENCODING', k], ['HLEN', k], { cmd: ['HGETALL', k], compare: 'sorted' });
+    // DUMP bytes only where both keep the listpack: a hashtable's order follows Redis's
+    // per-process hash seed.
+    for (const k of ['z64', 'z128', 'z129']) steps.push(['DUMP', k]);
     await diff(steps);
   });
 
