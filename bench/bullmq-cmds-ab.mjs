@@ -46,6 +46,17 @@ const TESTS = {
   incr: () => ['INCR', 'bull:q:id'],
   setPx: (i) => ['SET', `bull:q:${i}:lock`, 'token-abcdef', 'PX', '30000'],
   del: (i) => ['DEL', `bull:q:${i}:lock`],
+  // A flow's parent: each child adds its key to the parent's dependencies set (9 children a
+  // parent), and removes it when it completes (moveToFinished). hsetDeps: HSET of the same shape.
+  saddDeps: (i) => ['SADD', `bull:q:p${Math.floor(i / 9)}:dependencies`, `bull:q:${i}`],
+  sremDeps: (i) => ['SREM', `bull:q:p${Math.floor(i / 9)}:dependencies`, `bull:q:${i}`],
+  hsetDeps: (i) => ['HSET', `bull:q:p${Math.floor(i / 9)}:processed`, `bull:q:${i}`, '1'],
+  // Integer members (an intset), 9 a key.
+  saddInts: (i) => ['SADD', `bull:q:p${Math.floor(i / 9)}:ints`, String(i)],
+  sremInts: (i) => ['SREM', `bull:q:p${Math.floor(i / 9)}:ints`, String(i)],
+  // One growing set of N members (a hashtable past 8), then emptied.
+  saddBig: (i) => ['SADD', 'bull:q:bigset', `member:${i}`],
+  sremBig: (i) => ['SREM', 'bull:q:bigset', `member:${i}`],
 };
 const names = (process.env.AB_TESTS ?? Object.keys(TESTS).join(',')).split(',');
 const sides = [];

@@ -11,6 +11,7 @@
  *   hashes5  the same items as 200,000 hashes of 5 fields (listpack; not in the default set)
  *   set      1,000,000 members in one set   (SADD)
  *   sets5    the same items as 200,000 sets of 5 members (hashtable; not in the default set)
+ *   sets12   the same items as 83,333 sets of 12 members (hashtable; not in the default set)
  *   zset     1,000,000 members in one zset  (ZADD, integer scores)
  *   list     1,000,000 elements in one list (RPUSH)
  *
@@ -105,6 +106,18 @@ const DATASETS = {
       for (let i = 0; i < N / 5; i++) {
         const a = ['SADD', `s:${pad(i, 7)}`];
         for (let j = 0; j < 5; j++) a.push(`mem:${pad(i * 5 + j, 6)}`);
+        yield a;
+      }
+    },
+  },
+  // Not in the default set (BENCH_SETS=sets12): N members as N/12 sets of 12 (a BullMQ flow
+  // parent's dependencies set: our small packed form up to 16 members, a table past it).
+  sets12: {
+    get label() { return `${Math.floor(N / 12)} sets of 12 members (10 B members)`; },
+    *commands() {
+      for (let i = 0; i < Math.floor(N / 12); i++) {
+        const a = ['SADD', `s:${pad(i, 7)}`];
+        for (let j = 0; j < 12; j++) a.push(`mem:${pad(i * 12 + j, 7)}`);
         yield a;
       }
     },

@@ -126,6 +126,30 @@ describe('memory accounting and maxmemory', () => {
     await redis.r.flushall();
   });
 
+  it('MEMORY USAGE of a set: all members up to the sample count, evenly spaced past it; an intset by its widest member', async () => {
+    for (const { r } of [ours, redis]) {
+      await r.sadd('s3', 'a', 'x'.repeat(40), 'y'.repeat(20));
+      await r.sadd('s12', ...Array.from({ length: 12 }, (_, i) => `${i}`.padEnd(i * 7 + 1, 'm')));
+      await r.sadd('s40', ...Array.from({ length: 40 }, (_, i) => `${i}`.padEnd((i % 9) * 9 + 1, 'w')));
+      await r.sadd('i-wide', ...Array.from({ length: 20 }, (_, i) => i), 100000);
+      await r.sadd('i-neg', -32768, 5, 32767);
+      await r.sadd('i-64', ...Array.from({ length: 30 }, (_, i) => i), 2147483648);
+    }
+    // Members of unequal sizes: a random draw with replacement would move the figure between calls.
+    for (const [k, samples] of [['s3', '5'], ['s12', '5'], ['s12', '0'], ['s40', '5'], ['s40', '3'], ['i-wide', '5']]) {
+      const seen = new Set<number>();
+      for (let i = 0; i < 8; i++) seen.add(Number(await ours.r.memory('USAGE', k, 'SAMPLES', samples)));
+      assert.equal(seen.size, 1, `${k} SAMPLES ${samples}: ${[...seen]}`);
+    }
+    // Redis sums every member of a set no bigger than the sample count, and sizes an intset
+    // by its encoding: the same bytes.
+    for (const k of ['s3', 'i-wide', 'i-neg', 'i-64']) {
+      assert.equal(await ours.r.memory('USAGE', k), await redis.r.memory('USAGE', k), k);
+    }
+    await ours.r.flushall();
+    await redis.r.flushall();
+  });
+
   it('INFO memory follows the dataset as it changes', async () => {
     const r = ours.r;
     await r.flushall();

@@ -701,14 +701,14 @@ describe('SetValue under 7.0 limits (no listpack): the small hashtable form', ()
     }
   });
 
-  it('small up to 8 members of up to 64 bytes, then a DenseTable; intsets of a few become small', () => {
+  it('small up to 16 members of up to 64 bytes, then a DenseTable; intsets of a few become small', () => {
     const s = SetValue.create('a', 1, L70);
-    for (let i = 0; i < 8; i++) s.add(`m${i}`, L70);
+    for (let i = 0; i < 16; i++) s.add(`m${i}`, L70);
     assert.equal(form(s), 3);
     assert.equal(s.encoding(), 'hashtable');
-    s.add('m8', L70);
+    s.add('m16', L70);
     assert.equal(form(s), 2);
-    s.remove('m8');
+    s.remove('m16');
     assert.equal(form(s), 2, 'never back');
     const long = SetValue.create('a', 1, L70);
     long.add('x'.repeat(64), L70);
@@ -721,8 +721,9 @@ describe('SetValue under 7.0 limits (no listpack): the small hashtable form', ()
     is.add('x', L70);
     assert.equal(form(is), 3);
     assert.deepEqual(is.members(), ['1', '2', '3', 'x']);
-    assert.equal(SetValue.create('a', 9, L70).encoding(), 'hashtable');
-    assert.equal(form(SetValue.create('a', 9, L70)), 2);
+    assert.equal(SetValue.create('a', 17, L70).encoding(), 'hashtable');
+    assert.equal(form(SetValue.create('a', 16, L70)), 3);
+    assert.equal(form(SetValue.create('a', 17, L70)), 2);
   });
 
   it('SSCAN of a small set returns every member present throughout, whatever changes', () => {
@@ -730,7 +731,7 @@ describe('SetValue under 7.0 limits (no listpack): the small hashtable form', ()
     for (let round = 0; round < 300; round++) {
       const s = SetValue.create('a', 1, L70);
       let next = 0;
-      for (let i = Math.floor(r() * 9); i > 0; i--) s.add(`k${next++}`, L70);
+      for (let i = Math.floor(r() * 17); i > 0; i--) s.add(`k${next++}`, L70);
       const initial = new Set(s.members());
       const removed = new Set<string>();
       const seen = new Set<string>();
@@ -741,7 +742,7 @@ describe('SetValue under 7.0 limits (no listpack): the small hashtable form', ()
           const v = s.random();
           s.remove(v);
           removed.add(v);
-        } else if (s.size < 8) {
+        } else if (s.size < 16) {
           s.add(`k${next++}`, L70);
         }
       } while (cursor !== 0);

@@ -404,6 +404,15 @@ export class DenseTable {
       h = hashBytes(b, s, e);
       if (this.slotOfBytes(b, s, e, h) >= 0) return false;
     }
+    this.addNewBytes(b, s, e, h);
+    return true;
+  }
+
+  /**
+   * addBytes() of a member known to be absent, h its hash if the table has an index (perf: a
+   * small set converting to a table, whose members are distinct, looks none of them up).
+   */
+  addNewBytes(b: Uint8Array, s: number, e: number, h = this.slots.length === 0 ? 0 : hashBytes(b, s, e)): void {
     this.roomForOne();
     const len = e - s;
     const need = varintSize(len) + len;
@@ -414,7 +423,6 @@ export class DenseTable {
     copyBytes(b, s, e, a, w);
     this.end = w + len;
     this.push(o, h);
-    return true;
   }
 
   private roomForOne(): void {

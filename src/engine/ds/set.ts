@@ -7,7 +7,7 @@
  *  listpack   small sets (set-max-listpack-entries members of at most set-max-listpack-value
  *             bytes): an insertion-ordered Set, Redis's listpack order.
  *  hashtable  everything else (DenseTable: members as bytes in an arena, O(1) random member,
- *             scan-stable). Order unspecified. Up to 8 members of up to 64 bytes: a packed
+ *             scan-stable). Order unspecified. Up to 16 members of up to 64 bytes: a packed
  *             string instead (ENC_SMALL below), still a hashtable to every observer.
  *
  * Conversions follow t_set.c: setTypeCreate picks the first encoding from the first member and
@@ -75,10 +75,11 @@ const ENC_HT = 2;
  * [bytes], in position order. Sets of strings are mostly small and many; a DenseTable costs
  * ~700 B of objects and arrays before its first member, this ~100 B. It reports itself as a
  * hashtable (OBJECT ENCODING, DUMP, MEMORY USAGE see no difference) and becomes a DenseTable
- * past those limits, never back.
+ * past those limits, never back. 16, not 8 (perf): a BullMQ flow parent's dependencies set
+ * of 9 children converted at its 9th SADD, ~4 us (a table, its index and arena, off-heap).
  */
 const ENC_SMALL = 3;
-const SMALL_ENTRIES = 8;
+const SMALL_ENTRIES = 16;
 const SMALL_VALUE = 64;
 
 /** Limits under which insert() takes a small set's members as they come. */
@@ -240,6 +241,41 @@ export class SetValue implements StoredValue {
     let k = Math.floor(Math.random() * this.lp!.size);
     for (const m of this.lp!) if (k-- === 0) return m;
     throw new Error('random on an empty set');
+  }
+
+  /**
+   * Memory sampling (memory.ts): the sum of size(length) over k members (0 < k <= size), no
+   * member string made: every member when k covers the set (as Redis's objectComputeSize then
+   * sums), else k evenly spaced positions. Intset and listpack sets are not sampled this way.
+   */
+  sampleLengths(k: number, size: (len: number) => number): number {
+    const count = this.size;
+    let t = 0;
+    if (this.enc === ENC_HT) {
+      const ht = this.ht!;
+      for (let i = 0; i < k; i++) t += size(ht.keyLength(Math.floor(((i + 0.5) * count) / k)));
+      return t;
+    }
+    // A small set: one pass over its packed entries, taking the positions wanted in order.
+    const pk = this.pk;
+    for (let o = 0, p = 0, i = 0; i < k; o += pk.charCodeAt(o) + 1, p++) {
+      if (p === Math.floor(((i + 0.5) * count) / k)) {
+        t += size(pk.charCodeAt(o));
+        i++;
+      }
+    }
+    return t;
+  }
+
+  /** An intset's bytes per member: the width its smallest and largest members need (_intsetValueEncoding). */
+  intWidth(): number {
+    const n = this.n;
+    if (n === 0) return 2;
+    const lo = this.ints![0];
+    const hi = this.ints![n - 1];
+    if (lo < -2147483648n || hi > 2147483647n) return 8;
+    if (lo < -32768n || hi > 32767n) return 4;
+    return 2;
   }
 
   /**
@@ -491,7 +527,7 @@ export class SetValue implements StoredValue {
     const pk = this.pk;
     const len = m.length;
     for (let o = 0; o < pk.length; o += pk.charCodeAt(o) + 1) {
-      if (pk.charCodeAt(o) === len && pk.startsWith(m, o + 1)) return o;
+      if (pk.charCodeAt(o) === len && (len === 0 || pk.charCodeAt(o + len) === m.charCodeAt(len - 1)) && pk.startsWith(m, o + 1)) return o;
     }
     return -1;
   }
@@ -501,7 +537,8 @@ export class SetValue implements StoredValue {
     const pk = this.pk;
     const len = e - s;
     for (let o = 0; o < pk.length; o += pk.charCodeAt(o) + 1) {
-      if (pk.charCodeAt(o) !== len) continue;
+      // The last byte first: members of one shape (BullMQ's job keys) differ at their ends.
+      if (pk.charCodeAt(o) !== len || (len !== 0 && pk.charCodeAt(o + len) !== b[e - 1])) continue;
       let i = 0;
       while (i < len && pk.charCodeAt(o + 1 + i) === b[s + i]) i++;
       if (i === len) return o;
@@ -539,7 +576,14 @@ export class SetValue implements StoredValue {
 
   private toHashtable(): void {
     const ht = new DenseTable(false);
-    this.forEach((m) => ht.add(m));
+    if (this.enc === ENC_SMALL) {
+      // perf: the packed members' bytes straight in, into one arena sized for them and more
+      // (no member strings, no lookups: they are distinct; ~4.5 us -> see RESULTS-lua.md).
+      const pk = this.pk;
+      const b = Buffer.from(pk, 'latin1');
+      ht.reserveBytes(pk.length + SMALL_VALUE);
+      for (let o = 0; o < b.length; o += b[o] + 1) ht.addNewBytes(b, o + 1, o + 1 + b[o]);
+    } else this.forEach((m) => ht.add(m));
     this.ht = ht;
     this.ints = null;
     this.n = 0;
