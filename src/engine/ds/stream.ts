@@ -1343,14 +1343,7 @@ export class Stream implements TypedValue {
   /** append() of the fields and values src[start[k], end[k]) for k in [from, to) (XADD's arguments). */
   appendArgs(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
     limits: StreamLimits): void {
-    let totElemLen = 0;
-    for (let k = from; k < to; k++) totElemLen += end[k] - start[k];
-    let node = this.tailFor(totElemLen, limits);
-    if (node === null) {
-      const fields: Buffer[] = [];
-      for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
-      node = this.openNode(id, fields, limits);
-    }
+    const node = this.argsTail(start, end, from, to, limits) ?? this.openArgsNode(id, src, start, end, from, to, limits);
     setNextId(id);
     if (node.nextBelowLast()) node.sorted = false;
     node.pushArgs(src, start, end, from, to);
@@ -1373,14 +1366,8 @@ export class Stream implements TypedValue {
     } else {
       seq++;
     }
-    let totElemLen = 0;
-    for (let k = from; k < to; k++) totElemLen += end[k] - start[k];
-    let node = this.tailFor(totElemLen, limits);
-    if (node === null) {
-      const fields: Buffer[] = [];
-      for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
-      node = this.openNode(makeIdNum(ms, seq), fields, limits);
-    }
+    const node = this.argsTail(start, end, from, to, limits)
+      ?? this.openArgsNode(makeIdNum(ms, seq), src, start, end, from, to, limits);
     const mh = Math.floor(ms / P32);
     const sh = Math.floor(seq / P32);
     NEXT_ID[0] = mh;
@@ -1404,6 +1391,22 @@ export class Stream implements TypedValue {
   /** The last id's seq half when both halves are safe integers, else -1. */
   lastSeqNum(): number {
     return this.lastSeq;
+  }
+
+  /** tailFor() of the entry whose fields and values are [start[k], end[k]) for k in [from, to). */
+  private argsTail(start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): StreamNode | null {
+    let totElemLen = 0;
+    for (let k = from; k < to; k++) totElemLen += end[k] - start[k];
+    return this.tailFor(totElemLen, limits);
+  }
+
+  /** openNode() for entry `id` whose fields and values are src[start[k], end[k]) for k in [from, to). */
+  private openArgsNode(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): StreamNode {
+    const fields: Buffer[] = [];
+    for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
+    return this.openNode(id, fields, limits);
   }
 
   /** The last node when an entry of `totElemLen` bytes fits in it, else null. */
