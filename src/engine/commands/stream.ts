@@ -201,7 +201,8 @@ function putHalf(id: StreamId, o: number, end: number): number {
 function putDigits(n: number, end: number): number {
   do {
     const q = Math.floor(n / 10);
-    ID_TEXT[--end] = 48 + n - q * 10;
+    // (The digit first: 48 + n is not exact for n within 48 of 2^53.)
+    ID_TEXT[--end] = 48 + (n - q * 10);
     n = q;
   } while (n > 0);
   return end;
