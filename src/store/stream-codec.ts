@@ -101,6 +101,19 @@ function entryKey(id: StreamId): Buffer {
   return entrySub;
 }
 
+/** entryKey() of entry i of node n, from the node's id words. */
+function entryKeyAt(n: StreamNode, i: number): Buffer {
+  const b = entrySub;
+  for (let k = 0; k < 4; k++) {
+    const v = n.idWord(i, k);
+    b[1 + 4 * k] = v >>> 24;
+    b[2 + 4 * k] = (v >>> 16) & 0xff;
+    b[3 + 4 * k] = (v >>> 8) & 0xff;
+    b[4 + 4 * k] = v & 0xff;
+  }
+  return b;
+}
+
 function groupKey(gid: number): Buffer {
   groupSub.writeUInt32BE(gid, 1);
   return groupSub;
@@ -266,6 +279,20 @@ function writeChanges(s: Stream, w: ItemWriter): void {
     } else {
       at = found;
       w.put(entryKey(id), entryValue(at.node, at.index));
+    }
+  }
+  // The appended entries (a tombstone among them may be written twice: the same record).
+  const tail = log.tail;
+  if (tail !== null) {
+    const nodes = s.nodes;
+    let k = nodes.length - 1;
+    while (k >= 0 && nodes[k] !== tail) k--;
+    // (logNodeGone() clears `tail` when its node goes; if it were ever missing, all entries.)
+    const from = k >= 0 ? log.tailFrom : 0;
+    if (k < 0) k = 0;
+    for (let ni = k; ni < nodes.length; ni++) {
+      const n = nodes[ni];
+      for (let i = ni === k ? from : 0; i < n.count; i++) w.put(entryKeyAt(n, i), entryValue(n, i));
     }
   }
   const live = (g: ConsumerGroup) => s.groups.get(g.name) === g;

@@ -399,6 +399,43 @@ for (const mode of ['always', 'everysec'] as const) {
       await n.p!.close();
     });
 
+    it('appended entries are written when the node they began in goes, or is trimmed, before the write', async () => {
+      // The change log keeps appends as a position (a node and an index): XDEL and trimming
+      // remove that node here between two writes, with entries appended after it in later nodes.
+      const dir = freshDir();
+      let n = open(dir, mode);
+      n.run('CONFIG', 'SET', 'stream-node-max-entries', '4');
+      for (let i = 1; i <= 38; i++) n.run('XADD', 's', `1-${i}`, 'f', `v${i}`);
+      await n.p!.idle(); // records on disk; the last node holds 2 entries
+      const ids: string[] = [];
+      for (let i = 39; i <= 46; i++) ids.push(n.run('XADD', 's', '*', 'f', `v${i}`).split('\r\n')[1]);
+      // The last node of the 38 (its 2 old entries and 2 new ones) goes by XDEL.
+      assert.equal(n.run('XDEL', 's', '1-37', '1-38', ids[0], ids[1]), ':4\r\n');
+      n.run('XADD', 's', '*', 'f', 'after-xdel');
+      let before = streamView(n, 's');
+      n = await restart(n, dir, mode);
+      assert.equal(streamView(n, 's'), before);
+      // Appends, then an exact trim that removes the node they began in.
+      n.run('XADD', 's', '*', 'f', 'a');
+      n.run('XADD', 's', '*', 'f', 'b');
+      n.run('XADD', 's', '*', 'f', 'c');
+      n.run('XADD', 's', '*', 'f', 'd');
+      n.run('XADD', 's', '*', 'f', 'e');
+      assert.equal(n.run('XTRIM', 's', 'MAXLEN', '2'), ':46\r\n');
+      n.run('XADD', 's', '*', 'f', 'after-trim');
+      // `*` after an id past 2^53 ms (made from the id string, not numbers), then a small one.
+      assert.equal(n.run('XSETID', 's', '9007199254740993-5'), '+OK\r\n');
+      n.run('XADD', 's', '*', 'f', 'big');
+      n.run('XADD', 's', '9007199254740994-0', 'f', 'big2');
+      n.run('XADD', 's', '*', 'f', 'big3');
+      before = streamView(n, 's');
+      assert.match(n.run('XRANGE', 's', '-', '+'), /9007199254740993-6\r\n[^]*9007199254740994-1\r\n/);
+      n = await restart(n, dir, mode);
+      assert.equal(streamView(n, 's'), before);
+      assert.equal(n.run('XLEN', 's'), ':6\r\n');
+      await n.p!.close();
+    });
+
     it('node boundaries and radix-tree counts are those of a server that never restarted', async () => {
       const dir = freshDir();
       let n = open(dir, mode);

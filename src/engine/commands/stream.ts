@@ -13,6 +13,7 @@ import type { Argv } from '../../resp/argv.js';
 import type { ReplySink } from '../../resp/reply-sink.js';
 import { E, CommandError, wrongArity } from '../../resp/errors.js';
 import type { Client } from '../client.js';
+import type { Entry } from '../db.js';
 import type { Engine } from '../engine.js';
 import { F } from '../flags.js';
 import { container, family, row } from '../command.js';
@@ -200,7 +201,8 @@ function putHalf(id: StreamId, o: number, end: number): number {
 function putDigits(n: number, end: number): number {
   do {
     const q = Math.floor(n / 10);
-    ID_TEXT[--end] = 48 + n - q * 10;
+    // (The digit first: 48 + n is not exact for n within 48 of 2^53.)
+    ID_TEXT[--end] = 48 + (n - q * 10);
     n = q;
   } while (n > 0);
   return end;
@@ -220,6 +222,14 @@ function replyId(out: ReplySink, id: StreamId): void {
   out.bulkBytes(ID_TEXT, p, 41);
 }
 
+/** replyId() of the id ms-seq (two safe non-negative integers). */
+function replyMsSeq(out: ReplySink, ms: number, seq: number): void {
+  let p = putDigits(seq, 41);
+  ID_TEXT[--p] = 0x2d;
+  p = putDigits(ms, p);
+  out.bulkBytes(ID_TEXT, p, 41);
+}
+
 /** replyId() of entry i of node n, from the node's id words (no id string while both halves are safe). */
 function replyNodeId(out: ReplySink, n: StreamNode, i: number): void {
   const ms = n.idHalf(i, 0);
@@ -228,10 +238,7 @@ function replyNodeId(out: ReplySink, n: StreamNode, i: number): void {
     replyId(out, n.id(i));
     return;
   }
-  let p = putDigits(seq, 41);
-  ID_TEXT[--p] = 0x2d;
-  p = putDigits(ms, p);
-  out.bulkBytes(ID_TEXT, p, 41);
+  replyMsSeq(out, ms, seq);
 }
 
 function replyEntry(out: ReplySink, id: StreamId, fv: Buffer[] | null): void {
@@ -397,7 +404,6 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
   const n = argv.count - fieldPos;
   if (n < 2 || n % 2 === 1) throw new CommandError(wrongArity('xadd'));
   if (a.idGiven && a.seqGiven && a.id === ID_MIN) throw new CommandError(ID_ZERO);
-  const db = c.db;
   // perf: the key found from its bytes; its string is the entry's (one is made for a new key).
   const e = lookupWriteArg(c, argv, 1);
   if (e !== undefined && !(e.value instanceof Stream)) throw WRONGTYPE;
@@ -412,6 +418,15 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     s = new Stream();
     created = true;
   }
+  let total = 0;
+  for (let i = fieldPos; i < argv.count; i++) total += argv.len(i);
+  // perf: `*` after an id held as numbers is made, appended and replied from numbers.
+  if (!a.idGiven && s.lastSeqNum() >= 0 && total <= LISTPACK_MAX_SIZE &&
+    s.appendAuto(c.engine.now, argv.buf, argv.start, argv.end, fieldPos, argv.count, streamLimits(c.engine))) {
+    replyMsSeq(out, s.lastMsNum(), s.lastSeqNum());
+    xaddDone(c, a, s, key, e, created);
+    return;
+  }
   if (s.lastId === ID_MAX) throw new CommandError(EXHAUSTED);
   let id: StreamId;
   if (!a.idGiven) {
@@ -425,12 +440,16 @@ function xaddCommand(c: Client, argv: Argv, out: ReplySink): void {
     id = a.id;
   }
   if (id <= s.lastId) throw new CommandError(ID_TOO_SMALL);
-  let total = 0;
-  for (let i = fieldPos; i < argv.count; i++) total += argv.len(i);
   if (total > LISTPACK_MAX_SIZE) throw new CommandError(TOO_LARGE);
   // The entry's fields and values are copied from the arguments into the last node's arena.
   s.appendArgs(id, argv.buf, argv.start, argv.end, fieldPos, argv.count, streamLimits(c.engine));
   replyId(out, id);
+  xaddDone(c, a, s, key, e, created);
+}
+
+/** XADD after its entry was appended and replied: trimming, the key, the events. */
+function xaddDone(c: Client, a: AddTrimArgs, s: Stream, key: string, e: Entry | undefined, created: boolean): void {
+  const db = c.db;
   const trimmed = a.trim !== null ? s.trim(a.trim) : 0;
   if (created) db.add(key, s);
   else db.modified(key, e);

@@ -282,6 +282,26 @@ export interface ElemSink {
 // ---------------------------------------------------------------- nodes
 
 /** One macro node: the entries of one Redis listpack. */
+/**
+ * The id of the entry a node is given next, as four 32-bit words (ms high/low, seq high/low):
+ * set from an id string, or by XADD `*` from numbers (perf: no id string per XADD).
+ */
+const NEXT_ID = new Uint32Array(4);
+
+function setNextId(id: StreamId): void {
+  NEXT_ID[0] = id.charCodeAt(0) * P16 + id.charCodeAt(1);
+  NEXT_ID[1] = id.charCodeAt(2) * P16 + id.charCodeAt(3);
+  NEXT_ID[2] = id.charCodeAt(4) * P16 + id.charCodeAt(5);
+  NEXT_ID[3] = id.charCodeAt(6) * P16 + id.charCodeAt(7);
+}
+
+/** deltaSize() of one half given as words (hi, lo) against the master's (mhi, mlo). */
+function deltaSizeW(hi: number, lo: number, mhi: number, mlo: number): number {
+  if (hi === mhi) return intElemSize(lo - mlo);
+  if (hi < 0x200000 && mhi < 0x200000) return intElemSize((hi - mhi) * P32 + lo - mlo);
+  return intElemSizeBig(BigInt.asIntN(64, ((BigInt(hi) << 32n) | BigInt(lo)) - ((BigInt(mhi) << 32n) | BigInt(mlo))));
+}
+
 export class StreamNode {
   /**
    * Entry ids in order, tombstones included: four 32-bit words each (the ms half's high and low
@@ -318,13 +338,45 @@ export class StreamNode {
    * record, as Redis keeps it in the listpack until the node goes (DUMP and RDB write it).
    */
   tombSizes: Map<number, number> | null = null;
+  /** The master id's four words (frameBytes() takes deltas from them). */
+  private readonly m0: number;
+  private readonly m1: number;
+  private readonly m2: number;
+  private readonly m3: number;
 
   constructor(
     /** Id of the master entry: the radix tree key. */
     readonly master: StreamId,
     /** The master entry's fields (the first entry's fields). */
     readonly masterFields: Buffer[],
-  ) {}
+  ) {
+    this.m0 = master.charCodeAt(0) * P16 + master.charCodeAt(1);
+    this.m1 = master.charCodeAt(2) * P16 + master.charCodeAt(3);
+    this.m2 = master.charCodeAt(4) * P16 + master.charCodeAt(5);
+    this.m3 = master.charCodeAt(6) * P16 + master.charCodeAt(7);
+  }
+
+  /** Word k (0-3: ms high, ms low, seq high, seq low) of entry i's id. */
+  idWord(i: number, k: number): number {
+    return this.iw[4 * i + k];
+  }
+
+  /** Entry i's id compared with NEXT_ID: negative, 0 or positive. */
+  private cmpNext(i: number): number {
+    const w = this.iw;
+    const o = 4 * i;
+    for (let k = 0; k < 4; k++) {
+      const a = w[o + k];
+      const b = NEXT_ID[k];
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  }
+
+  /** Whether NEXT_ID is below the last entry's id (an append that makes the node unsorted). */
+  nextBelowLast(): boolean {
+    return this.count > 0 && this.cmpNext(this.count - 1) > 0;
+  }
 
   /** Id of entry i (a string made on each call). */
   id(i: number): StreamId {
@@ -356,16 +408,16 @@ export class StreamNode {
     return 0;
   }
 
-  /** Append entry `id` whose record starts at `a` (-1 - start for a tombstone). */
-  private pushEntry(id: StreamId, a: number): void {
+  /** Append entry NEXT_ID whose record starts at `a` (-1 - start for a tombstone). */
+  private pushEntry(a: number): void {
     const i = this.count;
     if (i === this.at.length) this.grow();
     const w = this.iw;
     const o = 4 * i;
-    w[o] = id.charCodeAt(0) * P16 + id.charCodeAt(1);
-    w[o + 1] = id.charCodeAt(2) * P16 + id.charCodeAt(3);
-    w[o + 2] = id.charCodeAt(4) * P16 + id.charCodeAt(5);
-    w[o + 3] = id.charCodeAt(6) * P16 + id.charCodeAt(7);
+    w[o] = NEXT_ID[0];
+    w[o + 1] = NEXT_ID[1];
+    w[o + 2] = NEXT_ID[2];
+    w[o + 3] = NEXT_ID[3];
     this.at[i] = a;
     this.count = i + 1;
   }
@@ -449,25 +501,29 @@ export class StreamNode {
   }
 
   /**
-   * The record just written at `start` becomes entry `id` (a tombstone when `dead`): nf
+   * The record just written at `start` becomes entry NEXT_ID (a tombstone when `dead`): nf
    * fields, `same` as the master's, `elems` the modelled bytes of its written elements.
    */
-  private added(id: StreamId, start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
-    this.pushEntry(id, dead ? -1 - start : start);
+  private added(start: number, dead: boolean, nf: number, same: boolean, elems: number): void {
+    this.pushEntry(dead ? -1 - start : start);
     if (dead) this.dead++;
     else this.live++;
-    this.fixed += this.frameBytes(id, nf, same) + elems;
+    this.fixed += this.frameBytes(this.count - 1, nf, same) + elems;
   }
 
-  /** Modelled bytes of an entry's listpack elements other than its fields and values. */
-  private frameBytes(id: StreamId, nf: number, same: boolean): number {
+  /** Modelled bytes of entry i's listpack elements other than its fields and values. */
+  private frameBytes(i: number, nf: number, same: boolean): number {
     // flags, ms and seq deltas, [num-fields], lp-count.
-    const bytes = 2 + deltaSize(id, this.master, 0) + deltaSize(id, this.master, 4) + intElemSize(same ? nf + 3 : 2 * nf + 4);
+    const w = this.iw;
+    const o = 4 * i;
+    const bytes = 2 + deltaSizeW(w[o], w[o + 1], this.m0, this.m1) + deltaSizeW(w[o + 2], w[o + 3], this.m2, this.m3)
+      + intElemSize(same ? nf + 3 : 2 * nf + 4);
     return same ? bytes : bytes + intElemSize(nf);
   }
 
   /** Append entry `id` with fields and values `fv` (a tombstone when `dead`). */
   push(id: StreamId, fv: readonly Buffer[], dead: boolean): void {
+    setNextId(id);
     const nf = fv.length >> 1;
     const mf = this.masterFields;
     let same = mf.length === nf;
@@ -479,11 +535,11 @@ export class StreamNode {
     this.putVarint(2 * nf + (same ? 1 : 0));
     let elems = 0;
     for (let k = same ? 1 : 0; k < fv.length; k += same ? 2 : 1) elems += this.putElem(fv[k], 0, fv[k].length);
-    this.added(id, start, dead, nf, same, elems);
+    this.added(start, dead, nf, same, elems);
   }
 
-  /** Append live entry `id` whose fields and values are src[start[k], end[k]) for k in [from, to). */
-  pushArgs(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number): void {
+  /** Append live entry NEXT_ID whose fields and values are src[start[k], end[k]) for k in [from, to). */
+  pushArgs(src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number): void {
     const nf = (to - from) >> 1;
     const mf = this.masterFields;
     let same = mf.length === nf;
@@ -498,7 +554,7 @@ export class StreamNode {
     this.putVarint(2 * nf + (same ? 1 : 0));
     let elems = 0;
     for (let k = same ? from + 1 : from; k < to; k += same ? 2 : 1) elems += this.putElem(src, start[k], end[k] - start[k]);
-    this.added(id, at, false, nf, same, elems);
+    this.added(at, false, nf, same, elems);
   }
 
   /** Append a tombstone of unknown contents that took `bytes` of its listpack. */
@@ -507,7 +563,8 @@ export class StreamNode {
     this.reserve(1);
     const start = this.used;
     this.putVarint(0);
-    this.pushEntry(id, -1 - start);
+    setNextId(id);
+    this.pushEntry(-1 - start);
     this.dead++;
     this.fixed += bytes;
   }
@@ -524,7 +581,7 @@ export class StreamNode {
     const h = rdv(d);
     const nf = h >>> 1;
     const same = (h & 1) === 1;
-    let bytes = this.frameBytes(this.id(i), nf, same);
+    let bytes = this.frameBytes(i, nf, same);
     for (let k = same ? nf : 2 * nf; k > 0; k--) {
       const n = rdv(d);
       bytes += strElemSizeAt(d, rp, n);
@@ -818,8 +875,15 @@ export const ENTRIES_READ_INVALID = -1n;
 
 /** What changed in a stream since the store last wrote its records (see the header comment). */
 export class StreamLog {
-  /** Entries appended, deleted or turned into tombstones. */
+  /** Entries deleted or turned into tombstones (and appended ones when their node went). */
   readonly entries = new Set<StreamId>();
+  /**
+   * Entries appended: entry `tailFrom` of `tail` onward, and every entry of the nodes after
+   * `tail` (appends go to the last node or a new last one). perf: an id string and a Set entry
+   * per XADD before. When `tail` goes, what followed it is moved into `entries` (logNodeGone).
+   */
+  tail: StreamNode | null = null;
+  tailFrom = 0;
   /** Groups created, destroyed, or whose last-delivered-id / entries-read changed. */
   readonly groups = new Set<ConsumerGroup>();
   /** Consumers created, deleted or seen, by name, per group. */
@@ -1019,8 +1083,27 @@ export class Stream implements TypedValue {
   nodes: StreamNode[] = [];
   /** Live entries. */
   length = 0;
-  /** last-generated-id */
-  lastId: StreamId = ID_MIN;
+  /**
+   * last-generated-id: the string, or null while only lastMs/lastSeq hold it (XADD `*` keeps
+   * it as numbers: perf, no id string per XADD; the getter makes it when asked).
+   */
+  private lastStr: StreamId | null = ID_MIN;
+  /** last-generated-id's halves while both are safe integers, else -1. */
+  private lastMs = 0;
+  private lastSeq = 0;
+
+  get lastId(): StreamId {
+    return this.lastStr ??= makeIdNum(this.lastMs, this.lastSeq);
+  }
+
+  set lastId(id: StreamId) {
+    this.lastStr = id;
+    const ms = halfNum(id, 0);
+    const seq = halfNum(id, 4);
+    this.lastMs = ms >= 0 && seq >= 0 ? ms : -1;
+    this.lastSeq = ms >= 0 && seq >= 0 ? seq : -1;
+  }
+
   /** recorded-first-entry-id */
   firstId: StreamId = ID_MIN;
   /** max-deleted-entry-id */
@@ -1080,9 +1163,18 @@ export class Stream implements TypedValue {
     return this.sid === 0 ? null : (this.log ??= new StreamLog());
   }
 
+  /** Log node n (still in `nodes`) as gone; the appended entries logged by it move into `entries`. */
   private logNodeGone(n: StreamNode): void {
     const l = this.changes();
-    if (l !== null) for (let i = 0; i < n.count; i++) l.entries.add(n.id(i));
+    if (l === null) return;
+    for (let i = 0; i < n.count; i++) l.entries.add(n.id(i));
+    if (l.tail !== n) return;
+    const nodes = this.nodes;
+    for (let ni = nodes.indexOf(n) + 1; ni < nodes.length; ni++) {
+      const m = nodes[ni];
+      for (let i = 0; i < m.count; i++) l.entries.add(m.id(i));
+    }
+    l.tail = null;
   }
 
   /**
@@ -1243,25 +1335,78 @@ export class Stream implements TypedValue {
       for (let i = 0; i < fv.length; i += 2) fields.push(Buffer.from(fv[i]));
       node = this.openNode(id, fields, limits);
     }
-    if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
     node.push(id, fv, false);
+    if (node.count > 1 && node.cmpId(node.count - 2, id) > 0) node.sorted = false;
     this.appended(id);
   }
 
   /** append() of the fields and values src[start[k], end[k]) for k in [from, to) (XADD's arguments). */
   appendArgs(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
     limits: StreamLimits): void {
+    const node = this.argsTail(start, end, from, to, limits) ?? this.openArgsNode(id, src, start, end, from, to, limits);
+    setNextId(id);
+    if (node.nextBelowLast()) node.sorted = false;
+    node.pushArgs(src, start, end, from, to);
+    this.appended(id);
+  }
+
+  /**
+   * XADD `*`: appendArgs() of streamNextID's id for the current time, made from numbers (perf:
+   * no id string); false, with nothing done, when the last id is not held as safe numbers or
+   * its seq is at 2^53 - 1 (then nextAutoId() and appendArgs()). lastMs/lastSeq() are the id.
+   */
+  appendAuto(nowMs: number, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): boolean {
+    let ms = this.lastMs;
+    let seq = this.lastSeq;
+    if (ms < 0 || seq >= Number.MAX_SAFE_INTEGER) return false;
+    if (nowMs > ms) {
+      ms = nowMs;
+      seq = 0;
+    } else {
+      seq++;
+    }
+    const node = this.argsTail(start, end, from, to, limits)
+      ?? this.openArgsNode(makeIdNum(ms, seq), src, start, end, from, to, limits);
+    const mh = Math.floor(ms / P32);
+    const sh = Math.floor(seq / P32);
+    NEXT_ID[0] = mh;
+    NEXT_ID[1] = ms - mh * P32;
+    NEXT_ID[2] = sh;
+    NEXT_ID[3] = seq - sh * P32;
+    if (node.nextBelowLast()) node.sorted = false;
+    node.pushArgs(src, start, end, from, to);
+    this.lastStr = null;
+    this.lastMs = ms;
+    this.lastSeq = seq;
+    this.counted(node);
+    return true;
+  }
+
+  /** The last id's ms half while lastSeqNum() >= 0. */
+  lastMsNum(): number {
+    return this.lastMs;
+  }
+
+  /** The last id's seq half when both halves are safe integers, else -1. */
+  lastSeqNum(): number {
+    return this.lastSeq;
+  }
+
+  /** tailFor() of the entry whose fields and values are [start[k], end[k]) for k in [from, to). */
+  private argsTail(start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): StreamNode | null {
     let totElemLen = 0;
     for (let k = from; k < to; k++) totElemLen += end[k] - start[k];
-    let node = this.tailFor(totElemLen, limits);
-    if (node === null) {
-      const fields: Buffer[] = [];
-      for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
-      node = this.openNode(id, fields, limits);
-    }
-    if (node.count > 0 && node.cmpId(node.count - 1, id) > 0) node.sorted = false;
-    node.pushArgs(id, src, start, end, from, to);
-    this.appended(id);
+    return this.tailFor(totElemLen, limits);
+  }
+
+  /** openNode() for entry `id` whose fields and values are src[start[k], end[k]) for k in [from, to). */
+  private openArgsNode(id: StreamId, src: Buffer, start: ArrayLike<number>, end: ArrayLike<number>, from: number, to: number,
+    limits: StreamLimits): StreamNode {
+    const fields: Buffer[] = [];
+    for (let k = from; k < to; k += 2) fields.push(Buffer.from(src.subarray(start[k], end[k])));
+    return this.openNode(id, fields, limits);
   }
 
   /** The last node when an entry of `totElemLen` bytes fits in it, else null. */
@@ -1287,13 +1432,24 @@ export class Stream implements TypedValue {
   }
 
   private appended(id: StreamId): void {
+    this.lastId = id;
+    this.counted(this.nodes[this.nodes.length - 1]);
+  }
+
+  /** The counters and the change log after an entry was appended to `node` (the last node) as lastId. */
+  private counted(node: StreamNode): void {
     this.length++;
     if (this.addedBig === null && this.added < Number.MAX_SAFE_INTEGER) this.added++;
     else this.entriesAdded = BigInt.asUintN(64, this.entriesAdded + 1n);
-    this.lastId = id;
-    if (this.length === 1) this.firstId = id;
+    if (this.length === 1) this.firstId = this.lastId;
     this.signals++;
-    if (this.sid !== 0) this.changes()!.entries.add(id);
+    if (this.sid !== 0) {
+      const l = this.changes()!;
+      if (l.tail === null) {
+        l.tail = node;
+        l.tailFrom = node.count - 1;
+      }
+    }
   }
 
   // ------------------------------------------------ XDEL
@@ -1306,8 +1462,8 @@ export class Stream implements TypedValue {
     const i = n.indexOf(id);
     if (i < 0) return false;
     if (n.live === 1) {
-      this.nodes.splice(ni, 1);
       this.logNodeGone(n);
+      this.nodes.splice(ni, 1);
     } else {
       n.kill(i);
       n.live--;

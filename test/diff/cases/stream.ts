@@ -289,6 +289,15 @@ const scripts: Script[] = [
     ['XINFO', 'STREAM', 's'], ['XDEL', 's', '1-1', '5-1'], ['XSETID', 's', '0-1'], ['XSETID', 's', '0-1', 'ENTRIESADDED', '0'],
     ['XINFO', 'STREAM', 's'], ['XADD', 's', '1-*', 'a', '1'], ['XINFO', 'STREAM', 's'],
     ['XSETID', 's', '18446744073709551615-18446744073709551615'], ['XADD', 's', '*', 'a', '1'],
+    // '*' in a future ms across the seq's 2^53 (ours makes ids from numbers while they are exact).
+    ['XADD', 'f', '9999999999998-5', 'a', '1'], ['XSETID', 'f', '9999999999999-9007199254740989'],
+    ['XADD', 'f', '*', 'a', '1'], ['XADD', 'f', '*', 'a', '2'], ['XADD', 'f', '*', 'a', '3'], ['XADD', 'f', '*', 'a', '4'],
+    ['XADD', 'f', '*', 'a', '5'], ['XRANGE', 'f', '-', '+'], ['XINFO', 'STREAM', 'f'],
+    ['XSETID', 'f', '9999999999999-18446744073709551614'], ['XADD', 'f', '*', 'a', '6'], ['XADD', 'f', '*', 'a', '7'],
+    ['XRANGE', 'f', '-', '+', 'COUNT', '2'], ['XREVRANGE', 'f', '+', '-', 'COUNT', '2'],
+    // Both halves odd and within 48 of 2^53 (their digits were written one off).
+    ['XADD', 'g', '9007199254740989-9007199254740943', 'a', '1'], ['XADD', 'g', '9007199254740991-*', 'a', '1'],
+    ['XRANGE', 'g', '-', '+'], ['XINFO', 'STREAM', 'g'],
   ] },
   // ------------------------------------------------------------ XREAD
   { name: 'XREAD without blocking', steps: [
