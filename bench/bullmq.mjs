@@ -22,6 +22,7 @@
  * ours/Redis, and each server's CPU time (utime+stime of its process, all threads) per job,
  * read from the timed part's start (the process and delayed phases' addBulk is not in it).
  * Before session 17 it was read before the setup: those rows' CPU included an addBulk of N jobs.
+ * Per mode also our server's RSS once it listens and after the last phase (a start flag's memory).
  * Every phase checks its outcome (N jobs completed, each with the processor's return value):
  * a wrong result stops the benchmark.
  *
@@ -222,6 +223,11 @@ function printStats(port, who, p, jobs, c0, c1) {
   }
 }
 
+/** Resident set size of a process in MB (/proc/<pid>/status VmRSS). */
+function rssMB(pid) {
+  return Number(/^VmRSS:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+}
+
 const median = (xs) => {
   const v = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
   return v.length === 0 ? NaN : v[Math.floor((v.length - 1) / 2)];
@@ -239,6 +245,9 @@ async function runMode(mode) {
   const persist = mode === 'no' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', mode];
   const redis = await start('redis', 'redis-server', ['--port', String(pRedis), '--bind', '127.0.0.1', '--save', '', ...persist, '--dir', dirs[1]], pRedis);
   const res = {}; // phase -> server -> [{rate, cpu}]
+  // Our server's RSS once it listens (idle, before any client) and after the last phase: what a
+  // start flag such as the young generation's size costs in memory.
+  const rssIdle = rssMB(ours.proc.pid);
   try {
     if (WARMUP > 0) {
       for (const p of PHASES) {
@@ -275,6 +284,7 @@ async function runMode(mode) {
         }
       }
     }
+    console.log(`  rss ours: idle ${rssIdle.toFixed(1)} MB, after the phases ${rssMB(ours.proc.pid).toFixed(1)} MB`);
   } finally {
     await Promise.all([stop(ours), stop(redis)]);
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
