@@ -35,6 +35,21 @@ class TestSet implements StoredValue {
   encoding(): string {
     return 'hashtable';
   }
+  // What the engine's memory accounting reads of a set (engine/memory.ts setCharge).
+  readonly isIntset = false;
+  readonly isListpack = false;
+  get size(): number {
+    return this.members.size;
+  }
+  sampleLengths(k: number, size: (len: number) => number): number {
+    let t = 0;
+    let i = 0;
+    for (const m of this.members) {
+      if (i++ === k) break;
+      t += size(m.length);
+    }
+    return t;
+  }
   add(m: string): void {
     this.members.add(m);
     if (this.sid !== 0) this.log.add(m);
