@@ -192,14 +192,9 @@ function setCharge(s: SetValue, n: number, fresh: boolean): number {
   let avg = cachedAvg(count, fresh);
   if (avg < 0) {
     const k = Math.min(n, count);
-    avg = keepAvg(count, k === 0 ? 0 : s.sampleLengths(k, sdsSizeOf) / k);
+    avg = keepAvg(count, k === 0 ? 0 : s.sampleLengths(k, sdsSize) / k);
   }
   return ROBJ + dictCharge(count, avg);
-}
-
-/** sdsSize() of a member (not a key) of `len` bytes, for SetValue.sampleLengths. */
-function sdsSizeOf(len: number): number {
-  return sdsSize(len);
 }
 
 function hashCharge(h: HashValue, n: number, fresh: boolean): number {

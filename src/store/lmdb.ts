@@ -133,7 +133,7 @@ export class LmdbStore {
     // perf: into the frame from the scratch (a view of it per record: ~100 B of young garbage).
     this.stats.puts++;
     this.stats.bytes += klen + value.length;
-    r.putFirst(db === this.meta ? OP_META_PUT : db === this.items ? OP_ITEM_PUT : OP_GC_PUT, this.kbuf, klen, value);
+    r.putFirst(this.putOp(db), this.kbuf, klen, value);
   }
 
   del(db: Database<Buffer, Buffer>, klen: number): void {
@@ -144,7 +144,7 @@ export class LmdbStore {
     }
     this.stats.dels++;
     this.stats.bytes += klen;
-    r.delFirst(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, this.kbuf, klen);
+    r.delFirst(this.delOp(db), this.kbuf, klen);
   }
 
   putKey(db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): void {
@@ -152,7 +152,7 @@ export class LmdbStore {
     this.stats.bytes += key.length + value.length;
     const r = this.rec;
     if (r === null) db.put(key, value);
-    else r.put(db === this.meta ? OP_META_PUT : db === this.items ? OP_ITEM_PUT : OP_GC_PUT, key, value);
+    else r.put(this.putOp(db), key, value);
   }
 
   delKey(db: Database<Buffer, Buffer>, key: Buffer): void {
@@ -160,7 +160,16 @@ export class LmdbStore {
     this.stats.bytes += key.length;
     const r = this.rec;
     if (r === null) db.remove(key);
-    else r.del(db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL, key);
+    else r.del(this.delOp(db), key);
+  }
+
+  /** The journal op of a put into / a delete from `db`. */
+  private putOp(db: Database<Buffer, Buffer>): number {
+    return db === this.meta ? OP_META_PUT : db === this.items ? OP_ITEM_PUT : OP_GC_PUT;
+  }
+
+  private delOp(db: Database<Buffer, Buffer>): number {
+    return db === this.meta ? OP_META_DEL : db === this.items ? OP_ITEM_DEL : OP_GC_DEL;
   }
 
   /**

@@ -17,6 +17,16 @@ export function varintSize(n: number): number {
   return s;
 }
 
+/** Writes the varint of `n` (a non-negative safe integer) at b[p]; returns the offset past it. */
+export function putVarint(b: Uint8Array, p: number, n: number): number {
+  while (n >= 0x80) {
+    b[p++] = (n % 128) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  b[p++] = n;
+  return p;
+}
+
 /** Appends bytes to a growing buffer. */
 export class ByteWriter {
   buf: Buffer;
@@ -37,11 +47,7 @@ export class ByteWriter {
 
   varint(n: number): void {
     this.need(10);
-    while (n >= 0x80) {
-      this.buf[this.pos++] = (n % 128) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    this.buf[this.pos++] = n;
+    this.pos = putVarint(this.buf, this.pos, n);
   }
 
   bytes(b: Uint8Array): void {

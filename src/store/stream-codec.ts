@@ -33,7 +33,7 @@ import {
   Consumer, ConsumerGroup, Stream, StreamNode, nodeHeaderBytes, recordSpan, type Nack, type StreamId,
 } from '../engine/ds/stream.js';
 import type { CollectionCodec, ItemWriter, RecordBuilder } from './codec.js';
-import { ByteWriter, packWhole, unpackWhole, varintSize } from './pack.js';
+import { ByteWriter, packWhole, putVarint, unpackWhole, varintSize } from './pack.js';
 
 const K_ENTRY = 0x01;
 const K_GROUP = 0x02;
@@ -186,15 +186,6 @@ function recordBuffer(size: number): Buffer {
 const RECORD_VIEWS = 512;
 const recordScratch = Buffer.allocUnsafe(RECORD_VIEWS);
 const recordViews: Buffer[] = [];
-
-function putVarint(b: Buffer, p: number, n: number): number {
-  while (n >= 0x80) {
-    b[p++] = (n & 0x7f) | 0x80;
-    n >>>= 7;
-  }
-  b[p++] = n;
-  return p;
-}
 
 /** entryValue() from the entry's contents (a pushSized tombstone: its size only). */
 function entryValueOf(node: StreamNode, i: number): Buffer {

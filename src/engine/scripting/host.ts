@@ -1717,9 +1717,8 @@ export class Scripting {
     return def;
   }
 
-  /** The site table is of one Lua state (rt.stateId): emptied when another one runs. */
+  /** The site table is of one Lua state (rt.stateId): emptied when another one runs (localCall). */
   private sitesOf(rt: LuaRuntime): void {
-    if (rt.stateId === this.siteState) return;
     this.siteAt.fill(-1);
     this.siteState = rt.stateId;
     this.siteRt = rt;
